@@ -1,0 +1,1 @@
+"""Reusable Streamlit render pieces. They take models and draw them; they hold no domain logic."""

@@ -1,0 +1,1 @@
+"""Recall Review: a reviewer dashboard for agent memory recalled from Hindsight."""

@@ -1,0 +1,3 @@
+from dashboard.cli import main
+
+raise SystemExit(main())

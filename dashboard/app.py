@@ -1,0 +1,11 @@
+"""Streamlit entry point: `streamlit run dashboard/app.py`."""
+
+import streamlit as st
+
+st.set_page_config(page_title="Recall Review", page_icon=":material/fact_check:", layout="wide")
+
+PAGES = [
+    st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
+]
+
+st.navigation(PAGES).run()

@@ -1,0 +1,22 @@
+"""The one function that turns a customer's name into their Hindsight tag, for retain and recall.
+
+Normalisation: Unicode NFKC, case-folded, and every run of characters that are not letters or digits
+(spaces, punctuation, symbols) becomes a single '-', trimmed at both ends:
+"A.J. Smith (UK)" -> "customer:a-j-smith-uk", "Sean O'Brien" -> "customer:sean-o-brien".
+Changing this function strands every memory under the old tags: treat it as a migration.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+TAG_PREFIX = "customer:"
+_SEPARATORS = re.compile(r"[\W_]+", re.UNICODE)
+
+
+def customer_tag(name: str) -> str:
+    slug = _SEPARATORS.sub("-", unicodedata.normalize("NFKC", name).casefold()).strip("-")
+    if not slug:
+        raise ValueError(f"customer name {name!r} has no letters or digits to make a tag from")
+    return TAG_PREFIX + slug

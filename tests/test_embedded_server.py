@@ -1,0 +1,60 @@
+"""The embedded server's lifecycle, against the real thing."""
+
+from dashboard.embedded import _alive, health
+
+
+def test_start_retain_recall_restart_keeps_data(hindsight, bank_id):
+    from dashboard.models import MemoryRecord
+
+    gateway, server = hindsight.gateway, hindsight.server
+    assert gateway.health()["status"] == "healthy"
+    record = MemoryRecord(
+        document_id="lifecycle-1",
+        content="Vendor V77 price variance approved within tolerance.",
+        tags=["vendor:V77", "type:price_variance"],
+    )
+    gateway.retain(bank_id, [record])
+
+    exact = gateway.recall(bank_id, "price variance V77", tags=record.tags, tags_match="all_strict")
+    assert [r.document_id for r in exact.results] == ["lifecycle-1"]
+    # all_strict needs every tag: a second tag the record lacks excludes it; any_strict admits it.
+    other = ["vendor:V77", "type:tax_mismatch"]
+    assert gateway.recall(bank_id, "price variance V77", tags=other, tags_match="all_strict").results == []
+    broader = gateway.recall(bank_id, "price variance V77", tags=other, tags_match="any_strict")
+    assert [r.document_id for r in broader.results] == ["lifecycle-1"]
+
+    before = server.status()
+    server.stop()
+    after_stop = server.status()
+    assert not after_stop.running and not after_stop.healthy
+    assert not _alive(before.api_pid) and not _alive(before.pg_pid)
+    assert health(server.url) is None
+
+    server.start()
+    again = gateway.recall(bank_id, "price variance V77", tags=record.tags, tags_match="all_strict")
+    assert [r.text for r in again.results] == [record.content]
+
+
+def test_start_reuses_a_running_server(hindsight):
+    first = hindsight.server.status()
+    second = hindsight.server.start()
+    assert second.healthy and second.api_pid == first.api_pid and second.pg_pid == first.pg_pid
+
+
+def _listening_addresses(port: int) -> set[str]:
+    """IPv4/IPv6 addresses with a socket listening on `port`, read from /proc/net/tcp{,6}."""
+    found = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with open(table) as fh:
+            for line in fh.readlines()[1:]:
+                local, state = line.split()[1], line.split()[3]
+                address, hex_port = local.split(":")
+                if state == "0A" and int(hex_port, 16) == port:  # 0A = LISTEN
+                    found.add(address)
+    return found
+
+
+def test_servers_listen_on_loopback_only(hindsight):
+    loopback_v4 = "0100007F"  # 127.0.0.1, little-endian hex
+    for port in (hindsight.settings.api_port, hindsight.settings.pg_port):
+        assert _listening_addresses(port) == {loopback_v4}, port

@@ -1,0 +1,57 @@
+"""Queue files: all-or-nothing loading with errors that name the file, row and field."""
+
+import pytest
+
+from dashboard import demo_data
+from dashboard.models import Customer, ExceptionCase, Ticket
+from dashboard.queues import QueueFileError, load_rows, parse_rows
+
+HEADER = "id,vendor_code,vendor_name,exception_type,invoice,po,invoice_amount,po_amount,description,opened_on\n"
+GOOD = "E-1,V01,Northwind,price_variance,INV-1,PO-1,105.00,100.00,Billed over PO,2026-11-02\n"
+
+
+def test_demo_queues_load():
+    assert len(load_rows(demo_data.EXCEPTIONS, ExceptionCase)) >= 17
+    assert len(load_rows(demo_data.TICKETS, Ticket)) >= 12
+    assert len(load_rows(demo_data.CUSTOMERS, Customer, id_field="name")) >= 8
+
+
+@pytest.mark.parametrize(
+    "content, expected",
+    [
+        (HEADER + GOOD + GOOD.replace("E-1", "E-2").replace("price_variance", "late_fee"), "row 2 (line 3), field 'exception_type'"),
+        (HEADER + GOOD.replace("105.00", "lots"), "row 1 (line 2), field 'invoice_amount'"),
+        (HEADER + GOOD.replace(",V01,", ",,"), "row 1 (line 2), field 'vendor_code'"),
+        (HEADER + GOOD + GOOD, "row 2 (line 3), field 'id': duplicate value 'E-1' (first on row 1)"),
+        (HEADER.replace("po,", ""), "field 'po': required column is missing"),
+        (HEADER.rstrip("\n") + ",colour\n", "field 'colour': unexpected column"),
+        (HEADER + GOOD.rstrip("\n") + ",extra\n", "row 1 (line 2): more cells than columns"),
+        ("", "file is empty"),
+        (HEADER, "file has a header but no rows"),
+    ],
+)
+def test_malformed_exception_queue_names_row_and_field(tmp_path, content, expected):
+    path = tmp_path / "exceptions.csv"
+    path.write_text(content)
+    with pytest.raises(QueueFileError) as err:
+        load_rows(path, ExceptionCase)
+    assert expected in str(err.value)
+    assert "exceptions.csv" in str(err.value) and "nothing imported" in str(err.value)
+
+
+def test_one_bad_row_imports_nothing():
+    data = (HEADER + GOOD + GOOD.replace("E-1", "E-2").replace("100.00", "-5")).encode()
+    with pytest.raises(QueueFileError) as err:
+        parse_rows("q.csv", data, ExceptionCase)
+    assert [(p.row, p.field) for p in err.value.problems] == [(2, "po_amount")]
+
+
+def test_non_utf8_names_the_line():
+    with pytest.raises(QueueFileError, match="not UTF-8: byte .* on line 2"):
+        parse_rows("q.csv", (HEADER + "E-1,V01,Caf\xe9").encode("latin-1"), ExceptionCase)
+
+
+def test_json_queue_errors_name_the_item():
+    data = b'[{"id": "T-1", "customer": "Ann Lee", "issue": "x", "drafted_response": "y", "opened_on": "2026-11-02"}, 3]'
+    with pytest.raises(QueueFileError, match="row 2: expected an object"):
+        parse_rows("tickets.json", data, Ticket)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard.hindsight_gateway import HindsightGateway
+from dashboard.outbox import Outbox
 from dashboard.settings import Settings, load_settings
 
 
@@ -17,3 +18,8 @@ def settings() -> Settings:
 def gateway() -> HindsightGateway:
     s = settings()
     return HindsightGateway(s.base_url, s.api_key)
+
+
+@st.cache_resource
+def outbox() -> Outbox:
+    return Outbox(settings().data_dir / "decisions.sqlite3")

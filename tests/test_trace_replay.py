@@ -1,0 +1,160 @@
+"""Fusion replay and trace analysis on the recorded fixtures and on a hand-built flooding trace."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dashboard.fusion_replay import ReplaySettings, diff_top_k, replay, server_candidates, source_lists, source_shares
+from dashboard.hindsight_models import RecallResponse, RecallTrace
+from dashboard.trace_analysis import analyse, pre_filtered_count, rows_table
+from tests.conftest import FIXTURES
+
+FIXTURE_FILES = sorted(FIXTURES.glob("*.json"))
+
+
+def load(path) -> RecallResponse:
+    return RecallResponse.model_validate(json.loads(path.read_text()))
+
+
+def test_there_are_four_fixtures():
+    assert [p.name for p in FIXTURE_FILES] == [
+        "recall_all_strict.json", "recall_any_strict.json", "recall_notags.json", "rich.json",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda p: p.stem)
+def test_default_replay_reproduces_rrf_merged_exactly(path):
+    trace = load(path).trace
+    result = replay(trace)
+    got = [(c.node_id, c.rrf_score, c.source_ranks, c.rrf_rank) for c in result.merged]
+    expected = [(c.node_id, c.rrf_score, c.source_ranks.as_dict(), c.final_rrf_rank) for c in trace.rrf_merged]
+    assert got == expected  # exact floats, exact order
+    assert diff_top_k(trace, result).changed is False
+
+
+def test_rich_fixture_uses_the_temporal_arm_and_ties_keep_fact_type_order():
+    trace = load(FIXTURES / "rich.json").trace
+    lists, _ = source_lists(trace)
+    assert len(lists["temporal"]) == 2
+    assert replay(trace).merged[0].source_ranks == {"semantic": 2, "bm25": 2, "temporal": 1}
+    # any_strict: two graph hits tie at the same activation: the trace's order is kept
+    any_strict = load(FIXTURES / "recall_any_strict.json").trace
+    graph = [h.node_id for r in any_strict.retrieval_results if r.method_name == "graph" for h in r.results]
+    assert [h.node_id for h in source_lists(any_strict)[0]["graph"]] == graph
+
+
+@pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda p: p.stem)
+def test_analysis_contributions_and_flags(path):
+    response = load(path)
+    analysis = analyse(response)
+    assert len(analysis.rows) == len(response.trace.rrf_merged)
+    for row in analysis.rows:
+        assert row.contributions == {s: 1.0 / (60 + r) for s, r in row.arm_ranks.items()}
+        assert sum(row.contributions.values()) == pytest.approx(row.rrf_score, rel=1e-12)
+        assert row.single_arm == (len(row.arm_ranks) == 1)
+    assert {r.node_id for r in analysis.rows if r.returned} == {m.id for m in response.results}
+    assert analysis.pre_filtered == 0  # small banks: nothing is cut before the reranker
+    counts = analysis.counts_by_source()
+    details = response.trace.summary.phase("parallel_retrieval").details
+    for source in ("semantic", "bm25", "graph", "temporal"):
+        assert counts.get(source, 0) == details[f"{source}_count"]
+    assert any(p.name == "parallel_retrieval" and p.seconds > 0 for p in analysis.phases)
+    assert len(rows_table(analysis)) == len(analysis.rows)
+
+
+def test_single_arm_flag_on_a_known_fixture():
+    analysis = analyse(load(FIXTURES / "recall_notags.json"))
+    first = analysis.rows[0]
+    assert first.arm_ranks == {"semantic": 1, "bm25": 1} and not first.single_arm
+    assert any(r.single_arm for r in analysis.rows)
+
+
+def test_pre_filtered_is_derived_from_rrf_merged_minus_reranked():
+    trace = load(FIXTURES / "recall_notags.json").trace
+    cut = trace.model_copy(update={"reranked": trace.reranked[:7]})
+    assert pre_filtered_count(trace) == 0
+    assert pre_filtered_count(cut) == 3
+    # the replay derives the same number from the cap the server applies
+    assert len(replay(trace, ReplaySettings(reranker_max_candidates=7)).pre_filtered) == 3
+
+
+# -- a hand-built trace where BM25 floods the candidates with weak hits ------------------------------
+
+
+def flooding_trace() -> RecallTrace:
+    def hits(pairs):
+        return [{"rank": i, "node_id": n, "text": f"memory {n}", "score": s} for i, (n, s) in enumerate(pairs, 1)]
+
+    return RecallTrace.model_validate(
+        {
+            "retrieval_results": [
+                {"method_name": "semantic", "fact_type": "world", "results": hits([("A", .9), ("B", .8), ("C", .7), ("D", .6)])},
+                {"method_name": "bm25", "fact_type": "world", "results": hits([("A", .9), ("W1", .02), ("W2", .02), ("W3", .02)])},
+            ],
+        }
+    )  # fmt: skip
+
+
+def test_default_replay_of_the_flooding_trace_by_hand():
+    result = replay(flooding_trace(), ReplaySettings(top_k=4, reranker_max_candidates=5))
+    # A: 1/61 + 1/61; B and W1 tie at 1/62 (B was seen first, in the semantic list); C, W2 at 1/63; D, W3 at 1/64
+    assert [c.node_id for c in result.merged] == ["A", "B", "W1", "C", "W2", "D", "W3"]
+    assert [c.rrf_score for c in result.merged] == [2 / 61, 1 / 62, 1 / 62, 1 / 63, 1 / 63, 1 / 64, 1 / 64]
+    assert [c.node_id for c in result.top] == ["A", "B", "W1", "C"]
+    # the flooding arm pushes the genuine semantic hit D out of the reranker's 5 candidates
+    assert [c.node_id for c in result.pre_filtered] == ["D", "W3"]
+    shares = source_shares(result.top)
+    assert shares["semantic"]["found"] == 3 and shares["bm25"]["found"] == 2
+    total = 2 / 61 + 1 / 62 + 1 / 62 + 1 / 63
+    assert shares["bm25"]["score_share"] == pytest.approx((1 / 61 + 1 / 62) / total)
+
+
+@pytest.mark.parametrize(
+    "knobs", [{"min_bm25": 0.1}, {"caps": {"bm25": 1}}], ids=["bm25-gate", "bm25-cap"]
+)  # fmt: skip
+def test_a_gate_or_cap_removes_the_weak_candidates_and_changes_the_top_k(knobs):
+    trace = flooding_trace()
+    base = ReplaySettings(top_k=4, reranker_max_candidates=5)
+    server_like = RecallTrace.model_validate({**trace.model_dump(), "rrf_merged": _as_rrf_merged(replay(trace, base))})
+    result = replay(server_like, base.model_copy(update=knobs))
+    # BM25 keeps only A (rank 1): A 2/61, then B 1/62, C 1/63, D 1/64
+    assert [(c.node_id, c.rrf_score) for c in result.merged] == [("A", 2 / 61), ("B", 1 / 62), ("C", 1 / 63), ("D", 1 / 64)]
+    assert result.pre_filtered == []
+    diff = diff_top_k(server_like, result)
+    assert diff.server == ["A", "B", "W1", "C"] and diff.replay == ["A", "B", "C", "D"]
+    assert diff.entered == ["D"] and diff.left == ["W1"]
+    before = source_shares(server_candidates(server_like)[:4])
+    after = source_shares(result.top)
+    assert (before["bm25"]["found"], after["bm25"]["found"]) == (2, 1)
+    assert (before["semantic"]["found"], after["semantic"]["found"]) == (3, 4)
+
+
+def test_weighted_rrf_and_a_semantic_gate():
+    trace = flooding_trace()
+    weighted = replay(trace, ReplaySettings(weights={"bm25": 0.25}, top_k=4))
+    assert [c.node_id for c in weighted.top] == ["A", "B", "C", "D"]
+    assert weighted.merged[0].rrf_score == pytest.approx(1 / 61 + 0.25 / 61)
+    assert weighted.merged[0].contributions == {"semantic": 1 / 61, "bm25": 0.25 / 61}
+    off = replay(trace, ReplaySettings(weights={"bm25": 0}))
+    assert [c.node_id for c in off.merged] == ["A", "B", "C", "D"]
+    gated = replay(trace, ReplaySettings(min_semantic=0.75))
+    assert gated.source_lists["semantic"] == gated.source_lists["semantic"][:2]
+    assert [h.node_id for h in gated.source_lists["semantic"]] == ["A", "B"]
+    assert gated.source_sizes_before == {"semantic": 4, "bm25": 4}
+
+
+def test_replay_settings_reject_unknown_sources_and_negative_values():
+    with pytest.raises(ValueError):
+        ReplaySettings(caps={"vector": 3})
+    with pytest.raises(ValueError):
+        ReplaySettings(weights={"bm25": -1})
+
+
+def _as_rrf_merged(result):
+    return [
+        {"node_id": c.node_id, "text": c.text, "rrf_score": c.rrf_score, "final_rrf_rank": c.rrf_rank,
+         "source_ranks": {f"{s}_rank": r for s, r in c.source_ranks.items()}}
+        for c in result.merged
+    ]  # fmt: skip

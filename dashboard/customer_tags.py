@@ -20,3 +20,15 @@ def customer_tag(name: str) -> str:
     if not slug:
         raise ValueError(f"customer name {name!r} has no letters or digits to make a tag from")
     return TAG_PREFIX + slug
+
+
+def tag_collisions(names: list[str]) -> dict[str, list[str]]:
+    """Tags that two or more distinct directory names map to (tag -> names); empty when the directory is safe.
+
+    Two customers sharing a tag would share memories: a directory with a collision must be fixed
+    (rename one customer) before anything is retained or migrated under these tags.
+    """
+    by_tag: dict[str, list[str]] = {}
+    for name in names:
+        by_tag.setdefault(customer_tag(name), []).append(name)
+    return {tag: found for tag, found in by_tag.items() if len(found) > 1}

@@ -6,6 +6,7 @@ st.set_page_config(page_title="Recall Review", page_icon=":material/fact_check:"
 
 PAGES = [
     st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
+    st.Page("pages/traces.py", title="Recall traces", icon=":material/troubleshoot:", url_path="traces"),
 ]
 
 st.navigation(PAGES).run()

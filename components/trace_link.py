@@ -1,0 +1,38 @@
+"""Link any recall to its trace on the Traces page.
+
+Usage on another page, next to a recall it made:
+
+    from components.trace_link import trace_link
+    from dashboard.trace_request import TraceRequest
+
+    trace_link(TraceRequest(bank=bank, query=query, tags=tuple(tags), tags_match="all_strict",
+                            budget="mid", max_tokens=4096))
+
+The link carries the recall in the URL's query parameters (a deep link one can share); the trace is
+fetched only when someone opens it.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard.trace_request import TraceRequest
+
+TRACE_PAGE = "pages/traces.py"  # relative to dashboard/app.py, as registered in app.py
+
+
+def trace_link(
+    request: TraceRequest, label: str = "Trace", *, help: str | None = None, icon: str = ":material/troubleshoot:"
+) -> None:
+    """Render a link to `request`'s trace on the Traces page."""
+    st.page_link(
+        TRACE_PAGE, label=label, icon=icon, query_params=request.to_query_params(),
+        help=help or f"How this recall was ranked: {request.tags_match} on {len(request.tags)} tag(s), budget {request.budget}",
+    )  # fmt: skip
+
+
+def trace_url(request: TraceRequest, base: str = "") -> str:
+    """The deep link as a URL path (for exports, logs or a copy button): `<base>/traces?bank=...`."""
+    from urllib.parse import urlencode
+
+    return f"{base.rstrip('/')}/traces?{urlencode(request.to_query_params(), doseq=True)}"

@@ -1,0 +1,294 @@
+"""Render pieces of the trace explorer. Memory text is untrusted: it goes only to st.text, st.code and
+st.dataframe, never to markdown, and never into the charts (they are labelled by rank and id)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from dashboard.fusion_replay import (
+    DEFAULT_RERANKER_MAX_CANDIDATES,
+    DEFAULT_RRF_K,
+    ReplaySettings,
+    diff_top_k,
+    replay,
+    server_candidates,
+    source_shares,
+)
+from dashboard.hindsight_models import SOURCES
+from dashboard.trace_analysis import TraceAnalysis, analyse, rows_table
+from dashboard.trace_request import BUDGETS, FACT_TYPES, TAGS_MATCH_VALUES, TracedRecall, TraceRequest
+
+SOURCE_COLOURS = {"semantic": "#4C78A8", "bm25": "#F58518", "graph": "#54A24B", "temporal": "#B279A2"}
+CHART_LIMIT = 20
+
+
+def _label(rank: int, node_id: str) -> str:
+    return f"#{rank} {node_id[:8]}"
+
+
+# -- console -----------------------------------------------------------------------------------------
+
+
+def render_console(default: TraceRequest | None, default_bank: str) -> TraceRequest | None:
+    """The ad-hoc query form. Returns a request when it was submitted and valid."""
+    with st.form("trace_console"):
+        st.subheader("Query console")
+        left, right = st.columns([2, 1])
+        bank = left.text_input("Bank", value=default.bank if default else default_bank, key="console_bank")
+        budget = right.selectbox(
+            "Budget", BUDGETS, index=BUDGETS.index(default.budget) if default else BUDGETS.index("mid"), key="console_budget"
+        )
+        query = st.text_input("Query", value=default.query if default else "", key="console_query")
+        left, mid, right = st.columns([2, 1, 1])
+        tags = left.text_input(
+            "Tags (comma-separated)", value=", ".join(default.tags) if default else "", key="console_tags"
+        )
+        tags_match = mid.selectbox(
+            "tags_match", TAGS_MATCH_VALUES,
+            index=TAGS_MATCH_VALUES.index(default.tags_match) if default else 0, key="console_match",
+        )  # fmt: skip
+        max_tokens = right.number_input(
+            "max_tokens", min_value=1, value=default.max_tokens if default else 4096, step=512, key="console_max_tokens"
+        )
+        types = st.multiselect(
+            "Fact types (none = the server's default)", FACT_TYPES,
+            default=list(default.types) if default and default.types else [], key="console_types",
+        )  # fmt: skip
+        submitted = st.form_submit_button("Trace this recall", type="primary")
+    if not submitted:
+        return None
+    try:
+        return TraceRequest(
+            bank=bank.strip(), query=query.strip(), tags=tuple(t.strip() for t in tags.split(",") if t.strip()),
+            tags_match=tags_match, budget=budget, max_tokens=int(max_tokens), types=tuple(types) or None,
+        )  # fmt: skip
+    except ValueError as exc:
+        st.error("This query cannot be traced:", icon=":material/error:")
+        st.code(str(exc), language=None)
+        return None
+
+
+# -- trace view --------------------------------------------------------------------------------------
+
+
+def render_header(traced: TracedRecall, analysis: TraceAnalysis) -> None:
+    req = traced.request
+    st.caption(f"Trace fetched {traced.fetched_at:%Y-%m-%d %H:%M:%S} UTC")
+    st.text(
+        f"bank {req.bank} | query {req.query!r} | tags {list(req.tags)} ({req.tags_match}) | "
+        f"budget {req.budget} | max_tokens {req.max_tokens} | types {list(req.types) if req.types else 'default'}"
+    )
+    cols = st.columns(5)
+    cols[0].metric("Results returned", analysis.results_returned)
+    cols[1].metric("Candidates fused", len(analysis.rows))
+    cols[2].metric("Pre-filtered before rerank", analysis.pre_filtered)
+    cols[3].metric("Found by one arm only", sum(r.single_arm for r in analysis.rows))
+    total = analysis.total_seconds
+    cols[4].metric("Server time", f"{total * 1000:.0f} ms" if total is not None else "n/a")
+
+
+def render_counts(analysis: TraceAnalysis) -> None:
+    st.subheader("Candidates by arm and fact type")
+    frame = pd.DataFrame([c.model_dump() for c in analysis.counts])
+    if frame.empty:
+        st.info("The trace has no retrieval lists.")
+        return
+    pivot = frame.pivot_table(index="source", columns="fact_type", values="count", aggfunc="sum", fill_value=0)
+    pivot["total"] = pivot.sum(axis=1)
+    st.dataframe(pivot, width="stretch")
+    fig = go.Figure()
+    for fact_type in frame["fact_type"].fillna("?").unique():
+        part = frame[frame["fact_type"].fillna("?") == fact_type]
+        fig.add_bar(x=part["source"], y=part["count"], name=str(fact_type))
+    fig.update_layout(barmode="stack", height=300, margin=dict(t=30, b=10), title="Candidate counts by source",
+                      yaxis_title="candidates")  # fmt: skip
+    st.plotly_chart(fig, key="chart_counts")
+
+
+def render_results(analysis: TraceAnalysis) -> None:
+    st.subheader("Each candidate: arm ranks, RRF contributions, RRF and reranked rank")
+    only_returned = st.toggle("Only the results the server returned", value=False, key="trace_only_returned")
+    rows = [r for r in rows_table(analysis) if r["returned"] or not only_returned]
+    frame = pd.DataFrame(rows)
+    st.dataframe(
+        frame, hide_index=True, width="stretch", key="trace_results",
+        column_config={
+            "single_arm": st.column_config.CheckboxColumn("one arm only", help="Only one retrieval arm found it"),
+            "change": st.column_config.NumberColumn("rank change", help="RRF rank minus reranked rank: positive moved up"),
+            "reranked_rank": st.column_config.NumberColumn("reranked", help="Empty: pre-filtered before the reranker"),
+            "rrf_score": st.column_config.NumberColumn("RRF score", format="%.5f"),
+            **{f"{s}_rrf": st.column_config.NumberColumn(f"{s} 1/(60+r)", format="%.5f") for s in SOURCES},
+        },
+    )  # fmt: skip
+    pre = [r for r in analysis.rows if r.pre_filtered]
+    if pre:
+        st.warning(f"{len(pre)} candidates were cut by RRF before the reranker saw them.", icon=":material/filter_alt:")
+
+
+def render_phases(analysis: TraceAnalysis) -> None:
+    st.subheader("Phase timings")
+    frame = pd.DataFrame(
+        [{"phase": p.name, "ms": p.seconds * 1000, "sub-phase": p.diagnostic} for p in analysis.phases]
+    )
+    st.dataframe(frame, hide_index=True, width="stretch", column_config={"ms": st.column_config.NumberColumn(format="%.2f")})
+
+
+def contribution_figure(analysis: TraceAnalysis, limit: int = CHART_LIMIT) -> go.Figure:
+    rows = analysis.rows[:limit]
+    labels = [_label(r.rrf_rank, r.node_id) for r in rows]
+    fig = go.Figure()
+    for source in SOURCES:
+        values = [r.contributions.get(source, 0.0) for r in rows]
+        if any(values):
+            fig.add_bar(x=labels, y=values, name=source, marker_color=SOURCE_COLOURS[source])
+    fig.update_layout(barmode="stack", height=360, margin=dict(t=30, b=10), yaxis_title="RRF contribution 1/(60+rank)",
+                      title=f"RRF contribution by source (top {len(rows)} by RRF)")  # fmt: skip
+    return fig
+
+
+def rank_path_figure(analysis: TraceAnalysis, limit: int = CHART_LIMIT) -> go.Figure:
+    stages = [*SOURCES, "RRF", "reranked"]
+    fig = go.Figure()
+    for r in analysis.rows[:limit]:
+        ys = [r.arm_ranks.get(s) for s in SOURCES] + [r.rrf_rank, r.reranked_rank]
+        fig.add_scatter(x=stages, y=ys, mode="lines+markers", name=_label(r.rrf_rank, r.node_id), connectgaps=True)
+    fig.update_layout(height=420, margin=dict(t=30, b=10), title="Rank path: arm -> RRF -> rerank",
+                      yaxis=dict(autorange="reversed", title="rank"))  # fmt: skip
+    return fig
+
+
+def render_charts(analysis: TraceAnalysis) -> None:
+    st.plotly_chart(contribution_figure(analysis), key="chart_contributions")
+    st.plotly_chart(rank_path_figure(analysis), key="chart_rank_path")
+
+
+# -- what-if -----------------------------------------------------------------------------------------
+
+
+def render_whatif_form() -> ReplaySettings:
+    """The knobs, in a form; returns the settings last submitted (server defaults at first)."""
+    current: ReplaySettings = st.session_state.get("whatif_settings") or ReplaySettings()
+    with st.form("whatif"):
+        st.subheader("What-if fusion replay")
+        st.caption("Replays fusion on this trace's retrieval lists. Defaults are the server's: the replay then equals it.")
+        caps, weights = {}, {}
+        for col, source in zip(st.columns(len(SOURCES)), SOURCES, strict=True):
+            caps[source] = col.number_input(f"{source} cap (0 = none)", min_value=0, step=1, value=current.cap(source),
+                                            key=f"whatif_cap_{source}")  # fmt: skip
+            weights[source] = col.number_input(f"{source} weight", min_value=0.0, step=0.05, value=current.weight(source),
+                                               key=f"whatif_weight_{source}")  # fmt: skip
+        cols = st.columns(5)
+        min_semantic = cols[0].number_input("min semantic similarity", value=current.min_semantic, min_value=0.0,
+                                            max_value=1.0, step=0.05, key="whatif_min_semantic")  # fmt: skip
+        min_bm25 = cols[1].number_input("min BM25 score", value=current.min_bm25, min_value=0.0, step=0.05,
+                                        key="whatif_min_bm25")  # fmt: skip
+        rerank_cap = cols[2].number_input("reranker candidate cap", min_value=1, step=10,
+                                          value=current.reranker_max_candidates or DEFAULT_RERANKER_MAX_CANDIDATES,
+                                          key="whatif_rerank_cap")  # fmt: skip
+        rrf_k = cols[3].number_input("RRF k", min_value=1, step=1, value=current.rrf_k, key="whatif_rrf_k")
+        top_k = cols[4].number_input("top k to compare", min_value=1, step=1, value=current.top_k, key="whatif_top_k")
+        submitted = st.form_submit_button("Replay")
+    if submitted:
+        current = ReplaySettings(
+            rrf_k=int(rrf_k), top_k=int(top_k), reranker_max_candidates=int(rerank_cap),
+            caps={s: int(v) for s, v in caps.items() if v}, weights={s: float(v) for s, v in weights.items() if v != 1.0},
+            min_semantic=min_semantic, min_bm25=min_bm25,
+        )  # fmt: skip
+        st.session_state["whatif_settings"] = current
+    return current
+
+
+def render_whatif(traced: TracedRecall) -> None:
+    trace = traced.response.trace
+    settings = render_whatif_form()
+    result = replay(trace, settings)
+    diff = diff_top_k(trace, result)
+    is_default = settings == ReplaySettings(top_k=settings.top_k)
+    cols = st.columns(4)
+    cols[0].metric("Entered the top k", len(diff.entered))
+    cols[1].metric("Left the top k", len(diff.left))
+    cols[2].metric("Replay pre-filtered", len(result.pre_filtered))
+    cols[3].metric("Candidates fused", len(result.merged), delta=len(result.merged) - len(trace.rrf_merged) or None)
+    if is_default:
+        st.caption(f"Server settings (k={DEFAULT_RRF_K}, no caps, weights 1): the replay equals the server's fusion.")
+    status = "unchanged" if not diff.changed else f"{len(diff.entered)} in, {len(diff.left)} out"
+    st.text(f"Top {diff.k} by RRF, server vs replay: {status}")
+
+    server_rank = {c.node_id: c.final_rrf_rank for c in trace.rrf_merged}
+    reranked_rank = {c.node_id: c.rerank_rank for c in trace.reranked}
+    replay_rank = {c.node_id: c.rrf_rank for c in result.merged}
+    text = {c.node_id: c.text for c in trace.rrf_merged}
+    ids = list(dict.fromkeys(diff.server + diff.replay))
+    frame = pd.DataFrame(
+        [
+            {
+                "status": "entered" if n in diff.entered else "left" if n in diff.left else "stayed",
+                "server_rrf_rank": server_rank.get(n),
+                "replay_rrf_rank": replay_rank.get(n),
+                "server_reranked_rank": reranked_rank.get(n),
+                "text": text.get(n, ""),
+                "node_id": n,
+            }
+            for n in ids
+        ]
+    )
+    st.dataframe(frame, hide_index=True, width="stretch", key="whatif_topk")
+
+    before = source_shares(server_candidates(trace, settings.rrf_k)[: settings.top_k])
+    after = source_shares(result.top)
+    shares = pd.DataFrame(
+        [
+            {
+                "source": s,
+                "candidates (trace)": result.source_sizes_before.get(s, 0),
+                "candidates (replay)": len(result.source_lists.get(s, [])),
+                "top-k found, server": int(before[s]["found"]),
+                "top-k found, replay": int(after[s]["found"]),
+                "top-k RRF share, server": before[s]["score_share"],
+                "top-k RRF share, replay": after[s]["score_share"],
+            }
+            for s in SOURCES
+        ]
+    )
+    st.subheader("Each source's share of the top k")
+    st.dataframe(
+        shares, hide_index=True, width="stretch", key="whatif_shares",
+        column_config={c: st.column_config.ProgressColumn(c, min_value=0.0, max_value=1.0, format="percent")
+                       for c in ("top-k RRF share, server", "top-k RRF share, replay")},
+    )  # fmt: skip
+
+
+# -- export ------------------------------------------------------------------------------------------
+
+
+def render_export(traced: TracedRecall, deep_link: str) -> None:
+    st.download_button(
+        "Export trace as JSON", data=traced.export_json(), mime="application/json", key="trace_export",
+        file_name=f"trace-{traced.request.bank}-{traced.fetched_at:%Y%m%dT%H%M%S}.json", icon=":material/download:",
+    )  # fmt: skip
+    st.caption("Deep link to this trace (opening it runs the recall again, with trace=True):")
+    st.code(deep_link, language=None)
+
+
+def render_trace(traced: TracedRecall, deep_link: str) -> None:
+    if traced.response.trace is None:
+        st.error("The server returned no trace for this recall.", icon=":material/error:")
+        return
+    analysis = analyse(traced.response)
+    render_header(traced, analysis)
+    tab_results, tab_charts, tab_whatif, tab_phases, tab_export = st.tabs(
+        ["Results", "Charts", "What-if", "Phases", "Export"]
+    )
+    with tab_results:
+        render_results(analysis)
+        render_counts(analysis)
+    with tab_charts:
+        render_charts(analysis)
+    with tab_whatif:
+        render_whatif(traced)
+    with tab_phases:
+        render_phases(analysis)
+    with tab_export:
+        render_export(traced, deep_link)

@@ -1,0 +1,36 @@
+"""Shared helpers for the finance tests: precedent records and a recall double."""
+
+from __future__ import annotations
+
+from dashboard.hindsight_models import RecalledMemory, RecallResponse
+from dashboard.models import MemoryRecord
+
+
+def precedent(doc: str, vendor: str, etype: str, outcome: str = "approve", decided_on: str = "2025-06-01", text: str = "") -> MemoryRecord:
+    words = etype.replace("_", " ")
+    return MemoryRecord(
+        document_id=doc,
+        content=text or f"Vendor {vendor} {words} on invoice {doc}. Steel brackets billed above the PO price. Decision: {outcome}.",
+        tags=[f"vendor:{vendor}", f"type:{etype}", "kind:decision"],
+        metadata={"vendor_code": vendor, "exception_type": etype, "outcome": outcome, "decided_on": decided_on, "source": "seed"},
+    )
+
+
+class FakeRecall:
+    """A recall double over a fixed ranking: filters by tags like the server's *_strict modes, counts calls."""
+
+    def __init__(self, ranking: list[MemoryRecord]):
+        self.ranking = ranking
+        self.calls: list[tuple[str, tuple[str, ...]]] = []
+
+    def __call__(self, bank_id, query, *, tags, tags_match, max_tokens):
+        self.calls.append((tags_match, tuple(tags or ())))
+        want = set(tags or ())
+        hits = []
+        for i, r in enumerate(self.ranking):
+            have = set(r.tags)
+            if not have:
+                continue  # *_strict: untagged records never match
+            if (tags_match == "all_strict" and want <= have) or (tags_match == "any_strict" and want & have):
+                hits.append(RecalledMemory(id=f"m-{r.document_id}", text=r.content, tags=r.tags, document_id=r.document_id, metadata=r.metadata))
+        return RecallResponse(results=hits)

@@ -100,6 +100,12 @@ def leading_marker_name(text: str) -> str | None:
     return " ".join(found.group("name").split()) if found else None
 
 
+def marker_position(text: str) -> int | None:
+    """Where the first marker (whoever it names) starts in the text, or None."""
+    found = _ANY_MARKER.search(text)
+    return found.start() if found else None
+
+
 def judge(text: str, tags: list[str] | tuple[str, ...], customer: str) -> Admission:
     """Is this recalled record admissible as `customer`'s legacy history? Always says why."""
     pattern = marker_pattern(customer)

@@ -175,3 +175,6 @@ class ReviewerDecision(_Strict):
     agent_recommendation: Outcome | None = None
     cited_evidence: list[str] = Field(default_factory=list)
     decided_at: datetime
+    # Support tickets: what the reviewer did with the drafted response, and the response that was approved.
+    ticket_action: Literal["approve", "edit_and_approve", "override"] | None = None
+    final_response: str | None = Field(default=None, max_length=8000)

@@ -88,6 +88,112 @@ def run_seed(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- support ticket audit ------------------------------------------------------------
+def _input_error(field: str, message: str) -> int:
+    print(f"error: {field}: {message}", file=sys.stderr)
+    return 2
+
+
+def _recall_ticket_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--customer", required=True, help="the customer's name, as in the directory")
+    parser.add_argument("--issue", required=True, help="the ticket's issue text")
+    parser.add_argument("--bank", help="support bank (default: the configured one)")
+    parser.add_argument("--json", action="store_true")
+
+
+@command("recall-ticket", "recall a customer's history for a ticket: tagged path, or the audited legacy fallback", _recall_ticket_args)
+def run_recall_ticket(args: argparse.Namespace) -> int:
+    from dashboard.customer_tags import customer_tag
+    from dashboard.legacy_admission import AmbiguousName, marker_pattern
+    from dashboard.ticket_recall import recall_for_ticket
+
+    if not args.customer.strip():
+        return _input_error("--customer", "must not be empty")
+    if not args.issue.strip():
+        return _input_error("--issue", "must not be empty")
+    try:
+        marker_pattern(args.customer)
+        customer_tag(args.customer)
+    except (AmbiguousName, ValueError) as exc:
+        return _input_error("--customer", str(exc))
+    settings, gateway = _gateway()
+    try:
+        result = recall_for_ticket(gateway.recall, args.bank or settings.support_bank, args.customer, args.issue)
+    except Exception as exc:  # the client raises its own types for HTTP and network errors
+        print(f"error: recall from Hindsight at {settings.base_url} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        gateway.close()
+    if args.json:
+        _print_json(result.as_json())
+    else:
+        print(f"{result.customer} ({result.tag}): path {result.path}")
+        for item in result.evidence:
+            print(f"  + {item.document_id}: {item.reason}")
+        for item in result.legacy_rejected:
+            print(f"  - {item.document_id}: {item.reason}")
+    return 0
+
+
+def _migrate_args(parser: argparse.ArgumentParser) -> None:
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--dry-run", action="store_true", help="classify and count; write nothing")
+    mode.add_argument("--apply", action="store_true", help="write tagged replacements (idempotent, resumable)")
+    parser.add_argument("--bank", help="support bank (default: the configured one)")
+    parser.add_argument("--customers", help="customer directory file (default: the demo customers.json)")
+    parser.add_argument("--limit", type=int, help="convert at most this many records in this run")
+    parser.add_argument("--batch-size", type=int, default=10)
+    parser.add_argument("--json", action="store_true")
+
+
+@command("migrate", "migrate untagged support records to customer tags (--dry-run or --apply)", _migrate_args)
+def run_migrate(args: argparse.Namespace) -> int:
+    from dashboard import demo_data, migration
+    from dashboard.models import Customer
+    from dashboard.queues import QueueFileError, load_rows
+
+    if args.limit is not None and args.limit < 0:
+        return _input_error("--limit", "must be 0 or more")
+    if args.batch_size < 1:
+        return _input_error("--batch-size", "must be 1 or more")
+    try:
+        customers = load_rows(args.customers or demo_data.CUSTOMERS, Customer, id_field="name")
+    except QueueFileError as exc:
+        return _input_error("--customers", str(exc))
+    problems = migration.check_directory(customers)
+    if problems:
+        return _input_error("--customers", "the directory is not safe to migrate against: " + "; ".join(problems))
+    settings, gateway = _gateway()
+    bank = args.bank or settings.support_bank
+    try:
+        if args.dry_run:
+            plan = migration.plan(gateway, bank, customers)
+            payload = {
+                "mode": "dry-run", "bank": bank, "counts": plan.counts(), "coverage": plan.coverage.as_json(),
+                "records": [c.model_dump(exclude={"text", "memory_id"}) for c in plan.reliable + plan.failed],
+            }  # fmt: skip
+        else:
+            report = migration.apply(gateway, bank, customers, batch_size=args.batch_size, limit=args.limit)
+            payload = {
+                "mode": "apply", "bank": bank, "converted": report.converted, "remaining_reliable": report.remaining_reliable,
+                "before": report.before.as_json(), "after": report.after.as_json(), "error": report.error,
+            }  # fmt: skip
+    except Exception as exc:  # the client raises its own types for HTTP and network errors
+        print(f"error: migration against Hindsight at {settings.base_url} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        gateway.close()
+    if args.json:
+        _print_json(payload)
+    elif args.dry_run:
+        print(f"{bank}: {payload['counts']}; coverage {payload['coverage']}")
+        for item in payload["records"]:
+            print(f"  {item['document_id']}: {item['status']}: {item['reason']}")
+    else:
+        print(f"{bank}: converted {len(report.converted)}; before {payload['before']}; after {payload['after']}")
+    return 1 if not args.dry_run and report.error else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m dashboard", description="Recall Review command line")
     sub = parser.add_subparsers(dest="command", required=True)

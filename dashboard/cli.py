@@ -194,6 +194,62 @@ def run_migrate(args: argparse.Namespace) -> int:
     return 1 if not args.dry_run and report.error else 0
 
 
+# -- finance exception recall -----------------------------------------------------------
+def _recall_exception_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--vendor", help="vendor code, e.g. V01")
+    parser.add_argument("--type", dest="exception_type", help="exception type, e.g. price_variance")
+    parser.add_argument("--query", default="", help="recall query text (default: built from vendor and type)")
+    parser.add_argument("--k", default="5", help="how many records to recall (default 5)")
+    parser.add_argument("--bank", help="finance bank (default: the configured one)")
+    parser.add_argument("--json", action="store_true")
+
+
+@command("recall-exception", "two-stage recall of AP precedents for a vendor and exception type, with the recommendation", _recall_exception_args)
+def run_recall_exception(args: argparse.Namespace) -> int:
+    from dashboard.finance_recall import MAX_K, CaseKey, InvalidCase, check_crowd_out, two_stage_recall
+    from dashboard.recommendation import assess
+
+    try:
+        key = CaseKey.parse(args.vendor, args.exception_type)
+    except InvalidCase as exc:
+        return _input_error("--vendor" if exc.field == "vendor" else "--type", str(exc).split(": ", 1)[1])
+    try:
+        k = int(args.k)
+    except ValueError:
+        k = 0
+    if not 1 <= k <= MAX_K:
+        return _input_error("--k", f"must be a whole number from 1 to {MAX_K}, got {args.k!r}")
+    settings, gateway = _gateway()
+    try:
+        result = two_stage_recall(gateway.recall, args.bank or settings.finance_bank, key, args.query, k=k)
+        result = check_crowd_out(gateway.recall, result)  # reuses pass 2; one more call only when it was skipped
+    except Exception as exc:  # the client raises its own types for HTTP and network errors
+        print(f"error: recall from Hindsight at {settings.base_url} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        gateway.close()
+    result, rec = assess(result)
+    payload = {
+        "bank": result.bank_id, "vendor": key.vendor_code, "type": key.exception_type, "query": result.query, "k": k,
+        "exact": [e.as_json() for e in result.exact],
+        "broader": [e.as_json() for e in result.broader],
+        "pass2_skipped": result.pass2_skipped,
+        "crowded_out_in_single_pass": result.crowd_out.lost,
+        "crowd_out_check": "reused pass 2" if result.crowd_out.reused_pass2 else "one extra any_strict call",
+        "calls": result.calls,
+        "recommendation": rec.model_dump(include={"action", "confidence", "cited", "rationale", "policy"}),
+    }  # fmt: skip
+    if args.json:
+        _print_json(payload)
+    else:
+        print(f"{key.vendor_code} / {key.exception_type}: {len(result.exact)} exact, {len(result.broader)} broader"
+              f"{' (pass 2 skipped)' if result.pass2_skipped else ''}; single pass would lose {result.crowd_out.lost}")  # fmt: skip
+        for e in result.records:
+            print(f"  {e.pass_:8} {'relevant' if e.relevant else 'other   '} {e.ref}")
+        print(f"recommendation: {rec.action} ({rec.confidence:.2f}): {rec.rationale}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m dashboard", description="Recall Review command line")
     sub = parser.add_subparsers(dest="command", required=True)

@@ -99,6 +99,14 @@ class Evidence(BaseModel):
         """How a precedent is named when cited: its document id (e.g. PREC-V02-PRI-01), else the memory id."""
         return self.document_id or self.id
 
+    def as_json(self) -> dict:
+        return {
+            "id": self.id, "document_id": self.document_id, "text": self.text, "tags": self.tags,
+            "relevant": self.relevant, "pass": self.pass_, "rank": self.rank,
+            "outcome": self.metadata.get("outcome"), "decided_on": self.metadata.get("decided_on"),
+            "scores": self.scores.model_dump(),
+        }  # fmt: skip
+
     @classmethod
     def of(cls, memory: RecalledMemory, pass_: Pass, rank: int) -> Evidence:
         return cls(

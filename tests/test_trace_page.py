@@ -1,0 +1,135 @@
+"""The Traces page and its query console, through AppTest, against the real server."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from components.trace_link import trace_url
+from dashboard.models import MemoryRecord
+from dashboard.trace_request import TraceRequest
+
+APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
+PAGE = "pages/traces.py"
+INJECTION = "![x](http://attacker.invalid/p.png) <img src=x onerror=alert(1)> **bold**"
+
+
+@pytest.fixture(scope="module")
+def trace_bank(hindsight):
+    bank = f"trace-page-{datetime.now(UTC):%H%M%S%f}"
+    hindsight.gateway.ensure_bank(bank)
+    texts = [
+        "Vendor V06 invoice INV-1007 shows bolts at 0.55 each against a contracted 0.50, a 10% price variance.",
+        "Vendor V06 invoice INV-1011 price variance on washers, approved after the contract was checked.",
+        "Vendor V07 delivered order PO-553 nine days late; warehouse noted the delay.",
+        "Vendor V01 quantity mismatch: invoice bills 20 more units than received.",
+        f"Vendor V06 price variance note {INJECTION}",
+    ]
+    records = [
+        MemoryRecord(document_id=f"tp-{i}", content=t, tags=["vendor:" + t.split()[1]],
+                     timestamp=datetime(2026, 3, 2 + i, tzinfo=UTC))
+        for i, t in enumerate(texts)
+    ]  # fmt: skip
+    hindsight.gateway.retain(bank, records)
+    return bank
+
+
+def frame_with(at: AppTest, column: str):
+    """The first dataframe that has `column` (AppTest does not expose a display dataframe's key)."""
+    return next(df.value for df in at.dataframe if column in df.value.columns)
+
+
+def app(monkeypatch, hindsight, bank: str) -> AppTest:
+    for key, value in hindsight.env(finance=bank).items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("HINDSIGHT_API_URL", raising=False)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    assert not at.exception, at.exception
+    return at.switch_page(PAGE).run()
+
+
+def test_console_runs_a_query_and_shows_the_trace(monkeypatch, hindsight, trace_bank):
+    at = app(monkeypatch, hindsight, trace_bank)
+    assert not at.exception, at.exception
+    assert "Run a query above" in at.info[0].value
+    assert at.text_input(key="console_bank").value == trace_bank  # default bank from settings
+    at.text_input(key="console_query").input("V06 price variance in March 2026")
+    at.text_input(key="console_tags").input("vendor:V06")
+    at.selectbox(key="console_match").select("any_strict")
+    at.form_submit_button[0].click().run()
+    assert not at.exception, at.exception
+
+    assert at.query_params["bank"] == [trace_bank] or at.query_params["bank"] == trace_bank
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Results returned"] == "3"  # the three V06 memories (any_strict excludes untagged)
+    assert metrics["Pre-filtered before rerank"] == "0"
+    results = frame_with(at, "single_arm")
+    assert len(results) == 3 and set(results["returned"]) == {True}
+    assert {"semantic_rank", "bm25_rank", "temporal_rank", "semantic_rrf", "single_arm"} <= set(results.columns)
+    # memory text only in a dataframe: no markdown element carries it
+    assert any(INJECTION in t for t in results["text"])
+    assert not any("attacker.invalid" in m.value for m in at.markdown)
+    # what-if with the server's settings changes nothing
+    assert {m.label: m.value for m in at.metric}["Entered the top k"] == "0"
+    assert any("unchanged" in t.value for t in at.text)
+    # the export is the trace, stamped
+    store = at.session_state["trace_store"]
+    assert len(store) == 1
+    traced = store.requests()[0]
+    assert traced.tags == ("vendor:V06",) and traced.tags_match == "any_strict"
+
+
+def test_deep_link_opens_a_trace_and_what_if_cap_changes_the_top_k(monkeypatch, hindsight, trace_bank):
+    request = TraceRequest(bank=trace_bank, query="price variance invoice", tags_match="any")
+    for key, value in hindsight.env(finance=trace_bank).items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("HINDSIGHT_API_URL", raising=False)
+    st.cache_resource.clear()
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.query_params.update(request.to_query_params())
+    at = at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    assert at.text_input(key="console_query").value == "price variance invoice"
+    fused = int({m.label: m.value for m in at.metric}["Candidates fused"])
+    assert fused >= 3
+
+    # keep each text arm's best candidate only, switch the other arms off, compare every candidate
+    for source in ("semantic", "bm25"):
+        at.number_input(key=f"whatif_cap_{source}").set_value(1)
+    for source in ("graph", "temporal"):
+        at.number_input(key=f"whatif_weight_{source}").set_value(0.0)
+    at.number_input(key="whatif_top_k").set_value(fused)
+    at.form_submit_button[1].click().run()
+    assert not at.exception, at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    replay_fused = int(metrics["Candidates fused"])
+    assert 1 <= replay_fused <= 2
+    assert (int(metrics["Left the top k"]), int(metrics["Entered the top k"])) == (fused - replay_fused, 0)
+    topk = frame_with(at, "replay_rrf_rank")
+    assert "left" in set(topk["status"])
+    shares = frame_with(at, "candidates (replay)").set_index("source")
+    assert shares.loc["semantic", "candidates (replay)"] == 1
+
+
+def test_a_bad_deep_link_says_so(monkeypatch, hindsight, trace_bank):
+    for key, value in hindsight.env(finance=trace_bank).items():
+        monkeypatch.setenv(key, value)
+    st.cache_resource.clear()
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.query_params.update({"bank": trace_bank, "q": "x", "match": "most"})
+    at = at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    assert "does not name a recall" in at.error[0].value
+
+
+def test_trace_url_is_the_deep_link():
+    url = trace_url(TraceRequest(bank="fin", query="late in March", tags=("vendor:V07",)), base="http://host:8501/")
+    assert url == "http://host:8501/traces?bank=fin&q=late+in+March&tag=vendor%3AV07"
+    assert json.loads(TraceRequest(bank="b", query="q").key())["bank"] == "b"

@@ -18,7 +18,8 @@ from dashboard.embedded import EmbeddedServer
 from dashboard.hindsight_gateway import HindsightGateway
 from dashboard.settings import Settings
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures" / "hindsight-1.1.0"
+# Real recorded responses of Hindsight 1.1.0 (copied from shared/fixtures, embeddings stripped).
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "hindsight-1.1.0"
 
 
 def free_port() -> int:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard.hindsight_gateway import HindsightGateway
-from dashboard.outbox import Outbox
+from dashboard.hindsight_gateway import HindsightGateway, HindsightUnavailable
+from dashboard.outbox import DeliveryReport, Outbox
 from dashboard.settings import Settings, load_settings
 
 
@@ -23,3 +23,24 @@ def gateway() -> HindsightGateway:
 @st.cache_resource
 def outbox() -> Outbox:
     return Outbox(settings().data_dir / "decisions.sqlite3")
+
+
+@st.cache_data(ttl=5, show_spinner=False)
+def connection_error() -> str | None:
+    """None when Hindsight answers healthy; otherwise what is wrong. Re-checked every 5 s."""
+    try:
+        answer = gateway().health()
+    except HindsightUnavailable as exc:
+        return str(exc)
+    return None if answer.get("status") == "healthy" else f"Hindsight reports: {answer}"
+
+
+def deliver_pending() -> DeliveryReport | None:
+    """Drain decisions waiting for Hindsight when it is reachable; cheap when nothing is due."""
+    box = outbox()
+    if connection_error() is not None or box.pending_count() == 0:
+        return None
+    report = box.deliver_due(gateway().retain)
+    if report.error:
+        connection_error.clear()
+    return report

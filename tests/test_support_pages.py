@@ -1,0 +1,113 @@
+"""The Tickets and Migration pages through AppTest, against the real server with demo support data."""
+
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from dashboard import migration
+from dashboard.seed import seed_bank, support_records
+from dashboard.ticket_recall import recall_for_ticket
+from tests.test_migration import CUSTOMERS
+
+APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
+
+
+@pytest.fixture
+def app_env(hindsight, bank_id, monkeypatch, tmp_path):
+    seed_bank(hindsight.gateway, bank_id, support_records())
+    env = hindsight.env(support=bank_id, finance=bank_id + "-fin")
+    env["RECALL_REVIEW_DATA_DIR"] = str(tmp_path)  # a fresh decision outbox; the server is found by its port
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("HINDSIGHT_API_URL", raising=False)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    return bank_id
+
+
+def _page(path: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.switch_page(path).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _frames(at) -> dict[str, object]:
+    return {df.proto.id: df.value for df in at.dataframe}
+
+
+def _texts(at) -> str:
+    return "\n".join(t.value for t in at.text)
+
+
+def test_tickets_page_shows_legacy_evidence_with_reasons_and_a_decision_lands_on_the_tagged_path(hindsight, app_env):
+    at = _page("pages/tickets.py")
+    queue = at.dataframe[0].value
+    assert list(queue["ticket"])[:3] == ["T-2001", "T-2002", "T-2003"] and len(queue) == 12
+    assert any("Select a ticket" in i.value for i in at.info)
+
+    at.session_state["ticket_queue"] = {"selection": {"rows": [3], "columns": [], "cells": []}}  # T-2004, Ann Lee
+    at.run()
+    assert not at.exception, at.exception
+    assert at.query_params["ticket"] in (["T-2004"], "T-2004")
+    assert any("Legacy fallback" in w.value for w in at.warning)
+    admitted, rejected = at.dataframe[1].value, at.dataframe[2].value
+    assert set(admitted["document"]) == {"SUP-L-001", "SUP-L-002"} and admitted["admitted"].all()
+    assert not rejected["admitted"].any() and {"SUP-L-003", "SUP-L-004", "SUP-L-005", "SUP-L-006"} <= set(rejected["document"])
+    assert (admitted["reason"].str.len() > 0).all() and (rejected["reason"].str.len() > 0).all()  # a reason on every verdict
+    assert "another customer's marker" in " ".join(rejected["verdict"])
+    assert at.expander[0].label.startswith("Rejected candidates")
+    assert "I think I was charged twice again this month." in _texts(at)
+
+    # no reviewer name: refused, nothing recorded
+    submit = next(b for b in at.button if b.label == "Record decision")
+    submit.click().run()
+    assert any("reviewer" in e.value for e in at.error)
+
+    at.text_input(key="ticket_reviewer").input("Rita Reviewer")
+    at.radio(key="ticket_action_T-2004").set_value("edit_and_approve")
+    at.text_area(key="ticket_response_T-2004").input("Hi Ann, the duplicate November charge is refunded.")
+    next(b for b in at.button if b.label == "Record decision").click().run()
+    assert not at.exception, at.exception
+    assert any("retained into Hindsight" in s.value for s in at.success), _texts(at)
+    assert any("Tagged path" in s.value for s in at.success)  # cache invalidated: the new recall is tagged
+    assert list(at.dataframe[1].value["document"]) == ["ticket-T-2004"]
+    assert "By Rita Reviewer (unauthenticated)" in _texts(at)
+    assert at.dataframe[0].value.set_index("ticket").loc["T-2004", "status"] == "edit and approve (delivered)"
+
+    result = recall_for_ticket(hindsight.gateway.recall, app_env, "Ann Lee", "charged twice")
+    assert result.path == "tagged" and result.tagged[0].text.endswith("the duplicate November charge is refunded.")
+
+
+def test_deep_link_opens_a_ticket_on_the_tagged_path(hindsight, app_env):
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["ticket"] = "T-2003"
+    at.run()
+    at.switch_page("pages/tickets.py").run()
+    assert not at.exception, at.exception
+    assert any("Tagged path" in s.value for s in at.success)
+    tagged = at.dataframe[1].value
+    assert set(tagged["document"]) == {"SUP-T-005"} and "SUP-L-012" not in set(tagged["document"])
+    assert not at.expander or not any(e.label.startswith("Rejected candidates") for e in at.expander)
+
+
+def test_migration_page_dry_run_then_apply(hindsight, app_env):
+    at = _page("pages/migration.py")
+    records = next(df.value for df in at.dataframe if "status" in df.value.columns)
+    assert (records["status"] == "reliable").sum() == 9 and (records["status"] == "failed").sum() == 4
+    assert (records["reason"].str.len() > 0).all()
+    assert {m.label: m.value for m in at.metric}["Convertible legacy"] == "9"
+    assert len(migration.untagged_memories(hindsight.gateway, app_env)) == 13  # showing the plan wrote nothing
+
+    next(b for b in at.button if b.label == "Apply migration").click().run()
+    assert any("Tick" in e.value for e in at.error)
+    assert len(migration.untagged_memories(hindsight.gateway, app_env)) == 13
+
+    at.checkbox(key="migration_confirm").check()
+    next(b for b in at.button if b.label == "Apply migration").click().run()
+    assert not at.exception, at.exception
+    assert any("Converted 9 record(s)" in s.value for s in at.success)
+    assert any("Ready to retire the legacy fallback" in s.value for s in at.success)
+    assert migration.plan(hindsight.gateway, app_env, CUSTOMERS).coverage.convertible == 0

@@ -1,0 +1,64 @@
+"""The reviewer's decision form (a st.form, so AppTest can submit it) and the reviewer's identity."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from dashboard.finance_decisions import REASON_CODES
+from dashboard.models import OUTCOMES, ExceptionCase
+from dashboard.recommendation import Recommendation
+
+APPROVE, OVERRIDE = "Approve the recommendation", "Override"
+SUBMIT_KEY = "decision_submit"
+
+
+@dataclass(frozen=True)
+class FormInput:
+    action: str  # approve_recommendation | override
+    outcome: str | None
+    reason_code: str | None
+    note: str
+    reviewer: str | None
+    authenticated: bool
+
+
+def signed_in_reviewer() -> str | None:
+    """The signed-in user's name or email when login is configured, else None."""
+    try:
+        user = st.user
+        if not user.is_logged_in:
+            return None
+        return str(user.get("name") or user.get("email") or "") or None
+    except Exception:  # no auth configured: st.user raises or has no is_logged_in
+        return None
+
+
+def decision_form(case: ExceptionCase, rec: Recommendation) -> FormInput | None:
+    """Draw the form; returns what was submitted (not yet validated), or None."""
+    signed_in = signed_in_reviewer()
+    with st.form(key=f"decision_form_{case.id}"):
+        choice = st.radio(
+            "Decision", [APPROVE, OVERRIDE], horizontal=True, key="decision_choice",
+            captions=[f"record {rec.action}, as recommended", "record another outcome, with a reason"],
+        )  # fmt: skip
+        a, b = st.columns(2)
+        outcome = a.selectbox("Override outcome", OUTCOMES, index=None, placeholder="approve / reject / escalate", key="decision_outcome")
+        reason = b.selectbox(
+            "Reason code (required for an override)", list(REASON_CODES), index=None, placeholder="choose a reason",
+            format_func=lambda code: f"{code}: {REASON_CODES[code]}", key="decision_reason",
+        )  # fmt: skip
+        note = st.text_area("Note", max_chars=4000, key="decision_note")
+        if signed_in:
+            st.text(f"Recorded as {signed_in} (signed in).")
+            reviewer = signed_in
+        else:
+            reviewer = st.text_input("Reviewer name", max_chars=120, key="reviewer_name", help="Required. Recorded as unauthenticated: login is not configured.")
+        submitted = st.form_submit_button("Submit decision", type="primary", key=SUBMIT_KEY)
+    if not submitted:
+        return None
+    return FormInput(
+        action="approve_recommendation" if choice == APPROVE else "override", outcome=outcome, reason_code=reason,
+        note=note or "", reviewer=reviewer, authenticated=bool(signed_in),
+    )  # fmt: skip

@@ -1,0 +1,109 @@
+"""Finance exceptions: the queue, and for one case its facts, evidence, recommendation and decision."""
+
+from datetime import date
+
+import streamlit as st
+
+from components.decision_form import decision_form
+from components.evidence import render_case_facts, render_crowd_out, render_decided, render_evidence, render_recommendation
+from dashboard import demo_data, exception_queue, finance_runtime, runtime
+from dashboard.finance_decisions import DecisionError, build_decision, decision_record, decisions_by_case, submit
+from dashboard.finance_recall import DEFAULT_K, MAX_K, CaseKey
+from dashboard.models import EXCEPTION_TYPES, ExceptionCase
+from dashboard.queues import QueueFileError, load_rows
+from dashboard.recommendation import assess
+
+QUEUE_KEY = "exception_queue"
+FLASH = "exceptions_flash"
+
+st.title("Finance exceptions")
+st.caption("Exact precedents (this vendor AND this type) apart from broader ones; approve or override the agent.")
+
+settings = runtime.settings()
+bank = settings.finance_bank
+today = date.today()
+try:
+    cases = load_rows(demo_data.EXCEPTIONS, ExceptionCase)
+except QueueFileError as exc:
+    st.error("The exception queue could not be loaded: nothing was imported.", icon=":material/error:")
+    st.text(str(exc))
+    st.stop()
+outbox = runtime.outbox()
+decided = decisions_by_case(outbox, bank)
+
+f1, f2, f3, f4 = st.columns(4)
+vendors = f1.multiselect("Vendor", sorted({c.vendor_code for c in cases}), key="filter_vendor")
+types = f2.multiselect("Type", list(EXCEPTION_TYPES), key="filter_type")
+statuses = f3.multiselect("Status", list(exception_queue.STATUSES), key="filter_status")
+sort = f4.selectbox("Sort", list(exception_queue.SORTS), key="queue_sort")
+shown = exception_queue.select(cases, decided, vendors=vendors, types=types, statuses=statuses, sort=sort)
+event = st.dataframe(
+    exception_queue.queue_frame(shown, decided, today), key=QUEUE_KEY, on_select="rerun", selection_mode="single-row",
+    hide_index=True, width="stretch",
+    column_config={"invoice amount": st.column_config.NumberColumn(format="%.2f"), "variance": st.column_config.NumberColumn(format="%+.2f")},
+)  # fmt: skip
+st.caption(f"{len(shown)} of {len(cases)} exceptions; {sum(1 for c in cases if c.id in decided)} decided. Select a row to review it.")
+
+case, problem = exception_queue.resolve_case(shown, list(event.selection.rows), st.query_params.get("case"))
+if problem:
+    st.warning("The linked exception is not in the queue (or is filtered out).", icon=":material/link_off:")
+    st.text(problem)
+if case is None:
+    st.stop()
+if st.query_params.get("case") != case.id:
+    st.query_params["case"] = case.id  # a shareable deep link to this case
+
+st.divider()
+st.header(f"{case.id}: {case.vendor_code} {case.exception_type.replace('_', ' ')}")
+flash = st.session_state.pop(FLASH, None)
+if flash and flash["case"] == case.id:
+    (st.success if flash["ok"] else st.warning)(flash["message"], icon=":material/save:")
+    if flash.get("error"):
+        st.text(f"delivery error: {flash['error']}")
+render_decided(decided.get(case.id))
+
+k = int(st.number_input("Precedents to recall (k)", min_value=1, max_value=MAX_K, value=DEFAULT_K, key="exceptions_k"))
+key = CaseKey.of(case)
+try:
+    result = finance_runtime.recall_case(bank, key, case.recall_query(), k)
+    if result.crowd_out is None and st.session_state.get(f"crowd_{bank}_{case.id}_{k}"):
+        result = finance_runtime.with_crowd_out(bank, key, case.recall_query(), k)
+except Exception as exc:  # the client raises its own types for HTTP and network errors
+    st.error(f"Recall from Hindsight at {settings.base_url} failed.", icon=":material/error:")
+    st.text(f"{type(exc).__name__}: {exc}")
+    st.stop()
+result, rec = assess(result)
+
+left, right = st.columns([2, 3])
+with left:
+    render_case_facts(case, today)
+with right:
+    render_recommendation(rec)
+    if render_crowd_out(result, check_key=f"check_crowd_{case.id}_{k}"):
+        st.session_state[f"crowd_{bank}_{case.id}_{k}"] = True
+        st.rerun()
+render_evidence(result)
+
+st.subheader("Your decision")
+submitted = decision_form(case, rec)
+if submitted:
+    try:
+        decision = build_decision(
+            case, rec, reviewer=submitted.reviewer, authenticated=submitted.authenticated, action=submitted.action,
+            outcome=submitted.outcome, reason_code=submitted.reason_code, note=submitted.note,
+        )  # fmt: skip
+    except DecisionError as exc:
+        st.error(f"Not submitted: {exc}", icon=":material/block:")
+    else:
+        stored, report = submit(outbox, finance_runtime.gateway().retain, bank, case, decision, decision_record(case, decision, rec))
+        finance_runtime.bump_generation(bank, key)
+        delivered = stored is not None and stored.state == "delivered"
+        st.session_state[FLASH] = {
+            "case": case.id, "ok": delivered, "error": None if delivered else report.error,
+            "message": (
+                f"Decision {decision.outcome} recorded (audit #{stored.id}) and retained into {bank} as {stored.document_id}."
+                if delivered
+                else f"Decision {decision.outcome} recorded (audit #{stored.id}); delivery to memory is pending and will be retried."
+            ),
+        }  # fmt: skip
+        st.rerun()

@@ -1,0 +1,140 @@
+"""The Finance exceptions page through AppTest, against the real server with the demo data."""
+
+import uuid
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from dashboard import runtime
+from dashboard.outbox import Outbox
+from dashboard.seed import finance_records, seed_bank
+
+APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
+PAGE = "pages/exceptions.py"
+
+
+@pytest.fixture
+def page(hindsight, monkeypatch, tmp_path):
+    """(start, bank, outbox): start(query_params) returns an AppTest on the exceptions page, fresh seeded bank."""
+    bank = f"fin-{uuid.uuid4().hex[:8]}"
+    for key, value in hindsight.env(finance=bank, support=f"sup-{bank}").items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("HINDSIGHT_API_URL", raising=False)
+    seed_bank(hindsight.gateway, bank, finance_records())
+    outbox = Outbox(tmp_path / "decisions.sqlite3")  # this test's own audit log
+    monkeypatch.setattr(runtime, "outbox", lambda: outbox)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+    def start(**query_params):
+        at = AppTest.from_file(APP, default_timeout=60).run()
+        at.switch_page(PAGE)
+        for name, value in query_params.items():
+            at.query_params[name] = value
+        at.run()
+        assert not at.exception, at.exception
+        return at
+
+    return start, bank, outbox
+
+
+def _select(at: AppTest, case_id: str) -> AppTest:
+    queue = at.dataframe(key="exception_queue").value
+    row = int(queue.index[queue["case"] == case_id][0])
+    at.session_state["exception_queue"] = {"selection": {"rows": [row], "columns": [], "cells": []}}
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _evidence(at: AppTest, pass_: str):
+    """The evidence table of one section (display-only dataframes have no key in AppTest)."""
+    frames = [d.value for d in at.dataframe if "pass" in d.value.columns and len(d.value) and set(d.value["pass"]) == {pass_}]
+    assert len(frames) == 1, f"{len(frames)} {pass_} tables"
+    return frames[0]
+
+
+def _texts(at: AppTest) -> str:
+    return "\n".join(e.value for e in [*at.subheader, *at.header, *at.text, *at.caption, *at.success, *at.warning, *at.error, *at.info])
+
+
+def _submit(at: AppTest, **widgets) -> AppTest:
+    if "choice" in widgets:
+        at.radio(key="decision_choice").set_value(widgets["choice"])
+    if "outcome" in widgets:
+        at.selectbox(key="decision_outcome").set_value(widgets["outcome"])
+    if "reason" in widgets:
+        at.selectbox(key="decision_reason").set_value(widgets["reason"])
+    if "note" in widgets:
+        at.text_area(key="decision_note").input(widgets["note"])
+    at.text_input(key="reviewer_name").input(widgets.get("reviewer", "Dana Reviewer"))
+    at.button(key="decision_submit").click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_queue_select_a_case_see_both_sections_approve_then_override(page, hindsight):
+    start, bank, outbox = page
+    at = start()
+    assert len(at.dataframe(key="exception_queue").value) == 18
+    at = _select(at, "E-1002")  # Acme Fasteners price variance: two "reject" precedents
+    assert at.query_params["case"] in ("E-1002", ["E-1002"])
+    text = _texts(at)
+    assert "Exact: this vendor AND this type (2)" in text and "Broader: this vendor OR this type (3)" in text
+    exact = _evidence(at, "exact")
+    assert set(exact["precedent"]) == {"PREC-V02-PRI-01", "PREC-V02-PRI-02"}
+    assert exact["relevant"].all() and set(exact["pass"]) == {"exact"}
+    broader = _evidence(at, "broader")
+    assert not broader["relevant"].any() and set(broader["pass"]) == {"broader"}
+    assert {m.label: m.value for m in at.metric}["Action"] == "REJECT"
+    assert "crowd" in text.lower() and "pass 2's response reused" in text
+
+    at = _submit(at, choice="Approve the recommendation")
+    assert "Decision reject recorded" in _texts(at) and "retained into" in _texts(at)
+    exact = _evidence(at, "exact")
+    assert "decision-E-1002" in set(exact["precedent"]) and "Exact: this vendor AND this type (3)" in _texts(at)
+    queue = at.dataframe(key="exception_queue").value.set_index("case")
+    assert (queue.loc["E-1002", "status"], queue.loc["E-1002", "decision"]) == ("decided", "reject")
+
+    at = _submit(at, choice="Override", outcome="approve", reason="PRICE_AGREED", note="New price list from 1 Nov")
+    assert "Decision approve recorded" in _texts(at)
+    stored = outbox.latest("exception", "E-1002")
+    assert (stored.decision.outcome, stored.decision.overridden, stored.decision.reason_code) == ("approve", True, "PRICE_AGREED")
+    assert stored.decision.reviewer == "Dana Reviewer" and stored.decision.authenticated is False and stored.state == "delivered"
+    memories = hindsight.gateway.list_memories(bank, tags=["vendor:V02", "type:price_variance"], tags_match="all_strict")["items"]
+    mine = [m for m in memories if m["document_id"] == "decision-E-1002"]
+    assert len(mine) == 1 and "Decision: approve" in mine[0]["text"]
+
+
+def test_a_decision_without_reviewer_or_override_reason_is_not_submitted(page):
+    start, _bank, outbox = page
+    at = _select(start(), "E-1001")
+    at = _submit(at, choice="Approve the recommendation", reviewer="")
+    assert any("reviewer name is required" in e.value for e in at.error)
+    at = _submit(at, choice="Override", outcome="reject", reviewer="Dana")
+    assert any("needs a reason code" in e.value for e in at.error)
+    assert outbox.history("exception") == []
+    assert at.dataframe(key="exception_queue").value.set_index("case").loc["E-1001", "status"] == "open"
+
+
+def test_deep_link_opens_a_case_and_a_guard_case_escalates(page):
+    start, _bank, _outbox = page
+    at = start(case="E-1001")  # V01 price variance: 12 exact precedents fill k, pass 2 is skipped
+    text = _texts(at)
+    assert "E-1001: V01 price variance" in text and "Pass 2 skipped" in text
+    assert len(_evidence(at, "exact")) == 5
+    at.button(key="check_crowd_E-1001_5").click().run()
+    assert "one extra any_strict recall" in _texts(at)
+
+    at = start(case="E-9999")
+    assert any("not in the queue" in w.value for w in at.warning)
+
+
+def test_guard_when_nothing_relevant(page):
+    start, _bank, _outbox = page
+    at = start(case="E-1015")  # V12 (Brightline) has no price variance precedent
+    metrics = {m.label: m.value for m in at.metric}
+    assert (metrics["Action"], metrics["Confidence"]) == ("ESCALATE", "0.00")
+    assert "Guard: no relevant precedent" in _texts(at) and "none concern vendor V12" in _texts(at)

@@ -1,4 +1,4 @@
-"""The reviewer's decision form (a st.form, so AppTest can submit it) and the reviewer's identity."""
+"""The reviewer's decision form (a st.form, so AppTest can submit it)."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from components.identity import signed_in_reviewer
 from dashboard.finance_decisions import REASON_CODES
 from dashboard.models import OUTCOMES, ExceptionCase
 from dashboard.recommendation import Recommendation
@@ -22,17 +23,6 @@ class FormInput:
     note: str
     reviewer: str | None
     authenticated: bool
-
-
-def signed_in_reviewer() -> str | None:
-    """The signed-in user's name or email when login is configured, else None."""
-    try:
-        user = st.user
-        if not user.is_logged_in:
-            return None
-        return str(user.get("name") or user.get("email") or "") or None
-    except Exception:  # no auth configured: st.user raises or has no is_logged_in
-        return None
 
 
 def decision_form(case: ExceptionCase, rec: Recommendation) -> FormInput | None:

@@ -2,6 +2,10 @@
 
 import streamlit as st
 
+from components.identity import render_sign_in
+from components.status_banner import render_status_banner
+from dashboard import runtime
+
 st.set_page_config(page_title="Recall Review", page_icon=":material/fact_check:", layout="wide")
 
 PAGES = [
@@ -10,6 +14,11 @@ PAGES = [
     st.Page("pages/traces.py", title="Recall traces", icon=":material/troubleshoot:", url_path="traces"),
     st.Page("pages/tickets.py", title="Support tickets", icon=":material/support_agent:", url_path="tickets"),
     st.Page("pages/migration.py", title="Migration to tags", icon=":material/label:", url_path="migration"),
+    st.Page("pages/audit.py", title="Audit log", icon=":material/history:", url_path="audit"),
 ]
 
-st.navigation(PAGES).run()
+page = st.navigation(PAGES)
+render_sign_in()
+runtime.deliver_pending()
+render_status_banner()
+page.run()

@@ -1,13 +1,22 @@
 """The one place that talks to Hindsight: the official client for recall/retain, plain HTTP for
-health, version and bank statistics. Everything returned is one of our pydantic models or a dict."""
+health, version and bank statistics. Everything returned is one of our pydantic models or a dict.
+
+The client keeps an aiohttp session bound to the event loop that first used it, and its sync methods
+use the calling thread's loop; Streamlit runs each script run on a fresh thread. So the gateway owns
+ONE event loop on one daemon thread and runs every client call there: a single gateway is safe to
+share between threads (st.cache_resource), and several recalls can be in flight at once.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
+from typing import TypeVar
 
 from hindsight_client import Hindsight
 
@@ -15,6 +24,7 @@ from dashboard.hindsight_models import Budget, RecallResponse, TagsMatch
 from dashboard.models import MemoryRecord
 
 RETAIN_BATCH_SIZE = 50
+T = TypeVar("T")
 
 
 class HindsightUnavailable(RuntimeError):
@@ -26,7 +36,14 @@ class HindsightGateway:
         self.base_url = base_url.rstrip("/")
         self._api_key = api_key
         self._timeout = timeout
-        self.client = Hindsight(self.base_url, api_key=api_key, timeout=timeout)
+        self._client = Hindsight(self.base_url, api_key=api_key, timeout=timeout)
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="hindsight-client", daemon=True)
+        self._thread.start()
+
+    def _run(self, coroutine: Awaitable[T]) -> T:
+        """Run a client coroutine on the gateway's loop and wait for it, from any thread."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
 
     def __repr__(self) -> str:  # never show the key
         return f"HindsightGateway({self.base_url!r})"
@@ -58,7 +75,7 @@ class HindsightGateway:
 
     # -- client -------------------------------------------------------------------
     def ensure_bank(self, bank_id: str) -> None:
-        self.client.create_bank(bank_id, name=bank_id)  # create-or-update: idempotent
+        self._run(self._client.acreate_bank(bank_id, name=bank_id))  # create-or-update: idempotent
 
     def recall(
         self,
@@ -72,25 +89,36 @@ class HindsightGateway:
         trace: bool = False,
         types: list[str] | None = None,
     ) -> RecallResponse:
-        response = self.client.recall(
-            bank_id, query, tags=tags, tags_match=tags_match, budget=budget,
-            max_tokens=max_tokens, trace=trace, types=types,
-        )  # fmt: skip
+        response = self._run(
+            self._client.arecall(
+                bank_id, query, tags=tags, tags_match=tags_match, budget=budget,
+                max_tokens=max_tokens, trace=trace, types=types,
+            )  # fmt: skip
+        )
         return RecallResponse.model_validate(response.to_dict())
 
     def retain(self, bank_id: str, records: Sequence[MemoryRecord]) -> int:
         """Retain synchronously in batches; each record replaces any earlier one with its document id."""
         for start in range(0, len(records), RETAIN_BATCH_SIZE):
             batch = [r.as_retain_item() for r in records[start : start + RETAIN_BATCH_SIZE]]
-            self.client.retain_batch(bank_id, batch)
+            self._run(self._client.aretain_batch(bank_id, batch))
         return len(records)
 
     def list_memories(
         self, bank_id: str, *, tags: list[str] | None = None, tags_match: TagsMatch | None = None,
-        limit: int = 100, offset: int = 0,
+        document_id: str | None = None, limit: int = 100, offset: int = 0,
     ) -> dict:  # fmt: skip
-        response = self.client.list_memories(bank_id, tags=tags, tags_match=tags_match, limit=limit, offset=offset)
+        response = self._run(
+            self._client.alist_memories(
+                bank_id, tags=tags, tags_match=tags_match, document_id=document_id, limit=limit, offset=offset
+            )
+        )
         return response.to_dict() if hasattr(response, "to_dict") else dict(response)
 
     def close(self) -> None:
-        self.client.close()
+        try:
+            self._run(self._client.aclose())
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=5)
+            self._loop.close()

@@ -1,5 +1,4 @@
-"""Streamlit-side wiring for the support pages: cached ticket recalls with per-customer invalidation,
-and the reviewer's identity. The logic lives in ticket_recall / ticket_decisions / migration."""
+"""Streamlit-side wiring for the support pages: cached ticket recalls with per-customer invalidation. The logic lives in ticket_recall / ticket_decisions / migration."""
 
 from __future__ import annotations
 
@@ -7,20 +6,9 @@ import streamlit as st
 
 from dashboard import runtime
 from dashboard.customer_tags import customer_tag
-from dashboard.threaded_gateway import ThreadedGateway
 from dashboard.ticket_recall import TicketRecall, recall_for_ticket
 
 RECALL_TTL_S = 300
-
-
-@st.cache_resource
-def _gateway(base_url: str) -> ThreadedGateway:
-    return ThreadedGateway(base_url, runtime.settings().api_key)
-
-
-def gateway() -> ThreadedGateway:
-    """The support pages' gateway: safe across script threads (see threaded_gateway)."""
-    return _gateway(runtime.settings().base_url)
 
 
 @st.cache_resource
@@ -46,19 +34,8 @@ def invalidate(customer: str | None = None) -> None:
 @st.cache_data(ttl=RECALL_TTL_S, show_spinner=False, max_entries=200)
 def _cached_recall(base_url: str, bank_id: str, customer: str, issue: str, generation: int) -> TicketRecall:
     # base_url and `generation` are only part of the cache key (no leading underscore: Streamlit would not hash them).
-    return recall_for_ticket(gateway().recall, bank_id, customer, issue)
+    return recall_for_ticket(runtime.gateway().recall, bank_id, customer, issue)
 
 
 def recall(bank_id: str, customer: str, issue: str) -> TicketRecall:
     return _cached_recall(runtime.settings().base_url, bank_id, customer, issue, generation(customer))
-
-
-def reviewer_identity() -> tuple[str, bool] | None:
-    """(name, authenticated) when someone is signed in; None when there is no sign-in (or none configured)."""
-    try:
-        if st.user.is_logged_in:
-            name = st.user.get("name") or st.user.get("email")
-            return (str(name), True) if name else None
-    except Exception:  # no [auth] configured: st.user has nothing to say
-        return None
-    return None

@@ -70,7 +70,7 @@ def test_apply_converts_exactly_the_reliable_records_in_place_and_twice_changes_
     assert untagged_left == set(FAILED)
     assert (report.before.convertible, report.after.convertible) == (9, 0)
     assert (report.before.tagged, report.after.tagged) == (5, 14) and report.after.ready_to_retire_fallback
-    meta = hindsight.gateway.client.list_memories(support_bank, document_id="SUP-L-008").to_dict()["items"][0]["metadata"]
+    meta = hindsight.gateway.list_memories(support_bank, document_id="SUP-L-008")["items"][0]["metadata"]
     assert meta == {"kind": "interaction", "customer": "A.J. Smith (UK)", "migrated_from": "untagged-legacy"}
 
     second = migration.apply(hindsight.gateway, support_bank, CUSTOMERS)

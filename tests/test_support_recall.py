@@ -119,7 +119,7 @@ def test_a_retained_approval_is_recalled_on_the_tagged_path(hindsight, support_b
     # a revised decision replaces the memory, it does not add a second one
     again = build_decision(ticket, action="approve", reviewer="Rita Reviewer", authenticated=False, decided_at=datetime.now(UTC))
     submit(outbox, hindsight.gateway.retain, support_bank, ticket, again)
-    listed = hindsight.gateway.client.list_memories(support_bank, document_id="ticket-T-2004").to_dict()["items"]
+    listed = hindsight.gateway.list_memories(support_bank, document_id="ticket-T-2004")["items"]
     assert len(listed) == 1 and ticket.drafted_response in listed[0]["text"]
     # Ann Leeds is untouched by Ann Lee's approval
     assert recall_for_ticket(hindsight.gateway.recall, support_bank, "Ann Leeds", "invoice address").path == "legacy"

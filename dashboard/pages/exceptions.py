@@ -95,7 +95,7 @@ if submitted:
     except DecisionError as exc:
         st.error(f"Not submitted: {exc}", icon=":material/block:")
     else:
-        stored, report = submit(outbox, finance_runtime.gateway().retain, bank, case, decision, decision_record(case, decision, rec))
+        stored, report = submit(outbox, runtime.gateway().retain, bank, case, decision, decision_record(case, decision, rec))
         finance_runtime.bump_generation(bank, key)
         delivered = stored is not None and stored.state == "delivered"
         st.session_state[FLASH] = {

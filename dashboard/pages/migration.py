@@ -31,7 +31,7 @@ if report is not None:
     render_coverage(report.before, "Coverage before the run", key="before")
 
 try:
-    plan = migration.plan(support_runtime.gateway(), bank, customers)
+    plan = migration.plan(runtime.gateway(), bank, customers)
 except Exception as exc:  # the client raises its own types for HTTP and network errors
     st.error(f"Hindsight at {settings.base_url} could not be read.", icon=":material/error:")
     st.text(f"{type(exc).__name__}: {exc}")
@@ -52,7 +52,7 @@ if apply_clicked:
         st.error("Tick 'I have reviewed the dry run above' first.")
     else:
         try:
-            result = migration.apply(support_runtime.gateway(), bank, customers, batch_size=int(batch))
+            result = migration.apply(runtime.gateway(), bank, customers, batch_size=int(batch))
         except migration.DirectoryError as exc:
             st.error("Refused: the directory is not safe to migrate against.")
             st.text(str(exc))

@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 from components.admission import render_decision_state, render_recall
+from components.identity import signed_in_reviewer
 from dashboard import demo_data, runtime, support_runtime
 from dashboard.legacy_admission import AmbiguousName
 from dashboard.migration import check_directory
@@ -102,12 +103,12 @@ render_decision_state(stored)
 if stored is not None and stored.state == "pending":
     if st.button("Deliver now", key="ticket_deliver_now", icon=":material/send:"):
         outbox.retry_now()
-        report = outbox.deliver_due(support_runtime.gateway().retain)
+        report = outbox.deliver_due(runtime.gateway().retain)
         support_runtime.invalidate(ticket.customer)
         st.session_state[FLASH_KEY] = f"Delivered {report.delivered}; still pending {report.still_pending}."
         st.rerun()
 
-identity = support_runtime.reviewer_identity()
+reviewer_signed_in = signed_in_reviewer()
 with st.form(f"ticket_decision_{ticket.id}", clear_on_submit=False):
     action = st.radio("Action", list(ACTIONS), format_func=ACTIONS.get, key=f"ticket_action_{ticket.id}", horizontal=True)
     response = st.text_area(
@@ -115,11 +116,11 @@ with st.form(f"ticket_decision_{ticket.id}", clear_on_submit=False):
         value=ticket.drafted_response, key=f"ticket_response_{ticket.id}", max_chars=8000,
     )  # fmt: skip
     note = st.text_area("Note (required for an override)", key=f"ticket_note_{ticket.id}", max_chars=4000)
-    if identity is None:
+    if reviewer_signed_in is None:
         reviewer = st.text_input("Reviewer name (required; recorded as unauthenticated)", key="ticket_reviewer", max_chars=120)
         authenticated = False
     else:
-        reviewer, authenticated = identity
+        reviewer, authenticated = reviewer_signed_in, True
         st.text(f"Signed in as {reviewer}")
     submitted = st.form_submit_button("Record decision", type="primary", icon=":material/gavel:")
 
@@ -132,7 +133,7 @@ if submitted:
     except TicketDecisionError as exc:
         st.error(f"Not recorded: {exc}", icon=":material/error:")
     else:
-        audit_id, report = submit(outbox, support_runtime.gateway().retain, bank, ticket, decision)
+        audit_id, report = submit(outbox, runtime.gateway().retain, bank, ticket, decision)
         support_runtime.invalidate(ticket.customer)
         state = "retained into Hindsight" if report.error is None else "saved; delivery will be retried"
         st.session_state[FLASH_KEY] = f"Decision #{audit_id} recorded: {state}."

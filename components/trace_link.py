@@ -18,7 +18,7 @@ import streamlit as st
 
 from dashboard.trace_request import TraceRequest
 
-TRACE_PAGE = "pages/traces.py"  # relative to dashboard/app.py, as registered in app.py
+TRACE_PAGE = "views/traces.py"  # relative to dashboard/app.py, as registered in app.py
 
 
 def trace_link(

@@ -9,12 +9,12 @@ from dashboard import runtime
 st.set_page_config(page_title="Recall Review", page_icon=":material/fact_check:", layout="wide")
 
 PAGES = [
-    st.Page("pages/home.py", title="Home", icon=":material/home:", default=True),
-    st.Page("pages/exceptions.py", title="Finance exceptions", icon=":material/receipt_long:", url_path="exceptions"),
-    st.Page("pages/traces.py", title="Recall traces", icon=":material/troubleshoot:", url_path="traces"),
-    st.Page("pages/tickets.py", title="Support tickets", icon=":material/support_agent:", url_path="tickets"),
-    st.Page("pages/migration.py", title="Migration to tags", icon=":material/label:", url_path="migration"),
-    st.Page("pages/audit.py", title="Audit log", icon=":material/history:", url_path="audit"),
+    st.Page("views/home.py", title="Home", icon=":material/home:", default=True),
+    st.Page("views/exceptions.py", title="Finance exceptions", icon=":material/receipt_long:", url_path="exceptions"),
+    st.Page("views/traces.py", title="Recall traces", icon=":material/troubleshoot:", url_path="traces"),
+    st.Page("views/tickets.py", title="Support tickets", icon=":material/support_agent:", url_path="tickets"),
+    st.Page("views/migration.py", title="Migration to tags", icon=":material/label:", url_path="migration"),
+    st.Page("views/audit.py", title="Audit log", icon=":material/history:", url_path="audit"),
 ]
 
 page = st.navigation(PAGES)

@@ -1,4 +1,5 @@
-"""Streamlit-side wiring for the support pages: cached ticket recalls with per-customer invalidation. The logic lives in ticket_recall / ticket_decisions / migration."""
+"""Streamlit-side wiring for the support pages: cached ticket recalls with per-customer invalidation.
+The logic lives in ticket_recall / ticket_decisions / migration."""
 
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ def test_unreachable_server_keeps_decisions_and_shows_them(monkeypatch, tmp_path
     assert not at.exception and outbox.pending_count() == 3
 
     # AppTest's switch_page runs the page alone (no banner from app.py): the browser test covers that.
-    at.switch_page("pages/audit.py").run()
+    at.switch_page("views/audit.py").run()
     assert not at.exception
     table = at.dataframe[0].value
     assert list(table["case_id"]) == ["E-0002", "E-0001", "E-0000"]

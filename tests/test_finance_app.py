@@ -12,7 +12,7 @@ from dashboard.outbox import Outbox
 from dashboard.seed import finance_records, seed_bank
 
 APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
-PAGE = "pages/exceptions.py"
+PAGE = "views/exceptions.py"
 
 
 @pytest.fixture

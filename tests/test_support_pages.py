@@ -43,7 +43,7 @@ def _texts(at) -> str:
 
 
 def test_tickets_page_shows_legacy_evidence_with_reasons_and_a_decision_lands_on_the_tagged_path(hindsight, app_env):
-    at = _page("pages/tickets.py")
+    at = _page("views/tickets.py")
     queue = at.dataframe[0].value
     assert list(queue["ticket"])[:3] == ["T-2001", "T-2002", "T-2003"] and len(queue) == 12
     assert any("Select a ticket" in i.value for i in at.info)
@@ -85,7 +85,7 @@ def test_deep_link_opens_a_ticket_on_the_tagged_path(hindsight, app_env):
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params["ticket"] = "T-2003"
     at.run()
-    at.switch_page("pages/tickets.py").run()
+    at.switch_page("views/tickets.py").run()
     assert not at.exception, at.exception
     assert any("Tagged path" in s.value for s in at.success)
     tagged = at.dataframe[1].value
@@ -94,7 +94,7 @@ def test_deep_link_opens_a_ticket_on_the_tagged_path(hindsight, app_env):
 
 
 def test_migration_page_dry_run_then_apply(hindsight, app_env):
-    at = _page("pages/migration.py")
+    at = _page("views/migration.py")
     records = next(df.value for df in at.dataframe if "status" in df.value.columns)
     assert (records["status"] == "reliable").sum() == 9 and (records["status"] == "failed").sum() == 4
     assert (records["reason"].str.len() > 0).all()

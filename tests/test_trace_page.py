@@ -15,7 +15,7 @@ from dashboard.models import MemoryRecord
 from dashboard.trace_request import TraceRequest
 
 APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
-PAGE = "pages/traces.py"
+PAGE = "views/traces.py"
 INJECTION = "![x](http://attacker.invalid/p.png) <img src=x onerror=alert(1)> **bold**"
 
 

@@ -11,24 +11,70 @@ from __future__ import annotations
 
 import asyncio
 import json
+import queue
+import re
 import threading
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Awaitable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
+import aiohttp
 from hindsight_client import Hindsight
+from hindsight_client_api.exceptions import ApiException
 
 from dashboard.hindsight_models import Budget, RecallResponse, TagsMatch
-from dashboard.models import MemoryRecord
+from dashboard.models import MAX_TAG_LENGTH, MemoryRecord
 
 RETAIN_BATCH_SIZE = 50
+RECALL_CONCURRENCY = 4  # measured: the server is ~one core; more in flight only queues
 T = TypeVar("T")
 
 
-class HindsightUnavailable(RuntimeError):
-    """Hindsight could not be reached or refused the request."""
+MAX_QUERY_CHARS = 5000
+
+
+class HindsightError(RuntimeError):
+    """Base of what the gateway raises: pages catch this, never the client's own types."""
+
+
+class HindsightUnavailable(HindsightError):
+    """Hindsight could not be reached, timed out or failed (5xx): worth retrying later."""
+
+
+class HindsightRequestRejected(HindsightError, ValueError):
+    """Hindsight refused the request as invalid (4xx), or we refused to send it: fix the input."""
+
+
+def _server_message(body: str | None) -> str:
+    """The human part of a FastAPI error body: {"detail": [{"loc": [...], "msg": "..."}]} or {"detail": "..."}."""
+    try:
+        detail = json.loads(body or "").get("detail")
+    except (ValueError, AttributeError):
+        return (body or "").strip()[:300]
+    if isinstance(detail, list):
+        return "; ".join(f"{'.'.join(str(p) for p in d.get('loc', [])[1:])}: {d.get('msg', '')}" for d in detail)
+    return str(detail)
+
+
+def check_query(query: str) -> str:
+    """A recall query the server will accept, or a clear error naming the field."""
+    text = query.strip()
+    if not re.search(r"\w", text):
+        raise HindsightRequestRejected("query: needs at least one letter or digit")
+    if len(text) > MAX_QUERY_CHARS:
+        raise HindsightRequestRejected(f"query: {len(text):,} characters; the limit is {MAX_QUERY_CHARS:,}")
+    return text
+
+
+def check_tags(tags: list[str] | None) -> list[str] | None:
+    for i, tag in enumerate(tags or [], 1):
+        if not tag.strip() or len(tag) > MAX_TAG_LENGTH or any(ord(ch) < 32 for ch in tag):
+            raise HindsightRequestRejected(
+                f"tags[{i}]: {tag[:40]!r} must be 1-{MAX_TAG_LENGTH} characters without control characters"
+            )
+    return tags
 
 
 class HindsightGateway:
@@ -42,8 +88,16 @@ class HindsightGateway:
         self._thread.start()
 
     def _run(self, coroutine: Awaitable[T]) -> T:
-        """Run a client coroutine on the gateway's loop and wait for it, from any thread."""
-        return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+        """Run a client coroutine on the gateway's loop and wait for it, from any thread;
+        the client's own exceptions come out as HindsightUnavailable or HindsightRequestRejected."""
+        try:
+            return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+        except ApiException as exc:
+            if exc.status is not None and 400 <= exc.status < 500:
+                raise HindsightRequestRejected(f"Hindsight refused the request: {_server_message(exc.body)}") from exc
+            raise HindsightUnavailable(f"Hindsight at {self.base_url} failed: HTTP {exc.status} {exc.reason or ''}".strip()) from exc
+        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
+            raise HindsightUnavailable(f"Hindsight at {self.base_url} is unreachable: {exc or type(exc).__name__}") from exc
 
     def __repr__(self) -> str:  # never show the key
         return f"HindsightGateway({self.base_url!r})"

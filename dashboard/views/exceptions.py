@@ -6,6 +6,7 @@ import streamlit as st
 
 from components.decision_form import decision_form
 from components.evidence import render_case_facts, render_crowd_out, render_decided, render_evidence, render_recommendation
+from dashboard.hindsight_gateway import HindsightError
 from dashboard import demo_data, exception_queue, finance_runtime, runtime
 from dashboard.finance_decisions import DecisionError, build_decision, decision_record, decisions_by_case, submit
 from dashboard.finance_recall import DEFAULT_K, MAX_K, CaseKey
@@ -68,7 +69,7 @@ try:
     result = finance_runtime.recall_case(bank, key, case.recall_query(), k)
     if result.crowd_out is None and st.session_state.get(f"crowd_{bank}_{case.id}_{k}"):
         result = finance_runtime.with_crowd_out(bank, key, case.recall_query(), k)
-except Exception as exc:  # the client raises its own types for HTTP and network errors
+except HindsightError as exc:
     st.error(f"Recall from Hindsight at {settings.base_url} failed.", icon=":material/error:")
     st.text(f"{type(exc).__name__}: {exc}")
     st.stop()

@@ -1,6 +1,7 @@
 import streamlit as st
 
 from components.admission import render_coverage, render_plan, render_report
+from dashboard.hindsight_gateway import HindsightError
 from dashboard import demo_data, migration, runtime, support_runtime
 from dashboard.models import Customer
 from dashboard.queues import QueueFileError, load_rows
@@ -32,7 +33,7 @@ if report is not None:
 
 try:
     plan = migration.plan(runtime.gateway(), bank, customers)
-except Exception as exc:  # the client raises its own types for HTTP and network errors
+except HindsightError as exc:
     st.error(f"Hindsight at {settings.base_url} could not be read.", icon=":material/error:")
     st.text(f"{type(exc).__name__}: {exc}")
     st.stop()

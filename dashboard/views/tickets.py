@@ -5,6 +5,7 @@ import streamlit as st
 
 from components.admission import render_decision_state, render_recall
 from components.identity import signed_in_reviewer
+from dashboard.hindsight_gateway import HindsightError
 from dashboard import demo_data, runtime, support_runtime
 from dashboard.legacy_admission import AmbiguousName
 from dashboard.migration import check_directory
@@ -86,7 +87,7 @@ except AmbiguousName as exc:
     st.error("This customer's name cannot be used for recall:")
     st.text(str(exc))
     st.stop()
-except Exception as exc:  # the client raises its own types for HTTP and network errors
+except HindsightError as exc:
     st.error(f"Recall from Hindsight at {settings.base_url} failed.", icon=":material/error:")
     st.text(f"{type(exc).__name__}: {exc}")
     recall = None

@@ -2,6 +2,7 @@ import streamlit as st
 
 from components.trace_link import trace_url
 from components.trace_view import render_console, render_trace
+from dashboard.hindsight_gateway import HindsightError
 from dashboard import runtime
 from dashboard.trace_request import TraceRequest, TraceStore
 
@@ -39,7 +40,7 @@ if linked is None:
 refresh = st.button("Run the recall again", key="trace_refresh", icon=":material/refresh:")
 try:
     traced = store.get_or_fetch(runtime.gateway(), linked, refresh=refresh or submitted is not None)
-except Exception as exc:  # the client raises its own exception types; show what went wrong, not a stack
+except HindsightError as exc:
     st.error(f"Could not fetch the trace from Hindsight at {runtime.settings().base_url}.", icon=":material/error:")
     st.code(f"{type(exc).__name__}: {exc}", language=None)
     st.stop()

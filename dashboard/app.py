@@ -10,6 +10,7 @@ st.set_page_config(page_title="Recall Review", page_icon=":material/fact_check:"
 
 PAGES = [
     st.Page("views/home.py", title="Home", icon=":material/home:", default=True),
+    st.Page("views/overview.py", title="Overview", icon=":material/monitoring:", url_path="overview"),
     st.Page("views/exceptions.py", title="Finance exceptions", icon=":material/receipt_long:", url_path="exceptions"),
     st.Page("views/traces.py", title="Recall traces", icon=":material/troubleshoot:", url_path="traces"),
     st.Page("views/tickets.py", title="Support tickets", icon=":material/support_agent:", url_path="tickets"),

@@ -38,7 +38,11 @@ def bump_generation(bank_id: str, key: CaseKey) -> None:
 def _cached_recall(base_url: str, bank_id: str, query: str, vendor: str, etype: str, name: str, k: int, gen: int) -> TwoStageResult:
     # base_url and gen are part of the cache key only.
     key = CaseKey(vendor_code=vendor, exception_type=etype, vendor_name=name)
-    return two_stage_recall(runtime.gateway().recall, bank_id, key, query, k=k)
+    log = runtime.recall_log()
+    with log.timed("finance two-stage"):
+        result = two_stage_recall(runtime.gateway().recall, bank_id, key, query, k=k)
+    log.add_finance(result)
+    return result
 
 
 def _args(bank_id: str, key: CaseKey, query: str, k: int) -> tuple:
@@ -52,7 +56,12 @@ def recall_case(bank_id: str, key: CaseKey, query: str, k: int) -> TwoStageResul
 
 @st.cache_data(ttl=RECALL_TTL_S, max_entries=500, show_spinner="Checking crowd-out...")
 def _cached_crowd_out(base_url: str, bank_id: str, query: str, vendor: str, etype: str, name: str, k: int, gen: int) -> TwoStageResult:
-    return check_crowd_out(runtime.gateway().recall, _cached_recall(base_url, bank_id, query, vendor, etype, name, k, gen))
+    base = _cached_recall(base_url, bank_id, query, vendor, etype, name, k, gen)
+    log = runtime.recall_log()
+    with log.timed("finance crowd-out check"):
+        result = check_crowd_out(runtime.gateway().recall, base)
+    log.add_finance(result)
+    return result
 
 
 def with_crowd_out(bank_id: str, key: CaseKey, query: str, k: int) -> TwoStageResult:

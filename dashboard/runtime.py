@@ -6,6 +6,7 @@ import streamlit as st
 
 from dashboard.hindsight_gateway import HindsightGateway, HindsightUnavailable
 from dashboard.outbox import DeliveryReport, Outbox
+from dashboard.recall_log import RecallLog
 from dashboard.settings import Settings, load_settings
 
 
@@ -23,6 +24,12 @@ def gateway() -> HindsightGateway:
 @st.cache_resource
 def outbox() -> Outbox:
     return Outbox(settings().data_dir / "decisions.sqlite3")
+
+
+@st.cache_resource
+def recall_log() -> RecallLog:
+    """Recall wall times (last 500 per kind) and the latest result per case, for the Overview page."""
+    return RecallLog()
 
 
 @st.cache_data(ttl=5, show_spinner=False)

@@ -35,7 +35,11 @@ def invalidate(customer: str | None = None) -> None:
 @st.cache_data(ttl=RECALL_TTL_S, show_spinner=False, max_entries=200)
 def _cached_recall(base_url: str, bank_id: str, customer: str, issue: str, generation: int) -> TicketRecall:
     # base_url and `generation` are only part of the cache key (no leading underscore: Streamlit would not hash them).
-    return recall_for_ticket(runtime.gateway().recall, bank_id, customer, issue)
+    log = runtime.recall_log()
+    with log.timed("ticket"):
+        result = recall_for_ticket(runtime.gateway().recall, bank_id, customer, issue)
+    log.add_ticket(bank_id, issue, result)
+    return result
 
 
 def recall(bank_id: str, customer: str, issue: str) -> TicketRecall:

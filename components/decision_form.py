@@ -28,6 +28,11 @@ class FormInput:
 def decision_form(case: ExceptionCase, rec: Recommendation) -> FormInput | None:
     """Draw the form; returns what was submitted (not yet validated), or None."""
     signed_in = signed_in_reviewer()
+    if signed_in:
+        st.text(f"Recorded as {signed_in} (signed in).")
+        reviewer = signed_in
+    else:  # outside the form: the Approve key (A) records under it without submitting the form
+        reviewer = st.text_input("Reviewer name", max_chars=120, key="reviewer_name", help="Required. Recorded as unauthenticated: login is not configured.")
     with st.form(key=f"decision_form_{case.id}"):
         choice = st.radio(
             "Decision", [APPROVE, OVERRIDE], horizontal=True, key="decision_choice",
@@ -40,15 +45,19 @@ def decision_form(case: ExceptionCase, rec: Recommendation) -> FormInput | None:
             format_func=lambda code: f"{code}: {REASON_CODES[code]}", key="decision_reason",
         )  # fmt: skip
         note = st.text_area("Note", max_chars=4000, key="decision_note")
-        if signed_in:
-            st.text(f"Recorded as {signed_in} (signed in).")
-            reviewer = signed_in
-        else:
-            reviewer = st.text_input("Reviewer name", max_chars=120, key="reviewer_name", help="Required. Recorded as unauthenticated: login is not configured.")
         submitted = st.form_submit_button("Submit decision", type="primary", key=SUBMIT_KEY)
     if not submitted:
         return None
     return FormInput(
         action="approve_recommendation" if choice == APPROVE else "override", outcome=outcome, reason_code=reason,
         note=note or "", reviewer=reviewer, authenticated=bool(signed_in),
+    )  # fmt: skip
+
+
+def quick_approval() -> FormInput:
+    """What the Approve key submits: the recommendation as it is, under the current reviewer identity."""
+    signed_in = signed_in_reviewer()
+    return FormInput(
+        action="approve_recommendation", outcome=None, reason_code=None, note="",
+        reviewer=signed_in or st.session_state.get("reviewer_name"), authenticated=bool(signed_in),
     )  # fmt: skip

@@ -4,7 +4,8 @@ from datetime import date
 
 import streamlit as st
 
-from components.decision_form import decision_form
+from components.decision_form import OVERRIDE, decision_form, quick_approval
+from components.review_keys import review_keys
 from components.evidence import render_case_facts, render_crowd_out, render_decided, render_evidence, render_recommendation
 from dashboard.hindsight_gateway import HindsightError
 from dashboard import demo_data, exception_queue, finance_runtime, runtime
@@ -56,6 +57,7 @@ if st.query_params.get("case") != case.id:
 
 st.divider()
 st.header(f"{case.id}: {case.vendor_code} {case.exception_type.replace('_', ' ')}")
+keys = review_keys([c.id for c in shown], case.id, table_key=QUEUE_KEY, param="case", prefix="exc", override_state=("decision_choice", OVERRIDE))
 flash = st.session_state.pop(FLASH, None)
 if flash and flash["case"] == case.id:
     (st.success if flash["ok"] else st.warning)(flash["message"], icon=":material/save:")
@@ -87,6 +89,8 @@ render_evidence(result)
 
 st.subheader("Your decision")
 submitted = decision_form(case, rec)
+if keys.approve and not submitted:
+    submitted = quick_approval()
 if submitted:
     try:
         decision = build_decision(

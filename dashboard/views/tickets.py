@@ -5,6 +5,7 @@ import streamlit as st
 
 from components.admission import render_decision_state, render_recall
 from components.identity import signed_in_reviewer
+from components.review_keys import review_keys
 from dashboard.hindsight_gateway import HindsightError
 from dashboard import demo_data, runtime, support_runtime
 from dashboard.legacy_admission import AmbiguousName
@@ -72,6 +73,9 @@ if ticket_id is None:
 ticket = by_id[ticket_id]
 st.divider()
 st.header(f"Ticket {ticket.id}")
+keys = review_keys(
+    list(queue["ticket"]), ticket.id, table_key=QUEUE_KEY, param="ticket", prefix="tic", override_state=(f"ticket_action_{ticket.id}", "override")
+)  # fmt: skip
 st.text(f"Customer: {ticket.customer}   opened {ticket.opened_on.isoformat()}")
 if ticket.customer not in known:
     st.warning("This customer is not in the customer directory.")
@@ -110,6 +114,12 @@ if stored is not None and stored.state == "pending":
         st.rerun()
 
 reviewer_signed_in = signed_in_reviewer()
+if reviewer_signed_in is None:  # outside the form: the Approve key (A) records under it without submitting the form
+    reviewer = st.text_input("Reviewer name (required; recorded as unauthenticated)", key="ticket_reviewer", max_chars=120)
+    authenticated = False
+else:
+    reviewer, authenticated = reviewer_signed_in, True
+    st.text(f"Signed in as {reviewer}")
 with st.form(f"ticket_decision_{ticket.id}", clear_on_submit=False):
     action = st.radio("Action", list(ACTIONS), format_func=ACTIONS.get, key=f"ticket_action_{ticket.id}", horizontal=True)
     response = st.text_area(
@@ -117,13 +127,9 @@ with st.form(f"ticket_decision_{ticket.id}", clear_on_submit=False):
         value=ticket.drafted_response, key=f"ticket_response_{ticket.id}", max_chars=8000,
     )  # fmt: skip
     note = st.text_area("Note (required for an override)", key=f"ticket_note_{ticket.id}", max_chars=4000)
-    if reviewer_signed_in is None:
-        reviewer = st.text_input("Reviewer name (required; recorded as unauthenticated)", key="ticket_reviewer", max_chars=120)
-        authenticated = False
-    else:
-        reviewer, authenticated = reviewer_signed_in, True
-        st.text(f"Signed in as {reviewer}")
     submitted = st.form_submit_button("Record decision", type="primary", icon=":material/gavel:")
+if keys.approve and not submitted:  # the A key: approve the drafted response as it is
+    submitted, action, note = True, "approve", ""
 
 if submitted:
     try:

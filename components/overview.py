@@ -9,7 +9,7 @@ from dashboard.overview import BankSummary, QueueSummary, ServerSummary
 
 
 def render_server(server: ServerSummary) -> None:
-    mode = "embedded (started by this project)" if server.embedded else "external"
+    mode = "embedded, started by this project" if server.embedded else "external server"
     if server.healthy:
         st.success(f"Hindsight {server.version} is healthy at {server.url} ({mode}).", icon=":material/check_circle:")
     else:

@@ -10,6 +10,12 @@ st.caption(
     "with the evidence, why each memory was admitted, and a human decision retained back into memory."
 )
 
+with st.container(horizontal=True):
+    st.page_link("views/exceptions.py", label="Review finance exceptions", icon=":material/receipt_long:")
+    st.page_link("views/tickets.py", label="Audit support tickets", icon=":material/support_agent:")
+    st.page_link("views/overview.py", label="Overview for stakeholders", icon=":material/monitoring:")
+    st.page_link("views/traces.py", label="Explore a recall trace", icon=":material/troubleshoot:")
+
 overview = build_overview(runtime.gateway(), runtime.settings())
 render_server(overview.server)
 left, right = st.columns(2)

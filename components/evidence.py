@@ -115,7 +115,7 @@ def _trace(result: TwoStageResult, info: PassInfo, label: str) -> None:
         return
     trace_link(
         TraceRequest(bank=result.bank_id, query=result.query, tags=tuple(info.tags), tags_match=info.tags_match,
-                     max_tokens=info.max_tokens),
+                     max_tokens=info.max_tokens, budget=info.budget, types=tuple(info.types) if info.types else None),
         label=label,
     )  # fmt: skip
 

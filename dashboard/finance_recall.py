@@ -14,19 +14,25 @@ At most two server calls per case, one when pass 1 fills k. No Streamlit here.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from dashboard.hindsight_models import RecalledMemory, RecallResponse, Scores, TagsMatch
+from dashboard.hindsight_models import Budget, RecalledMemory, RecallResponse, Scores, TagsMatch
 from dashboard.models import EXCEPTION_TYPES, ExceptionCase, _HasVendor, type_tag, vendor_tag
 
 DEFAULT_K = 5
 MAX_K = 50
-# Recall has no result limit: the token budget is what bounds a response. A precedent is ~60-120
-# tokens; ask for about what k records need (never less than the server's smallest useful budget).
+# Lean requests (issue 7). Recall has no result limit: max_tokens is what bounds a response. A
+# precedent is ~60-120 tokens; ask for about what k records need. `budget` is the per-arm candidate
+# limit (low 100, mid 300, high 1000); both passes are tag-filtered in SQL, so the candidates are
+# already this vendor/type's records. Chosen by measurement (`python -m dashboard bench`, README
+# "Performance"): the lean request returns the same top k as the server's defaults, faster.
 TOKENS_PER_RECORD = 300
 MIN_MAX_TOKENS = 1024
+LEAN_BUDGET: Budget = "low"
+LEAN_TYPES: list[str] | None = None  # None = the server's default fact types (see README "Performance")
 
 Pass = Literal["exact", "broader"]
 
@@ -35,8 +41,18 @@ class RecallFn(Protocol):
     """HindsightGateway.recall, or a test double with the same keyword arguments."""
 
     def __call__(
-        self, bank_id: str, query: str, *, tags: list[str] | None, tags_match: TagsMatch, max_tokens: int
-    ) -> RecallResponse: ...
+        self, bank_id: str, query: str, *, tags: list[str] | None, tags_match: TagsMatch, max_tokens: int,
+        budget: Budget = "mid", types: list[str] | None = None,
+    ) -> RecallResponse: ...  # fmt: skip
+
+
+class AsyncRecallFn(Protocol):
+    """HindsightGateway.arecall (a coroutine on the gateway's loop), same keyword arguments."""
+
+    def __call__(
+        self, bank_id: str, query: str, *, tags: list[str] | None, tags_match: TagsMatch, max_tokens: int,
+        budget: Budget = "mid", types: list[str] | None = None,
+    ) -> Awaitable[RecallResponse]: ...  # fmt: skip
 
 
 class InvalidCase(ValueError):
@@ -122,6 +138,8 @@ class PassInfo(BaseModel):
     tags_match: TagsMatch
     max_tokens: int
     returned: int
+    budget: Budget = "mid"
+    types: list[str] | None = None
 
 
 class CrowdOut(BaseModel):
@@ -184,22 +202,24 @@ def crowd_out_from(single_pass: list[RecalledMemory], exact: list[Evidence], k: 
     )
 
 
-def two_stage_recall(recall: RecallFn, bank_id: str, key: CaseKey, query: str, k: int = DEFAULT_K) -> TwoStageResult:
-    """Exact (all_strict) first; broader (any_strict) only when pass 1 returns fewer than k."""
-    k = _check_k(k)
-    query = query.strip() or key.default_query()
-    tags, max_tokens = key.tags, max_tokens_for(k)
-    first = recall(bank_id, query, tags=tags, tags_match="all_strict", max_tokens=max_tokens).results
+def _request(key: CaseKey, k: int, budget: Budget | None, types: list[str] | None) -> dict:
+    return {"tags": key.tags, "max_tokens": max_tokens_for(k), "budget": budget or LEAN_BUDGET, "types": types}
+
+
+def _after_pass1(bank_id: str, key: CaseKey, query: str, k: int, req: dict, first: list[RecalledMemory]):
+    """(finished result or None, exact, seen, pass1 info)."""
     exact, seen = [], set()
     for memory in first:
         if memory.id not in seen and len(exact) < k:
             seen.add(memory.id)
             exact.append(Evidence.of(memory, "exact", len(exact) + 1))
-    pass1 = PassInfo(tags=tags, tags_match="all_strict", max_tokens=max_tokens, returned=len(first))
+    pass1 = PassInfo(tags_match="all_strict", returned=len(first), **req)
     if len(first) >= k:
-        return TwoStageResult(bank_id=bank_id, query=query, key=key, k=k, exact=exact, broader=[], pass1=pass1, calls=1)
+        return TwoStageResult(bank_id=bank_id, query=query, key=key, k=k, exact=exact, broader=[], pass1=pass1, calls=1), exact, seen, pass1
+    return None, exact, seen, pass1
 
-    second = recall(bank_id, query, tags=tags, tags_match="any_strict", max_tokens=max_tokens).results
+
+def _after_pass2(bank_id, key, query, k, req, exact, seen, pass1, second: list[RecalledMemory]) -> TwoStageResult:
     broader: list[Evidence] = []
     for memory in second:
         if len(exact) + len(broader) >= k:
@@ -207,18 +227,52 @@ def two_stage_recall(recall: RecallFn, bank_id: str, key: CaseKey, query: str, k
         if memory.id not in seen:
             seen.add(memory.id)
             broader.append(Evidence.of(memory, "broader", len(exact) + len(broader) + 1))
-    pass2 = PassInfo(tags=tags, tags_match="any_strict", max_tokens=max_tokens, returned=len(second))
+    pass2 = PassInfo(tags_match="any_strict", returned=len(second), **req)
     return TwoStageResult(
         bank_id=bank_id, query=query, key=key, k=k, exact=exact, broader=broader, pass1=pass1, pass2=pass2,
         crowd_out=crowd_out_from(second, exact, k, reused_pass2=True), calls=2,
     )  # fmt: skip
 
 
+def two_stage_recall(
+    recall: RecallFn, bank_id: str, key: CaseKey, query: str, k: int = DEFAULT_K,
+    budget: Budget | None = None, types: list[str] | None = LEAN_TYPES,
+) -> TwoStageResult:  # fmt: skip
+    """Exact (all_strict) first; broader (any_strict) only when pass 1 returns fewer than k."""
+    k = _check_k(k)
+    query = query.strip() or key.default_query()
+    req = _request(key, k, budget, types)
+    first = recall(bank_id, query, tags_match="all_strict", **req).results
+    done, exact, seen, pass1 = _after_pass1(bank_id, key, query, k, req, first)
+    if done is not None:
+        return done
+    second = recall(bank_id, query, tags_match="any_strict", **req).results
+    return _after_pass2(bank_id, key, query, k, req, exact, seen, pass1, second)
+
+
+async def atwo_stage_recall(
+    arecall: AsyncRecallFn, bank_id: str, key: CaseKey, query: str, k: int = DEFAULT_K,
+    budget: Budget | None = None, types: list[str] | None = LEAN_TYPES,
+) -> TwoStageResult:  # fmt: skip
+    """two_stage_recall as a coroutine (for HindsightGateway.recall_many): the same calls, the same result."""
+    k = _check_k(k)
+    query = query.strip() or key.default_query()
+    req = _request(key, k, budget, types)
+    first = (await arecall(bank_id, query, tags_match="all_strict", **req)).results
+    done, exact, seen, pass1 = _after_pass1(bank_id, key, query, k, req, first)
+    if done is not None:
+        return done
+    second = (await arecall(bank_id, query, tags_match="any_strict", **req)).results
+    return _after_pass2(bank_id, key, query, k, req, exact, seen, pass1, second)
+
+
 def check_crowd_out(recall: RecallFn, result: TwoStageResult) -> TwoStageResult:
     """The result with its crowd-out check; costs one call only when pass 2 was skipped."""
     if result.crowd_out is not None:
         return result
+    p = result.pass1
     single = recall(
-        result.bank_id, result.query, tags=result.key.tags, tags_match="any_strict", max_tokens=result.pass1.max_tokens
-    ).results
+        result.bank_id, result.query, tags=result.key.tags, tags_match="any_strict", max_tokens=p.max_tokens,
+        budget=p.budget, types=p.types,
+    ).results  # fmt: skip
     return result.with_crowd_out(crowd_out_from(single, result.exact, result.k, reused_pass2=False))

@@ -24,7 +24,11 @@ ENV_NAMES = {
     "data_dir": "RECALL_REVIEW_DATA_DIR",
     "api_port": "RECALL_REVIEW_API_PORT",
     "pg_port": "RECALL_REVIEW_PG_PORT",
+    "exceptions_file": "RECALL_REVIEW_EXCEPTIONS_FILE",
+    "tickets_file": "RECALL_REVIEW_TICKETS_FILE",
+    "customers_file": "RECALL_REVIEW_CUSTOMERS_FILE",
 }
+_DEMO = Path(__file__).resolve().parent / "demo_data"
 
 
 class Settings(BaseModel):
@@ -35,6 +39,10 @@ class Settings(BaseModel):
     data_dir: Path = REPO_ROOT / ".data"
     api_port: int = Field(default=8888, ge=1024, le=65535)
     pg_port: int = Field(default=5433, ge=1024, le=65535)
+    # queue and directory files the pages load (CSV or JSON); the demo files by default
+    exceptions_file: Path = _DEMO / "exceptions.csv"
+    tickets_file: Path = _DEMO / "tickets.csv"
+    customers_file: Path = _DEMO / "customers.json"
 
     @field_validator("hindsight_api_url")
     @classmethod

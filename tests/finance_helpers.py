@@ -23,7 +23,7 @@ class FakeRecall:
         self.ranking = ranking
         self.calls: list[tuple[str, tuple[str, ...]]] = []
 
-    def __call__(self, bank_id, query, *, tags, tags_match, max_tokens):
+    def __call__(self, bank_id, query, *, tags, tags_match, max_tokens, budget="mid", types=None):
         self.calls.append((tags_match, tuple(tags or ())))
         want = set(tags or ())
         hits = []

@@ -8,7 +8,7 @@ from components.decision_form import OVERRIDE, decision_form, quick_approval
 from components.review_keys import review_keys
 from components.evidence import render_case_facts, render_crowd_out, render_decided, render_evidence, render_recommendation
 from dashboard.hindsight_gateway import HindsightError
-from dashboard import demo_data, exception_queue, finance_runtime, runtime
+from dashboard import exception_queue, finance_runtime, runtime
 from dashboard.finance_decisions import DecisionError, build_decision, decision_record, decisions_by_case, submit
 from dashboard.finance_recall import DEFAULT_K, MAX_K, CaseKey
 from dashboard.models import EXCEPTION_TYPES, ExceptionCase
@@ -17,6 +17,7 @@ from dashboard.recommendation import assess
 
 QUEUE_KEY = "exception_queue"
 FLASH = "exceptions_flash"
+PRELOAD = 200  # visible cases whose recalls load with the queue
 
 st.title("Finance exceptions")
 st.caption("Exact precedents (this vendor AND this type) apart from broader ones; approve or override the agent.")
@@ -25,7 +26,7 @@ settings = runtime.settings()
 bank = settings.finance_bank
 today = date.today()
 try:
-    cases = load_rows(demo_data.EXCEPTIONS, ExceptionCase)
+    cases = load_rows(settings.exceptions_file, ExceptionCase)
 except QueueFileError as exc:
     st.error("The exception queue could not be loaded: nothing was imported.", icon=":material/error:")
     st.text(str(exc))
@@ -45,6 +46,20 @@ event = st.dataframe(
     column_config={"invoice amount": st.column_config.NumberColumn(format="%.2f"), "variance": st.column_config.NumberColumn(format="%+.2f")},
 )  # fmt: skip
 st.caption(f"{len(shown)} of {len(cases)} exceptions; {sum(1 for c in cases if c.id in decided)} decided. Select a row to review it.")
+
+# Load the visible queue's recalls (no traces; 1-2 calls per case, at most 4 in flight) into the cache the
+# case view reads: opening a loaded case makes no network call. Beyond PRELOAD cases, on request.
+queue_k = int(st.session_state.get("exceptions_k", DEFAULT_K))
+to_load = shown if len(shown) <= PRELOAD or st.session_state.get("exceptions_load_all") else shown[:PRELOAD]
+if len(shown) > PRELOAD and not st.session_state.get("exceptions_load_all"):
+    st.button(f"Load recalls for all {len(shown)} visible cases (the first {PRELOAD} load automatically)", key="exceptions_load_all")
+bar = st.empty()
+loaded = finance_runtime.load_queue(
+    bank, to_load, queue_k, progress=lambda done, total: bar.progress(done / total, text=f"Recalling precedents: {done} of {total} cases")
+)  # fmt: skip
+bar.empty()
+if loaded["failed"]:
+    st.warning(f"Recall failed for {loaded['failed']} of {len(to_load)} cases; they are recalled again when opened.", icon=":material/error:")
 
 case, problem = exception_queue.resolve_case(shown, list(event.selection.rows), st.query_params.get("case"))
 if problem:

@@ -2,7 +2,7 @@ import streamlit as st
 
 from components.admission import render_coverage, render_plan, render_report
 from dashboard.hindsight_gateway import HindsightError
-from dashboard import demo_data, migration, runtime, support_runtime
+from dashboard import migration, runtime, support_runtime
 from dashboard.models import Customer
 from dashboard.queues import QueueFileError, load_rows
 
@@ -16,7 +16,7 @@ st.caption(
 )
 
 try:
-    customers = load_rows(demo_data.CUSTOMERS, Customer, id_field="name")
+    customers = load_rows(runtime.settings().customers_file, Customer, id_field="name")
 except QueueFileError as exc:
     st.error("The customer directory could not be loaded:", icon=":material/error:")
     st.text(str(exc))

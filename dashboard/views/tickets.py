@@ -7,7 +7,7 @@ from components.admission import render_decision_state, render_recall
 from components.identity import signed_in_reviewer
 from components.review_keys import review_keys
 from dashboard.hindsight_gateway import HindsightError
-from dashboard import demo_data, runtime, support_runtime
+from dashboard import runtime, support_runtime
 from dashboard.legacy_admission import AmbiguousName
 from dashboard.migration import check_directory
 from dashboard.models import Customer, Ticket
@@ -24,8 +24,8 @@ st.caption(
 )
 
 try:
-    tickets = load_rows(demo_data.TICKETS, Ticket)
-    customers = load_rows(demo_data.CUSTOMERS, Customer, id_field="name")
+    tickets = load_rows(runtime.settings().tickets_file, Ticket)
+    customers = load_rows(runtime.settings().customers_file, Customer, id_field="name")
 except QueueFileError as exc:
     st.error("The ticket queue or the customer directory could not be loaded:", icon=":material/error:")
     st.text(str(exc))

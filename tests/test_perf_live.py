@@ -1,0 +1,130 @@
+"""Issue 7 on the real server: calls per case while loading a queue, no traces, cached cases make no
+call, invalidation after a decision, lean requests keep the exact precedents, and a bench smoke run."""
+
+import json
+import os
+import subprocess
+import sys
+from datetime import date
+from pathlib import Path
+
+import pytest
+import streamlit as st
+
+from dashboard import finance_runtime, runtime
+from dashboard.finance_recall import CaseKey, two_stage_recall
+from dashboard.models import ExceptionCase
+from tests.finance_helpers import precedent
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _case(cid, vendor, etype="price_variance"):
+    return ExceptionCase(
+        id=cid, vendor_code=vendor, vendor_name=f"Vendor {vendor}", exception_type=etype, invoice="INV-1", po="PO-1",
+        invoice_amount=110.0, po_amount=100.0, description="Brackets billed above the PO price.", opened_on=date(2026, 1, 5),
+    )  # fmt: skip
+
+
+@pytest.fixture
+def counted(hindsight, bank_id, monkeypatch):
+    """The real gateway with every recall counted (sync and async paths both go through arecall)."""
+    gw = hindsight.gateway
+    calls = []
+    real = type(gw).arecall.__get__(gw)
+
+    async def arecall(bank, query, **kwargs):
+        calls.append({"bank": bank, **kwargs})
+        return await real(bank, query, **kwargs)
+
+    monkeypatch.setattr(gw, "arecall", arecall)
+    monkeypatch.setattr(runtime, "gateway", lambda: gw)
+    st.cache_resource.clear()
+    records = [precedent(f"RICH-{i}", "V01", "price_variance") for i in range(6)]  # pass 1 fills k=5
+    records += [precedent("THIN-1", "V02", "price_variance"), precedent("THIN-2", "V02", "tax_mismatch")]
+    records += [precedent(f"OTHER-{i}", "V03", "price_variance") for i in range(4)]
+    gw.retain(bank_id, records)
+    yield gw, calls
+    st.cache_resource.clear()
+
+
+def test_queue_load_fills_the_cache_without_traces_and_with_at_most_two_calls(counted, bank_id):
+    gw, calls = counted
+    rich, thin = _case("E-1", "V01"), _case("E-2", "V02")
+    progress = []
+    counts = finance_runtime.load_queue(bank_id, [rich, thin], 5, progress=lambda d, t: progress.append((d, t)))
+    assert counts == {"cached": 0, "loaded": 2, "failed": 0} and progress == [(1, 2), (2, 2)]
+    assert not any(c.get("trace") for c in calls)  # loading a queue requests no trace
+    per_case = {v: sum(1 for c in calls if f"vendor:{v}" in c["tags"]) for v in ("V01", "V02")}
+    assert per_case == {"V01": 1, "V02": 2}  # one call when pass 1 fills k, two otherwise
+
+    calls.clear()
+    for case in (rich, thin):
+        result = finance_runtime.recall_case(bank_id, CaseKey.of(case), case.recall_query(), 5)
+        assert result.records
+    assert calls == []  # opening a cached case makes no network call
+    assert finance_runtime.with_crowd_out(bank_id, CaseKey.of(thin), thin.recall_query(), 5).crowd_out.reused_pass2
+    assert calls == []  # pass 2 ran: the crowd-out check reuses it
+
+    finance_runtime.bump_generation(bank_id, CaseKey.of(thin))  # a decision was retained for V02 / price_variance
+    for case in (rich, thin):
+        finance_runtime.recall_case(bank_id, CaseKey.of(case), case.recall_query(), 5)
+    assert {tuple(c["tags"]) for c in calls} == {("vendor:V02", "type:price_variance")} and len(calls) == 2
+    assert finance_runtime.load_queue(bank_id, [rich, thin], 5) == {"cached": 2, "loaded": 0, "failed": 0}
+
+
+def test_crowd_out_when_pass_two_was_skipped_costs_one_call_on_demand(counted, bank_id):
+    gw, calls = counted
+    rich = _case("E-1", "V01")
+    result = finance_runtime.recall_case(bank_id, CaseKey.of(rich), rich.recall_query(), 5)
+    assert result.pass2_skipped and result.crowd_out is None and len(calls) == 1
+    checked = finance_runtime.with_crowd_out(bank_id, CaseKey.of(rich), rich.recall_query(), 5)
+    assert checked.crowd_out is not None and not checked.crowd_out.reused_pass2 and len(calls) == 2
+    finance_runtime.with_crowd_out(bank_id, CaseKey.of(rich), rich.recall_query(), 5)
+    assert len(calls) == 2  # cached with its check
+
+
+def test_lean_requests_keep_the_exact_precedents(hindsight, bank_id):
+    """Many broader records of a richer vendor; the lean request (budget low, small max_tokens) must find
+    exactly the exact precedents the server's defaults find, and the same top k."""
+    gw = hindsight.gateway
+    records = [precedent(f"MINE-{i}", "V02", "price_variance") for i in range(3)]
+    records += [precedent(f"RICH-{i:03d}", "V01", "price_variance") for i in range(120)]
+    records += [precedent(f"SAMEV-{i}", "V02", "tax_mismatch") for i in range(10)]
+    gw.retain(bank_id, records)
+    key, query = CaseKey(vendor_code="V02", exception_type="price_variance"), "price variance for vendor V02 brackets"
+
+    def default(bank, q, **kw):
+        kw.update(budget="mid", max_tokens=4096)
+        return gw.recall(bank, q, **kw)
+
+    for k in (3, 5, 10):
+        lean, full = two_stage_recall(gw.recall, bank_id, key, query, k=k), two_stage_recall(default, bank_id, key, query, k=k)
+        assert lean.pass1.budget == "low" and lean.pass1.max_tokens < 4096
+        assert len(lean.exact) == min(k, 3) and {e.document_id for e in lean.exact} <= {"MINE-0", "MINE-1", "MINE-2"}
+        assert {e.id for e in lean.exact} == {e.id for e in full.exact}
+        assert [e.id for e in lean.records] == [e.id for e in full.records]
+
+
+def test_bench_smoke(hindsight):
+    env = {**os.environ, **hindsight.env()}
+    env.pop("HINDSIGHT_API_URL", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "dashboard", "bench", "--sizes", "40", "--repeat", "1", "--queues", "2,3", "--page-cases", "25", "--json"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout)
+    names = " | ".join(r["name"] for r in report["rows"])
+    for row in ("lean study, two-stage default", "lean study, two-stage low", "two-stage recall, lean (dashboard)",
+                "one default any_strict recall", "the same two-stage calls, raw client", "queue of 2: dashboard load",
+                "queue of 3: 3 default single recalls", "parse a", "parse + analyse", "warm rerun",
+                "replay over 300 candidates", "replay over 3,000 candidates"):  # fmt: skip
+        assert row in names, row
+    ratios = {r["name"]: r for r in report["ratios"]}
+    for name in ("dashboard overhead (two-stage vs the same raw client calls)", "two-stage lean vs one default any_strict (largest bank)",
+                 "queue of 17, cold, vs 17 sequential default recalls (largest bank)", "warm rerun, Exceptions page, 1,000 cases",
+                 "replay 3,000 candidates"):  # fmt: skip
+        assert isinstance(ratios[name]["value"], float) and ratios[name]["value"] > 0 and ratios[name]["verdict"] in ("PASS", "MISS")
+    assert all(isinstance(r["median_ms"], float) for r in report["rows"])
+    assert hindsight.server.status().healthy  # the bench reused the server and left it running

@@ -1,0 +1,111 @@
+"""Issue 7 without a server: the recall cache, the bounded trace store, recall_many's bounds and order."""
+
+import asyncio
+from datetime import UTC, datetime
+
+import pytest
+
+from dashboard.finance_recall import CaseKey, two_stage_recall
+from dashboard.hindsight_gateway import HindsightGateway
+from dashboard.hindsight_models import RecallResponse
+from dashboard.recall_cache import RecallCache
+from dashboard.trace_request import TracedRecall, TraceRequest, TraceStore
+from tests.finance_helpers import FakeRecall, precedent
+
+A = CaseKey(vendor_code="V01", exception_type="price_variance")
+B = CaseKey(vendor_code="V02", exception_type="price_variance")
+
+
+def _result(key):
+    return two_stage_recall(FakeRecall([precedent(f"P-{key.vendor_code}", key.vendor_code, key.exception_type)]), "bank", key, "q", k=3)
+
+
+def test_cache_hit_miss_ttl_and_bound():
+    now = [0.0]
+    cache = RecallCache(max_entries=2, ttl_s=10, clock=lambda: now[0])
+    assert cache.get("bank", A, "q", 3) is None
+    cache.put(_result(A))
+    assert cache.get("bank", A, "q", 3) is not None
+    assert cache.get("bank", A, "q", 4) is None and cache.get("bank", A, "other", 3) is None  # k and query are in the key
+    cache.put(_result(B))
+    cache.put(_result(CaseKey(vendor_code="V03", exception_type="tax_mismatch")))
+    assert len(cache) == 2  # bounded: the least recently used went
+    now[0] = 11
+    assert cache.get("bank", B, "q", 3) is None  # expired
+
+
+def test_invalidate_drops_only_that_vendor_and_type():
+    cache = RecallCache()
+    cache.put(_result(A))
+    cache.put(_result(B))
+    cache.invalidate("bank", A)
+    assert cache.get("bank", A, "q", 3) is None
+    assert cache.get("bank", B, "q", 3) is not None
+    assert cache.generation("bank", A) == 1 and cache.generation("bank", B) == 0
+
+
+def test_trace_store_keeps_at_most_its_bound():
+    class Gateway:
+        calls = 0
+
+        def recall(self, bank_id, query, **kwargs):
+            self.calls += 1
+            assert kwargs["trace"] is True
+            return RecallResponse()
+
+    store, gw = TraceStore(capacity=3), Gateway()
+    requests = [TraceRequest(bank="b", query=f"q{i}") for i in range(10)]
+    for r in requests:
+        store.get_or_fetch(gw, r)
+        assert len(store) <= 3
+    assert len(store) == 3 and store.requests() == requests[:-4:-1]
+    store.get_or_fetch(gw, requests[-1])
+    assert gw.calls == 10  # a kept trace is not fetched again
+    store.put(TracedRecall(request=requests[0], fetched_at=datetime.now(UTC), response=RecallResponse()))
+    assert len(store) == 3
+
+
+def test_recall_many_bounds_concurrency_keeps_order_and_reports_progress():
+    gw = HindsightGateway("http://127.0.0.1:9")  # never contacted: the jobs are local coroutines
+    try:
+        state = {"in_flight": 0, "max": 0}
+
+        def job(i):
+            async def run():
+                state["in_flight"] += 1
+                state["max"] = max(state["max"], state["in_flight"])
+                await asyncio.sleep(0.01)
+                state["in_flight"] -= 1
+                if i == 5:
+                    raise ValueError("job 5 failed")
+                return i
+
+            return run
+
+        seen = []
+        results = gw.recall_many([job(i) for i in range(20)], progress=lambda done, total: seen.append((done, total)))
+        assert [r for i, r in enumerate(results) if i != 5] == [i for i in range(20) if i != 5]
+        assert isinstance(results[5], ValueError)
+        assert state["max"] == 4
+        assert seen == [(i, 20) for i in range(1, 21)]
+    finally:
+        gw.close()
+
+
+def test_bench_ratio_verdicts():
+    from dashboard.bench import Report, synthetic_trace
+
+    rep = Report()
+    rep.ratio("replay 3,000 candidates", 12.0)
+    rep.ratio("dashboard overhead (two-stage vs the same raw client calls)", 1.2)
+    assert [r["verdict"] for r in rep.ratios] == ["PASS", "MISS"]
+    assert len(synthetic_trace(300).rrf_merged) == 300
+
+
+@pytest.mark.parametrize("size", [40, 1000])
+def test_bench_data_is_deterministic(size):
+    from dashboard import bench_data
+
+    a, b = bench_data.records(size), bench_data.records(size)
+    assert a == b and len({r.document_id for r in a}) == size
+    assert [c.id for c in bench_data.cases(20)] == [c.id for c in bench_data.cases(20)]

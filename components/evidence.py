@@ -26,11 +26,11 @@ ACTION_ICONS = {"approve": ":material/check_circle:", "reject": ":material/cance
 
 def render_case_facts(case: ExceptionCase, today: date) -> None:
     st.subheader("Invoice and PO")
-    a, b, c = st.columns(3)
-    a.metric("Invoice amount", f"{case.invoice_amount:,.2f}")
-    b.metric("PO amount", f"{case.po_amount:,.2f}")
     pct = f"{case.variance_pct:+.1f}%" if case.variance_pct is not None else None
-    c.metric("Variance", f"{case.variance:+,.2f}", pct, delta_color="inverse")
+    with st.container(horizontal=True, gap="large"):  # sized to their values and wrapping: amounts are never cut ("1,8...")
+        st.metric("Invoice amount", f"{case.invoice_amount:,.2f}", width="content")
+        st.metric("PO amount", f"{case.po_amount:,.2f}", width="content")
+        st.metric("Variance", f"{case.variance:+,.2f}", pct, delta_color="inverse", width="content")
     facts = pd.DataFrame(
         [("exception", case.id), ("vendor", f"{case.vendor_code} {case.vendor_name}"), ("type", case.exception_type),
          ("invoice", case.invoice), ("PO", case.po), ("opened", case.opened_on.isoformat()),

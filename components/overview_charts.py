@@ -29,7 +29,7 @@ def render_kpis(m: OverviewMetrics) -> None:
     by_kind = {a.kind: a for a in m.agreement}
     fin, tic = by_kind.get("exception"), by_kind.get("ticket")
     latency = {s.kind: s for s in m.latency}
-    two_stage = latency.get("finance two-stage")
+    two_stage = latency.get("finance two-stage") or latency.get("ticket") or next(iter(latency.values()), None)
     with st.container(horizontal=True):
         st.metric("Decisions in range", m.decisions_in_range, border=True)
         st.metric("Finance agreement", _pct(fin.rate if fin else None), help="Agent recommendation approved as is", border=True)
@@ -37,7 +37,7 @@ def render_kpis(m: OverviewMetrics) -> None:
         st.metric("Crowd-outs prevented", m.crowd_out.prevented, help=f"{m.crowd_out.precedents_saved} exact precedent(s) kept", border=True)
         st.metric("Legacy admitted / rejected", f"{m.legacy.admitted} / {m.legacy.rejected}", border=True)
         st.metric("Tagged share", _pct(m.coverage.tagged_share) if m.coverage else "n/a", border=True)
-        st.metric("Recall p50", f"{two_stage.p50_ms:.0f} ms" if two_stage else "n/a", help="Finance two-stage recall, wall time", border=True)
+        st.metric("Recall p50", f"{two_stage.p50_ms:.0f} ms" if two_stage else "n/a", help=f"{two_stage.kind} recall, wall time" if two_stage else None, border=True)
 
 
 def render_queues(m: OverviewMetrics) -> None:

@@ -1,0 +1,156 @@
+"""Browser fixtures: one real embedded Hindsight (the session's `hindsight`), fresh demo banks, one
+`streamlit run dashboard/app.py` subprocess on a free loopback port, and Debian's Chromium driven by
+Playwright. Everything started here is stopped here, by PID (the app's whole process group)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from dashboard.models import MemoryRecord
+from dashboard.seed import finance_records, seed_bank, support_records
+from tests.conftest import free_port
+
+REPO = Path(__file__).resolve().parents[2]
+CHROMIUM = os.environ.get("RECALL_REVIEW_CHROMIUM", "/usr/bin/chromium")
+ARTIFACTS = REPO / "test-artifacts" / "e2e"
+README_SHOTS = REPO / "docs" / "screenshots"
+UPDATE_SHOTS = os.environ.get("RECALL_REVIEW_UPDATE_SCREENSHOTS") == "1"
+
+# Untrusted memory text (issue 5): must render as literal text, never as HTML or markdown.
+XSS_IMG = "<img src=x onerror=alert(1)>"
+XSS_LINK = "[x](javascript:alert(1))"
+XSS_REMOTE = "![](http://127.0.0.1:9/p.png)"
+PROBE_CASE = "E-1015"  # V12 Brightline price variance: the probe is retained under its vendor and type
+PROBE_TEXT = f"Probe precedent for V12 price variance. {XSS_IMG} {XSS_LINK} {XSS_REMOTE} end of probe."
+
+
+def pytest_collection_modifyitems(items):
+    for item in items:
+        if "/e2e/" in str(item.fspath):
+            item.add_marker(pytest.mark.browser)
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args, tmp_path_factory):
+    if not os.access(CHROMIUM, os.X_OK):
+        pytest.fail(f"{CHROMIUM} is missing: the browser tests need Debian's chromium (scripts/setup installs it; "
+                    "or apt-get install chromium). They are never skipped.", pytrace=False)  # fmt: skip
+    home = tmp_path_factory.mktemp("chromium-home")  # Chromium writes nothing into the real home
+    return {**browser_type_launch_args, "executable_path": CHROMIUM, "headless": True, "env": {**os.environ, "HOME": str(home)}}
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args):
+    return {**browser_context_args, "viewport": {"width": 1440, "height": 1000}}
+
+
+@dataclass
+class App:
+    url: str
+    finance_bank: str
+    support_bank: str
+    data_dir: Path
+    log: Path
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen, log: Path, timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as resp:
+                if resp.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.25)
+    raise RuntimeError(f"streamlit not healthy after {timeout:.0f} s:\n{log.read_text()[-3000:]}")
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)  # the app and anything it started
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+    except ProcessLookupError:
+        pass
+
+
+@pytest.fixture(scope="session")
+def app(hindsight) -> App:
+    suffix = uuid.uuid4().hex[:8]
+    fin, sup = f"e2e-fin-{suffix}", f"e2e-sup-{suffix}"
+    seed_bank(hindsight.gateway, fin, finance_records())
+    seed_bank(hindsight.gateway, sup, support_records())
+    hindsight.gateway.retain(fin, [MemoryRecord(
+        document_id="probe-untrusted-text", content=PROBE_TEXT, tags=["vendor:V12", "type:price_variance"],
+        metadata={"kind": "probe"}, context="untrusted text probe",
+    )])  # fmt: skip
+    data_dir = Path(tempfile.mkdtemp(prefix="recall-review-e2e-"))  # the app's own decision outbox
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "HINDSIGHT_API_URL"}
+    env.update(hindsight.env(finance=fin, support=sup))
+    env.update(RECALL_REVIEW_DATA_DIR=str(data_dir), HOME=str(data_dir))
+    log = data_dir / "streamlit.log"
+    cmd = [sys.executable, "-m", "streamlit", "run", "dashboard/app.py", "--server.headless", "true",
+           "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
+           "--server.fileWatcherType", "none"]  # fmt: skip
+    with log.open("wb") as out:
+        proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(url, proc, log)
+        yield App(url=url, finance_bank=fin, support_bank=sup, data_dir=data_dir, log=log)
+    finally:
+        _stop(proc)
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+class Shots:
+    """Full-page screenshots of each step in test-artifacts/e2e/; with RECALL_REVIEW_UPDATE_SCREENSHOTS=1
+    the README's ones are also written to docs/screenshots/."""
+
+    def __init__(self):
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        self.n = 0
+
+    def __call__(self, page, name: str, readme: bool = False) -> Path:
+        self.n += 1
+        path = ARTIFACTS / f"{name}.png"
+        page.mouse.move(0, 0)  # no hover tooltip in the picture
+        page.wait_for_timeout(300)  # let charts finish their transition
+        # Streamlit scrolls inside its main container, so a "full page" shot needs a viewport as tall as it.
+        height = page.evaluate(
+            "() => Math.max(...['stMain', 'stAppViewContainer'].map(id => document.querySelector(`[data-testid=${id}]`)?.scrollHeight || 0))"
+        )
+        size = page.viewport_size
+        page.set_viewport_size({"width": size["width"], "height": max(size["height"], min(int(height), 8000))})
+        page.wait_for_timeout(300)
+        page.screenshot(path=str(path), full_page=True)
+        page.set_viewport_size(size)
+        if readme and UPDATE_SHOTS:
+            README_SHOTS.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, README_SHOTS / f"{name}.png")
+        return path
+
+
+@pytest.fixture(scope="session")
+def shots() -> Shots:
+    return Shots()

@@ -1,0 +1,192 @@
+"""The product as people use it: headless Chromium against `streamlit run dashboard/app.py` and a real
+Hindsight. Keys are pressed, buttons clicked, text waited for (never sleeps); a screenshot per step."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.e2e.conftest import PROBE_CASE, XSS_IMG, XSS_LINK, XSS_REMOTE
+
+pytestmark = pytest.mark.browser
+WAIT = 60_000
+expect.set_options(timeout=WAIT)
+
+
+@pytest.fixture
+def page(page: Page) -> Page:
+    page.set_default_timeout(WAIT)
+    return page
+
+
+def _settled(page: Page) -> None:
+    """Wait until Streamlit is not running the script (its status widget shows 'Running...')."""
+    page.wait_for_timeout(200)
+    expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=WAIT)
+
+
+def _keys(page: Page, *keys: str) -> None:
+    page.evaluate("() => document.activeElement && document.activeElement.blur()")
+    for key in keys:
+        page.keyboard.press(key)
+
+
+def _header(page: Page, text: str):
+    return page.get_by_role("heading", name=re.compile("^" + re.escape(text)))
+
+
+def _choose(page: Page, label: str, option: str) -> None:
+    """Pick an option of a st.selectbox by its label (typing filters the list; Enter picks the first match)."""
+    box = page.get_by_test_id("stSelectbox").filter(has_text=label).locator("input")
+    box.click()
+    box.press_sequentially(option)
+    page.get_by_role("option").filter(has_text=option).first.click()
+
+
+def _cells(page: Page) -> str:
+    return "\n".join(page.locator("[id^=glide-cell]").all_inner_texts())
+
+
+def test_review_an_exception_with_keys_approve_then_override(app, page: Page, shots):
+    page.goto(f"{app.url}/exceptions?case=E-1002")
+    expect(_header(page, "E-1002: V02 price variance")).to_be_visible()
+    expect(page.get_by_text("Exact: this vendor AND this type (2)")).to_be_visible()
+    _settled(page)
+    shots(page, "exceptions", readme=True)
+
+    # Typing in a field must not fire the shortcuts (J, K, A and O are all in this name).
+    name = page.locator('input[aria-label="Reviewer name"]')
+    name.fill("")
+    name.press_sequentially("Jake Kojak Adams")
+    name.press("Tab")
+    _settled(page)
+    expect(name).to_have_value("Jake Kojak Adams")
+    expect(_header(page, "E-1002:")).to_be_visible()
+    assert "recorded" not in page.inner_text("body")
+
+    _keys(page, "j")
+    expect(page).to_have_url(re.compile(r"case=E-1003"))
+    expect(_header(page, "E-1003:")).to_be_visible()
+    _keys(page, "k")
+    expect(_header(page, "E-1002:")).to_be_visible()
+    expect(page).to_have_url(re.compile(r"case=E-1002"))
+    _settled(page)
+
+    _keys(page, "a")  # approve the recommendation (reject)
+    expect(page.get_by_text(re.compile(r"Decision reject recorded \(audit #\d+\) and retained"))).to_be_visible()
+    shots(page, "exceptions-approved")
+
+    _settled(page)
+    _keys(page, "o")  # the form switches to override
+    _settled(page)
+    expect(page.get_by_test_id("stForm").get_by_role("radio", name="Override")).to_be_checked()
+    _choose(page, "Override outcome", "approve")
+    _choose(page, "Reason code", "PRICE_AGREED: ")
+    page.locator('textarea[aria-label="Note"]').fill("New price list from 1 Nov")
+    page.get_by_role("button", name="Submit decision").click()
+    expect(page.get_by_text(re.compile(r"Decision approve recorded \(audit #\d+\) and retained"))).to_be_visible()
+    expect(page.get_by_text(re.compile(r"Decided: approve \(override of reject\) by Jake Kojak Adams"))).to_be_visible()
+    _settled(page)
+    shots(page, "exceptions-overridden")
+
+
+def test_audit_a_ticket_with_legacy_evidence_and_approve_it(app, page: Page, shots):
+    page.goto(f"{app.url}/tickets?ticket=T-2004")
+    expect(page.get_by_text("Legacy fallback: tagged recall was empty")).to_be_visible()
+    expect(page.get_by_text("Legacy evidence admitted (2)")).to_be_visible()
+    page.get_by_text(re.compile(r"Rejected candidates \(\d+\)")).click()
+    expect(page.locator("[id^=glide-cell]").filter(has_text="another customer's marker").first).to_be_attached()
+    cells = _cells(page)
+    assert "SUP-L-001" in cells and "SUP-L-002" in cells and "SUP-L-003" in cells
+    _settled(page)
+    shots(page, "tickets", readme=True)
+
+    _keys(page, "j")
+    expect(page.get_by_role("heading", name="Ticket T-2005")).to_be_visible()
+    _keys(page, "k")
+    expect(page.get_by_role("heading", name="Ticket T-2004")).to_be_visible()
+    page.locator('input[aria-label="Reviewer name (required; recorded as unauthenticated)"]').fill("Ada Auditor")
+    page.locator('input[aria-label="Reviewer name (required; recorded as unauthenticated)"]').press("Tab")
+    _settled(page)
+    _keys(page, "a")
+    expect(page.get_by_text(re.compile(r"Decided \(approve\), audit #\d+: retained into Hindsight"))).to_be_visible()
+    _settled(page)
+    shots(page, "tickets-approved")
+
+
+def test_open_a_trace_and_change_a_what_if_knob(app, page: Page, shots):
+    page.goto(f"{app.url}/exceptions?case=E-1002")
+    expect(page.get_by_text("Exact: this vendor AND this type")).to_be_visible()
+    page.get_by_role("link", name="Trace of pass 2 (broader)").click()
+    expect(page.get_by_role("heading", name="Recall traces")).to_be_visible()
+    expect(page).to_have_url(re.compile(r"/traces\?"))
+    expect(page.get_by_role("tab", name="What-if")).to_be_visible()
+    _settled(page)
+    shots(page, "traces", readme=True)
+
+    page.get_by_role("tab", name="What-if").click()
+    expect(page.get_by_text("Server settings (k=60, no caps, weights 1)")).to_be_visible()
+    cap = page.locator('input[aria-label="semantic cap (0 = none)"]')
+    cap.fill("1")
+    page.locator('input[aria-label="bm25 cap (0 = none)"]').fill("1")
+    page.get_by_role("button", name="Replay").click()
+    expect(page.get_by_text("Server settings (k=60, no caps, weights 1)")).to_have_count(0)
+    expect(page.get_by_text(re.compile(r"Top \d+ by RRF, server vs replay: \d+ in, \d+ out"))).to_be_visible()
+    _settled(page)
+    shots(page, "traces-whatif")
+
+
+def test_audit_page_lists_the_decisions(app, page: Page, shots):
+    page.goto(f"{app.url}/audit")
+    expect(page.get_by_role("heading", name="Decision audit log")).to_be_visible()
+    expect(page.get_by_text(re.compile(r"\d+ of \d+ decisions"))).to_be_visible()
+    expect(page.locator("[id^=glide-cell]").filter(has_text="T-2004").first).to_be_attached()
+    cells = _cells(page)
+    assert cells.count("E-1002") == 2 and "T-2004" in cells and "Jake Kojak Adams" in cells and "Ada Auditor" in cells
+    expect(page.get_by_role("button", name="Export CSV")).to_be_visible()
+    _settled(page)
+    shots(page, "audit", readme=True)
+
+
+def test_overview_shows_what_reviewers_and_memory_did(app, page: Page, shots):
+    page.goto(f"{app.url}/overview")
+    expect(page.get_by_role("heading", name="Overview")).to_be_visible()
+    page.get_by_role("button", name="Recall the whole queue now").click()
+    expect(page.get_by_text(re.compile(r"18 of 18 queued cases recalled"))).to_be_visible()
+    expect(page.get_by_text(re.compile(r"12 of 12 tickets recalled"))).to_be_visible()
+    expect(page.get_by_test_id("stPlotlyChart").first).to_be_visible()
+    assert page.get_by_test_id("stPlotlyChart").count() >= 6
+    expect(page.get_by_test_id("stMetric").filter(has_text="Decisions in range")).to_contain_text("2")
+    _settled(page)
+    shots(page, "overview", readme=True)
+
+
+def _assert_inert(page: Page, requests: list[str], dialogs: list[str]) -> None:
+    cells = _cells(page)
+    for literal in (XSS_IMG, XSS_LINK, XSS_REMOTE):
+        assert literal in cells, f"{literal!r} not shown as text"
+    assert page.locator('img[src="x"]').count() == 0
+    assert page.locator('a[href^="javascript:"]').count() == 0
+    assert page.locator('img[src*="127.0.0.1:9"]').count() == 0
+    assert not dialogs and not [u for u in requests if "127.0.0.1:9/" in u]
+
+
+def test_untrusted_memory_text_renders_as_literal_text(app, page: Page, shots):
+    requests, dialogs = [], []
+    page.on("request", lambda r: requests.append(r.url))
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.goto(f"{app.url}/exceptions?case={PROBE_CASE}")
+    expect(page.locator("[id^=glide-cell]").filter(has_text=XSS_IMG).first).to_be_attached()
+    _settled(page)
+    _assert_inert(page, requests, dialogs)
+    shots(page, "untrusted-text-exceptions")
+
+    page.get_by_role("link", name="Trace of pass 1 (exact)").click()
+    expect(page.get_by_role("heading", name="Recall traces")).to_be_visible()
+    page.get_by_role("tab", name="What-if").click()  # its top-k table shows each candidate's text
+    expect(page.locator("[id^=glide-cell]").filter(has_text=XSS_IMG).first).to_be_attached()
+    _settled(page)
+    _assert_inert(page, requests, dialogs)
+    shots(page, "untrusted-text-trace")

@@ -85,7 +85,7 @@ def test_crowd_out_when_pass_two_was_skipped_costs_one_call_on_demand(counted, b
 
 
 def test_lean_requests_keep_the_exact_precedents(hindsight, bank_id):
-    """Many broader records of a richer vendor; the lean request (budget low, small max_tokens) must find
+    """Many broader records of a richer vendor; the lean request (max_tokens for k) must find
     exactly the exact precedents the server's defaults find, and the same top k."""
     gw = hindsight.gateway
     records = [precedent(f"MINE-{i}", "V02", "price_variance") for i in range(3)]
@@ -100,7 +100,7 @@ def test_lean_requests_keep_the_exact_precedents(hindsight, bank_id):
 
     for k in (3, 5, 10):
         lean, full = two_stage_recall(gw.recall, bank_id, key, query, k=k), two_stage_recall(default, bank_id, key, query, k=k)
-        assert lean.pass1.budget == "low" and lean.pass1.max_tokens < 4096
+        assert lean.pass1.budget == "mid" and lean.pass1.max_tokens < 4096
         assert len(lean.exact) == min(k, 3) and {e.document_id for e in lean.exact} <= {"MINE-0", "MINE-1", "MINE-2"}
         assert {e.id for e in lean.exact} == {e.id for e in full.exact}
         assert [e.id for e in lean.records] == [e.id for e in full.records]

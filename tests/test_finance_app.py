@@ -16,7 +16,7 @@ PAGE = "views/exceptions.py"
 
 
 @pytest.fixture
-def page(hindsight, monkeypatch, tmp_path):
+def exceptions_page(hindsight, monkeypatch, tmp_path):
     """(start, bank, outbox): start(query_params) returns an AppTest on the exceptions page, fresh seeded bank."""
     bank = f"fin-{uuid.uuid4().hex[:8]}"
     for key, value in hindsight.env(finance=bank, support=f"sup-{bank}").items():
@@ -75,8 +75,8 @@ def _submit(at: AppTest, **widgets) -> AppTest:
     return at
 
 
-def test_queue_select_a_case_see_both_sections_approve_then_override(page, hindsight):
-    start, bank, outbox = page
+def test_queue_select_a_case_see_both_sections_approve_then_override(exceptions_page, hindsight):
+    start, bank, outbox = exceptions_page
     at = start()
     assert len(at.dataframe(key="exception_queue").value) == 18
     at = _select(at, "E-1002")  # Acme Fasteners price variance: two "reject" precedents
@@ -108,8 +108,8 @@ def test_queue_select_a_case_see_both_sections_approve_then_override(page, hinds
     assert len(mine) == 1 and "Decision: approve" in mine[0]["text"]
 
 
-def test_a_decision_without_reviewer_or_override_reason_is_not_submitted(page):
-    start, _bank, outbox = page
+def test_a_decision_without_reviewer_or_override_reason_is_not_submitted(exceptions_page):
+    start, _bank, outbox = exceptions_page
     at = _select(start(), "E-1001")
     at = _submit(at, choice="Approve the recommendation", reviewer="")
     assert any("reviewer name is required" in e.value for e in at.error)
@@ -119,8 +119,8 @@ def test_a_decision_without_reviewer_or_override_reason_is_not_submitted(page):
     assert at.dataframe(key="exception_queue").value.set_index("case").loc["E-1001", "status"] == "open"
 
 
-def test_deep_link_opens_a_case_and_a_guard_case_escalates(page):
-    start, _bank, _outbox = page
+def test_deep_link_opens_a_case_and_a_guard_case_escalates(exceptions_page):
+    start, _bank, _outbox = exceptions_page
     at = start(case="E-1001")  # V01 price variance: 12 exact precedents fill k, pass 2 is skipped
     text = _texts(at)
     assert "E-1001: V01 price variance" in text and "Pass 2 skipped" in text
@@ -132,8 +132,8 @@ def test_deep_link_opens_a_case_and_a_guard_case_escalates(page):
     assert any("not in the queue" in w.value for w in at.warning)
 
 
-def test_guard_when_nothing_relevant(page):
-    start, _bank, _outbox = page
+def test_guard_when_nothing_relevant(exceptions_page):
+    start, _bank, _outbox = exceptions_page
     at = start(case="E-1015")  # V12 (Brightline) has no price variance precedent
     metrics = {m.label: m.value for m in at.metric}
     assert (metrics["Action"], metrics["Confidence"]) == ("ESCALATE", "0.00")

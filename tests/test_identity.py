@@ -2,7 +2,7 @@
 
 from streamlit.testing.v1 import AppTest
 
-from tests.test_finance_app import APP, PAGE, _select, page  # noqa: F401  (page is a fixture)
+from tests.test_finance_app import APP, PAGE, _select, exceptions_page  # noqa: F401  (a fixture)
 
 AUTH = {"redirect_uri": "http://127.0.0.1:8501/oauth2callback", "cookie_secret": "test", "client_id": "x",
         "client_secret": "y", "server_metadata_url": "http://127.0.0.1:9/.well-known/openid-configuration"}  # fmt: skip
@@ -16,8 +16,8 @@ def _app(user: dict | None) -> AppTest:
     return at
 
 
-def test_signed_in_reviewer_is_recorded_as_authenticated(page):  # noqa: F811
-    _start, _bank, outbox = page
+def test_signed_in_reviewer_is_recorded_as_authenticated(exceptions_page):  # noqa: F811
+    _start, _bank, outbox = exceptions_page
     at = _app({"is_logged_in": True, "name": "Dana Signed", "email": "dana@example.com"}).run()
     at.switch_page(PAGE).run()
     at = _select(at, "E-1001")
@@ -28,7 +28,7 @@ def test_signed_in_reviewer_is_recorded_as_authenticated(page):  # noqa: F811
     assert (stored.decision.reviewer, stored.decision.authenticated) == ("Dana Signed", True)
 
 
-def test_required_login_stops_the_page_until_signed_in(page, monkeypatch):  # noqa: F811
+def test_required_login_stops_the_page_until_signed_in(exceptions_page, monkeypatch):  # noqa: F811
     monkeypatch.setenv("RECALL_REVIEW_REQUIRE_LOGIN", "true")
     at = _app({"is_logged_in": False}).run()
     assert not at.exception
@@ -37,7 +37,7 @@ def test_required_login_stops_the_page_until_signed_in(page, monkeypatch):  # no
     assert at.sidebar.button(key="sign_in")
 
 
-def test_required_login_without_auth_configured_says_so(page, monkeypatch):  # noqa: F811
+def test_required_login_without_auth_configured_says_so(exceptions_page, monkeypatch):  # noqa: F811
     monkeypatch.setenv("RECALL_REVIEW_REQUIRE_LOGIN", "true")
     at = AppTest.from_file(APP, default_timeout=60).run()
     assert any("no [auth] section is configured" in e.value for e in at.error)

@@ -1,0 +1,73 @@
+"""A table of bad inputs and the message each one gets: clear, naming the field, never a server error."""
+
+import pytest
+from pydantic import ValidationError
+
+from dashboard.customer_tags import customer_tag
+from dashboard.hindsight_gateway import HindsightGateway, HindsightRequestRejected, HindsightUnavailable
+from dashboard.models import ExceptionCase, MemoryRecord
+from tests.conftest import free_port
+
+CASE = dict(
+    id="E-1", vendor_code="V01", vendor_name="Northwind", exception_type="price_variance", invoice="INV-1",
+    po="PO-1", invoice_amount=105.0, po_amount=100.0, description="Billed over PO", opened_on="2026-11-02",
+)  # fmt: skip
+
+RECALL_INPUTS = [
+    # (what, query, tags, expected message)
+    ("empty query", "", None, "query: needs at least one letter or digit"),
+    ("emoji-only query", "\U0001f600" * 50, None, "query: needs at least one letter or digit"),
+    ("over-long query", "p" * 6000, None, "query: 6,000 characters; the limit is 5,000"),
+    ("tag with a newline", "price variance", ["vendor:V01\n"], "tags[1]: 'vendor:V01\\n' must be 1-200 characters"),
+    ("empty tag", "price variance", ["vendor:V01", " "], "tags[2]: ' ' must be 1-200 characters"),
+    ("over-long tag", "price variance", ["v" * 201], "tags[1]:"),
+]
+
+
+@pytest.mark.parametrize("what, query, tags, expected", RECALL_INPUTS, ids=[r[0] for r in RECALL_INPUTS])
+def test_recall_inputs_are_refused_before_any_request(what, query, tags, expected):
+    # Nothing listens on this port: a RequestRejected (not Unavailable) proves nothing was sent.
+    gateway = HindsightGateway(f"http://127.0.0.1:{free_port()}")
+    try:
+        with pytest.raises(HindsightRequestRejected) as err:
+            gateway.recall("bank", query, tags=tags)
+        assert expected in str(err.value)
+    finally:
+        gateway.close()
+
+
+MODEL_INPUTS = [
+    ("vendor code with a space", lambda: ExceptionCase(**{**CASE, "vendor_code": "V 01"}), "vendor_code", "must be 1-20 of A-Z"),
+    ("unknown exception type", lambda: ExceptionCase(**{**CASE, "exception_type": "late_fee"}), "exception_type", "price_variance"),
+    ("missing vendor", lambda: ExceptionCase(**{k: v for k, v in CASE.items() if k != "vendor_code"}), "vendor_code", "Field required"),
+    ("negative amount", lambda: ExceptionCase(**{**CASE, "po_amount": -1}), "po_amount", "greater than or equal to 0"),
+    ("tag with a tab", lambda: MemoryRecord(document_id="d", content="x", tags=["a\tb"]), "tags", "no tabs or newlines"),
+]
+
+
+@pytest.mark.parametrize("what, build, field, expected", MODEL_INPUTS, ids=[r[0] for r in MODEL_INPUTS])
+def test_model_inputs_name_the_field(what, build, field, expected):
+    with pytest.raises(ValidationError) as err:
+        build()
+    (error,) = err.value.errors()
+    assert error["loc"][0] == field and expected in str(err.value)
+
+
+def test_customer_name_without_letters_or_digits():
+    with pytest.raises(ValueError, match="has no letters or digits to make a tag from"):
+        customer_tag("+++ ()")
+
+
+def test_server_refusals_carry_the_servers_message(hindsight):
+    with pytest.raises(HindsightRequestRejected, match="Bank 'no-such-bank' not found"):
+        hindsight.gateway.recall("no-such-bank", "price variance")
+
+
+def test_unreachable_server_is_named():
+    port = free_port()
+    gateway = HindsightGateway(f"http://127.0.0.1:{port}")
+    try:
+        with pytest.raises(HindsightUnavailable, match=f"Hindsight at http://127.0.0.1:{port} is unreachable"):
+            gateway.recall("bank", "price variance")
+    finally:
+        gateway.close()

@@ -113,8 +113,9 @@ def render_coverage(m: OverviewMetrics) -> None:
     c = m.coverage
     frame = pd.DataFrame([{"records": "tagged", "count": c.tagged}, {"records": "untagged, convertible", "count": c.convertible},
                           {"records": "untagged, stays (failed validation)", "count": c.untagged - c.convertible}])  # fmt: skip
-    fig = px.pie(frame, names="records", values="count", hole=0.5,
-                 color_discrete_sequence=["#2e7d32", "#f9a825", "#90a4ae"])  # fmt: skip
+    fig = px.pie(frame, names="records", values="count", hole=0.5, color="records",
+                 color_discrete_map={"tagged": "#2e7d32", "untagged, convertible": "#f9a825",
+                                     "untagged, stays (failed validation)": "#90a4ae"})  # fmt: skip
     st.plotly_chart(_layout(fig, 260), key="overview_coverage", width="stretch")
     st.caption(f"{c.total} memories, {c.tagged_share:.0%} tagged. "
                + ("Ready to retire the legacy fallback." if c.ready_to_retire_fallback else f"{c.convertible} convertible record(s) left."))  # fmt: skip

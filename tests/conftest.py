@@ -13,12 +13,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import streamlit as st
 
+from dashboard import runtime
 from dashboard.embedded import EmbeddedServer
 from dashboard.hindsight_gateway import HindsightGateway
+from dashboard.outbox import Outbox
 from dashboard.settings import Settings
 
 # Real recorded responses of Hindsight 1.1.0 (copied from shared/fixtures, embeddings stripped).
+APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "hindsight-1.1.0"
 
 
@@ -68,3 +72,21 @@ def bank_id(hindsight: LiveHindsight) -> str:
     bank = f"test-{uuid.uuid4().hex[:10]}"
     hindsight.gateway.ensure_bank(bank)
     return bank
+
+
+@pytest.fixture
+def point_app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
+    """Point the Streamlit app (AppTest runs it in this process) at `env`: HINDSIGHT_API_URL unset,
+    Streamlit caches cleared, and a decision log of its own. Returns that log."""
+
+    def point(env: dict[str, str], outbox: Outbox | None = None) -> Outbox:
+        monkeypatch.delenv("HINDSIGHT_API_URL", raising=False)
+        for key, value in env.items():
+            monkeypatch.setenv(key, value)
+        outbox = outbox or Outbox(tmp_path / "decisions.sqlite3")
+        monkeypatch.setattr(runtime, "outbox", lambda: outbox)
+        st.cache_resource.clear()
+        st.cache_data.clear()
+        return outbox
+
+    return point

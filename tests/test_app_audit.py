@@ -1,27 +1,18 @@
 """The banner and the audit page, through AppTest, with Hindsight unreachable."""
 
-from pathlib import Path
 
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from dashboard.audit import AuditFilter, audit_row, to_csv
 from dashboard.outbox import Outbox
-from tests.conftest import free_port
+from tests.conftest import APP, free_port
 from tests.test_reliability import _decision
 
-APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
 
-
-def test_unreachable_server_keeps_decisions_and_shows_them(monkeypatch, tmp_path):
-    monkeypatch.delenv("HINDSIGHT_API_URL", raising=False)
-    monkeypatch.setenv("RECALL_REVIEW_DATA_DIR", str(tmp_path))
-    monkeypatch.setenv("RECALL_REVIEW_API_PORT", str(free_port()))
-    outbox = Outbox(tmp_path / "decisions.sqlite3")
+def test_unreachable_server_keeps_decisions_and_shows_them(point_app, tmp_path):
+    outbox = point_app({"RECALL_REVIEW_DATA_DIR": str(tmp_path), "RECALL_REVIEW_API_PORT": str(free_port())})
     for i in range(3):
         outbox.record("fin", *_decision(i))
-    st.cache_resource.clear()
-    st.cache_data.clear()
 
     at = AppTest.from_file(APP, default_timeout=60).run()
     assert not at.exception

@@ -1,32 +1,22 @@
 """The Finance exceptions page through AppTest, against the real server with the demo data."""
 
 import uuid
-from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from dashboard import runtime
-from dashboard.outbox import Outbox
 from dashboard.seed import finance_records, seed_bank
+from tests.conftest import APP
 
-APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
 PAGE = "views/exceptions.py"
 
 
 @pytest.fixture
-def exceptions_page(hindsight, monkeypatch, tmp_path):
+def exceptions_page(hindsight, point_app):
     """(start, bank, outbox): start(query_params) returns an AppTest on the exceptions page, fresh seeded bank."""
     bank = f"fin-{uuid.uuid4().hex[:8]}"
-    for key, value in hindsight.env(finance=bank, support=f"sup-{bank}").items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.delenv("HINDSIGHT_API_URL", raising=False)
     seed_bank(hindsight.gateway, bank, finance_records())
-    outbox = Outbox(tmp_path / "decisions.sqlite3")  # this test's own audit log
-    monkeypatch.setattr(runtime, "outbox", lambda: outbox)
-    st.cache_resource.clear()
-    st.cache_data.clear()
+    outbox = point_app(hindsight.env(finance=bank, support=f"sup-{bank}"))
 
     def start(**query_params):
         at = AppTest.from_file(APP, default_timeout=60).run()

@@ -5,7 +5,13 @@ from datetime import UTC, datetime
 import pytest
 
 from dashboard.finance_decisions import (
-    REASON_CODES, DecisionError, build_decision, decision_record, decisions_by_case, latest_decision, submit,
+    REASON_CODES,
+    DecisionError,
+    build_decision,
+    decision_record,
+    decisions_by_case,
+    latest_decision,
+    submit,
 )  # fmt: skip
 from dashboard.finance_recall import CaseKey, two_stage_recall
 from dashboard.models import ExceptionCase

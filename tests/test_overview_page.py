@@ -2,13 +2,11 @@
 
 import uuid
 from datetime import UTC, date, datetime
-from pathlib import Path
 
-import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from dashboard import demo_data, overview_metrics, runtime
+from dashboard import demo_data, overview_metrics
 from dashboard.finance_decisions import build_decision, decision_record
 from dashboard.finance_recall import CaseKey, two_stage_recall
 from dashboard.models import ExceptionCase, Ticket
@@ -17,9 +15,8 @@ from dashboard.queues import load_rows
 from dashboard.recall_log import RecallLog
 from dashboard.recommendation import assess
 from dashboard.seed import finance_records, seed_bank, support_records
-from tests.conftest import free_port
+from tests.conftest import APP, free_port
 
-APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
 PAGE = "views/overview.py"
 CASES = load_rows(demo_data.EXCEPTIONS, ExceptionCase)
 TICKETS = load_rows(demo_data.TICKETS, Ticket)
@@ -95,17 +92,11 @@ def test_overview_renders_when_hindsight_is_unreachable_and_nothing_is_decided(m
     assert at.button(key="overview_recall_all").disabled
 
 
-def test_overview_with_recalls_and_decisions(hindsight, monkeypatch, tmp_path):
+def test_overview_with_recalls_and_decisions(hindsight, point_app):
     fin, sup = f"fin-{uuid.uuid4().hex[:8]}", f"sup-{uuid.uuid4().hex[:8]}"
     seed_bank(hindsight.gateway, fin, finance_records())
     seed_bank(hindsight.gateway, sup, support_records())
-    for key, value in hindsight.env(finance=fin, support=sup).items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.delenv("HINDSIGHT_API_URL", raising=False)
-    outbox = Outbox(tmp_path / "decisions.sqlite3")
-    monkeypatch.setattr(runtime, "outbox", lambda: outbox)
-    st.cache_resource.clear()
-    st.cache_data.clear()
+    outbox = point_app(hindsight.env(finance=fin, support=sup))
     case = next(c for c in CASES if c.id == "E-1002")
     _, rec = assess(two_stage_recall(hindsight.gateway.recall, fin, CaseKey.of(case), case.recall_query()))
     _decide(outbox, fin, case, rec, override=True, when=datetime.now(UTC), reason="CONTRACT_AMENDMENT")

@@ -3,22 +3,16 @@
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from tests.conftest import free_port
+from tests.conftest import APP, free_port
 
-APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
 VIEWS = sorted(p.name for p in (Path(APP).parent / "views").glob("*.py"))
 
 
 @pytest.fixture
-def offline_app(monkeypatch, tmp_path) -> AppTest:
-    monkeypatch.delenv("HINDSIGHT_API_URL", raising=False)
-    monkeypatch.setenv("RECALL_REVIEW_DATA_DIR", str(tmp_path))
-    monkeypatch.setenv("RECALL_REVIEW_API_PORT", str(free_port()))
-    st.cache_resource.clear()
-    st.cache_data.clear()
+def offline_app(point_app, tmp_path) -> AppTest:
+    point_app({"RECALL_REVIEW_DATA_DIR": str(tmp_path), "RECALL_REVIEW_API_PORT": str(free_port())})
     at = AppTest.from_file(APP, default_timeout=60).run()
     assert not at.exception, at.exception
     assert any("unreachable" in w.value for w in at.warning)

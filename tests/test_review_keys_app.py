@@ -1,32 +1,21 @@
 """Keyboard review flow through AppTest (AppTest clicks the buttons; the browser suite presses the keys)."""
 
 import uuid
-from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from components.decision_form import OVERRIDE
-from dashboard import runtime
-from dashboard.outbox import Outbox
 from dashboard.seed import finance_records, seed_bank, support_records
-
-APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
+from tests.conftest import APP
 
 
 @pytest.fixture
-def start(hindsight, monkeypatch, tmp_path):
+def start(hindsight, point_app):
     fin, sup = f"fin-{uuid.uuid4().hex[:8]}", f"sup-{uuid.uuid4().hex[:8]}"
     seed_bank(hindsight.gateway, fin, finance_records())
     seed_bank(hindsight.gateway, sup, support_records())
-    for key, value in hindsight.env(finance=fin, support=sup).items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.delenv("HINDSIGHT_API_URL", raising=False)
-    outbox = Outbox(tmp_path / "decisions.sqlite3")
-    monkeypatch.setattr(runtime, "outbox", lambda: outbox)
-    st.cache_resource.clear()
-    st.cache_data.clear()
+    outbox = point_app(hindsight.env(finance=fin, support=sup))
 
     def _start(page: str, **query_params) -> AppTest:
         at = AppTest.from_file(APP, default_timeout=120).run()

@@ -6,14 +6,7 @@ from hypothesis import strategies as st
 
 from dashboard import demo_data
 from dashboard.customer_tags import customer_tag, tag_collisions
-from dashboard.legacy_admission import (
-    AmbiguousName,
-    Verdict,
-    admits,
-    judge,
-    marker,
-    name_key,
-)
+from dashboard.legacy_admission import AmbiguousName, Verdict, admits, judge, marker, name_key
 from dashboard.models import Customer, SupportInteraction
 from dashboard.queues import load_rows
 

@@ -1,29 +1,20 @@
 """The Tickets and Migration pages through AppTest, against the real server with demo support data."""
 
-from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from dashboard import migration
 from dashboard.seed import seed_bank, support_records
 from dashboard.ticket_recall import recall_for_ticket
+from tests.conftest import APP
 from tests.test_migration import CUSTOMERS
-
-APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
 
 
 @pytest.fixture
-def app_env(hindsight, bank_id, monkeypatch, tmp_path):
+def app_env(hindsight, bank_id, point_app):
     seed_bank(hindsight.gateway, bank_id, support_records())
-    env = hindsight.env(support=bank_id, finance=bank_id + "-fin")
-    env["RECALL_REVIEW_DATA_DIR"] = str(tmp_path)  # a fresh decision outbox; the server is found by its port
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.delenv("HINDSIGHT_API_URL", raising=False)
-    st.cache_resource.clear()
-    st.cache_data.clear()
+    point_app(hindsight.env(support=bank_id, finance=bank_id + "-fin"))
     return bank_id
 
 

@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from components.trace_link import trace_url
 from dashboard.models import MemoryRecord
 from dashboard.trace_request import TraceRequest
+from tests.conftest import APP
 
-APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
 PAGE = "views/traces.py"
 INJECTION = "![x](http://attacker.invalid/p.png) <img src=x onerror=alert(1)> **bold**"
 
@@ -44,19 +42,15 @@ def frame_with(at: AppTest, column: str):
     return next(df.value for df in at.dataframe if column in df.value.columns)
 
 
-def app(monkeypatch, hindsight, bank: str) -> AppTest:
-    for key, value in hindsight.env(finance=bank).items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.delenv("HINDSIGHT_API_URL", raising=False)
-    st.cache_resource.clear()
-    st.cache_data.clear()
+def app(point_app, hindsight, bank: str) -> AppTest:
+    point_app(hindsight.env(finance=bank))
     at = AppTest.from_file(APP, default_timeout=60).run()
     assert not at.exception, at.exception
     return at.switch_page(PAGE).run()
 
 
-def test_console_runs_a_query_and_shows_the_trace(monkeypatch, hindsight, trace_bank):
-    at = app(monkeypatch, hindsight, trace_bank)
+def test_console_runs_a_query_and_shows_the_trace(point_app, hindsight, trace_bank):
+    at = app(point_app, hindsight, trace_bank)
     assert not at.exception, at.exception
     assert "Run a query above" in at.info[0].value
     assert at.text_input(key="console_bank").value == trace_bank  # default bank from settings
@@ -86,12 +80,9 @@ def test_console_runs_a_query_and_shows_the_trace(monkeypatch, hindsight, trace_
     assert traced.tags == ("vendor:V06",) and traced.tags_match == "any_strict"
 
 
-def test_deep_link_opens_a_trace_and_what_if_cap_changes_the_top_k(monkeypatch, hindsight, trace_bank):
+def test_deep_link_opens_a_trace_and_what_if_cap_changes_the_top_k(point_app, hindsight, trace_bank):
     request = TraceRequest(bank=trace_bank, query="price variance invoice", tags_match="any")
-    for key, value in hindsight.env(finance=trace_bank).items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.delenv("HINDSIGHT_API_URL", raising=False)
-    st.cache_resource.clear()
+    point_app(hindsight.env(finance=trace_bank))
     at = AppTest.from_file(APP, default_timeout=60).run()
     at.query_params.update(request.to_query_params())
     at = at.switch_page(PAGE).run()
@@ -118,10 +109,8 @@ def test_deep_link_opens_a_trace_and_what_if_cap_changes_the_top_k(monkeypatch, 
     assert shares.loc["semantic", "candidates (replay)"] == 1
 
 
-def test_a_bad_deep_link_says_so(monkeypatch, hindsight, trace_bank):
-    for key, value in hindsight.env(finance=trace_bank).items():
-        monkeypatch.setenv(key, value)
-    st.cache_resource.clear()
+def test_a_bad_deep_link_says_so(point_app, hindsight, trace_bank):
+    point_app(hindsight.env(finance=trace_bank))
     at = AppTest.from_file(APP, default_timeout=60).run()
     at.query_params.update({"bank": trace_bank, "q": "x", "match": "most"})
     at = at.switch_page(PAGE).run()

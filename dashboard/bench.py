@@ -24,9 +24,23 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from dashboard import bench_data
-from dashboard.finance_recall import DEFAULT_K, LEAN_BUDGET, CaseKey, atwo_stage_recall, max_tokens_for, two_stage_recall
+from dashboard.finance_recall import (
+    DEFAULT_K,
+    LEAN_BUDGET,
+    CaseKey,
+    atwo_stage_recall,
+    max_tokens_for,
+    two_stage_recall,
+)
 from dashboard.hindsight_gateway import HindsightGateway
-from dashboard.hindsight_models import RecallResponse, RecallTrace, RetrievalHit, RetrievalList, RrfCandidate, SourceRanks
+from dashboard.hindsight_models import (
+    RecallResponse,
+    RecallTrace,
+    RetrievalHit,
+    RetrievalList,
+    RrfCandidate,
+    SourceRanks,
+)
 from dashboard.settings import load_settings
 
 SAMPLE_CASES = 8

@@ -5,12 +5,18 @@ from datetime import date
 import streamlit as st
 
 from components.decision_form import OVERRIDE, decision_form, quick_approval
+from components.evidence import (
+    render_case_facts,
+    render_crowd_out,
+    render_decided,
+    render_evidence,
+    render_recommendation,
+)
 from components.review_keys import review_keys
-from components.evidence import render_case_facts, render_crowd_out, render_decided, render_evidence, render_recommendation
-from dashboard.hindsight_gateway import HindsightError
 from dashboard import exception_queue, finance_runtime, runtime
 from dashboard.finance_decisions import DecisionError, build_decision, decision_record, decisions_by_case, submit
 from dashboard.finance_recall import DEFAULT_K, MAX_K, CaseKey
+from dashboard.hindsight_gateway import HindsightError
 from dashboard.models import EXCEPTION_TYPES, ExceptionCase
 from dashboard.queues import QueueFileError, load_rows
 from dashboard.recommendation import assess

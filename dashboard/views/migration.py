@@ -1,8 +1,8 @@
 import streamlit as st
 
 from components.admission import render_coverage, render_plan, render_report
-from dashboard.hindsight_gateway import HindsightError
 from dashboard import migration, runtime, support_runtime
+from dashboard.hindsight_gateway import HindsightError
 from dashboard.models import Customer
 from dashboard.queues import QueueFileError, load_rows
 

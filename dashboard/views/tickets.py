@@ -6,8 +6,8 @@ import streamlit as st
 from components.admission import render_decision_state, render_recall
 from components.identity import signed_in_reviewer
 from components.review_keys import review_keys
-from dashboard.hindsight_gateway import HindsightError
 from dashboard import runtime, support_runtime
+from dashboard.hindsight_gateway import HindsightError
 from dashboard.legacy_admission import AmbiguousName
 from dashboard.migration import check_directory
 from dashboard.models import Customer, Ticket

@@ -2,8 +2,8 @@ import streamlit as st
 
 from components.trace_link import trace_url
 from components.trace_view import render_console, render_trace
-from dashboard.hindsight_gateway import HindsightError
 from dashboard import runtime
+from dashboard.hindsight_gateway import HindsightError
 from dashboard.trace_request import TraceRequest, TraceStore
 
 STORE_KEY = "trace_store"

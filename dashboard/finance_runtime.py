@@ -8,6 +8,7 @@ cache with bounded concurrency (HindsightGateway.recall_many), so opening a load
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 
 import streamlit as st
@@ -73,10 +74,16 @@ def load_queue(
     if not todo:
         return counts
     gateway = runtime.gateway()
-    jobs = [
-        (lambda c=c: atwo_stage_recall(gateway.arecall, bank_id, CaseKey.of(c), c.recall_query(), k=k)) for c in todo
-    ]
     log = runtime.recall_log()
+
+    async def timed_recall(case: ExceptionCase) -> TwoStageResult:
+        # Timed inside the coroutine: its wall time includes waiting on the server, not on the other jobs.
+        started = time.perf_counter()
+        result = await atwo_stage_recall(gateway.arecall, bank_id, CaseKey.of(case), case.recall_query(), k=k)
+        log.add_latency("finance two-stage", (time.perf_counter() - started) * 1000)
+        return result
+
+    jobs = [(lambda c=c: timed_recall(c)) for c in todo]
     for case, result in zip(todo, gateway.recall_many(jobs, progress=progress), strict=True):
         if isinstance(result, BaseException):
             counts["failed"] += 1

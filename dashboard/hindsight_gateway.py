@@ -87,17 +87,25 @@ class HindsightGateway:
         self._thread = threading.Thread(target=self._loop.run_forever, name="hindsight-client", daemon=True)
         self._thread.start()
 
+    def _translate(self, exc: Exception) -> Exception:
+        """The client's own exceptions as HindsightUnavailable or HindsightRequestRejected; others unchanged."""
+        if isinstance(exc, ApiException):
+            if exc.status is not None and 400 <= exc.status < 500:
+                return HindsightRequestRejected(f"Hindsight refused the request: {_server_message(exc.body)}")
+            return HindsightUnavailable(f"Hindsight at {self.base_url} failed: HTTP {exc.status} {exc.reason or ''}".strip())
+        if isinstance(exc, (aiohttp.ClientError, asyncio.TimeoutError, OSError)):
+            return HindsightUnavailable(f"Hindsight at {self.base_url} is unreachable: {exc or type(exc).__name__}")
+        return exc
+
     def _run(self, coroutine: Awaitable[T]) -> T:
-        """Run a client coroutine on the gateway's loop and wait for it, from any thread;
-        the client's own exceptions come out as HindsightUnavailable or HindsightRequestRejected."""
+        """Run a client coroutine on the gateway's loop and wait for it, from any thread."""
         try:
             return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
-        except ApiException as exc:
-            if exc.status is not None and 400 <= exc.status < 500:
-                raise HindsightRequestRejected(f"Hindsight refused the request: {_server_message(exc.body)}") from exc
-            raise HindsightUnavailable(f"Hindsight at {self.base_url} failed: HTTP {exc.status} {exc.reason or ''}".strip()) from exc
-        except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
-            raise HindsightUnavailable(f"Hindsight at {self.base_url} is unreachable: {exc or type(exc).__name__}") from exc
+        except Exception as exc:
+            translated = self._translate(exc)
+            if translated is exc:
+                raise
+            raise translated from exc
 
     def __repr__(self) -> str:  # never show the key
         return f"HindsightGateway({self.base_url!r})"
@@ -196,7 +204,7 @@ class HindsightGateway:
                     try:
                         results[i] = await jobs[i]()
                     except Exception as exc:  # noqa: BLE001 - reported per job
-                        results[i] = exc
+                        results[i] = self._translate(exc)
                 finished.put(i)
 
             await asyncio.gather(*(one(i) for i in range(total)))

@@ -9,16 +9,12 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from components.trace_link import trace_link
 from dashboard.legacy_admission import VERDICT_LABELS, Verdict
 from dashboard.migration import Coverage, MigrationPlan, MigrationReport
 from dashboard.outbox import StoredDecision
 from dashboard.ticket_recall import Evidence, TicketRecall
-
-try:  # the trace explorer's link helper (issue 8); the page works without it
-    from components.trace_link import trace_link
-    from dashboard.trace_request import TraceRequest
-except ImportError:  # pragma: no cover - only when the trace explorer is absent
-    trace_link = None
+from dashboard.trace_request import TraceRequest
 
 PATH_TEXT = {
     "tagged": "Tagged path: recall with the customer's tag (any_strict). The legacy fallback did not run.",
@@ -71,8 +67,6 @@ def render_recall(recall: TicketRecall, bank_id: str, key: str) -> None:
 
 
 def _trace_links(recall: TicketRecall, bank_id: str) -> None:
-    if trace_link is None:
-        return
     names = ["Trace: tagged recall", "Trace: legacy candidate recall"]
     columns = st.columns(len(recall.requests) or 1)
     for column, name, request in zip(columns, names, recall.requests, strict=False):

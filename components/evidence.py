@@ -10,16 +10,12 @@ from datetime import date
 import pandas as pd
 import streamlit as st
 
+from components.trace_link import trace_link
 from dashboard.finance_recall import Evidence, PassInfo, TwoStageResult
 from dashboard.models import ExceptionCase
 from dashboard.outbox import StoredDecision
 from dashboard.recommendation import Recommendation
-
-try:  # the trace explorer's link helper (issue 8); the page works without it
-    from components.trace_link import trace_link
-    from dashboard.trace_request import TraceRequest
-except ImportError:  # pragma: no cover - only when the trace explorer is absent
-    trace_link = None
+from dashboard.trace_request import TraceRequest
 
 ACTION_ICONS = {"approve": ":material/check_circle:", "reject": ":material/cancel:", "escalate": ":material/priority_high:"}
 
@@ -111,8 +107,6 @@ def _frame(records: list[Evidence]) -> pd.DataFrame:
 
 
 def _trace(result: TwoStageResult, info: PassInfo, label: str) -> None:
-    if trace_link is None:
-        return
     trace_link(
         TraceRequest(bank=result.bank_id, query=result.query, tags=tuple(info.tags), tags_match=info.tags_match,
                      max_tokens=info.max_tokens, budget=info.budget, types=tuple(info.types) if info.types else None),

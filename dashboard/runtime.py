@@ -50,4 +50,10 @@ def deliver_pending() -> DeliveryReport | None:
     report = box.deliver_due(gateway().retain)
     if report.error:
         connection_error.clear()
+    if report.delivered:
+        # Late deliveries change what the next recall finds: drop every cached recall (outages are rare).
+        from dashboard.finance_runtime import recall_cache  # imported here: finance_runtime imports this module
+
+        recall_cache().clear()
+        st.cache_data.clear()
     return report

@@ -104,14 +104,7 @@ st.text(ticket.drafted_response)
 
 st.subheader("Decision")
 stored = outbox.latest("ticket", ticket.id)
-render_decision_state(stored)
-if stored is not None and stored.state == "pending":
-    if st.button("Deliver now", key="ticket_deliver_now", icon=":material/send:"):
-        outbox.retry_now()
-        report = outbox.deliver_due(runtime.gateway().retain)
-        support_runtime.invalidate(ticket.customer)
-        st.session_state[FLASH_KEY] = f"Delivered {report.delivered}; still pending {report.still_pending}."
-        st.rerun()
+render_decision_state(stored)  # a pending one is delivered by the app-wide banner's retry
 
 reviewer_signed_in = signed_in_reviewer()
 if reviewer_signed_in is None:  # outside the form: the Approve key (A) records under it without submitting the form

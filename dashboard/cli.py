@@ -7,6 +7,7 @@ import json
 import sys
 from collections.abc import Callable
 
+from dashboard.hindsight_gateway import HindsightError
 from dashboard.settings import load_settings
 
 Command = Callable[[argparse.Namespace], int]
@@ -119,7 +120,7 @@ def run_recall_ticket(args: argparse.Namespace) -> int:
     settings, gateway = _gateway()
     try:
         result = recall_for_ticket(gateway.recall, args.bank or settings.support_bank, args.customer, args.issue)
-    except Exception as exc:  # the client raises its own types for HTTP and network errors
+    except HindsightError as exc:
         print(f"error: recall from Hindsight at {settings.base_url} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
     finally:
@@ -148,7 +149,7 @@ def _migrate_args(parser: argparse.ArgumentParser) -> None:
 
 @command("migrate", "migrate untagged support records to customer tags (--dry-run or --apply)", _migrate_args)
 def run_migrate(args: argparse.Namespace) -> int:
-    from dashboard import demo_data, migration
+    from dashboard import migration
     from dashboard.models import Customer
     from dashboard.queues import QueueFileError, load_rows
 
@@ -157,7 +158,7 @@ def run_migrate(args: argparse.Namespace) -> int:
     if args.batch_size < 1:
         return _input_error("--batch-size", "must be 1 or more")
     try:
-        customers = load_rows(args.customers or demo_data.CUSTOMERS, Customer, id_field="name")
+        customers = load_rows(args.customers or load_settings().customers_file, Customer, id_field="name")
     except QueueFileError as exc:
         return _input_error("--customers", str(exc))
     problems = migration.check_directory(customers)
@@ -178,7 +179,7 @@ def run_migrate(args: argparse.Namespace) -> int:
                 "mode": "apply", "bank": bank, "converted": report.converted, "remaining_reliable": report.remaining_reliable,
                 "before": report.before.as_json(), "after": report.after.as_json(), "error": report.error,
             }  # fmt: skip
-    except Exception as exc:  # the client raises its own types for HTTP and network errors
+    except HindsightError as exc:
         print(f"error: migration against Hindsight at {settings.base_url} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
     finally:
@@ -223,7 +224,7 @@ def run_recall_exception(args: argparse.Namespace) -> int:
     try:
         result = two_stage_recall(gateway.recall, args.bank or settings.finance_bank, key, args.query, k=k)
         result = check_crowd_out(gateway.recall, result)  # reuses pass 2; one more call only when it was skipped
-    except Exception as exc:  # the client raises its own types for HTTP and network errors
+    except HindsightError as exc:
         print(f"error: recall from Hindsight at {settings.base_url} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
     finally:

@@ -25,6 +25,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from dashboard.customer_tags import customer_tag, tag_collisions
+from dashboard.hindsight_gateway import HindsightError
 from dashboard.legacy_admission import AmbiguousName, has_marker_at_start, leading_marker_name, marker_position
 from dashboard.models import Customer, MemoryRecord
 
@@ -229,7 +230,7 @@ def apply(
         batch = todo[start : start + max(batch_size, 1)]
         try:
             retain(bank_id, [replacement(memories[c.memory_id], c) for c in batch])
-        except Exception as exc:  # the client raises its own types: report, keep what is done
+        except HindsightError as exc:  # report it and keep what is done: a re-run finishes the job
             error = f"{type(exc).__name__}: {exc}"
             break
         converted.extend(c.document_id for c in batch)

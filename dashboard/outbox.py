@@ -18,7 +18,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from dashboard.hindsight_gateway import HindsightUnavailable
+from dashboard.hindsight_gateway import HindsightError
 from dashboard.models import MemoryRecord, ReviewerDecision
 
 MAX_BACKOFF_S = 300.0
@@ -127,11 +127,8 @@ class Outbox:
                     continue
                 try:
                     retain(row["bank_id"], [MemoryRecord.model_validate_json(row["record"])])
-                except HindsightUnavailable as exc:
-                    report.error = str(exc)
-                    break
-                except Exception as exc:  # the client raises its own types for HTTP and network errors
-                    report.error = f"{type(exc).__name__}: {exc}"
+                except Exception as exc:  # whatever failed, the decision stays pending and is retried
+                    report.error = str(exc) if isinstance(exc, HindsightError) else f"{type(exc).__name__}: {exc}"
                     break
                 db.execute(
                     "UPDATE decisions SET state = 'delivered', delivered_at = ?, attempts = attempts + 1,"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from dashboard import demo_data
 from dashboard.hindsight_gateway import HindsightGateway, HindsightUnavailable
 from dashboard.models import ExceptionCase, Ticket
 from dashboard.queues import QueueFileError, load_rows
@@ -72,7 +71,7 @@ def build_overview(gateway: HindsightGateway, settings: Settings) -> Overview:
             for bank_id, role in banks
         ],
         queues=[
-            _queue("Finance exceptions", demo_data.EXCEPTIONS, ExceptionCase),
-            _queue("Support tickets", demo_data.TICKETS, Ticket),
+            _queue("Finance exceptions", settings.exceptions_file, ExceptionCase),
+            _queue("Support tickets", settings.tickets_file, Ticket),
         ],
     )

@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from dashboard import demo_data, migration
+from dashboard.hindsight_gateway import HindsightUnavailable
 from dashboard.models import Customer
 from dashboard.queues import load_rows
 from dashboard.seed import seed_bank, stored_documents, support_records
@@ -94,7 +95,7 @@ def test_a_run_killed_halfway_then_rerun_ends_like_a_clean_run(hindsight, suppor
         if len(sent) >= 3:
             hindsight.gateway.retain(bank, records[:2])
             sent.extend(records[:2])
-            raise ConnectionError("killed")
+            raise HindsightUnavailable("killed")
         hindsight.gateway.retain(bank, records)
         sent.extend(records)
 

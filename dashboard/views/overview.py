@@ -6,8 +6,9 @@ from datetime import date, timedelta
 import streamlit as st
 
 from components import overview_charts as charts
-from dashboard import demo_data, finance_runtime, migration, overview_metrics, runtime, support_runtime
+from dashboard import finance_runtime, migration, overview_metrics, runtime, support_runtime
 from dashboard.finance_recall import DEFAULT_K, CaseKey
+from dashboard.hindsight_gateway import HindsightError
 from dashboard.models import Customer, ExceptionCase, Ticket
 from dashboard.queues import QueueFileError, load_rows
 
@@ -27,9 +28,9 @@ def _load(path, model, **kwargs):
         return []
 
 
-cases = _load(demo_data.EXCEPTIONS, ExceptionCase)
-tickets = _load(demo_data.TICKETS, Ticket)
-customers = _load(demo_data.CUSTOMERS, Customer, id_field="name")
+cases = _load(settings.exceptions_file, ExceptionCase)
+tickets = _load(settings.tickets_file, Ticket)
+customers = _load(settings.customers_file, Customer, id_field="name")
 for problem in problems:
     st.error("A queue file could not be loaded:", icon=":material/error:")
     st.text(problem)
@@ -48,25 +49,28 @@ start, end = period if isinstance(period, tuple) and len(period) == 2 else (None
 
 if recall_all:
     failed = []
-    bar = st.progress(0.0, text="Recalling...")
-    for i, case in enumerate(cases):
+    bar = st.progress(0.0, text="Recalling the exception queue...")
+    # The same concurrent loader and cache as the Exceptions page: cached cases cost nothing.
+    loaded = finance_runtime.load_queue(
+        settings.finance_bank, cases, DEFAULT_K, progress=lambda done, total: bar.progress(done / total, text=f"Exceptions {done}/{total}")
+    )  # fmt: skip
+    if loaded["failed"]:
+        failed.append(f"{loaded['failed']} exception(s) could not be recalled")
+    for i, case in enumerate(cases if check_all else []):
         try:
-            key = CaseKey.of(case)
-            result = finance_runtime.recall_case(settings.finance_bank, key, case.recall_query(), DEFAULT_K)
-            if check_all and result.crowd_out is None:
-                finance_runtime.with_crowd_out(settings.finance_bank, key, case.recall_query(), DEFAULT_K)
-        except Exception as exc:  # one bad case must not hide the others
-            failed.append(f"{case.id}: {type(exc).__name__}: {exc}")
-        bar.progress((i + 1) / (len(cases) + len(tickets)), text=f"Recalled {case.id}")
+            finance_runtime.with_crowd_out(settings.finance_bank, CaseKey.of(case), case.recall_query(), DEFAULT_K)
+        except HindsightError as exc:
+            failed.append(f"{case.id}: {exc}")
+        bar.progress((i + 1) / len(cases), text=f"Crowd-out check {case.id}")
     for j, ticket in enumerate(tickets):
         try:
             support_runtime.recall(settings.support_bank, ticket.customer, ticket.issue)
-        except Exception as exc:
-            failed.append(f"{ticket.id}: {type(exc).__name__}: {exc}")
-        bar.progress((len(cases) + j + 1) / (len(cases) + len(tickets)), text=f"Recalled {ticket.id}")
+        except (HindsightError, ValueError) as exc:  # ValueError: a name no marker can be built from
+            failed.append(f"{ticket.id}: {exc}")
+        bar.progress((j + 1) / len(tickets), text=f"Tickets {j + 1}/{len(tickets)}")
     bar.empty()
     if failed:
-        st.warning(f"{len(failed)} recall(s) failed:", icon=":material/warning:")
+        st.warning(f"{len(failed)} recall problem(s):", icon=":material/warning:")
         st.text("\n".join(failed[:20]))
 
 
@@ -81,8 +85,8 @@ if not reachable:
 elif customers:
     try:
         coverage = _coverage(settings.base_url, settings.support_bank, customers)
-    except Exception as exc:  # the overview never fails because one source does
-        coverage_error = f"{type(exc).__name__}: {exc}"
+    except HindsightError as exc:
+        coverage_error = str(exc)
 
 metrics = overview_metrics.build(
     history=history, bank_for={"exception": settings.finance_bank, "ticket": settings.support_bank},

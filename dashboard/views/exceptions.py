@@ -60,9 +60,12 @@ to_load = shown if len(shown) <= PRELOAD or st.session_state.get("exceptions_loa
 if len(shown) > PRELOAD and not st.session_state.get("exceptions_load_all"):
     st.button(f"Load recalls for all {len(shown)} visible cases (the first {PRELOAD} load automatically)", key="exceptions_load_all")
 bar = st.empty()
-loaded = finance_runtime.load_queue(
-    bank, to_load, queue_k, progress=lambda done, total: bar.progress(done / total, text=f"Recalling precedents: {done} of {total} cases")
-)  # fmt: skip
+if runtime.connection_error() is None:  # offline: the banner says so; don't retry every case on every rerun
+    loaded = finance_runtime.load_queue(
+        bank, to_load, queue_k, progress=lambda done, total: bar.progress(done / total, text=f"Recalling precedents: {done} of {total} cases")
+    )  # fmt: skip
+else:
+    loaded = {"failed": 0}
 bar.empty()
 if loaded["failed"]:
     st.warning(f"Recall failed for {loaded['failed']} of {len(to_load)} cases; they are recalled again when opened.", icon=":material/error:")

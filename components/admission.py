@@ -10,11 +10,11 @@ import pandas as pd
 import streamlit as st
 
 from components.trace_link import trace_link
-from dashboard.legacy_admission import VERDICT_LABELS, Verdict
-from dashboard.migration import Coverage, MigrationPlan, MigrationReport
-from dashboard.outbox import StoredDecision
-from dashboard.ticket_recall import Evidence, TicketRecall
-from dashboard.trace_request import TraceRequest
+from dashboard.review.outbox import StoredDecision
+from dashboard.support.admission import VERDICT_LABELS, Verdict
+from dashboard.support.migration import Coverage, MigrationPlan, MigrationReport
+from dashboard.support.recall import Evidence, TicketRecall
+from dashboard.traces.request import TraceRequest
 
 PATH_TEXT = {
     "tagged": "Tagged path: recall with the customer's tag (any_strict). The legacy fallback did not run.",

@@ -7,9 +7,10 @@ from dataclasses import dataclass
 import streamlit as st
 
 from components.identity import signed_in_reviewer
-from dashboard.finance_decisions import REASON_CODES
-from dashboard.models import OUTCOMES, ExceptionCase
-from dashboard.recommendation import Recommendation
+from dashboard.finance.decisions import REASON_CODES
+from dashboard.finance.models import ExceptionCase
+from dashboard.finance.policy import Recommendation
+from dashboard.review.decision import OUTCOMES
 
 APPROVE, OVERRIDE = "Approve the recommendation", "Override"
 SUBMIT_KEY = "decision_submit"

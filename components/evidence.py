@@ -11,11 +11,11 @@ import pandas as pd
 import streamlit as st
 
 from components.trace_link import trace_link
-from dashboard.finance_recall import Evidence, PassInfo, TwoStageResult
-from dashboard.models import ExceptionCase
-from dashboard.outbox import StoredDecision
-from dashboard.recommendation import Recommendation
-from dashboard.trace_request import TraceRequest
+from dashboard.finance.models import ExceptionCase
+from dashboard.finance.policy import Recommendation
+from dashboard.finance.recall import Evidence, PassInfo, TwoStageResult
+from dashboard.review.outbox import StoredDecision
+from dashboard.traces.request import TraceRequest
 
 ACTION_ICONS = {"approve": ":material/check_circle:", "reject": ":material/cancel:", "escalate": ":material/priority_high:"}
 

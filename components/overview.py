@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from dashboard.overview import BankSummary, QueueSummary, ServerSummary
+from dashboard.reporting.home import BankSummary, QueueSummary, ServerSummary
 
 
 def render_server(server: ServerSummary) -> None:

@@ -9,8 +9,8 @@ import pandas as pd
 import plotly.express as px
 import streamlit as st
 
-from dashboard.overview_metrics import OverviewMetrics
-from dashboard.recall_log import LatencySample
+from dashboard.reporting.overview import OverviewMetrics
+from dashboard.reporting.recall_log import LatencySample
 
 COLORS = {"approved": "#2e7d32", "overridden": "#c62828", "open": "#90a4ae", "decided": "#2e7d32", "pending delivery": "#f9a825",
           "admitted": "#2e7d32", "rejected": "#c62828"}  # fmt: skip

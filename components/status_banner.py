@@ -2,25 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import streamlit as st
 
-from dashboard import runtime
 
-
-def render_status_banner() -> None:
-    error = runtime.connection_error()
+def render_status_banner(error: str | None, base_url: str, pending: int, deliver_now: Callable[[], None]) -> None:
+    """`error`: why Hindsight is unreachable (None when it answers); `deliver_now` runs on the button."""
     if error:
         st.warning(
-            f"Hindsight at {runtime.settings().base_url} is unreachable: recalls and traces cannot load. "
+            f"Hindsight at {base_url} is unreachable: recalls and traces cannot load. "
             "Queues and the audit log still work, and decisions are saved here and delivered when it is back.",
             icon=":material/cloud_off:",
         )
-    pending = runtime.outbox().pending_count()
     if pending:
         with st.container(horizontal=True, vertical_alignment="center"):
             st.info(f"{pending} decision(s) saved and waiting for delivery to Hindsight.", icon=":material/schedule_send:")
             if st.button("Deliver now", key="deliver_now", icon=":material/send:"):
-                runtime.outbox().retry_now()
-                runtime.connection_error.clear()
-                runtime.deliver_pending()
+                deliver_now()
                 st.rerun()

@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from dashboard.trace_request import TraceRequest
+from dashboard.traces.request import TraceRequest
 
-TRACE_PAGE = "views/traces.py"  # relative to dashboard/app.py, as registered in app.py
+TRACE_PAGE = "views/traces.py"  # relative to dashboard/app/main.py, as registered there
 
 
 def trace_link(

@@ -7,7 +7,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from dashboard.fusion_replay import (
+from dashboard.hindsight.wire import SOURCES
+from dashboard.traces.analysis import TraceAnalysis, analyse, rows_table
+from dashboard.traces.replay import (
     DEFAULT_RERANKER_MAX_CANDIDATES,
     DEFAULT_RRF_K,
     ReplaySettings,
@@ -16,9 +18,7 @@ from dashboard.fusion_replay import (
     server_candidates,
     source_shares,
 )
-from dashboard.hindsight_models import SOURCES
-from dashboard.trace_analysis import TraceAnalysis, analyse, rows_table
-from dashboard.trace_request import BUDGETS, FACT_TYPES, TAGS_MATCH_VALUES, TracedRecall, TraceRequest
+from dashboard.traces.request import BUDGETS, FACT_TYPES, TAGS_MATCH_VALUES, TracedRecall, TraceRequest
 
 SOURCE_COLOURS = {"semantic": "#4C78A8", "bm25": "#F58518", "graph": "#54A24B", "temporal": "#B279A2"}
 CHART_LIMIT = 20

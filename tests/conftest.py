@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 import streamlit as st
 
-from dashboard import runtime
-from dashboard.embedded import EmbeddedServer
-from dashboard.hindsight_gateway import HindsightGateway
-from dashboard.outbox import Outbox
+from dashboard.app import state
+from dashboard.hindsight.embedded import EmbeddedServer
+from dashboard.hindsight.gateway import HindsightGateway
+from dashboard.review.outbox import Outbox
 from dashboard.settings import Settings
 
 # Real recorded responses of Hindsight 1.1.0 (copied from shared/fixtures, embeddings stripped).
-APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app.py")
+APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app" / "main.py")
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "hindsight-1.1.0"
 
 
@@ -84,7 +84,7 @@ def point_app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
         for key, value in env.items():
             monkeypatch.setenv(key, value)
         outbox = outbox or Outbox(tmp_path / "decisions.sqlite3")
-        monkeypatch.setattr(runtime, "outbox", lambda: outbox)
+        monkeypatch.setattr(state, "outbox", lambda: outbox)
         st.cache_resource.clear()
         st.cache_data.clear()
         return outbox

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from dashboard.hindsight_models import RecalledMemory, RecallResponse
-from dashboard.models import MemoryRecord
+from dashboard.hindsight.wire import MemoryRecord, RecalledMemory, RecallResponse
 
 
 def precedent(doc: str, vendor: str, etype: str, outcome: str = "approve", decided_on: str = "2025-06-01", text: str = "") -> MemoryRecord:

@@ -3,8 +3,8 @@
 
 from streamlit.testing.v1 import AppTest
 
-from dashboard.audit import AuditFilter, audit_row, to_csv
-from dashboard.outbox import Outbox
+from dashboard.review.audit_export import AuditFilter, audit_row, to_csv
+from dashboard.review.outbox import Outbox
 from tests.conftest import APP, free_port
 from tests.test_reliability import _decision
 

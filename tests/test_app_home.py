@@ -3,7 +3,7 @@
 
 from streamlit.testing.v1 import AppTest
 
-from dashboard.seed import seed_demo_data
+from dashboard.cli.seed import seed_demo_data
 from dashboard.settings import load_settings
 from tests.conftest import APP, free_port
 

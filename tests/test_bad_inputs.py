@@ -3,9 +3,11 @@
 import pytest
 from pydantic import ValidationError
 
-from dashboard.customer_tags import customer_tag
-from dashboard.hindsight_gateway import HindsightGateway, HindsightRequestRejected, HindsightUnavailable
-from dashboard.models import ExceptionCase, MemoryRecord
+from dashboard.finance.models import ExceptionCase
+from dashboard.hindsight.errors import HindsightRequestRejected, HindsightUnavailable
+from dashboard.hindsight.gateway import HindsightGateway
+from dashboard.hindsight.wire import MemoryRecord
+from dashboard.support.customers import customer_tag
 from tests.conftest import free_port
 
 CASE = dict(

@@ -1,10 +1,10 @@
 """The embedded server's lifecycle, against the real thing."""
 
-from dashboard.embedded import _alive, health
+from dashboard.hindsight.embedded import _alive, health
 
 
 def test_start_retain_recall_restart_keeps_data(hindsight, bank_id):
-    from dashboard.models import MemoryRecord
+    from dashboard.hindsight.wire import MemoryRecord
 
     gateway, server = hindsight.gateway, hindsight.server
     assert gateway.health()["status"] == "healthy"

@@ -5,7 +5,7 @@ import uuid
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dashboard.seed import finance_records, seed_bank
+from dashboard.cli.seed import finance_records, seed_bank
 from tests.conftest import APP
 
 PAGE = "views/exceptions.py"

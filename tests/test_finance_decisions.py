@@ -4,7 +4,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from dashboard.finance_decisions import (
+from dashboard.finance.decisions import (
     REASON_CODES,
     DecisionError,
     build_decision,
@@ -12,11 +12,11 @@ from dashboard.finance_decisions import (
     decisions_by_case,
     latest_decision,
     submit,
-)  # fmt: skip
-from dashboard.finance_recall import CaseKey, two_stage_recall
-from dashboard.models import ExceptionCase
-from dashboard.outbox import Outbox
-from dashboard.recommendation import assess
+)
+from dashboard.finance.models import ExceptionCase
+from dashboard.finance.policy import assess
+from dashboard.finance.recall import CaseKey, two_stage_recall
+from dashboard.review.outbox import Outbox
 from tests.finance_helpers import precedent
 
 CASE = ExceptionCase(
@@ -40,7 +40,7 @@ def _decide(rec, **kwargs):
 # -- validation -----------------------------------------------------------------------------
 @pytest.fixture
 def approve_rec():
-    from dashboard.recommendation import Recommendation
+    from dashboard.finance.policy import Recommendation
 
     return Recommendation(action="approve", confidence=0.67, cited=["PREC-1", "PREC-2"], rationale="r", policy="precedent")
 

@@ -1,7 +1,7 @@
 """The deterministic precedent policy (no server): votes, ties, conflicts, confidence, citations."""
 
-from dashboard.finance_recall import CaseKey, two_stage_recall
-from dashboard.recommendation import assess
+from dashboard.finance.policy import assess
+from dashboard.finance.recall import CaseKey, two_stage_recall
 from tests.finance_helpers import FakeRecall, precedent
 
 KEY = CaseKey(vendor_code="VA", exception_type="price_variance", vendor_name="Alpha Tools")

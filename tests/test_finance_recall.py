@@ -2,9 +2,9 @@
 
 import pytest
 
-from dashboard.finance_recall import CaseKey, InvalidCase, check_crowd_out, two_stage_recall
-from dashboard.models import ExceptionCase
-from dashboard.recommendation import assess
+from dashboard.finance.models import ExceptionCase
+from dashboard.finance.policy import assess
+from dashboard.finance.recall import CaseKey, InvalidCase, check_crowd_out, two_stage_recall
 from tests.finance_helpers import FakeRecall, precedent
 
 A = CaseKey(vendor_code="VA", exception_type="price_variance", vendor_name="Alpha Tools")

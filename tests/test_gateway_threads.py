@@ -3,7 +3,7 @@
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from dashboard.models import MemoryRecord
+from dashboard.hindsight.wire import MemoryRecord
 
 
 def test_one_gateway_serves_fresh_threads_one_after_another_and_at_once(hindsight, bank_id):

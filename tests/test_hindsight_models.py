@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from dashboard.hindsight_models import RecallResponse
+from dashboard.hindsight.wire import RecallResponse
 from tests.conftest import FIXTURES
 
 FIXTURE_FILES = sorted(FIXTURES.glob("*.json"))

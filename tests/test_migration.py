@@ -7,12 +7,13 @@ import sys
 
 import pytest
 
-from dashboard import demo_data, migration
-from dashboard.hindsight_gateway import HindsightUnavailable
-from dashboard.models import Customer
-from dashboard.queues import load_rows
-from dashboard.seed import seed_bank, stored_documents, support_records
-from dashboard.ticket_recall import recall_for_ticket
+from dashboard import demo_data
+from dashboard.cli.seed import seed_bank, stored_documents, support_records
+from dashboard.hindsight.errors import HindsightUnavailable
+from dashboard.queue_files import load_rows
+from dashboard.support import migration
+from dashboard.support.models import Customer
+from dashboard.support.recall import recall_for_ticket
 
 CUSTOMERS = load_rows(demo_data.CUSTOMERS, Customer, id_field="name")
 RELIABLE = {

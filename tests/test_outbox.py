@@ -2,9 +2,10 @@
 
 from datetime import UTC, datetime, timedelta
 
-from dashboard.hindsight_gateway import HindsightUnavailable
-from dashboard.models import MemoryRecord, ReviewerDecision
-from dashboard.outbox import Outbox
+from dashboard.hindsight.errors import HindsightUnavailable
+from dashboard.hindsight.wire import MemoryRecord
+from dashboard.review.decision import ReviewerDecision
+from dashboard.review.outbox import Outbox
 
 
 class Clock:

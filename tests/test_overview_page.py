@@ -6,15 +6,17 @@ from datetime import UTC, date, datetime
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from dashboard import demo_data, overview_metrics
-from dashboard.finance_decisions import build_decision, decision_record
-from dashboard.finance_recall import CaseKey, two_stage_recall
-from dashboard.models import ExceptionCase, Ticket
-from dashboard.outbox import Outbox
-from dashboard.queues import load_rows
-from dashboard.recall_log import RecallLog
-from dashboard.recommendation import assess
-from dashboard.seed import finance_records, seed_bank, support_records
+from dashboard import demo_data
+from dashboard.cli.seed import finance_records, seed_bank, support_records
+from dashboard.finance.decisions import build_decision, decision_record
+from dashboard.finance.models import ExceptionCase
+from dashboard.finance.policy import assess
+from dashboard.finance.recall import CaseKey, two_stage_recall
+from dashboard.queue_files import load_rows
+from dashboard.reporting import overview as overview_metrics
+from dashboard.reporting.recall_log import RecallLog
+from dashboard.review.outbox import Outbox
+from dashboard.support.models import Ticket
 from tests.conftest import APP, free_port
 
 PAGE = "views/overview.py"
@@ -32,7 +34,7 @@ def _decide(outbox: Outbox, bank: str, case: ExceptionCase, rec, *, override: bo
 
 
 def test_metrics_core_counts_latest_decision_per_case_in_range(tmp_path):
-    from dashboard.recommendation import Recommendation
+    from dashboard.finance.policy import Recommendation
 
     outbox = Outbox(tmp_path / "d.sqlite3")
     rec = Recommendation(action="reject", confidence=0.7, cited=[], rationale="r", policy="precedent")

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import streamlit as st
 
-from dashboard import finance_runtime, runtime
-from dashboard.finance_recall import CaseKey, two_stage_recall
-from dashboard.models import ExceptionCase
+from dashboard.app import state
+from dashboard.finance.models import ExceptionCase
+from dashboard.finance.recall import CaseKey, two_stage_recall
 from tests.finance_helpers import precedent
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,7 +38,7 @@ def counted(hindsight, bank_id, monkeypatch):
         return await real(bank, query, **kwargs)
 
     monkeypatch.setattr(gw, "arecall", arecall)
-    monkeypatch.setattr(runtime, "gateway", lambda: gw)
+    monkeypatch.setattr(state, "gateway", lambda: gw)
     st.cache_resource.clear()
     records = [precedent(f"RICH-{i}", "V01", "price_variance") for i in range(6)]  # pass 1 fills k=5
     records += [precedent("THIN-1", "V02", "price_variance"), precedent("THIN-2", "V02", "tax_mismatch")]
@@ -52,7 +52,7 @@ def test_queue_load_fills_the_cache_without_traces_and_with_at_most_two_calls(co
     gw, calls = counted
     rich, thin = _case("E-1", "V01"), _case("E-2", "V02")
     progress = []
-    counts = finance_runtime.load_queue(bank_id, [rich, thin], 5, progress=lambda d, t: progress.append((d, t)))
+    counts = state.load_queue(bank_id, [rich, thin], 5, progress=lambda d, t: progress.append((d, t)))
     assert counts == {"cached": 0, "loaded": 2, "failed": 0} and progress == [(1, 2), (2, 2)]
     assert not any(c.get("trace") for c in calls)  # loading a queue requests no trace
     per_case = {v: sum(1 for c in calls if f"vendor:{v}" in c["tags"]) for v in ("V01", "V02")}
@@ -60,27 +60,27 @@ def test_queue_load_fills_the_cache_without_traces_and_with_at_most_two_calls(co
 
     calls.clear()
     for case in (rich, thin):
-        result = finance_runtime.recall_case(bank_id, CaseKey.of(case), case.recall_query(), 5)
+        result = state.recall_case(bank_id, CaseKey.of(case), case.recall_query(), 5)
         assert result.records
     assert calls == []  # opening a cached case makes no network call
-    assert finance_runtime.with_crowd_out(bank_id, CaseKey.of(thin), thin.recall_query(), 5).crowd_out.reused_pass2
+    assert state.with_crowd_out(bank_id, CaseKey.of(thin), thin.recall_query(), 5).crowd_out.reused_pass2
     assert calls == []  # pass 2 ran: the crowd-out check reuses it
 
-    finance_runtime.bump_generation(bank_id, CaseKey.of(thin))  # a decision was retained for V02 / price_variance
+    state.bump_generation(bank_id, CaseKey.of(thin))  # a decision was retained for V02 / price_variance
     for case in (rich, thin):
-        finance_runtime.recall_case(bank_id, CaseKey.of(case), case.recall_query(), 5)
+        state.recall_case(bank_id, CaseKey.of(case), case.recall_query(), 5)
     assert {tuple(c["tags"]) for c in calls} == {("vendor:V02", "type:price_variance")} and len(calls) == 2
-    assert finance_runtime.load_queue(bank_id, [rich, thin], 5) == {"cached": 2, "loaded": 0, "failed": 0}
+    assert state.load_queue(bank_id, [rich, thin], 5) == {"cached": 2, "loaded": 0, "failed": 0}
 
 
 def test_crowd_out_when_pass_two_was_skipped_costs_one_call_on_demand(counted, bank_id):
     gw, calls = counted
     rich = _case("E-1", "V01")
-    result = finance_runtime.recall_case(bank_id, CaseKey.of(rich), rich.recall_query(), 5)
+    result = state.recall_case(bank_id, CaseKey.of(rich), rich.recall_query(), 5)
     assert result.pass2_skipped and result.crowd_out is None and len(calls) == 1
-    checked = finance_runtime.with_crowd_out(bank_id, CaseKey.of(rich), rich.recall_query(), 5)
+    checked = state.with_crowd_out(bank_id, CaseKey.of(rich), rich.recall_query(), 5)
     assert checked.crowd_out is not None and not checked.crowd_out.reused_pass2 and len(calls) == 2
-    finance_runtime.with_crowd_out(bank_id, CaseKey.of(rich), rich.recall_query(), 5)
+    state.with_crowd_out(bank_id, CaseKey.of(rich), rich.recall_query(), 5)
     assert len(calls) == 2  # cached with its check
 
 

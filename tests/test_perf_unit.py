@@ -5,11 +5,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from dashboard.finance_recall import CaseKey, two_stage_recall
-from dashboard.hindsight_gateway import HindsightGateway
-from dashboard.hindsight_models import RecallResponse
-from dashboard.recall_cache import RecallCache
-from dashboard.trace_request import TracedRecall, TraceRequest, TraceStore
+from dashboard.finance.recall import CaseKey, two_stage_recall
+from dashboard.finance.recall_cache import RecallCache
+from dashboard.hindsight.gateway import HindsightGateway
+from dashboard.hindsight.wire import RecallResponse
+from dashboard.traces.request import TracedRecall, TraceRequest, TraceStore
 from tests.finance_helpers import FakeRecall, precedent
 
 A = CaseKey(vendor_code="V01", exception_type="price_variance")
@@ -93,7 +93,7 @@ def test_recall_many_bounds_concurrency_keeps_order_and_reports_progress():
 
 
 def test_bench_ratio_verdicts():
-    from dashboard.bench import Report, synthetic_trace
+    from dashboard.cli.bench import Report, synthetic_trace
 
     rep = Report()
     rep.ratio("replay 3,000 candidates", 12.0)
@@ -104,7 +104,7 @@ def test_bench_ratio_verdicts():
 
 @pytest.mark.parametrize("size", [40, 1000])
 def test_bench_data_is_deterministic(size):
-    from dashboard import bench_data
+    from dashboard.cli import bench_data
 
     a, b = bench_data.records(size), bench_data.records(size)
     assert a == b and len({r.document_id for r in a}) == size

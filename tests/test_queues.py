@@ -3,8 +3,9 @@
 import pytest
 
 from dashboard import demo_data
-from dashboard.models import Customer, ExceptionCase, Ticket
-from dashboard.queues import QueueFileError, load_rows, parse_rows
+from dashboard.finance.models import ExceptionCase
+from dashboard.queue_files import QueueFileError, load_rows, parse_rows
+from dashboard.support.models import Customer, Ticket
 
 HEADER = "id,vendor_code,vendor_name,exception_type,invoice,po,invoice_amount,po_amount,description,opened_on\n"
 GOOD = "E-1,V01,Northwind,price_variance,INV-1,PO-1,105.00,100.00,Billed over PO,2026-11-02\n"

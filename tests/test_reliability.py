@@ -3,8 +3,9 @@
 from collections import Counter
 from datetime import UTC, datetime
 
-from dashboard.models import MemoryRecord, ReviewerDecision
-from dashboard.outbox import Outbox
+from dashboard.hindsight.wire import MemoryRecord
+from dashboard.review.decision import ReviewerDecision
+from dashboard.review.outbox import Outbox
 
 
 def _decision(i: int) -> tuple[ReviewerDecision, MemoryRecord]:

@@ -6,7 +6,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from components.decision_form import OVERRIDE
-from dashboard.seed import finance_records, seed_bank, support_records
+from dashboard.cli.seed import finance_records, seed_bank, support_records
 from tests.conftest import APP
 
 

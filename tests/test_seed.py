@@ -2,7 +2,7 @@
 
 import uuid
 
-from dashboard.seed import finance_records, seed_demo_data, support_records
+from dashboard.cli.seed import finance_records, seed_demo_data, support_records
 from dashboard.settings import Settings
 
 

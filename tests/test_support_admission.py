@@ -5,10 +5,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dashboard import demo_data
-from dashboard.customer_tags import customer_tag, tag_collisions
-from dashboard.legacy_admission import AmbiguousName, Verdict, admits, judge, marker, name_key
-from dashboard.models import Customer, SupportInteraction
-from dashboard.queues import load_rows
+from dashboard.queue_files import load_rows
+from dashboard.support.admission import AmbiguousName, Verdict, admits, judge, marker, name_key
+from dashboard.support.customers import customer_tag, tag_collisions
+from dashboard.support.models import Customer, SupportInteraction
 
 HISTORY = {item.id: item for item in load_rows(demo_data.SUPPORT_HISTORY, SupportInteraction)}
 

@@ -4,9 +4,9 @@
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dashboard import migration
-from dashboard.seed import seed_bank, support_records
-from dashboard.ticket_recall import recall_for_ticket
+from dashboard.cli.seed import seed_bank, support_records
+from dashboard.support import migration
+from dashboard.support.recall import recall_for_ticket
 from tests.conftest import APP
 from tests.test_migration import CUSTOMERS
 

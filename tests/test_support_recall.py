@@ -8,14 +8,14 @@ from datetime import UTC, datetime
 import pytest
 
 from dashboard import demo_data
-from dashboard.customer_tags import customer_tag
-from dashboard.hindsight_models import RecalledMemory, RecallResponse
-from dashboard.models import Ticket
-from dashboard.outbox import Outbox
-from dashboard.queues import load_rows
-from dashboard.seed import seed_bank, support_records
-from dashboard.ticket_decisions import TicketDecisionError, build_decision, decision_record, submit
-from dashboard.ticket_recall import recall_for_ticket
+from dashboard.cli.seed import seed_bank, support_records
+from dashboard.hindsight.wire import RecalledMemory, RecallResponse
+from dashboard.queue_files import load_rows
+from dashboard.review.outbox import Outbox
+from dashboard.support.customers import customer_tag
+from dashboard.support.decisions import TicketDecisionError, build_decision, decision_record, submit
+from dashboard.support.models import Ticket
+from dashboard.support.recall import recall_for_ticket
 
 TICKETS = {t.id: t for t in load_rows(demo_data.TICKETS, Ticket)}
 

@@ -6,10 +6,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from dashboard.fusion_replay import ReplaySettings, diff_top_k, replay
-from dashboard.models import MemoryRecord
-from dashboard.trace_analysis import analyse
-from dashboard.trace_request import TraceRequest, fetch_trace
+from dashboard.hindsight.wire import MemoryRecord
+from dashboard.traces.analysis import analyse
+from dashboard.traces.replay import ReplaySettings, diff_top_k, replay
+from dashboard.traces.request import TraceRequest, fetch_trace
 
 VENDORS = ["V01", "V02", "V06", "V07"]
 KINDS = [

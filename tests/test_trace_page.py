@@ -9,8 +9,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from components.trace_link import trace_url
-from dashboard.models import MemoryRecord
-from dashboard.trace_request import TraceRequest
+from dashboard.hindsight.wire import MemoryRecord
+from dashboard.traces.request import TraceRequest
 from tests.conftest import APP
 
 PAGE = "views/traces.py"

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from dashboard.fusion_replay import ReplaySettings, diff_top_k, replay, server_candidates, source_lists, source_shares
-from dashboard.hindsight_models import RecallResponse, RecallTrace
-from dashboard.trace_analysis import analyse, pre_filtered_count, rows_table
+from dashboard.hindsight.wire import RecallResponse, RecallTrace
+from dashboard.traces.analysis import analyse, pre_filtered_count, rows_table
+from dashboard.traces.replay import ReplaySettings, diff_top_k, replay, server_candidates, source_lists, source_shares
 from tests.conftest import FIXTURES
 
 FIXTURE_FILES = sorted(FIXTURES.glob("*.json"))

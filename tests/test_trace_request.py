@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from dashboard.hindsight_models import RecallResponse
-from dashboard.trace_request import TracedRecall, TraceRequest, TraceStore, fetch_trace
+from dashboard.hindsight.wire import RecallResponse
+from dashboard.traces.request import TracedRecall, TraceRequest, TraceStore, fetch_trace
 from tests.conftest import FIXTURES
 
 

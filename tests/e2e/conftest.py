@@ -1,5 +1,5 @@
 """Browser fixtures: one real embedded Hindsight (the session's `hindsight`), fresh demo banks, one
-`streamlit run dashboard/app.py` subprocess on a free loopback port, and Debian's Chromium driven by
+`streamlit run dashboard/app/main.py` subprocess on a free loopback port, and Debian's Chromium driven by
 Playwright. Everything started here is stopped here, by PID (the app's whole process group)."""
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from dashboard.models import MemoryRecord
-from dashboard.seed import finance_records, seed_bank, support_records
+from dashboard.cli.seed import finance_records, seed_bank, support_records
+from dashboard.hindsight.wire import MemoryRecord
 from tests.conftest import free_port
 
 REPO = Path(__file__).resolve().parents[2]
@@ -109,7 +109,7 @@ def app(hindsight) -> App:
     env.update(hindsight.env(finance=fin, support=sup))
     env.update(RECALL_REVIEW_DATA_DIR=str(data_dir), HOME=str(data_dir))
     log = data_dir / "streamlit.log"
-    cmd = [sys.executable, "-m", "streamlit", "run", "dashboard/app.py", "--server.headless", "true",
+    cmd = [sys.executable, "-m", "streamlit", "run", "dashboard/app/main.py", "--server.headless", "true",
            "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
            "--server.fileWatcherType", "none"]  # fmt: skip
     with log.open("wb") as out:

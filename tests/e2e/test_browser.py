@@ -1,4 +1,4 @@
-"""The product as people use it: headless Chromium against `streamlit run dashboard/app.py` and a real
+"""The product as people use it: headless Chromium against `streamlit run dashboard/app/main.py` and a real
 Hindsight. Keys are pressed, buttons clicked, text waited for (never sleeps); a screenshot per step."""
 
 from __future__ import annotations

@@ -1,0 +1,25 @@
+"""Streamlit entry point: `streamlit run dashboard/app/main.py`."""
+
+import streamlit as st
+
+from components.identity import render_sign_in
+from components.status_banner import render_status_banner
+from dashboard.app import state
+
+st.set_page_config(page_title="Recall Review", page_icon=":material/fact_check:", layout="wide")
+
+PAGES = [
+    st.Page("views/home.py", title="Home", icon=":material/home:", default=True),
+    st.Page("views/overview.py", title="Overview", icon=":material/monitoring:", url_path="overview"),
+    st.Page("views/exceptions.py", title="Finance exceptions", icon=":material/receipt_long:", url_path="exceptions"),
+    st.Page("views/traces.py", title="Recall traces", icon=":material/troubleshoot:", url_path="traces"),
+    st.Page("views/tickets.py", title="Support tickets", icon=":material/support_agent:", url_path="tickets"),
+    st.Page("views/migration.py", title="Migration to tags", icon=":material/label:", url_path="migration"),
+    st.Page("views/audit.py", title="Audit log", icon=":material/history:", url_path="audit"),
+]
+
+page = st.navigation(PAGES)
+render_sign_in()
+state.deliver_pending()
+render_status_banner(state.connection_error(), state.settings().base_url, state.outbox().pending_count(), state.deliver_now)
+page.run()

@@ -1,0 +1,192 @@
+"""The app's state: the ONE module that owns every Streamlit cache (st.cache_resource, st.cache_data).
+
+Per server process: the settings, the Hindsight gateway, the decision outbox, the recall log, the
+finance recall cache (invalidated per vendor and type) and the ticket recalls (invalidated per
+customer). Pages and the entry point read state through these functions; nothing else caches.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+import streamlit as st
+
+from dashboard.finance.models import ExceptionCase
+from dashboard.finance.recall import CaseKey, TwoStageResult, atwo_stage_recall, check_crowd_out, two_stage_recall
+from dashboard.finance.recall_cache import RecallCache
+from dashboard.hindsight.errors import HindsightUnavailable
+from dashboard.hindsight.gateway import HindsightGateway
+from dashboard.reporting.recall_log import RecallLog
+from dashboard.review.outbox import DeliveryReport, Outbox
+from dashboard.settings import Settings, load_settings
+from dashboard.support.customers import customer_tag
+from dashboard.support.recall import TicketRecall, recall_for_ticket
+
+RECALL_TTL_S = 300
+
+
+@st.cache_resource
+def settings() -> Settings:
+    return load_settings()
+
+
+@st.cache_resource
+def gateway() -> HindsightGateway:
+    s = settings()
+    return HindsightGateway(s.base_url, s.api_key)
+
+
+@st.cache_resource
+def outbox() -> Outbox:
+    return Outbox(settings().data_dir / "decisions.sqlite3")
+
+
+@st.cache_resource
+def recall_log() -> RecallLog:
+    """Recall wall times (last 500 per kind) and the latest result per case, for the Overview page."""
+    return RecallLog()
+
+
+@st.cache_data(ttl=5, show_spinner=False)
+def connection_error() -> str | None:
+    """None when Hindsight answers healthy; otherwise what is wrong. Re-checked every 5 s."""
+    try:
+        answer = gateway().health()
+    except HindsightUnavailable as exc:
+        return str(exc)
+    return None if answer.get("status") == "healthy" else f"Hindsight reports: {answer}"
+
+
+def deliver_pending() -> DeliveryReport | None:
+    """Drain decisions waiting for Hindsight when it is reachable; cheap when nothing is due."""
+    box = outbox()
+    if connection_error() is not None or box.pending_count() == 0:
+        return None
+    report = box.deliver_due(gateway().retain)
+    if report.error:
+        connection_error.clear()
+    if report.delivered:
+        # Late deliveries change what the next recall finds: drop every cached recall (outages are rare).
+        from dashboard.app.state import recall_cache
+
+        recall_cache().clear()
+        st.cache_data.clear()
+    return report
+
+
+def deliver_now() -> None:
+    """The reviewer pressed "Deliver now": every pending decision is due, and Hindsight is asked again."""
+    outbox().retry_now()
+    connection_error.clear()
+    deliver_pending()
+
+
+# -- finance recalls ---------------------------------------------------------------
+
+
+@st.cache_resource
+def recall_cache() -> RecallCache:
+    return RecallCache(ttl_s=RECALL_TTL_S)
+
+
+
+def bump_generation(bank_id: str, key: CaseKey) -> None:
+    """A decision was retained for this vendor and type: recall it again next time (only it)."""
+    recall_cache().invalidate(bank_id, key)
+
+
+def recall_case(bank_id: str, key: CaseKey, query: str, k: int) -> TwoStageResult:
+    cache = recall_cache()
+    cached = cache.get(bank_id, key, query, k)
+    if cached is not None:
+        return cached
+    log = recall_log()
+    with st.spinner("Recalling precedents..."), log.timed("finance two-stage"):
+        result = two_stage_recall(gateway().recall, bank_id, key, query, k=k)
+    log.add_finance(result)
+    cache.put(result, query)
+    return result
+
+
+def with_crowd_out(bank_id: str, key: CaseKey, query: str, k: int) -> TwoStageResult:
+    """The result with its crowd-out check: pass 2 reused, or one extra call (once per cache entry) when it was skipped."""
+    base = recall_case(bank_id, key, query, k)
+    if base.crowd_out is not None:
+        return base
+    log = recall_log()
+    with st.spinner("Checking crowd-out..."), log.timed("finance crowd-out check"):
+        result = check_crowd_out(gateway().recall, base)
+    log.add_finance(result)
+    recall_cache().put(result, query)
+    return result
+
+
+def load_queue(
+    bank_id: str, cases: Sequence[ExceptionCase], k: int, progress: Callable[[int, int], None] | None = None
+) -> dict[str, int]:
+    """Recall every case not cached yet, at most 4 in flight; fills the cache the case view reads.
+
+    No trace is requested; each case costs one call (pass 1 fills k) or two. Returns counts:
+    cached (already there), loaded, failed."""
+    cache = recall_cache()
+    todo = [c for c in cases if cache.get(bank_id, CaseKey.of(c), c.recall_query(), k) is None]
+    counts = {"cached": len(cases) - len(todo), "loaded": 0, "failed": 0}
+    if not todo:
+        return counts
+    gw = gateway()
+    log = recall_log()
+
+    async def timed_recall(case: ExceptionCase) -> TwoStageResult:
+        # Timed inside the coroutine: its wall time includes waiting on the server, not on the other jobs.
+        started = time.perf_counter()
+        result = await atwo_stage_recall(gw.arecall, bank_id, CaseKey.of(case), case.recall_query(), k=k)
+        log.add_latency("finance two-stage", (time.perf_counter() - started) * 1000)
+        return result
+
+    jobs = [(lambda c=c: timed_recall(c)) for c in todo]
+    for case, result in zip(todo, gw.recall_many(jobs, progress=progress), strict=True):
+        if isinstance(result, BaseException):
+            counts["failed"] += 1
+            continue
+        counts["loaded"] += 1
+        cache.put(result, case.recall_query())
+        log.add_finance(result)
+    return counts
+
+
+# -- ticket recalls ----------------------------------------------------------------
+
+
+@st.cache_resource
+def _generations() -> dict[str, int]:
+    """customer tag -> generation; bumped when a decision for that customer is retained."""
+    return {}
+
+
+def ticket_generation(customer: str) -> int:
+    return _generations().get(customer_tag(customer), 0)
+
+
+def invalidate_ticket_recalls(customer: str | None = None) -> None:
+    """Make the next recall for this customer (or for everyone) go to the server again."""
+    generations = _generations()
+    if customer is None:
+        _cached_ticket_recall.clear()
+        return
+    tag = customer_tag(customer)
+    generations[tag] = generations.get(tag, 0) + 1
+
+
+@st.cache_data(ttl=RECALL_TTL_S, show_spinner=False, max_entries=200)
+def _cached_ticket_recall(base_url: str, bank_id: str, customer: str, issue: str, generation: int) -> TicketRecall:
+    # base_url and `generation` are only part of the cache key (no leading underscore: Streamlit would not hash them).
+    log = recall_log()
+    with log.timed("ticket"):
+        result = recall_for_ticket(gateway().recall, bank_id, customer, issue)
+    log.add_ticket(bank_id, issue, result)
+    return result
+
+
+def recall_ticket(bank_id: str, customer: str, issue: str) -> TicketRecall:
+    return _cached_ticket_recall(settings().base_url, bank_id, customer, issue, ticket_generation(customer))

@@ -1,0 +1,139 @@
+"""Finance exceptions: the queue, and for one case its facts, evidence, recommendation and decision."""
+
+from datetime import date
+
+import streamlit as st
+
+from components.decision_form import OVERRIDE, decision_form, quick_approval
+from components.evidence import (
+    render_case_facts,
+    render_crowd_out,
+    render_decided,
+    render_evidence,
+    render_recommendation,
+)
+from components.review_keys import review_keys
+from dashboard.app import state
+from dashboard.finance import queue as exception_queue
+from dashboard.finance.decisions import DecisionError, build_decision, decision_record, decisions_by_case, submit
+from dashboard.finance.models import EXCEPTION_TYPES, ExceptionCase
+from dashboard.finance.policy import assess
+from dashboard.finance.recall import DEFAULT_K, MAX_K, CaseKey
+from dashboard.hindsight.errors import HindsightError
+from dashboard.queue_files import QueueFileError, load_rows
+
+QUEUE_KEY = "exception_queue"
+FLASH = "exceptions_flash"
+PRELOAD = 200  # visible cases whose recalls load with the queue
+
+st.title("Finance exceptions")
+st.caption("Exact precedents (this vendor AND this type) apart from broader ones; approve or override the agent.")
+
+settings = state.settings()
+bank = settings.finance_bank
+today = date.today()
+try:
+    cases = load_rows(settings.exceptions_file, ExceptionCase)
+except QueueFileError as exc:
+    st.error("The exception queue could not be loaded: nothing was imported.", icon=":material/error:")
+    st.text(str(exc))
+    st.stop()
+outbox = state.outbox()
+decided = decisions_by_case(outbox, bank)
+
+f1, f2, f3, f4 = st.columns(4)
+vendors = f1.multiselect("Vendor", sorted({c.vendor_code for c in cases}), key="filter_vendor")
+types = f2.multiselect("Type", list(EXCEPTION_TYPES), key="filter_type")
+statuses = f3.multiselect("Status", list(exception_queue.STATUSES), key="filter_status")
+sort = f4.selectbox("Sort", list(exception_queue.SORTS), key="queue_sort")
+shown = exception_queue.select(cases, decided, vendors=vendors, types=types, statuses=statuses, sort=sort)
+event = st.dataframe(
+    exception_queue.queue_frame(shown, decided, today), key=QUEUE_KEY, on_select="rerun", selection_mode="single-row",
+    hide_index=True, width="stretch",
+    column_config={"invoice amount": st.column_config.NumberColumn(format="%.2f"), "variance": st.column_config.NumberColumn(format="%+.2f")},
+)  # fmt: skip
+st.caption(f"{len(shown)} of {len(cases)} exceptions; {sum(1 for c in cases if c.id in decided)} decided. Select a row to review it.")
+
+# Load the visible queue's recalls (no traces; 1-2 calls per case, at most 4 in flight) into the cache the
+# case view reads: opening a loaded case makes no network call. Beyond PRELOAD cases, on request.
+queue_k = int(st.session_state.get("exceptions_k", DEFAULT_K))
+to_load = shown if len(shown) <= PRELOAD or st.session_state.get("exceptions_load_all") else shown[:PRELOAD]
+if len(shown) > PRELOAD and not st.session_state.get("exceptions_load_all"):
+    st.button(f"Load recalls for all {len(shown)} visible cases (the first {PRELOAD} load automatically)", key="exceptions_load_all")
+bar = st.empty()
+if state.connection_error() is None:  # offline: the banner says so; don't retry every case on every rerun
+    loaded = state.load_queue(
+        bank, to_load, queue_k, progress=lambda done, total: bar.progress(done / total, text=f"Recalling precedents: {done} of {total} cases")
+    )  # fmt: skip
+else:
+    loaded = {"failed": 0}
+bar.empty()
+if loaded["failed"]:
+    st.warning(f"Recall failed for {loaded['failed']} of {len(to_load)} cases; they are recalled again when opened.", icon=":material/error:")
+
+case, problem = exception_queue.resolve_case(shown, list(event.selection.rows), st.query_params.get("case"))
+if problem:
+    st.warning("The linked exception is not in the queue (or is filtered out).", icon=":material/link_off:")
+    st.text(problem)
+if case is None:
+    st.stop()
+if st.query_params.get("case") != case.id:
+    st.query_params["case"] = case.id  # a shareable deep link to this case
+
+st.divider()
+st.header(f"{case.id}: {case.vendor_code} {case.exception_type.replace('_', ' ')}")
+keys = review_keys([c.id for c in shown], case.id, table_key=QUEUE_KEY, param="case", prefix="exc", override_state=("decision_choice", OVERRIDE))
+flash = st.session_state.pop(FLASH, None)
+if flash and flash["case"] == case.id:
+    (st.success if flash["ok"] else st.warning)(flash["message"], icon=":material/save:")
+    if flash.get("error"):
+        st.text(f"delivery error: {flash['error']}")
+render_decided(decided.get(case.id))
+
+k = int(st.number_input("Precedents to recall (k)", min_value=1, max_value=MAX_K, value=DEFAULT_K, key="exceptions_k"))
+key = CaseKey.of(case)
+try:
+    result = state.recall_case(bank, key, case.recall_query(), k)
+    if result.crowd_out is None and st.session_state.get(f"crowd_{bank}_{case.id}_{k}"):
+        result = state.with_crowd_out(bank, key, case.recall_query(), k)
+except HindsightError as exc:
+    st.error(f"Recall from Hindsight at {settings.base_url} failed.", icon=":material/error:")
+    st.text(f"{type(exc).__name__}: {exc}")
+    st.stop()
+result, rec = assess(result)
+
+left, right = st.columns([2, 3])
+with left:
+    render_case_facts(case, today)
+with right:
+    render_recommendation(rec)
+    if render_crowd_out(result, check_key=f"check_crowd_{case.id}_{k}"):
+        st.session_state[f"crowd_{bank}_{case.id}_{k}"] = True
+        st.rerun()
+render_evidence(result)
+
+st.subheader("Your decision")
+submitted = decision_form(case, rec)
+if keys.approve and not submitted:
+    submitted = quick_approval()
+if submitted:
+    try:
+        decision = build_decision(
+            case, rec, reviewer=submitted.reviewer, authenticated=submitted.authenticated, action=submitted.action,
+            outcome=submitted.outcome, reason_code=submitted.reason_code, note=submitted.note,
+        )  # fmt: skip
+    except DecisionError as exc:
+        st.error(f"Not submitted: {exc}", icon=":material/block:")
+    else:
+        stored, report = submit(outbox, state.gateway().retain, bank, case, decision, decision_record(case, decision, rec))
+        state.bump_generation(bank, key)
+        delivered = stored is not None and stored.state == "delivered"
+        st.session_state[FLASH] = {
+            "case": case.id, "ok": delivered, "error": None if delivered else report.error,
+            "message": (
+                f"Decision {decision.outcome} recorded (audit #{stored.id}) and retained into {bank} as {stored.document_id}."
+                if delivered
+                else f"Decision {decision.outcome} recorded (audit #{stored.id}); delivery to memory is pending and will be retried."
+            ),
+        }  # fmt: skip
+        st.rerun()

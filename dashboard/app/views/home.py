@@ -1,0 +1,25 @@
+import streamlit as st
+
+from components.overview import render_banks, render_queues, render_server
+from dashboard.app import state
+from dashboard.reporting.home import build_overview
+
+st.title("Recall Review")
+st.caption(
+    "Check what agents recalled from Hindsight before they act: finance exceptions and support tickets, "
+    "with the evidence, why each memory was admitted, and a human decision retained back into memory."
+)
+
+with st.container(horizontal=True):
+    st.page_link("views/exceptions.py", label="Review finance exceptions", icon=":material/receipt_long:")
+    st.page_link("views/tickets.py", label="Audit support tickets", icon=":material/support_agent:")
+    st.page_link("views/overview.py", label="Overview for stakeholders", icon=":material/monitoring:")
+    st.page_link("views/traces.py", label="Explore a recall trace", icon=":material/troubleshoot:")
+
+overview = build_overview(state.gateway(), state.settings())
+render_server(overview.server)
+left, right = st.columns(2)
+with left:
+    render_banks(overview.banks)
+with right:
+    render_queues(overview.queues)

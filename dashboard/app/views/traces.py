@@ -1,0 +1,48 @@
+import streamlit as st
+
+from components.trace_link import trace_url
+from components.trace_view import render_console, render_trace
+from dashboard.app import state
+from dashboard.hindsight.errors import HindsightError
+from dashboard.traces.request import TraceRequest, TraceStore
+
+STORE_KEY = "trace_store"
+STORE_CAPACITY = 5
+
+st.title("Recall traces")
+st.caption(
+    "Which retrieval arm put each memory where it is, whether one arm flooded the candidates, and what a "
+    "per-source cap, a score gate or weighted fusion would have changed. A trace is fetched when you open it."
+)
+
+store: TraceStore = st.session_state.setdefault(STORE_KEY, TraceStore(STORE_CAPACITY))
+
+try:
+    linked = TraceRequest.from_query_params(st.query_params)
+except ValueError as exc:
+    linked = None
+    st.error("This link does not name a recall that can be traced:", icon=":material/link_off:")
+    st.code(str(exc), language=None)
+
+submitted = render_console(linked, state.settings().finance_bank)
+if submitted is not None:
+    st.query_params.from_dict(submitted.to_query_params())  # the address bar becomes the deep link
+    linked = submitted
+
+recent = store.requests()
+if linked is None and recent:
+    linked = recent[0]
+
+if linked is None:
+    st.info("Run a query above, or open a trace from a recall on another page.", icon=":material/troubleshoot:")
+    st.stop()
+
+refresh = st.button("Run the recall again", key="trace_refresh", icon=":material/refresh:")
+try:
+    traced = store.get_or_fetch(state.gateway(), linked, refresh=refresh or submitted is not None)
+except HindsightError as exc:
+    st.error(f"Could not fetch the trace from Hindsight at {state.settings().base_url}.", icon=":material/error:")
+    st.code(f"{type(exc).__name__}: {exc}", language=None)
+    st.stop()
+
+render_trace(traced, trace_url(linked))

@@ -1,0 +1,299 @@
+"""Command line: `python -m dashboard <command>`. Each command is a thin shell over the core."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+
+from dashboard.hindsight.errors import HindsightError
+from dashboard.settings import load_settings
+
+Command = Callable[[argparse.Namespace], int]
+Arguments = Callable[[argparse.ArgumentParser], None]
+COMMANDS: dict[str, tuple[str, Arguments, Command]] = {}
+
+
+def command(name: str, help: str, arguments: Arguments):
+    """Register the decorated function as `python -m dashboard <name>`; `arguments` declares its flags."""
+
+    def register(run: Command) -> Command:
+        COMMANDS[name] = (help, arguments, run)
+        return run
+
+    return register
+
+
+def _print_json(payload: object) -> None:
+    print(json.dumps(payload, indent=2, default=str))
+
+
+def _gateway():
+    from dashboard.hindsight.gateway import HindsightGateway
+
+    settings = load_settings()
+    return settings, HindsightGateway(settings.base_url, settings.api_key)
+
+
+# -- server -------------------------------------------------------------------------
+def _server_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("action", choices=["start", "stop", "status"])
+    parser.add_argument("--json", action="store_true", help="print the status as JSON")
+
+
+@command("server", "start, stop or show the embedded Hindsight", _server_args)
+def run_server(args: argparse.Namespace) -> int:
+    from dashboard.hindsight.embedded import EmbeddedServer, ServerError
+
+    settings = load_settings()
+    if not settings.embedded:
+        print(f"HINDSIGHT_API_URL is set ({settings.base_url}): the embedded server is not used.", file=sys.stderr)
+        return 2
+    server = EmbeddedServer(settings, log=lambda msg: print(msg, file=sys.stderr))
+    try:
+        if args.action == "start":
+            status = server.start()
+        elif args.action == "stop":
+            server.stop()
+            status = server.status()
+        else:
+            status = server.status()
+    except ServerError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        _print_json(status.as_dict())
+    else:
+        state = "healthy" if status.healthy else ("running, not healthy" if status.running else "stopped")
+        print(f"{status.url}: {state} (api pid {status.api_pid}, postgres pid {status.pg_pid}); data in {status.data_dir}")
+    return 0 if args.action != "status" or status.healthy else 3
+
+
+# -- seed ---------------------------------------------------------------------------
+def _seed_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true")
+
+
+@command("seed", "retain the demo data into the finance and support banks (idempotent)", _seed_args)
+def run_seed(args: argparse.Namespace) -> int:
+    from dashboard.cli.seed import seed_demo_data
+
+    settings, gateway = _gateway()
+    try:
+        counts = seed_demo_data(gateway, settings, log=lambda msg: print(msg, file=sys.stderr))
+    finally:
+        gateway.close()
+    if args.json:
+        _print_json(counts)
+    return 0
+
+
+# -- support ticket audit ------------------------------------------------------------
+def _input_error(field: str, message: str) -> int:
+    print(f"error: {field}: {message}", file=sys.stderr)
+    return 2
+
+
+def _recall_ticket_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--customer", required=True, help="the customer's name, as in the directory")
+    parser.add_argument("--issue", required=True, help="the ticket's issue text")
+    parser.add_argument("--bank", help="support bank (default: the configured one)")
+    parser.add_argument("--json", action="store_true")
+
+
+@command("recall-ticket", "recall a customer's history for a ticket: tagged path, or the audited legacy fallback", _recall_ticket_args)
+def run_recall_ticket(args: argparse.Namespace) -> int:
+    from dashboard.support.admission import AmbiguousName, marker_pattern
+    from dashboard.support.customers import customer_tag
+    from dashboard.support.recall import recall_for_ticket
+
+    if not args.customer.strip():
+        return _input_error("--customer", "must not be empty")
+    if not args.issue.strip():
+        return _input_error("--issue", "must not be empty")
+    try:
+        marker_pattern(args.customer)
+        customer_tag(args.customer)
+    except (AmbiguousName, ValueError) as exc:
+        return _input_error("--customer", str(exc))
+    settings, gateway = _gateway()
+    try:
+        result = recall_for_ticket(gateway.recall, args.bank or settings.support_bank, args.customer, args.issue)
+    except HindsightError as exc:
+        print(f"error: recall from Hindsight at {settings.base_url} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        gateway.close()
+    if args.json:
+        _print_json(result.as_json())
+    else:
+        print(f"{result.customer} ({result.tag}): path {result.path}")
+        for item in result.evidence:
+            print(f"  + {item.document_id}: {item.reason}")
+        for item in result.legacy_rejected:
+            print(f"  - {item.document_id}: {item.reason}")
+    return 0
+
+
+def _migrate_args(parser: argparse.ArgumentParser) -> None:
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--dry-run", action="store_true", help="classify and count; write nothing")
+    mode.add_argument("--apply", action="store_true", help="write tagged replacements (idempotent, resumable)")
+    parser.add_argument("--bank", help="support bank (default: the configured one)")
+    parser.add_argument("--customers", help="customer directory file (default: the demo customers.json)")
+    parser.add_argument("--limit", type=int, help="convert at most this many records in this run")
+    parser.add_argument("--batch-size", type=int, default=10)
+    parser.add_argument("--json", action="store_true")
+
+
+@command("migrate", "migrate untagged support records to customer tags (--dry-run or --apply)", _migrate_args)
+def run_migrate(args: argparse.Namespace) -> int:
+    from dashboard.queue_files import QueueFileError, load_rows
+    from dashboard.support import migration
+    from dashboard.support.models import Customer
+
+    if args.limit is not None and args.limit < 0:
+        return _input_error("--limit", "must be 0 or more")
+    if args.batch_size < 1:
+        return _input_error("--batch-size", "must be 1 or more")
+    try:
+        customers = load_rows(args.customers or load_settings().customers_file, Customer, id_field="name")
+    except QueueFileError as exc:
+        return _input_error("--customers", str(exc))
+    problems = migration.check_directory(customers)
+    if problems:
+        return _input_error("--customers", "the directory is not safe to migrate against: " + "; ".join(problems))
+    settings, gateway = _gateway()
+    bank = args.bank or settings.support_bank
+    try:
+        if args.dry_run:
+            plan = migration.plan(gateway, bank, customers)
+            payload = {
+                "mode": "dry-run", "bank": bank, "counts": plan.counts(), "coverage": plan.coverage.as_json(),
+                "records": [c.model_dump(exclude={"text", "memory_id"}) for c in plan.reliable + plan.failed],
+            }  # fmt: skip
+        else:
+            report = migration.apply(gateway, bank, customers, batch_size=args.batch_size, limit=args.limit)
+            payload = {
+                "mode": "apply", "bank": bank, "converted": report.converted, "remaining_reliable": report.remaining_reliable,
+                "before": report.before.as_json(), "after": report.after.as_json(), "error": report.error,
+            }  # fmt: skip
+    except HindsightError as exc:
+        print(f"error: migration against Hindsight at {settings.base_url} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        gateway.close()
+    if args.json:
+        _print_json(payload)
+    elif args.dry_run:
+        print(f"{bank}: {payload['counts']}; coverage {payload['coverage']}")
+        for item in payload["records"]:
+            print(f"  {item['document_id']}: {item['status']}: {item['reason']}")
+    else:
+        print(f"{bank}: converted {len(report.converted)}; before {payload['before']}; after {payload['after']}")
+    return 1 if not args.dry_run and report.error else 0
+
+
+# -- finance exception recall -----------------------------------------------------------
+def _recall_exception_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--vendor", help="vendor code, e.g. V01")
+    parser.add_argument("--type", dest="exception_type", help="exception type, e.g. price_variance")
+    parser.add_argument("--query", default="", help="recall query text (default: built from vendor and type)")
+    parser.add_argument("--k", default="5", help="how many records to recall (default 5)")
+    parser.add_argument("--bank", help="finance bank (default: the configured one)")
+    parser.add_argument("--json", action="store_true")
+
+
+@command("recall-exception", "two-stage recall of AP precedents for a vendor and exception type, with the recommendation", _recall_exception_args)
+def run_recall_exception(args: argparse.Namespace) -> int:
+    from dashboard.finance.policy import assess
+    from dashboard.finance.recall import MAX_K, CaseKey, InvalidCase, check_crowd_out, two_stage_recall
+
+    try:
+        key = CaseKey.parse(args.vendor, args.exception_type)
+    except InvalidCase as exc:
+        return _input_error("--vendor" if exc.field == "vendor" else "--type", str(exc).split(": ", 1)[1])
+    try:
+        k = int(args.k)
+    except ValueError:
+        k = 0
+    if not 1 <= k <= MAX_K:
+        return _input_error("--k", f"must be a whole number from 1 to {MAX_K}, got {args.k!r}")
+    settings, gateway = _gateway()
+    try:
+        result = two_stage_recall(gateway.recall, args.bank or settings.finance_bank, key, args.query, k=k)
+        result = check_crowd_out(gateway.recall, result)  # reuses pass 2; one more call only when it was skipped
+    except HindsightError as exc:
+        print(f"error: recall from Hindsight at {settings.base_url} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        gateway.close()
+    result, rec = assess(result)
+    payload = {
+        "bank": result.bank_id, "vendor": key.vendor_code, "type": key.exception_type, "query": result.query, "k": k,
+        "exact": [e.as_json() for e in result.exact],
+        "broader": [e.as_json() for e in result.broader],
+        "pass2_skipped": result.pass2_skipped,
+        "crowded_out_in_single_pass": result.crowd_out.lost,
+        "crowd_out_check": "reused pass 2" if result.crowd_out.reused_pass2 else "one extra any_strict call",
+        "calls": result.calls,
+        "recommendation": rec.model_dump(include={"action", "confidence", "cited", "rationale", "policy"}),
+    }  # fmt: skip
+    if args.json:
+        _print_json(payload)
+    else:
+        print(f"{key.vendor_code} / {key.exception_type}: {len(result.exact)} exact, {len(result.broader)} broader"
+              f"{' (pass 2 skipped)' if result.pass2_skipped else ''}; single pass would lose {result.crowd_out.lost}")  # fmt: skip
+        for e in result.records:
+            print(f"  {e.pass_:8} {'relevant' if e.relevant else 'other   '} {e.ref}")
+        print(f"recommendation: {rec.action} ({rec.confidence:.2f}): {rec.rationale}")
+    return 0
+
+
+# -- benchmark ----------------------------------------------------------------------------
+def _bench_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--sizes", default="1000,10000", help="bank sizes in memories, comma-separated (default 1000,10000)")
+    parser.add_argument("--repeat", default="5", help="repetitions per measurement (default 5)")
+    parser.add_argument("--queues", default="17,200", help="the two queue sizes to load (default 17,200)")
+    parser.add_argument("--page-cases", type=int, default=1000, help="cases in the Exceptions page's queue (default 1000)")
+    parser.add_argument("--json", action="store_true")
+
+
+@command("bench", "benchmark recall, queue loading, page rerun, trace parsing and replay against a real Hindsight", _bench_args)
+def run_bench(args: argparse.Namespace) -> int:
+    from dashboard.cli import bench
+
+    try:
+        sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    except ValueError:
+        sizes = []
+    if not sizes or any(not 20 <= s <= 100_000 for s in sizes):
+        return _input_error("--sizes", f"comma-separated whole numbers from 20 to 100000, got {args.sizes!r}")
+    try:
+        repeat = int(args.repeat)
+    except ValueError:
+        repeat = 0
+    if not 1 <= repeat <= 100:
+        return _input_error("--repeat", f"must be a whole number from 1 to 100, got {args.repeat!r}")
+    try:
+        small_q, big_q = (int(q) for q in args.queues.split(","))
+    except ValueError:
+        return _input_error("--queues", f"two comma-separated whole numbers, got {args.queues!r}")
+    if not (1 <= small_q <= 5000 and 1 <= big_q <= 5000 and 1 <= args.page_cases <= 100_000):
+        return _input_error("--queues", "queue sizes 1-5000 and --page-cases 1-100000")
+    return bench.main(sorted(set(sizes)), repeat, args.json, (small_q, big_q), args.page_cases)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m dashboard", description="Recall Review command line")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, (help_text, add_arguments, _run) in COMMANDS.items():
+        add_arguments(sub.add_parser(name, help=help_text, description=help_text))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    _help, _add, run = COMMANDS[args.command]
+    return run(args)

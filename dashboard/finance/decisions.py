@@ -1,0 +1,158 @@
+"""A reviewer's decision on a finance exception, and the precedent it is retained as. No Streamlit here.
+
+The retained record has the tags of the seeded precedents (`vendor:`, `type:`, `kind:decision`) and the
+same `outcome`/`decided_on` metadata, so the next recall for that vendor and type finds it as an exact
+precedent and the policy counts it. Its document id is derived from the exception id: a revised
+decision replaces the earlier one and never duplicates it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Literal
+
+from pydantic import ValidationError
+
+from dashboard.finance.models import ExceptionCase, type_tag, vendor_tag
+from dashboard.finance.policy import Recommendation
+from dashboard.hindsight.wire import MemoryRecord
+from dashboard.review.decision import OUTCOMES, ReviewerDecision
+
+# AP-style reason codes; an override must give one.
+REASON_CODES: dict[str, str] = {
+    "PRICE_AGREED": "Price change agreed with the vendor",
+    "CONTRACT_AMENDMENT": "Contract or PO amended",
+    "WITHIN_TOLERANCE": "Variance within the agreed tolerance",
+    "DUPLICATE_CONFIRMED": "Duplicate invoice confirmed",
+    "NOT_A_DUPLICATE": "Not a duplicate: a separate delivery",
+    "GOODS_NOT_RECEIVED": "Goods or services not received",
+    "RECEIPT_CONFIRMED": "Receipt confirmed by the warehouse",
+    "QUANTITY_CONFIRMED": "Billed quantity confirmed",
+    "TAX_RATE_ERROR": "Wrong tax rate or exemption applied",
+    "VENDOR_CREDIT_NOTE": "Vendor to issue a credit note",
+    "NEEDS_APPROVER": "Needs a budget holder's approval",
+    "OTHER": "Other (explain in the note)",
+}
+Action = Literal["approve_recommendation", "override"]
+
+
+class DecisionError(ValueError):
+    """A decision that cannot be submitted; `field` names what to fix."""
+
+    def __init__(self, field: str, message: str):
+        self.field = field
+        super().__init__(message)
+
+
+def document_id_for(case_id: str) -> str:
+    return f"decision-{case_id}"
+
+
+def build_decision(
+    case: ExceptionCase,
+    recommendation: Recommendation,
+    *,
+    reviewer: str | None,
+    authenticated: bool,
+    action: Action,
+    outcome: str | None = None,
+    reason_code: str | None = None,
+    note: str = "",
+    now: Callable[[], datetime] = lambda: datetime.now(UTC),
+) -> ReviewerDecision:
+    reviewer = (reviewer or "").strip()
+    if not reviewer:
+        raise DecisionError("reviewer", "A reviewer name is required to record a decision.")
+    note = (note or "").strip()
+    reason_code = reason_code or None
+    if reason_code is not None and reason_code not in REASON_CODES:
+        raise DecisionError("reason_code", f"Unknown reason code {reason_code!r}; choose one of {', '.join(REASON_CODES)}.")
+    if action == "approve_recommendation":
+        final, overridden = recommendation.action, False
+    elif action == "override":
+        if outcome not in OUTCOMES:
+            raise DecisionError("outcome", f"An override needs an outcome: one of {', '.join(OUTCOMES)}.")
+        if outcome == recommendation.action:
+            raise DecisionError("outcome", f"The agent already recommends {outcome}: approve the recommendation instead of overriding it.")
+        if reason_code is None:
+            raise DecisionError("reason_code", "An override needs a reason code.")
+        final, overridden = outcome, True
+    else:
+        raise DecisionError("action", f"Unknown action {action!r}.")
+    if reason_code == "OTHER" and not note:
+        raise DecisionError("note", "Reason OTHER needs a note that explains it.")
+    try:
+        return ReviewerDecision(
+            case_id=case.id, case_kind="exception", reviewer=reviewer, authenticated=authenticated, outcome=final,
+            overridden=overridden, reason_code=reason_code, note=note, agent_recommendation=recommendation.action,
+            cited_evidence=list(recommendation.cited), decided_at=now(),
+        )  # fmt: skip
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise DecisionError(str(err["loc"][0]) if err["loc"] else "decision", err["msg"]) from None
+
+
+def decision_record(case: ExceptionCase, decision: ReviewerDecision, recommendation: Recommendation) -> MemoryRecord:
+    """The precedent retained into the finance bank for this decision."""
+    verdict = (
+        f"overriding the agent's recommendation to {decision.agent_recommendation}"
+        if decision.overridden
+        else f"approving the agent's recommendation ({decision.agent_recommendation})"
+    )
+    reason = f" Reason: {REASON_CODES[decision.reason_code]} ({decision.reason_code})." if decision.reason_code else ""
+    note = f" Note: {decision.note}" if decision.note else ""
+    text = (
+        f"Vendor {case.vendor_code} ({case.vendor_name}) {case.exception_type.replace('_', ' ')} on invoice {case.invoice}, "
+        f"exception {case.id}. {case.description} Decision: {decision.outcome}, by reviewer {decision.reviewer} {verdict}."
+        f"{reason}{note}"
+    )
+    return MemoryRecord(
+        document_id=document_id_for(case.id),
+        content=text,
+        tags=[vendor_tag(case.vendor_code), type_tag(case.exception_type), "kind:decision"],
+        metadata={
+            "vendor_code": case.vendor_code,
+            "exception_type": case.exception_type,
+            "outcome": decision.outcome,
+            "decided_on": decision.decided_at.date().isoformat(),
+            "decided_at": decision.decided_at.isoformat(),
+            "exception_id": case.id,
+            "reviewer": decision.reviewer,
+            "authenticated": str(decision.authenticated).lower(),
+            "overridden": str(decision.overridden).lower(),
+            "reason_code": decision.reason_code or "",
+            "note": decision.note,
+            "agent_recommendation": decision.agent_recommendation or "",
+            "agent_confidence": f"{recommendation.confidence:.2f}",
+            "cited_evidence": ",".join(decision.cited_evidence),
+            "source": "reviewer",
+        },
+        timestamp=decision.decided_at,
+        context="AP exception decision",
+    )
+
+
+def submit(outbox, retain, bank_id: str, case: ExceptionCase, decision: ReviewerDecision, record: MemoryRecord):
+    """Record the decision durably (the audit log), THEN try to deliver everything due.
+
+    `outbox` is dashboard.outbox.Outbox, `retain` HindsightGateway.retain. Returns (stored decision,
+    delivery report); the decision is safe in the outbox even when delivery fails.
+    """
+    outbox.record(bank_id, decision, record)
+    report = outbox.deliver_due(retain)
+    return latest_decision(outbox, bank_id, case.id), report
+
+
+def latest_decision(outbox, bank_id: str, case_id: str):
+    """The newest decision for this exception in this bank (the outbox's audit log), or None."""
+    return next((d for d in outbox.history("exception", case_id) if d.bank_id == bank_id), None)
+
+
+def decisions_by_case(outbox, bank_id: str) -> dict:
+    """case id -> newest decision in this bank, in one read of the log."""
+    latest: dict = {}
+    for stored in outbox.history("exception"):  # newest first
+        if stored.bank_id == bank_id:
+            latest.setdefault(stored.case_id, stored)
+    return latest

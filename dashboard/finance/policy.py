@@ -1,0 +1,134 @@
+"""Relevance flags and a deterministic precedent policy for a finance exception. No Streamlit here.
+
+Relevance is read from a record's tags (`vendor:<code>`, `type:<type>`), falling back to its metadata
+(`vendor_code`, `exception_type`); it is never guessed from the text. A record whose tag and metadata
+disagree is not relevant.
+
+The policy uses relevant precedents only (broader records are shown, never cited), each with the
+`outcome` and `decided_on` of its metadata; reviewer decisions retained by this dashboard carry the
+same metadata, so they count like any other precedent.
+
+- Guard: no relevant precedent (or none with a known outcome) -> escalate, confidence 0.
+- Otherwise each precedent is one vote for its outcome. The outcome with most votes wins; a tie goes to
+  the outcome of the newest precedent among the tied ones. If fewer than 60% agree, the precedents
+  conflict -> escalate, confidence 0.5 x support.
+- Confidence = agreement (winning votes / precedents) x support, support = min(1, precedents / 3):
+  one precedent is never as strong as three.
+- Cited: the precedents that voted for the action, newest first (all of them on a conflict).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from dashboard.finance.recall import CaseKey, Evidence, TwoStageResult
+from dashboard.review.decision import OUTCOMES, Outcome
+
+AGREEMENT_NEEDED = 0.6
+FULL_SUPPORT_AT = 3
+
+
+class Recommendation(BaseModel):
+    action: Outcome
+    confidence: float = Field(ge=0, le=1)
+    cited: list[str] = Field(default_factory=list)
+    rationale: str
+    policy: Literal["guard", "precedent", "conflict"]
+    votes: dict[str, int] = Field(default_factory=dict)
+
+
+def _value(record: Evidence, tag_prefix: str, metadata_key: str) -> tuple[str | None, bool]:
+    """(value, consistent): the tag wins; metadata is the fallback; a disagreement is inconsistent."""
+    head = tag_prefix + ":"
+    tag = next((t[len(head) :] for t in record.tags if t.startswith(head)), None)
+    meta = record.metadata.get(metadata_key) or None
+    if tag is not None and meta is not None and tag != meta:
+        return tag, False
+    return tag if tag is not None else meta, True
+
+
+def is_relevant(record: Evidence, key: CaseKey) -> bool:
+    """Same vendor AND same exception type, from the record's tags/metadata."""
+    vendor, vendor_ok = _value(record, "vendor", "vendor_code")
+    etype, type_ok = _value(record, "type", "exception_type")
+    return vendor_ok and type_ok and vendor == key.vendor_code and etype == key.exception_type
+
+
+def mark_relevance(result: TwoStageResult) -> TwoStageResult:
+    flag = lambda records: [r.model_copy(update={"relevant": is_relevant(r, result.key)}) for r in records]  # noqa: E731
+    return result.model_copy(update={"exact": flag(result.exact), "broader": flag(result.broader)})
+
+
+def _about(key: CaseKey) -> str:
+    vendor = f"vendor {key.vendor_code}" + (f" ({key.vendor_name})" if key.vendor_name else "")
+    return f"{vendor} with a {key.exception_type.replace('_', ' ')} exception"
+
+
+def _newest_first(records: list[Evidence]) -> list[Evidence]:
+    # decided_on is an ISO date: string order is date order; ties keep recall rank.
+    by_rank = sorted(records, key=lambda r: r.rank)
+    return sorted(by_rank, key=lambda r: r.metadata.get("decided_on", ""), reverse=True)
+
+
+def recommend(result: TwoStageResult) -> Recommendation:
+    """The recommendation for a result whose relevance flags are set (see mark_relevance)."""
+    key, recalled = result.key, result.records
+    relevant = [r for r in recalled if r.relevant]
+    not_cited = len(recalled) - len(relevant)
+    if not relevant:
+        return Recommendation(
+            action="escalate", confidence=0.0, policy="guard",
+            rationale=(
+                f"No relevant precedent: {len(recalled)} record(s) were recalled but none concern {_about(key)}. "
+                "Escalate for a human decision."
+            ),
+        )  # fmt: skip
+    usable = _newest_first([r for r in relevant if r.metadata.get("outcome") in OUTCOMES])
+    if not usable:
+        return Recommendation(
+            action="escalate", confidence=0.0, policy="guard",
+            rationale=(
+                f"No usable precedent: {len(relevant)} relevant record(s) concern {_about(key)} "
+                "but none records an outcome. Escalate for a human decision."
+            ),
+        )  # fmt: skip
+
+    votes = Counter(r.metadata["outcome"] for r in usable)
+    most = max(votes.values())
+    tied = {o for o, n in votes.items() if n == most}
+    winner = next(r.metadata["outcome"] for r in usable if r.metadata["outcome"] in tied)  # newest among the tied
+    n = len(usable)
+    agreement = votes[winner] / n
+    support = min(1.0, n / FULL_SUPPORT_AT)
+    counts = ", ".join(f"{votes[o]} {o}" for o in OUTCOMES if votes.get(o))
+    broader_note = f" {not_cited} other record(s) were recalled for context and are not cited." if not_cited else ""
+    if agreement < AGREEMENT_NEEDED:
+        return Recommendation(
+            action="escalate", confidence=round(0.5 * support, 2), cited=[r.ref for r in usable], policy="conflict",
+            votes=dict(votes),
+            rationale=(
+                f"Precedents conflict: the {n} relevant precedent(s) for {_about(key)} were decided {counts}; "
+                f"no outcome reaches {AGREEMENT_NEEDED:.0%} agreement, so escalate.{broader_note}"
+            ),
+        )  # fmt: skip
+    cited = [r for r in usable if r.metadata["outcome"] == winner]
+    newest = cited[0]
+    return Recommendation(
+        action=winner, confidence=round(agreement * support, 2), cited=[r.ref for r in cited], policy="precedent",
+        votes=dict(votes),
+        rationale=(
+            f"{votes[winner]} of {n} relevant precedent(s) for {_about(key)} were decided {winner} ({counts}); "
+            f"newest: {newest.ref} on {newest.metadata.get('decided_on', 'an unknown date')}. "
+            f"Confidence {agreement:.0%} agreement x {support:.0%} support (full support at {FULL_SUPPORT_AT} precedents)."
+            f"{broader_note}"
+        ),
+    )  # fmt: skip
+
+
+def assess(result: TwoStageResult) -> tuple[TwoStageResult, Recommendation]:
+    """Flag relevance, then recommend."""
+    flagged = mark_relevance(result)
+    return flagged, recommend(flagged)

@@ -1,0 +1,71 @@
+"""The finance exception queue as the reviewer sees it: status, filters, sort, table. No Streamlit here."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import date
+
+import pandas as pd
+
+from dashboard.finance.models import ExceptionCase
+from dashboard.review.outbox import StoredDecision
+
+STATUSES = ("open", "decided", "pending delivery")
+SORTS = {
+    "Age (oldest first)": (lambda c: c.opened_on, False),
+    "Age (newest first)": (lambda c: c.opened_on, True),
+    "Amount (largest first)": (lambda c: c.invoice_amount, True),
+    "Amount (smallest first)": (lambda c: c.invoice_amount, False),
+}
+DEFAULT_SORT = "Age (oldest first)"
+
+
+def status_of(stored: StoredDecision | None) -> str:
+    if stored is None:
+        return "open"
+    return "pending delivery" if stored.state == "pending" else "decided"
+
+
+def select(
+    cases: Iterable[ExceptionCase],
+    decided: Mapping[str, StoredDecision],
+    *,
+    vendors: Iterable[str] = (),
+    types: Iterable[str] = (),
+    statuses: Iterable[str] = (),
+    sort: str = DEFAULT_SORT,
+) -> list[ExceptionCase]:
+    """Filter (an empty filter keeps everything) and sort; ties keep the file's order."""
+    vendors, types, statuses = set(vendors), set(types), set(statuses)
+    kept = [
+        c for c in cases
+        if (not vendors or c.vendor_code in vendors)
+        and (not types or c.exception_type in types)
+        and (not statuses or status_of(decided.get(c.id)) in statuses)
+    ]  # fmt: skip
+    key, reverse = SORTS.get(sort, SORTS[DEFAULT_SORT])
+    return sorted(kept, key=key, reverse=reverse)
+
+
+def queue_frame(cases: list[ExceptionCase], decided: Mapping[str, StoredDecision], today: date) -> pd.DataFrame:
+    rows = []
+    for c in cases:
+        stored = decided.get(c.id)
+        rows.append({
+            "case": c.id, "vendor": f"{c.vendor_code} {c.vendor_name}", "type": c.exception_type,
+            "invoice amount": c.invoice_amount, "variance": c.variance, "variance %": c.variance_pct,
+            "age (days)": (today - c.opened_on).days, "status": status_of(stored),
+            "decision": stored.decision.outcome if stored else "",
+        })  # fmt: skip
+    columns = ["case", "vendor", "type", "invoice amount", "variance", "variance %", "age (days)", "status", "decision"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def resolve_case(cases: list[ExceptionCase], selected_rows: list[int], linked_id: str | None) -> tuple[ExceptionCase | None, str | None]:
+    """(case to show, problem): a selected row wins, else the deep-linked id; an unknown id is a problem."""
+    if selected_rows and 0 <= selected_rows[0] < len(cases):
+        return cases[selected_rows[0]], None
+    if linked_id:
+        found = next((c for c in cases if c.id == linked_id), None)
+        return (found, None) if found else (None, f"No exception {linked_id!r} in the queue (or it is filtered out).")
+    return None, None

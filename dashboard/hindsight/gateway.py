@@ -1,0 +1,232 @@
+"""The one place that talks to Hindsight: the official client for recall/retain, plain HTTP for
+health, version and bank statistics. Everything returned is one of our pydantic models or a dict.
+
+The client keeps an aiohttp session bound to the event loop that first used it, and its sync methods
+use the calling thread's loop; Streamlit runs each script run on a fresh thread. So the gateway owns
+ONE event loop on one daemon thread and runs every client call there: a single gateway is safe to
+share between threads (st.cache_resource), and several recalls can be in flight at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import queue
+import re
+import threading
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
+
+import aiohttp
+from hindsight_client import Hindsight
+from hindsight_client_api.exceptions import ApiException
+
+from dashboard.hindsight.errors import HindsightRequestRejected, HindsightUnavailable
+from dashboard.hindsight.wire import MAX_TAG_LENGTH, Budget, MemoryRecord, RecallResponse, TagsMatch
+
+RETAIN_BATCH_SIZE = 50
+RECALL_CONCURRENCY = 4  # measured: the server is ~one core; more in flight only queues
+T = TypeVar("T")
+
+
+MAX_QUERY_CHARS = 5000
+
+
+def _server_message(body: str | None) -> str:
+    """The human part of a FastAPI error body: {"detail": [{"loc": [...], "msg": "..."}]} or {"detail": "..."}."""
+    try:
+        detail = json.loads(body or "").get("detail")
+    except (ValueError, AttributeError):
+        return (body or "").strip()[:300]
+    if isinstance(detail, list):
+        return "; ".join(f"{'.'.join(str(p) for p in d.get('loc', [])[1:])}: {d.get('msg', '')}" for d in detail)
+    return str(detail)
+
+
+def check_query(query: str) -> str:
+    """A recall query the server will accept, or a clear error naming the field."""
+    text = query.strip()
+    if not re.search(r"\w", text):
+        raise HindsightRequestRejected("query: needs at least one letter or digit")
+    if len(text) > MAX_QUERY_CHARS:
+        raise HindsightRequestRejected(f"query: {len(text):,} characters; the limit is {MAX_QUERY_CHARS:,}")
+    return text
+
+
+def check_tags(tags: list[str] | None) -> list[str] | None:
+    for i, tag in enumerate(tags or [], 1):
+        if not tag.strip() or len(tag) > MAX_TAG_LENGTH or any(ord(ch) < 32 for ch in tag):
+            raise HindsightRequestRejected(
+                f"tags[{i}]: {tag[:40]!r} must be 1-{MAX_TAG_LENGTH} characters without control characters"
+            )
+    return tags
+
+
+class HindsightGateway:
+    def __init__(self, base_url: str, api_key: str | None = None, timeout: float = 30.0):
+        self.base_url = base_url.rstrip("/")
+        self._api_key = api_key
+        self._timeout = timeout
+        self._client = Hindsight(self.base_url, api_key=api_key, timeout=timeout)
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="hindsight-client", daemon=True)
+        self._thread.start()
+
+    def _translate(self, exc: Exception) -> Exception:
+        """The client's own exceptions as HindsightUnavailable or HindsightRequestRejected; others unchanged."""
+        if isinstance(exc, ApiException):
+            if exc.status is not None and 400 <= exc.status < 500:
+                return HindsightRequestRejected(f"Hindsight refused the request: {_server_message(exc.body)}")
+            return HindsightUnavailable(f"Hindsight at {self.base_url} failed: HTTP {exc.status} {exc.reason or ''}".strip())
+        if isinstance(exc, (aiohttp.ClientError, asyncio.TimeoutError, OSError)):
+            return HindsightUnavailable(f"Hindsight at {self.base_url} is unreachable: {exc or type(exc).__name__}")
+        return exc
+
+    def _run(self, coroutine: Awaitable[T]) -> T:
+        """Run a client coroutine on the gateway's loop and wait for it, from any thread."""
+        try:
+            return asyncio.run_coroutine_threadsafe(coroutine, self._loop).result()
+        except Exception as exc:
+            translated = self._translate(exc)
+            if translated is exc:
+                raise
+            raise translated from exc
+
+    def __repr__(self) -> str:  # never show the key
+        return f"HindsightGateway({self.base_url!r})"
+
+    # -- plain HTTP ---------------------------------------------------------------
+    def _get(self, path: str, timeout: float | None = None) -> dict:
+        request = urllib.request.Request(self.base_url + path)
+        if self._api_key:
+            request.add_header("Authorization", f"Bearer {self._api_key}")
+        try:
+            with urllib.request.urlopen(request, timeout=timeout or self._timeout) as resp:
+                return json.loads(resp.read())
+        except urllib.error.HTTPError as exc:
+            raise HindsightUnavailable(f"GET {path} answered HTTP {exc.code}") from exc
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            raise HindsightUnavailable(f"Hindsight at {self.base_url} is unreachable: {exc}") from exc
+
+    def health(self) -> dict:
+        return self._get("/health", timeout=3.0)
+
+    def version(self) -> str:
+        return str(self._get("/version").get("api_version", "unknown"))
+
+    def bank_ids(self) -> list[str]:
+        return [b["bank_id"] for b in self._get("/v1/default/banks").get("banks", [])]
+
+    def bank_stats(self, bank_id: str) -> dict:
+        return self._get(f"/v1/default/banks/{urllib.parse.quote(bank_id, safe='')}/stats?refresh=true")
+
+    # -- client -------------------------------------------------------------------
+    def ensure_bank(self, bank_id: str) -> None:
+        self._run(self._client.acreate_bank(bank_id, name=bank_id))  # create-or-update: idempotent
+
+    def recall(
+        self,
+        bank_id: str,
+        query: str,
+        *,
+        tags: list[str] | None = None,
+        tags_match: TagsMatch = "any",
+        budget: Budget = "mid",
+        max_tokens: int = 4096,
+        trace: bool = False,
+        types: list[str] | None = None,
+    ) -> RecallResponse:
+        query, tags = check_query(query), check_tags(tags)
+        return self._run(
+            self.arecall(
+                bank_id, query, tags=tags, tags_match=tags_match, budget=budget,
+                max_tokens=max_tokens, trace=trace, types=types,
+            )  # fmt: skip
+        )
+
+    async def arecall(
+        self, bank_id: str, query: str, *, tags: list[str] | None = None, tags_match: TagsMatch = "any",
+        budget: Budget = "mid", max_tokens: int = 4096, trace: bool = False, types: list[str] | None = None,
+    ) -> RecallResponse:  # fmt: skip
+        """One recall as a coroutine; it must run on the gateway's loop (recall, recall_many).
+
+        The response body is parsed straight from JSON into our model (RecallResponse.model_validate_json):
+        the client's own path builds its generated models and then a dict, ~3x slower on a 1 MB trace.
+        """
+        from hindsight_client_api.models.recall_request import RecallRequest
+
+        request = RecallRequest(
+            query=query, types=types, budget=budget, max_tokens=max_tokens, trace=trace, tags=tags, tags_match=tags_match
+        )
+        response = await self._client.memory.recall_memories_without_preload_content(
+            bank_id, request, _request_timeout=self._timeout
+        )
+        body = await response.read()
+        if response.status >= 400:
+            raise ApiException(status=response.status, reason=response.reason, body=body.decode(errors="replace"))
+        return RecallResponse.model_validate_json(body)
+
+    def recall_many(
+        self,
+        jobs: Sequence[Callable[[], Awaitable[T]]],
+        *,
+        concurrency: int = RECALL_CONCURRENCY,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> list[T | BaseException]:
+        """Run many recall coroutines (zero-argument factories, e.g. `lambda: atwo_stage_recall(gw.arecall, ...)`)
+        on the gateway's loop, at most `concurrency` in flight (the server is one process: past ~4 it
+        only queues). Results come back in job order; a failed job's slot holds its exception.
+        `progress(done, total)` is called on the CALLING thread (so it may drive st.progress)."""
+        total = len(jobs)
+        results: list[T | BaseException | None] = [None] * total
+        finished: queue.SimpleQueue[int] = queue.SimpleQueue()
+
+        async def run_all() -> None:
+            gate = asyncio.Semaphore(max(1, concurrency))
+
+            async def one(i: int) -> None:
+                async with gate:
+                    try:
+                        results[i] = await jobs[i]()
+                    except Exception as exc:  # noqa: BLE001 - reported per job
+                        results[i] = self._translate(exc)
+                finished.put(i)
+
+            await asyncio.gather(*(one(i) for i in range(total)))
+
+        future = asyncio.run_coroutine_threadsafe(run_all(), self._loop)
+        for done in range(1, total + 1):
+            finished.get()
+            if progress is not None:
+                progress(done, total)
+        future.result()
+        return results  # type: ignore[return-value]
+
+    def retain(self, bank_id: str, records: Sequence[MemoryRecord]) -> int:
+        """Retain synchronously in batches; each record replaces any earlier one with its document id."""
+        for start in range(0, len(records), RETAIN_BATCH_SIZE):
+            batch = [r.as_retain_item() for r in records[start : start + RETAIN_BATCH_SIZE]]
+            self._run(self._client.aretain_batch(bank_id, batch))
+        return len(records)
+
+    def list_memories(
+        self, bank_id: str, *, tags: list[str] | None = None, tags_match: TagsMatch | None = None,
+        document_id: str | None = None, limit: int = 100, offset: int = 0,
+    ) -> dict:  # fmt: skip
+        response = self._run(
+            self._client.alist_memories(
+                bank_id, tags=tags, tags_match=tags_match, document_id=document_id, limit=limit, offset=offset
+            )
+        )
+        return response.to_dict() if hasattr(response, "to_dict") else dict(response)
+
+    def close(self) -> None:
+        try:
+            self._run(self._client.aclose())
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=5)
+            self._loop.close()

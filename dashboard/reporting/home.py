@@ -1,0 +1,79 @@
+"""What the home page shows: the server, the banks and the queues. No Streamlit here."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from dashboard.finance.models import ExceptionCase
+from dashboard.hindsight.errors import HindsightUnavailable
+from dashboard.hindsight.gateway import HindsightGateway
+from dashboard.queue_files import QueueFileError, load_rows
+from dashboard.settings import Settings
+from dashboard.support.models import Ticket
+
+
+class BankSummary(BaseModel):
+    bank_id: str
+    role: str
+    memories: int | None = None
+    documents: int | None = None
+    error: str | None = None
+
+
+class QueueSummary(BaseModel):
+    name: str
+    size: int | None = None
+    error: str | None = None
+
+
+class ServerSummary(BaseModel):
+    url: str
+    embedded: bool
+    healthy: bool
+    version: str | None = None
+    error: str | None = None
+
+
+class Overview(BaseModel):
+    server: ServerSummary
+    banks: list[BankSummary]
+    queues: list[QueueSummary]
+
+
+def _server(gateway: HindsightGateway, settings: Settings) -> ServerSummary:
+    try:
+        healthy = gateway.health().get("status") == "healthy"
+        return ServerSummary(url=settings.base_url, embedded=settings.embedded, healthy=healthy, version=gateway.version())
+    except HindsightUnavailable as exc:
+        return ServerSummary(url=settings.base_url, embedded=settings.embedded, healthy=False, error=str(exc))
+
+
+def _bank(gateway: HindsightGateway, bank_id: str, role: str) -> BankSummary:
+    try:
+        stats = gateway.bank_stats(bank_id)
+    except HindsightUnavailable as exc:
+        return BankSummary(bank_id=bank_id, role=role, error=str(exc))
+    return BankSummary(bank_id=bank_id, role=role, memories=stats.get("total_nodes"), documents=stats.get("total_documents"))
+
+
+def _queue(name: str, path, model) -> QueueSummary:
+    try:
+        return QueueSummary(name=name, size=len(load_rows(path, model)))
+    except QueueFileError as exc:
+        return QueueSummary(name=name, error=str(exc))
+
+
+def build_overview(gateway: HindsightGateway, settings: Settings) -> Overview:
+    server = _server(gateway, settings)
+    banks = [(settings.finance_bank, "finance precedents"), (settings.support_bank, "support interactions")]
+    return Overview(
+        server=server,
+        banks=[
+            _bank(gateway, bank_id, role) if server.healthy else BankSummary(bank_id=bank_id, role=role, error="server unreachable")
+            for bank_id, role in banks
+        ],
+        queues=[
+            _queue("Finance exceptions", settings.exceptions_file, ExceptionCase),
+            _queue("Support tickets", settings.tickets_file, Ticket),
+        ],
+    )

@@ -1,0 +1,93 @@
+"""The decision audit log as rows for people and files. No Streamlit here."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from datetime import date
+
+from pydantic import BaseModel
+
+from dashboard.review.outbox import StoredDecision
+
+
+class AuditRow(BaseModel):
+    audit_id: int
+    decided_at: str
+    reviewer: str
+    authenticated: bool
+    case_kind: str
+    case_id: str
+    outcome: str
+    overridden: bool
+    reason_code: str
+    note: str
+    agent_recommendation: str
+    cited_evidence: str
+    bank_id: str
+    document_id: str
+    delivery: str
+    attempts: int
+    last_error: str
+    delivered_at: str
+
+
+def audit_row(entry: StoredDecision) -> AuditRow:
+    d = entry.decision
+    return AuditRow(
+        audit_id=entry.id,
+        decided_at=d.decided_at.isoformat(timespec="seconds"),
+        reviewer=d.reviewer,
+        authenticated=d.authenticated,
+        case_kind=entry.case_kind,
+        case_id=entry.case_id,
+        outcome=d.outcome,
+        overridden=d.overridden,
+        reason_code=d.reason_code or "",
+        note=d.note,
+        agent_recommendation=d.agent_recommendation or "",
+        cited_evidence=", ".join(d.cited_evidence),
+        bank_id=entry.bank_id,
+        document_id=entry.document_id,
+        delivery=entry.state,
+        attempts=entry.attempts,
+        last_error=entry.last_error or "",
+        delivered_at=entry.delivered_at.isoformat(timespec="seconds") if entry.delivered_at else "",
+    )
+
+
+class AuditFilter(BaseModel):
+    case_kinds: list[str] = []
+    reviewers: list[str] = []
+    deliveries: list[str] = []
+    start: date | None = None
+    end: date | None = None
+
+    def keeps(self, row: AuditRow) -> bool:
+        day = date.fromisoformat(row.decided_at[:10])
+        return (
+            (not self.case_kinds or row.case_kind in self.case_kinds)
+            and (not self.reviewers or row.reviewer in self.reviewers)
+            and (not self.deliveries or row.delivery in self.deliveries)
+            and (self.start is None or day >= self.start)
+            and (self.end is None or day <= self.end)
+        )
+
+
+def to_csv(rows: list[AuditRow]) -> str:
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=list(AuditRow.model_fields))
+    writer.writeheader()
+    for row in rows:
+        # A leading =, +, - or @ makes a spreadsheet evaluate the cell: neutralise it.
+        writer.writerow({k: _inert(v) for k, v in row.model_dump().items()})
+    return out.getvalue()
+
+
+def _inert(value: object) -> object:
+    return "'" + value if isinstance(value, str) and value[:1] in ("=", "+", "-", "@") else value
+
+
+def to_json(rows: list[AuditRow]) -> str:
+    return json.dumps([row.model_dump() for row in rows], indent=2)

@@ -1,0 +1,146 @@
+"""The deterministic ownership rule for old, untagged support records, with a reason for every verdict.
+
+Legacy records were retained without tags; the only proof of ownership is their first sentence,
+`Customer <name> contacted support.`. A record is admitted for a customer only if it is untagged AND
+its text STARTS with that customer's marker:
+
+    ^Customer\\s+<part1>\\s+<part2>...\\s+contacted\\s+support\\.     (case-insensitive)
+
+- every whitespace-separated part of the name is `re.escape`d, so `.`, `(`, `+`, `'` in a name are
+  literal, and the parts are joined by flexible whitespace (`\\s+`): spacing and case may differ;
+- the marker is anchored at the very start (`\\A`): a record that mentions the name mid-text, or
+  quotes the marker after a prefix ("Escalation note: Customer ..."), is never admitted;
+- after the name the rule requires whitespace and `contacted support.`, so a longer name that starts
+  with this one ("Ann Leeds" for "Ann Lee") never matches, and a shorter one ("Lee") cannot either,
+  because the name must follow `Customer` directly.
+
+Names are compared as "identity keys" (whitespace collapsed, case-folded): two names with the same key
+are the same customer for this rule. A name containing `contacted support.` would make markers
+ambiguous; such names are refused (`AmbiguousName`). Pure functions, no Streamlit, no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict
+
+from dashboard.support.customers import customer_tag
+
+MARKER_TEMPLATE = "Customer {name} contacted support."
+# Any leading marker, whoever it names (non-greedy, one line): used to explain a rejection.
+_ANY_MARKER = re.compile(r"Customer\s+(?P<name>[^\n]+?)\s+contacted\s+support\.", re.IGNORECASE)
+_AMBIGUOUS = re.compile(r"contacted\s+support\.", re.IGNORECASE)
+
+
+class AmbiguousName(ValueError):
+    """The name cannot be used in a marker (empty, or it contains `contacted support.`)."""
+
+
+class Verdict(StrEnum):
+    ADMITTED = "admitted"
+    OTHER_CUSTOMER_MARKER = "other_customer_marker"
+    MARKER_NOT_AT_START = "marker_not_at_start"
+    NO_MARKER = "no_marker"
+    TAGGED_FOR_OTHER = "tagged_for_other"
+    TAGGED_FOR_THIS_CUSTOMER = "tagged_for_this_customer"
+
+
+VERDICT_LABELS = {
+    Verdict.ADMITTED: "admitted",
+    Verdict.OTHER_CUSTOMER_MARKER: "rejected: another customer's marker",
+    Verdict.MARKER_NOT_AT_START: "rejected: marker not at the start",
+    Verdict.NO_MARKER: "rejected: no marker",
+    Verdict.TAGGED_FOR_OTHER: "rejected: tagged for someone else",
+    Verdict.TAGGED_FOR_THIS_CUSTOMER: "rejected: tagged record, belongs to the tagged path",
+}
+
+
+class Admission(BaseModel):
+    """The verdict on one candidate, and the human-readable reason for it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    verdict: Verdict
+    reason: str
+
+    @property
+    def admitted(self) -> bool:
+        return self.verdict is Verdict.ADMITTED
+
+
+def name_key(name: str) -> str:
+    """Identity key of a name for this rule: whitespace runs collapsed, case-folded."""
+    return " ".join(name.split()).casefold()
+
+
+def marker(name: str) -> str:
+    """The legacy (and retained-back) first sentence for a customer."""
+    return MARKER_TEMPLATE.format(name=" ".join(name.split()))
+
+
+def marker_pattern(name: str) -> re.Pattern[str]:
+    parts = name.split()
+    if not parts:
+        raise AmbiguousName("customer name is empty")
+    if _AMBIGUOUS.search(name):
+        raise AmbiguousName(f"customer name {name!r} contains 'contacted support.': markers would be ambiguous")
+    escaped = r"\s+".join(re.escape(part) for part in parts)
+    return re.compile(rf"\ACustomer\s+{escaped}\s+contacted\s+support\.", re.IGNORECASE)
+
+
+def has_marker_at_start(text: str, name: str) -> bool:
+    return marker_pattern(name).match(text) is not None
+
+
+def leading_marker_name(text: str) -> str | None:
+    """The name in a marker at the very start of the text, whoever it names."""
+    found = _ANY_MARKER.match(text)
+    return " ".join(found.group("name").split()) if found else None
+
+
+def marker_position(text: str) -> int | None:
+    """Where the first marker (whoever it names) starts in the text, or None."""
+    found = _ANY_MARKER.search(text)
+    return found.start() if found else None
+
+
+def judge(text: str, tags: list[str] | tuple[str, ...], customer: str) -> Admission:
+    """Is this recalled record admissible as `customer`'s legacy history? Always says why."""
+    pattern = marker_pattern(customer)
+    own_tag = customer_tag(customer)
+    if tags:
+        shown = ", ".join(tags)
+        if own_tag in tags:
+            return Admission(
+                verdict=Verdict.TAGGED_FOR_THIS_CUSTOMER,
+                reason=f"tagged ({shown}): tagged records are served by the tagged recall, not the legacy fallback",
+            )
+        return Admission(verdict=Verdict.TAGGED_FOR_OTHER, reason=f"tagged for someone else ({shown}), not {own_tag}")
+    if pattern.match(text):
+        return Admission(
+            verdict=Verdict.ADMITTED,
+            reason=f"untagged and starts with the marker '{marker(customer)}'",
+        )
+    named = leading_marker_name(text)
+    if named is not None:
+        return Admission(
+            verdict=Verdict.OTHER_CUSTOMER_MARKER,
+            reason=f"starts with another customer's marker (names '{named}', not '{' '.join(customer.split())}')",
+        )
+    inner = _ANY_MARKER.search(text)
+    if inner is not None:
+        where = "this customer's" if pattern.match(text[inner.start() :]) else "a"
+        return Admission(
+            verdict=Verdict.MARKER_NOT_AT_START,
+            reason=f"{where} marker appears at character {inner.start()}, not at the start: ownership not proven",
+        )
+    return Admission(
+        verdict=Verdict.NO_MARKER,
+        reason="no 'Customer <name> contacted support.' marker (e.g. a summary): ownership cannot be proven",
+    )
+
+
+def admits(text: str, tags: list[str] | tuple[str, ...], customer: str) -> bool:
+    return judge(text, tags, customer).admitted

@@ -1,0 +1,101 @@
+"""A support lead's decision on a ticket's drafted response, and the memory retained from it.
+
+- approve: the drafted response as it is (outcome approve);
+- edit_and_approve: the reviewer's edited version of the draft (outcome approve, not an override);
+- override: the draft is rejected and the reviewer's own response replaces it (outcome reject,
+  overridden, a note saying why is required).
+
+The retained record uses the customer's tag (the same `customer_tag` as recall) and the legacy text
+format, so the next recall for that customer takes the tagged path:
+
+    Customer <name> contacted support.\\n\\nCurrent issue:\\n<issue>\\n\\nSupport response:\\n<response>
+
+Its document id is derived from the ticket (`ticket-T-2004`): a revised decision replaces the memory,
+it never duplicates it. No Streamlit here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from typing import Literal
+
+from dashboard.hindsight.wire import MemoryRecord
+from dashboard.review.decision import ReviewerDecision
+from dashboard.support.admission import has_marker_at_start, marker
+from dashboard.support.customers import customer_tag
+from dashboard.support.models import Ticket
+
+TicketAction = Literal["approve", "edit_and_approve", "override"]
+ACTIONS: dict[str, str] = {
+    "approve": "Approve the drafted response",
+    "edit_and_approve": "Edit and approve",
+    "override": "Override with my own response",
+}
+
+
+class TicketDecisionError(ValueError):
+    def __init__(self, field: str, message: str):
+        self.field = field
+        super().__init__(f"{field}: {message}")
+
+
+def document_id(ticket_id: str) -> str:
+    return f"ticket-{ticket_id}"
+
+
+def interaction_text(customer: str, issue: str, response: str) -> str:
+    return f"{marker(customer)}\n\nCurrent issue:\n{issue.strip()}\n\nSupport response:\n{response.strip()}"
+
+
+def build_decision(
+    ticket: Ticket, *, action: str, reviewer: str, authenticated: bool, decided_at: datetime,
+    response: str | None = None, note: str = "", cited_evidence: list[str] | None = None,
+) -> ReviewerDecision:  # fmt: skip
+    reviewer = (reviewer or "").strip()
+    if not reviewer:
+        raise TicketDecisionError("reviewer", "a reviewer name is required")
+    if action not in ACTIONS:
+        raise TicketDecisionError("action", f"must be one of {', '.join(ACTIONS)}")
+    text = (response or "").strip()
+    if action == "approve":
+        text = ticket.drafted_response
+    elif not text:
+        raise TicketDecisionError("response", "the response must not be empty")
+    elif action == "override" and not note.strip():
+        raise TicketDecisionError("note", "an override needs a note saying why the draft was replaced")
+    return ReviewerDecision(
+        case_id=ticket.id, case_kind="ticket", reviewer=reviewer, authenticated=authenticated,
+        outcome="reject" if action == "override" else "approve", overridden=action == "override",
+        note=note.strip(), agent_recommendation="approve", cited_evidence=list(cited_evidence or []),
+        decided_at=decided_at, ticket_action=action, final_response=text,
+    )  # fmt: skip
+
+
+def decision_record(ticket: Ticket, decision: ReviewerDecision) -> MemoryRecord:
+    """The memory retained for an approved (or overriding) response, tagged for the ticket's customer."""
+    content = interaction_text(ticket.customer, ticket.issue, decision.final_response or ticket.drafted_response)
+    assert has_marker_at_start(content, ticket.customer)  # the rule that reads it back must own it
+    return MemoryRecord(
+        document_id=document_id(ticket.id),
+        content=content,
+        tags=[customer_tag(ticket.customer)],
+        metadata={
+            "kind": "interaction",
+            "customer": ticket.customer,
+            "ticket_id": ticket.id,
+            "reviewer": decision.reviewer,
+            "authenticated": str(decision.authenticated).lower(),
+            "action": decision.ticket_action or "",
+            "decided_at": decision.decided_at.isoformat(),
+            "source": "reviewer",
+        },
+        timestamp=decision.decided_at,
+        context="support ticket response approved by a reviewer",
+    )
+
+
+def submit(outbox, retain: Callable, bank_id: str, ticket: Ticket, decision: ReviewerDecision):
+    """Record durably in the outbox FIRST, then try to deliver everything due. Returns (audit id, report)."""
+    audit_id = outbox.record(bank_id, decision, decision_record(ticket, decision))
+    return audit_id, outbox.deliver_due(retain)

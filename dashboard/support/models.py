@@ -1,0 +1,32 @@
+"""Support domain models: tickets, the customer directory and seeded interactions."""
+
+from __future__ import annotations
+
+from datetime import date
+
+from pydantic import Field
+
+from dashboard.strict import StrictModel
+
+
+class Customer(StrictModel):
+    name: str = Field(min_length=1, max_length=120)
+    segment: str = ""
+
+
+class Ticket(StrictModel):
+    id: str = Field(min_length=1)
+    customer: str = Field(min_length=1, max_length=120)
+    issue: str = Field(min_length=1, max_length=4000)
+    drafted_response: str = Field(min_length=1, max_length=8000)
+    opened_on: date
+
+
+class SupportInteraction(StrictModel):
+    """A past support interaction, as seeded; `tagged` False means the legacy untagged format."""
+
+    id: str
+    customer: str
+    text: str
+    tagged: bool
+    note: str = ""  # what the record is in the demo (e.g. a decoy), for people reading the data

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dashboard.cli.commands import main
+from dashboard.cli import main
 from tests.finance_helpers import precedent
 
 ROOT = Path(__file__).resolve().parents[1]

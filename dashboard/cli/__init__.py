@@ -1,5 +1,6 @@
 """Command line: `python -m dashboard <command>`."""
 
-from dashboard.cli.commands import main
+from dashboard.cli import commands  # noqa: F401  (registers its commands)
+from dashboard.cli.registry import main
 
 __all__ = ["main"]

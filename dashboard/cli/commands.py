@@ -1,39 +1,14 @@
-"""Command line: `python -m dashboard <command>`. Each command is a thin shell over the core."""
+"""The commands of the core rooms: server, seed, recall-ticket, migrate, recall-exception, bench. Each is a
+thin shell over the core; input errors exit 2 naming the flag, Hindsight failures exit 1."""
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from collections.abc import Callable
 
+from dashboard.cli.registry import command, input_error, open_gateway, print_json
 from dashboard.hindsight.errors import HindsightError
 from dashboard.settings import load_settings
-
-Command = Callable[[argparse.Namespace], int]
-Arguments = Callable[[argparse.ArgumentParser], None]
-COMMANDS: dict[str, tuple[str, Arguments, Command]] = {}
-
-
-def command(name: str, help: str, arguments: Arguments):
-    """Register the decorated function as `python -m dashboard <name>`; `arguments` declares its flags."""
-
-    def register(run: Command) -> Command:
-        COMMANDS[name] = (help, arguments, run)
-        return run
-
-    return register
-
-
-def _print_json(payload: object) -> None:
-    print(json.dumps(payload, indent=2, default=str))
-
-
-def _gateway():
-    from dashboard.hindsight.gateway import HindsightGateway
-
-    settings = load_settings()
-    return settings, HindsightGateway(settings.base_url, settings.api_key)
 
 
 # -- server -------------------------------------------------------------------------
@@ -63,7 +38,7 @@ def run_server(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     if args.json:
-        _print_json(status.as_dict())
+        print_json(status.as_dict())
     else:
         state = "healthy" if status.healthy else ("running, not healthy" if status.running else "stopped")
         print(f"{status.url}: {state} (api pid {status.api_pid}, postgres pid {status.pg_pid}); data in {status.data_dir}")
@@ -79,22 +54,17 @@ def _seed_args(parser: argparse.ArgumentParser) -> None:
 def run_seed(args: argparse.Namespace) -> int:
     from dashboard.cli.seed import seed_demo_data
 
-    settings, gateway = _gateway()
+    settings, gateway = open_gateway()
     try:
         counts = seed_demo_data(gateway, settings, log=lambda msg: print(msg, file=sys.stderr))
     finally:
         gateway.close()
     if args.json:
-        _print_json(counts)
+        print_json(counts)
     return 0
 
 
 # -- support ticket audit ------------------------------------------------------------
-def _input_error(field: str, message: str) -> int:
-    print(f"error: {field}: {message}", file=sys.stderr)
-    return 2
-
-
 def _recall_ticket_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--customer", required=True, help="the customer's name, as in the directory")
     parser.add_argument("--issue", required=True, help="the ticket's issue text")
@@ -109,15 +79,15 @@ def run_recall_ticket(args: argparse.Namespace) -> int:
     from dashboard.support.recall import recall_for_ticket
 
     if not args.customer.strip():
-        return _input_error("--customer", "must not be empty")
+        return input_error("--customer", "must not be empty")
     if not args.issue.strip():
-        return _input_error("--issue", "must not be empty")
+        return input_error("--issue", "must not be empty")
     try:
         marker_pattern(args.customer)
         customer_tag(args.customer)
     except (AmbiguousName, ValueError) as exc:
-        return _input_error("--customer", str(exc))
-    settings, gateway = _gateway()
+        return input_error("--customer", str(exc))
+    settings, gateway = open_gateway()
     try:
         result = recall_for_ticket(gateway.recall, args.bank or settings.support_bank, args.customer, args.issue)
     except HindsightError as exc:
@@ -126,7 +96,7 @@ def run_recall_ticket(args: argparse.Namespace) -> int:
     finally:
         gateway.close()
     if args.json:
-        _print_json(result.as_json())
+        print_json(result.as_json())
     else:
         print(f"{result.customer} ({result.tag}): path {result.path}")
         for item in result.evidence:
@@ -151,20 +121,21 @@ def _migrate_args(parser: argparse.ArgumentParser) -> None:
 def run_migrate(args: argparse.Namespace) -> int:
     from dashboard.queue_files import QueueFileError, load_rows
     from dashboard.support import migration
+    from dashboard.support.directory import check_directory
     from dashboard.support.models import Customer
 
     if args.limit is not None and args.limit < 0:
-        return _input_error("--limit", "must be 0 or more")
+        return input_error("--limit", "must be 0 or more")
     if args.batch_size < 1:
-        return _input_error("--batch-size", "must be 1 or more")
+        return input_error("--batch-size", "must be 1 or more")
     try:
         customers = load_rows(args.customers or load_settings().customers_file, Customer, id_field="name")
     except QueueFileError as exc:
-        return _input_error("--customers", str(exc))
-    problems = migration.check_directory(customers)
+        return input_error("--customers", str(exc))
+    problems = check_directory(customers)
     if problems:
-        return _input_error("--customers", "the directory is not safe to migrate against: " + "; ".join(problems))
-    settings, gateway = _gateway()
+        return input_error("--customers", "the directory is not safe to migrate against: " + "; ".join(problems))
+    settings, gateway = open_gateway()
     bank = args.bank or settings.support_bank
     try:
         if args.dry_run:
@@ -185,7 +156,7 @@ def run_migrate(args: argparse.Namespace) -> int:
     finally:
         gateway.close()
     if args.json:
-        _print_json(payload)
+        print_json(payload)
     elif args.dry_run:
         print(f"{bank}: {payload['counts']}; coverage {payload['coverage']}")
         for item in payload["records"]:
@@ -213,14 +184,14 @@ def run_recall_exception(args: argparse.Namespace) -> int:
     try:
         key = CaseKey.parse(args.vendor, args.exception_type)
     except InvalidCase as exc:
-        return _input_error("--vendor" if exc.field == "vendor" else "--type", str(exc).split(": ", 1)[1])
+        return input_error("--vendor" if exc.field == "vendor" else "--type", str(exc).split(": ", 1)[1])
     try:
         k = int(args.k)
     except ValueError:
         k = 0
     if not 1 <= k <= MAX_K:
-        return _input_error("--k", f"must be a whole number from 1 to {MAX_K}, got {args.k!r}")
-    settings, gateway = _gateway()
+        return input_error("--k", f"must be a whole number from 1 to {MAX_K}, got {args.k!r}")
+    settings, gateway = open_gateway()
     try:
         result = two_stage_recall(gateway.recall, args.bank or settings.finance_bank, key, args.query, k=k)
         result = check_crowd_out(gateway.recall, result)  # reuses pass 2; one more call only when it was skipped
@@ -241,7 +212,7 @@ def run_recall_exception(args: argparse.Namespace) -> int:
         "recommendation": rec.model_dump(include={"action", "confidence", "cited", "rationale", "policy"}),
     }  # fmt: skip
     if args.json:
-        _print_json(payload)
+        print_json(payload)
     else:
         print(f"{key.vendor_code} / {key.exception_type}: {len(result.exact)} exact, {len(result.broader)} broader"
               f"{' (pass 2 skipped)' if result.pass2_skipped else ''}; single pass would lose {result.crowd_out.lost}")  # fmt: skip
@@ -269,31 +240,19 @@ def run_bench(args: argparse.Namespace) -> int:
     except ValueError:
         sizes = []
     if not sizes or any(not 20 <= s <= 100_000 for s in sizes):
-        return _input_error("--sizes", f"comma-separated whole numbers from 20 to 100000, got {args.sizes!r}")
+        return input_error("--sizes", f"comma-separated whole numbers from 20 to 100000, got {args.sizes!r}")
     try:
         repeat = int(args.repeat)
     except ValueError:
         repeat = 0
     if not 1 <= repeat <= 100:
-        return _input_error("--repeat", f"must be a whole number from 1 to 100, got {args.repeat!r}")
+        return input_error("--repeat", f"must be a whole number from 1 to 100, got {args.repeat!r}")
     try:
         small_q, big_q = (int(q) for q in args.queues.split(","))
     except ValueError:
-        return _input_error("--queues", f"two comma-separated whole numbers, got {args.queues!r}")
+        return input_error("--queues", f"two comma-separated whole numbers, got {args.queues!r}")
     if not (1 <= small_q <= 5000 and 1 <= big_q <= 5000 and 1 <= args.page_cases <= 100_000):
-        return _input_error("--queues", "queue sizes 1-5000 and --page-cases 1-100000")
+        return input_error("--queues", "queue sizes 1-5000 and --page-cases 1-100000")
     return bench.main(sorted(set(sizes)), repeat, args.json, (small_q, big_q), args.page_cases)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m dashboard", description="Recall Review command line")
-    sub = parser.add_subparsers(dest="command", required=True)
-    for name, (help_text, add_arguments, _run) in COMMANDS.items():
-        add_arguments(sub.add_parser(name, help=help_text, description=help_text))
-    return parser
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    _help, _add, run = COMMANDS[args.command]
-    return run(args)

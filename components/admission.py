@@ -13,7 +13,7 @@ from components.trace_link import trace_link
 from dashboard.review.outbox import StoredDecision
 from dashboard.support.admission import VERDICT_LABELS, Verdict
 from dashboard.support.migration import Coverage, MigrationPlan, MigrationReport
-from dashboard.support.recall import Evidence, TicketRecall
+from dashboard.support.recall import TicketEvidence, TicketRecall
 from dashboard.traces.request import TraceRequest
 
 PATH_TEXT = {
@@ -30,7 +30,7 @@ def _label(verdict: str) -> str:
         return verdict
 
 
-def _frame(items: list[Evidence], flag: bool) -> pd.DataFrame:
+def _frame(items: list[TicketEvidence], flag: bool) -> pd.DataFrame:
     rows = []
     for e in items:
         row = {"document": e.document_id or "", "verdict": _label(e.verdict), "reason": e.reason,

@@ -13,7 +13,7 @@ import streamlit as st
 from components.trace_link import trace_link
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import Recommendation
-from dashboard.finance.recall import Evidence, PassInfo, TwoStageResult
+from dashboard.finance.recall import PassInfo, PrecedentEvidence, TwoStageResult
 from dashboard.review.outbox import StoredDecision
 from dashboard.traces.request import TraceRequest
 
@@ -94,7 +94,7 @@ def render_crowd_out(result: TwoStageResult, check_key: str) -> bool:
     return False
 
 
-def _frame(records: list[Evidence]) -> pd.DataFrame:
+def _frame(records: list[PrecedentEvidence]) -> pd.DataFrame:
     rows = [{
         "rank": e.rank, "relevant": e.relevant, "pass": e.pass_, "precedent": e.ref,
         "outcome": e.metadata.get("outcome", ""), "decided on": e.metadata.get("decided_on", ""),

@@ -7,11 +7,10 @@ import pytest
 from dashboard.finance.decisions import (
     REASON_CODES,
     DecisionError,
-    build_decision,
-    decision_record,
     decisions_by_case,
+    exception_decision,
     latest_decision,
-    submit,
+    precedent_record,
 )
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import assess
@@ -34,7 +33,7 @@ def _review(hindsight, bank_id, k=5):
 def _decide(rec, **kwargs):
     kwargs.setdefault("reviewer", "Dana Reviewer")
     kwargs.setdefault("authenticated", False)
-    return build_decision(CASE, rec, now=lambda: NOW, **kwargs)
+    return exception_decision(CASE, rec, now=lambda: NOW, **kwargs)
 
 
 # -- validation -----------------------------------------------------------------------------
@@ -71,7 +70,7 @@ def test_decision_and_record_carry_what_the_audit_needs(approve_rec):
     decision = _decide(approve_rec, action="override", outcome="reject", reason_code="CONTRACT_AMENDMENT", note="Fixed price to 2027")
     assert (decision.outcome, decision.overridden, decision.agent_recommendation) == ("reject", True, "approve")
     assert decision.cited_evidence == ["PREC-1", "PREC-2"] and decision.authenticated is False
-    record = decision_record(CASE, decision, approve_rec)
+    record = precedent_record(CASE, decision, approve_rec)
     assert record.document_id == "decision-E-7001"
     assert record.tags == ["vendor:VA", "type:price_variance", "kind:decision"]
     meta = record.metadata
@@ -90,7 +89,7 @@ def test_approve_round_trip_is_recalled_as_an_exact_precedent(hindsight, bank_id
     _, rec = _review(hindsight, bank_id)
     assert (rec.action, rec.cited) == ("approve", ["PREC-A-1"])
     decision = _decide(rec, action="approve_recommendation")
-    stored, report = submit(outbox, hindsight.gateway.retain, bank_id, CASE, decision, decision_record(CASE, decision, rec))
+    stored, report = outbox.submit(bank_id, decision, precedent_record(CASE, decision, rec), hindsight.gateway.retain)
     assert (report.delivered, report.error, stored.state) == (1, None, "delivered")
     assert latest_decision(outbox, bank_id, CASE.id).decision.outcome == "approve"
     assert latest_decision(outbox, "another-bank", CASE.id) is None
@@ -107,7 +106,7 @@ def test_override_then_revision_leaves_one_record_and_the_policy_follows(hindsig
     outbox = Outbox(tmp_path / "decisions.sqlite3")
     _, rec = _review(hindsight, bank_id)
     first = _decide(rec, action="override", outcome="reject", reason_code="CONTRACT_AMENDMENT", note="fixed price")
-    submit(outbox, hindsight.gateway.retain, bank_id, CASE, first, decision_record(CASE, first, rec))
+    outbox.submit(bank_id, first, precedent_record(CASE, first, rec), hindsight.gateway.retain)
     result, rec2 = _review(hindsight, bank_id)
     mine = [e for e in result.exact if e.document_id == "decision-E-7001"]
     assert len(mine) == 1 and mine[0].metadata["outcome"] == "reject" and mine[0].metadata["reason_code"] == "CONTRACT_AMENDMENT"
@@ -115,7 +114,7 @@ def test_override_then_revision_leaves_one_record_and_the_policy_follows(hindsig
     assert (rec2.action, rec2.policy) == ("escalate", "conflict")
 
     revised = _decide(rec2, action="override", outcome="approve", reason_code="PRICE_AGREED")
-    stored, report = submit(outbox, hindsight.gateway.retain, bank_id, CASE, revised, decision_record(CASE, revised, rec2))
+    stored, report = outbox.submit(bank_id, revised, precedent_record(CASE, revised, rec2), hindsight.gateway.retain)
     assert report.delivered == 1 and stored.decision.outcome == "approve"
     result, rec3 = _review(hindsight, bank_id)
     mine = [e for e in result.records if e.document_id == "decision-E-7001"]
@@ -133,5 +132,5 @@ def test_failed_delivery_keeps_the_decision_pending(tmp_path, approve_rec):
         raise ConnectionError("connection refused")
 
     decision = _decide(approve_rec, action="approve_recommendation")
-    stored, report = submit(outbox, down, "fin", CASE, decision, decision_record(CASE, decision, approve_rec))
+    stored, report = outbox.submit("fin", decision, precedent_record(CASE, decision, approve_rec), down)
     assert stored.state == "pending" and "connection refused" in report.error and report.still_pending == 1

@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from dashboard import demo_data
 from dashboard.cli.seed import finance_records, seed_bank, support_records
-from dashboard.finance.decisions import build_decision, decision_record
+from dashboard.finance.decisions import exception_decision, precedent_record
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import assess
 from dashboard.finance.recall import CaseKey, two_stage_recall
@@ -25,12 +25,12 @@ TICKETS = load_rows(demo_data.TICKETS, Ticket)
 
 
 def _decide(outbox: Outbox, bank: str, case: ExceptionCase, rec, *, override: bool, when: datetime, reason: str = "PRICE_AGREED"):
-    decision = build_decision(
+    decision = exception_decision(
         case, rec, reviewer="Dana", authenticated=False, action="override" if override else "approve_recommendation",
         outcome=("approve" if rec.action != "approve" else "reject") if override else None,
         reason_code=reason if override else None, note="n", now=lambda: when,
     )  # fmt: skip
-    outbox.record(bank, decision, decision_record(case, decision, rec))
+    outbox.record(bank, decision, precedent_record(case, decision, rec))
 
 
 def test_metrics_core_counts_latest_decision_per_case_in_range(tmp_path):

@@ -13,7 +13,7 @@ from dashboard.hindsight.wire import RecalledMemory, RecallResponse
 from dashboard.queue_files import load_rows
 from dashboard.review.outbox import Outbox
 from dashboard.support.customers import customer_tag
-from dashboard.support.decisions import TicketDecisionError, build_decision, decision_record, submit
+from dashboard.support.decisions import TicketDecisionError, interaction_record, ticket_decision
 from dashboard.support.models import Ticket
 from dashboard.support.recall import recall_for_ticket
 
@@ -103,12 +103,12 @@ def test_real_server_legacy_admission_per_customer(hindsight, support_bank, cust
 def test_a_retained_approval_is_recalled_on_the_tagged_path(hindsight, support_bank, tmp_path):
     ticket = TICKETS["T-2004"]
     assert recall_for_ticket(hindsight.gateway.recall, support_bank, ticket.customer, ticket.issue).path == "legacy"
-    decision = build_decision(
+    decision = ticket_decision(
         ticket, action="edit_and_approve", reviewer="Rita Reviewer", authenticated=False,
         decided_at=datetime(2026, 11, 13, 9, 30, tzinfo=UTC), response="Hi Ann, refunded the duplicate November charge.",
     )  # fmt: skip
     outbox = Outbox(tmp_path / "decisions.sqlite3")
-    _audit, report = submit(outbox, hindsight.gateway.retain, support_bank, ticket, decision)
+    _stored, report = outbox.submit(support_bank, decision, interaction_record(ticket, decision), hindsight.gateway.retain)
     assert report.delivered == 1 and outbox.latest("ticket", ticket.id).state == "delivered"
 
     after = recall_for_ticket(hindsight.gateway.recall, support_bank, ticket.customer, ticket.issue)
@@ -117,8 +117,8 @@ def test_a_retained_approval_is_recalled_on_the_tagged_path(hindsight, support_b
     assert after.tagged[0].text.startswith("Customer Ann Lee contacted support.\n\nCurrent issue:\n")
     assert "Support response:\nHi Ann, refunded the duplicate November charge." in after.tagged[0].text
     # a revised decision replaces the memory, it does not add a second one
-    again = build_decision(ticket, action="approve", reviewer="Rita Reviewer", authenticated=False, decided_at=datetime.now(UTC))
-    submit(outbox, hindsight.gateway.retain, support_bank, ticket, again)
+    again = ticket_decision(ticket, action="approve", reviewer="Rita Reviewer", authenticated=False, decided_at=datetime.now(UTC))
+    outbox.submit(support_bank, again, interaction_record(ticket, again), hindsight.gateway.retain)
     listed = hindsight.gateway.list_memories(support_bank, document_id="ticket-T-2004")["items"]
     assert len(listed) == 1 and ticket.drafted_response in listed[0]["text"]
     # Ann Leeds is untouched by Ann Lee's approval
@@ -129,12 +129,12 @@ def test_decision_rules():
     ticket = TICKETS["T-2006"]
     now = datetime(2026, 11, 15, tzinfo=UTC)
     with pytest.raises(TicketDecisionError, match="reviewer"):
-        build_decision(ticket, action="approve", reviewer="  ", authenticated=False, decided_at=now)
+        ticket_decision(ticket, action="approve", reviewer="  ", authenticated=False, decided_at=now)
     with pytest.raises(TicketDecisionError, match="note"):
-        build_decision(ticket, action="override", reviewer="R", authenticated=False, decided_at=now, response="Other text")
-    override = build_decision(ticket, action="override", reviewer="R", authenticated=True, decided_at=now, response="Call us.", note="draft guessed")
+        ticket_decision(ticket, action="override", reviewer="R", authenticated=False, decided_at=now, response="Other text")
+    override = ticket_decision(ticket, action="override", reviewer="R", authenticated=True, decided_at=now, response="Call us.", note="draft guessed")
     assert (override.outcome, override.overridden, override.final_response) == ("reject", True, "Call us.")
-    record = decision_record(ticket, override)
+    record = interaction_record(ticket, override)
     assert record.document_id == "ticket-T-2006" and record.tags == ["customer:sean-o-brien"]
     assert record.content == "Customer Sean O'Brien contacted support.\n\nCurrent issue:\n" + ticket.issue + "\n\nSupport response:\nCall us."
     assert record.metadata["reviewer"] == "R" and record.metadata["action"] == "override" and record.metadata["ticket_id"] == "T-2006"

@@ -49,7 +49,7 @@ def document_id_for(case_id: str) -> str:
     return f"decision-{case_id}"
 
 
-def build_decision(
+def exception_decision(
     case: ExceptionCase,
     recommendation: Recommendation,
     *,
@@ -93,7 +93,7 @@ def build_decision(
         raise DecisionError(str(err["loc"][0]) if err["loc"] else "decision", err["msg"]) from None
 
 
-def decision_record(case: ExceptionCase, decision: ReviewerDecision, recommendation: Recommendation) -> MemoryRecord:
+def precedent_record(case: ExceptionCase, decision: ReviewerDecision, recommendation: Recommendation) -> MemoryRecord:
     """The precedent retained into the finance bank for this decision."""
     verdict = (
         f"overriding the agent's recommendation to {decision.agent_recommendation}"
@@ -131,17 +131,6 @@ def decision_record(case: ExceptionCase, decision: ReviewerDecision, recommendat
         timestamp=decision.decided_at,
         context="AP exception decision",
     )
-
-
-def submit(outbox, retain, bank_id: str, case: ExceptionCase, decision: ReviewerDecision, record: MemoryRecord):
-    """Record the decision durably (the audit log), THEN try to deliver everything due.
-
-    `outbox` is dashboard.outbox.Outbox, `retain` HindsightGateway.retain. Returns (stored decision,
-    delivery report); the decision is safe in the outbox even when delivery fails.
-    """
-    outbox.record(bank_id, decision, record)
-    report = outbox.deliver_due(retain)
-    return latest_decision(outbox, bank_id, case.id), report
 
 
 def latest_decision(outbox, bank_id: str, case_id: str):

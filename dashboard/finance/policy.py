@@ -24,7 +24,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from dashboard.finance.recall import CaseKey, Evidence, TwoStageResult
+from dashboard.finance.recall import CaseKey, PrecedentEvidence, TwoStageResult
 from dashboard.review.decision import OUTCOMES, Outcome
 
 AGREEMENT_NEEDED = 0.6
@@ -40,7 +40,7 @@ class Recommendation(BaseModel):
     votes: dict[str, int] = Field(default_factory=dict)
 
 
-def _value(record: Evidence, tag_prefix: str, metadata_key: str) -> tuple[str | None, bool]:
+def _value(record: PrecedentEvidence, tag_prefix: str, metadata_key: str) -> tuple[str | None, bool]:
     """(value, consistent): the tag wins; metadata is the fallback; a disagreement is inconsistent."""
     head = tag_prefix + ":"
     tag = next((t[len(head) :] for t in record.tags if t.startswith(head)), None)
@@ -50,7 +50,7 @@ def _value(record: Evidence, tag_prefix: str, metadata_key: str) -> tuple[str | 
     return tag if tag is not None else meta, True
 
 
-def is_relevant(record: Evidence, key: CaseKey) -> bool:
+def is_relevant(record: PrecedentEvidence, key: CaseKey) -> bool:
     """Same vendor AND same exception type, from the record's tags/metadata."""
     vendor, vendor_ok = _value(record, "vendor", "vendor_code")
     etype, type_ok = _value(record, "type", "exception_type")
@@ -67,7 +67,7 @@ def _about(key: CaseKey) -> str:
     return f"{vendor} with a {key.exception_type.replace('_', ' ')} exception"
 
 
-def _newest_first(records: list[Evidence]) -> list[Evidence]:
+def _newest_first(records: list[PrecedentEvidence]) -> list[PrecedentEvidence]:
     # decided_on is an ISO date: string order is date order; ties keep recall rank.
     by_rank = sorted(records, key=lambda r: r.rank)
     return sorted(by_rank, key=lambda r: r.metadata.get("decided_on", ""), reverse=True)

@@ -14,13 +14,13 @@ At most two server calls per case, one when pass 1 fills k. No Streamlit here.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable
-from typing import Literal, Protocol
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from dashboard.finance.models import EXCEPTION_TYPES, ExceptionCase, _HasVendor, type_tag, vendor_tag
-from dashboard.hindsight.wire import Budget, RecalledMemory, RecallResponse, Scores, TagsMatch
+from dashboard.hindsight.calls import AsyncRecallFn, RecallFn
+from dashboard.hindsight.wire import Budget, RecalledMemory, Scores, TagsMatch
 
 DEFAULT_K = 5
 MAX_K = 50
@@ -36,24 +36,6 @@ LEAN_BUDGET: Budget = "mid"
 LEAN_TYPES: list[str] | None = None  # None = the server's default fact types (see README "Performance")
 
 Pass = Literal["exact", "broader"]
-
-
-class RecallFn(Protocol):
-    """HindsightGateway.recall, or a test double with the same keyword arguments."""
-
-    def __call__(
-        self, bank_id: str, query: str, *, tags: list[str] | None, tags_match: TagsMatch, max_tokens: int,
-        budget: Budget = "mid", types: list[str] | None = None,
-    ) -> RecallResponse: ...  # fmt: skip
-
-
-class AsyncRecallFn(Protocol):
-    """HindsightGateway.arecall (a coroutine on the gateway's loop), same keyword arguments."""
-
-    def __call__(
-        self, bank_id: str, query: str, *, tags: list[str] | None, tags_match: TagsMatch, max_tokens: int,
-        budget: Budget = "mid", types: list[str] | None = None,
-    ) -> Awaitable[RecallResponse]: ...  # fmt: skip
 
 
 class InvalidCase(ValueError):
@@ -96,7 +78,7 @@ class CaseKey(_HasVendor):
         return f"{self.exception_type.replace('_', ' ')} for vendor {self.vendor_code} {self.vendor_name}".strip()
 
 
-class Evidence(BaseModel):
+class PrecedentEvidence(BaseModel):
     """One recalled record as the reviewer sees it. `relevant` is set by recommendation.relevance."""
 
     model_config = ConfigDict(populate_by_name=True)
@@ -125,7 +107,7 @@ class Evidence(BaseModel):
         }  # fmt: skip
 
     @classmethod
-    def of(cls, memory: RecalledMemory, pass_: Pass, rank: int) -> Evidence:
+    def of(cls, memory: RecalledMemory, pass_: Pass, rank: int) -> PrecedentEvidence:
         return cls(
             id=memory.id, document_id=memory.document_id, text=memory.text, tags=memory.tags,
             metadata=memory.metadata, scores=memory.scores, pass_=pass_, rank=rank,
@@ -161,8 +143,8 @@ class TwoStageResult(BaseModel):
     query: str
     key: CaseKey
     k: int
-    exact: list[Evidence]
-    broader: list[Evidence]
+    exact: list[PrecedentEvidence]
+    broader: list[PrecedentEvidence]
     pass1: PassInfo
     pass2: PassInfo | None = None
     crowd_out: CrowdOut | None = None  # None when pass 2 was skipped and the check was not asked for
@@ -173,7 +155,7 @@ class TwoStageResult(BaseModel):
         return self.pass2 is None
 
     @property
-    def records(self) -> list[Evidence]:
+    def records(self) -> list[PrecedentEvidence]:
         return self.exact + self.broader
 
     def pass2_skipped_reason(self) -> str | None:
@@ -195,7 +177,7 @@ def _check_k(k: int) -> int:
     return k
 
 
-def crowd_out_from(single_pass: list[RecalledMemory], exact: list[Evidence], k: int, reused_pass2: bool) -> CrowdOut:
+def crowd_out_from(single_pass: list[RecalledMemory], exact: list[PrecedentEvidence], k: int, reused_pass2: bool) -> CrowdOut:
     top = [m.id for m in single_pass[:k]]
     kept = set(top)
     return CrowdOut(
@@ -213,7 +195,7 @@ def _after_pass1(bank_id: str, key: CaseKey, query: str, k: int, req: dict, firs
     for memory in first:
         if memory.id not in seen and len(exact) < k:
             seen.add(memory.id)
-            exact.append(Evidence.of(memory, "exact", len(exact) + 1))
+            exact.append(PrecedentEvidence.of(memory, "exact", len(exact) + 1))
     pass1 = PassInfo(tags_match="all_strict", returned=len(first), **req)
     if len(first) >= k:
         return TwoStageResult(bank_id=bank_id, query=query, key=key, k=k, exact=exact, broader=[], pass1=pass1, calls=1), exact, seen, pass1
@@ -221,13 +203,13 @@ def _after_pass1(bank_id: str, key: CaseKey, query: str, k: int, req: dict, firs
 
 
 def _after_pass2(bank_id, key, query, k, req, exact, seen, pass1, second: list[RecalledMemory]) -> TwoStageResult:
-    broader: list[Evidence] = []
+    broader: list[PrecedentEvidence] = []
     for memory in second:
         if len(exact) + len(broader) >= k:
             break
         if memory.id not in seen:
             seen.add(memory.id)
-            broader.append(Evidence.of(memory, "broader", len(exact) + len(broader) + 1))
+            broader.append(PrecedentEvidence.of(memory, "broader", len(exact) + len(broader) + 1))
     pass2 = PassInfo(tags_match="any_strict", returned=len(second), **req)
     return TwoStageResult(
         bank_id=bank_id, query=query, key=key, k=k, exact=exact, broader=broader, pass1=pass1, pass2=pass2,

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from dashboard.hindsight.calls import RetainFn
 from dashboard.hindsight.errors import HindsightError
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.decision import ReviewerDecision
@@ -68,6 +69,10 @@ class DeliveryReport(BaseModel):
     error: str | None = None
 
 
+def _stored(row: sqlite3.Row) -> StoredDecision:
+    return StoredDecision.model_validate({**dict(row), "decision": json.loads(row["decision"]), "record": json.loads(row["record"])})
+
+
 def _now() -> datetime:
     return datetime.now(UTC)
 
@@ -104,7 +109,7 @@ class Outbox:
             )  # fmt: skip
             return int(cursor.lastrowid)
 
-    def deliver_due(self, retain: Callable[[str, list[MemoryRecord]], object]) -> DeliveryReport:
+    def deliver_due(self, retain: RetainFn) -> DeliveryReport:
         """Deliver every pending decision whose retry time has come, oldest first.
 
         `retain(bank_id, records)` is HindsightGateway.retain. An older pending decision for a document
@@ -175,10 +180,22 @@ class Outbox:
             query, args = query + " AND case_id = ?", [*args, case_id]
         with self._connect() as db:
             rows = db.execute(query + " ORDER BY id DESC", args).fetchall()
-        return [
-            StoredDecision.model_validate({**dict(row), "decision": json.loads(row["decision"]), "record": json.loads(row["record"])})
-            for row in rows
-        ]
+        return [_stored(row) for row in rows]
+
+    def get(self, audit_id: int) -> StoredDecision | None:
+        with self._connect() as db:
+            row = db.execute("SELECT * FROM decisions WHERE id = ?", (audit_id,)).fetchone()
+        return None if row is None else _stored(row)
+
+    def submit(self, bank_id: str, decision: ReviewerDecision, memory: MemoryRecord, retain: RetainFn):
+        """Record the decision durably FIRST, then try to deliver everything due.
+
+        Returns (this decision as stored, delivery report): the row is read back by its own audit id,
+        so a concurrent reviewer's decision on the same case is never reported as this one.
+        """
+        audit_id = self.record(bank_id, decision, memory)
+        report = self.deliver_due(retain)
+        return self.get(audit_id), report
 
     def latest(self, case_kind: str, case_id: str) -> StoredDecision | None:
         entries = self.history(case_kind, case_id)

@@ -16,7 +16,6 @@ it never duplicates it. No Streamlit here.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from datetime import datetime
 from typing import Literal
 
@@ -48,7 +47,7 @@ def interaction_text(customer: str, issue: str, response: str) -> str:
     return f"{marker(customer)}\n\nCurrent issue:\n{issue.strip()}\n\nSupport response:\n{response.strip()}"
 
 
-def build_decision(
+def ticket_decision(
     ticket: Ticket, *, action: str, reviewer: str, authenticated: bool, decided_at: datetime,
     response: str | None = None, note: str = "", cited_evidence: list[str] | None = None,
 ) -> ReviewerDecision:  # fmt: skip
@@ -72,7 +71,7 @@ def build_decision(
     )  # fmt: skip
 
 
-def decision_record(ticket: Ticket, decision: ReviewerDecision) -> MemoryRecord:
+def interaction_record(ticket: Ticket, decision: ReviewerDecision) -> MemoryRecord:
     """The memory retained for an approved (or overriding) response, tagged for the ticket's customer."""
     content = interaction_text(ticket.customer, ticket.issue, decision.final_response or ticket.drafted_response)
     assert has_marker_at_start(content, ticket.customer)  # the rule that reads it back must own it
@@ -93,9 +92,3 @@ def decision_record(ticket: Ticket, decision: ReviewerDecision) -> MemoryRecord:
         timestamp=decision.decided_at,
         context="support ticket response approved by a reviewer",
     )
-
-
-def submit(outbox, retain: Callable, bank_id: str, ticket: Ticket, decision: ReviewerDecision):
-    """Record durably in the outbox FIRST, then try to deliver everything due. Returns (audit id, report)."""
-    audit_id = outbox.record(bank_id, decision, decision_record(ticket, decision))
-    return audit_id, outbox.deliver_due(retain)

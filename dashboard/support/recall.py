@@ -12,11 +12,12 @@
 
 from __future__ import annotations
 
-from typing import Literal, Protocol
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from dashboard.hindsight.wire import RecalledMemory, RecallResponse
+from dashboard.hindsight.calls import RecallFn
+from dashboard.hindsight.wire import RecalledMemory
 from dashboard.support.admission import Admission, judge, marker, marker_pattern
 from dashboard.support.customers import customer_tag
 
@@ -27,11 +28,7 @@ MAX_TOKENS = 2048
 Path = Literal["tagged", "legacy", "none"]
 
 
-class RecallFn(Protocol):
-    def __call__(self, bank_id: str, query: str, **kwargs) -> RecallResponse: ...
-
-
-class Evidence(BaseModel):
+class TicketEvidence(BaseModel):
     """One recalled record and why it is (or is not) allowed into the ticket."""
 
     id: str
@@ -43,7 +40,7 @@ class Evidence(BaseModel):
     reason: str
 
     @classmethod
-    def of(cls, memory: RecalledMemory, admission: Admission) -> Evidence:
+    def of(cls, memory: RecalledMemory, admission: Admission) -> TicketEvidence:
         return cls(
             id=memory.id, document_id=memory.document_id, text=memory.text, tags=list(memory.tags),
             admitted=admission.admitted, verdict=admission.verdict.value, reason=admission.reason,
@@ -63,13 +60,13 @@ class TicketRecall(BaseModel):
     customer: str
     tag: str
     path: Path
-    tagged: list[Evidence] = Field(default_factory=list)
-    legacy_admitted: list[Evidence] = Field(default_factory=list)
-    legacy_rejected: list[Evidence] = Field(default_factory=list)
+    tagged: list[TicketEvidence] = Field(default_factory=list)
+    legacy_admitted: list[TicketEvidence] = Field(default_factory=list)
+    legacy_rejected: list[TicketEvidence] = Field(default_factory=list)
     requests: list[RecallRequest] = Field(default_factory=list)
 
     @property
-    def evidence(self) -> list[Evidence]:
+    def evidence(self) -> list[TicketEvidence]:
         """What may reach the response: tagged evidence, or the admitted legacy records. Never rejected ones."""
         return self.tagged if self.path == "tagged" else self.legacy_admitted
 
@@ -111,7 +108,7 @@ def recall_for_ticket(
     own = [m for m in tagged.results if tag in m.tags][:tagged_k]
     if own:
         evidence = [
-            Evidence.of(m, Admission(verdict="admitted", reason=f"tagged {tag} (recall with any_strict)")) for m in own
+            TicketEvidence.of(m, Admission(verdict="admitted", reason=f"tagged {tag} (recall with any_strict)")) for m in own
         ]
         return TicketRecall(customer=name, tag=tag, path="tagged", tagged=evidence, requests=[first])
 
@@ -119,7 +116,7 @@ def recall_for_ticket(
     candidates = recall(bank_id, second.query, max_tokens=MAX_TOKENS).results[:candidates_k]
     admitted, rejected = [], []
     for memory in candidates:
-        item = Evidence.of(memory, judge(memory.text, memory.tags, customer))
+        item = TicketEvidence.of(memory, judge(memory.text, memory.tags, customer))
         (admitted if item.admitted else rejected).append(item)
     return TicketRecall(
         customer=name, tag=tag, path="legacy" if admitted else "none",

@@ -15,7 +15,7 @@ from components.evidence import (
 from components.review_keys import review_keys
 from dashboard.app import state
 from dashboard.finance import queue as exception_queue
-from dashboard.finance.decisions import DecisionError, build_decision, decision_record, decisions_by_case, submit
+from dashboard.finance.decisions import DecisionError, decisions_by_case, exception_decision, precedent_record
 from dashboard.finance.models import EXCEPTION_TYPES, ExceptionCase
 from dashboard.finance.policy import assess
 from dashboard.finance.recall import DEFAULT_K, MAX_K, CaseKey
@@ -118,14 +118,14 @@ if keys.approve and not submitted:
     submitted = quick_approval()
 if submitted:
     try:
-        decision = build_decision(
+        decision = exception_decision(
             case, rec, reviewer=submitted.reviewer, authenticated=submitted.authenticated, action=submitted.action,
             outcome=submitted.outcome, reason_code=submitted.reason_code, note=submitted.note,
         )  # fmt: skip
     except DecisionError as exc:
         st.error(f"Not submitted: {exc}", icon=":material/block:")
     else:
-        stored, report = submit(outbox, state.gateway().retain, bank, case, decision, decision_record(case, decision, rec))
+        stored, report = outbox.submit(bank, decision, precedent_record(case, decision, rec), state.gateway().retain)
         state.bump_generation(bank, key)
         delivered = stored is not None and stored.state == "delivered"
         st.session_state[FLASH] = {

@@ -10,7 +10,7 @@ from dashboard.app import state
 from dashboard.hindsight.errors import HindsightError
 from dashboard.queue_files import QueueFileError, load_rows
 from dashboard.support.admission import AmbiguousName
-from dashboard.support.decisions import ACTIONS, TicketDecisionError, build_decision, submit
+from dashboard.support.decisions import ACTIONS, TicketDecisionError, interaction_record, ticket_decision
 from dashboard.support.directory import check_directory
 from dashboard.support.models import Customer, Ticket
 
@@ -126,15 +126,15 @@ if keys.approve and not submitted:  # the A key: approve the drafted response as
 
 if submitted:
     try:
-        decision = build_decision(
+        decision = ticket_decision(
             ticket, action=action, reviewer=reviewer, authenticated=authenticated, decided_at=datetime.now(UTC),
             response=response, note=note, cited_evidence=[e.document_id or e.id for e in (recall.evidence if recall else [])],
         )  # fmt: skip
     except TicketDecisionError as exc:
         st.error(f"Not recorded: {exc}", icon=":material/error:")
     else:
-        audit_id, report = submit(outbox, state.gateway().retain, bank, ticket, decision)
+        stored, report = outbox.submit(bank, decision, interaction_record(ticket, decision), state.gateway().retain)
         state.invalidate_ticket_recalls(ticket.customer)
-        state = "retained into Hindsight" if report.error is None else "saved; delivery will be retried"
-        st.session_state[FLASH_KEY] = f"Decision #{audit_id} recorded: {state}."
+        delivery = "retained into Hindsight" if report.error is None else "saved; delivery will be retried"
+        st.session_state[FLASH_KEY] = f"Decision #{stored.id} recorded: {delivery}."
         st.rerun()

@@ -22,6 +22,7 @@ from dashboard.support.decisions import TicketDecisionError, interaction_record,
 from dashboard.support.models import Ticket
 from dashboard.support.recall import TicketRecall
 from tests.conftest import APP
+from tests.test_identity import AUTH
 from tests.test_migration import CUSTOMERS, RELIABLE
 
 BAD_RECALLS = [
@@ -155,10 +156,6 @@ def test_an_approved_ticket_record_is_owned_by_its_customer():
 
 
 # -- the Tickets page ------------------------------------------------------------------------------------
-AUTH = {"redirect_uri": "http://127.0.0.1:8501/oauth2callback", "cookie_secret": "test", "client_id": "x",
-        "client_secret": "y", "server_metadata_url": "http://127.0.0.1:9/.well-known/openid-configuration"}  # fmt: skip
-
-
 def _tickets_page(user: dict | None = None) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=60)
     if user is not None:

@@ -9,6 +9,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -110,3 +111,21 @@ def test_the_real_server_is_recorded_with_create_times(hindsight):
         assert seen.healthy and not seen.running and seen.api_pid is None and seen.pg_pid == status.pg_pid
     finally:
         other.state_file.unlink(missing_ok=True)
+
+
+def test_a_state_file_without_create_time_is_believed_only_for_a_running_hindsight_api(server, stranger):
+    # server.json written before create times were stored: {"api_pid": ..., "pg_pid": ..., "url": ...}
+    server.state_file.write_text(json.dumps({"api_pid": stranger.pid, "pg_pid": None, "url": server.url}))
+    assert server.status().api_pid is None  # a `sleep` is not our API
+    fake_api = server.home / "hindsight-api"
+    fake_api.write_text("import time\ntime.sleep(300)\n")
+    proc = subprocess.Popen([sys.executable, str(fake_api)], start_new_session=True)
+    try:
+        server.state_file.write_text(json.dumps({"api_pid": proc.pid, "pg_pid": None, "url": server.url}))
+        assert server.status().api_pid == proc.pid
+        server.stop(timeout=5)
+        with pytest.raises(psutil.NoSuchProcess):  # stopped, and reaped by wait_procs
+            psutil.Process(proc.pid).status()
+    finally:
+        proc.kill()
+        proc.wait()

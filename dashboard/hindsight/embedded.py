@@ -94,6 +94,14 @@ def _process(pid: int | None, created: float | None, slack: float = 0.01) -> psu
     return proc
 
 
+def _create_time_if_running(pid: int, program: str) -> float | None:
+    try:
+        proc = psutil.Process(pid)
+        return proc.create_time() if any(Path(arg).name == program for arg in proc.cmdline()[:2]) else None
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return None
+
+
 def _alive(pid: int | None) -> bool:
     """Some process (not a zombie) has this PID: whose it is, only `_process` can say."""
     try:
@@ -178,7 +186,10 @@ class EmbeddedServer:
 
     def _api(self) -> psutil.Process | None:
         state = self._read_state()
-        return _process(state.get("api_pid"), state.get("api_created"))
+        pid, created = state.get("api_pid"), state.get("api_created")
+        if pid and created is None:  # written before create times were stored: believed only if it runs hindsight-api
+            created = _create_time_if_running(pid, "hindsight-api")
+        return _process(pid, created)
 
     def _postgres(self) -> psutil.Process | None:
         """The postmaster named by postmaster.pid (line 1: PID, line 3: start time), if it still runs."""

@@ -123,7 +123,7 @@ def test_bench_smoke(hindsight):
         assert row in names, row
     ratios = {r["name"]: r for r in report["ratios"]}
     for name in ("dashboard overhead (two-stage vs the same raw client calls)", "two-stage lean vs one default any_strict (largest bank)",
-                 "queue of 17, cold, vs 17 sequential default recalls (largest bank)", "warm rerun, Exceptions page, 1,000 cases",
+                 "queue of 2, cold, vs 2 sequential default recalls (largest bank)", "warm rerun, Exceptions page, 25 cases",
                  "replay 3,000 candidates"):  # fmt: skip
         assert isinstance(ratios[name]["value"], float) and ratios[name]["value"] > 0 and ratios[name]["verdict"] in ("PASS", "MISS")
     assert all(isinstance(r["median_ms"], float) for r in report["rows"])

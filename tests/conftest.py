@@ -74,6 +74,24 @@ def bank_id(hindsight: LiveHindsight) -> str:
     return bank
 
 
+@dataclass
+class DemoBanks:
+    finance: str
+    support: str
+
+
+@pytest.fixture
+def demo_banks(hindsight: LiveHindsight) -> DemoBanks:
+    """Fresh finance and support banks holding the demo precedents and support history, for one test."""
+    from dashboard.cli.seed import finance_records, seed_bank, support_records
+
+    suffix = uuid.uuid4().hex[:8]
+    banks = DemoBanks(finance=f"fin-{suffix}", support=f"sup-{suffix}")
+    seed_bank(hindsight.gateway, banks.finance, finance_records())
+    seed_bank(hindsight.gateway, banks.support, support_records())
+    return banks
+
+
 @pytest.fixture
 def point_app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
     """Point the Streamlit app (AppTest runs it in this process) at `env`: HINDSIGHT_API_URL unset,

@@ -4,6 +4,9 @@ the pages record them."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from datetime import UTC, date, datetime
 
 from streamlit.testing.v1 import AppTest
@@ -74,3 +77,10 @@ def record_ticket_decision(outbox: Outbox, bank: str, ticket: Ticket, *, reviewe
     """Record (not deliver) an approval of the ticket's drafted response as the Tickets page does."""
     decision = ticket_decision(ticket, action="approve", reviewer=reviewer, authenticated=False, decided_at=when or datetime.now(UTC))
     return outbox.record(bank, decision, interaction_record(ticket, decision))
+
+
+def run_cli(hindsight, *args: str, **banks: str) -> subprocess.CompletedProcess:
+    """`python -m dashboard ARGS` in a subprocess pointed at the test server (and the given banks)."""
+    env = {**os.environ, **hindsight.env(**banks)}
+    env.pop("HINDSIGHT_API_URL", None)
+    return subprocess.run([sys.executable, "-m", "dashboard", *args], capture_output=True, text=True, env=env, timeout=120, check=False)

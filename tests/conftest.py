@@ -9,6 +9,7 @@ import socket
 import tempfile
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,21 +50,30 @@ class LiveHindsight:
         return env
 
 
-@pytest.fixture(scope="session")
-def hindsight() -> Iterator[LiveHindsight]:
+@contextmanager
+def live_hindsight() -> Iterator[LiveHindsight]:
+    """A real embedded Hindsight of its own (data dir, ports), stopped and removed on exit whatever happens."""
     # Not under pytest's 0700 tmp root: as root, PostgreSQL runs as `nobody`, who must reach it.
     data_dir = Path(tempfile.mkdtemp(prefix="recall-review-test-"))
     os.chmod(data_dir, 0o755)
     settings = Settings(data_dir=data_dir, api_port=free_port(), pg_port=free_port())
     server = EmbeddedServer(settings)
-    server.start()
-    gateway = HindsightGateway(settings.base_url)
     try:
-        yield LiveHindsight(settings, server, gateway)
+        server.start()
+        gateway = HindsightGateway(settings.base_url)
+        try:
+            yield LiveHindsight(settings, server, gateway)
+        finally:
+            gateway.close()
     finally:
-        gateway.close()
         server.stop()
         shutil.rmtree(data_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def hindsight() -> Iterator[LiveHindsight]:
+    with live_hindsight() as live:
+        yield live
 
 
 @pytest.fixture
@@ -72,6 +82,24 @@ def bank_id(hindsight: LiveHindsight) -> str:
     bank = f"test-{uuid.uuid4().hex[:10]}"
     hindsight.gateway.ensure_bank(bank)
     return bank
+
+
+@dataclass
+class DemoBanks:
+    finance: str
+    support: str
+
+
+@pytest.fixture
+def demo_banks(hindsight: LiveHindsight) -> DemoBanks:
+    """Fresh finance and support banks holding the demo precedents and support history, for one test."""
+    from dashboard.cli.seed import finance_records, seed_bank, support_records
+
+    suffix = uuid.uuid4().hex[:8]
+    banks = DemoBanks(finance=f"fin-{suffix}", support=f"sup-{suffix}")
+    seed_bank(hindsight.gateway, banks.finance, finance_records())
+    seed_bank(hindsight.gateway, banks.support, support_records())
+    return banks
 
 
 @pytest.fixture

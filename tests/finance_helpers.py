@@ -33,3 +33,22 @@ class FakeRecall:
             if (tags_match == "all_strict" and want <= have) or (tags_match == "any_strict" and want & have):
                 hits.append(RecalledMemory(id=f"m-{r.document_id}", text=r.content, tags=r.tags, document_id=r.document_id, metadata=r.metadata))
         return RecallResponse(results=hits)
+
+
+CROWD_QUERY = "steel brackets billed above the PO price"
+
+
+def crowding_records(vendor: str = "VA", other: str = "VB", etype: str = "price_variance") -> list[MemoryRecord]:
+    """Two precedents of `vendor` worded unlike CROWD_QUERY, and twelve near-identical ones of `other`
+    (same type) worded like it: one any_strict pass for `vendor` fills its top k with `other`'s records."""
+    mine = [
+        precedent(f"PREC-{vendor}-{i}", vendor, etype, "reject", f"2025-05-0{i + 1}",
+                  text=f"Alpha Tools order {i}: brackets charged above the agreed contract rate. Decision: reject.")
+        for i in range(2)
+    ]  # fmt: skip
+    theirs = [
+        precedent(f"PREC-{other}-{i:02d}", other, etype, "approve", f"2025-07-{i + 1:02d}",
+                  text=f"Vendor {other}: steel brackets billed above the PO price, invoice {i}. Decision: approve.")
+        for i in range(12)
+    ]  # fmt: skip
+    return mine + theirs

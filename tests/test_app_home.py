@@ -5,13 +5,12 @@ from streamlit.testing.v1 import AppTest
 
 from dashboard.cli.seed import seed_demo_data
 from dashboard.settings import load_settings
-from tests.conftest import APP, free_port
+from tests.conftest import free_port
+from tests.helpers import open_page
 
 
 def _run() -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60).run()
-    assert not at.exception, at.exception
-    return at
+    return open_page()
 
 
 def test_home_shows_server_banks_and_queues(hindsight, point_app):

@@ -1,12 +1,23 @@
 """The embedded server's lifecycle, against the real thing."""
 
+import pytest
+
 from dashboard.hindsight.embedded import _alive, health
+from dashboard.hindsight.wire import MemoryRecord
+from tests.conftest import live_hindsight
 
 
-def test_start_retain_recall_restart_keeps_data(hindsight, bank_id):
-    from dashboard.hindsight.wire import MemoryRecord
+@pytest.fixture(scope="module")
+def own_hindsight():
+    """A server of this module's own: the restart test stops it, never the session's shared one."""
+    with live_hindsight() as live:
+        yield live
 
-    gateway, server = hindsight.gateway, hindsight.server
+
+def test_start_retain_recall_restart_keeps_data(own_hindsight):
+    gateway, server = own_hindsight.gateway, own_hindsight.server
+    bank_id = "lifecycle"
+    gateway.ensure_bank(bank_id)
     assert gateway.health()["status"] == "healthy"
     record = MemoryRecord(
         document_id="lifecycle-1",
@@ -30,9 +41,15 @@ def test_start_retain_recall_restart_keeps_data(hindsight, bank_id):
     assert not _alive(before.api_pid) and not _alive(before.pg_pid)
     assert health(server.url) is None
 
-    server.start()
+    assert server.start().healthy
     again = gateway.recall(bank_id, "price variance V77", tags=record.tags, tags_match="all_strict")
     assert [r.text for r in again.results] == [record.content]
+
+
+def test_the_shared_server_was_never_stopped(hindsight, own_hindsight):
+    assert hindsight.settings.api_port != own_hindsight.settings.api_port
+    assert hindsight.settings.data_dir != own_hindsight.settings.data_dir
+    assert hindsight.server.status().healthy
 
 
 def test_start_reuses_a_running_server(hindsight):

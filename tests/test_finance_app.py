@@ -6,7 +6,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dashboard.cli.seed import finance_records, seed_bank
-from tests.conftest import APP
+from tests.helpers import open_page
 
 PAGE = "views/exceptions.py"
 
@@ -19,13 +19,7 @@ def exceptions_page(hindsight, point_app):
     outbox = point_app(hindsight.env(finance=bank, support=f"sup-{bank}"))
 
     def start(**query_params):
-        at = AppTest.from_file(APP, default_timeout=60).run()
-        at.switch_page(PAGE)
-        for name, value in query_params.items():
-            at.query_params[name] = value
-        at.run()
-        assert not at.exception, at.exception
-        return at
+        return open_page(PAGE, **query_params)
 
     return start, bank, outbox
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from dashboard.cli import main
-from tests.finance_helpers import precedent
+from tests.finance_helpers import CROWD_QUERY, crowding_records
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -23,28 +23,37 @@ def _run(monkeypatch, capsys, hindsight, bank_id, *argv):
 
 
 def test_json_report_for_a_scripted_audit(hindsight, bank_id, monkeypatch, capsys):
-    hindsight.gateway.retain(bank_id, [precedent("PREC-A-0", "VA", "price_variance", "reject")]
-                             + [precedent(f"PREC-B-{i}", "VB", "price_variance") for i in range(5)])  # fmt: skip
-    code, out, err = _run(monkeypatch, capsys, hindsight, bank_id, "--vendor", "VA", "--type", "price_variance", "--k", "3", "--json")
+    hindsight.gateway.retain(bank_id, crowding_records())
+    code, out, err = _run(monkeypatch, capsys, hindsight, bank_id, "--vendor", "VA", "--type", "price_variance",
+                          "--query", CROWD_QUERY, "--k", "3", "--json")  # fmt: skip
     assert code == 0, err
     report = json.loads(out)
-    assert {"exact", "broader", "pass2_skipped", "crowded_out_in_single_pass", "recommendation"} <= set(report)
-    assert [r["document_id"] for r in report["exact"]] == ["PREC-A-0"] and len(report["broader"]) == 2
-    for record in report["exact"] + report["broader"]:
-        assert {"id", "text", "tags", "relevant", "pass"} <= set(record)
-    assert [(r["pass"], r["relevant"]) for r in report["exact"] + report["broader"]] == [("exact", True), ("broader", False), ("broader", False)]
+    assert (report["bank"], report["vendor"], report["type"], report["query"], report["k"]) == (bank_id, "VA", "price_variance", CROWD_QUERY, 3)
+    exact, broader = report["exact"], report["broader"]
+    assert sorted(r["document_id"] for r in exact) == ["PREC-VA-0", "PREC-VA-1"]
+    assert [(r["pass"], r["relevant"], r["rank"], r["outcome"]) for r in exact] == [("exact", True, 1, "reject"), ("exact", True, 2, "reject")]
+    assert [(r["document_id"][:8], r["pass"], r["relevant"], r["rank"]) for r in broader] == [("PREC-VB-", "broader", False, 3)]
+    assert all(r["tags"] == ["vendor:VA", "type:price_variance", "kind:decision"] for r in exact)
+    # one any_strict pass would have shown three VB records: both exact precedents lost, found by reusing pass 2
+    assert (report["crowded_out_in_single_pass"], report["crowd_out_check"]) == (2, "reused pass 2")
     assert report["pass2_skipped"] is False and report["calls"] == 2
-    assert isinstance(report["crowded_out_in_single_pass"], int)
-    assert report["recommendation"]["action"] == "reject" and report["recommendation"]["cited"] == ["PREC-A-0"]
-    assert set(report["recommendation"]) >= {"action", "confidence", "cited", "rationale"}
+    rec = report["recommendation"]
+    assert (rec["action"], rec["policy"], sorted(rec["cited"])) == ("reject", "precedent", ["PREC-VA-0", "PREC-VA-1"])
+    assert 0 < rec["confidence"] <= 1 and "VA" in rec["rationale"]
 
 
-def test_pass2_skipped_report_still_counts_crowd_out_in_two_calls(hindsight, bank_id, monkeypatch, capsys):
-    hindsight.gateway.retain(bank_id, [precedent(f"PREC-A-{i}", "VA", "price_variance") for i in range(3)])
-    code, out, _ = _run(monkeypatch, capsys, hindsight, bank_id, "--vendor", "VA", "--type", "price_variance", "--k", "2", "--json")
+@pytest.mark.parametrize(("others", "lost"), [(True, 2), (False, 0)], ids=["crowded", "alone"])
+def test_pass2_skipped_report_counts_crowd_out_with_one_extra_call(hindsight, bank_id, monkeypatch, capsys, others, lost):
+    records = [r for r in crowding_records() if others or r.document_id.startswith("PREC-VA-")]
+    hindsight.gateway.retain(bank_id, records)
+    code, out, err = _run(monkeypatch, capsys, hindsight, bank_id, "--vendor", "VA", "--type", "price_variance",
+                          "--query", CROWD_QUERY, "--k", "2", "--json")  # fmt: skip
+    assert code == 0, err
     report = json.loads(out)
-    assert code == 0 and report["pass2_skipped"] is True and report["broader"] == []
-    assert report["calls"] == 2 and report["crowded_out_in_single_pass"] == 0
+    assert report["pass2_skipped"] is True and report["broader"] == []
+    assert sorted(r["document_id"] for r in report["exact"]) == ["PREC-VA-0", "PREC-VA-1"]
+    assert (report["calls"], report["crowd_out_check"]) == (2, "one extra any_strict call")
+    assert report["crowded_out_in_single_pass"] == lost
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ import pytest
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import assess
 from dashboard.finance.recall import CaseKey, InvalidCase, check_crowd_out, two_stage_recall
-from tests.finance_helpers import FakeRecall, precedent
+from tests.finance_helpers import CROWD_QUERY, FakeRecall, crowding_records, precedent
 
 A = CaseKey(vendor_code="VA", exception_type="price_variance", vendor_name="Alpha Tools")
 QUERY = "price variance for vendor VA Alpha Tools steel brackets billed above the PO price"
@@ -81,8 +81,8 @@ def _recall(hindsight, bank_id, key=A, k=5, query=QUERY):
     return assess(two_stage_recall(hindsight.gateway.recall, bank_id, key, query, k=k))
 
 
-@pytest.mark.parametrize(("richer", "k"), [(4, 5), (10, 5), (4, 3), (10, 3)])
-def test_seed_scenario_exact_match_is_never_crowded_out(hindsight, bank_id, richer, k):
+@pytest.mark.parametrize(("richer", "k", "lost"), [(4, 5, 0), (10, 5, 1), (4, 3, 1), (10, 3, 1)])
+def test_seed_scenario_exact_match_is_never_crowded_out(hindsight, bank_id, richer, k, lost):
     b_records = [
         precedent(f"PREC-B-{i}", "VB", "price_variance", "approve", f"2025-07-{i + 1:02d}",
                   text=f"Vendor VB Beta Supply price variance: steel brackets billed above the PO price, case {i}. Decision: approve.")
@@ -102,7 +102,33 @@ def test_seed_scenario_exact_match_is_never_crowded_out(hindsight, bank_id, rich
     # crowd-out: consistent with an independent single any_strict pass
     single = hindsight.gateway.recall(bank_id, QUERY, tags=A.tags, tags_match="any_strict").results[:k]
     assert result.crowd_out.reused_pass2 and result.calls == 2
-    assert result.crowd_out.lost == (0 if "PREC-A-0" in [m.document_id for m in single] else 1)
+    assert result.crowd_out.single_pass_ids == [m.id for m in single]
+    # with 4 richer records and k=5 a single pass still reaches A's record; otherwise it loses it
+    assert ("PREC-A-0" not in [m.document_id for m in single]) == bool(lost) and result.crowd_out.lost == lost
+
+
+@pytest.mark.parametrize("k", [2, 3, 5])
+def test_a_single_pass_crowds_out_the_exact_precedents_and_two_stage_keeps_them_real_server(hindsight, bank_id, k):
+    """VB's twelve near-identical records worded like the query outrank VA's two in one any_strict pass."""
+    hindsight.gateway.retain(bank_id, crowding_records())
+    result, rec = _recall(hindsight, bank_id, k=k, query=CROWD_QUERY)
+    mine = {"PREC-VA-0", "PREC-VA-1"}
+    assert {e.document_id for e in result.exact} == mine and all(e.relevant for e in result.exact)
+    assert [e.document_id[:8] for e in result.broader] == ["PREC-VB-"] * (k - 2)
+    assert rec.action == "reject" and set(rec.cited) == mine  # decided on VA's own history only
+    if k == 2:  # pass 1 filled k: the check is one more call, made on demand
+        assert result.crowd_out is None and result.calls == 1
+        result = check_crowd_out(hindsight.gateway.recall, result)
+        assert not result.crowd_out.reused_pass2 and result.calls == 2
+    else:
+        assert result.crowd_out.reused_pass2 and result.calls == 2
+    single = hindsight.gateway.recall(
+        bank_id, CROWD_QUERY, tags=A.tags, tags_match="any_strict", max_tokens=result.pass1.max_tokens,
+        budget=result.pass1.budget, types=result.pass1.types,
+    ).results[:k]  # fmt: skip
+    assert [m.document_id[:8] for m in single] == ["PREC-VB-"] * k  # the single pass really lost them
+    assert result.crowd_out.single_pass_ids == [m.id for m in single]
+    assert (result.crowd_out.lost, result.crowd_out.exact_in_result, result.crowd_out.crowded_out) == (2, 2, True)
 
 
 def test_pass2_skipped_when_exact_fills_k_real_server(hindsight, bank_id):

@@ -2,7 +2,8 @@
 
 from streamlit.testing.v1 import AppTest
 
-from tests.test_finance_app import APP, PAGE, _select, exceptions_page  # noqa: F401  (a fixture)
+from tests.conftest import APP
+from tests.test_finance_app import PAGE, _select, exceptions_page  # noqa: F401  (a fixture)
 
 AUTH = {"redirect_uri": "http://127.0.0.1:8501/oauth2callback", "cookie_secret": "test", "client_id": "x",
         "client_secret": "y", "server_metadata_url": "http://127.0.0.1:9/.well-known/openid-configuration"}  # fmt: skip

@@ -1,9 +1,6 @@
 """Migration to tags against the real server: dry run, apply, idempotence, resume after a crash."""
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
@@ -14,6 +11,7 @@ from dashboard.queue_files import load_rows
 from dashboard.support import migration
 from dashboard.support.models import Customer
 from dashboard.support.recall import recall_for_ticket
+from tests.helpers import run_cli
 
 CUSTOMERS = load_rows(demo_data.CUSTOMERS, Customer, id_field="name")
 RELIABLE = {
@@ -126,9 +124,7 @@ def test_an_unsafe_directory_is_refused(hindsight, support_bank):
 
 
 def _cli(hindsight, bank, *args):
-    env = {**os.environ, **hindsight.env(support=bank)}
-    env.pop("HINDSIGHT_API_URL", None)
-    return subprocess.run([sys.executable, "-m", "dashboard", "migrate", *args], capture_output=True, text=True, env=env, timeout=120)
+    return run_cli(hindsight, "migrate", *args, support=bank)
 
 
 def test_cli_migrate_dry_run_then_apply(hindsight, support_bank):

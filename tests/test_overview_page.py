@@ -1,48 +1,31 @@
 """The Overview: metrics core on plain data, and the page through AppTest (unreachable server; real server)."""
 
-import uuid
 from datetime import UTC, date, datetime
 
 import streamlit as st
-from streamlit.testing.v1 import AppTest
 
-from dashboard import demo_data
-from dashboard.cli.seed import finance_records, seed_bank, support_records
-from dashboard.finance.decisions import exception_decision, precedent_record
-from dashboard.finance.models import ExceptionCase
-from dashboard.finance.policy import assess
-from dashboard.finance.recall import CaseKey, two_stage_recall
-from dashboard.queue_files import load_rows
+from dashboard.finance.policy import Recommendation, assess
+from dashboard.finance.recall import DEFAULT_K, CaseKey, check_crowd_out, two_stage_recall
 from dashboard.reporting import overview as overview_metrics
 from dashboard.reporting.recall_log import RecallLog
 from dashboard.review.outbox import Outbox
-from dashboard.support.models import Ticket
-from tests.conftest import APP, free_port
+from tests.conftest import free_port
+from tests.finance_helpers import CROWD_QUERY, crowding_records, precedent
+from tests.helpers import DEMO_CASES as CASES
+from tests.helpers import DEMO_TICKETS as TICKETS
+from tests.helpers import exception_case, open_page, record_exception_decision, texts
 
 PAGE = "views/overview.py"
-CASES = load_rows(demo_data.EXCEPTIONS, ExceptionCase)
-TICKETS = load_rows(demo_data.TICKETS, Ticket)
-
-
-def _decide(outbox: Outbox, bank: str, case: ExceptionCase, rec, *, override: bool, when: datetime, reason: str = "PRICE_AGREED"):
-    decision = exception_decision(
-        case, rec, reviewer="Dana", authenticated=False, action="override" if override else "approve_recommendation",
-        outcome=("approve" if rec.action != "approve" else "reject") if override else None,
-        reason_code=reason if override else None, note="n", now=lambda: when,
-    )  # fmt: skip
-    outbox.record(bank, decision, precedent_record(case, decision, rec))
 
 
 def test_metrics_core_counts_latest_decision_per_case_in_range(tmp_path):
-    from dashboard.finance.policy import Recommendation
-
     outbox = Outbox(tmp_path / "d.sqlite3")
     rec = Recommendation(action="reject", confidence=0.7, cited=[], rationale="r", policy="precedent")
     e1, e2 = CASES[0], CASES[1]
-    _decide(outbox, "fin", e1, rec, override=False, when=datetime(2026, 11, 1, 9, tzinfo=UTC))
-    _decide(outbox, "fin", e1, rec, override=True, when=datetime(2026, 11, 2, 9, tzinfo=UTC))  # revised: replaces the first
-    _decide(outbox, "fin", e2, rec, override=False, when=datetime(2026, 11, 5, 9, tzinfo=UTC))
-    _decide(outbox, "other-bank", e2, rec, override=True, when=datetime(2026, 11, 5, 9, tzinfo=UTC))  # not this bank
+    record_exception_decision(outbox, "fin", e1, rec, override=False, when=datetime(2026, 11, 1, 9, tzinfo=UTC))
+    record_exception_decision(outbox, "fin", e1, rec, override=True, when=datetime(2026, 11, 2, 9, tzinfo=UTC))  # revised: replaces the first
+    record_exception_decision(outbox, "fin", e2, rec, override=False, when=datetime(2026, 11, 5, 9, tzinfo=UTC))
+    record_exception_decision(outbox, "other-bank", e2, rec, override=True, when=datetime(2026, 11, 5, 9, tzinfo=UTC))  # not this bank
     log = RecallLog(samples=3)
     for ms in (10, 20, 30, 40):
         log.add_latency("finance two-stage", ms)
@@ -62,21 +45,24 @@ def test_metrics_core_counts_latest_decision_per_case_in_range(tmp_path):
     assert only_e2.decisions_in_range == 1 and only_e2.overrides == []
 
 
-def test_crowd_out_summary_says_what_was_not_computed(hindsight, bank_id):
-    seed_bank(hindsight.gateway, bank_id, finance_records())
-    by_id = {c.id: c for c in CASES}
-    results = {}
-    for case_id in ("E-1001", "E-1002"):  # E-1001: V01 fills k (pass 2 skipped); E-1002: pass 2 runs
-        case = by_id[case_id]
-        results[case_id], _ = assess(two_stage_recall(hindsight.gateway.recall, bank_id, CaseKey.of(case), case.recall_query()))
-    summary = overview_metrics.crowd_out_summary(CASES, results)
-    assert (summary.recalled, summary.checked, summary.unchecked_pass2_skipped) == (2, 1, 1)
-    states = {row["case"]: row["state"] for row in summary.per_case}
-    assert states["E-1001"] == "pass 2 skipped, not checked" and states["E-1002"] in ("crowd-out prevented", "no crowd-out")
-
-
-def _texts(at: AppTest) -> str:
-    return "\n".join(e.value for e in [*at.subheader, *at.caption, *at.info, *at.warning, *at.error, *at.text])
+def test_crowd_out_summary_says_what_was_and_was_not_computed(hindsight, bank_id):
+    records = crowding_records()  # VA: 2 precedents a single pass loses to VB's 12
+    records += [precedent(f"VC-{i}", "VC", "tax_mismatch") for i in range(2)]  # alone with its type
+    records += [precedent(f"VD-{i}", "VD", "duplicate_invoice") for i in range(6)]  # fills k
+    hindsight.gateway.retain(bank_id, records)
+    crowded, alone = exception_case("E-A", "VA"), exception_case("E-C", "VC", "tax_mismatch")
+    full, never = exception_case("E-D", "VD", "duplicate_invoice"), exception_case("E-E", "VE")
+    recall = hindsight.gateway.recall
+    results = {c.id: two_stage_recall(recall, bank_id, CaseKey.of(c), CROWD_QUERY, k=3) for c in (crowded, alone, full)}
+    summary = overview_metrics.crowd_out_summary([crowded, alone, full, never], results)
+    assert (summary.cases, summary.recalled, summary.checked, summary.unchecked_pass2_skipped) == (4, 3, 2, 1)
+    assert (summary.prevented, summary.precedents_saved) == (1, 2)
+    assert [(r["case"], r["exact"], r["lost by a single pass"], r["state"]) for r in summary.per_case] == [
+        ("E-A", 2, 2, "crowd-out prevented"), ("E-C", 2, 0, "no crowd-out"), ("E-D", 3, None, "pass 2 skipped, not checked"),
+    ]  # fmt: skip
+    results["E-D"] = check_crowd_out(recall, results["E-D"])  # the check was asked for: now it is known
+    again = overview_metrics.crowd_out_summary([crowded, alone, full, never], results)
+    assert (again.checked, again.unchecked_pass2_skipped, again.per_case[2]["state"]) == (3, 0, "no crowd-out")
 
 
 def test_overview_renders_when_hindsight_is_unreachable_and_nothing_is_decided(monkeypatch, tmp_path):
@@ -85,35 +71,61 @@ def test_overview_renders_when_hindsight_is_unreachable_and_nothing_is_decided(m
     monkeypatch.delenv("HINDSIGHT_API_URL", raising=False)
     st.cache_resource.clear()
     st.cache_data.clear()
-    at = AppTest.from_file(APP, default_timeout=60).run()
-    at.switch_page(PAGE).run()
-    assert not at.exception, at.exception
-    text = _texts(at)
+    at = open_page(PAGE)
+    text = texts(at)
     assert "Queue status" in text and "No decision in this date range yet." in text and "Coverage unavailable" in text
     assert {m.label: m.value for m in at.metric}["Decisions in range"] == "0"
     assert at.button(key="overview_recall_all").disabled
 
 
-def test_overview_with_recalls_and_decisions(hindsight, point_app):
-    fin, sup = f"fin-{uuid.uuid4().hex[:8]}", f"sup-{uuid.uuid4().hex[:8]}"
-    seed_bank(hindsight.gateway, fin, finance_records())
-    seed_bank(hindsight.gateway, sup, support_records())
-    outbox = point_app(hindsight.env(finance=fin, support=sup))
-    case = next(c for c in CASES if c.id == "E-1002")
-    _, rec = assess(two_stage_recall(hindsight.gateway.recall, fin, CaseKey.of(case), case.recall_query()))
-    _decide(outbox, fin, case, rec, override=True, when=datetime.now(UTC), reason="CONTRACT_AMENDMENT")
+def _crowd_caption(at) -> str:
+    return next(c.value for c in at.caption if "queued cases recalled on this server" in c.value)
 
-    at = AppTest.from_file(APP, default_timeout=120).run()
-    at.switch_page(PAGE).run()
-    assert not at.exception, at.exception
+
+def _states(at) -> dict[str, str]:
+    """The per-case crowd-out table (display-only dataframes have no key in AppTest: found by its columns)."""
+    [frame] = [d.value for d in at.dataframe if "lost by a single pass" in d.value.columns]
+    return dict(frame[["case", "state"]].itertuples(index=False))
+
+
+def test_overview_with_recalls_and_decisions(hindsight, point_app, demo_banks):
+    gw, fin = hindsight.gateway, demo_banks.finance
+    outbox = point_app(hindsight.env(finance=fin, support=demo_banks.support))
+    case = next(c for c in CASES if c.id == "E-1002")
+    _, rec = assess(two_stage_recall(gw.recall, fin, CaseKey.of(case), case.recall_query()))
+    record_exception_decision(outbox, fin, case, rec, override=True, when=datetime.now(UTC), reason="CONTRACT_AMENDMENT")
+
+    at = open_page(PAGE, timeout=120)  # its first run delivers the decision into the bank
+    assert outbox.pending_count() == 0
+    # what the page must show, computed here with the same recalls on the same bank
+    expected = {c.id: two_stage_recall(gw.recall, fin, CaseKey.of(c), c.recall_query(), k=DEFAULT_K) for c in CASES}
+    skipped = {cid for cid, r in expected.items() if r.pass2_skipped}
+    assert 0 < len(skipped) < len(CASES)  # the checkbox matters on the demo queue
+    checked = {cid: check_crowd_out(gw.recall, r).crowd_out for cid, r in expected.items()}
+
     at.button(key="overview_recall_all").click().run()
     assert not at.exception, at.exception
+    assert at.checkbox(key="overview_check_all").value is False
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Decisions in range"] == "1" and metrics["Finance agreement"] == "0%"
     assert metrics["Recall p50"].endswith(" ms")
     admitted, rejected = (int(x) for x in metrics["Legacy admitted / rejected"].split(" / "))
     assert admitted >= 2 and rejected >= 1
-    text = _texts(at)
+    text = texts(at)
     assert f"{len(CASES)} of {len(CASES)} queued cases recalled" in text and f"{len(TICKETS)} of {len(TICKETS)} tickets recalled" in text
     assert "No finance override" not in text and "Coverage unavailable" not in text
     assert len(at.get("plotly_chart")) >= 6
+    # checkbox off: the cases whose pass 2 was skipped stay unchecked, and only the others count
+    n = len(CASES)
+    assert f"{n - len(skipped)} checked against a single any_strict pass. {len(skipped)} case(s) had pass 2 skipped" in _crowd_caption(at)
+    assert metrics["Crowd-outs prevented"] == str(sum(1 for cid, co in checked.items() if cid not in skipped and co.crowded_out))
+    assert {cid for cid, state in _states(at).items() if state == "pass 2 skipped, not checked"} == skipped
+
+    at.checkbox(key="overview_check_all").check().run()
+    at.button(key="overview_recall_all").click().run()
+    assert not at.exception, at.exception
+    # checkbox on: every case checked, each with the state the independent check gives
+    assert f"{n} checked against a single any_strict pass. 0 case(s) had pass 2 skipped" in _crowd_caption(at)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Crowd-outs prevented"] == str(sum(co.crowded_out for co in checked.values()))
+    assert _states(at) == {cid: "crowd-out prevented" if co.crowded_out else "no crowd-out" for cid, co in checked.items()}

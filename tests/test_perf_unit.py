@@ -1,14 +1,17 @@
 """Issue 7 without a server: the recall cache, the bounded trace store, recall_many's bounds and order."""
 
 import asyncio
+from collections import Counter
 from datetime import UTC, datetime
 
 import pytest
 
+from dashboard.finance.models import ExceptionCase
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.finance.recall_cache import RecallCache
 from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.hindsight.wire import RecallResponse
+from dashboard.queue_files import load_rows
 from dashboard.traces.request import TracedRecall, TraceRequest, TraceStore
 from tests.finance_helpers import FakeRecall, precedent
 
@@ -103,10 +106,53 @@ def test_bench_ratio_verdicts():
     assert len(synthetic_trace(300).rrf_merged) == 300
 
 
-@pytest.mark.parametrize("size", [40, 1000])
-def test_bench_data_is_deterministic(size):
+# -- the bench's synthetic data: what the benchmark's figures rest on ---------------------------------
+@pytest.mark.parametrize("size", [0, 1, 40, 1000])
+def test_bench_records_are_deterministic_distinct_and_sized(size):
     from dashboard.cli import bench_data
 
-    a, b = bench_data.records(size), bench_data.records(size)
-    assert a == b and len({r.document_id for r in a}) == size
-    assert [c.id for c in bench_data.cases(20)] == [c.id for c in bench_data.cases(20)]
+    first = bench_data.records(size)
+    assert len(first) == size
+    assert first == bench_data.records(size)  # same size, same records: a resumed seed sends the same data
+    assert len({r.document_id for r in first}) == size
+    for record in first:
+        vendor, etype = record.metadata["vendor_code"], record.metadata["exception_type"]
+        assert record.tags == [f"vendor:{vendor}", f"type:{etype}", "kind:decision"]
+        assert f"Vendor {vendor} " in record.content and f"Decision: {record.metadata['outcome']}." in record.content
+
+
+def test_bench_precedents_are_skewed_as_claimed():
+    """A few vendors dominate (Zipf-like), types are uneven, and each (vendor, type) leans to one outcome."""
+    from dashboard.cli import bench_data
+
+    data = bench_data.precedents(2000)
+    by_vendor = Counter(p.vendor_code for p in data).most_common()
+    assert len(by_vendor) == bench_data.VENDORS  # every vendor appears at 2,000 records
+    top_vendor, top_count = by_vendor[0]
+    assert top_vendor == bench_data.vendor_code(0) and 0.18 < top_count / len(data) < 0.35
+    assert top_count > 10 * by_vendor[len(by_vendor) // 2][1]  # far above the median vendor
+    by_type = Counter(p.exception_type for p in data).most_common()
+    assert [t for t, _ in by_type[:2]] == ["price_variance", "quantity_mismatch"]
+    assert by_type[0][1] / len(data) > 0.33 and by_type[0][1] > 3 * by_type[-1][1]  # uneven, not one in five each
+    groups: dict[tuple[str, str], Counter] = {}
+    for p in data:
+        groups.setdefault((p.vendor_code, p.exception_type), Counter())[p.outcome] += 1
+    big = {key: outcomes for key, outcomes in groups.items() if sum(outcomes.values()) >= 40}
+    assert len(big) >= 5
+    for key, outcomes in big.items():
+        assert outcomes.most_common(1)[0][1] / sum(outcomes.values()) > 0.65, (key, outcomes)
+    assert len({outcomes.most_common(1)[0][0] for outcomes in big.values()}) == 3  # the lean differs between groups
+
+
+def test_bench_cases_are_deterministic_per_seed_and_round_trip_through_csv(tmp_path):
+    from dashboard.cli import bench_data
+
+    cases = bench_data.cases(50)
+    assert len(cases) == 50 and len({c.id for c in cases}) == 50
+    assert cases == bench_data.cases(50)
+    assert cases != bench_data.cases(50, seed=bench_data.SEED + 2)  # the seed drives them
+    vendors = {bench_data.vendor_code(i) for i in range(bench_data.VENDORS)}
+    assert {c.vendor_code for c in cases} <= vendors
+    assert Counter(c.vendor_code for c in cases).most_common(1)[0][0] == bench_data.vendor_code(0)
+    path = bench_data.write_cases_csv(tmp_path / "q" / "cases.csv", cases)
+    assert load_rows(path, ExceptionCase) == cases

@@ -1,30 +1,18 @@
 """Keyboard review flow through AppTest (AppTest clicks the buttons; the browser suite presses the keys)."""
 
-import uuid
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from components.decision_form import OVERRIDE
-from dashboard.cli.seed import finance_records, seed_bank, support_records
-from tests.conftest import APP
+from tests.helpers import open_page
 
 
 @pytest.fixture
-def start(hindsight, point_app):
-    fin, sup = f"fin-{uuid.uuid4().hex[:8]}", f"sup-{uuid.uuid4().hex[:8]}"
-    seed_bank(hindsight.gateway, fin, finance_records())
-    seed_bank(hindsight.gateway, sup, support_records())
-    outbox = point_app(hindsight.env(finance=fin, support=sup))
+def start(hindsight, point_app, demo_banks):
+    outbox = point_app(hindsight.env(finance=demo_banks.finance, support=demo_banks.support))
 
     def _start(page: str, **query_params) -> AppTest:
-        at = AppTest.from_file(APP, default_timeout=120).run()
-        at.switch_page(page)
-        for name, value in query_params.items():
-            at.query_params[name] = value
-        at.run()
-        assert not at.exception, at.exception
-        return at
+        return open_page(page, timeout=120, **query_params)
 
     _start.outbox = outbox
     return _start

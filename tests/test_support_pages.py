@@ -8,6 +8,7 @@ from dashboard.cli.seed import seed_bank, support_records
 from dashboard.support import migration
 from dashboard.support.recall import recall_for_ticket
 from tests.conftest import APP
+from tests.helpers import open_page
 from tests.test_migration import CUSTOMERS
 
 
@@ -19,10 +20,7 @@ def app_env(hindsight, bank_id, point_app):
 
 
 def _page(path: str) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60).run()
-    at.switch_page(path).run()
-    assert not at.exception, at.exception
-    return at
+    return open_page(path)
 
 
 def _frames(at) -> dict[str, object]:

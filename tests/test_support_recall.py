@@ -1,8 +1,6 @@
 """Ticket recall: with a double (which calls are made) and against the real server (what comes back)."""
 
 import json
-import subprocess
-import sys
 from datetime import UTC, datetime
 
 import pytest
@@ -16,6 +14,7 @@ from dashboard.support.customers import customer_tag
 from dashboard.support.decisions import TicketDecisionError, interaction_record, ticket_decision
 from dashboard.support.models import Ticket
 from dashboard.support.recall import recall_for_ticket
+from tests.helpers import run_cli
 
 TICKETS = {t.id: t for t in load_rows(demo_data.TICKETS, Ticket)}
 
@@ -141,9 +140,7 @@ def test_decision_rules():
 
 
 def _cli(hindsight, bank, *args):
-    env = {**__import__("os").environ, **hindsight.env(support=bank)}
-    env.pop("HINDSIGHT_API_URL", None)
-    return subprocess.run([sys.executable, "-m", "dashboard", *args], capture_output=True, text=True, env=env, timeout=120)
+    return run_cli(hindsight, *args, support=bank)
 
 
 def test_cli_recall_ticket_json(hindsight, support_bank):

@@ -12,6 +12,7 @@ from components.trace_link import trace_url
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.traces.request import TraceRequest
 from tests.conftest import APP
+from tests.helpers import open_page
 
 PAGE = "views/traces.py"
 INJECTION = "![x](http://attacker.invalid/p.png) <img src=x onerror=alert(1)> **bold**"
@@ -44,9 +45,7 @@ def frame_with(at: AppTest, column: str):
 
 def app(point_app, hindsight, bank: str) -> AppTest:
     point_app(hindsight.env(finance=bank))
-    at = AppTest.from_file(APP, default_timeout=60).run()
-    assert not at.exception, at.exception
-    return at.switch_page(PAGE).run()
+    return open_page(PAGE)
 
 
 def test_console_runs_a_query_and_shows_the_trace(point_app, hindsight, trace_bank):

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from dashboard.hindsight.wire import RecallResponse, RecallTrace
+from dashboard.hindsight.wire import SOURCES, RecallResponse, RecallTrace
 from dashboard.traces.analysis import analyse, pre_filtered_count, rows_table
 from dashboard.traces.replay import ReplaySettings, diff_top_k, replay, server_candidates, source_lists, source_shares
 from tests.conftest import FIXTURES
@@ -80,6 +80,50 @@ def test_pre_filtered_is_derived_from_rrf_merged_minus_reranked():
     assert len(replay(trace, ReplaySettings(reranker_max_candidates=7)).pre_filtered) == 3
 
 
+# -- knobs on the recorded traces, against RRF recomputed from the server's own recorded ranks --------
+def _rrf_from_server_ranks(trace: RecallTrace, keep, weights: dict[str, float] | None = None) -> dict[str, float]:
+    """Each source's hits that `keep(source, node_id, server_rank)` lets through, renumbered 1..n in the
+    server's recorded order (`rrf_merged[].source_ranks`), fused as sum of weight / (60 + rank)."""
+    recorded = {c.node_id: c.source_ranks.as_dict() for c in trace.rrf_merged}
+    scores: dict[str, float] = {}
+    for source in SOURCES:
+        weight = (weights or {}).get(source, 1.0)
+        ranked = sorted((ranks[source], node) for node, ranks in recorded.items() if source in ranks)
+        survivors = [node for rank, node in ranked if weight > 0 and keep(source, node, rank)]
+        for rank, node in enumerate(survivors, start=1):
+            scores[node] = scores.get(node, 0.0) + weight / (60 + rank)
+    return scores
+
+
+def _assert_fused(result, expected: dict[str, float]) -> None:
+    got = {c.node_id: c.rrf_score for c in result.merged}
+    assert got == pytest.approx(expected, rel=1e-12)
+    assert [c.rrf_score for c in result.merged] == sorted(got.values(), reverse=True)
+    assert [c.rrf_rank for c in result.merged] == list(range(1, len(got) + 1))
+
+
+@pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda p: p.stem)
+def test_semantic_gate_on_a_recorded_trace(path):
+    trace = load(path).trace
+    similarity = {h.node_id: h.score for r in trace.retrieval_results if r.method_name == "semantic" for h in r.results}
+    gate = sorted(similarity.values())[len(similarity) // 2]  # the median: about half the semantic hits go
+    expected = _rrf_from_server_ranks(trace, lambda source, node, _: source != "semantic" or similarity[node] >= gate)
+    assert len(expected) <= len(trace.rrf_merged) and any(score < gate for score in similarity.values())
+    _assert_fused(replay(trace, ReplaySettings(min_semantic=gate)), expected)
+
+
+@pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda p: p.stem)
+def test_caps_and_weights_on_a_recorded_trace(path):
+    trace = load(path).trace
+    caps = {"semantic": 2, "bm25": 1}
+    capped = _rrf_from_server_ranks(trace, lambda source, _, rank: rank <= caps.get(source, rank))
+    _assert_fused(replay(trace, ReplaySettings(caps=caps)), capped)
+    weights = {"bm25": 0.5, "graph": 0.0}
+    weighted = _rrf_from_server_ranks(trace, lambda *_: True, weights)
+    _assert_fused(replay(trace, ReplaySettings(weights=weights)), weighted)
+    assert weighted != {c.node_id: c.rrf_score for c in trace.rrf_merged}  # the knobs changed something
+
+
 # -- a hand-built trace where BM25 floods the candidates with weak hits ------------------------------
 
 
@@ -140,9 +184,10 @@ def test_weighted_rrf_and_a_semantic_gate():
     off = replay(trace, ReplaySettings(weights={"bm25": 0}))
     assert [c.node_id for c in off.merged] == ["A", "B", "C", "D"]
     gated = replay(trace, ReplaySettings(min_semantic=0.75))
-    assert gated.source_lists["semantic"] == gated.source_lists["semantic"][:2]
     assert [h.node_id for h in gated.source_lists["semantic"]] == ["A", "B"]
     assert gated.source_sizes_before == {"semantic": 4, "bm25": 4}
+    # C and D lose their only arm; B (seen first) stays ahead of W1 at the same 1/62
+    assert [(c.node_id, c.rrf_score) for c in gated.merged] == [("A", 2 / 61), ("B", 1 / 62), ("W1", 1 / 62), ("W2", 1 / 63), ("W3", 1 / 64)]
 
 
 def test_replay_settings_reject_unknown_sources_and_negative_values():

@@ -1,6 +1,6 @@
-"""Browser fixtures: one real embedded Hindsight (the session's `hindsight`), fresh demo banks, one
-`streamlit run dashboard/app/main.py` subprocess on a free loopback port, and Debian's Chromium driven by
-Playwright. Everything started here is stopped here, by PID (the app's whole process group)."""
+"""Browser fixtures: one real embedded Hindsight (the session's `hindsight`); per test, fresh demo banks
+and one `streamlit run dashboard/app/main.py` subprocess on a free loopback port; Debian's Chromium driven
+by Playwright. Everything started here is stopped here, by PID (the app's whole process group)."""
 
 from __future__ import annotations
 
@@ -12,14 +12,13 @@ import sys
 import tempfile
 import time
 import urllib.request
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from dashboard.cli.seed import finance_records, seed_bank, support_records
 from dashboard.hindsight.wire import MemoryRecord
+from dashboard.review.outbox import Outbox
 from tests.conftest import free_port
 
 REPO = Path(__file__).resolve().parents[2]
@@ -64,6 +63,10 @@ class App:
     data_dir: Path
     log: Path
 
+    def outbox(self) -> Outbox:
+        """The app's decision log (the same SQLite file the app process reads)."""
+        return Outbox(self.data_dir / "decisions.sqlite3")
+
 
 def _wait_healthy(url: str, proc: subprocess.Popen, log: Path, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
@@ -93,12 +96,11 @@ def _stop(proc: subprocess.Popen) -> None:
         pass
 
 
-@pytest.fixture(scope="session")
-def app(hindsight) -> App:
-    suffix = uuid.uuid4().hex[:8]
-    fin, sup = f"e2e-fin-{suffix}", f"e2e-sup-{suffix}"
-    seed_bank(hindsight.gateway, fin, finance_records())
-    seed_bank(hindsight.gateway, sup, support_records())
+@pytest.fixture
+def app(hindsight, demo_banks) -> App:
+    """A fresh app for each test: its own demo banks, its own empty decision outbox, its own process, so
+    every test passes alone and in any order."""
+    fin, sup = demo_banks.finance, demo_banks.support
     hindsight.gateway.retain(fin, [MemoryRecord(
         document_id="probe-untrusted-text", content=PROBE_TEXT, tags=["vendor:V12", "type:price_variance"],
         metadata={"kind": "probe"}, context="untrusted text probe",

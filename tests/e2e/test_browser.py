@@ -8,7 +8,9 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
+from dashboard.finance.policy import Recommendation
 from tests.e2e.conftest import PROBE_CASE, XSS_IMG, XSS_LINK, XSS_REMOTE
+from tests.helpers import demo_case, demo_ticket, record_exception_decision, record_ticket_decision
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
@@ -52,7 +54,7 @@ def _cells(page: Page) -> str:
 def test_review_an_exception_with_keys_approve_then_override(app, page: Page, shots):
     page.goto(f"{app.url}/exceptions?case=E-1002")
     expect(_header(page, "E-1002: V02 price variance")).to_be_visible()
-    expect(page.get_by_text("Exact: this vendor AND this type (2)")).to_be_visible()
+    expect(page.get_by_text(re.compile(r"^Exact: this vendor AND this type \(2\)$"))).to_be_visible()
     _settled(page)
     shots(page, "exceptions", readme=True)
 
@@ -95,7 +97,7 @@ def test_review_an_exception_with_keys_approve_then_override(app, page: Page, sh
 def test_audit_a_ticket_with_legacy_evidence_and_approve_it(app, page: Page, shots):
     page.goto(f"{app.url}/tickets?ticket=T-2004")
     expect(page.get_by_text("Legacy fallback: tagged recall was empty")).to_be_visible()
-    expect(page.get_by_text("Legacy evidence admitted (2)")).to_be_visible()
+    expect(page.get_by_text(re.compile(r"^Legacy evidence admitted \(2\)$"))).to_be_visible()
     page.get_by_text(re.compile(r"Rejected candidates \(\d+\)")).click()
     expect(page.locator("[id^=glide-cell]").filter(has_text="another customer's marker").first).to_be_attached()
     cells = _cells(page)
@@ -138,27 +140,47 @@ def test_open_a_trace_and_change_a_what_if_knob(app, page: Page, shots):
     shots(page, "traces-whatif")
 
 
+def _three_decisions(app) -> None:
+    """What the audit and overview tests start from, recorded in the app's own outbox: E-1002 approved then
+    overridden by Jake, T-2004 approved by Ada. The app delivers them to Hindsight when a page loads."""
+    outbox, rec = app.outbox(), Recommendation(action="reject", confidence=1.0, cited=[], rationale="r", policy="precedent")
+    case = demo_case("E-1002")
+    record_exception_decision(outbox, app.finance_bank, case, rec, reviewer="Jake Kojak Adams")
+    record_exception_decision(outbox, app.finance_bank, case, rec, override=True, reviewer="Jake Kojak Adams")
+    record_ticket_decision(outbox, app.support_bank, demo_ticket("T-2004"), reviewer="Ada Auditor")
+
+
+def _metric(page: Page, label: str):
+    return page.get_by_test_id("stMetric").filter(has_text=label).get_by_test_id("stMetricValue")
+
+
 def test_audit_page_lists_the_decisions(app, page: Page, shots):
+    _three_decisions(app)
     page.goto(f"{app.url}/audit")
     expect(page.get_by_role("heading", name="Decision audit log")).to_be_visible()
-    expect(page.get_by_text(re.compile(r"\d+ of \d+ decisions"))).to_be_visible()
+    expect(page.get_by_text(re.compile(r"^3 of 3 decisions$"))).to_be_visible()
     expect(page.locator("[id^=glide-cell]").filter(has_text="T-2004").first).to_be_attached()
     cells = _cells(page)
-    assert cells.count("E-1002") == 2 and "T-2004" in cells and "Jake Kojak Adams" in cells and "Ada Auditor" in cells
+    assert cells.count("E-1002") == 2 and cells.count("T-2004") == 1
+    assert cells.count("Jake Kojak Adams") == 2 and cells.count("Ada Auditor") == 1
     expect(page.get_by_role("button", name="Export CSV")).to_be_visible()
     _settled(page)
     shots(page, "audit", readme=True)
 
 
 def test_overview_shows_what_reviewers_and_memory_did(app, page: Page, shots):
+    _three_decisions(app)
     page.goto(f"{app.url}/overview")
     expect(page.get_by_role("heading", name="Overview")).to_be_visible()
     page.get_by_role("button", name="Recall the whole queue now").click()
-    expect(page.get_by_text(re.compile(r"18 of 18 queued cases recalled"))).to_be_visible()
-    expect(page.get_by_text(re.compile(r"12 of 12 tickets recalled"))).to_be_visible()
+    expect(page.get_by_text(re.compile(r"^18 of 18 queued cases recalled"))).to_be_visible()
+    expect(page.get_by_text(re.compile(r"^12 of 12 tickets recalled"))).to_be_visible()
     expect(page.get_by_test_id("stPlotlyChart").first).to_be_visible()
     assert page.get_by_test_id("stPlotlyChart").count() >= 6
-    expect(page.get_by_test_id("stMetric").filter(has_text="Decisions in range")).to_contain_text("2")
+    # the latest decision per case: E-1002 (overridden) and T-2004 (approved)
+    expect(_metric(page, "Decisions in range")).to_have_text(re.compile(r"^2$"))
+    expect(_metric(page, "Finance agreement")).to_have_text(re.compile(r"^0%$"))
+    expect(_metric(page, "Ticket drafts approved")).to_have_text(re.compile(r"^100%$"))
     _settled(page)
     shots(page, "overview", readme=True)
 

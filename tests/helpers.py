@@ -1,0 +1,86 @@
+"""Helpers shared by several test files that are not fixtures (those live in conftest.py): starting the
+app in AppTest and reading its text, the demo queues, exception cases, and decisions recorded the way
+the pages record them."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from datetime import UTC, date, datetime
+
+from streamlit.testing.v1 import AppTest
+
+from dashboard import demo_data
+from dashboard.finance.decisions import exception_decision, precedent_record
+from dashboard.finance.models import ExceptionCase
+from dashboard.finance.policy import Recommendation
+from dashboard.queue_files import load_rows
+from dashboard.review.outbox import Outbox
+from dashboard.support.decisions import interaction_record, ticket_decision
+from dashboard.support.models import Ticket
+from tests.conftest import APP
+
+DEMO_CASES = load_rows(demo_data.EXCEPTIONS, ExceptionCase)
+DEMO_TICKETS = load_rows(demo_data.TICKETS, Ticket)
+
+
+def demo_case(case_id: str) -> ExceptionCase:
+    return next(c for c in DEMO_CASES if c.id == case_id)
+
+
+def demo_ticket(ticket_id: str) -> Ticket:
+    return next(t for t in DEMO_TICKETS if t.id == ticket_id)
+
+
+def open_page(page: str | None = None, timeout: float = 60, **query_params: str) -> AppTest:
+    """The app in AppTest, switched to `page` (a file page such as "views/overview.py"), with no exception."""
+    at = AppTest.from_file(APP, default_timeout=timeout).run()
+    assert not at.exception, at.exception
+    if page is not None:
+        at.switch_page(page)
+        for name, value in query_params.items():
+            at.query_params[name] = value
+        at.run()
+        assert not at.exception, at.exception
+    return at
+
+
+def texts(at: AppTest) -> str:
+    """Every text-like element the page shows, one per line."""
+    kinds = (at.title, at.header, at.subheader, at.caption, at.text, at.markdown, at.success, at.info, at.warning, at.error)
+    return "\n".join(str(e.value) for kind in kinds for e in kind)
+
+
+def exception_case(case_id: str, vendor: str, etype: str = "price_variance", description: str = "Brackets billed above the PO price.") -> ExceptionCase:
+    return ExceptionCase(
+        id=case_id, vendor_code=vendor, vendor_name=f"Vendor {vendor}", exception_type=etype, invoice="INV-1", po="PO-1",
+        invoice_amount=110.0, po_amount=100.0, description=description, opened_on=date(2026, 1, 5),
+    )  # fmt: skip
+
+
+def record_exception_decision(
+    outbox: Outbox, bank: str, case: ExceptionCase, rec: Recommendation, *, override: bool = False,
+    when: datetime | None = None, reason: str = "PRICE_AGREED", reviewer: str = "Dana",
+) -> int:  # fmt: skip
+    """Record (not deliver) a reviewer's decision on `case` as the Exceptions page does; returns its audit id."""
+    when = when or datetime.now(UTC)
+    decision = exception_decision(
+        case, rec, reviewer=reviewer, authenticated=False, action="override" if override else "approve_recommendation",
+        outcome=("approve" if rec.action != "approve" else "reject") if override else None,
+        reason_code=reason if override else None, note="n", now=lambda: when,
+    )  # fmt: skip
+    return outbox.record(bank, decision, precedent_record(case, decision, rec))
+
+
+def record_ticket_decision(outbox: Outbox, bank: str, ticket: Ticket, *, reviewer: str = "Ada", when: datetime | None = None) -> int:
+    """Record (not deliver) an approval of the ticket's drafted response as the Tickets page does."""
+    decision = ticket_decision(ticket, action="approve", reviewer=reviewer, authenticated=False, decided_at=when or datetime.now(UTC))
+    return outbox.record(bank, decision, interaction_record(ticket, decision))
+
+
+def run_cli(hindsight, *args: str, **banks: str) -> subprocess.CompletedProcess:
+    """`python -m dashboard ARGS` in a subprocess pointed at the test server (and the given banks)."""
+    env = {**os.environ, **hindsight.env(**banks)}
+    env.pop("HINDSIGHT_API_URL", None)
+    return subprocess.run([sys.executable, "-m", "dashboard", *args], capture_output=True, text=True, env=env, timeout=120, check=False)

@@ -25,8 +25,13 @@ def make_engine(url: str | None, data_dir: Path) -> Engine:
     """The store's engine: `url` (a SQLAlchemy URL) or, when None/empty, the SQLite file in `data_dir`."""
     if url:
         return create_engine(url, pool_pre_ping=True)
-    data_dir.mkdir(parents=True, exist_ok=True)
-    engine = create_engine(f"sqlite:///{data_dir / SQLITE_FILE}", connect_args={"timeout": 30})
+    return sqlite_engine(data_dir / SQLITE_FILE)
+
+
+def sqlite_engine(path: Path) -> Engine:
+    """A SQLite store in one file: WAL, synchronous writes, foreign keys, writers queued at BEGIN."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    engine = create_engine(f"sqlite:///{path}", connect_args={"timeout": 30})
 
     @event.listens_for(engine, "connect")
     def _pragmas(dbapi_connection, _record) -> None:

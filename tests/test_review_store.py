@@ -103,7 +103,7 @@ def test_outage_backs_off_every_row_and_a_rejection_parks_only_its_row(review_en
     assert (report.delivered, report.failed, report.still_pending) == (20, 1, 0)
     parked = outbox.get(ids[0])
     assert parked.state == "failed" and "too long" in parked.last_error and outbox.failed_count() == 1
-    assert len(sent) == 20 and f"decision-E-0" not in sent
+    assert len(sent) == 20 and "decision-E-0" not in sent
 
     # A lead discards it; a discarded row is never sent and cannot be retried.
     assert outbox.discard_failed(ids[0]) and outbox.get(ids[0]).state == "discarded"
@@ -163,3 +163,26 @@ def test_a_crashed_workers_lease_expires_and_the_row_is_delivered_by_another(rev
     assert outbox.deliver_due(lambda bank, records: sent.extend(records)).delivered == 0  # leased: skipped
     clock[0] += timedelta(minutes=5)
     assert outbox.deliver_due(lambda bank, records: sent.extend(records)).delivered == 1 and len(sent) == 1
+
+
+def test_claims_lease_comments_and_case_flags_are_shared_through_the_store(review_engine):
+    from dashboard.review.casework import Casework
+    from dashboard.review.db import upgrade
+
+    upgrade(review_engine)
+    clock = [datetime(2026, 11, 29, 12, tzinfo=UTC)]
+    dana, sam = Casework(review_engine, clock=lambda: clock[0]), Casework(review_engine, clock=lambda: clock[0])
+    assert dana.claim("fin", "exception", "E-1", "Dana", lease_s=60).holder == "Dana"
+    assert sam.claim("fin", "exception", "E-1", "Sam", lease_s=60).holder == "Dana"  # hers until the lease runs out
+    clock[0] += timedelta(seconds=61)
+    assert sam.holder_of("fin", "exception", "E-1") is None
+    assert sam.claim("fin", "exception", "E-1", "Sam").holder == "Sam"
+    assert not dana.release("fin", "exception", "E-1", "Dana") and sam.release("fin", "exception", "E-1", "Sam")
+
+    dana.comment("fin", "exception", "E-1", "Dana", "Vendor says the price was agreed.")
+    sam.comment("fin", "exception", "E-1", "Sam", "Contract amendment attached.")
+    assert [c.author for c in sam.comments("fin", "exception", "E-1")] == ["Dana", "Sam"]
+
+    dana.put_flags("fin", "exception", "E-1", {"crowded_out": True, "lost": 2})
+    sam.put_flags("fin", "exception", "E-1", {"crowded_out": False, "lost": 0})  # recomputed: replaces
+    assert Casework(review_engine).flags("fin", "exception") == {"E-1": {"crowded_out": False, "lost": 0}}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
 from typing import Literal
 
@@ -47,3 +48,21 @@ class EvidenceSnapshot(StrictModel):
     items: list[EvidenceItem] = Field(default_factory=list)
     recommendation: Outcome | None = None
     agent_audit_entry: str | None = Field(default=None, max_length=200)  # the agent's recall in Hindsight's audit log
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def conflict_escalation(mine: ReviewerDecision, theirs: ReviewerDecision, decided_at: datetime) -> ReviewerDecision:
+    """Two reviewers disagree on one case: record an escalation that names both instead of picking one."""
+    note = f"Escalated: conflicting decisions by {theirs.reviewer} ({theirs.outcome}) and {mine.reviewer} ({mine.outcome})."
+    if mine.note:
+        note = f"{note} {mine.note}"
+    return mine.model_copy(
+        update={
+            "outcome": "escalate", "overridden": mine.agent_recommendation not in (None, "escalate"),
+            "reason_code": mine.reason_code or ("OTHER" if mine.case_kind == "exception" else None),
+            "note": note[:4000], "decided_at": decided_at,
+        }
+    )  # fmt: skip

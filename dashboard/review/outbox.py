@@ -166,8 +166,8 @@ class Outbox:
                     decision=decision.model_dump(mode="json"), record=memory.model_dump(mode="json"),
                     evidence=evidence.model_dump(mode="json") if evidence else None,
                     created_at=now, state=PENDING, attempts=0, next_attempt_at=now,
-                )  # fmt: skip
-            )
+                )
+            )  # fmt: skip
             return int(result.inserted_primary_key[0])
 
     def submit(

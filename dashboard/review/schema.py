@@ -7,17 +7,7 @@ cannot both land. Only the delivery columns of a row change after it is written.
 
 from __future__ import annotations
 
-from sqlalchemy import (
-    JSON,
-    Column,
-    DateTime,
-    Index,
-    Integer,
-    String,
-    Table,
-    Text,
-    UniqueConstraint,
-)
+from sqlalchemy import JSON, Column, DateTime, Index, Integer, String, Table, Text, UniqueConstraint
 
 from dashboard.review.db import metadata
 

@@ -61,7 +61,7 @@ class DeliveryWorker:
             try:
                 report = self.run_once()
                 pause = self._pause(report)
-            except Exception:  # noqa: BLE001 - the store itself failed (e.g. PostgreSQL restarting): try again later
+            except Exception:
                 log.exception("delivery pass failed")
                 pause = self.idle_s
             self._wake.wait(pause)

@@ -48,20 +48,24 @@ if linked is None:
     st.info("Run a query above, or open a trace from a recall on another page.", icon=":material/troubleshoot:")
     st.stop()
 
-if submitted is None and linked not in store:
-    # A link never runs a recall on its own: a human reads what it asks for and presses the button.
-    st.text(
-        f"Bank: {linked.bank}\nQuery: {linked.query}\nTags: {', '.join(linked.tags) or '(none)'} ({linked.tags_match})\n"
-        f"Budget: {linked.budget}   max_tokens: {linked.max_tokens}"
-    )
-    run = st.button("Run this recall with a trace", key="trace_run", type="primary", icon=":material/play_arrow:")
-    if not (run and access.require("trace")):
-        st.stop()
-    refresh = True
-else:
-    refresh = st.button("Run the recall again", key="trace_refresh", icon=":material/refresh:") and access.require("trace")
+# A link never runs a recall on its own: a human reads what it asks for and presses the button. (One layout
+# before and after the first run, so the trace's tabs keep their place and the open tab across reruns.)
+fetched = submitted is not None or linked in store
+st.text(
+    f"Bank: {linked.bank}\nQuery: {linked.query}\nTags: {', '.join(linked.tags) or '(none)'} ({linked.tags_match})\n"
+    f"Budget: {linked.budget}   max_tokens: {linked.max_tokens}"
+)
+pressed = st.button(
+    "Run the recall again" if fetched else "Run this recall with a trace", key="trace_run",
+    type="secondary" if fetched else "primary", icon=":material/refresh:" if fetched else ":material/play_arrow:",
+)  # fmt: skip
+if pressed and not access.require("trace"):
+    st.stop()
+if not fetched and not pressed:
+    st.stop()
+refresh = pressed or submitted is not None
 try:
-    traced = store.get_or_fetch(state.gateway(), linked, refresh=bool(refresh) or submitted is not None)
+    traced = store.get_or_fetch(state.gateway(), linked, refresh=refresh)
 except HindsightError as exc:
     st.error("Could not fetch the trace from Hindsight.", icon=":material/error:")
     st.code(f"{type(exc).__name__}: {exc}", language=None)

@@ -84,7 +84,9 @@ def render_decision_state(stored: StoredDecision | None) -> None:
         return
     d = stored.decision
     delivery = {"delivered": "retained into Hindsight", "pending": "waiting to be retained (will retry)",
-                "superseded": "superseded by a newer decision"}.get(stored.state, stored.state)  # fmt: skip
+                "superseded": "superseded by a newer decision",
+                "failed": "refused by Hindsight, parked for a lead (Audit log)",
+                "discarded": "refused by Hindsight and discarded by a lead"}.get(stored.state, stored.state)  # fmt: skip
     box = st.success if stored.state == "delivered" else st.warning
     box(f"Decided ({(d.ticket_action or d.outcome).replace('_', ' ')}), audit #{stored.id}: {delivery}.", icon=":material/gavel:")
     who = "signed in" if d.authenticated else "unauthenticated"

@@ -10,6 +10,7 @@ from datetime import date
 import pandas as pd
 import streamlit as st
 
+from components.safe_text import md
 from components.trace_link import trace_link
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import Recommendation
@@ -43,13 +44,16 @@ def render_decided(stored: StoredDecision | None) -> None:
     d = stored.decision
     who = f"{d.reviewer} ({'signed in' if d.authenticated else 'unauthenticated'})"
     how = f"override of {d.agent_recommendation}" if d.overridden else "recommendation approved"
-    line = f"Decided: {d.outcome} ({how}) by {who} at {d.decided_at:%Y-%m-%d %H:%M} UTC; audit #{stored.id}"
+    # The reviewer's name was typed by a person: escaped, it shows as written and nothing in it is fetched.
+    line = f"Decided: {d.outcome} ({how}) by {md(who)} at {d.decided_at:%Y-%m-%d %H:%M} UTC; audit #{stored.id}"
     if stored.state == "pending":
         st.warning(line + ". Delivery to memory is pending.", icon=":material/schedule:")
-        if stored.last_error:
-            st.text(f"last error: {stored.last_error}")
+    elif stored.state in ("failed", "discarded"):
+        st.error(line + f". Hindsight refused it ({stored.state}); a lead can retry or discard it on the Audit log.", icon=":material/report:")
     else:
-        st.success(line + f"; retained as {stored.document_id}.", icon=":material/task_alt:")
+        st.success(line + f"; retained as {md(stored.document_id)}.", icon=":material/task_alt:")
+    if stored.last_error and stored.state != "delivered":
+        st.text(f"last error: {stored.last_error}")
 
 
 def render_recommendation(rec: Recommendation) -> None:
@@ -58,7 +62,9 @@ def render_recommendation(rec: Recommendation) -> None:
     a.metric("Action", rec.action.upper())
     b.metric("Confidence", f"{rec.confidence:.2f}")
     st.progress(rec.confidence)
-    if rec.policy == "guard":
+    if rec.policy == "no_evidence":
+        st.warning("No evidence at hand: the recall could not run.", icon=":material/cloud_off:")
+    elif rec.policy == "guard":
         st.error("Guard: no relevant precedent, escalate.", icon=":material/shield:")
     elif rec.policy == "conflict":
         st.warning("Relevant precedents conflict.", icon=":material/call_split:")

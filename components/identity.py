@@ -34,6 +34,14 @@ def signed_in_reviewer() -> str | None:
         return None
 
 
+def signed_in_claims() -> tuple[str | None, list[str]] | None:
+    """(e-mail, groups) of the signed-in user, or None when nobody is signed in (or login is off)."""
+    if signed_in_reviewer() is None:
+        return None
+    groups = st.user.get("groups") or []
+    return (str(st.user.get("email") or "") or None, [str(g) for g in (groups if isinstance(groups, list) else [groups])])
+
+
 def render_sign_in() -> None:
     """Sidebar sign-in/out; stops the page when login is required and nobody is signed in."""
     if not login_configured():

@@ -1,4 +1,4 @@
-"""The banner every page shows: Hindsight unreachable, and decisions waiting for delivery."""
+"""The banner every page shows: Hindsight unreachable, decisions waiting for delivery, parked deliveries."""
 
 from __future__ import annotations
 
@@ -6,18 +6,29 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from components.safe_text import md
 
-def render_status_banner(error: str | None, base_url: str, pending: int, deliver_now: Callable[[], None]) -> None:
-    """`error`: why Hindsight is unreachable (None when it answers); `deliver_now` runs on the button."""
+
+def render_status_banner(
+    error: str | None, base_url: str, pending: int, deliver_now: Callable[[], None] | None, failed: int = 0
+) -> None:
+    """`error`: why Hindsight is unreachable (None when it answers); `deliver_now` runs on the button (None: no button)."""
     if error:
         st.warning(
-            f"Hindsight at {base_url} is unreachable: recalls and traces cannot load. "
-            "Queues and the audit log still work, and decisions are saved here and delivered when it is back.",
+            f"Hindsight at {md(base_url)} is unreachable: recalls and traces cannot load. "
+            "Queues, decisions and the audit log still work: a decision is saved in the review store and "
+            "delivered when Hindsight is back.",
             icon=":material/cloud_off:",
         )
     if pending:
         with st.container(horizontal=True, vertical_alignment="center"):
             st.info(f"{pending} decision(s) saved and waiting for delivery to Hindsight.", icon=":material/schedule_send:")
-            if st.button("Deliver now", key="deliver_now", icon=":material/send:"):
+            if deliver_now is not None and st.button("Deliver now", key="deliver_now", icon=":material/send:"):
                 deliver_now()
                 st.rerun()
+    if failed:
+        st.error(
+            f"{failed} decision(s) were refused by Hindsight and are parked: a lead can retry or discard them on the "
+            "Audit log page.",
+            icon=":material/report:",
+        )

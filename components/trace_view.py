@@ -18,7 +18,14 @@ from dashboard.traces.replay import (
     server_candidates,
     source_shares,
 )
-from dashboard.traces.request import BUDGETS, FACT_TYPES, TAGS_MATCH_VALUES, TracedRecall, TraceRequest
+from dashboard.traces.request import (
+    FACT_TYPES,
+    MAX_TRACE_TOKENS,
+    TAGS_MATCH_VALUES,
+    TRACE_BUDGETS,
+    TracedRecall,
+    TraceRequest,
+)
 
 SOURCE_COLOURS = {"semantic": "#4C78A8", "bm25": "#F58518", "graph": "#54A24B", "temporal": "#B279A2"}
 CHART_LIMIT = 20
@@ -31,15 +38,18 @@ def _label(rank: int, node_id: str) -> str:
 # -- console -----------------------------------------------------------------------------------------
 
 
-def render_console(default: TraceRequest | None, default_bank: str) -> TraceRequest | None:
-    """The ad-hoc query form. Returns a request when it was submitted and valid."""
+def render_console(default: TraceRequest | None, banks: list[str]) -> TraceRequest | None:
+    """The ad-hoc query form over the configured `banks` only. Returns a request when it was submitted and valid."""
     with st.form("trace_console"):
         st.subheader("Query console")
         left, right = st.columns([2, 1])
-        bank = left.text_input("Bank", value=default.bank if default else default_bank, key="console_bank")
-        budget = right.selectbox(
-            "Budget", BUDGETS, index=BUDGETS.index(default.budget) if default else BUDGETS.index("mid"), key="console_budget"
+        bank = left.selectbox(
+            "Bank", banks, index=banks.index(default.bank) if default and default.bank in banks else 0, key="console_bank"
         )
+        budget = right.selectbox(
+            "Budget", TRACE_BUDGETS, index=TRACE_BUDGETS.index(default.budget) if default else TRACE_BUDGETS.index("mid"),
+            key="console_budget",
+        )  # fmt: skip
         query = st.text_input("Query", value=default.query if default else "", key="console_query")
         left, mid, right = st.columns([2, 1, 1])
         tags = left.text_input(
@@ -50,7 +60,8 @@ def render_console(default: TraceRequest | None, default_bank: str) -> TraceRequ
             index=TAGS_MATCH_VALUES.index(default.tags_match) if default else 0, key="console_match",
         )  # fmt: skip
         max_tokens = right.number_input(
-            "max_tokens", min_value=1, value=default.max_tokens if default else 4096, step=512, key="console_max_tokens"
+            "max_tokens", min_value=1, max_value=MAX_TRACE_TOKENS, value=default.max_tokens if default else 4096, step=512,
+            key="console_max_tokens",
         )
         types = st.multiselect(
             "Fact types (none = the server's default)", FACT_TYPES,

@@ -1,48 +1,86 @@
-"""Settings from the environment, then `.streamlit/secrets.toml`, then defaults.
+"""Settings (pydantic-settings): the environment, then `.streamlit/secrets.toml`, then defaults.
 
 No `HINDSIGHT_API_URL` means the embedded default: the project starts its own Hindsight on
-127.0.0.1 and keeps its data in the data directory.
+127.0.0.1 and keeps its data in the data directory. No `RECALL_REVIEW_DATABASE_URL` means the review
+store is a SQLite file in the data directory (one instance); a PostgreSQL URL lets instances share it.
 """
 
 from __future__ import annotations
 
-import os
+import ipaddress
 import tomllib
+from contextvars import ContextVar
 from pathlib import Path
+from typing import Any, Literal
+from urllib.parse import urlsplit
 
-from pydantic import BaseModel, Field, SecretStr, field_validator
+from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic.fields import FieldInfo
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SECRETS_FILE = REPO_ROOT / ".streamlit" / "secrets.toml"
-
-# setting name -> environment variable (also the key accepted in secrets.toml)
-ENV_NAMES = {
-    "hindsight_api_url": "HINDSIGHT_API_URL",
-    "hindsight_api_key": "HINDSIGHT_API_KEY",
-    "finance_bank": "RECALL_REVIEW_FINANCE_BANK",
-    "support_bank": "RECALL_REVIEW_SUPPORT_BANK",
-    "data_dir": "RECALL_REVIEW_DATA_DIR",
-    "api_port": "RECALL_REVIEW_API_PORT",
-    "pg_port": "RECALL_REVIEW_PG_PORT",
-    "exceptions_file": "RECALL_REVIEW_EXCEPTIONS_FILE",
-    "tickets_file": "RECALL_REVIEW_TICKETS_FILE",
-    "customers_file": "RECALL_REVIEW_CUSTOMERS_FILE",
-}
 _DEMO = Path(__file__).resolve().parent / "demo_data"
+_secrets_file: ContextVar[Path] = ContextVar("secrets_file", default=SECRETS_FILE)
+
+Role = Literal["viewer", "reviewer", "lead"]
+ROLES: tuple[str, ...] = Role.__args__
 
 
-class Settings(BaseModel):
-    hindsight_api_url: str | None = None
-    hindsight_api_key: SecretStr | None = None
-    finance_bank: str = "recall-review-finance"
-    support_bank: str = "recall-review-support"
-    data_dir: Path = REPO_ROOT / ".data"
-    api_port: int = Field(default=8888, ge=1024, le=65535)
-    pg_port: int = Field(default=5433, ge=1024, le=65535)
+class RoleMap(BaseModel):
+    """Who gets which role: e-mail addresses, or `group:<name>` for a group claim of the identity provider.
+
+    In secrets.toml: `[roles]` with `lead = [...]`, `reviewer = [...]`, `viewer = [...]`, and
+    `signed_in = "reviewer"` (the role of a signed-in user listed nowhere). Without sign-in everyone gets
+    RECALL_REVIEW_ROLE.
+    """
+
+    lead: list[str] = Field(default_factory=list)
+    reviewer: list[str] = Field(default_factory=list)
+    viewer: list[str] = Field(default_factory=list)
+    signed_in: Role = "reviewer"
+
+
+def _is_loopback(host: str | None) -> bool:
+    if not host or host == "localhost":
+        return host == "localhost"
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _env(name: str, default: Any = None, **kwargs: Any) -> Any:
+    # The environment variable's name is also the key accepted in secrets.toml.
+    return Field(default=default, validation_alias=name, **kwargs)
+
+
+class Settings(BaseSettings):
+    # hide_input_in_errors: an error must never echo a key or a URL with credentials back.
+    model_config = SettingsConfigDict(
+        populate_by_name=True, env_ignore_empty=True, extra="ignore", case_sensitive=True, hide_input_in_errors=True
+    )
+
+    hindsight_api_url: str | None = _env("HINDSIGHT_API_URL")
+    hindsight_api_key: SecretStr | None = _env("HINDSIGHT_API_KEY")
+    # http:// to another machine with a key sends the key in clear text: refused unless this is set.
+    allow_insecure_http: bool = _env("RECALL_REVIEW_ALLOW_INSECURE_HTTP", False)
+    finance_bank: str = _env("RECALL_REVIEW_FINANCE_BANK", "recall-review-finance", min_length=1, max_length=200)
+    support_bank: str = _env("RECALL_REVIEW_SUPPORT_BANK", "recall-review-support", min_length=1, max_length=200)
+    data_dir: Path = _env("RECALL_REVIEW_DATA_DIR", REPO_ROOT / ".data")
+    api_port: int = _env("RECALL_REVIEW_API_PORT", 8888, ge=1024, le=65535)
+    pg_port: int = _env("RECALL_REVIEW_PG_PORT", 5433, ge=1024, le=65535)
+    # The review store: a SQLAlchemy URL (postgresql+psycopg://...) shared by every instance; None = SQLite here.
+    database_url: SecretStr | None = _env("RECALL_REVIEW_DATABASE_URL")
+    # Run the delivery worker as a thread of each app process (off when `python -m dashboard worker` runs instead).
+    delivery_worker: bool = _env("RECALL_REVIEW_DELIVERY_WORKER", True)
+    # The role of everyone when sign-in is off (one trusted user on their own machine, by default).
+    role: Role = _env("RECALL_REVIEW_ROLE", "lead")
+    roles: RoleMap = Field(default_factory=RoleMap, validation_alias="RECALL_REVIEW_ROLES")
     # queue and directory files the pages load (CSV or JSON); the demo files by default
-    exceptions_file: Path = _DEMO / "exceptions.csv"
-    tickets_file: Path = _DEMO / "tickets.csv"
-    customers_file: Path = _DEMO / "customers.json"
+    exceptions_file: Path = _env("RECALL_REVIEW_EXCEPTIONS_FILE", _DEMO / "exceptions.csv")
+    tickets_file: Path = _env("RECALL_REVIEW_TICKETS_FILE", _DEMO / "tickets.csv")
+    customers_file: Path = _env("RECALL_REVIEW_CUSTOMERS_FILE", _DEMO / "customers.json")
 
     @field_validator("hindsight_api_url")
     @classmethod
@@ -50,8 +88,44 @@ class Settings(BaseModel):
         if not url:
             return None
         if not url.startswith(("http://", "https://")):
-            raise ValueError(f"HINDSIGHT_API_URL must start with http:// or https://, got {url!r}")
+            raise ValueError(f"HINDSIGHT_API_URL must start with http:// or https://, got {url[:80]!r}")
+        parts = urlsplit(url)
+        if parts.username is not None or parts.password is not None:
+            # Never echo it: the point is that it holds a secret.
+            raise ValueError("HINDSIGHT_API_URL must not contain credentials (user:password@); put the key in HINDSIGHT_API_KEY")
         return url.rstrip("/")
+
+    @field_validator("database_url")
+    @classmethod
+    def _database_scheme(cls, url: SecretStr | None) -> SecretStr | None:
+        if url is None or not url.get_secret_value():
+            return None
+        scheme = url.get_secret_value().split("://", 1)[0]
+        if scheme not in ("postgresql+psycopg", "sqlite"):
+            raise ValueError(f"RECALL_REVIEW_DATABASE_URL must start with postgresql+psycopg:// (or sqlite://), got {scheme[:30]!r}://")
+        return url
+
+    @model_validator(mode="after")
+    def _no_key_in_clear_text(self) -> Settings:
+        url = self.hindsight_api_url
+        plain_http_elsewhere = bool(url) and url.startswith("http://") and not _is_loopback(urlsplit(url).hostname)
+        if plain_http_elsewhere and self.hindsight_api_key and not self.allow_insecure_http:
+            raise ValueError(
+                "HINDSIGHT_API_URL: http:// to another host would send HINDSIGHT_API_KEY unencrypted; use https:// "
+                "or set RECALL_REVIEW_ALLOW_INSECURE_HTTP=true"
+            )
+        return self
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        return init_settings, env_settings, SecretsToml(settings_cls, _secrets_file.get())
 
     @property
     def embedded(self) -> bool:
@@ -65,23 +139,58 @@ class Settings(BaseModel):
     def api_key(self) -> str | None:
         return self.hindsight_api_key.get_secret_value() if self.hindsight_api_key else None
 
+    @property
+    def store_url(self) -> str | None:
+        return self.database_url.get_secret_value() if self.database_url else None
 
-def _read_secrets(path: Path) -> dict[str, object]:
-    if not path.is_file():
-        return {}
-    with path.open("rb") as fh:
-        data = tomllib.load(fh)
-    # Accept both top-level keys and a [hindsight] table.
-    return {**data, **data.get("hindsight", {})} if isinstance(data.get("hindsight"), dict) else data
+    @property
+    def banks(self) -> tuple[str, str]:
+        """The banks this dashboard may read: nothing else is reachable from any page."""
+        return self.finance_bank, self.support_bank
 
 
-def load_settings(environ: dict[str, str] | None = None, secrets_file: Path = SECRETS_FILE) -> Settings:
-    environ = os.environ if environ is None else environ
-    secrets = _read_secrets(secrets_file)
-    values: dict[str, object] = {}
-    for field, env_name in ENV_NAMES.items():
-        if environ.get(env_name):
-            values[field] = environ[env_name]
-        elif env_name in secrets:
-            values[field] = secrets[env_name]
-    return Settings(**values)
+class SecretsToml(PydanticBaseSettingsSource):
+    """`.streamlit/secrets.toml`: top-level keys, a `[hindsight]` table, and a `[roles]` table."""
+
+    def __init__(self, settings_cls: type[BaseSettings], path: Path):
+        super().__init__(settings_cls)
+        data: dict[str, Any] = {}
+        if path.is_file():
+            with path.open("rb") as fh:
+                data = tomllib.load(fh)
+        if isinstance(data.get("hindsight"), dict):
+            data = {**data, **data["hindsight"]}
+        if isinstance(data.get("roles"), dict):
+            data["RECALL_REVIEW_ROLES"] = data["roles"]
+        self.data = data
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        key = field.validation_alias if isinstance(field.validation_alias, str) else field_name
+        return self.data.get(key), field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        values: dict[str, Any] = {}
+        for name, field in self.settings_cls.model_fields.items():
+            value, _key, _complex = self.get_field_value(field, name)
+            if value not in (None, ""):
+                values[name] = value
+        return values
+
+
+def settings_problem(exc: ValidationError) -> str:
+    """A settings error as one line per bad setting, named as the operator sets it (no values echoed)."""
+    lines = []
+    for error in exc.errors(include_input=False, include_url=False):
+        name = ".".join(str(part) for part in error["loc"])
+        message = error["msg"].removeprefix("Value error, ")
+        lines.append(message if not name or message.startswith(name) else f"{name}: {message}")
+    return "\n".join(lines)
+
+
+def load_settings(secrets_file: Path | None = None) -> Settings:
+    """The settings of this process (a `pydantic.ValidationError` names the bad setting)."""
+    token = _secrets_file.set(secrets_file or SECRETS_FILE)
+    try:
+        return Settings()
+    finally:
+        _secrets_file.reset(token)

@@ -1,23 +1,83 @@
 import pytest
 from pydantic import ValidationError
 
-from dashboard.settings import load_settings
+from dashboard.settings import load_settings, settings_problem
+
+ENV_NAMES = (
+    "HINDSIGHT_API_URL", "HINDSIGHT_API_KEY", "RECALL_REVIEW_FINANCE_BANK", "RECALL_REVIEW_ALLOW_INSECURE_HTTP",
+    "RECALL_REVIEW_DATABASE_URL", "RECALL_REVIEW_ROLE", "RECALL_REVIEW_ROLES",
+)  # fmt: skip
 
 
-def test_no_url_means_embedded_on_loopback(tmp_path):
-    settings = load_settings({}, secrets_file=tmp_path / "none.toml")
+@pytest.fixture
+def env(monkeypatch):
+    for name in ENV_NAMES:
+        monkeypatch.delenv(name, raising=False)
+
+    def set_env(**values: str) -> None:
+        for name, value in values.items():
+            monkeypatch.setenv(name, value)
+
+    return set_env
+
+
+def _problem(tmp_path, **values) -> str:
+    with pytest.raises(ValidationError) as error:
+        load_settings(secrets_file=tmp_path / "none.toml")
+    return settings_problem(error.value)
+
+
+def test_no_url_means_embedded_on_loopback_and_a_local_store(tmp_path, env):
+    settings = load_settings(secrets_file=tmp_path / "none.toml")
     assert settings.embedded and settings.base_url == "http://127.0.0.1:8888"
+    assert settings.store_url is None and settings.role == "lead"
 
 
-def test_environment_wins_over_secrets(tmp_path):
+def test_environment_wins_over_secrets(tmp_path, env):
     secrets = tmp_path / "secrets.toml"
-    secrets.write_text('HINDSIGHT_API_URL = "http://from-secrets:1"\nRECALL_REVIEW_FINANCE_BANK = "fin-s"\n[hindsight]\nHINDSIGHT_API_KEY = "k-secret"\n')
-    settings = load_settings({"HINDSIGHT_API_URL": "https://from-env/"}, secrets_file=secrets)
+    secrets.write_text(
+        'HINDSIGHT_API_URL = "http://from-secrets:1"\nRECALL_REVIEW_FINANCE_BANK = "fin-s"\n'
+        '[hindsight]\nHINDSIGHT_API_KEY = "k-secret"\n'
+        '[roles]\nlead = ["lee@example.com"]\nreviewer = ["group:ap-team"]\n'
+    )
+    env(HINDSIGHT_API_URL="https://from-env/", RECALL_REVIEW_DATABASE_URL="postgresql+psycopg://u:pw-secret@db/review")
+    settings = load_settings(secrets_file=secrets)
     assert settings.base_url == "https://from-env" and not settings.embedded
     assert settings.finance_bank == "fin-s" and settings.api_key == "k-secret"
-    assert "k-secret" not in repr(settings) and "k-secret" not in str(settings.model_dump())
+    assert settings.roles.lead == ["lee@example.com"] and settings.roles.reviewer == ["group:ap-team"]
+    assert settings.store_url == "postgresql+psycopg://u:pw-secret@db/review"
+    for secret in ("k-secret", "pw-secret"):
+        assert secret not in repr(settings) and secret not in str(settings.model_dump())
 
 
-def test_bad_url_is_a_clear_error(tmp_path):
-    with pytest.raises(ValidationError, match="HINDSIGHT_API_URL must start with http"):
-        load_settings({"HINDSIGHT_API_URL": "localhost:8888"}, secrets_file=tmp_path / "none.toml")
+def test_bad_url_is_a_clear_error(tmp_path, env):
+    env(HINDSIGHT_API_URL="localhost:8888")
+    assert "HINDSIGHT_API_URL must start with http" in _problem(tmp_path)
+
+
+def test_credentials_in_the_url_are_refused_without_echoing_them(tmp_path, env):
+    env(HINDSIGHT_API_URL="https://admin:hunter2@hindsight.example")
+    with pytest.raises(ValidationError) as error:
+        load_settings(secrets_file=tmp_path / "none.toml")
+    assert "must not contain credentials" in settings_problem(error.value)
+    assert "hunter2" not in str(error.value) and "hunter2" not in settings_problem(error.value)
+
+
+def test_a_key_over_plain_http_to_another_host_is_refused_unless_allowed(tmp_path, env):
+    env(HINDSIGHT_API_URL="http://hindsight.example:8888", HINDSIGHT_API_KEY="k-secret")
+    problem = _problem(tmp_path)
+    assert "RECALL_REVIEW_ALLOW_INSECURE_HTTP" in problem and "k-secret" not in problem
+    env(RECALL_REVIEW_ALLOW_INSECURE_HTTP="true")
+    assert load_settings(secrets_file=tmp_path / "none.toml").base_url == "http://hindsight.example:8888"
+    # Loopback over http with a key is fine (a tunnel or a sidecar).
+    env(RECALL_REVIEW_ALLOW_INSECURE_HTTP="false", HINDSIGHT_API_URL="http://127.0.0.1:9000")
+    assert load_settings(secrets_file=tmp_path / "none.toml").api_key == "k-secret"
+
+
+def test_bad_store_url_role_and_bank_name_the_setting(tmp_path, env):
+    env(RECALL_REVIEW_DATABASE_URL="mysql://x/y")
+    assert "RECALL_REVIEW_DATABASE_URL" in _problem(tmp_path)
+    env(RECALL_REVIEW_DATABASE_URL="", RECALL_REVIEW_ROLE="admin")
+    assert _problem(tmp_path).startswith("RECALL_REVIEW_ROLE:")
+    env(RECALL_REVIEW_ROLE="viewer", RECALL_REVIEW_FINANCE_BANK="x" * 300)
+    assert _problem(tmp_path).startswith("RECALL_REVIEW_FINANCE_BANK:")

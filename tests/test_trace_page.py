@@ -52,7 +52,8 @@ def test_console_runs_a_query_and_shows_the_trace(point_app, hindsight, trace_ba
     at = app(point_app, hindsight, trace_bank)
     assert not at.exception, at.exception
     assert "Run a query above" in at.info[0].value
-    assert at.text_input(key="console_bank").value == trace_bank  # default bank from settings
+    assert at.selectbox(key="console_bank").value == trace_bank  # the configured banks only
+    assert at.selectbox(key="console_bank").options == [trace_bank, "recall-review-support"]
     at.text_input(key="console_query").input("V06 price variance in March 2026")
     at.text_input(key="console_tags").input("vendor:V06")
     at.selectbox(key="console_match").select("any_strict")
@@ -87,6 +88,10 @@ def test_deep_link_opens_a_trace_and_what_if_cap_changes_the_top_k(point_app, hi
     at = at.switch_page(PAGE).run()
     assert not at.exception, at.exception
     assert at.text_input(key="console_query").value == "price variance invoice"
+    # The link alone runs nothing: the request is shown, and a person presses the button.
+    assert not at.metric and "trace_store" in at.session_state and len(at.session_state["trace_store"]) == 0
+    at.button(key="trace_run").click().run()
+    assert not at.exception, at.exception
     fused = int({m.label: m.value for m in at.metric}["Candidates fused"])
     assert fused >= 3
 

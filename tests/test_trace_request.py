@@ -8,14 +8,14 @@ from datetime import UTC, datetime
 import pytest
 
 from dashboard.hindsight.wire import RecallResponse
-from dashboard.traces.request import TracedRecall, TraceRequest, TraceStore, fetch_trace
+from dashboard.traces.request import TracedRecall, TraceRequest, TraceStore, fetch_trace, reachable
 from tests.conftest import FIXTURES
 
 
 def test_query_params_round_trip():
     req = TraceRequest(
         bank="fin", query="price variance, V06", tags=("vendor:V06", "type:price_variance"),
-        tags_match="all_strict", budget="high", max_tokens=2048, types=("world",),
+        tags_match="all_strict", budget="low", max_tokens=2048, types=("world",),
     )  # fmt: skip
     params = req.to_query_params()
     assert params["tag"] == ["vendor:V06", "type:price_variance"] and params["match"] == "all_strict"
@@ -32,6 +32,15 @@ def test_from_query_params_without_a_recall_or_with_a_bad_one():
         TraceRequest.from_query_params({"bank": "b", "q": "q", "match": "most"})
     with pytest.raises(ValueError):
         TraceRequest.from_query_params({"bank": "b", "q": "q", "type": ["opinion"]})
+
+
+def test_a_link_cannot_ask_for_an_expensive_trace_or_another_bank():
+    with pytest.raises(ValueError, match="max_tokens"):
+        TraceRequest.from_query_params({"bank": "b", "q": "salary", "max_tokens": "1000000"})
+    with pytest.raises(ValueError, match="budget"):
+        TraceRequest.from_query_params({"bank": "b", "q": "salary", "budget": "high"})
+    request = TraceRequest.from_query_params({"bank": "hr-private", "q": "salary"})
+    assert not reachable(request, ("fin", "sup")) and reachable(request, ("hr-private",))
 
 
 class FakeGateway:

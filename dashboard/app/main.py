@@ -4,7 +4,7 @@ import streamlit as st
 
 from components.identity import render_sign_in
 from components.status_banner import render_status_banner
-from dashboard.app import state
+from dashboard.app import access, state
 
 st.set_page_config(page_title="Recall Review", page_icon=":material/fact_check:", layout="wide")
 
@@ -20,6 +20,11 @@ PAGES = [
 
 page = st.navigation(PAGES)
 render_sign_in()
-state.deliver_pending()
-render_status_banner(state.connection_error(), state.settings().base_url, state.outbox().pending_count(), state.deliver_now)
+access.render_role_note()
+state.worker()  # delivery runs in this thread, never in a page run
+outbox = state.outbox()
+render_status_banner(
+    state.connection_error(), state.settings().base_url, outbox.pending_count(),
+    state.deliver_now if access.can("deliver_now") else None, failed=outbox.failed_count(),
+)
 page.run()

@@ -1,7 +1,7 @@
 """The app's state: the ONE module that owns every Streamlit cache (st.cache_resource, st.cache_data).
 
-Per server process: the settings, the Hindsight gateway, the decision outbox, the recall log, the
-finance recall cache (invalidated per vendor and type) and the ticket recalls (invalidated per
+Per server process: the settings, the Hindsight gateway, the review store (its engine, the decision
+outbox and the delivery worker thread), the recall log, the finance recall cache (invalidated per vendor and type) and the ticket recalls (invalidated per
 customer). Pages and the entry point read state through these functions; nothing else caches.
 """
 
@@ -15,10 +15,13 @@ import streamlit as st
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.recall import CaseKey, TwoStageResult, atwo_stage_recall, check_crowd_out, two_stage_recall
 from dashboard.finance.recall_cache import RecallCache
+from dashboard.hindsight.calls import RetainFn
 from dashboard.hindsight.errors import HindsightUnavailable
 from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.reporting.recall_log import RecallLog
+from dashboard.review.db import make_engine, upgrade
 from dashboard.review.outbox import DeliveryReport, Outbox
+from dashboard.review.worker import DeliveryWorker
 from dashboard.settings import Settings, load_settings
 from dashboard.support.customers import customer_tag
 from dashboard.support.recall import TicketRecall, recall_for_ticket
@@ -39,7 +42,31 @@ def gateway() -> HindsightGateway:
 
 @st.cache_resource
 def outbox() -> Outbox:
-    return Outbox(settings().data_dir / "decisions.sqlite3")
+    """The review store's decisions: SQLite in the data directory, or the team's PostgreSQL (migrated to head)."""
+    s = settings()
+    engine = make_engine(s.store_url, s.data_dir)
+    upgrade(engine)
+    return Outbox(engine)
+
+
+def _stop_worker(worker: DeliveryWorker | None) -> None:
+    if worker is not None:
+        worker.stop()
+
+
+@st.cache_resource(on_release=_stop_worker)
+def worker() -> DeliveryWorker | None:
+    """This process's delivery worker thread (None when configured off: `python -m dashboard worker` delivers)."""
+    if not settings().delivery_worker:
+        return None
+    cache = recall_cache()
+
+    def late_delivery(_report: DeliveryReport) -> None:
+        # Late deliveries change what the next recall finds: drop every cached recall (outages are rare).
+        cache.clear()
+        _cached_ticket_recall.clear()
+
+    return DeliveryWorker(outbox(), gateway().retain, on_delivered=late_delivery).start()
 
 
 @st.cache_resource
@@ -58,28 +85,19 @@ def connection_error() -> str | None:
     return None if answer.get("status") == "healthy" else f"Hindsight reports: {answer}"
 
 
-def deliver_pending() -> DeliveryReport | None:
-    """Drain decisions waiting for Hindsight when it is reachable; cheap when nothing is due."""
-    box = outbox()
-    if connection_error() is not None or box.pending_count() == 0:
-        return None
-    report = box.deliver_due(gateway().retain)
-    if report.error:
-        connection_error.clear()
-    if report.delivered:
-        # Late deliveries change what the next recall finds: drop every cached recall (outages are rare).
-        from dashboard.app.state import recall_cache
-
-        recall_cache().clear()
-        st.cache_data.clear()
-    return report
+def retain_now() -> RetainFn | None:
+    """What a submit delivers its own decision with: the gateway, or None while Hindsight is known to be
+    down (the decision is recorded and the worker delivers it later; the reviewer does not wait)."""
+    return gateway().retain if connection_error() is None else None
 
 
 def deliver_now() -> None:
-    """The reviewer pressed "Deliver now": every pending decision is due, and Hindsight is asked again."""
+    """Someone pressed "Deliver now": every pending decision is due, and the worker looks at once."""
     outbox().retry_now()
     connection_error.clear()
-    deliver_pending()
+    running = worker()
+    if running is not None:
+        running.wake()
 
 
 # -- finance recalls ---------------------------------------------------------------

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from dashboard.cli.registry import command, input_error, open_gateway, print_json
+from dashboard.cli.registry import bank_arg, command, input_error, open_gateway, print_json, query_arg
 from dashboard.hindsight.errors import HindsightError
 from dashboard.settings import load_settings
 
@@ -68,7 +68,7 @@ def run_seed(args: argparse.Namespace) -> int:
 def _recall_ticket_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--customer", required=True, help="the customer's name, as in the directory")
     parser.add_argument("--issue", required=True, help="the ticket's issue text")
-    parser.add_argument("--bank", help="support bank (default: the configured one)")
+    parser.add_argument("--bank", type=bank_arg, help="support bank (default: the configured one)")
     parser.add_argument("--json", action="store_true")
 
 
@@ -110,7 +110,7 @@ def _migrate_args(parser: argparse.ArgumentParser) -> None:
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--dry-run", action="store_true", help="classify and count; write nothing")
     mode.add_argument("--apply", action="store_true", help="write tagged replacements (idempotent, resumable)")
-    parser.add_argument("--bank", help="support bank (default: the configured one)")
+    parser.add_argument("--bank", type=bank_arg, help="support bank (default: the configured one)")
     parser.add_argument("--customers", help="customer directory file (default: the demo customers.json)")
     parser.add_argument("--limit", type=int, help="convert at most this many records in this run")
     parser.add_argument("--batch-size", type=int, default=10)
@@ -173,9 +173,9 @@ def run_migrate(args: argparse.Namespace) -> int:
 def _recall_exception_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--vendor", help="vendor code, e.g. V01")
     parser.add_argument("--type", dest="exception_type", help="exception type, e.g. price_variance")
-    parser.add_argument("--query", default="", help="recall query text (default: built from vendor and type)")
+    parser.add_argument("--query", default="", type=query_arg, help="recall query text (default: built from vendor and type)")
     parser.add_argument("--k", default="5", help="how many records to recall (default 5)")
-    parser.add_argument("--bank", help="finance bank (default: the configured one)")
+    parser.add_argument("--bank", type=bank_arg, help="finance bank (default: the configured one)")
     parser.add_argument("--json", action="store_true")
 
 

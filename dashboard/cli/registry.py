@@ -11,7 +11,12 @@ import json
 import sys
 from collections.abc import Callable
 
-from dashboard.settings import load_settings
+from pydantic import ValidationError
+
+from dashboard.settings import load_settings, settings_problem
+
+BANK_ID_MAX = 200
+QUERY_MAX = 5000  # the gateway refuses longer queries; say so before any network call
 
 Command = Callable[[argparse.Namespace], int]
 Arguments = Callable[[argparse.ArgumentParser], None]
@@ -44,6 +49,22 @@ def input_error(field: str, message: str) -> int:
     return 2
 
 
+def bank_arg(value: str) -> str:
+    """argparse type of --bank: an empty or odd bank id is an input error (exit 2 naming the flag), never the default."""
+    bank = value.strip()
+    if not bank:
+        raise argparse.ArgumentTypeError("must not be empty (leave --bank out to use the configured bank)")
+    if len(bank) > BANK_ID_MAX or any(ch.isspace() or ch in "/\\?#%" or ord(ch) < 32 for ch in bank):
+        raise argparse.ArgumentTypeError(f"a bank id is 1-{BANK_ID_MAX} characters without spaces or / \\ ? # %")
+    return bank
+
+
+def query_arg(value: str) -> str:
+    if len(value) > QUERY_MAX:
+        raise argparse.ArgumentTypeError(f"{len(value):,} characters; the limit is {QUERY_MAX:,}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m dashboard", description="Recall Review command line")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -55,4 +76,10 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     _help, _add, run = COMMANDS[args.command]
-    return run(args)
+    try:
+        return run(args)
+    except ValidationError as exc:
+        if exc.title != "Settings":
+            raise
+        print(f"error: settings: {settings_problem(exc)}", file=sys.stderr)  # a configuration error is an input error
+        return 2

@@ -16,8 +16,9 @@ from pydantic import ValidationError
 
 from dashboard.finance.models import ExceptionCase, type_tag, vendor_tag
 from dashboard.finance.policy import Recommendation
+from dashboard.finance.recall import TwoStageResult
 from dashboard.hindsight.wire import MemoryRecord
-from dashboard.review.decision import OUTCOMES, ReviewerDecision
+from dashboard.review.decision import OUTCOMES, EvidenceItem, EvidenceSnapshot, ReviewerDecision, text_hash
 
 # AP-style reason codes; an override must give one.
 REASON_CODES: dict[str, str] = {
@@ -131,6 +132,14 @@ def precedent_record(case: ExceptionCase, decision: ReviewerDecision, recommenda
         timestamp=decision.decided_at,
         context="AP exception decision",
     )
+
+
+def evidence_snapshot(result: TwoStageResult | None, recommendation: Recommendation) -> EvidenceSnapshot:
+    """What the reviewer saw: every precedent shown (id, text hash, relevance) and the recommendation."""
+    if result is None:
+        return EvidenceSnapshot(available=False, recommendation=recommendation.action)
+    items = [EvidenceItem(id=e.ref, text_sha256=text_hash(e.text), relevant=e.relevant) for e in [*result.exact, *result.broader]]
+    return EvidenceSnapshot(available=True, items=items, recommendation=recommendation.action)
 
 
 def latest_decision(outbox, bank_id: str, case_id: str):

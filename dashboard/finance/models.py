@@ -78,10 +78,11 @@ class Precedent(_HasVendor):
 class ExceptionCase(_HasVendor):
     """An open AP exception waiting for review."""
 
-    id: str = Field(min_length=1)
-    vendor_name: str = Field(min_length=1)
-    invoice: str = Field(min_length=1)
-    po: str = Field(min_length=1)
+    # Ids and names are limited at import: they reach headers, document ids and the review store.
+    id: str = Field(min_length=1, max_length=64, pattern=r"^[^\x00-\x1f\x7f]+$")
+    vendor_name: str = Field(min_length=1, max_length=200)
+    invoice: str = Field(min_length=1, max_length=64)
+    po: str = Field(min_length=1, max_length=64)
     invoice_amount: float = Field(ge=0)
     po_amount: float = Field(ge=0)
     description: str = Field(min_length=1, max_length=2000)

@@ -37,7 +37,7 @@ class Recommendation(BaseModel):
     confidence: float = Field(ge=0, le=1)
     cited: list[str] = Field(default_factory=list)
     rationale: str
-    policy: Literal["guard", "precedent", "conflict"]
+    policy: Literal["guard", "precedent", "conflict", "no_evidence"]
     votes: dict[str, int] = Field(default_factory=dict)
 
 
@@ -125,6 +125,14 @@ def recommend(result: TwoStageResult) -> Recommendation:
             f"Confidence {agreement:.0%} agreement x {support:.0%} support (full support at {FULL_SUPPORT_AT} precedents)."
             f"{broader_note}"
         ),
+    )  # fmt: skip
+
+
+def no_evidence_recommendation(reason: str) -> Recommendation:
+    """What the agent can say when its recall could not run: nothing to cite, so (as the guard) escalate."""
+    return Recommendation(
+        action="escalate", confidence=0.0, policy="no_evidence",
+        rationale=f"No evidence: {reason} Without precedents the guard recommends escalation; your decision is recorded and delivered when Hindsight is back.",
     )  # fmt: skip
 
 

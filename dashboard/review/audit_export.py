@@ -19,18 +19,32 @@ class AuditRow(BaseModel):
     authenticated: bool
     case_kind: str
     case_id: str
+    revision: int
     outcome: str
     overridden: bool
     reason_code: str
     note: str
     agent_recommendation: str
     cited_evidence: str
+    decided_on_evidence: str
     bank_id: str
     document_id: str
     delivery: str
     attempts: int
     last_error: str
     delivered_at: str
+
+
+def evidence_summary(entry: StoredDecision) -> str:
+    """What the reviewer saw when deciding, in one line ("decided on this evidence")."""
+    snapshot = entry.evidence
+    if snapshot is None:
+        return ""
+    if not snapshot.available:
+        return "no evidence (recall unavailable)"
+    relevant = [item.id for item in snapshot.items if item.relevant]
+    shown = f"{len(snapshot.items)} shown, relevant: {', '.join(relevant) or 'none'}"
+    return shown + (f"; recommended {snapshot.recommendation}" if snapshot.recommendation else "")
 
 
 def audit_row(entry: StoredDecision) -> AuditRow:
@@ -42,12 +56,14 @@ def audit_row(entry: StoredDecision) -> AuditRow:
         authenticated=d.authenticated,
         case_kind=entry.case_kind,
         case_id=entry.case_id,
+        revision=entry.revision,
         outcome=d.outcome,
         overridden=d.overridden,
         reason_code=d.reason_code or "",
         note=d.note,
         agent_recommendation=d.agent_recommendation or "",
         cited_evidence=", ".join(d.cited_evidence),
+        decided_on_evidence=evidence_summary(entry),
         bank_id=entry.bank_id,
         document_id=entry.document_id,
         delivery=entry.state,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from datetime import datetime
 from typing import Literal
 
@@ -30,3 +31,38 @@ class ReviewerDecision(StrictModel):
     # Support tickets: what the reviewer did with the drafted response, and the response that was approved.
     ticket_action: Literal["approve", "edit_and_approve", "override"] | None = None
     final_response: str | None = Field(default=None, max_length=8000)
+
+
+class EvidenceItem(StrictModel):
+    """One piece of evidence as the reviewer saw it: which memory, a hash of its text, and how it was flagged."""
+
+    id: str = Field(max_length=200)
+    text_sha256: str = Field(max_length=64)
+    relevant: bool | None = None
+
+
+class EvidenceSnapshot(StrictModel):
+    """What the reviewer saw when deciding, kept with the decision ("decided on this evidence")."""
+
+    available: bool  # False: recorded while Hindsight (or the cached recall) was unavailable
+    items: list[EvidenceItem] = Field(default_factory=list)
+    recommendation: Outcome | None = None
+    agent_audit_entry: str | None = Field(default=None, max_length=200)  # the agent's recall in Hindsight's audit log
+
+
+def text_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def conflict_escalation(mine: ReviewerDecision, theirs: ReviewerDecision, decided_at: datetime) -> ReviewerDecision:
+    """Two reviewers disagree on one case: record an escalation that names both instead of picking one."""
+    note = f"Escalated: conflicting decisions by {theirs.reviewer} ({theirs.outcome}) and {mine.reviewer} ({mine.outcome})."
+    if mine.note:
+        note = f"{note} {mine.note}"
+    return mine.model_copy(
+        update={
+            "outcome": "escalate", "overridden": mine.agent_recommendation not in (None, "escalate"),
+            "reason_code": mine.reason_code or ("OTHER" if mine.case_kind == "exception" else None),
+            "note": note[:4000], "decided_at": decided_at,
+        }
+    )  # fmt: skip

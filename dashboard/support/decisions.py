@@ -22,10 +22,11 @@ from typing import Literal
 from pydantic import ValidationError
 
 from dashboard.hindsight.wire import MemoryRecord
-from dashboard.review.decision import ReviewerDecision
+from dashboard.review.decision import EvidenceItem, EvidenceSnapshot, ReviewerDecision, text_hash
 from dashboard.support.admission import has_marker_at_start, marker
 from dashboard.support.customers import customer_tag
 from dashboard.support.models import Ticket
+from dashboard.support.recall import TicketRecall
 
 TicketAction = Literal["approve", "edit_and_approve", "override"]
 ACTIONS: dict[str, str] = {
@@ -106,3 +107,11 @@ def interaction_record(ticket: Ticket, decision: ReviewerDecision) -> MemoryReco
         timestamp=decision.decided_at,
         context="support ticket response approved by a reviewer",
     )
+
+
+def ticket_evidence_snapshot(recall: TicketRecall | None) -> EvidenceSnapshot:
+    """What the reviewer saw: the evidence allowed into the ticket (id, text hash), or that there was none."""
+    if recall is None:
+        return EvidenceSnapshot(available=False)
+    items = [EvidenceItem(id=e.document_id or e.id, text_sha256=text_hash(e.text), relevant=e.admitted) for e in recall.evidence]
+    return EvidenceSnapshot(available=True, items=items)

@@ -15,7 +15,7 @@ class Customer(StrictModel):
 
 
 class Ticket(StrictModel):
-    id: str = Field(min_length=1)
+    id: str = Field(min_length=1, max_length=64, pattern=r"^[^\x00-\x1f\x7f]+$")  # limited at import
     customer: str = Field(min_length=1, max_length=120)
     issue: str = Field(min_length=1, max_length=4000)
     drafted_response: str = Field(min_length=1, max_length=8000)

@@ -20,6 +20,9 @@ from dashboard.hindsight.wire import Budget, RecallResponse, TagsMatch
 FACT_TYPES = ("world", "experience", "observation")
 TAGS_MATCH_VALUES: tuple[str, ...] = TagsMatch.__args__
 BUDGETS: tuple[str, ...] = Budget.__args__
+# What a trace may cost: the pages' own recalls stay below both (finance k=50 asks 15,000 tokens, budget mid).
+MAX_TRACE_TOKENS = 16384
+TRACE_BUDGETS: tuple[str, ...] = ("low", "mid")
 
 # query parameter names of a deep link (short, stable: other pages build links with them)
 P_BANK, P_QUERY, P_TAGS, P_MATCH, P_BUDGET, P_MAX_TOKENS, P_TYPES = (
@@ -37,8 +40,15 @@ class TraceRequest(BaseModel):
     tags: tuple[str, ...] = ()
     tags_match: TagsMatch = "any"
     budget: Budget = "mid"
-    max_tokens: int = Field(default=4096, ge=1, le=1_000_000)
+    max_tokens: int = Field(default=4096, ge=1, le=MAX_TRACE_TOKENS)
     types: tuple[str, ...] | None = None  # None: the server's default fact types
+
+    @field_validator("budget")
+    @classmethod
+    def _budget_cap(cls, budget: str) -> str:
+        if budget not in TRACE_BUDGETS:
+            raise ValueError(f"budget {budget!r} is above what a trace may cost here; use one of {list(TRACE_BUDGETS)}")
+        return budget
 
     @field_validator("types")
     @classmethod
@@ -103,6 +113,11 @@ class TraceRequest(BaseModel):
             fields["max_tokens"] = one(P_MAX_TOKENS)
         fields["types"] = many(P_TYPES) or None
         return cls(**fields)
+
+
+def reachable(request: TraceRequest, banks: tuple[str, ...] | list[str]) -> bool:
+    """Only the banks this dashboard is configured for can be traced, whatever a link says."""
+    return request.bank in banks
 
 
 class TracedRecall(BaseModel):

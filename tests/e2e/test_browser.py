@@ -124,6 +124,7 @@ def test_open_a_trace_and_change_a_what_if_knob(app, page: Page, shots):
     page.get_by_role("link", name="Trace of pass 2 (broader)").click()
     expect(page.get_by_role("heading", name="Recall traces")).to_be_visible()
     expect(page).to_have_url(re.compile(r"/traces\?"))
+    page.get_by_role("button", name="Run this recall with a trace").click()  # a link never runs a recall by itself
     expect(page.get_by_role("tab", name="What-if")).to_be_visible()
     _settled(page)
     shots(page, "traces", readme=True)
@@ -207,6 +208,7 @@ def test_untrusted_memory_text_renders_as_literal_text(app, page: Page, shots):
 
     page.get_by_role("link", name="Trace of pass 1 (exact)").click()
     expect(page.get_by_role("heading", name="Recall traces")).to_be_visible()
+    page.get_by_role("button", name="Run this recall with a trace").click()
     page.get_by_role("tab", name="What-if").click()  # its top-k table shows each candidate's text
     expect(page.locator("[id^=glide-cell]").filter(has_text=XSS_IMG).first).to_be_attached()
     _settled(page)

@@ -1,21 +1,45 @@
 import pandas as pd
 import streamlit as st
 
-from dashboard.app import state
+from dashboard.app import access, state
 from dashboard.review.audit_export import AuditFilter, audit_row, to_csv, to_json
 
 st.title("Decision audit log")
 st.caption("Every reviewer decision, append-only, with its delivery into Hindsight. Newest first.")
 
-rows = [audit_row(entry) for entry in state.outbox().history()]
+outbox = state.outbox()
+history = outbox.history()
+rows = [audit_row(entry) for entry in history]
 if not rows:
     st.info("No decisions recorded yet.", icon=":material/info:")
     st.stop()
 
+parked = [entry for entry in history if entry.state == "failed"]
+if parked:
+    st.subheader(f"Parked deliveries ({len(parked)})")
+    st.caption("Hindsight refused these decisions (HTTP 4xx); nothing else waits behind them. Fix the cause, then retry, or discard.")
+    st.dataframe(
+        pd.DataFrame([{"audit id": e.id, "case": e.case_id, "bank": e.bank_id, "reviewer": e.decision.reviewer,
+                       "attempts": e.attempts, "server said": e.last_error or ""} for e in parked]),
+        hide_index=True, width="stretch", key="audit_parked",
+    )  # fmt: skip
+    if access.can("manage_deliveries"):
+        with st.container(horizontal=True, vertical_alignment="bottom"):
+            chosen = st.selectbox("Parked decision", [e.id for e in parked], format_func=lambda i: f"audit #{i}", key="audit_parked_pick")
+            retry = st.button("Retry delivery", key="audit_retry", icon=":material/replay:")
+            discard = st.button("Discard", key="audit_discard", icon=":material/delete:")
+        if (retry or discard) and access.require("manage_deliveries"):
+            done = outbox.retry_failed(chosen) if retry else outbox.discard_failed(chosen)
+            if done and retry:
+                state.deliver_now()
+            st.rerun()
+    else:
+        st.caption("A lead can retry or discard them.")
+
 with st.container(horizontal=True):
     kinds = st.multiselect("Case kind", sorted({r.case_kind for r in rows}), key="audit_kinds")
     reviewers = st.multiselect("Reviewer", sorted({r.reviewer for r in rows}), key="audit_reviewers")
-    deliveries = st.multiselect("Delivery", ["pending", "delivered", "superseded"], key="audit_deliveries")
+    deliveries = st.multiselect("Delivery", ["pending", "delivered", "superseded", "failed", "discarded"], key="audit_deliveries")
     days = sorted(r.decided_at[:10] for r in rows)
     period = st.date_input("Decided between", value=(pd.Timestamp(days[0]).date(), pd.Timestamp(days[-1]).date()), key="audit_period")
 

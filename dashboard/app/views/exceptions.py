@@ -1,9 +1,10 @@
 """Finance exceptions: the queue, and for one case its facts, evidence, recommendation and decision."""
 
-from datetime import date
+from datetime import UTC, date, datetime
 
 import streamlit as st
 
+from components.conflict import render_conflict
 from components.decision_form import OVERRIDE, decision_form, quick_approval
 from components.evidence import (
     render_case_facts,
@@ -13,17 +14,27 @@ from components.evidence import (
     render_recommendation,
 )
 from components.review_keys import review_keys
-from dashboard.app import state
+from components.safe_text import md
+from dashboard.app import access, state
 from dashboard.finance import queue as exception_queue
-from dashboard.finance.decisions import DecisionError, decisions_by_case, exception_decision, precedent_record
+from dashboard.finance.decisions import (
+    DecisionError,
+    decisions_by_case,
+    evidence_snapshot,
+    exception_decision,
+    precedent_record,
+)
 from dashboard.finance.models import EXCEPTION_TYPES, ExceptionCase
-from dashboard.finance.policy import assess
+from dashboard.finance.policy import assess, no_evidence_recommendation
 from dashboard.finance.recall import DEFAULT_K, MAX_K, CaseKey
 from dashboard.hindsight.errors import HindsightError
 from dashboard.queue_files import QueueFileError, load_rows
+from dashboard.review.decision import conflict_escalation
+from dashboard.review.outbox import RevisionConflict
 
 QUEUE_KEY = "exception_queue"
 FLASH = "exceptions_flash"
+CONFLICT = "exceptions_conflict"
 PRELOAD = 200  # visible cases whose recalls load with the queue
 
 st.title("Finance exceptions")
@@ -81,38 +92,96 @@ if st.query_params.get("case") != case.id:
     st.query_params["case"] = case.id  # a shareable deep link to this case
 
 st.divider()
-st.header(f"{case.id}: {case.vendor_code} {case.exception_type.replace('_', ' ')}")
+st.header(md(f"{case.id}: {case.vendor_code} {case.exception_type.replace('_', ' ')}"))
 keys = review_keys([c.id for c in shown], case.id, table_key=QUEUE_KEY, param="case", prefix="exc", override_state=("decision_choice", OVERRIDE))
 flash = st.session_state.pop(FLASH, None)
 if flash and flash["case"] == case.id:
-    (st.success if flash["ok"] else st.warning)(flash["message"], icon=":material/save:")
+    (st.success if flash["ok"] else st.warning)(md(flash["message"]), icon=":material/save:")
     if flash.get("error"):
         st.text(f"delivery error: {flash['error']}")
 render_decided(decided.get(case.id))
+# The revision this page showed the reviewer: a submit is made on it, so a decision that landed since is a conflict.
+seen_key = f"exc_seen_{bank}_{case.id}"
+current_revision = decided[case.id].revision if case.id in decided else 0
+seen_revision = st.session_state.get(seen_key, current_revision)
+st.session_state[seen_key] = current_revision
 
 k = int(st.number_input("Precedents to recall (k)", min_value=1, max_value=MAX_K, value=DEFAULT_K, key="exceptions_k"))
 key = CaseKey.of(case)
+result = None
 try:
     result = state.recall_case(bank, key, case.recall_query(), k)
     if result.crowd_out is None and st.session_state.get(f"crowd_{bank}_{case.id}_{k}"):
         result = state.with_crowd_out(bank, key, case.recall_query(), k)
 except HindsightError as exc:
-    st.error(f"Recall from Hindsight at {settings.base_url} failed.", icon=":material/error:")
+    # The decision never depends on a recall: say the evidence is unavailable and keep the form.
+    st.warning(
+        f"Evidence is unavailable: the recall from Hindsight at {md(settings.base_url)} failed. You can still record "
+        "a decision; it is saved in the review store and delivered when Hindsight is back.",
+        icon=":material/cloud_off:",
+    )
     st.text(f"{type(exc).__name__}: {exc}")
-    st.stop()
-result, rec = assess(result)
+if result is not None:
+    result, rec = assess(result)
+else:
+    rec = no_evidence_recommendation("the recall could not run (Hindsight unavailable).")
 
 left, right = st.columns([2, 3])
 with left:
     render_case_facts(case, today)
 with right:
     render_recommendation(rec)
-    if render_crowd_out(result, check_key=f"check_crowd_{case.id}_{k}"):
+    if result is not None and render_crowd_out(result, check_key=f"check_crowd_{case.id}_{k}"):
         st.session_state[f"crowd_{bank}_{case.id}_{k}"] = True
         st.rerun()
-render_evidence(result)
+if result is not None:
+    render_evidence(result)
+
+
+def _record(decision, base_revision: int, snapshot) -> None:
+    """Record (and, when Hindsight is up, deliver) one decision made on `base_revision`; flash the outcome."""
+    if not access.require("decide"):  # the rule, not only the hidden form
+        return
+    try:
+        stored, report = outbox.submit(
+            bank, decision, precedent_record(case, decision, rec), state.retain_now(), base_revision=base_revision,
+            evidence=snapshot,
+        )  # fmt: skip
+    except RevisionConflict as exc:
+        st.session_state[CONFLICT] = {"case": case.id, "decision": decision, "snapshot": snapshot, "theirs": exc.theirs}
+        st.rerun()
+    state.bump_generation(bank, key)
+    delivered = stored.state == "delivered"
+    st.session_state[FLASH] = {
+        "case": case.id, "ok": delivered, "error": None if delivered else report.error,
+        "message": (
+            f"Decision {decision.outcome} recorded (audit #{stored.id}) and retained into {bank} as {stored.document_id}."
+            if delivered
+            else f"Decision {decision.outcome} recorded (audit #{stored.id}); it is delivered to memory when Hindsight answers."
+        ),
+    }  # fmt: skip
+    st.session_state.pop(seen_key, None)
+    st.rerun()
+
 
 st.subheader("Your decision")
+conflict = st.session_state.get(CONFLICT)
+if conflict and conflict["case"] == case.id:
+    theirs, mine = conflict["theirs"], conflict["decision"]
+    choice = render_conflict(theirs, mine, key=f"conflict_{case.id}")
+    if choice == "keep_theirs":
+        st.session_state.pop(CONFLICT)
+        st.session_state.pop(seen_key, None)
+        st.rerun()
+    elif choice is not None:
+        st.session_state.pop(CONFLICT)
+        if choice == "escalate":
+            mine = conflict_escalation(mine, theirs.decision, decided_at=datetime.now(UTC))
+        _record(mine, theirs.revision, conflict["snapshot"])
+    st.stop()
+if not access.can("decide"):
+    st.info(f"Your role ({access.current_role()}) can read this case but not decide it.", icon=":material/visibility:")
+    st.stop()
 submitted = decision_form(case, rec)
 if keys.approve and not submitted:
     submitted = quick_approval()
@@ -123,17 +192,6 @@ if submitted:
             outcome=submitted.outcome, reason_code=submitted.reason_code, note=submitted.note,
         )  # fmt: skip
     except DecisionError as exc:
-        st.error(f"Not submitted: {exc}", icon=":material/block:")
+        st.error(f"Not submitted: {md(exc)}", icon=":material/block:")
     else:
-        stored, report = outbox.submit(bank, decision, precedent_record(case, decision, rec), state.gateway().retain)
-        state.bump_generation(bank, key)
-        delivered = stored is not None and stored.state == "delivered"
-        st.session_state[FLASH] = {
-            "case": case.id, "ok": delivered, "error": None if delivered else report.error,
-            "message": (
-                f"Decision {decision.outcome} recorded (audit #{stored.id}) and retained into {bank} as {stored.document_id}."
-                if delivered
-                else f"Decision {decision.outcome} recorded (audit #{stored.id}); delivery to memory is pending and will be retried."
-            ),
-        }  # fmt: skip
-        st.rerun()
+        _record(decision, seen_revision, evidence_snapshot(result, rec))

@@ -1,7 +1,7 @@
 import streamlit as st
 
 from components.admission import render_coverage, render_plan, render_report
-from dashboard.app import state
+from dashboard.app import access, state
 from dashboard.hindsight.errors import HindsightError
 from dashboard.queue_files import QueueFileError, load_rows
 from dashboard.support import migration
@@ -47,13 +47,16 @@ render_coverage(plan.coverage, "Coverage now" if report is None else "Coverage a
 st.subheader("Dry run: every untagged record, classified")
 render_plan(plan)
 
+if not access.can("apply_migration"):
+    st.info(f"Your role ({access.current_role()}) can read the dry run; applying the migration needs lead.", icon=":material/lock:")
+    st.stop()
 with st.form("migration_apply"):
     st.text(f"Apply converts the {len(plan.reliable)} reliable record(s); it is idempotent and can be re-run after a failure.")
     batch = st.number_input("Batch size", min_value=1, max_value=100, value=10, key="migration_batch")
     confirmed = st.checkbox("I have reviewed the dry run above", key="migration_confirm")
     apply_clicked = st.form_submit_button("Apply migration", type="primary", disabled=bool(plan.directory_problems))
 
-if apply_clicked:
+if apply_clicked and access.require("apply_migration"):
     if not confirmed:
         st.error("Tick 'I have reviewed the dry run above' first.")
     else:

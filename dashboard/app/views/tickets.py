@@ -4,19 +4,29 @@ import pandas as pd
 import streamlit as st
 
 from components.admission import render_decision_state, render_recall
+from components.conflict import render_conflict
 from components.identity import signed_in_reviewer
 from components.review_keys import review_keys
-from dashboard.app import state
+from components.safe_text import md
+from dashboard.app import access, state
 from dashboard.hindsight.errors import HindsightError
 from dashboard.queue_files import QueueFileError, load_rows
 from dashboard.reporting.overview import latest_per_case
+from dashboard.review.outbox import RevisionConflict
 from dashboard.support.admission import AmbiguousName
-from dashboard.support.decisions import ACTIONS, TicketDecisionError, interaction_record, ticket_decision
+from dashboard.support.decisions import (
+    ACTIONS,
+    TicketDecisionError,
+    interaction_record,
+    ticket_decision,
+    ticket_evidence_snapshot,
+)
 from dashboard.support.directory import check_directory
 from dashboard.support.models import Customer, Ticket
 
 QUEUE_KEY = "ticket_queue"
 FLASH_KEY = "ticket_flash"
+CONFLICT_KEY = "ticket_conflict"
 
 st.title("Support tickets")
 st.caption(
@@ -74,7 +84,7 @@ if ticket_id is None:
 
 ticket = by_id[ticket_id]
 st.divider()
-st.header(f"Ticket {ticket.id}")
+st.header(md(f"Ticket {ticket.id}"))
 keys = review_keys(
     list(queue["ticket"]), ticket.id, table_key=QUEUE_KEY, param="ticket", prefix="tic", override_state=(f"ticket_action_{ticket.id}", "override")
 )  # fmt: skip
@@ -85,7 +95,7 @@ st.text("Issue:\n" + ticket.issue)
 
 flash = st.session_state.pop(FLASH_KEY, None)
 if flash:
-    st.toast(flash, icon=":material/check:")
+    st.toast(md(flash), icon=":material/check:")
 
 try:
     recall = state.recall_ticket(bank, ticket.customer, ticket.issue)
@@ -94,7 +104,11 @@ except AmbiguousName as exc:
     st.text(str(exc))
     st.stop()
 except HindsightError as exc:
-    st.error(f"Recall from Hindsight at {settings.base_url} failed.", icon=":material/error:")
+    st.warning(
+        f"Evidence is unavailable: the recall from Hindsight at {md(settings.base_url)} failed. You can still record "
+        "a decision; it is saved in the review store and delivered when Hindsight is back.",
+        icon=":material/cloud_off:",
+    )
     st.text(f"{type(exc).__name__}: {exc}")
     recall = None
 
@@ -105,8 +119,45 @@ st.subheader("Drafted response")
 st.text(ticket.drafted_response)
 
 st.subheader("Decision")
-stored = latest.get(("ticket", ticket.id))
-render_decision_state(stored)  # a pending one is delivered by the app-wide banner's retry
+stored = outbox.latest_in_bank(bank, "ticket", ticket.id)
+render_decision_state(stored)  # a pending one is delivered by the delivery worker
+# The revision this page showed: a decision made on it meets any that landed since as a conflict.
+seen_key = f"tic_seen_{bank}_{ticket.id}"
+seen_revision = st.session_state.get(seen_key, stored.revision if stored else 0)
+st.session_state[seen_key] = stored.revision if stored else 0
+
+
+def _record(decision, record, base_revision: int) -> None:
+    if not access.require("decide"):  # the rule, not only the hidden form
+        return
+    try:
+        stored, _report = outbox.submit(
+            bank, decision, record, state.retain_now(), base_revision=base_revision,
+            evidence=ticket_evidence_snapshot(recall),
+        )  # fmt: skip
+    except RevisionConflict as exc:
+        st.session_state[CONFLICT_KEY] = {"ticket": ticket.id, "decision": decision, "theirs": exc.theirs}
+        st.rerun()
+    state.invalidate_ticket_recalls(ticket.customer)
+    delivery = "retained into Hindsight" if stored.state == "delivered" else "saved; delivered when Hindsight answers"
+    st.session_state[FLASH_KEY] = f"Decision #{stored.id} recorded: {delivery}."
+    st.session_state.pop(seen_key, None)
+    st.rerun()
+
+
+conflict = st.session_state.get(CONFLICT_KEY)
+if conflict and conflict["ticket"] == ticket.id:
+    choice = render_conflict(conflict["theirs"], conflict["decision"], key=f"conflict_{ticket.id}", can_escalate=False)
+    if choice is not None:
+        st.session_state.pop(CONFLICT_KEY)
+        st.session_state.pop(seen_key, None)
+        if choice == "replace":
+            _record(conflict["decision"], interaction_record(ticket, conflict["decision"]), conflict["theirs"].revision)
+        st.rerun()
+    st.stop()
+if not access.can("decide"):
+    st.info(f"Your role ({access.current_role()}) can read this ticket but not decide it.", icon=":material/visibility:")
+    st.stop()
 
 reviewer_signed_in = signed_in_reviewer()
 if reviewer_signed_in is None:  # outside the form: the Approve key (A) records under it without submitting the form
@@ -137,8 +188,4 @@ if submitted:
         st.error("Not recorded:", icon=":material/error:")
         st.text(str(exc))
     else:
-        stored, report = outbox.submit(bank, decision, record, state.gateway().retain)
-        state.invalidate_ticket_recalls(ticket.customer)
-        delivery = "retained into Hindsight" if report.error is None else "saved; delivery will be retried"
-        st.session_state[FLASH_KEY] = f"Decision #{stored.id} recorded: {delivery}."
-        st.rerun()
+        _record(decision, record, seen_revision)

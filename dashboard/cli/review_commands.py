@@ -1,0 +1,52 @@
+"""The review store's commands: `python -m dashboard worker` delivers recorded decisions to Hindsight.
+
+Run one or more next to the app instances of a deployment (with RECALL_REVIEW_DELIVERY_WORKER=false on
+the instances, or not: they share the store and never deliver one row twice).
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import threading
+
+from dashboard.cli.registry import command, input_error, open_gateway, print_json
+
+
+def _worker_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--once", action="store_true", help="one delivery pass, then exit (cron, or a test)")
+    parser.add_argument("--idle", type=float, default=2.0, help="seconds between looks for new decisions (default 2)")
+    parser.add_argument("--json", action="store_true", help="with --once: print the delivery report as JSON")
+
+
+@command("worker", "deliver recorded decisions from the review store to Hindsight until stopped (SIGTERM/Ctrl-C)", _worker_args)
+def run_worker(args: argparse.Namespace) -> int:
+    from dashboard.review.db import make_engine, upgrade
+    from dashboard.review.outbox import Outbox
+    from dashboard.review.worker import DeliveryWorker
+
+    if not 0.05 <= args.idle <= 3600:
+        return input_error("--idle", "must be from 0.05 to 3600 seconds")
+    settings, gateway = open_gateway()
+    engine = make_engine(settings.store_url, settings.data_dir)
+    try:
+        upgrade(engine)
+        worker = DeliveryWorker(Outbox(engine), gateway.retain, idle_s=args.idle)
+        if args.once:
+            report = worker.run_once()
+            if args.json:
+                print_json(report.model_dump())
+            else:
+                print(f"delivered {report.delivered}, failed {report.failed}, superseded {report.superseded}, "
+                      f"still pending {report.still_pending}{'; ' + report.error if report.error else ''}")  # fmt: skip
+            return 0
+        stop = threading.Event()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda *_: stop.set())
+        print(f"worker {worker.name} delivering from the review store to {settings.base_url}", flush=True)
+        worker.run(stop)
+        print(f"worker {worker.name} stopped after delivering {worker.delivered}", flush=True)
+        return 0
+    finally:
+        gateway.close()
+        engine.dispose()

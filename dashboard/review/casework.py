@@ -1,0 +1,134 @@
+"""Shared casework beside the decisions: claims with a lease, comments, and the per-case flags the
+Overview computes from recalls (kept in the review store, so they survive restarts and every instance
+sees them). No Streamlit here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+import sqlalchemy as sa
+from pydantic import BaseModel, Field
+from sqlalchemy import Engine
+from sqlalchemy.dialects import postgresql, sqlite
+
+from dashboard.review.schema import NAME, case_flags, claims, comments
+
+CLAIM_S = 15 * 60
+
+
+class Claim(BaseModel):
+    bank_id: str
+    case_kind: str
+    case_id: str
+    holder: str
+    claimed_at: datetime
+    expires_at: datetime
+
+
+class Comment(BaseModel):
+    id: int
+    author: str = Field(max_length=NAME)
+    body: str
+    created_at: datetime
+
+
+def _utc(value: datetime) -> datetime:
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def _upsert(engine: Engine, table: sa.Table):
+    return (postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert)(table)
+
+
+class Casework:
+    def __init__(self, engine: Engine, clock: Callable[[], datetime] = lambda: datetime.now(UTC)):
+        self.engine = engine
+        self.clock = clock
+
+    # -- claims ------------------------------------------------------------------------------
+
+    def claim(self, bank_id: str, case_kind: str, case_id: str, holder: str, lease_s: float = CLAIM_S) -> Claim:
+        """Take (or renew) the case for `holder`; returns the claim that holds now, which is someone
+        else's when their lease has not run out."""
+        now = self.clock()
+        insert = _upsert(self.engine, claims).values(
+            bank_id=bank_id, case_kind=case_kind, case_id=case_id, holder=holder, claimed_at=now,
+            expires_at=now + timedelta(seconds=lease_s),
+        )  # fmt: skip
+        statement = insert.on_conflict_do_update(
+            index_elements=["bank_id", "case_kind", "case_id"],
+            set_={"holder": insert.excluded.holder, "claimed_at": insert.excluded.claimed_at, "expires_at": insert.excluded.expires_at},
+            where=sa.or_(claims.c.holder == holder, claims.c.expires_at < now),
+        )
+        with self.engine.begin() as conn:
+            conn.execute(statement)
+        return self.holder_of(bank_id, case_kind, case_id)
+
+    def holder_of(self, bank_id: str, case_kind: str, case_id: str) -> Claim | None:
+        """The live claim on a case, or None (never claimed, released, or its lease ran out)."""
+        with self.engine.connect() as conn:
+            row = conn.execute(
+                sa.select(claims).where(
+                    claims.c.bank_id == bank_id, claims.c.case_kind == case_kind, claims.c.case_id == case_id,
+                    claims.c.expires_at >= self.clock(),
+                )
+            ).first()  # fmt: skip
+        if row is None:
+            return None
+        data = dict(row._mapping)
+        return Claim(**{**data, "claimed_at": _utc(data["claimed_at"]), "expires_at": _utc(data["expires_at"])})
+
+    def release(self, bank_id: str, case_kind: str, case_id: str, holder: str) -> bool:
+        with self.engine.begin() as conn:
+            result = conn.execute(
+                claims.delete().where(
+                    claims.c.bank_id == bank_id, claims.c.case_kind == case_kind, claims.c.case_id == case_id,
+                    claims.c.holder == holder,
+                )
+            )  # fmt: skip
+        return result.rowcount == 1
+
+    # -- comments ----------------------------------------------------------------------------
+
+    def comment(self, bank_id: str, case_kind: str, case_id: str, author: str, body: str) -> int:
+        with self.engine.begin() as conn:
+            result = conn.execute(
+                comments.insert().values(
+                    bank_id=bank_id, case_kind=case_kind, case_id=case_id, author=author[:NAME], body=body[:4000],
+                    created_at=self.clock(),
+                )
+            )  # fmt: skip
+        return int(result.inserted_primary_key[0])
+
+    def comments(self, bank_id: str, case_kind: str, case_id: str) -> list[Comment]:
+        """Oldest first."""
+        query = (
+            sa.select(comments.c.id, comments.c.author, comments.c.body, comments.c.created_at)
+            .where(comments.c.bank_id == bank_id, comments.c.case_kind == case_kind, comments.c.case_id == case_id)
+            .order_by(comments.c.id)
+        )
+        with self.engine.connect() as conn:
+            return [Comment(**{**dict(r._mapping), "created_at": _utc(r.created_at)}) for r in conn.execute(query)]
+
+    # -- per-case flags for the Overview -----------------------------------------------------
+
+    def put_flags(self, bank_id: str, case_kind: str, case_id: str, flags: dict) -> None:
+        insert = _upsert(self.engine, case_flags).values(
+            bank_id=bank_id, case_kind=case_kind, case_id=case_id, flags=flags, updated_at=self.clock()
+        )
+        statement = insert.on_conflict_do_update(
+            index_elements=["bank_id", "case_kind", "case_id"],
+            set_={"flags": insert.excluded.flags, "updated_at": insert.excluded.updated_at},
+        )
+        with self.engine.begin() as conn:
+            conn.execute(statement)
+
+    def flags(self, bank_id: str, case_kind: str) -> dict[str, dict]:
+        """case id -> its latest flags, for one bank and kind."""
+        query = sa.select(case_flags.c.case_id, case_flags.c.flags).where(
+            case_flags.c.bank_id == bank_id, case_flags.c.case_kind == case_kind
+        )
+        with self.engine.connect() as conn:
+            return {case_id: flags for case_id, flags in conn.execute(query)}

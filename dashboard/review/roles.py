@@ -1,0 +1,56 @@
+"""Who may do what: three roles, resolved from the signed-in identity or, without sign-in, configuration.
+
+Pure rules, no Streamlit: the app asks `role_for(...)` once per run and `allowed(role, action)` right
+before every write, not only to decide whether to draw a button.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Literal
+
+from dashboard.settings import ROLES, Role, RoleMap
+
+Action = Literal["read", "decide", "deliver_now", "trace", "manage_deliveries", "apply_migration", "trace_any_query"]
+
+# The least role each action needs.
+NEEDS: dict[str, Role] = {
+    "read": "viewer",  # Overview, queues, the audit log
+    "decide": "reviewer",  # record or revise a decision, comments, claims
+    "deliver_now": "reviewer",
+    "trace": "reviewer",  # run the trace of a recall a page linked to
+    "manage_deliveries": "lead",  # retry or discard a parked (failed) delivery
+    "apply_migration": "lead",
+    "trace_any_query": "lead",  # the trace console's free query; everyone may open a page's own trace links
+}
+WHAT = {
+    "viewer": "read the Overview, queues and the audit log",
+    "reviewer": "also decide cases and open the traces of the pages' recalls",
+    "lead": "also apply the tag migration, retry or discard parked deliveries, and trace any query on the configured banks",
+}
+
+
+class NotAllowed(PermissionError):
+    def __init__(self, role: Role, action: str):
+        super().__init__(f"Your role is {role}; {action.replace('_', ' ')} needs {NEEDS[action]}.")
+        self.role, self.action = role, action
+
+
+def allowed(role: Role, action: Action) -> bool:
+    return ROLES.index(role) >= ROLES.index(NEEDS[action])
+
+
+def require(role: Role, action: Action) -> None:
+    if not allowed(role, action):
+        raise NotAllowed(role, action)
+
+
+def role_for(email: str | None, groups: Iterable[str], roles: RoleMap) -> Role:
+    """The highest role the mapping gives this e-mail or any of its groups (`group:<name>`); else `signed_in`."""
+    names = {f"group:{g}".lower() for g in groups}
+    if email:
+        names.add(email.strip().lower())
+    for role in ("lead", "reviewer", "viewer"):
+        if names & {entry.strip().lower() for entry in getattr(roles, role)}:
+            return role
+    return roles.signed_in

@@ -1,0 +1,139 @@
+"""A review team in a real browser: deciding while Hindsight is down, a hostile reviewer name seen by
+another viewer, a trace link to a bank this dashboard is not configured for, and roles enforced.
+
+Each test starts its own `streamlit run` (the session's `app` fixture is shared with other files), on a
+free loopback port, and stops it by its process group."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from playwright.sync_api import Browser, Page, expect
+
+from dashboard.review.db import make_engine
+from tests.conftest import free_port
+from tests.e2e.conftest import REPO, _stop, _wait_healthy
+
+pytestmark = pytest.mark.browser
+WAIT = 60_000
+expect.set_options(timeout=WAIT)
+HOSTILE_NAME = "![x](http://127.0.0.1:9/p.png) <b>x</b> [y](javascript:alert(1))"
+
+
+@contextmanager
+def serve(**env_overrides: str) -> Iterator[tuple[str, Path]]:
+    """A fresh app process (cold caches, its own review store); yields (url, data_dir)."""
+    data_dir = Path(tempfile.mkdtemp(prefix="recall-review-team-e2e-"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("RECALL_REVIEW_", "HINDSIGHT_"))}
+    env.update(env_overrides)
+    env.update(RECALL_REVIEW_DATA_DIR=str(data_dir), HOME=str(data_dir))  # its own review store
+    port = free_port()
+    log = data_dir / "streamlit.log"
+    cmd = [sys.executable, "-m", "streamlit", "run", "dashboard/app/main.py", "--server.headless", "true",
+           "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
+           "--server.fileWatcherType", "none"]  # fmt: skip
+    with log.open("wb") as out:
+        proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_healthy(url, proc, log)
+        yield url, data_dir
+    finally:
+        _stop(proc)
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def hindsight_down() -> dict[str, str]:
+    """A Hindsight that is not running: nothing listens on this loopback port."""
+    return {"HINDSIGHT_API_URL": f"http://127.0.0.1:{free_port()}"}
+
+
+def _settled(page: Page) -> None:
+    page.wait_for_timeout(200)
+    expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=WAIT)
+
+
+def _stored(data_dir: Path) -> list[dict]:
+    engine = make_engine(None, data_dir)
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(sa.text("SELECT case_id, reviewer, state, evidence FROM review_decisions ORDER BY id"))
+            return [dict(row._mapping) for row in rows]
+    finally:
+        engine.dispose()
+
+
+def _decide(page: Page, url: str, case: str, reviewer: str) -> None:
+    page.goto(f"{url}/exceptions?case={case}")
+    expect(page.get_by_text("Evidence is unavailable")).to_be_visible()
+    page.locator('input[aria-label="Reviewer name"]').fill(reviewer)
+    page.locator('input[aria-label="Reviewer name"]').press("Tab")
+    _settled(page)
+    page.get_by_role("button", name="Submit decision").click()
+    expect(page.get_by_text(re.compile(r"recorded \(audit #\d+\); it is delivered to memory when Hindsight answers"))).to_be_visible()
+
+
+def test_with_hindsight_down_and_an_empty_cache_a_finance_decision_is_recorded(page: Page, shots):
+    with serve(**hindsight_down()) as (url, data_dir):
+        _decide(page, url, "E-1002", "Dana Offline")
+        expect(page.get_by_text("is unreachable")).to_be_visible()  # the banner says why, and that it is kept
+        expect(page.get_by_text("1 decision(s) saved and waiting for delivery")).to_be_visible()
+        shots(page, "team-decide-offline")
+        (row,) = _stored(data_dir)
+        assert (row["case_id"], row["reviewer"], row["state"]) == ("E-1002", "Dana Offline", "pending")
+        assert '"available": false' in str(row["evidence"]).replace("False", "false").replace("'", '"')
+
+
+def test_a_hostile_reviewer_name_is_literal_text_for_another_viewer(browser: Browser, page: Page):
+    with serve(**hindsight_down()) as (url, _data_dir):
+        _decide(page, url, "E-1003", HOSTILE_NAME)
+        other = browser.new_context(viewport={"width": 1440, "height": 1000}).new_page()
+        requested: list[str] = []
+        other.on("request", lambda request: requested.append(request.url))
+        other.goto(f"{url}/exceptions?case=E-1003")
+        decided = other.get_by_test_id("stAlert").filter(has_text="Decided:")
+        expect(decided).to_contain_text(HOSTILE_NAME)  # exactly as typed
+        _settled(other)
+        assert decided.locator("img").count() == 0 and decided.locator("b").count() == 0
+        assert other.locator("a[href^='javascript']").count() == 0
+        assert not [u for u in requested if "127.0.0.1:9/" in u], requested
+        other.context.close()
+
+
+def test_a_trace_link_to_an_unconfigured_bank_shows_nothing_of_it(page: Page):
+    with serve(**hindsight_down()) as (url, _data_dir):
+        page.goto(f"{url}/traces?bank=hr-private-salaries&q=salary&max_tokens=4096")
+        expect(page.get_by_text("names a bank this dashboard is not configured for")).to_be_visible()
+        _settled(page)
+        body = page.inner_text("body")
+        assert "hr-private-salaries" not in body and "salary" not in body
+        assert page.get_by_role("button", name="Run this recall with a trace").count() == 0
+
+
+def test_a_viewer_cannot_decide(page: Page):
+    with serve(RECALL_REVIEW_ROLE="viewer", **hindsight_down()) as (url, data_dir):
+        page.goto(f"{url}/exceptions?case=E-1002")
+        expect(page.get_by_text("Your role (viewer) can read this case but not decide it.")).to_be_visible()
+        expect(page.get_by_text("Sign-in is off: everyone who reaches this dashboard acts as viewer")).to_be_visible()
+        assert page.get_by_role("button", name="Submit decision").count() == 0
+        page.keyboard.press("a")  # the Approve shortcut records nothing either
+        _settled(page)
+        assert _stored(data_dir) == []
+
+
+def test_a_reviewer_cannot_apply_the_migration(hindsight, page: Page):
+    hindsight.gateway.ensure_bank("team-e2e-sup")
+    with serve(RECALL_REVIEW_ROLE="reviewer", **hindsight.env(finance="team-e2e-fin", support="team-e2e-sup")) as (url, _d):
+        page.goto(f"{url}/migration")
+        expect(page.get_by_text("applying the migration needs lead")).to_be_visible()
+        assert page.get_by_role("button", name="Apply migration").count() == 0

@@ -39,12 +39,12 @@ def test_json_report_for_a_scripted_audit(hindsight, bank_id, monkeypatch, capsy
     assert set(report["recommendation"]) >= {"action", "confidence", "cited", "rationale"}
 
 
-def test_pass2_skipped_report_still_counts_crowd_out_in_two_calls(hindsight, bank_id, monkeypatch, capsys):
+def test_pass2_skipped_report_still_counts_crowd_out_in_three_calls(hindsight, bank_id, monkeypatch, capsys):
     hindsight.gateway.retain(bank_id, [precedent(f"PREC-A-{i}", "VA", "price_variance") for i in range(3)])
     code, out, _ = _run(monkeypatch, capsys, hindsight, bank_id, "--vendor", "VA", "--type", "price_variance", "--k", "2", "--json")
     report = json.loads(out)
     assert code == 0 and report["pass2_skipped"] is True and report["broader"] == []
-    assert report["calls"] == 2 and report["crowded_out_in_single_pass"] == 0
+    assert report["calls"] == 3 and report["crowded_out_in_single_pass"] == 0  # pass 1, human decisions, single pass
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,13 @@ from components.evidence import (
 from components.review_keys import review_keys
 from dashboard.app import state
 from dashboard.finance import queue as exception_queue
-from dashboard.finance.decisions import DecisionError, decisions_by_case, exception_decision, precedent_record
+from dashboard.finance.decisions import (
+    DecisionError,
+    decisions_by_case,
+    document_id_for,
+    exception_decision,
+    precedent_record,
+)
 from dashboard.finance.models import EXCEPTION_TYPES, ExceptionCase
 from dashboard.finance.policy import assess
 from dashboard.finance.recall import DEFAULT_K, MAX_K, CaseKey
@@ -92,10 +98,11 @@ render_decided(decided.get(case.id))
 
 k = int(st.number_input("Precedents to recall (k)", min_value=1, max_value=MAX_K, value=DEFAULT_K, key="exceptions_k"))
 key = CaseKey.of(case)
+own = document_id_for(case.id)  # this case's own decision: shown apart, never its evidence
 try:
-    result = state.recall_case(bank, key, case.recall_query(), k)
+    result = state.recall_case(bank, key, case.recall_query(), k, own)
     if result.crowd_out is None and st.session_state.get(f"crowd_{bank}_{case.id}_{k}"):
-        result = state.with_crowd_out(bank, key, case.recall_query(), k)
+        result = state.with_crowd_out(bank, key, case.recall_query(), k, own)
 except HindsightError as exc:
     st.error(f"Recall from Hindsight at {settings.base_url} failed.", icon=":material/error:")
     st.text(f"{type(exc).__name__}: {exc}")
@@ -110,6 +117,10 @@ with right:
     if render_crowd_out(result, check_key=f"check_crowd_{case.id}_{k}"):
         st.session_state[f"crowd_{bank}_{case.id}_{k}"] = True
         st.rerun()
+if result.own_decision is not None:
+    st.subheader("Your decision, as memory holds it")
+    st.text(f"{result.own_decision.ref} (kept out of this case's evidence; it is evidence for the next case of this vendor and type)")
+    st.text(result.own_decision.text)
 render_evidence(result)
 
 st.subheader("Your decision")

@@ -9,15 +9,18 @@ import socket
 import tempfile
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import psycopg
 import pytest
 import streamlit as st
 
 from dashboard.app import state
-from dashboard.hindsight.embedded import EmbeddedServer
+from dashboard.hindsight.embedded import PG_PASSWORD, PG_USER, EmbeddedServer
 from dashboard.hindsight.gateway import HindsightGateway
+from dashboard.review.db import make_engine
 from dashboard.review.outbox import Outbox
 from dashboard.settings import Settings
 
@@ -64,6 +67,37 @@ def hindsight() -> Iterator[LiveHindsight]:
         gateway.close()
         server.stop()
         shutil.rmtree(data_dir, ignore_errors=True)
+
+
+@contextmanager
+def review_database(settings: Settings) -> Iterator[str]:
+    """A fresh PostgreSQL database for the review store in the embedded pg0 (dropped after); yields its URL."""
+    name = f"review_{uuid.uuid4().hex[:12]}"
+    admin = f"postgresql://{PG_USER}:{PG_PASSWORD}@127.0.0.1:{settings.pg_port}/postgres"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield f"postgresql+psycopg://{PG_USER}:{PG_PASSWORD}@127.0.0.1:{settings.pg_port}/{name}"
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def review_store_url(request: pytest.FixtureRequest) -> Iterator[str | None]:
+    """The review store on both engines: None (SQLite in the data directory) or a fresh PostgreSQL database."""
+    if request.param == "sqlite":
+        yield None
+        return
+    with review_database(request.getfixturevalue("hindsight").settings) as url:
+        yield url
+
+
+@pytest.fixture
+def review_engine(review_store_url: str | None, tmp_path: Path):
+    engine = make_engine(review_store_url, tmp_path / "store")
+    yield engine
+    engine.dispose()
 
 
 @pytest.fixture

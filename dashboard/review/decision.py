@@ -30,3 +30,20 @@ class ReviewerDecision(StrictModel):
     # Support tickets: what the reviewer did with the drafted response, and the response that was approved.
     ticket_action: Literal["approve", "edit_and_approve", "override"] | None = None
     final_response: str | None = Field(default=None, max_length=8000)
+
+
+class EvidenceItem(StrictModel):
+    """One piece of evidence as the reviewer saw it: which memory, a hash of its text, and how it was flagged."""
+
+    id: str = Field(max_length=200)
+    text_sha256: str = Field(max_length=64)
+    relevant: bool | None = None
+
+
+class EvidenceSnapshot(StrictModel):
+    """What the reviewer saw when deciding, kept with the decision ("decided on this evidence")."""
+
+    available: bool  # False: recorded while Hindsight (or the cached recall) was unavailable
+    items: list[EvidenceItem] = Field(default_factory=list)
+    recommendation: Outcome | None = None
+    agent_audit_entry: str | None = Field(default=None, max_length=200)  # the agent's recall in Hindsight's audit log

@@ -1,48 +1,40 @@
-"""Durable delivery of reviewer decisions to Hindsight.
+"""The review store's decisions: recorded durably, delivered to Hindsight row by row.
 
-A decision is written to SQLite in the data directory (the append-only audit log) BEFORE the UI
-confirms it, then retained into Hindsight; a failed delivery is retried with backoff. The retained
-record has a document id derived from the case, so delivering twice, or a revised decision, replaces
-the memory and never duplicates it. No Streamlit here.
+A decision is written to the review store (SQLite in the data directory, or a team's PostgreSQL) BEFORE
+the UI confirms it; the retained record has a document id derived from the case, so delivering twice,
+or a revised decision, replaces the memory and never duplicates it. Decisions are append-only: each
+carries the revision of the case it was made on, and one made on a stale revision raises
+`RevisionConflict` instead of overwriting. Delivery claims due rows with a lease (and `FOR UPDATE SKIP
+LOCKED` on PostgreSQL) so several workers never send one row twice; failures are per row. No Streamlit.
 """
 
 from __future__ import annotations
 
-import json
-import sqlite3
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+import os
+import socket
+import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import sqlalchemy as sa
 from pydantic import BaseModel
+from sqlalchemy import Engine
+from sqlalchemy.exc import IntegrityError
+from tenacity import RetryCallState, wait_exponential
 
 from dashboard.hindsight.calls import RetainFn
-from dashboard.hindsight.errors import HindsightError
+from dashboard.hindsight.errors import HindsightRequestRejected, HindsightUnavailable
 from dashboard.hindsight.wire import MemoryRecord
-from dashboard.review.decision import ReviewerDecision
+from dashboard.review.db import sqlite_engine, upgrade
+from dashboard.review.decision import EvidenceSnapshot, ReviewerDecision
+from dashboard.review.schema import DELIVERED, DISCARDED, FAILED, PENDING, SUPERSEDED, decisions
 
 MAX_BACKOFF_S = 300.0
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS decisions (
-    id            INTEGER PRIMARY KEY AUTOINCREMENT,
-    case_kind     TEXT NOT NULL,
-    case_id       TEXT NOT NULL,
-    bank_id       TEXT NOT NULL,
-    document_id   TEXT NOT NULL,
-    decision      TEXT NOT NULL,          -- ReviewerDecision as JSON
-    record        TEXT NOT NULL,          -- MemoryRecord as JSON, exactly what is retained
-    created_at    TEXT NOT NULL,
-    state         TEXT NOT NULL DEFAULT 'pending',   -- pending | delivered | superseded
-    attempts      INTEGER NOT NULL DEFAULT 0,
-    last_error    TEXT,
-    next_attempt_at TEXT NOT NULL,
-    delivered_at  TEXT
-);
-CREATE INDEX IF NOT EXISTS decisions_pending ON decisions (state, next_attempt_at);
-CREATE INDEX IF NOT EXISTS decisions_case ON decisions (case_kind, case_id);
-"""
+LEASE_S = 120.0  # longer than any retain call; a crashed worker's rows are claimed again after it
+CLAIM_BATCH = 50
+ERROR_CHARS = 1000
+_backoff = wait_exponential(multiplier=1, min=1, max=MAX_BACKOFF_S)  # 1, 2, 4 ... 300 s
 
 
 class StoredDecision(BaseModel):
@@ -50,11 +42,13 @@ class StoredDecision(BaseModel):
     case_kind: str
     case_id: str
     bank_id: str
+    revision: int
     document_id: str
     decision: ReviewerDecision
     record: MemoryRecord
+    evidence: EvidenceSnapshot | None = None
     created_at: datetime
-    state: str
+    state: str  # pending | delivered | superseded | failed | discarded
     attempts: int
     last_error: str | None
     next_attempt_at: datetime
@@ -63,140 +57,317 @@ class StoredDecision(BaseModel):
 
 class DeliveryReport(BaseModel):
     delivered: int = 0
-    failed: int = 0
+    failed: int = 0  # parked as failed: the server rejected them
     superseded: int = 0
     still_pending: int = 0
-    error: str | None = None
+    error: str | None = None  # the outage that backed every due row off
 
 
-def _stored(row: sqlite3.Row) -> StoredDecision:
-    return StoredDecision.model_validate({**dict(row), "decision": json.loads(row["decision"]), "record": json.loads(row["record"])})
+class RevisionConflict(Exception):
+    """Another decision landed on this case since the reviewer loaded it: they choose, nothing is overwritten."""
+
+    def __init__(self, theirs: StoredDecision, expected_revision: int):
+        super().__init__(
+            f"{theirs.case_kind} {theirs.case_id} was decided meanwhile (revision {theirs.revision}, you loaded {expected_revision})"
+        )
+        self.theirs = theirs
+        self.expected_revision = expected_revision
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    # SQLite hands datetimes back without a zone; everything stored is UTC.
+    return value if value is None or value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def _stored(row: sa.Row) -> StoredDecision:
+    data = dict(row._mapping)
+    for key in ("created_at", "next_attempt_at", "delivered_at"):
+        data[key] = _utc(data[key])
+    return StoredDecision.model_validate(data)
 
 
 def _now() -> datetime:
     return datetime.now(UTC)
 
 
+def worker_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+def backoff_s(attempts: int) -> float:
+    """Seconds before the next try after `attempts` failed ones (tenacity's exponential wait, capped)."""
+    state = RetryCallState(retry_object=None, fn=None, args=(), kwargs={})
+    state.attempt_number = attempts
+    return _backoff(state)
+
+
 class Outbox:
-    def __init__(self, path: Path, clock: Callable[[], datetime] = _now):
-        self.path = path
+    """The decision log of the review store. `store` is an engine, or a SQLite file path (tests, tools)."""
+
+    def __init__(self, store: Engine | Path, clock: Callable[[], datetime] = _now):
+        self.engine = store if isinstance(store, Engine) else sqlite_engine(store)
         self.clock = clock
-        self._lock = threading.Lock()  # one delivery at a time per process
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with self._connect() as db:
-            db.executescript(SCHEMA)
+        upgrade(self.engine)
 
-    @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        db = sqlite3.connect(self.path, timeout=30, isolation_level=None)  # autocommit each statement
-        try:
-            db.row_factory = sqlite3.Row
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=FULL")  # a confirmed decision survives a power cut
-            yield db
-        finally:
-            db.close()
+    # -- recording ---------------------------------------------------------------------
 
-    def record(self, bank_id: str, decision: ReviewerDecision, memory: MemoryRecord) -> int:
-        """Store the decision durably; returns its audit id. Delivery is a separate step."""
-        now = self.clock().isoformat()
-        with self._connect() as db:
-            cursor = db.execute(
-                "INSERT INTO decisions (case_kind, case_id, bank_id, document_id, decision, record, created_at,"
-                " next_attempt_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (decision.case_kind, decision.case_id, bank_id, memory.document_id,
-                 decision.model_dump_json(), memory.model_dump_json(), now, now),
-            )  # fmt: skip
-            return int(cursor.lastrowid)
+    def current_revision(self, bank_id: str, case_kind: str, case_id: str) -> int:
+        """The case's revision: how many decisions it has (0 = undecided). A form carries it to submit."""
+        with self.engine.connect() as conn:
+            return self._revision(conn, bank_id, case_kind, case_id)
 
-    def deliver_due(self, retain: RetainFn) -> DeliveryReport:
-        """Deliver every pending decision whose retry time has come, oldest first.
+    @staticmethod
+    def _revision(conn: sa.Connection, bank_id: str, case_kind: str, case_id: str) -> int:
+        query = sa.select(sa.func.coalesce(sa.func.max(decisions.c.revision), 0)).where(
+            decisions.c.bank_id == bank_id, decisions.c.case_kind == case_kind, decisions.c.case_id == case_id
+        )
+        return int(conn.execute(query).scalar_one())
 
-        `retain(bank_id, records)` is HindsightGateway.retain. An older pending decision for a document
-        that a newer one will replace is marked superseded instead of sent. Stops at the first
-        failure (the server is likely down) and backs off every row still due.
+    def record(
+        self,
+        bank_id: str,
+        decision: ReviewerDecision,
+        memory: MemoryRecord,
+        *,
+        base_revision: int | None = None,
+        evidence: EvidenceSnapshot | None = None,
+    ) -> int:
+        """Store the decision durably; returns its audit id. Delivery is a separate step.
+
+        `base_revision` is the case's revision the reviewer saw; when another decision landed since,
+        `RevisionConflict` is raised and nothing is written. None appends as the newest (imports, tools).
         """
-        report = DeliveryReport()
-        with self._lock, self._connect() as db:
-            now = self.clock()
-            due = db.execute(
-                "SELECT * FROM decisions WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY id",
-                (now.isoformat(),),
-            ).fetchall()
-            newest = {}
-            for row in due:
-                newest[(row["bank_id"], row["document_id"])] = row["id"]
-            for row in due:
-                if newest[(row["bank_id"], row["document_id"])] != row["id"]:
-                    db.execute("UPDATE decisions SET state = 'superseded' WHERE id = ?", (row["id"],))
-                    report.superseded += 1
-                    continue
-                try:
-                    retain(row["bank_id"], [MemoryRecord.model_validate_json(row["record"])])
-                except Exception as exc:  # whatever failed, the decision stays pending and is retried
-                    report.error = str(exc) if isinstance(exc, HindsightError) else f"{type(exc).__name__}: {exc}"
-                    break
-                db.execute(
-                    "UPDATE decisions SET state = 'delivered', delivered_at = ?, attempts = attempts + 1,"
-                    " last_error = NULL WHERE id = ?",
-                    (self.clock().isoformat(), row["id"]),
-                )
-                report.delivered += 1
-            if report.error:
-                self._back_off(db, now, report.error)
-            report.still_pending = self.pending_count(db)
-            report.failed = report.still_pending if report.error else 0
-        return report
+        for _attempt in range(5):
+            try:
+                return self._insert(bank_id, decision, memory, base_revision, evidence)
+            except IntegrityError:
+                # Someone took this revision between our read and our insert.
+                if base_revision is not None:
+                    theirs = self.latest_in_bank(bank_id, decision.case_kind, decision.case_id)
+                    raise RevisionConflict(theirs, base_revision) from None
+        raise RuntimeError(f"could not record a decision on {decision.case_id}: the case is being written too often")
 
-    def _back_off(self, db: sqlite3.Connection, now: datetime, error: str) -> None:
-        rows = db.execute(
-            "SELECT id, attempts FROM decisions WHERE state = 'pending' AND next_attempt_at <= ?", (now.isoformat(),)
-        ).fetchall()
-        for row in rows:
-            attempts = row["attempts"] + 1
-            wait = min(2.0 ** (attempts - 1), MAX_BACKOFF_S)  # 1, 2, 4 ... 300 s
-            db.execute(
-                "UPDATE decisions SET attempts = ?, last_error = ?, next_attempt_at = ? WHERE id = ?",
-                (attempts, error[:500], (now + timedelta(seconds=wait)).isoformat(), row["id"]),
+    def _insert(self, bank_id, decision, memory, base_revision, evidence) -> int:
+        now = self.clock()
+        with self.engine.begin() as conn:
+            current = self._revision(conn, bank_id, decision.case_kind, decision.case_id)
+            if base_revision is not None and current != base_revision:
+                theirs = conn.execute(
+                    sa.select(decisions).where(
+                        decisions.c.bank_id == bank_id, decisions.c.case_kind == decision.case_kind,
+                        decisions.c.case_id == decision.case_id, decisions.c.revision == current,
+                    )
+                ).one()  # fmt: skip
+                raise RevisionConflict(_stored(theirs), base_revision)
+            result = conn.execute(
+                decisions.insert().values(
+                    bank_id=bank_id, case_kind=decision.case_kind, case_id=decision.case_id, revision=current + 1,
+                    document_id=memory.document_id, reviewer=decision.reviewer,
+                    decision=decision.model_dump(mode="json"), record=memory.model_dump(mode="json"),
+                    evidence=evidence.model_dump(mode="json") if evidence else None,
+                    created_at=now, state=PENDING, attempts=0, next_attempt_at=now,
+                )  # fmt: skip
+            )
+            return int(result.inserted_primary_key[0])
+
+    def submit(
+        self,
+        bank_id: str,
+        decision: ReviewerDecision,
+        memory: MemoryRecord,
+        retain: RetainFn | None,
+        *,
+        base_revision: int | None = None,
+        evidence: EvidenceSnapshot | None = None,
+    ) -> tuple[StoredDecision, DeliveryReport]:
+        """Record the decision durably FIRST, then try to deliver that one row (None: leave it to the worker).
+
+        Returns (this decision as stored, delivery report): the row is read back by its own audit id,
+        so a concurrent reviewer's decision on the same case is never reported as this one. Other due
+        rows are the worker's; a reviewer never waits behind them.
+        """
+        audit_id = self.record(bank_id, decision, memory, base_revision=base_revision, evidence=evidence)
+        report = self.deliver_due(retain, only_id=audit_id) if retain is not None else DeliveryReport()
+        if retain is None:
+            report.still_pending = self.pending_count()
+        return self.get(audit_id), report
+
+    # -- delivery ------------------------------------------------------------------------
+
+    def _claim(self, owner: str, now: datetime, limit: int, only_id: int | None) -> list[StoredDecision]:
+        """Lease up to `limit` due rows to `owner`, oldest first; rows another worker holds are skipped."""
+        lease_free = sa.or_(decisions.c.lease_until.is_(None), decisions.c.lease_until < now)
+        query = (
+            sa.select(decisions.c.id)
+            .where(decisions.c.state == PENDING, decisions.c.next_attempt_at <= now, lease_free)
+            .order_by(decisions.c.id)
+            .limit(limit)
+        )
+        if only_id is not None:
+            query = query.where(decisions.c.id == only_id)
+        with self.engine.begin() as conn:  # SQLite: BEGIN IMMEDIATE, one claimer at a time
+            if conn.dialect.name == "postgresql":
+                query = query.with_for_update(skip_locked=True)
+            ids = list(conn.execute(query).scalars())
+            if not ids:
+                return []
+            conn.execute(
+                decisions.update()
+                .where(decisions.c.id.in_(ids))
+                .values(lease_owner=owner, lease_until=now + timedelta(seconds=LEASE_S))
+            )
+            rows = conn.execute(sa.select(decisions).where(decisions.c.id.in_(ids)).order_by(decisions.c.id)).all()
+        return [_stored(row) for row in rows]
+
+    def _finish(self, row_id: int, owner: str, **values) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(
+                decisions.update()
+                .where(decisions.c.id == row_id, decisions.c.lease_owner == owner)
+                .values(lease_owner=None, lease_until=None, **values)
             )
 
-    def retry_now(self) -> None:
-        """Make every pending decision due immediately (the reviewer pressed "deliver now")."""
-        with self._connect() as db:
-            db.execute("UPDATE decisions SET next_attempt_at = ? WHERE state = 'pending'", (self.clock().isoformat(),))
+    def _newer_exists(self, row: StoredDecision) -> bool:
+        with self.engine.connect() as conn:
+            newer = conn.execute(
+                sa.select(decisions.c.id).where(
+                    decisions.c.bank_id == row.bank_id, decisions.c.document_id == row.document_id,
+                    decisions.c.id > row.id, decisions.c.state != DISCARDED,
+                ).limit(1)
+            ).first()  # fmt: skip
+        return newer is not None
 
-    def pending_count(self, db: sqlite3.Connection | None = None) -> int:
-        if db is None:
-            with self._connect() as own:
-                return self.pending_count(own)
-        return int(db.execute("SELECT COUNT(*) FROM decisions WHERE state = 'pending'").fetchone()[0])
+    def deliver_due(
+        self, retain: RetainFn, *, owner: str | None = None, limit: int = CLAIM_BATCH, only_id: int | None = None
+    ) -> DeliveryReport:
+        """Claim and deliver due rows, oldest first; every failure stays with its own row.
+
+        `retain(bank_id, records)` is HindsightGateway.retain. A row a newer decision on the same
+        document will replace is marked superseded instead of sent. Hindsight unavailable: every due
+        row backs off (1, 2, 4 ... 300 s) and this pass stops. Hindsight rejects a row (4xx): that row
+        is parked `failed` with the server's message for a lead; the rest go on.
+        """
+        owner = owner or worker_name()
+        report = DeliveryReport()
+        now = self.clock()
+        claimed = self._claim(owner, now, limit, only_id)
+        for index, row in enumerate(claimed):
+            if self._newer_exists(row):
+                self._finish(row.id, owner, state=SUPERSEDED)
+                report.superseded += 1
+                continue
+            try:
+                retain(row.bank_id, [row.record])
+            except HindsightUnavailable as exc:
+                report.error = str(exc)
+                for left in claimed[index:]:
+                    self._back_off(left, owner, now, report.error)
+                self._back_off_unclaimed(now, report.error)
+                break
+            except HindsightRequestRejected as exc:
+                self._finish(row.id, owner, state=FAILED, attempts=row.attempts + 1, last_error=str(exc)[:ERROR_CHARS])
+                report.failed += 1
+                continue
+            except Exception as exc:  # noqa: BLE001 - an unexpected error stays with its row, which is retried
+                report.error = f"{type(exc).__name__}: {exc}"
+                self._back_off(row, owner, now, report.error)
+                continue
+            self._finish(row.id, owner, state=DELIVERED, delivered_at=self.clock(), attempts=row.attempts + 1, last_error=None)
+            report.delivered += 1
+        report.still_pending = self.pending_count()
+        return report
+
+    def _back_off(self, row: StoredDecision, owner: str, now: datetime, error: str) -> None:
+        attempts = row.attempts + 1
+        wait = timedelta(seconds=backoff_s(attempts))
+        self._finish(row.id, owner, attempts=attempts, last_error=error[:ERROR_CHARS], next_attempt_at=now + wait)
+
+    def _back_off_unclaimed(self, now: datetime, error: str) -> None:
+        """The server is down: rows due now, not leased by anyone, wait too (one backoff step each)."""
+        lease_free = sa.or_(decisions.c.lease_until.is_(None), decisions.c.lease_until < now)
+        with self.engine.begin() as conn:
+            rows = conn.execute(
+                sa.select(decisions.c.id, decisions.c.attempts).where(
+                    decisions.c.state == PENDING, decisions.c.next_attempt_at <= now, lease_free
+                )
+            ).all()
+            for row_id, attempts in rows:
+                conn.execute(
+                    decisions.update().where(decisions.c.id == row_id).values(
+                        attempts=attempts + 1, last_error=error[:ERROR_CHARS],
+                        next_attempt_at=now + timedelta(seconds=backoff_s(attempts + 1)),
+                    )
+                )  # fmt: skip
+
+    def retry_now(self) -> None:
+        """Make every pending decision due immediately (someone pressed "deliver now")."""
+        with self.engine.begin() as conn:
+            conn.execute(decisions.update().where(decisions.c.state == PENDING).values(next_attempt_at=self.clock()))
+
+    def retry_failed(self, audit_id: int) -> bool:
+        """A lead sends a parked row again (after fixing what the server rejected). False if it was not failed."""
+        with self.engine.begin() as conn:
+            result = conn.execute(
+                decisions.update()
+                .where(decisions.c.id == audit_id, decisions.c.state == FAILED)
+                .values(state=PENDING, next_attempt_at=self.clock(), lease_owner=None, lease_until=None)
+            )
+        return result.rowcount == 1
+
+    def discard_failed(self, audit_id: int) -> bool:
+        """A lead gives up on a parked row; it stays in the log as discarded. False if it was not failed."""
+        with self.engine.begin() as conn:
+            result = conn.execute(
+                decisions.update().where(decisions.c.id == audit_id, decisions.c.state == FAILED).values(state=DISCARDED)
+            )
+        return result.rowcount == 1
+
+    def next_due_in(self) -> float | None:
+        """Seconds until the next pending row is due (0 if one is due now); None when nothing is pending."""
+        with self.engine.connect() as conn:
+            soonest = conn.execute(
+                sa.select(sa.func.min(decisions.c.next_attempt_at)).where(decisions.c.state == PENDING)
+            ).scalar()
+        if soonest is None:
+            return None
+        return max(0.0, (_utc(soonest) - self.clock()).total_seconds())
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def pending_count(self) -> int:
+        with self.engine.connect() as conn:
+            return int(conn.execute(sa.select(sa.func.count()).where(decisions.c.state == PENDING)).scalar_one())
+
+    def failed_count(self) -> int:
+        with self.engine.connect() as conn:
+            return int(conn.execute(sa.select(sa.func.count()).where(decisions.c.state == FAILED)).scalar_one())
 
     def history(self, case_kind: str | None = None, case_id: str | None = None) -> list[StoredDecision]:
         """The append-only log, newest first, optionally for one case."""
-        query, args = "SELECT * FROM decisions WHERE 1 = 1", []
+        query = sa.select(decisions).order_by(decisions.c.id.desc())
         if case_kind:
-            query, args = query + " AND case_kind = ?", [*args, case_kind]
+            query = query.where(decisions.c.case_kind == case_kind)
         if case_id:
-            query, args = query + " AND case_id = ?", [*args, case_id]
-        with self._connect() as db:
-            rows = db.execute(query + " ORDER BY id DESC", args).fetchall()
-        return [_stored(row) for row in rows]
+            query = query.where(decisions.c.case_id == case_id)
+        with self.engine.connect() as conn:
+            return [_stored(row) for row in conn.execute(query)]
 
     def get(self, audit_id: int) -> StoredDecision | None:
-        with self._connect() as db:
-            row = db.execute("SELECT * FROM decisions WHERE id = ?", (audit_id,)).fetchone()
+        with self.engine.connect() as conn:
+            row = conn.execute(sa.select(decisions).where(decisions.c.id == audit_id)).first()
         return None if row is None else _stored(row)
-
-    def submit(self, bank_id: str, decision: ReviewerDecision, memory: MemoryRecord, retain: RetainFn):
-        """Record the decision durably FIRST, then try to deliver everything due.
-
-        Returns (this decision as stored, delivery report): the row is read back by its own audit id,
-        so a concurrent reviewer's decision on the same case is never reported as this one.
-        """
-        audit_id = self.record(bank_id, decision, memory)
-        report = self.deliver_due(retain)
-        return self.get(audit_id), report
 
     def latest(self, case_kind: str, case_id: str) -> StoredDecision | None:
         entries = self.history(case_kind, case_id)
         return entries[0] if entries else None
+
+    def latest_in_bank(self, bank_id: str, case_kind: str, case_id: str) -> StoredDecision | None:
+        query = (
+            sa.select(decisions)
+            .where(decisions.c.bank_id == bank_id, decisions.c.case_kind == case_kind, decisions.c.case_id == case_id)
+            .order_by(decisions.c.revision.desc())
+            .limit(1)
+        )
+        with self.engine.connect() as conn:
+            row = conn.execute(query).first()
+        return None if row is None else _stored(row)

@@ -1,0 +1,91 @@
+"""The review store's tables (SQLAlchemy Core). Alembic migrations create them; code queries them.
+
+Decisions are append-only: a revised decision is a new row whose `revision` is one more than the
+case's latest, and (bank, kind, case, revision) is unique, so two reviewers racing on one revision
+cannot both land. Only the delivery columns of a row change after it is written.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    JSON,
+    Column,
+    DateTime,
+    Index,
+    Integer,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+from dashboard.review.db import metadata
+
+ID = 200  # case ids, bank ids, document ids: the import limit is lower, this is the column's
+NAME = 120  # reviewer names and claim holders
+
+# Delivery states of a decision row.
+PENDING, DELIVERED, SUPERSEDED, FAILED, DISCARDED = "pending", "delivered", "superseded", "failed", "discarded"
+
+decisions = Table(
+    "review_decisions",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("bank_id", String(ID), nullable=False),
+    Column("case_kind", String(20), nullable=False),
+    Column("case_id", String(ID), nullable=False),
+    Column("revision", Integer, nullable=False),  # 1 for the first decision on a case, then 2, 3 ...
+    Column("document_id", String(ID + 40), nullable=False),
+    Column("reviewer", String(NAME), nullable=False),
+    Column("decision", JSON, nullable=False),  # ReviewerDecision
+    Column("record", JSON, nullable=False),  # MemoryRecord: exactly what is retained
+    Column("evidence", JSON, nullable=True),  # EvidenceSnapshot: what the reviewer saw
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    # delivery
+    Column("state", String(20), nullable=False, server_default=PENDING),
+    Column("attempts", Integer, nullable=False, server_default="0"),
+    Column("last_error", Text, nullable=True),
+    Column("next_attempt_at", DateTime(timezone=True), nullable=False),
+    Column("lease_owner", String(NAME), nullable=True),
+    Column("lease_until", DateTime(timezone=True), nullable=True),
+    Column("delivered_at", DateTime(timezone=True), nullable=True),
+    UniqueConstraint("bank_id", "case_kind", "case_id", "revision", name="uq_review_decisions_case_revision"),
+    Index("ix_review_decisions_due", "state", "next_attempt_at"),
+    Index("ix_review_decisions_document", "bank_id", "document_id"),
+)
+
+claims = Table(
+    "review_claims",
+    metadata,
+    Column("bank_id", String(ID), primary_key=True),
+    Column("case_kind", String(20), primary_key=True),
+    Column("case_id", String(ID), primary_key=True),
+    Column("holder", String(NAME), nullable=False),
+    Column("claimed_at", DateTime(timezone=True), nullable=False),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+)
+
+comments = Table(
+    "review_comments",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("bank_id", String(ID), nullable=False),
+    Column("case_kind", String(20), nullable=False),
+    Column("case_id", String(ID), nullable=False),
+    Column("author", String(NAME), nullable=False),
+    Column("body", Text, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Index("ix_review_comments_case", "bank_id", "case_kind", "case_id"),
+)
+
+# Per-case figures the Overview computes from recalls (crowd-out, legacy admission), kept across restarts
+# and shared by every instance.
+case_flags = Table(
+    "review_case_flags",
+    metadata,
+    Column("bank_id", String(ID), primary_key=True),
+    Column("case_kind", String(20), primary_key=True),
+    Column("case_id", String(ID), primary_key=True),
+    Column("flags", JSON, nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)

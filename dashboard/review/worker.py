@@ -1,0 +1,83 @@
+"""The delivery worker: sends recorded decisions to Hindsight off the request path.
+
+One runs as a thread in every app process (unless configured off) and any number more as
+`python -m dashboard worker`; they share the review store and claim rows with a lease, so each row is
+delivered by one of them. No Streamlit here.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+from dashboard.hindsight.calls import RetainFn
+from dashboard.review.outbox import CLAIM_BATCH, DeliveryReport, Outbox, worker_name
+
+log = logging.getLogger(__name__)
+IDLE_S = 2.0  # how often an idle worker looks for new rows (another instance may have recorded some)
+
+
+class DeliveryWorker:
+    def __init__(
+        self,
+        outbox: Outbox,
+        retain: RetainFn,
+        *,
+        idle_s: float = IDLE_S,
+        on_delivered: Callable[[DeliveryReport], None] | None = None,
+        name: str | None = None,
+    ):
+        self.outbox = outbox
+        self.retain = retain
+        self.idle_s = idle_s
+        self.on_delivered = on_delivered
+        self.name = name or worker_name()
+        self.delivered = 0  # rows this worker delivered since it started
+        self.last_report: DeliveryReport | None = None
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def run_once(self) -> DeliveryReport:
+        """One pass: claim due rows, deliver them, report. Never raises for a delivery failure."""
+        report = self.outbox.deliver_due(self.retain, owner=self.name)
+        self.last_report = report
+        self.delivered += report.delivered
+        if report.delivered and self.on_delivered is not None:
+            self.on_delivered(report)
+        return report
+
+    def _pause(self, report: DeliveryReport) -> float:
+        if report.error is None and report.delivered + report.failed + report.superseded >= CLAIM_BATCH:
+            return 0.0  # a full batch went through: more may be due
+        due_in = self.outbox.next_due_in()
+        return self.idle_s if due_in is None else min(self.idle_s, max(due_in, 0.05))
+
+    def run(self, stop: threading.Event | None = None) -> None:
+        """Deliver until `stop` (or `self.stop()`) is set."""
+        stop = stop or self._stop
+        while not stop.is_set() and not self._stop.is_set():
+            try:
+                report = self.run_once()
+                pause = self._pause(report)
+            except Exception:  # noqa: BLE001 - the store itself failed (e.g. PostgreSQL restarting): try again later
+                log.exception("delivery pass failed")
+                pause = self.idle_s
+            self._wake.wait(pause)
+            self._wake.clear()
+
+    def wake(self) -> None:
+        """Look for due rows now (a reviewer pressed "deliver now")."""
+        self._wake.set()
+
+    def start(self) -> DeliveryWorker:
+        self._thread = threading.Thread(target=self.run, name=f"delivery-{self.name}", daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self, timeout: float = 10.0) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout)

@@ -172,3 +172,26 @@ def test_agent_command_prints_the_run_with_its_audit_ids(hindsight, audited_bank
     assert "crowded_out" in {i["kind"] for i in report["incidents"] if i["run_id"] == run["run_id"]}
     assert main(["agent", "finance", "--case", "E-404", "--json"]) == 2
     assert "--case" in capsys.readouterr().err
+
+
+def test_decide_command_closes_the_loop_for_the_next_case(hindsight, audited_bank, monkeypatch, capsys, tmp_path):
+    """decide on E-1001 (V01 price variance, 12 approving precedents) -> the agent on the next V01 price variance case follows it."""
+    from dashboard.cli import main
+
+    hindsight.gateway.retain(audited_bank, finance_records())
+    monkeypatch.delenv("HINDSIGHT_API_URL", raising=False)
+    for key, value in hindsight.env(finance=audited_bank).items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv("RECALL_REVIEW_DATA_DIR", str(tmp_path))
+    assert main(["decide", "--case", "E-1001", "--outcome", "reject", "--reviewer", "Dana", "--json"]) == 2
+    assert "--reason" in capsys.readouterr().err  # an override needs a reason code; nothing stored
+    code = main(["decide", "--case", "E-1001", "--outcome", "reject", "--reason", "CONTRACT_AMENDMENT", "--reviewer", "Dana", "--json"])
+    decided = json.loads(capsys.readouterr().out)
+    assert code == 0 and decided["state"] == "delivered" and decided["overridden"] and decided["document_id"] == "decision-E-1001"
+
+    outbox = Outbox(tmp_path / "decisions.sqlite3")
+    store = AgentRunStore(outbox.engine)
+    run = run_exception(hindsight.gateway, store, audited_bank, _case("E-1101", "V01"), "reviewed")
+    assert run.output["action"] == "reject" and run.cited == ["decision-E-1001"] and run.output["evidence"][0]["human"]
+    own = run_exception(hindsight.gateway, store, audited_bank, _case("E-1001", "V01"), "reviewed")
+    assert "decision-E-1001" not in [e["ref"] for e in own.output["evidence"]]  # never its own decision

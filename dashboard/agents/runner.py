@@ -1,7 +1,8 @@
 """Run a reference agent on a case, match its recalls to the audit log, and record the run.
 
 `seed_agent_runs` gives a fresh demo real agent recalls: the naive variants first on a few cases (the
-incidents a reviewer should see), then the reviewed agents over both queues. A case and variant that
+incidents a reviewer should see), then the reviewed agents over both queues (support drafts are not
+retained, so the demo's legacy customers keep showing the fallback). A case and variant that
 already has a run is not run again, so seeding twice adds nothing.
 """
 
@@ -54,7 +55,8 @@ def seed_agent_runs(
             run_exception(gateway, store, finance_bank, item, variant)
             counts["finance"] += 1
         else:
-            run_ticket(gateway, store, support_bank, item, variant)
+            # Drafts only: retained answers would turn the demo's legacy customers into tagged ones.
+            run_ticket(gateway, store, support_bank, item, variant, retain=False)
             counts["support"] += 1
     log(f"agent runs: {counts['finance']} finance, {counts['support']} support recorded")
     return counts

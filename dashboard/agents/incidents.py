@@ -95,7 +95,7 @@ def other_customer(run: AgentRun, entries: dict[str, AuditRecall] | None = None)
 
 
 # -- finance ---------------------------------------------------------------------------------
-def _relevant(ref: ResultRef, vendor: str, etype: str) -> bool:
+def is_relevant_ref(ref: ResultRef, vendor: str, etype: str) -> bool:
     def value(prefix: str, key: str) -> str | None:
         tag = next((t.split(":", 1)[1] for t in ref.tags if t.startswith(prefix + ":")), None)
         return tag if tag is not None else ref.metadata.get(key)
@@ -103,12 +103,18 @@ def _relevant(ref: ResultRef, vendor: str, etype: str) -> bool:
     return value("vendor", "vendor_code") == vendor and value("type", "exception_type") == etype
 
 
+def ownership(ref: ResultRef, own_tag: str) -> str:
+    if ref.owner == own_tag:
+        return "this customer's"
+    return "no provable owner" if ref.owner is None else "another customer's"
+
+
 def non_relevant_citation(run: AgentRun, entries: dict[str, AuditRecall] | None = None) -> Incident | None:
     if run.agent != "finance":
         return None
     vendor, etype = run.output["vendor_code"], run.output["exception_type"]
     by_ref = {r.ref: r for _, results in results_then(run, entries) for r in results}
-    wrong = [ref for ref in run.cited if ref in by_ref and not _relevant(by_ref[ref], vendor, etype)]
+    wrong = [ref for ref in run.cited if ref in by_ref and not is_relevant_ref(by_ref[ref], vendor, etype)]
     if not wrong:
         return None
     return _incident(

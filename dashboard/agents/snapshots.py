@@ -31,6 +31,8 @@ def response_hash(texts: Iterable[str]) -> str:
 
 
 def result_ref(memory: RecalledMemory) -> ResultRef:
+    """Also takes a page's evidence rows (PrecedentEvidence, TicketEvidence): same id, text and tags."""
+    metadata, scores = getattr(memory, "metadata", None) or {}, getattr(memory, "scores", None)
     owner = next((t for t in memory.tags if t.startswith(TAG_PREFIX)), None)
     named = leading_marker_name(memory.text)
     if owner is None and named is not None and not memory.tags:
@@ -39,9 +41,9 @@ def result_ref(memory: RecalledMemory) -> ResultRef:
         except ValueError:
             owner = None
     return ResultRef(
-        id=memory.id, document_id=memory.document_id, tags=list(memory.tags), score=memory.scores.final,
+        id=memory.id, document_id=memory.document_id, tags=list(memory.tags), score=scores.final if scores else None,
         text_hash=text_hash(memory.text), owner=owner, marker_name=named,
-        metadata={k: v for k, v in memory.metadata.items() if k in KEPT_METADATA},
+        metadata={k: v for k, v in metadata.items() if k in KEPT_METADATA},
     )  # fmt: skip
 
 

@@ -12,13 +12,18 @@ from collections.abc import Callable, Sequence
 
 import streamlit as st
 
+from dashboard.agents.audit_sync import sync_bank
+from dashboard.agents.findings import case_then_now, find_incidents
+from dashboard.agents.incidents import Incident
+from dashboard.agents.then_now import ThenNow
 from dashboard.finance.decisions import document_id_for
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.recall import CaseKey, TwoStageResult, atwo_stage_recall, check_crowd_out, two_stage_recall
 from dashboard.finance.recall_cache import RecallCache
-from dashboard.hindsight.errors import HindsightUnavailable
+from dashboard.hindsight.errors import HindsightError, HindsightUnavailable
 from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.reporting.recall_log import RecallLog
+from dashboard.review.agent_runs import AgentRunStore
 from dashboard.review.outbox import DeliveryReport, Outbox
 from dashboard.settings import Settings, load_settings
 from dashboard.support.customers import customer_tag
@@ -198,3 +203,46 @@ def _cached_ticket_recall(base_url: str, bank_id: str, customer: str, issue: str
 
 def recall_ticket(bank_id: str, customer: str, issue: str) -> TicketRecall:
     return _cached_ticket_recall(settings().base_url, bank_id, customer, issue, ticket_generation(customer))
+
+
+# -- agent runs and the audit log (issue 12) -----------------------------------------
+
+
+@st.cache_resource
+def agent_runs() -> AgentRunStore:
+    """Agent runs and the audit-log projection, in the same store as the reviewers' decisions."""
+    return AgentRunStore(outbox().engine)
+
+
+@st.cache_data(ttl=60, show_spinner=False)
+def audit_log_on(bank_id: str) -> bool:
+    try:
+        return gateway().audit_log_enabled(bank_id)
+    except HindsightError:
+        return False
+
+
+@st.cache_data(ttl=30, show_spinner=False)
+def sync_audit_log(bank_id: str) -> int:
+    """Sync a configured bank's audit log into the store at most every 30 s; returns entries added."""
+    if not audit_log_on(bank_id):
+        return 0
+    try:
+        return sync_bank(gateway(), agent_runs(), bank_id).added
+    except HindsightError:
+        return 0
+
+
+def then_now(bank_id: str, case_kind: str, case_id: str, now_records) -> ThenNow:
+    sync_audit_log(bank_id)
+    store = agent_runs()
+    return case_then_now(store, store.latest_run(case_kind, case_id, bank_id), now_records, audit_log_on(bank_id))
+
+
+@st.cache_data(ttl=60, show_spinner="Checking the agent runs for incidents...")
+def incidents(bank_ids: tuple[str, ...]) -> list[Incident]:
+    for bank in bank_ids:
+        sync_audit_log(bank)
+    store = agent_runs()
+    runs = [r for bank in bank_ids for r in store.runs(bank_id=bank)]
+    return find_incidents(gateway(), store, outbox(), runs)

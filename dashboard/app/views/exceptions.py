@@ -13,6 +13,8 @@ from components.evidence import (
     render_recommendation,
 )
 from components.review_keys import review_keys
+from components.then_now import render_then_now
+from dashboard.agents.incidents import is_relevant_ref
 from dashboard.app import state
 from dashboard.finance import queue as exception_queue
 from dashboard.finance.decisions import (
@@ -122,6 +124,10 @@ if result.own_decision is not None:
     st.text(f"{result.own_decision.ref} (kept out of this case's evidence; it is evidence for the next case of this vendor and type)")
     st.text(result.own_decision.text)
 render_evidence(result)
+render_then_now(
+    state.then_now(bank, "exception", case.id, result.records),
+    lambda r: "relevant" if is_relevant_ref(r, case.vendor_code, case.exception_type) else "not relevant", key=f"then_now_{case.id}",
+)  # fmt: skip
 
 st.subheader("Your decision")
 submitted = decision_form(case, rec)

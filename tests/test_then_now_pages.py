@@ -3,11 +3,15 @@ recompute when the audit log is off, and the Incidents page."""
 
 import uuid
 
+import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from dashboard.agents.runner import run_exception, run_ticket
 from dashboard.cli.seed import finance_records, seed_bank, support_records
+from dashboard.finance.decisions import exception_decision, precedent_record
 from dashboard.finance.models import ExceptionCase
+from dashboard.finance.policy import assess
+from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.queue_files import load_rows
 from dashboard.review.agent_runs import AgentRunStore
 from dashboard.settings import load_settings
@@ -54,6 +58,17 @@ def test_case_and_ticket_show_what_the_agent_recalled_then_and_the_incidents_pag
     assert "What the agent recalled then, and what recall returns now" in text
     assert "as Hindsight's audit log recorded it" in text and "Agent's recommendation: reject" in text
     assert "Since then: 0 appeared" in text
+
+    # the reviewer overrides: the case's own decision is what changed since the agent's recall, never evidence
+    _, rec = assess(two_stage_recall(hindsight.gateway.recall, fin, CaseKey.of(case), case.recall_query(), own_document="decision-E-1002"))
+    decision = exception_decision(case, rec, reviewer="Dana", authenticated=False, action="override", outcome="escalate", reason_code="NEEDS_APPROVER")
+    outbox.submit(fin, decision, precedent_record(case, decision, rec), hindsight.gateway.retain)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    at = _open("views/exceptions.py", case="E-1002")
+    assert "Since then: 1 appeared (decision-E-1002)" in _texts(at)
+    flags = {f for d in at.dataframe if "flag" in d.value.columns for f in d.value["flag"]}
+    assert "your decision (not evidence)" in flags
 
     at = _open("views/tickets.py", ticket="T-2004")
     text = _texts(at)

@@ -167,21 +167,24 @@ class AgentRunStore:
 
     # -- audit projection ----------------------------------------------------------------------
     def known_entries(self, bank_id: str, ids: list[str]) -> set[str]:
-        if not ids:
-            return set()
-        query = sa.select(audit_recalls.c.entry_id).where(audit_recalls.c.bank_id == bank_id, audit_recalls.c.entry_id.in_(ids))
+        known: set[str] = set()
         with self.engine.connect() as conn:
-            return set(conn.execute(query).scalars())
+            for start in range(0, len(ids), 500):  # bounded IN lists
+                chunk = ids[start : start + 500]
+                query = sa.select(audit_recalls.c.entry_id).where(audit_recalls.c.bank_id == bank_id, audit_recalls.c.entry_id.in_(chunk))
+                known |= set(conn.execute(query).scalars())
+        return known
 
     def add_entries(self, entries: list[AuditRecall]) -> int:
         """Store projections not stored yet; returns how many were new."""
-        fresh = [e for e in entries if e.entry_id not in self.known_entries(e.bank_id, [e.entry_id])]
+        fresh: list[AuditRecall] = []
+        for bank in {e.bank_id for e in entries}:
+            mine = [e for e in entries if e.bank_id == bank]
+            known = self.known_entries(bank, [e.entry_id for e in mine])
+            fresh += [e for e in {e.entry_id: e for e in mine}.values() if e.entry_id not in known]
         if fresh:
             with self.engine.begin() as conn:
-                conn.execute(
-                    audit_recalls.insert(),
-                    [{**e.model_dump(mode="json"), "started_at": e.started_at} for e in fresh],
-                )
+                conn.execute(audit_recalls.insert(), [{**e.model_dump(mode="json"), "started_at": e.started_at} for e in fresh])
         return len(fresh)
 
     def entry(self, entry_id: str) -> AuditRecall | None:

@@ -124,9 +124,10 @@ if result.own_decision is not None:
     st.text(f"{result.own_decision.ref} (kept out of this case's evidence; it is evidence for the next case of this vendor and type)")
     st.text(result.own_decision.text)
 render_evidence(result)
-render_then_now(
-    state.then_now(bank, "exception", case.id, result.records),
-    lambda r: "relevant" if is_relevant_ref(r, case.vendor_code, case.exception_type) else "not relevant", key=f"then_now_{case.id}",
+render_then_now(  # "now" lists this case's own decision too, flagged: it is what changed, never evidence
+    state.then_now(bank, "exception", case.id, result.records + ([result.own_decision] if result.own_decision else [])),
+    lambda r: "your decision (not evidence)" if r.ref == own else ("relevant" if is_relevant_ref(r, case.vendor_code, case.exception_type) else "not relevant"),
+    key=f"then_now_{case.id}",
 )  # fmt: skip
 
 st.subheader("Your decision")

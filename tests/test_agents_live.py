@@ -58,6 +58,8 @@ def test_naive_support_agent_leaks_another_customers_record_and_the_seed_agent_d
     seed = run_ticket(gw, store, audited_bank, ANN_LEE, "seed", retain=False)
     assert naive.audit_log and len(naive.audit_ids) == len(naive.recalls) == 2  # tagged (empty), then bank-wide
     assert [s.label for s in naive.recalls] == ["tagged", "bank_wide"]
+    # the seed run sent the same two requests a moment later: each run has its own entries
+    assert len(seed.audit_ids) == len(seed.recalls) == 2 and not set(seed.audit_ids) & set(naive.audit_ids)
 
     incidents = find_incidents(gw, store, outbox, [naive, seed])
     leak = [i for i in incidents if i.run_id == naive.run_id and i.kind == "other_customer"]

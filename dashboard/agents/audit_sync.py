@@ -81,13 +81,14 @@ def sync_banks(gateway: HindsightGateway, store: AgentRunStore, bank_ids: list[s
 
 
 def _same_request(entry: AuditRecall, query: str, tags: list[str], tags_match: str | None) -> bool:
-    return entry.query == query and sorted(entry.tags) == sorted(tags) and (entry.tags_match or "any") == (tags_match or "any")
+    return entry.query.strip() == query.strip() and sorted(entry.tags) == sorted(tags) and (entry.tags_match or "any") == (tags_match or "any")
 
 
-def match_run(run: AgentRun, entries: list[AuditRecall]) -> AgentRun:
-    """The run with each recall's audit id: the entry with the same request, in the run's time window."""
+def match_run(run: AgentRun, entries: list[AuditRecall], claimed: set[str] = frozenset()) -> AgentRun:
+    """The run with each recall's audit id: the entry with the same request, in the run's time window,
+    that no other run has claimed (two runs on one case send identical requests)."""
     lo, hi = run.started_at - timedelta(seconds=2), run.ended_at + timedelta(seconds=2)
-    taken: set[str] = set()
+    taken: set[str] = set(claimed)
     recalls = []
     for snap in run.recalls:
         entry = next(
@@ -110,7 +111,9 @@ def resolve_audit_ids(gateway: HindsightGateway, store: AgentRunStore, run: Agen
     deadline = time.monotonic() + settle_s
     while True:
         sync_bank(gateway, store, run.bank_id)
-        matched = match_run(run, store.entries(run.bank_id, since=run.started_at - timedelta(seconds=2)))
+        since = run.started_at - timedelta(seconds=2)
+        claimed = {i for other in store.runs(bank_id=run.bank_id, ended_since=since) for i in other.audit_ids}
+        matched = match_run(run, store.entries(run.bank_id, since=since), claimed)
         if all(r.audit_id for r in matched.recalls) or time.monotonic() > deadline:
             return matched
         time.sleep(0.2)

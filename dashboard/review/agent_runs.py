@@ -147,9 +147,13 @@ class AgentRunStore:
         with self.engine.begin() as conn:
             conn.execute(agent_runs.insert().values(**row))
 
-    def runs(self, case_kind: str | None = None, case_id: str | None = None, bank_id: str | None = None) -> list[AgentRun]:
+    def runs(
+        self, case_kind: str | None = None, case_id: str | None = None, bank_id: str | None = None, ended_since: datetime | None = None
+    ) -> list[AgentRun]:
         """Newest first."""
         query = sa.select(agent_runs).order_by(agent_runs.c.started_at.desc(), agent_runs.c.id.desc())
+        if ended_since is not None:
+            query = query.where(agent_runs.c.ended_at >= ended_since)
         for column, value in (("case_kind", case_kind), ("case_id", case_id), ("bank_id", bank_id)):
             if value is not None:
                 query = query.where(agent_runs.c[column] == value)

@@ -10,8 +10,10 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
-from dashboard.agents.then_now import ThenNow
-from dashboard.review.agent_runs import ResultRef
+from components.trace_link import trace_link
+from dashboard.agents.then_now import RecallThen, ThenNow
+from dashboard.traces.request import TraceRequest
+from dashboard.review.agent_runs import RecallSnapshot, ResultRef
 
 
 def _frame(results: list[ResultRef], flag: Callable[[ResultRef], str], marked: set[str]) -> pd.DataFrame:
@@ -22,6 +24,13 @@ def _frame(results: list[ResultRef], flag: Callable[[ResultRef], str], marked: s
             for r in results
         ],
         columns=["record", "flag", "tags", "score", "since then"],
+    )  # fmt: skip
+
+
+def request_of(bank_id: str, recall: RecallThen | RecallSnapshot) -> TraceRequest:
+    return TraceRequest(
+        bank=bank_id, query=recall.query, tags=tuple(recall.tags), tags_match=recall.tags_match or "any",
+        budget=recall.budget or "mid", max_tokens=recall.max_tokens or 4096,
     )  # fmt: skip
 
 
@@ -47,6 +56,7 @@ def render_then_now(view: ThenNow, flag: Callable[[ResultRef], str], key: str) -
             for i, recall in enumerate(view.then):
                 st.text(f"{recall.label}: tags {recall.tags or 'none (bank-wide)'} {recall.tags_match or ''}; audit entry {recall.audit_id or 'not synced'}")
                 st.dataframe(_frame(recall.results, flag, left), hide_index=True, key=f"{key}_then_{i}", width="stretch")
+                trace_link(request_of(view.run.bank_id, recall), label="Trace (this request, recalled again now)")
     with now_col:
         st.text("Now" + (" (today's recompute)" if view.source == "recompute" else ""))
         st.dataframe(_frame(view.now, flag, {r.ref for r in view.appeared}), hide_index=True, key=f"{key}_now", width="stretch")

@@ -72,7 +72,7 @@ class RecordingRecall:
         self.snapshots.append(
             RecallSnapshot(
                 label=self._label(tags, mode), query=query, tags=list(tags or []), tags_match=mode,
-                results=[result_ref(m) for m in response.results],
+                max_tokens=kwargs.get("max_tokens"), budget=kwargs.get("budget"), results=[result_ref(m) for m in response.results],
             )  # fmt: skip
         )
         return response

@@ -20,6 +20,8 @@ class RecallThen(BaseModel):
     query: str
     tags: list[str] = Field(default_factory=list)
     tags_match: str | None = None
+    max_tokens: int | None = None
+    budget: str | None = None
     audit_id: str | None = None
     results: list[ResultRef] = Field(default_factory=list)
 
@@ -30,8 +32,8 @@ class ThenNow(BaseModel):
     run: AgentRun | None = None
     then: list[RecallThen] = Field(default_factory=list)
     now: list[ResultRef] = Field(default_factory=list)
-    appeared: list[ResultRef] = Field(default_factory=list)  # returned now, not then (e.g. a reviewer's decision)
-    left: list[ResultRef] = Field(default_factory=list)  # returned then, not now
+    appeared: list[ResultRef] = Field(default_factory=list)  # in the evidence now, not then (e.g. a reviewer's decision)
+    left: list[ResultRef] = Field(default_factory=list)  # in the agent's evidence then, not now
 
 
 def diff(then: list[ResultRef], now: list[ResultRef]) -> tuple[list[ResultRef], list[ResultRef]]:
@@ -40,22 +42,33 @@ def diff(then: list[ResultRef], now: list[ResultRef]) -> tuple[list[ResultRef], 
     return [r for r in now if r.ref not in before], [r for r in then if r.ref not in after]
 
 
+def evidence_refs(run: AgentRun) -> set[str]:
+    """What the agent took as evidence: finance its two-stage records, support its admitted (or, naive, taken) records."""
+    if run.agent == "finance":
+        return {e["ref"] for e in run.output.get("evidence", [])}
+    return set(run.output.get("evidence", [])) | set(run.output.get("evidence_ids", []))
+
+
 def then_vs_now(run: AgentRun | None, entries: dict[str, AuditRecall], now: list[ResultRef], audit_log_on: bool) -> ThenNow:
     if run is None or not audit_log_on:
         why = "The audit log is off for this bank" if not audit_log_on else "No agent run is recorded for this case"
         return ThenNow(source="recompute", note=f"{why}: showing today's recompute, not what the agent saw.", run=run, now=now)
     then = [
         RecallThen(
-            label=s.label, query=s.query, tags=s.tags, tags_match=s.tags_match, audit_id=s.audit_id,
+            label=s.label, query=s.query, tags=s.tags, tags_match=s.tags_match, max_tokens=s.max_tokens, budget=s.budget,
+            audit_id=s.audit_id,
             results=entries[s.audit_id].results if s.audit_id in entries else s.results,
         )  # fmt: skip
         for s in run.recalls
     ]
     from_log = all(s.audit_id in entries for s in run.recalls)
+    # Like with like: the records the agent used (its evidence) against the evidence now, not whole responses.
+    used = evidence_refs(run)
     seen: dict[str, ResultRef] = {}
     for recall in then:
         for r in recall.results:
-            seen.setdefault(r.ref, r)
+            if r.ref in used or r.id in used:
+                seen.setdefault(r.ref, r)
     appeared, left = diff(list(seen.values()), now)
     note = (
         f"What the {run.agent} agent ({run.variant}) recalled at {run.started_at:%Y-%m-%d %H:%M:%S} UTC, "

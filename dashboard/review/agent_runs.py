@@ -90,6 +90,8 @@ class RecallSnapshot(BaseModel):
     query: str
     tags: list[str] = Field(default_factory=list)
     tags_match: str | None = None
+    max_tokens: int | None = None
+    budget: str | None = None
     results: list[ResultRef] = Field(default_factory=list)
     audit_id: str | None = None
 

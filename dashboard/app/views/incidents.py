@@ -3,6 +3,8 @@
 import pandas as pd
 import streamlit as st
 
+from components.then_now import request_of
+from components.trace_link import trace_link
 from dashboard.agents.incidents import KIND_LABELS
 from dashboard.app import state
 
@@ -36,7 +38,15 @@ frame = pd.DataFrame(
         for i in shown
     ]
 )  # fmt: skip
-st.dataframe(
-    frame, hide_index=True, width="stretch", key="incidents_table",
+event = st.dataframe(
+    frame, hide_index=True, width="stretch", key="incidents_table", on_select="rerun", selection_mode="single-row",
     column_config={"case": st.column_config.LinkColumn(display_text=r"=(.*)$"), "when": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm:ss")},
 )  # fmt: skip
+st.caption("Select an incident to see the recalls of its run, each with its audit entry and a trace.")
+if event.selection.rows:
+    incident = shown[event.selection.rows[0]]
+    run = next((r for r in state.agent_runs().runs(incident.case_kind, incident.case_id, incident.bank_id) if r.run_id == incident.run_id), None)
+    st.text(incident.summary)
+    for recall in (run.recalls if run else []):
+        st.text(f"{recall.label}: {recall.tags_match or 'any'} on {recall.tags or 'no tags (bank-wide)'}; audit entry {recall.audit_id or 'none'}")
+        trace_link(request_of(incident.bank_id, recall), label="Trace (this request, recalled again now)")

@@ -101,7 +101,7 @@ except HindsightError as exc:
 if recall is not None:
     render_recall(recall, bank, key=f"recall_{ticket.id}")
     render_then_now(
-        state.then_now(bank, "ticket", ticket.id, recall.tagged + recall.legacy_admitted + recall.legacy_rejected),
+        state.then_now(bank, "ticket", ticket.id, recall.evidence),
         lambda r: ownership(r, recall.tag), key=f"then_now_{ticket.id}",
     )  # fmt: skip
 

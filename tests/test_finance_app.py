@@ -78,7 +78,9 @@ def test_queue_select_a_case_see_both_sections_approve_then_override(exceptions_
     at = _submit(at, choice="Approve the recommendation")
     assert "Decision reject recorded" in _texts(at) and "retained into" in _texts(at)
     exact = _evidence(at, "exact")
-    assert "decision-E-1002" in set(exact["precedent"]) and "Exact: this vendor AND this type (3)" in _texts(at)
+    # the case never cites its own decision: it is shown apart, and its evidence is unchanged
+    assert "decision-E-1002" not in set(exact["precedent"]) and "Exact: this vendor AND this type (2)" in _texts(at)
+    assert "Your decision, as memory holds it" in _texts(at) and "decision-E-1002 (kept out of" in _texts(at)
     queue = at.dataframe(key="exception_queue").value.set_index("case")
     assert (queue.loc["E-1002", "status"], queue.loc["E-1002", "decision"]) == ("decided", "reject")
 

@@ -72,7 +72,7 @@ def test_decision_and_record_carry_what_the_audit_needs(approve_rec):
     assert decision.cited_evidence == ["PREC-1", "PREC-2"] and decision.authenticated is False
     record = precedent_record(CASE, decision, approve_rec)
     assert record.document_id == "decision-E-7001"
-    assert record.tags == ["vendor:VA", "type:price_variance", "kind:decision"]
+    assert record.tags == ["vendor:VA", "type:price_variance", "kind:decision", "source:reviewer"]
     meta = record.metadata
     assert (meta["reviewer"], meta["outcome"], meta["reason_code"], meta["agent_recommendation"]) == (
         "Dana Reviewer", "reject", "CONTRACT_AMENDMENT", "approve",
@@ -110,8 +110,8 @@ def test_override_then_revision_leaves_one_record_and_the_policy_follows(hindsig
     result, rec2 = _review(hindsight, bank_id)
     mine = [e for e in result.exact if e.document_id == "decision-E-7001"]
     assert len(mine) == 1 and mine[0].metadata["outcome"] == "reject" and mine[0].metadata["reason_code"] == "CONTRACT_AMENDMENT"
-    # one approve (2025) and one reject (today): a tie goes to the newest, 50% < 60% -> conflict
-    assert (rec2.action, rec2.policy) == ("escalate", "conflict")
+    # one approve (2025) and one human reject (today): the newer human decision has authority
+    assert (rec2.action, rec2.policy, rec2.cited) == ("reject", "human", ["decision-E-7001"])
 
     revised = _decide(rec2, action="override", outcome="approve", reason_code="PRICE_AGREED")
     stored, report = outbox.submit(bank_id, revised, precedent_record(CASE, revised, rec2), hindsight.gateway.retain)
@@ -121,7 +121,7 @@ def test_override_then_revision_leaves_one_record_and_the_policy_follows(hindsig
     assert len(mine) == 1 and mine[0].metadata["outcome"] == "approve"
     docs = hindsight.gateway.list_memories(bank_id, tags=["vendor:VA"], tags_match="any_strict")
     assert sorted(m["document_id"] for m in docs["items"]) == ["PREC-A-1", "decision-E-7001"]
-    assert rec3.action == "approve" and rec3.confidence == round(2 / 3, 2)
+    assert (rec3.action, rec3.policy, rec3.confidence) == ("approve", "human", 1.0)  # the revision replaced the reject
     assert len(outbox.history("exception", CASE.id)) == 2 and decisions_by_case(outbox, bank_id)[CASE.id].decision.outcome == "approve"
 
 

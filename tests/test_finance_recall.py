@@ -33,11 +33,13 @@ def test_pass2_is_skipped_when_pass1_fills_k_and_crowd_out_is_checked_only_on_de
     ]
     recall = FakeRecall(ranking)
     result = two_stage_recall(recall, "bank", A, QUERY, k=5)
-    assert result.pass2_skipped and "pass 1" in result.pass2_skipped_reason() and result.calls == 1
+    # pass 1 filled k: the second call is the human-decisions pass, not the broader one
+    assert result.pass2_skipped and "pass 1" in result.pass2_skipped_reason() and result.calls == 2
+    assert recall.calls[1] == ("all_strict", ("vendor:VA", "type:price_variance", "source:reviewer"))
     assert [e.document_id for e in result.exact] == [f"A{i}" for i in range(5)] and result.broader == []
-    assert result.crowd_out is None and len(recall.calls) == 1
+    assert result.crowd_out is None and len(recall.calls) == 2
     checked = check_crowd_out(recall, result)
-    assert len(recall.calls) == 2 and checked.calls == 2 and not checked.crowd_out.reused_pass2
+    assert len(recall.calls) == 3 and checked.calls == 3 and not checked.crowd_out.reused_pass2
     assert checked.crowd_out.lost == 5  # the single pass's top 5 are all B's
 
 
@@ -136,11 +138,11 @@ def test_pass2_skipped_when_exact_fills_k_real_server(hindsight, bank_id):
     records += [precedent(f"B{i}", "VB", "price_variance") for i in range(3)]
     hindsight.gateway.retain(bank_id, records)
     result, rec = _recall(hindsight, bank_id, k=3)
-    assert result.pass2_skipped and result.calls == 1 and result.crowd_out is None
+    assert result.pass2_skipped and result.calls == 2 and result.crowd_out is None and result.decisions.returned == 0
     assert len(result.exact) == 3 and result.broader == [] and all(e.relevant for e in result.exact)
     assert rec.action == "approve" and rec.confidence == 1.0 and len(rec.cited) == 3
     checked = check_crowd_out(hindsight.gateway.recall, result)
-    assert checked.calls == 2 and checked.crowd_out.exact_in_result == 3
+    assert checked.calls == 3 and checked.crowd_out.exact_in_result == 3
 
 
 def test_relevance_flags_for_every_record_real_server(hindsight, bank_id):

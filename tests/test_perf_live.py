@@ -12,6 +12,7 @@ import streamlit as st
 
 from dashboard.app import state
 from dashboard.cli import bench_data
+from dashboard.finance.decisions import document_id_for
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from tests.finance_helpers import precedent
 from tests.helpers import exception_case
@@ -49,19 +50,19 @@ def test_queue_load_fills_the_cache_without_traces_and_with_at_most_two_calls(co
     assert counts == {"cached": 0, "loaded": 2, "failed": 0} and progress == [(1, 2), (2, 2)]
     assert not any(c.get("trace") for c in calls)  # loading a queue requests no trace
     per_case = {v: sum(1 for c in calls if f"vendor:{v}" in c["tags"]) for v in ("V01", "V02")}
-    assert per_case == {"V01": 1, "V02": 2}  # one call when pass 1 fills k, two otherwise
+    assert per_case == {"V01": 2, "V02": 2}  # pass 1 + the human-decisions pass when it fills k, + pass 2 otherwise
 
     calls.clear()
     for case in (rich, thin):
-        result = state.recall_case(bank_id, CaseKey.of(case), case.recall_query(), 5)
+        result = state.recall_case(bank_id, CaseKey.of(case), case.recall_query(), 5, document_id_for(case.id))
         assert result.records
     assert calls == []  # opening a cached case makes no network call
-    assert state.with_crowd_out(bank_id, CaseKey.of(thin), thin.recall_query(), 5).crowd_out.reused_pass2
+    assert state.with_crowd_out(bank_id, CaseKey.of(thin), thin.recall_query(), 5, document_id_for(thin.id)).crowd_out.reused_pass2
     assert calls == []  # pass 2 ran: the crowd-out check reuses it
 
     state.bump_generation(bank_id, CaseKey.of(thin))  # a decision was retained for V02 / price_variance
     for case in (rich, thin):
-        state.recall_case(bank_id, CaseKey.of(case), case.recall_query(), 5)
+        state.recall_case(bank_id, CaseKey.of(case), case.recall_query(), 5, document_id_for(case.id))
     assert {tuple(c["tags"]) for c in calls} == {("vendor:V02", "type:price_variance")} and len(calls) == 2
     assert state.load_queue(bank_id, [rich, thin], 5) == {"cached": 2, "loaded": 0, "failed": 0}
 
@@ -86,11 +87,11 @@ def test_crowd_out_when_pass_two_was_skipped_costs_one_call_on_demand(counted, b
     _gw, calls = counted
     rich = exception_case("E-1", "V01")
     result = state.recall_case(bank_id, CaseKey.of(rich), rich.recall_query(), 5)
-    assert result.pass2_skipped and result.crowd_out is None and len(calls) == 1
+    assert result.pass2_skipped and result.crowd_out is None and len(calls) == 2  # pass 1 + human decisions
     checked = state.with_crowd_out(bank_id, CaseKey.of(rich), rich.recall_query(), 5)
-    assert checked.crowd_out is not None and not checked.crowd_out.reused_pass2 and len(calls) == 2
+    assert checked.crowd_out is not None and not checked.crowd_out.reused_pass2 and len(calls) == 3
     state.with_crowd_out(bank_id, CaseKey.of(rich), rich.recall_query(), 5)
-    assert len(calls) == 2  # cached with its check
+    assert len(calls) == 3  # cached with its check
 
 
 def test_lean_requests_keep_the_exact_precedents(hindsight, bank_id):

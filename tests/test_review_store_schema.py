@@ -7,7 +7,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
-from dashboard.review import schema  # noqa: F401  (registers the tables)
+from dashboard.review import agent_runs, schema  # noqa: F401  (register the tables)
 from dashboard.review.db import alembic_config, make_engine, metadata, upgrade
 
 

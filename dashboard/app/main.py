@@ -16,6 +16,7 @@ PAGES = [
     st.Page("views/tickets.py", title="Support tickets", icon=":material/support_agent:", url_path="tickets"),
     st.Page("views/migration.py", title="Migration to tags", icon=":material/label:", url_path="migration"),
     st.Page("views/audit.py", title="Audit log", icon=":material/history:", url_path="audit"),
+    st.Page("views/incidents.py", title="Incidents", icon=":material/report:", url_path="incidents"),
 ]
 
 page = st.navigation(PAGES)

@@ -12,13 +12,19 @@ from collections.abc import Callable, Sequence
 
 import streamlit as st
 
+from dashboard.agents.audit_sync import sync_bank
+from dashboard.agents.findings import case_then_now, find_incidents
+from dashboard.agents.incidents import Incident
+from dashboard.agents.then_now import ThenNow
+from dashboard.finance.decisions import document_id_for
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.recall import CaseKey, TwoStageResult, atwo_stage_recall, check_crowd_out, two_stage_recall
 from dashboard.finance.recall_cache import RecallCache
 from dashboard.hindsight.calls import RetainFn
-from dashboard.hindsight.errors import HindsightUnavailable
+from dashboard.hindsight.errors import HindsightError, HindsightUnavailable
 from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.reporting.recall_log import RecallLog
+from dashboard.review.agent_runs import AgentRunStore
 from dashboard.review.db import make_engine, upgrade
 from dashboard.review.outbox import DeliveryReport, Outbox
 from dashboard.review.worker import DeliveryWorker
@@ -114,29 +120,34 @@ def bump_generation(bank_id: str, key: CaseKey) -> None:
     recall_cache().invalidate(bank_id, key)
 
 
-def recall_case(bank_id: str, key: CaseKey, query: str, k: int) -> TwoStageResult:
+def _mode(own_document: str | None) -> str:
+    # A case's own decision is kept out of its evidence: results differ per case, so is the cache slot.
+    return f"two-stage:{own_document}" if own_document else "two-stage"
+
+
+def recall_case(bank_id: str, key: CaseKey, query: str, k: int, own_document: str | None = None) -> TwoStageResult:
     cache = recall_cache()
-    cached = cache.get(bank_id, key, query, k)
+    cached = cache.get(bank_id, key, query, k, _mode(own_document))
     if cached is not None:
         return cached
     log = recall_log()
     with st.spinner("Recalling precedents..."), log.timed("finance two-stage"):
-        result = two_stage_recall(gateway().recall, bank_id, key, query, k=k)
+        result = two_stage_recall(gateway().recall, bank_id, key, query, k=k, own_document=own_document)
     log.add_finance(result)
-    cache.put(result, query)
+    cache.put(result, query, _mode(own_document))
     return result
 
 
-def with_crowd_out(bank_id: str, key: CaseKey, query: str, k: int) -> TwoStageResult:
+def with_crowd_out(bank_id: str, key: CaseKey, query: str, k: int, own_document: str | None = None) -> TwoStageResult:
     """The result with its crowd-out check: pass 2 reused, or one extra call (once per cache entry) when it was skipped."""
-    base = recall_case(bank_id, key, query, k)
+    base = recall_case(bank_id, key, query, k, own_document)
     if base.crowd_out is not None:
         return base
     log = recall_log()
     with st.spinner("Checking crowd-out..."), log.timed("finance crowd-out check"):
         result = check_crowd_out(gateway().recall, base)
     log.add_finance(result)
-    recall_cache().put(result, query)
+    recall_cache().put(result, query, _mode(own_document))
     return result
 
 
@@ -148,7 +159,7 @@ def load_queue(
     No trace is requested; each case costs one call (pass 1 fills k) or two. Returns counts:
     cached (already there), loaded, failed."""
     cache = recall_cache()
-    todo = [c for c in cases if cache.get(bank_id, CaseKey.of(c), c.recall_query(), k) is None]
+    todo = [c for c in cases if cache.get(bank_id, CaseKey.of(c), c.recall_query(), k, _mode(document_id_for(c.id))) is None]
     counts = {"cached": len(cases) - len(todo), "loaded": 0, "failed": 0}
     if not todo:
         return counts
@@ -158,7 +169,9 @@ def load_queue(
     async def timed_recall(case: ExceptionCase) -> TwoStageResult:
         # Timed inside the coroutine: its wall time includes waiting on the server, not on the other jobs.
         started = time.perf_counter()
-        result = await atwo_stage_recall(gw.arecall, bank_id, CaseKey.of(case), case.recall_query(), k=k)
+        result = await atwo_stage_recall(
+            gw.arecall, bank_id, CaseKey.of(case), case.recall_query(), k=k, own_document=document_id_for(case.id)
+        )
         log.add_latency("finance two-stage", (time.perf_counter() - started) * 1000)
         return result
 
@@ -168,7 +181,7 @@ def load_queue(
             counts["failed"] += 1
             continue
         counts["loaded"] += 1
-        cache.put(result, case.recall_query())
+        cache.put(result, case.recall_query(), _mode(document_id_for(case.id)))
         log.add_finance(result)
     return counts
 
@@ -208,3 +221,46 @@ def _cached_ticket_recall(base_url: str, bank_id: str, customer: str, issue: str
 
 def recall_ticket(bank_id: str, customer: str, issue: str) -> TicketRecall:
     return _cached_ticket_recall(settings().base_url, bank_id, customer, issue, ticket_generation(customer))
+
+
+# -- agent runs and the audit log (issue 12) -----------------------------------------
+
+
+@st.cache_resource
+def agent_runs() -> AgentRunStore:
+    """Agent runs and the audit-log projection, in the same store as the reviewers' decisions."""
+    return AgentRunStore(outbox().engine)
+
+
+@st.cache_data(ttl=60, show_spinner=False)
+def audit_log_on(bank_id: str) -> bool:
+    try:
+        return gateway().audit_log_enabled(bank_id)
+    except HindsightError:
+        return False
+
+
+@st.cache_data(ttl=30, show_spinner=False)
+def sync_audit_log(bank_id: str) -> int:
+    """Sync a configured bank's audit log into the store at most every 30 s; returns entries added."""
+    if not audit_log_on(bank_id):
+        return 0
+    try:
+        return sync_bank(gateway(), agent_runs(), bank_id).added
+    except HindsightError:
+        return 0
+
+
+def then_now(bank_id: str, case_kind: str, case_id: str, now_records) -> ThenNow:
+    sync_audit_log(bank_id)
+    store = agent_runs()
+    return case_then_now(store, store.latest_run(case_kind, case_id, bank_id), now_records, audit_log_on(bank_id))
+
+
+@st.cache_data(ttl=60, show_spinner="Checking the agent runs for incidents...")
+def incidents(bank_ids: tuple[str, ...]) -> list[Incident]:
+    for bank in bank_ids:
+        sync_audit_log(bank)
+    store = agent_runs()
+    runs = [r for bank in bank_ids for r in store.runs(bank_id=bank)]
+    return find_incidents(gateway(), store, outbox(), runs)

@@ -1,9 +1,6 @@
 """Command line: `python -m dashboard <command>`."""
 
-from dashboard.cli import (
-    commands,  # noqa: F401  (registers its commands)
-    review_commands,  # noqa: F401  (registers its commands)
-)
+from dashboard.cli import agent_commands, audit_bench, commands, review_commands  # noqa: F401  (register their commands)
 from dashboard.cli.registry import main
 
 __all__ = ["main"]

@@ -48,6 +48,7 @@ def run_server(args: argparse.Namespace) -> int:
 # -- seed ---------------------------------------------------------------------------
 def _seed_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--no-agents", action="store_true", help="only the records: do not run the reference agents")
 
 
 @command("seed", "retain the demo data into the finance and support banks (idempotent)", _seed_args)
@@ -57,6 +58,10 @@ def run_seed(args: argparse.Namespace) -> int:
     settings, gateway = open_gateway()
     try:
         counts = seed_demo_data(gateway, settings, log=lambda msg: print(msg, file=sys.stderr))
+        if not args.no_agents:  # real agent recalls (incidents included) for a fresh demo
+            from dashboard.cli.agent_commands import seed_agents
+
+            counts["agent_runs"] = seed_agents(gateway, settings, log=lambda msg: print(msg, file=sys.stderr))
     finally:
         gateway.close()
     if args.json:

@@ -58,6 +58,8 @@ def seed_demo_data(gateway: HindsightGateway, settings: Settings, log: Callable[
     counts = {}
     for bank_id, records in ((settings.finance_bank, finance_records()), (settings.support_bank, support_records())):
         sent = seed_bank(gateway, bank_id, records)
+        if settings.embedded:  # the demo's own server: record what agents recall (an external one is the owner's call)
+            gateway.enable_audit_log(bank_id)
         log(f"{bank_id}: {len(records)} demo records, {sent} written ({len(records) - sent} already present)")
         counts[bank_id] = {"demo_records": len(records), "written": sent}
     return counts

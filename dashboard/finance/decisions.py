@@ -1,8 +1,9 @@
 """A reviewer's decision on a finance exception, and the precedent it is retained as. No Streamlit here.
 
-The retained record has the tags of the seeded precedents (`vendor:`, `type:`, `kind:decision`) and the
-same `outcome`/`decided_on` metadata, so the next recall for that vendor and type finds it as an exact
-precedent and the policy counts it. Its document id is derived from the exception id: a revised
+The retained record has the tags of the seeded precedents (`vendor:`, `type:`, `kind:decision`) plus
+`source:reviewer`, and the same `outcome`/`decided_on` metadata: the next recall for that vendor and type
+finds it as an exact precedent (its human-decisions pass asks for that tag), and the policy gives the
+newest human decision authority over older precedents. Its document id is derived from the exception id: a revised
 decision replaces the earlier one and never duplicates it.
 """
 
@@ -14,7 +15,7 @@ from typing import Literal
 
 from pydantic import ValidationError
 
-from dashboard.finance.models import ExceptionCase, type_tag, vendor_tag
+from dashboard.finance.models import REVIEWER_TAG, ExceptionCase, type_tag, vendor_tag
 from dashboard.finance.policy import Recommendation
 from dashboard.finance.recall import TwoStageResult
 from dashboard.hindsight.wire import MemoryRecord
@@ -111,7 +112,7 @@ def precedent_record(case: ExceptionCase, decision: ReviewerDecision, recommenda
     return MemoryRecord(
         document_id=document_id_for(case.id),
         content=text,
-        tags=[vendor_tag(case.vendor_code), type_tag(case.exception_type), "kind:decision"],
+        tags=[vendor_tag(case.vendor_code), type_tag(case.exception_type), "kind:decision", REVIEWER_TAG],
         metadata={
             "vendor_code": case.vendor_code,
             "exception_type": case.exception_type,

@@ -23,6 +23,11 @@ EXCEPTION_TYPES: tuple[str, ...] = ExceptionType.__args__
 # Vendor codes become tags (`vendor:V06`): keep them to a plain, tag-safe alphabet.
 VENDOR_CODE = re.compile(r"^[A-Z0-9][A-Z0-9_-]{0,19}$")
 
+# Reviewer decisions carry this tag besides `vendor:`/`type:`/`kind:decision` (seeded precedents do not),
+# so one all_strict recall finds the latest human decisions however many older precedents exist.
+REVIEWER_TAG = "source:reviewer"
+
+
 def vendor_tag(code: str) -> str:
     return f"vendor:{code}"
 

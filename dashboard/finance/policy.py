@@ -9,6 +9,13 @@ The policy uses relevant precedents only (broader records are shown, never cited
 same metadata, so they count like any other precedent.
 
 - Guard: no relevant precedent (or none with a known outcome) -> escalate, confidence 0.
+- Human authority: a reviewer's decision (tag `source:reviewer`) is a correction of the agent. When the
+  newest relevant decision with an outcome is a human one (no precedent decided on a later day), its
+  outcome is the recommendation, whatever the number of older precedents: a newer human override
+  beats older seeded precedents. Confidence = the share of relevant human decisions that agree with
+  it (1.0 for one); it cites them, newest first, and the rationale names the latest human decision.
+  A precedent decided after the latest human decision puts the vote below back in charge, the human
+  decisions counting as votes.
 - Otherwise each precedent is one vote for its outcome. The outcome with most votes wins; a tie goes to
   the outcome of the newest precedent among the tied ones. If fewer than 60% agree, the precedents
   conflict -> escalate, confidence 0.5 x support.
@@ -37,7 +44,7 @@ class Recommendation(BaseModel):
     confidence: float = Field(ge=0, le=1)
     cited: list[str] = Field(default_factory=list)
     rationale: str
-    policy: Literal["guard", "precedent", "conflict", "no_evidence"]
+    policy: Literal["guard", "precedent", "conflict", "human", "no_evidence"]
     votes: dict[str, int] = Field(default_factory=dict)
 
 
@@ -73,6 +80,37 @@ def _newest_first(records: list[PrecedentEvidence]) -> list[PrecedentEvidence]:
     return sorted(by_rank, key=lambda r: r.metadata.get("decided_on", ""), reverse=True)
 
 
+def _decided_on(record: PrecedentEvidence) -> str:
+    return record.metadata.get("decided_on", "")
+
+
+def _human_authority(key: CaseKey, usable: list[PrecedentEvidence], latest: PrecedentEvidence, not_cited: int) -> Recommendation:
+    humans = [r for r in usable if r.human]
+    outcome = latest.metadata["outcome"]
+    agreeing = [r for r in humans if r.metadata["outcome"] == outcome]
+    older = [r for r in usable if not r.human]
+    older_votes = Counter(r.metadata["outcome"] for r in older)
+    older_note = (
+        f" It takes precedence over {len(older)} older precedent(s) ("
+        + ", ".join(f"{n} {o}" for o, n in older_votes.items()) + ")."
+    ) if older else ""
+    who = latest.metadata.get("reviewer") or "a reviewer"
+    overrode = latest.metadata.get("overridden") == "true"
+    verdict = f", overriding the agent's {latest.metadata.get('agent_recommendation')}" if overrode else ""
+    others = f" {len(agreeing) - 1} other human decision(s) agree." if len(agreeing) > 1 else ""
+    disagree = f" {len(humans) - len(agreeing)} older human decision(s) differ." if len(humans) > len(agreeing) else ""
+    broader_note = f" {not_cited} other record(s) were recalled for context and are not cited." if not_cited else ""
+    return Recommendation(
+        action=outcome, confidence=round(len(agreeing) / len(humans), 2), cited=[r.ref for r in agreeing],
+        policy="human", votes=dict(Counter(r.metadata["outcome"] for r in usable)),
+        rationale=(
+            f"Latest human decision for {_about(key)}: {latest.ref}, {outcome} by {who} on "
+            f"{latest.metadata.get('decided_on', 'an unknown date')}{verdict}. A newer human decision has authority."
+            f"{older_note}{others}{disagree}{broader_note}"
+        ),
+    )  # fmt: skip
+
+
 def recommend(result: TwoStageResult) -> Recommendation:
     """The recommendation for a result whose relevance flags are set (see mark_relevance)."""
     key, recalled = result.key, result.records
@@ -95,6 +133,10 @@ def recommend(result: TwoStageResult) -> Recommendation:
                 "but none records an outcome. Escalate for a human decision."
             ),
         )  # fmt: skip
+
+    latest_human = next((r for r in usable if r.human), None)
+    if latest_human is not None and _decided_on(latest_human) >= _decided_on(usable[0]):
+        return _human_authority(key, usable, latest_human, not_cited)
 
     votes = Counter(r.metadata["outcome"] for r in usable)
     most = max(votes.values())

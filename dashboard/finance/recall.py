@@ -9,7 +9,12 @@ The crowd-out check compares that result with the top k of a single `any_strict`
 pass IS pass 2, so when pass 2 runs its response is reused (no extra call); when pass 2 is skipped the
 check costs one more call and is made only on demand (`check_crowd_out`).
 
-At most two server calls per case, one when pass 1 fills k. No Streamlit here.
+Human decisions first (issue 12): when pass 1 fills k, older precedents may crowd the latest reviewer
+decisions out of it, so the second call asks for vendor + type + `source:reviewer` instead of the broader
+pass; reviewer decisions always come first in the exact evidence, newest first. A case's own decision is
+never its evidence (`own_document`). `decisions_first=False` is the AP seed's recall exactly.
+
+At most two server calls per case. No Streamlit here.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from dashboard.finance.models import EXCEPTION_TYPES, ExceptionCase, _HasVendor, type_tag, vendor_tag
+from dashboard.finance.models import EXCEPTION_TYPES, REVIEWER_TAG, ExceptionCase, _HasVendor, type_tag, vendor_tag
 from dashboard.hindsight.calls import AsyncRecallFn, RecallFn
 from dashboard.hindsight.wire import Budget, RecalledMemory, Scores, TagsMatch
 
@@ -78,6 +83,11 @@ class CaseKey(_HasVendor):
         return f"{self.exception_type.replace('_', ' ')} for vendor {self.vendor_code} {self.vendor_name}".strip()
 
 
+def is_human(record: RecalledMemory | PrecedentEvidence) -> bool:
+    """A reviewer's decision (tagged `source:reviewer`; older ones only say so in their metadata)."""
+    return REVIEWER_TAG in record.tags or record.metadata.get("source") == "reviewer"
+
+
 class PrecedentEvidence(BaseModel):
     """One recalled record as the reviewer sees it. `relevant` is set by recommendation.relevance."""
 
@@ -94,6 +104,10 @@ class PrecedentEvidence(BaseModel):
     relevant: bool = False
 
     @property
+    def human(self) -> bool:
+        return is_human(self)
+
+    @property
     def ref(self) -> str:
         """How a precedent is named when cited: its document id (e.g. PREC-V02-PRI-01), else the memory id."""
         return self.document_id or self.id
@@ -103,7 +117,7 @@ class PrecedentEvidence(BaseModel):
             "id": self.id, "document_id": self.document_id, "text": self.text, "tags": self.tags,
             "relevant": self.relevant, "pass": self.pass_, "rank": self.rank,
             "outcome": self.metadata.get("outcome"), "decided_on": self.metadata.get("decided_on"),
-            "scores": self.scores.model_dump(),
+            "scores": self.scores.model_dump(), "human": self.human,
         }  # fmt: skip
 
     @classmethod
@@ -149,6 +163,8 @@ class TwoStageResult(BaseModel):
     pass2: PassInfo | None = None
     crowd_out: CrowdOut | None = None  # None when pass 2 was skipped and the check was not asked for
     calls: int
+    decisions: PassInfo | None = None  # the human-decisions pass (run when pass 1 filled k)
+    own_decision: PrecedentEvidence | None = None  # this case's own decision: shown apart, never evidence
 
     @property
     def pass2_skipped(self) -> bool:
@@ -161,7 +177,10 @@ class TwoStageResult(BaseModel):
     def pass2_skipped_reason(self) -> str | None:
         if self.pass2 is not None:
             return None
-        return f"Pass 2 skipped: pass 1 (vendor AND type) returned {self.pass1.returned} exact record(s), enough to fill k={self.k}."
+        why = f"Pass 2 skipped: pass 1 (vendor AND type) returned {self.pass1.returned} exact record(s), enough to fill k={self.k}."
+        if self.decisions is not None:
+            why += f" The human-decisions pass (vendor AND type AND {REVIEWER_TAG}) returned {self.decisions.returned}, placed first."
+        return why
 
     def with_crowd_out(self, crowd_out: CrowdOut) -> TwoStageResult:
         return self.model_copy(update={"crowd_out": crowd_out, "calls": self.calls + (0 if crowd_out.reused_pass2 else 1)})
@@ -189,64 +208,107 @@ def _request(key: CaseKey, k: int, budget: Budget | None, types: list[str] | Non
     return {"tags": key.tags, "max_tokens": max_tokens_for(k), "budget": budget or LEAN_BUDGET, "types": types}
 
 
-def _after_pass1(bank_id: str, key: CaseKey, query: str, k: int, req: dict, first: list[RecalledMemory]):
-    """(finished result or None, exact, seen, pass1 info)."""
-    exact, seen = [], set()
-    for memory in first:
-        if memory.id not in seen and len(exact) < k:
-            seen.add(memory.id)
-            exact.append(PrecedentEvidence.of(memory, "exact", len(exact) + 1))
-    pass1 = PassInfo(tags_match="all_strict", returned=len(first), **req)
-    if len(first) >= k:
-        return TwoStageResult(bank_id=bank_id, query=query, key=key, k=k, exact=exact, broader=[], pass1=pass1, calls=1), exact, seen, pass1
-    return None, exact, seen, pass1
+def _humans_first(records: list[RecalledMemory]) -> list[RecalledMemory]:
+    """Reviewer decisions first, newest first; the others keep their recall order."""
+    humans = sorted((m for m in records if is_human(m)), key=lambda m: m.metadata.get("decided_at", ""), reverse=True)
+    return humans + [m for m in records if not is_human(m)]
 
 
-def _after_pass2(bank_id, key, query, k, req, exact, seen, pass1, second: list[RecalledMemory]) -> TwoStageResult:
-    broader: list[PrecedentEvidence] = []
-    for memory in second:
-        if len(exact) + len(broader) >= k:
-            break
-        if memory.id not in seen:
-            seen.add(memory.id)
-            broader.append(PrecedentEvidence.of(memory, "broader", len(exact) + len(broader) + 1))
-    pass2 = PassInfo(tags_match="any_strict", returned=len(second), **req)
-    return TwoStageResult(
-        bank_id=bank_id, query=query, key=key, k=k, exact=exact, broader=broader, pass1=pass1, pass2=pass2,
-        crowd_out=crowd_out_from(second, exact, k, reused_pass2=True), calls=2,
-    )  # fmt: skip
+class _Plan:
+    """The calls of one two-stage recall, shared by the sync and the async driver.
+
+    pass 1: all_strict on vendor + type. Then, with `decisions_first` (the default):
+      - pass 1 filled k: older precedents may have crowded the latest human decisions out, so the second
+        call asks all_strict for vendor + type + `source:reviewer` and puts them first;
+      - pass 1 did not fill k: it holds every exact record (human ones included), and the second call is
+        the broader any_strict pass, as in the AP seed.
+    Without it (the seed's own recall), pass 2 is skipped when pass 1 fills k. The case's own decision
+    (`own_document`) is never evidence: it is kept apart as `own_decision`.
+    """
+
+    def __init__(self, bank_id, key, query, k, budget, types, own_document, decisions_first):
+        self.bank_id, self.key, self.k = bank_id, key, _check_k(k)
+        self.query = query.strip() or key.default_query()
+        self.req = _request(key, self.k, budget, types)
+        self.own_document, self.decisions_first = own_document, decisions_first
+        self.own: PrecedentEvidence | None = None
+
+    def _split_own(self, memories: list[RecalledMemory]) -> list[RecalledMemory]:
+        kept = []
+        for m in memories:
+            if self.own_document and m.document_id == self.own_document:
+                self.own = self.own or PrecedentEvidence.of(m, "exact", 0)
+            else:
+                kept.append(m)
+        return kept
+
+    def first(self) -> dict:
+        return {"tags_match": "all_strict", **self.req}
+
+    def second(self, first: list[RecalledMemory]) -> dict | None:
+        """The second call's arguments, or None when the result is complete."""
+        self.first_results = self._split_own(first)
+        self.pass1 = PassInfo(tags_match="all_strict", returned=len(first), **self.req)
+        if len(self.first_results) < self.k:
+            return {"tags_match": "any_strict", **self.req}
+        if self.decisions_first:
+            return {**self.req, "tags_match": "all_strict", "tags": [*self.key.tags, REVIEWER_TAG]}
+        return None
+
+    def _exact(self, memories: list[RecalledMemory]) -> tuple[list[PrecedentEvidence], set[str]]:
+        exact, seen = [], set()
+        for m in memories:
+            if m.id not in seen and len(exact) < self.k:
+                seen.add(m.id)
+                exact.append(PrecedentEvidence.of(m, "exact", len(exact) + 1))
+        return exact, seen
+
+    def result(self, second: list[RecalledMemory] | None) -> TwoStageResult:
+        base = {"bank_id": self.bank_id, "query": self.query, "key": self.key, "k": self.k, "pass1": self.pass1}
+        if second is None:  # the seed's recall, pass 1 filled k
+            exact, _ = self._exact(self.first_results)
+            return TwoStageResult(**base, exact=exact, broader=[], calls=1, own_decision=self.own)
+        second = self._split_own(second)
+        if len(self.first_results) >= self.k:  # second was the human-decisions pass
+            exact, _ = self._exact(_humans_first(second) + self.first_results)
+            decisions = PassInfo(tags_match="all_strict", returned=len(second), **{**self.req, "tags": [*self.key.tags, REVIEWER_TAG]})
+            return TwoStageResult(**base, exact=exact, broader=[], decisions=decisions, calls=2, own_decision=self.own)
+        ordered = _humans_first(self.first_results) if self.decisions_first else self.first_results
+        exact, seen = self._exact(ordered)
+        broader: list[PrecedentEvidence] = []
+        for memory in second:
+            if len(exact) + len(broader) >= self.k:
+                break
+            if memory.id not in seen:
+                seen.add(memory.id)
+                broader.append(PrecedentEvidence.of(memory, "broader", len(exact) + len(broader) + 1))
+        pass2 = PassInfo(tags_match="any_strict", returned=len(second), **self.req)
+        return TwoStageResult(
+            **base, exact=exact, broader=broader, pass2=pass2, calls=2, own_decision=self.own,
+            crowd_out=crowd_out_from(second, exact, self.k, reused_pass2=True),
+        )  # fmt: skip
 
 
 def two_stage_recall(
     recall: RecallFn, bank_id: str, key: CaseKey, query: str, k: int = DEFAULT_K,
     budget: Budget | None = None, types: list[str] | None = LEAN_TYPES,
+    *, own_document: str | None = None, decisions_first: bool = True,
 ) -> TwoStageResult:  # fmt: skip
-    """Exact (all_strict) first; broader (any_strict) only when pass 1 returns fewer than k."""
-    k = _check_k(k)
-    query = query.strip() or key.default_query()
-    req = _request(key, k, budget, types)
-    first = recall(bank_id, query, tags_match="all_strict", **req).results
-    done, exact, seen, pass1 = _after_pass1(bank_id, key, query, k, req, first)
-    if done is not None:
-        return done
-    second = recall(bank_id, query, tags_match="any_strict", **req).results
-    return _after_pass2(bank_id, key, query, k, req, exact, seen, pass1, second)
+    """Exact (all_strict) first, the latest human decisions at the top; at most two calls (see _Plan)."""
+    plan = _Plan(bank_id, key, query, k, budget, types, own_document, decisions_first)
+    nxt = plan.second(recall(bank_id, plan.query, **plan.first()).results)
+    return plan.result(None if nxt is None else recall(bank_id, plan.query, **nxt).results)
 
 
 async def atwo_stage_recall(
     arecall: AsyncRecallFn, bank_id: str, key: CaseKey, query: str, k: int = DEFAULT_K,
     budget: Budget | None = None, types: list[str] | None = LEAN_TYPES,
+    *, own_document: str | None = None, decisions_first: bool = True,
 ) -> TwoStageResult:  # fmt: skip
     """two_stage_recall as a coroutine (for HindsightGateway.recall_many): the same calls, the same result."""
-    k = _check_k(k)
-    query = query.strip() or key.default_query()
-    req = _request(key, k, budget, types)
-    first = (await arecall(bank_id, query, tags_match="all_strict", **req)).results
-    done, exact, seen, pass1 = _after_pass1(bank_id, key, query, k, req, first)
-    if done is not None:
-        return done
-    second = (await arecall(bank_id, query, tags_match="any_strict", **req)).results
-    return _after_pass2(bank_id, key, query, k, req, exact, seen, pass1, second)
+    plan = _Plan(bank_id, key, query, k, budget, types, own_document, decisions_first)
+    nxt = plan.second((await arecall(bank_id, plan.query, **plan.first())).results)
+    return plan.result(None if nxt is None else (await arecall(bank_id, plan.query, **nxt)).results)
 
 
 def check_crowd_out(recall: RecallFn, result: TwoStageResult) -> TwoStageResult:

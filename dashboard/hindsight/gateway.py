@@ -230,3 +230,32 @@ class HindsightGateway:
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(timeout=5)
             self._loop.close()
+
+    # -- audit log (issue 12) ---------------------------------------------------------
+    # What an agent actually recalled: Hindsight 1.1.0 keeps each recall's request and response when
+    # the bank's audit log is on. Listing returns entries without bodies; one entry comes with both.
+
+    def bank_config(self, bank_id: str) -> dict:
+        """The bank's resolved configuration: {"bank_id", "config", "overrides"}."""
+        return self._run(self._client.aget_bank_config(bank_id))
+
+    def audit_log_enabled(self, bank_id: str) -> bool:
+        return bool(self.bank_config(bank_id).get("config", {}).get("audit_log_enabled"))
+
+    def enable_audit_log(self, bank_id: str, enabled: bool = True) -> None:
+        """Turn the bank's audit log on (or off). Cost: every recall's full response is stored server-side."""
+        self._run(self._client.aupdate_bank_config(bank_id, audit_log_enabled=enabled))
+
+    def list_audit_entries(
+        self, bank_id: str, *, action: str | None = "recall", start: str | None = None, end: str | None = None,
+        limit: int = 500, offset: int = 0,
+    ) -> dict:  # fmt: skip
+        """One page of entries, newest first, without bodies: {"total", "items": [{id, action, started_at, ...}]}."""
+        params = {"action": action, "start_date": start, "end_date": end, "limit": limit, "offset": offset}
+        query = urllib.parse.urlencode({k: v for k, v in params.items() if v is not None})
+        return self._get(f"/v1/default/banks/{urllib.parse.quote(bank_id, safe='')}/audit-logs?{query}")
+
+    def audit_entry(self, bank_id: str, entry_id: str) -> dict:
+        """One entry with its `request` and `response` bodies."""
+        bank, entry = urllib.parse.quote(bank_id, safe=""), urllib.parse.quote(entry_id, safe="")
+        return self._get(f"/v1/default/banks/{bank}/audit-logs/{entry}")

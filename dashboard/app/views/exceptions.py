@@ -15,11 +15,14 @@ from components.evidence import (
 )
 from components.review_keys import review_keys
 from components.safe_text import md
+from components.then_now import render_then_now
+from dashboard.agents.incidents import is_relevant_ref
 from dashboard.app import access, state
 from dashboard.finance import queue as exception_queue
 from dashboard.finance.decisions import (
     DecisionError,
     decisions_by_case,
+    document_id_for,
     evidence_snapshot,
     exception_decision,
     precedent_record,
@@ -109,10 +112,11 @@ st.session_state[seen_key] = current_revision
 k = int(st.number_input("Precedents to recall (k)", min_value=1, max_value=MAX_K, value=DEFAULT_K, key="exceptions_k"))
 key = CaseKey.of(case)
 result = None
+own = document_id_for(case.id)  # this case's own decision: shown apart, never its evidence
 try:
-    result = state.recall_case(bank, key, case.recall_query(), k)
+    result = state.recall_case(bank, key, case.recall_query(), k, own)
     if result.crowd_out is None and st.session_state.get(f"crowd_{bank}_{case.id}_{k}"):
-        result = state.with_crowd_out(bank, key, case.recall_query(), k)
+        result = state.with_crowd_out(bank, key, case.recall_query(), k, own)
 except HindsightError as exc:
     # The decision never depends on a recall: say the evidence is unavailable and keep the form.
     st.warning(
@@ -135,7 +139,16 @@ with right:
         st.session_state[f"crowd_{bank}_{case.id}_{k}"] = True
         st.rerun()
 if result is not None:
+    if result.own_decision is not None:
+        st.subheader("Your decision, as memory holds it")
+        st.text(f"{result.own_decision.ref} (kept out of this case's evidence; it is evidence for the next case of this vendor and type)")
+        st.text(result.own_decision.text)
     render_evidence(result)
+    render_then_now(  # "now" lists this case's own decision too, flagged: it is what changed, never evidence
+        state.then_now(bank, "exception", case.id, result.records + ([result.own_decision] if result.own_decision else [])),
+        lambda r: "your decision (not evidence)" if r.ref == own else ("relevant" if is_relevant_ref(r, case.vendor_code, case.exception_type) else "not relevant"),
+        key=f"then_now_{case.id}",
+    )  # fmt: skip
 
 
 def _record(decision, base_revision: int, snapshot) -> None:

@@ -23,3 +23,16 @@ with left:
     render_banks(overview.banks)
 with right:
     render_queues(overview.queues)
+
+st.subheader("Audit log: what the agents actually recalled")
+settings = state.settings()
+off = [bank for bank in (settings.finance_bank, settings.support_bank) if not state.audit_log_on(bank)]
+for bank in (settings.finance_bank, settings.support_bank):
+    st.text(f"{bank}: audit log {'off' if bank in off else 'on'}")
+if off:
+    st.text(
+        "Without it, cases show today's recompute, not what the agent saw. Turn it on per bank with "
+        "update_bank_config(bank, audit_log_enabled=True), or for the whole server with "
+        "HINDSIGHT_API_AUDIT_LOG_ENABLED=true. Cost: the server stores every recall's full request and response "
+        "(set HINDSIGHT_API_AUDIT_LOG_RETENTION_DAYS to bound it)."
+    )

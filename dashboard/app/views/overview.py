@@ -7,6 +7,7 @@ import streamlit as st
 
 from components import overview_charts as charts
 from dashboard.app import state
+from dashboard.finance.decisions import document_id_for
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.recall import DEFAULT_K, CaseKey
 from dashboard.hindsight.errors import HindsightError
@@ -61,7 +62,7 @@ if recall_all:
         failed.append(f"{loaded['failed']} exception(s) could not be recalled")
     for i, case in enumerate(cases if check_all else []):
         try:
-            state.with_crowd_out(settings.finance_bank, CaseKey.of(case), case.recall_query(), DEFAULT_K)
+            state.with_crowd_out(settings.finance_bank, CaseKey.of(case), case.recall_query(), DEFAULT_K, document_id_for(case.id))
         except HindsightError as exc:
             failed.append(f"{case.id}: {exc}")
         bar.progress((i + 1) / len(cases), text=f"Crowd-out check {case.id}")

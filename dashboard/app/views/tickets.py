@@ -8,6 +8,8 @@ from components.conflict import render_conflict
 from components.identity import signed_in_reviewer
 from components.review_keys import review_keys
 from components.safe_text import md
+from components.then_now import render_then_now
+from dashboard.agents.incidents import ownership
 from dashboard.app import access, state
 from dashboard.hindsight.errors import HindsightError
 from dashboard.queue_files import QueueFileError, load_rows
@@ -114,6 +116,10 @@ except HindsightError as exc:
 
 if recall is not None:
     render_recall(recall, bank, key=f"recall_{ticket.id}")
+    render_then_now(
+        state.then_now(bank, "ticket", ticket.id, recall.evidence),
+        lambda r: ownership(r, recall.tag), key=f"then_now_{ticket.id}",
+    )  # fmt: skip
 
 st.subheader("Drafted response")
 st.text(ticket.drafted_response)

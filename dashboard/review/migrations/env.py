@@ -2,7 +2,7 @@
 
 from alembic import context
 
-from dashboard.review import schema  # noqa: F401  (registers the tables on the metadata)
+from dashboard.review import agent_runs, schema  # noqa: F401  (register the tables on the metadata)
 from dashboard.review.db import metadata
 
 engine = context.config.attributes["engine"]

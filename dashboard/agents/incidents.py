@@ -1,0 +1,204 @@
+"""Incidents: what went wrong in what an agent recalled and did, as plain functions over agent runs
+(and, when the audit log is on, over what the log says those recalls returned). No Streamlit, no I/O.
+
+- other_customer: a bank-wide or untagged recall put records of another customer (or of no provable
+  owner) into a support agent's evidence; says which, and whether the answer used them.
+- non_relevant_citation: a finance recommendation cites a precedent of another vendor or type.
+- crowded_out: a single-pass recall whose top k missed exact precedents that existed (proved by one
+  all_strict recall, passed in as `exact_ids`).
+- no_relevant_no_escalation: no relevant precedent in the evidence, and the agent did not escalate.
+- newer_human_missing: a human decision for the same vendor and type, made before the run, that was
+  not in the agent's evidence (its own case's decision excepted).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from dashboard.review.agent_runs import AgentRun, AuditRecall, ResultRef
+
+Kind = Literal["other_customer", "non_relevant_citation", "crowded_out", "no_relevant_no_escalation", "newer_human_missing"]
+KIND_LABELS: dict[str, str] = {
+    "other_customer": "another customer's records reached the answer",
+    "non_relevant_citation": "cites a precedent of another vendor or type",
+    "crowded_out": "single-pass recall missed exact precedents",
+    "no_relevant_no_escalation": "no relevant precedent, not escalated",
+    "newer_human_missing": "a newer human decision was not in the evidence",
+}
+
+
+class Incident(BaseModel):
+    kind: Kind
+    case_kind: str
+    case_id: str
+    run_id: str
+    agent: str
+    variant: str
+    bank_id: str
+    at: datetime
+    summary: str
+    records: list[str] = Field(default_factory=list)  # refs of the records concerned
+    used_in_answer: list[str] = Field(default_factory=list)
+    audit_ids: list[str] = Field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return KIND_LABELS[self.kind]
+
+
+class HumanDecision(BaseModel):
+    document_id: str
+    case_id: str
+    vendor_code: str
+    exception_type: str
+    decided_at: datetime
+
+
+def _incident(run: AgentRun, kind: Kind, summary: str, **extra) -> Incident:
+    return Incident(
+        kind=kind, case_kind=run.case_kind, case_id=run.case_id, run_id=run.run_id, agent=run.agent, variant=run.variant,
+        bank_id=run.bank_id, at=run.started_at, summary=summary, audit_ids=run.audit_ids, **extra,
+    )  # fmt: skip
+
+
+def results_then(run: AgentRun, entries: dict[str, AuditRecall] | None = None) -> list[tuple[str, list[ResultRef]]]:
+    """(label, results) per recall of the run: from the audit log when the entry is known, else as the agent saw it."""
+    entries = entries or {}
+    return [(s.label, entries[s.audit_id].results if s.audit_id in entries else s.results) for s in run.recalls]
+
+
+# -- support ---------------------------------------------------------------------------------
+def other_customer(run: AgentRun, entries: dict[str, AuditRecall] | None = None) -> Incident | None:
+    if run.agent != "support":
+        return None
+    own = run.output.get("customer_tag")
+    evidence = set(run.output.get("evidence_ids", []))
+    foreign: list[ResultRef] = []
+    for label, results in results_then(run, entries):
+        if label != "bank_wide":
+            continue
+        foreign += [r for r in results if r.id in evidence and r.owner != own and r.id not in {f.id for f in foreign}]
+    if not foreign:
+        return None
+    cited = set(run.output.get("cited", []))
+    names = ", ".join(f"{r.ref} ({r.marker_name or r.owner or 'no provable owner'})" for r in foreign)
+    used = [r.ref for r in foreign if r.ref in cited]
+    return _incident(
+        run, "other_customer",
+        f"A bank-wide recall for {run.output.get('customer')} put {len(foreign)} record(s) of someone else into the "
+        f"agent's evidence: {names}. The answer used {len(used)} of them.",
+        records=[r.ref for r in foreign], used_in_answer=used,
+    )  # fmt: skip
+
+
+# -- finance ---------------------------------------------------------------------------------
+def is_relevant_ref(ref: ResultRef, vendor: str, etype: str) -> bool:
+    def value(prefix: str, key: str) -> str | None:
+        tag = next((t.split(":", 1)[1] for t in ref.tags if t.startswith(prefix + ":")), None)
+        return tag if tag is not None else ref.metadata.get(key)
+
+    return value("vendor", "vendor_code") == vendor and value("type", "exception_type") == etype
+
+
+def ownership(ref: ResultRef, own_tag: str) -> str:
+    if ref.owner == own_tag:
+        return "this customer's"
+    return "no provable owner" if ref.owner is None else "another customer's"
+
+
+def non_relevant_citation(run: AgentRun, entries: dict[str, AuditRecall] | None = None) -> Incident | None:
+    if run.agent != "finance":
+        return None
+    vendor, etype = run.output["vendor_code"], run.output["exception_type"]
+    by_ref = {r.ref: r for _, results in results_then(run, entries) for r in results}
+    wrong = [ref for ref in run.cited if ref in by_ref and not is_relevant_ref(by_ref[ref], vendor, etype)]
+    if not wrong:
+        return None
+    return _incident(
+        run, "non_relevant_citation",
+        f"The recommendation ({run.output.get('action')}) cites {len(wrong)} precedent(s) that are not about vendor "
+        f"{vendor} with a {etype.replace('_', ' ')} exception: {', '.join(wrong)}.",
+        records=wrong, used_in_answer=wrong,
+    )  # fmt: skip
+
+
+def crowded_out(run: AgentRun, exact_ids: list[str], entries: dict[str, AuditRecall] | None = None) -> Incident | None:
+    """`exact_ids`: the memory ids one all_strict recall on vendor + type returns now (the proof)."""
+    if run.agent != "finance":
+        return None
+    k = int(run.output.get("k", 5))
+    exact = set(exact_ids)
+    for label, results in results_then(run, entries):
+        if label != "single":
+            continue
+        top = [r.id for r in results[:k]]
+        held, expected = sum(1 for i in top if i in exact), min(k, len(exact_ids))
+        if held < expected:
+            missed = [i for i in exact_ids if i not in top][: expected - held]
+            return _incident(
+                run, "crowded_out",
+                f"A single any_strict recall's top {k} held {held} exact precedent(s) for vendor {run.output['vendor_code']} "
+                f"while {len(exact_ids)} existed (proved by an all_strict recall): {expected - held} were crowded out by "
+                "other vendors' or types' records.",
+                records=missed,
+            )  # fmt: skip
+    return None
+
+
+def no_relevant_no_escalation(run: AgentRun) -> Incident | None:
+    if run.agent != "finance" or run.output.get("action") == "escalate":
+        return None
+    if any(e.get("relevant") for e in run.output.get("evidence", [])):
+        return None
+    return _incident(
+        run, "no_relevant_no_escalation",
+        f"No relevant precedent was in the evidence, yet the agent recommended {run.output.get('action')} instead of escalating.",
+        records=[e["ref"] for e in run.output.get("evidence", [])],
+    )  # fmt: skip
+
+
+def newer_human_missing(run: AgentRun, decisions: list[HumanDecision]) -> Incident | None:
+    if run.agent != "finance":
+        return None
+    seen = {e["ref"] for e in run.output.get("evidence", [])}
+    missing = [
+        d for d in decisions
+        if d.vendor_code == run.output["vendor_code"] and d.exception_type == run.output["exception_type"]
+        and d.case_id != run.case_id and d.decided_at < run.started_at and d.document_id not in seen
+    ]  # fmt: skip
+    if not missing:
+        return None
+    latest = max(missing, key=lambda d: d.decided_at)
+    return _incident(
+        run, "newer_human_missing",
+        f"{len(missing)} human decision(s) for this vendor and type were made before the run and not in its evidence; "
+        f"the latest is {latest.document_id} ({latest.decided_at:%Y-%m-%d %H:%M} UTC).",
+        records=[d.document_id for d in missing],
+    )  # fmt: skip
+
+
+def incidents_for(
+    runs: list[AgentRun], *, entries: dict[str, AuditRecall] | None = None,
+    exact_ids: dict[tuple[str, str, str], list[str]] | None = None, decisions: list[HumanDecision] | None = None,
+) -> list[Incident]:  # fmt: skip
+    """Every incident of these runs. `exact_ids` maps (bank, vendor, type) to its all_strict proof."""
+    found: list[Incident | None] = []
+    for run in runs:
+        found += [other_customer(run, entries), non_relevant_citation(run, entries), no_relevant_no_escalation(run)]
+        if run.agent == "finance":
+            proof = (exact_ids or {}).get((run.bank_id, run.output["vendor_code"], run.output["exception_type"]))
+            if proof is not None:
+                found.append(crowded_out(run, proof, entries))
+            found.append(newer_human_missing(run, decisions or []))
+    return sorted((i for i in found if i is not None), key=lambda i: i.at, reverse=True)
+
+
+def runs_needing_proof(runs: list[AgentRun]) -> set[tuple[str, str, str]]:
+    """(bank, vendor, type) of the runs with a single-pass recall: each needs one all_strict recall as proof."""
+    return {
+        (r.bank_id, r.output["vendor_code"], r.output["exception_type"])
+        for r in runs if r.agent == "finance" and any(s.label == "single" for s in r.recalls)
+    }  # fmt: skip

@@ -1,0 +1,62 @@
+"""Run a reference agent on a case, match its recalls to the audit log, and record the run.
+
+`seed_agent_runs` gives a fresh demo real agent recalls: the naive variants first on a few cases (the
+incidents a reviewer should see), then the reviewed agents over both queues (support drafts are not
+retained, so the demo's legacy customers keep showing the fallback). A case and variant that
+already has a run is not run again, so seeding twice adds nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from dashboard.agents.audit_sync import resolve_audit_ids
+from dashboard.agents.finance_agent import run_finance_agent
+from dashboard.agents.support_agent import run_support_agent
+from dashboard.finance.models import ExceptionCase
+from dashboard.hindsight.gateway import HindsightGateway
+from dashboard.review.agent_runs import AgentRun, AgentRunStore
+from dashboard.support.models import Ticket
+
+# Demo cases for the naive variants: a vendor whose exact precedents a richer vendor crowds out, a
+# customer with only legacy history, a customer with no history at all.
+NAIVE_DEMO_EXCEPTIONS = ("E-1002", "E-1012")
+NAIVE_DEMO_TICKETS = ("T-2004", "T-2010")
+
+
+def run_exception(gateway: HindsightGateway, store: AgentRunStore, bank_id: str, case: ExceptionCase, variant: str) -> AgentRun:
+    run = resolve_audit_ids(gateway, store, run_finance_agent(gateway.recall, bank_id, case, variant))
+    store.record_run(run)
+    return run
+
+
+def run_ticket(
+    gateway: HindsightGateway, store: AgentRunStore, bank_id: str, ticket: Ticket, variant: str, retain: bool = True
+) -> AgentRun:
+    run = run_support_agent(gateway.recall, gateway.retain if retain else None, bank_id, ticket, variant)
+    run = resolve_audit_ids(gateway, store, run)
+    store.record_run(run)
+    return run
+
+
+def seed_agent_runs(
+    gateway: HindsightGateway, store: AgentRunStore, finance_bank: str, support_bank: str,
+    cases: list[ExceptionCase], tickets: list[Ticket], log: Callable[[str], None] = print,
+) -> dict[str, int]:  # fmt: skip
+    done = {(r.case_kind, r.case_id, r.variant) for bank in (finance_bank, support_bank) for r in store.runs(bank_id=bank)}
+    counts = {"finance": 0, "support": 0}
+    plan = [("exception", c, "naive") for c in cases if c.id in NAIVE_DEMO_EXCEPTIONS]
+    plan += [("ticket", t, "naive") for t in tickets if t.id in NAIVE_DEMO_TICKETS]
+    plan += [("exception", c, "reviewed") for c in cases] + [("ticket", t, "reviewed") for t in tickets]
+    for kind, item, variant in plan:
+        if (kind, item.id, variant) in done:
+            continue
+        if kind == "exception":
+            run_exception(gateway, store, finance_bank, item, variant)
+            counts["finance"] += 1
+        else:
+            # Drafts only: retained answers would turn the demo's legacy customers into tagged ones.
+            run_ticket(gateway, store, support_bank, item, variant, retain=False)
+            counts["support"] += 1
+    log(f"agent runs: {counts['finance']} finance, {counts['support']} support recorded")
+    return counts

@@ -1,0 +1,79 @@
+"""What the agent recalled then (the audit log's record of its recalls) beside what recall returns now.
+
+With the audit log off, or no agent run for the case, there is no "then": the view is today's
+recompute, labelled as such. No Streamlit here.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from dashboard.review.agent_runs import AgentRun, AuditRecall, ResultRef
+
+Source = Literal["audit", "agent_run", "recompute"]
+
+
+class RecallThen(BaseModel):
+    label: str
+    query: str
+    tags: list[str] = Field(default_factory=list)
+    tags_match: str | None = None
+    max_tokens: int | None = None
+    budget: str | None = None
+    audit_id: str | None = None
+    results: list[ResultRef] = Field(default_factory=list)
+
+
+class ThenNow(BaseModel):
+    source: Source
+    note: str
+    run: AgentRun | None = None
+    then: list[RecallThen] = Field(default_factory=list)
+    now: list[ResultRef] = Field(default_factory=list)
+    appeared: list[ResultRef] = Field(default_factory=list)  # in the evidence now, not then (e.g. a reviewer's decision)
+    left: list[ResultRef] = Field(default_factory=list)  # in the agent's evidence then, not now
+
+
+def diff(then: list[ResultRef], now: list[ResultRef]) -> tuple[list[ResultRef], list[ResultRef]]:
+    """(appeared, left), compared by document id (else memory id), in each list's order."""
+    before, after = {r.ref for r in then}, {r.ref for r in now}
+    return [r for r in now if r.ref not in before], [r for r in then if r.ref not in after]
+
+
+def evidence_refs(run: AgentRun) -> set[str]:
+    """What the agent took as evidence: finance its two-stage records, support its admitted (or, naive, taken) records."""
+    if run.agent == "finance":
+        return {e["ref"] for e in run.output.get("evidence", [])}
+    return set(run.output.get("evidence", [])) | set(run.output.get("evidence_ids", []))
+
+
+def then_vs_now(run: AgentRun | None, entries: dict[str, AuditRecall], now: list[ResultRef], audit_log_on: bool) -> ThenNow:
+    if run is None or not audit_log_on:
+        why = "The audit log is off for this bank" if not audit_log_on else "No agent run is recorded for this case"
+        return ThenNow(source="recompute", note=f"{why}: showing today's recompute, not what the agent saw.", run=run, now=now)
+    then = [
+        RecallThen(
+            label=s.label, query=s.query, tags=s.tags, tags_match=s.tags_match, max_tokens=s.max_tokens, budget=s.budget,
+            audit_id=s.audit_id,
+            results=entries[s.audit_id].results if s.audit_id in entries else s.results,
+        )  # fmt: skip
+        for s in run.recalls
+    ]
+    from_log = all(s.audit_id in entries for s in run.recalls)
+    # Like with like: the records the agent used (its evidence) against the evidence now, not whole responses.
+    used = evidence_refs(run)
+    seen: dict[str, ResultRef] = {}
+    for recall in then:
+        for r in recall.results:
+            if r.ref in used or r.id in used:
+                seen.setdefault(r.ref, r)
+    appeared, left = diff(list(seen.values()), now)
+    note = (
+        f"What the {run.agent} agent ({run.variant}) recalled at {run.started_at:%Y-%m-%d %H:%M:%S} UTC, "
+        + ("as Hindsight's audit log recorded it." if from_log else "as the agent recorded it (some audit entries not synced yet).")
+    )
+    return ThenNow(
+        source="audit" if from_log else "agent_run", note=note, run=run, then=then, now=now, appeared=appeared, left=left
+    )

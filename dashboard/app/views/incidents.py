@@ -1,0 +1,52 @@
+"""Incidents: what went wrong in what the agents recalled and did, from the recorded runs and the audit log."""
+
+import pandas as pd
+import streamlit as st
+
+from components.then_now import request_of
+from components.trace_link import trace_link
+from dashboard.agents.incidents import KIND_LABELS
+from dashboard.app import state
+
+st.title("Incidents")
+st.caption("Found in the agents' recorded runs and what Hindsight's audit log says their recalls returned.")
+
+settings = state.settings()
+banks = (settings.finance_bank, settings.support_bank)
+for bank in banks:
+    if not state.audit_log_on(bank):
+        st.warning("The audit log is off for a configured bank: its incidents rest on the agents' own records.", icon=":material/visibility_off:")
+        st.text(f"{bank}: turn it on with update_bank_config(bank, audit_log_enabled=True) (each recall's response is then stored).")
+if st.button("Check again", icon=":material/refresh:"):
+    state.incidents.clear()
+found = state.incidents(banks)
+kinds = st.multiselect("Kind", list(KIND_LABELS), format_func=KIND_LABELS.get, key="incident_kinds")
+shown = [i for i in found if not kinds or i.kind in kinds]
+st.text(f"{len(shown)} incident(s) of {len(found)}.")
+if not shown:
+    st.stop()
+
+
+def _link(incident) -> str:
+    return f"/exceptions?case={incident.case_id}" if incident.case_kind == "exception" else f"/tickets?ticket={incident.case_id}"
+
+
+frame = pd.DataFrame(
+    [
+        {"when": i.at, "kind": i.label, "case": _link(i), "agent": f"{i.agent}/{i.variant}", "summary": i.summary,
+         "records": ", ".join(i.records), "used in answer": ", ".join(i.used_in_answer), "audit entries": ", ".join(i.audit_ids)}
+        for i in shown
+    ]
+)  # fmt: skip
+event = st.dataframe(
+    frame, hide_index=True, width="stretch", key="incidents_table", on_select="rerun", selection_mode="single-row",
+    column_config={"case": st.column_config.LinkColumn(display_text=r"=(.*)$"), "when": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm:ss")},
+)  # fmt: skip
+st.caption("Select an incident to see the recalls of its run, each with its audit entry and a trace.")
+if event.selection.rows:
+    incident = shown[event.selection.rows[0]]
+    run = next((r for r in state.agent_runs().runs(incident.case_kind, incident.case_id, incident.bank_id) if r.run_id == incident.run_id), None)
+    st.text(incident.summary)
+    for recall in (run.recalls if run else []):
+        st.text(f"{recall.label}: {recall.tags_match or 'any'} on {recall.tags or 'no tags (bank-wide)'}; audit entry {recall.audit_id or 'none'}")
+        trace_link(request_of(incident.bank_id, recall), label="Trace (this request, recalled again now)")

@@ -1,0 +1,209 @@
+"""Commands of the agents room: `agent` (run a reference agent) and `audit-recalls` (the audit log's
+recalls, synced, with incidents)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from datetime import datetime
+
+from dashboard.cli.registry import command, input_error, open_gateway, print_json
+from dashboard.hindsight.errors import HindsightError
+
+
+def open_stores(settings):
+    """The review store the dashboard uses: its decision log and, on the same engine, the agent runs."""
+    from dashboard.review.agent_runs import AgentRunStore
+    from dashboard.review.outbox import Outbox
+
+    outbox = Outbox(settings.data_dir / "decisions.sqlite3")
+    return outbox, AgentRunStore(outbox.engine)
+
+
+def seed_agents(gateway, settings, log=print) -> dict[str, int]:
+    """Run the reference agents over the configured queues (naive variants on a few cases first)."""
+    from dashboard.agents.runner import seed_agent_runs
+    from dashboard.finance.models import ExceptionCase
+    from dashboard.queue_files import load_rows
+    from dashboard.support.models import Ticket
+
+    _, store = open_stores(settings)
+    cases, tickets = load_rows(settings.exceptions_file, ExceptionCase), load_rows(settings.tickets_file, Ticket)
+    return seed_agent_runs(gateway, store, settings.finance_bank, settings.support_bank, cases, tickets, log=log)
+
+
+# -- agent ------------------------------------------------------------------------------------
+def _agent_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("agent", choices=["finance", "support"])
+    parser.add_argument("--variant", choices=["reviewed", "seed", "naive"], default="reviewed")
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--case", help="an exception id (finance) or a ticket id (support)")
+    which.add_argument("--all", action="store_true", help="every case of the configured queue")
+    parser.add_argument("--no-retain", action="store_true", help="support: draft without retaining the response")
+    parser.add_argument("--json", action="store_true")
+
+
+@command("agent", "run a reference agent (real recalls, deterministic) on a case or the whole queue, and record the run", _agent_args)
+def run_agent(args: argparse.Namespace) -> int:
+    from dashboard.agents.runner import run_exception, run_ticket
+    from dashboard.finance.models import ExceptionCase
+    from dashboard.queue_files import QueueFileError, load_rows
+    from dashboard.support.models import Ticket
+
+    settings, gateway = open_gateway()
+    finance = args.agent == "finance"
+    try:
+        items = load_rows(settings.exceptions_file if finance else settings.tickets_file, ExceptionCase if finance else Ticket)
+    except QueueFileError as exc:
+        return input_error("queue", str(exc))
+    if args.case:
+        items = [i for i in items if i.id == args.case]
+        if not items:
+            return input_error("--case", f"{args.case!r} is not in the {'exception' if finance else 'ticket'} queue")
+    _, store = open_stores(settings)
+    runs = []
+    try:
+        for item in items:
+            if finance:
+                runs.append(run_exception(gateway, store, settings.finance_bank, item, args.variant))
+            else:
+                runs.append(run_ticket(gateway, store, settings.support_bank, item, args.variant, retain=not args.no_retain))
+    except HindsightError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        gateway.close()
+    if args.json:
+        print_json(runs[0].as_json() if args.case else [r.as_json() for r in runs])
+    else:
+        for r in runs:
+            head = f"{r.output['action']} ({r.output['confidence']:.2f})" if finance else f"path {r.output['path']}"
+            print(f"{r.case_id} {r.agent}/{r.variant}: {head}; cited {', '.join(r.cited) or 'nothing'}; audit ids {len(r.audit_ids)}")
+    return 0
+
+
+# -- audit-recalls -------------------------------------------------------------------------------
+def _audit_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--bank", required=True, help="a configured bank (finance or support)")
+    parser.add_argument("--since", required=True, help="ISO date or time, e.g. 2026-11-30 or 2026-11-30T08:00:00+00:00")
+    parser.add_argument("--incidents", action="store_true", help="also list the incidents of the agent runs since then")
+    parser.add_argument("--json", action="store_true")
+
+
+@command("audit-recalls", "sync a configured bank's audit log and list the recalls (and incidents) since a time", _audit_args)
+def run_audit_recalls(args: argparse.Namespace) -> int:
+    from datetime import UTC
+
+    from dashboard.agents.audit_sync import sync_bank
+    from dashboard.agents.findings import find_incidents
+
+    settings, gateway = open_gateway()
+    if args.bank not in (settings.finance_bank, settings.support_bank):
+        gateway.close()
+        return input_error("--bank", f"{args.bank!r} is not a configured bank ({settings.finance_bank}, {settings.support_bank})")
+    try:
+        since = datetime.fromisoformat(args.since)
+    except ValueError:
+        gateway.close()
+        return input_error("--since", f"{args.since!r} is not an ISO date or time")
+    since = since if since.tzinfo else since.replace(tzinfo=UTC)
+    outbox, store = open_stores(settings)
+    try:
+        enabled = gateway.audit_log_enabled(args.bank)
+        report = sync_bank(gateway, store, args.bank)
+        payload = {
+            "bank": args.bank, "audit_log_enabled": enabled, "sync": report.model_dump(),
+            "recalls": [e.model_dump(mode="json") for e in store.entries(args.bank, since=since)],
+        }  # fmt: skip
+        if args.incidents:
+            runs = [r for r in store.runs(bank_id=args.bank) if r.started_at >= since]
+            payload["incidents"] = [i.model_dump(mode="json") for i in find_incidents(gateway, store, outbox, runs)]
+    except HindsightError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        gateway.close()
+    if args.json:
+        print_json(payload)
+    else:
+        print(f"{args.bank}: audit log {'on' if enabled else 'OFF'}; {len(payload['recalls'])} recall(s) since {since.isoformat()}")
+        for i in payload.get("incidents", []):
+            print(f"[{i['kind']}] {i['case_id']} {i['agent']}/{i['variant']}: {i['summary']}")
+    return 0
+
+
+# -- decide ---------------------------------------------------------------------------------------
+def _decide_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--case", required=True, help="an exception id (E-...) or a ticket id of the configured queues")
+    parser.add_argument("--outcome", required=True, choices=["approve", "reject", "escalate"])
+    parser.add_argument("--reason", help="finance: a reason code (an override needs one)")
+    parser.add_argument("--note", default="", help="finance: a note (reason OTHER needs one); tickets: why the draft was overridden")
+    parser.add_argument("--response", help="tickets: the response that replaces the draft (outcome reject)")
+    parser.add_argument("--reviewer", required=True)
+    parser.add_argument("--json", action="store_true")
+
+
+@command("decide", "record a reviewer's decision like the page does: stored first, then retained into Hindsight", _decide_args)
+def run_decide(args: argparse.Namespace) -> int:
+    """For scripts and bulk imports of decisions made elsewhere; the reviewer is recorded as unauthenticated."""
+    from datetime import UTC
+
+    from dashboard.finance.decisions import DecisionError, document_id_for, exception_decision, precedent_record
+    from dashboard.finance.models import ExceptionCase
+    from dashboard.finance.policy import assess
+    from dashboard.finance.recall import CaseKey, two_stage_recall
+    from dashboard.queue_files import QueueFileError, load_rows
+    from dashboard.support.decisions import TicketDecisionError, interaction_record, ticket_decision
+    from dashboard.support.models import Ticket
+
+    settings, gateway = open_gateway()
+    try:
+        cases = {c.id: c for c in load_rows(settings.exceptions_file, ExceptionCase)}
+        tickets = {t.id: t for t in load_rows(settings.tickets_file, Ticket)}
+    except QueueFileError as exc:
+        gateway.close()
+        return input_error("queue", str(exc))
+    if args.case not in cases and args.case not in tickets:
+        gateway.close()
+        return input_error("--case", f"{args.case!r} is in neither the exception nor the ticket queue")
+    outbox, _ = open_stores(settings)
+    try:
+        if args.case in cases:
+            case, bank = cases[args.case], settings.finance_bank
+            _, rec = assess(two_stage_recall(gateway.recall, bank, CaseKey.of(case), case.recall_query(), own_document=document_id_for(case.id)))
+            action = "approve_recommendation" if args.outcome == rec.action else "override"
+            try:
+                decision = exception_decision(
+                    case, rec, reviewer=args.reviewer, authenticated=False, action=action, outcome=args.outcome,
+                    reason_code=args.reason, note=args.note,
+                )  # fmt: skip
+            except DecisionError as exc:
+                return input_error("--reason" if exc.field == "reason_code" else f"--{exc.field}", str(exc))
+            memory = precedent_record(case, decision, rec)
+        else:
+            ticket, bank = tickets[args.case], settings.support_bank
+            if args.outcome == "escalate":
+                return input_error("--outcome", "a ticket's draft is approved or overridden (reject with --response and --note)")
+            try:
+                decision = ticket_decision(
+                    ticket, action="approve" if args.outcome == "approve" else "override", reviewer=args.reviewer,
+                    authenticated=False, decided_at=datetime.now(UTC), response=args.response, note=args.note,
+                )  # fmt: skip
+            except TicketDecisionError as exc:
+                return input_error(f"--{exc.field}", str(exc))
+            memory = interaction_record(ticket, decision)
+        stored, report = outbox.submit(bank, decision, memory, gateway.retain)
+    except HindsightError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        gateway.close()
+    payload = {
+        "audit_id": stored.id, "case": args.case, "bank": bank, "document_id": stored.document_id, "state": stored.state,
+        "outcome": decision.outcome, "overridden": decision.overridden, "delivery_error": report.error,
+    }  # fmt: skip
+    if args.json:
+        print_json(payload)
+    else:
+        print(f"{args.case}: {decision.outcome} recorded (audit #{stored.id}), {stored.state}")
+    return 0

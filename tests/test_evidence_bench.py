@@ -56,7 +56,9 @@ def test_evidence_bench_on_the_demo_finance_set(hindsight, bank_id, monkeypatch,
     per_case = report["per_case"]
     assert report["evidence_at_k"] == sum(c["evidence"] for c in per_case)
     # The prediction with the server's settings is what the server returned.
-    assert report["predicted_evidence_at_k_default"] == report["evidence_at_k"] == report["grid_baseline"]["evidence_at_k"]
+    assert (
+        report["predicted_evidence_at_k_default"] == report["evidence_at_k"] == report["grid_baseline"]["evidence_at_k"]
+    )
     for arm, row in report["per_arm"].items():
         assert {"in_list", "in_pool", "in_top_k", "share_of_top_k"} <= set(row), arm
         assert row["in_top_k"] <= row["in_pool"] <= row["in_list"] <= report["cases"]

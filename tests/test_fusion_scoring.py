@@ -9,14 +9,7 @@ import pytest
 
 from dashboard.hindsight.wire import RecallResponse, RecallTrace
 from dashboard.traces.replay import ReplaySettings
-from dashboard.traces.scoring import (
-    ScoringSettings,
-    predict,
-    proximity,
-    recency_signal,
-    returned_ids,
-    server_knobs,
-)
+from dashboard.traces.scoring import ScoringSettings, predict, proximity, recency_signal, returned_ids, server_knobs
 from tests.conftest import FIXTURES
 
 FIXTURE_FILES = sorted(FIXTURES.glob("*.json"))
@@ -77,7 +70,10 @@ def test_temporal_proximity_counts_only_when_the_temporal_arm_is_the_candidates_
     assert [c.node_id for c in prediction.kept] == ["c", "a", "d", "b"]  # c: two arms
     by_id = {c.node_id: c for c in prediction.scored}
     assert by_id["c"].temporal == 0.5  # semantic is c's first arm: its copy carries no proximity
-    expected = proximity(datetime(2024, 3, 16, tzinfo=UTC), (datetime(2024, 3, 1, tzinfo=UTC), datetime(2024, 3, 31, 23, 59, 59, tzinfo=UTC)))
+    expected = proximity(
+        datetime(2024, 3, 16, tzinfo=UTC),
+        (datetime(2024, 3, 1, tzinfo=UTC), datetime(2024, 3, 31, 23, 59, 59, tzinfo=UTC)),
+    )
     assert by_id["d"].temporal == pytest.approx(expected) and expected > 0.9
     # Switching semantic off makes the temporal arm c's first: its proximity (from its date) now counts.
     off = predict(dated_trace(window), ReplaySettings(weights={"semantic": 0}))
@@ -88,7 +84,9 @@ def test_reranker_cut_with_strategy_boosts_promotes_the_boosted_arm():
     trace = dated_trace()
     plain = predict(trace, ReplaySettings(reranker_max_candidates=2))
     assert [c.node_id for c in plain.kept] == ["c", "a"]
-    boosted = predict(trace, ReplaySettings(reranker_max_candidates=2), ScoringSettings(strategy_boosts={"temporal": "high"}))
+    boosted = predict(
+        trace, ReplaySettings(reranker_max_candidates=2), ScoringSettings(strategy_boosts={"temporal": "high"})
+    )
     assert [c.node_id for c in boosted.kept] == ["c", "d"]
 
 

@@ -82,7 +82,9 @@ def test_a_default_trace_predicts_a_server_started_with_the_knob(hindsight, date
                 assert prediction.top_ids(K) == returned_ids(got, K), query
                 assert [c.node_id for c in prediction.returned] == returned_ids(got), query
                 changed_by_knob += prediction.top_ids(K) != predict(trace).top_ids(K)
-                gated_hits += sum(map(len, retrieval_lists(trace).values())) - sum(map(len, retrieval_lists(got.trace).values()))
+                gated_hits += sum(map(len, retrieval_lists(trace).values())) - sum(
+                    map(len, retrieval_lists(got.trace).values())
+                )
                 rrf_only_wrong += [c.node_id for c in replay(trace, settings).kept[:K]] != returned_ids(got, K)
         finally:
             other.close()

@@ -11,15 +11,23 @@ from dashboard.hindsight.errors import HindsightError
 
 def _evidence_args(parser: argparse.ArgumentParser) -> None:
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--set", dest="set_file", help="labelled set, JSON Lines: query, tags?, tags_match?, expected_document_ids")
-    source.add_argument("--finance", action="store_true", help="the finance exception queue (relevant = same vendor and type)")
+    source.add_argument(
+        "--set", dest="set_file", help="labelled set, JSON Lines: query, tags?, tags_match?, expected_document_ids"
+    )
+    source.add_argument(
+        "--finance", action="store_true", help="the finance exception queue (relevant = same vendor and type)"
+    )
     parser.add_argument("--bank", help="bank to recall from (default: the finance bank with --finance)")
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--no-grid", action="store_true", help="skip the what-if grid")
     parser.add_argument("--json", action="store_true")
 
 
-@command("evidence-bench", "how often labelled evidence reaches the returned top k, per arm, and a what-if grid", _evidence_args)
+@command(
+    "evidence-bench",
+    "how often labelled evidence reaches the returned top k, per arm, and a what-if grid",
+    _evidence_args,
+)
 def run_evidence_bench(args: argparse.Namespace) -> int:
     from dashboard.lab.finance_set import demo_finance_cases
     from dashboard.traces.evidence import EvidenceSetError, bench, load_cases
@@ -53,7 +61,9 @@ def run_evidence_bench(args: argparse.Namespace) -> int:
         print(f"{arm:<10}{row['in_list']:>9}{row['in_pool']:>9}{row['in_top_k']:>10}{row['share_of_top_k']:>16.0%}")
     for row in report.get("grid", [])[:10]:
         weights = " ".join(f"{s}={w:g}" for s, w in row["weights"].items())
-        print(f"  {row['evidence_at_k']:>3}  {weights}  cap={row['cap'] or 'none'}  min_bm25={row['min_bm25'] or 'none'}")
+        print(
+            f"  {row['evidence_at_k']:>3}  {weights}  cap={row['cap'] or 'none'}  min_bm25={row['min_bm25'] or 'none'}"
+        )
     for failed in report["failed"]:
         print(f"failed: {failed['query']}: {failed['error']}", file=sys.stderr)
     return 0

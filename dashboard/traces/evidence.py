@@ -95,7 +95,9 @@ def document_map(gateway, bank: str) -> dict[str, str]:
             return mapping
 
 
-def run_cases(gateway, bank: str, cases: list[EvidenceCase], progress: Callable[[int, int], None] | None = None) -> list[CaseRun]:
+def run_cases(
+    gateway, bank: str, cases: list[EvidenceCase], progress: Callable[[int, int], None] | None = None
+) -> list[CaseRun]:
     """One traced recall per case (concurrently, on the gateway's loop); a failed case keeps its error."""
     jobs = [
         (lambda c=c: gateway.arecall(bank, c.query, tags=c.tags or None, tags_match=c.tags_match, trace=True))
@@ -196,7 +198,10 @@ def evidence_report(runs: list[CaseRun], docs: dict[str, str], k: int = 10, grid
     slots = sum(f["returned"] for f in figures)
     per_arm = {}
     for arm in SOURCES:
-        count = lambda key: sum(1 for f in figures if f["arms"][arm][key])  # noqa: E731
+
+        def count(key: str, arm: str = arm) -> int:
+            return sum(1 for f in figures if f["arms"][arm][key])
+
         per_arm[arm] = {
             "ran_in": count("ran"),
             "in_list": count("in_list"),
@@ -205,7 +210,9 @@ def evidence_report(runs: list[CaseRun], docs: dict[str, str], k: int = 10, grid
             "share_of_top_k": (sum(f["arms"][arm]["top_k_slots"] for f in figures) / slots) if slots else 0.0,
         }
     expected = [_expected_nodes(r, docs) for r in ok]
-    default_predicted = sum(_hits(predict(r.response.trace, ReplaySettings(top_k=k)), e, k) for r, e in zip(ok, expected, strict=True))
+    default_predicted = sum(
+        _hits(predict(r.response.trace, ReplaySettings(top_k=k)), e, k) for r, e in zip(ok, expected, strict=True)
+    )
     report = {
         "cases": n,
         "failed": [{"query": r.case.query, "error": r.error} for r in runs if r.response is None],
@@ -225,7 +232,11 @@ def evidence_report(runs: list[CaseRun], docs: dict[str, str], k: int = 10, grid
         baseline = {"weights": dict.fromkeys(SOURCES, 1.0), "cap": None, "min_bm25": None}
 
         def distance(row: dict) -> int:  # fewer changes from the server's settings first among equals
-            return sum(row["weights"][s] != 1.0 for s in SOURCES) + (row["cap"] is not None) + (row["min_bm25"] is not None)
+            return (
+                sum(row["weights"][s] != 1.0 for s in SOURCES)
+                + (row["cap"] is not None)
+                + (row["min_bm25"] is not None)
+            )
 
         rows.sort(key=lambda r: (-r["evidence_at_k"], distance(r)))
         report["grid"] = rows

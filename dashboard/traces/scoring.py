@@ -114,7 +114,7 @@ def parse_time(value: str | None) -> datetime | None:
     if not value:
         return None
     try:
-        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        moment = datetime.fromisoformat(value)  # Python 3.11 reads a trailing Z
     except ValueError:
         return None
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
@@ -302,7 +302,9 @@ def within_budget(scored: list[ScoredCandidate], thinking_budget: int, max_token
     return picked or head[:1]
 
 
-def predict(trace: RecallTrace, settings: ReplaySettings | None = None, scoring: ScoringSettings | None = None) -> Prediction:
+def predict(
+    trace: RecallTrace, settings: ReplaySettings | None = None, scoring: ScoringSettings | None = None
+) -> Prediction:
     """The returned order under a what-if: replay the fusion, cut for the reranker, score, cut to budget."""
     scoring = scoring or ScoringSettings()
     result = replay(trace, settings)

@@ -1,9 +1,12 @@
 import streamlit as st
 
+from components.evidence_view import render_evidence_tab, render_knob_guide
 from components.trace_link import trace_url
 from components.trace_view import render_console, render_trace
 from dashboard.app import state
 from dashboard.hindsight.errors import HindsightError
+from dashboard.lab.finance_set import demo_finance_cases
+from dashboard.traces.evidence import bench
 from dashboard.traces.request import TraceRequest, TraceStore
 
 STORE_KEY = "trace_store"
@@ -46,3 +49,15 @@ except HindsightError as exc:
     st.stop()
 
 render_trace(traced, trace_url(linked))
+
+# -- fusion lab (additive): evidence on a labelled set for this trace's bank, and the knob guide ------
+st.divider()
+tab_evidence, tab_knobs = st.tabs(["Evidence", "Server knobs"])
+with tab_evidence:
+    render_evidence_tab(
+        linked.bank,
+        finance_cases=lambda: demo_finance_cases(state.settings().exceptions_file),
+        run_bench=lambda bank, cases, k, progress: bench(state.gateway(), bank, cases, k=k, progress=progress),
+    )
+with tab_knobs:
+    render_knob_guide()

@@ -22,7 +22,7 @@ from pydantic import Field, ValidationError
 from dashboard.hindsight.wire import SOURCES, RecallResponse, TagsMatch
 from dashboard.strict import StrictModel
 from dashboard.traces.replay import ReplaySettings
-from dashboard.traces.scoring import Prediction, predict
+from dashboard.traces.scoring import Prediction, predict, trace_facts
 
 GRID_WEIGHTS = (0.0, 0.5, 1.0)
 GRID_CAPS = (10, 20, 50, None)
@@ -224,10 +224,10 @@ def evidence_report(runs: list[CaseRun], docs: dict[str, str], k: int = 10, grid
         "per_case": figures,
     }
     if grid:
-        traces = [r.response.trace for r in ok]
+        traces = [(r.response.trace, trace_facts(r.response.trace)) for r in ok]
         rows = []
         for label, settings in grid_settings(bm25_gates(ok), k):
-            hits = sum(_hits(predict(t, settings), e, k) for t, e in zip(traces, expected, strict=True))
+            hits = sum(_hits(predict(t, settings, facts=f), e, k) for (t, f), e in zip(traces, expected, strict=True))
             rows.append({**label, "evidence_at_k": hits, "evidence_rate": hits / n if n else 0.0})
         baseline = {"weights": dict.fromkeys(SOURCES, 1.0), "cap": None, "min_bm25": None}
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
 
@@ -42,6 +42,7 @@ from dashboard.traces.replay import FusedCandidate, ReplayResult, ReplaySettings
 RECENCY_ALPHA = TEMPORAL_ALPHA = 0.2
 PROOF_COUNT_ALPHA = 0.1
 NEUTRAL = 0.5
+EMPTY: dict = {}
 BOOST_LEVELS = {"low": (2.0, 0.05), "medium": (4.0, 0.2), "high": (8.0, 0.5)}  # rank divisor, additive bump
 BUDGET_THINKING = {"low": 100, "mid": 300, "high": 1000}
 DEFAULT_ENCODING = "o200k_base"
@@ -71,7 +72,7 @@ class ScoringSettings(BaseModel):
         return (self.recency_decay, self.linear_window_days, self.halflife_days) == ("linear", 365.0, 90.0)
 
 
-@dataclass
+@dataclass(slots=True)
 class ScoredCandidate:
     node_id: str
     text: str
@@ -140,17 +141,23 @@ def proximity(date: datetime | None, window: tuple[datetime, datetime]) -> float
     return 1.0 - min(abs((date - middle).total_seconds() / 86400) / (total_days / 2), 1.0)
 
 
-@dataclass(frozen=True)
+@dataclass
 class TraceFacts:
-    """What the trace says about the query and each candidate, looked up once."""
+    """What the trace says about the query and each candidate; dates are parsed when first needed."""
 
     now: datetime
     window: tuple[datetime, datetime] | None
     thinking_budget: int
     max_tokens: int | None
-    dates: dict[str, datetime | None]
+    event_dates: dict[str, str | None]
     components: dict[str, dict[str, float | None]]  # node id -> the trace's score components
-    first_source: dict[str, str]  # node id -> its first arm in the trace's fusion
+    first_source: dict[str, str]  # node id -> its first arm in the trace's fusion (only for dated queries)
+    _parsed: dict[str, datetime | None] = field(default_factory=dict)
+
+    def date(self, node_id: str) -> datetime | None:
+        if node_id not in self._parsed:
+            self._parsed[node_id] = parse_time(self.event_dates.get(node_id))
+        return self._parsed[node_id]
 
 
 def trace_facts(trace: RecallTrace) -> TraceFacts:
@@ -163,17 +170,18 @@ def trace_facts(trace: RecallTrace) -> TraceFacts:
         window = (start, end) if start and end else None
     budget = query.budget
     thinking = budget if isinstance(budget, int) else BUDGET_THINKING.get(str(budget), BUDGET_THINKING["mid"])
-    dates: dict[str, datetime | None] = {}
+    dates: dict[str, str | None] = {}
     for retrieval in trace.retrieval_results:
         for hit in retrieval.results:
             if dates.get(hit.node_id) is None:
-                dates[hit.node_id] = parse_time(hit.event_date)
+                dates[hit.node_id] = hit.event_date
     first = {}
-    for cand in trace.rrf_merged:
-        ranks = cand.source_ranks.as_dict()
-        first[cand.node_id] = next((s for s in SOURCES if s in ranks), "")
+    if window is not None:  # proximity only counts on a dated query
+        for cand in trace.rrf_merged:
+            ranks = cand.source_ranks
+            first[cand.node_id] = next((s for s in SOURCES if getattr(ranks, f"{s}_rank") is not None), "")
     return TraceFacts(
-        now=now, window=window, thinking_budget=thinking, max_tokens=query.max_tokens, dates=dates,
+        now=now, window=window, thinking_budget=thinking, max_tokens=query.max_tokens, event_dates=dates,
         components={r.node_id: r.score_components for r in trace.reranked}, first_source=first,
     )  # fmt: skip
 
@@ -204,31 +212,33 @@ def reranker_cut(result: ReplayResult, scoring: ScoringSettings) -> list[FusedCa
 
 
 def _first_source(cand: FusedCandidate) -> str:
-    return next((s for s in SOURCES if s in cand.source_ranks), "")
+    for source in SOURCES:
+        if source in cand.source_ranks:
+            return source
+    return ""
 
 
 def _score_one(cand: FusedCandidate, base: float, facts: TraceFacts, scoring: ScoringSettings) -> ScoredCandidate:
-    comp = facts.components.get(cand.node_id, {})
-    date = facts.dates.get(cand.node_id)
+    comp = facts.components.get(cand.node_id, EMPTY)
     from_trace = True
     if scoring.server_recency and comp.get("recency") is not None:
         recency = float(comp["recency"])
     else:
+        date = facts.date(cand.node_id)
         recency = NEUTRAL if date is None else recency_signal((facts.now - date).total_seconds() / 86400, scoring)
         from_trace = False
-    first = _first_source(cand)
-    if first != "temporal" or facts.window is None:
+    if facts.window is None or _first_source(cand) != "temporal":
         temporal = NEUTRAL
     elif facts.first_source.get(cand.node_id) == "temporal" and comp.get("temporal") is not None:
         temporal = float(comp["temporal"])
     else:
-        temporal = proximity(date, facts.window)
+        temporal = proximity(facts.date(cand.node_id), facts.window)
         from_trace = False
     proof_norm = float(comp.get("proof_norm") or NEUTRAL)
+    # positional: this runs once per candidate, thousands of times per prediction
     return ScoredCandidate(
-        node_id=cand.node_id, text=cand.text, rrf_score=cand.rrf_score, rrf_rank=cand.rrf_rank,
-        source_ranks=dict(cand.source_ranks), base=base, recency=recency, temporal=temporal,
-        proof_norm=proof_norm, from_trace=from_trace,
+        cand.node_id, cand.text, cand.rrf_score, cand.rrf_rank, cand.source_ranks, base, recency, temporal, proof_norm,
+        0.0, 0, from_trace,
     )  # fmt: skip
 
 

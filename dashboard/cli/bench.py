@@ -68,15 +68,7 @@ class Report:
 
     def timing(self, name: str, samples: list[float], extra: str = "") -> float:
         med = statistics.median(samples)
-        self.rows.append(
-            {
-                "name": name,
-                "median_ms": round(med, 2),
-                "p95_ms": round(_p(samples, 0.95), 2),
-                "n": len(samples),
-                "note": extra,
-            }
-        )
+        self.rows.append({"name": name, "median_ms": round(med, 2), "p95_ms": round(_p(samples, 0.95), 2), "n": len(samples), "note": extra})
         return med
 
     def ratio(self, name: str, value: float, detail: str = "") -> None:
@@ -95,10 +87,7 @@ class Report:
         for r in self.ratios:
             target = "" if r["target"] is None else f"<= {r['target']:g}{r['unit']}"
             unit = "ms" if r["unit"] == "ms" else "x"
-            print(
-                f"{r['name'].ljust(w)}  {r['value']:8.3f}{unit:2} {target:>9}  {r['verdict'] or '-':7}  {r['detail']}",
-                file=out,
-            )
+            print(f"{r['name'].ljust(w)}  {r['value']:8.3f}{unit:2} {target:>9}  {r['verdict'] or '-':7}  {r['detail']}", file=out)
         for note in self.notes:
             print(f"note: {note}", file=out)
 
@@ -144,11 +133,7 @@ def lean_study(rep: Report, gw: HindsightGateway, bank: str, size: int, sample, 
         "default (mid, 4096)": {"budget": "mid", "max_tokens": 4096},
         f"mid, {max_tokens_for(k)} tokens": {"budget": "mid", "max_tokens": max_tokens_for(k)},
         f"low, {max_tokens_for(k)} tokens": {"budget": "low", "max_tokens": max_tokens_for(k)},
-        f"low, {max_tokens_for(k)}, types=[world]": {
-            "budget": "low",
-            "max_tokens": max_tokens_for(k),
-            "types": ["world"],
-        },
+        f"low, {max_tokens_for(k)}, types=[world]": {"budget": "low", "max_tokens": max_tokens_for(k), "types": ["world"]},
     }
 
     def run(cfg, case):
@@ -177,9 +162,7 @@ def lean_study(rep: Report, gw: HindsightGateway, bank: str, size: int, sample, 
                     base = baseline[case.id]
                     same_exact = [e.id for e in result.exact] == [e.id for e in base.exact]
                     same_top = [e.id for e in result.records] == [e.id for e in base.records]
-                    overlap = len({e.id for e in result.records} & {e.id for e in base.records}) / max(
-                        1, len(base.records)
-                    )
+                    overlap = len({e.id for e in result.records} & {e.id for e in base.records}) / max(1, len(base.records))
                     agree[name][0] += same_exact
                     agree[name][1] += same_top
                     agree[name][2] += overlap
@@ -208,9 +191,7 @@ def recall_side_by_side(rep: Report, gw, raw: RawClient, bank: str, size: int, s
 
 def queue_load(rep: Report, gw, raw: RawClient, bank: str, size: int, cases, repeat: int) -> float:
     n = len(cases)
-    jobs = [
-        (lambda c=c: atwo_stage_recall(gw.arecall, bank, CaseKey.of(c), c.recall_query(), k=DEFAULT_K)) for c in cases
-    ]
+    jobs = [(lambda c=c: atwo_stage_recall(gw.arecall, bank, CaseKey.of(c), c.recall_query(), k=DEFAULT_K)) for c in cases]
     dash, seq = [], []
     for _ in range(repeat):
         dash.append(_ms(lambda: gw.recall_many(jobs)))
@@ -228,13 +209,7 @@ def trace_parse(rep: Report, base_url: str, bank: str, size: int, sample, repeat
     case = sample[0]
     body = None
     for budget in ("mid", "high"):
-        payload = {
-            "query": case.recall_query(),
-            "budget": budget,
-            "trace": True,
-            "tags": CaseKey.of(case).tags,
-            "tags_match": "any_strict",
-        }
+        payload = {"query": case.recall_query(), "budget": budget, "trace": True, "tags": CaseKey.of(case).tags, "tags_match": "any_strict"}
         if budget == "high":
             payload.pop("tags"), payload.pop("tags_match")
         req = urllib.request.Request(f"{base_url}/v1/default/banks/{bank}/memories/recall", data=json.dumps(payload).encode(),
@@ -245,10 +220,7 @@ def trace_parse(rep: Report, base_url: str, bank: str, size: int, sample, repeat
             break
     kb = len(body) / 1000
     ours = [_ms(lambda: RecallResponse.model_validate_json(body)) for _ in range(max(5, repeat))]
-    theirs = [
-        _ms(lambda: RecallResponse.model_validate(ClientResponse.from_json(body.decode()).to_dict()))
-        for _ in range(max(5, repeat))
-    ]
+    theirs = [_ms(lambda: RecallResponse.model_validate(ClientResponse.from_json(body.decode()).to_dict())) for _ in range(max(5, repeat))]
     parsed = RecallResponse.model_validate_json(body)
     full = [_ms(lambda: analyse(RecallResponse.model_validate_json(body))) for _ in range(max(5, repeat))]
     m = rep.timing(f"[{size}] parse a {kb:.0f} KB trace (model_validate_json, the gateway's path)", ours,
@@ -268,10 +240,7 @@ def synthetic_trace(n: int, seed: int = 3, dated: bool = False) -> RecallTrace:
         hits = [RetrievalHit(rank=r, node_id=i, text="t", score=1.0 - r / (n + 1), score_name="s", event_date=dates[i])
                 for r, i in enumerate(chosen, 1)]  # fmt: skip
         lists.append(RetrievalList(method_name=method, fact_type="world", results=hits))
-    merged = [
-        RrfCandidate(node_id=i, rrf_score=0.0, source_ranks=SourceRanks(), final_rrf_rank=r)
-        for r, i in enumerate(ids, 1)
-    ]
+    merged = [RrfCandidate(node_id=i, rrf_score=0.0, source_ranks=SourceRanks(), final_rrf_rank=r) for r, i in enumerate(ids, 1)]
     return RecallTrace(retrieval_results=lists, rrf_merged=merged)
 
 
@@ -303,9 +272,7 @@ def scoring_bench(rep: Report, repeat: int) -> float:
 def warm_rerun(rep: Report, settings, bank: str, data_dir: Path, repeat: int, page_cases: int = 1000) -> float:
     """The Exceptions page with a queue of `page_cases` (the first 200 recalled with the queue), timed by
     AppTest in a child process pointed at the bench bank (dashboard.cli.page_timing)."""
-    queue_file = bench_data.write_cases_csv(
-        data_dir / f"bench-exceptions-{page_cases}.csv", bench_data.cases(page_cases)
-    )
+    queue_file = bench_data.write_cases_csv(data_dir / f"bench-exceptions-{page_cases}.csv", bench_data.cases(page_cases))
     env = {**os.environ, "RECALL_REVIEW_EXCEPTIONS_FILE": str(queue_file), "RECALL_REVIEW_FINANCE_BANK": bank,
            "RECALL_REVIEW_DATA_DIR": str(settings.data_dir), "RECALL_REVIEW_API_PORT": str(settings.api_port),
            "RECALL_REVIEW_PG_PORT": str(settings.pg_port)}  # fmt: skip
@@ -319,9 +286,7 @@ def warm_rerun(rep: Report, settings, bank: str, data_dir: Path, repeat: int, pa
     if child.returncode != 0 or "warm_ms" not in timing:
         raise RuntimeError(f"the Exceptions page failed: {timing.get('error') or child.stderr[-2000:]}")
     preloaded = min(200, page_cases)
-    rep.timing(
-        f"Exceptions page, {page_cases:,} cases, cold (recalls the first {preloaded}) [{bank}]", [timing["cold_ms"]]
-    )
+    rep.timing(f"Exceptions page, {page_cases:,} cases, cold (recalls the first {preloaded}) [{bank}]", [timing["cold_ms"]])
     return rep.timing(f"Exceptions page, {page_cases:,} cases, warm rerun with a case open [{bank}]", timing["warm_ms"])
 
 
@@ -342,9 +307,7 @@ def run(sizes: list[int], repeat: int, log: Callable[[str], None] = print, queue
 
     settings = load_settings()
     rep = Report()
-    rep.notes.append(
-        f"machine: {machine()}; {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; load average {os.getloadavg()[0]:.1f} at start"
-    )
+    rep.notes.append(f"machine: {machine()}; {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; load average {os.getloadavg()[0]:.1f} at start")
     server, started = None, False
     if settings.embedded:
         server = EmbeddedServer(settings, log=log)
@@ -370,28 +333,15 @@ def run(sizes: list[int], repeat: int, log: Callable[[str], None] = print, queue
             per_size[size]["parse"] = trace_parse(rep, settings.base_url, bank, size, sample, repeat)
         largest, smallest = max(sizes), min(sizes)
         big = per_size[largest]
-        rep.ratio(
-            "dashboard overhead (two-stage vs the same raw client calls)",
-            big["lean"] / big["raw"],
-            f"at {largest} memories",
-        )
+        rep.ratio("dashboard overhead (two-stage vs the same raw client calls)", big["lean"] / big["raw"], f"at {largest} memories")
         for size in sizes:
             if size != largest:
                 rep.ratio(f"[{size}] dashboard overhead", per_size[size]["lean"] / per_size[size]["raw"])
-                rep.ratio(
-                    f"[{size}] two-stage lean vs one default any_strict",
-                    per_size[size]["lean"] / per_size[size]["single"],
-                )
+                rep.ratio(f"[{size}] two-stage lean vs one default any_strict", per_size[size]["lean"] / per_size[size]["single"])
                 rep.ratio(f"[{size}] queue of {small_q} vs {small_q} sequential default recalls", per_size[size]["q17"])
             rep.ratio(f"[{size}] queue of {big_q} vs {big_q} sequential default recalls", per_size[size]["q200"])
-        rep.ratio(
-            "two-stage lean vs one default any_strict (largest bank)",
-            big["lean"] / big["single"],
-            f"at {largest} memories",
-        )
-        rep.ratio(
-            "queue of 17, cold, vs 17 sequential default recalls (largest bank)", big["q17"], f"at {largest} memories"
-        )
+        rep.ratio("two-stage lean vs one default any_strict (largest bank)", big["lean"] / big["single"], f"at {largest} memories")
+        rep.ratio("queue of 17, cold, vs 17 sequential default recalls (largest bank)", big["q17"], f"at {largest} memories")
         if largest != smallest:
             for what in ("lean", "single"):
                 rep.ratio(f"growth {smallest} -> {largest} memories, {'two-stage lean' if what == 'lean' else 'default any_strict'}",
@@ -403,9 +353,7 @@ def run(sizes: list[int], repeat: int, log: Callable[[str], None] = print, queue
         if parse == parse:  # not NaN: the trace was big enough to be the ~1 MB case
             rep.ratio("parse a ~1 MB trace", parse, f"at {largest} memories")
         else:
-            rep.notes.append(
-                "parse target not judged: the largest bank's trace is well under 1 MB (bench with --sizes ...,10000)"
-            )
+            rep.notes.append("parse target not judged: the largest bank's trace is well under 1 MB (bench with --sizes ...,10000)")
         rep.ratio("replay 3,000 candidates", replay_bench(rep, repeat))
         rep.ratio("replay + final scoring, 3,000 candidates", scoring_bench(rep, repeat))
     finally:
@@ -417,16 +365,8 @@ def run(sizes: list[int], repeat: int, log: Callable[[str], None] = print, queue
     return rep
 
 
-def main(
-    sizes: list[int], repeat: int, as_json: bool, queue_sizes: tuple[int, int] = (17, 200), page_cases: int = 1000
-) -> int:
-    rep = run(
-        sizes,
-        repeat,
-        log=lambda m: print(m, file=sys.stderr, flush=True),
-        queue_sizes=queue_sizes,
-        page_cases=page_cases,
-    )
+def main(sizes: list[int], repeat: int, as_json: bool, queue_sizes: tuple[int, int] = (17, 200), page_cases: int = 1000) -> int:
+    rep = run(sizes, repeat, log=lambda m: print(m, file=sys.stderr, flush=True), queue_sizes=queue_sizes, page_cases=page_cases)
     if as_json:
         print(json.dumps({"rows": rep.rows, "ratios": rep.ratios, "notes": rep.notes}, indent=2))
     else:

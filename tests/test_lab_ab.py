@@ -56,12 +56,14 @@ def test_a_clone_is_deleted_even_when_a_setting_is_refused(hindsight, demo_banks
     with pytest.raises(Exception), Comparison(hindsight.gateway, finance, support, Variant(name="a"), bad):  # noqa: B017
         pass  # the server refuses the setting (whatever its error class): the clone must still go
     assert not [bank for bank in hindsight.gateway.bank_ids() if bank.startswith("ab-bad-")]
-    with pytest.raises(ValueError, match="unknown bank setting"):
-        with Comparison(
+    with (
+        pytest.raises(ValueError, match="unknown bank setting"),
+        Comparison(
             hindsight.gateway,
             finance,
             support,
             Variant(name="a"),
             Variant(name="x", kind="bank_config", bank_config={"nope": True}),
-        ):
-            pass
+        ),
+    ):
+        pass

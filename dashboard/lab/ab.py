@@ -270,7 +270,7 @@ def diff(a: list[CaseOutcome], b: list[CaseOutcome]) -> list[CaseDiff]:
                 latency_a_ms=x.latency_ms,
                 latency_b_ms=y.latency_ms,
                 error=x.error or y.error,
-            )  # fmt: skip
+            )
         )
     return out
 

@@ -313,12 +313,16 @@ def within_budget(scored: list[ScoredCandidate], thinking_budget: int, max_token
 
 
 def predict(
-    trace: RecallTrace, settings: ReplaySettings | None = None, scoring: ScoringSettings | None = None
+    trace: RecallTrace,
+    settings: ReplaySettings | None = None,
+    scoring: ScoringSettings | None = None,
+    facts: TraceFacts | None = None,
 ) -> Prediction:
-    """The returned order under a what-if: replay the fusion, cut for the reranker, score, cut to budget."""
+    """The returned order under a what-if: replay the fusion, cut for the reranker, score, cut to budget.
+    `facts` (trace_facts(trace)) can be passed in when one trace is predicted under many settings."""
     scoring = scoring or ScoringSettings()
     result = replay(trace, settings)
-    facts = trace_facts(trace)
+    facts = facts or trace_facts(trace)
     kept = reranker_cut(result, scoring)
     scored = score(kept, facts, scoring)
     return Prediction(result, scoring, kept, scored, within_budget(scored, facts.thinking_budget, facts.max_tokens))

@@ -268,6 +268,10 @@ class EmbeddedServer:
         )
         return env
 
+    def api_env(self) -> dict[str, str]:
+        """The environment hindsight-api runs with (a second process against the same database reuses it)."""
+        return self._api_env()
+
     def _start_api(self) -> psutil.Process:
         executable = Path(sys.executable).parent / "hindsight-api"
         if not executable.exists():

@@ -14,6 +14,7 @@ import json
 import queue
 import re
 import threading
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -259,3 +260,25 @@ class HindsightGateway:
         """One entry with its `request` and `response` bodies."""
         bank, entry = urllib.parse.quote(bank_id, safe=""), urllib.parse.quote(entry_id, safe="")
         return self._get(f"/v1/default/banks/{bank}/audit-logs/{entry}")
+
+    # -- fusion lab (issue 15): bank clones for A/B comparisons --------------------------------------
+    def clone_bank(self, bank_id: str, target_bank_id: str, timeout: float = 300.0, poll_s: float = 0.5) -> None:
+        """Copy a bank (memories and config) into a new one and wait until the copy is complete."""
+        operation_id = self._run(self._client.aclone_bank(bank_id, target_bank_id, include_history=False))
+        deadline = time.monotonic() + timeout
+        while True:
+            status = self._run(self._client.operations.get_operation_status(bank_id, operation_id)).status
+            if status == "completed":
+                return
+            if status in ("failed", "cancelled", "not_found"):
+                raise HindsightUnavailable(f"cloning {bank_id} into {target_bank_id} ended {status}")
+            if time.monotonic() > deadline:
+                raise HindsightUnavailable(f"cloning {bank_id} into {target_bank_id} did not finish in {timeout:.0f} s")
+            time.sleep(poll_s)
+
+    def update_bank_config(self, bank_id: str, **settings: object) -> None:
+        """Per-bank settings, e.g. enable_graph_retrieval=False, recall_budget_fixed_mid=100."""
+        self._run(self._client.aupdate_bank_config(bank_id, **settings))
+
+    def delete_bank(self, bank_id: str) -> None:
+        self._run(self._client.adelete_bank(bank_id))

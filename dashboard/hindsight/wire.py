@@ -74,6 +74,7 @@ class RetrievalHit(_Model):
     text: str = ""
     score: float | None = None
     score_name: str | None = None
+    event_date: str | None = None  # the memory's date (recency and temporal proximity are scored from it)
 
 
 class RetrievalList(_Model):

@@ -11,7 +11,9 @@ from typing import Literal
 
 from dashboard.settings import ROLES, Role, RoleMap
 
-Action = Literal["read", "decide", "deliver_now", "trace", "manage_deliveries", "apply_migration", "trace_any_query"]
+Action = Literal[
+    "read", "decide", "deliver_now", "trace", "manage_deliveries", "apply_migration", "trace_any_query", "compare_configs"
+]
 
 # The least role each action needs.
 NEEDS: dict[str, Role] = {
@@ -22,11 +24,12 @@ NEEDS: dict[str, Role] = {
     "manage_deliveries": "lead",  # retry or discard a parked (failed) delivery
     "apply_migration": "lead",
     "trace_any_query": "lead",  # the trace console's free query; everyone may open a page's own trace links
+    "compare_configs": "lead",  # the fusion lab's A/B: it clones banks and may call another Hindsight
 }
 WHAT = {
     "viewer": "read the Overview, queues and the audit log",
     "reviewer": "also decide cases and open the traces of the pages' recalls",
-    "lead": "also apply the tag migration, retry or discard parked deliveries, and trace any query on the configured banks",
+    "lead": "also apply the tag migration, retry or discard parked deliveries, trace any query on the configured banks and run A/B comparisons",
 }
 
 

@@ -1,9 +1,18 @@
 import streamlit as st
 
+from components.ab_view import render_ab_tab
+from components.evidence_view import render_evidence_tab, render_knob_guide
 from components.trace_link import trace_url
 from components.trace_view import render_console, render_trace
 from dashboard.app import access, state
+from dashboard.finance.models import ExceptionCase
 from dashboard.hindsight.errors import HindsightError
+from dashboard.hindsight.gateway import HindsightGateway
+from dashboard.lab.ab import compare
+from dashboard.lab.finance_set import demo_finance_cases
+from dashboard.queue_files import load_rows
+from dashboard.support.models import Ticket
+from dashboard.traces.evidence import bench
 from dashboard.traces.request import TraceRequest, TraceStore, reachable
 
 STORE_KEY = "trace_store"
@@ -72,3 +81,34 @@ except HindsightError as exc:
     st.stop()
 
 render_trace(traced, trace_url(linked))
+
+# -- fusion lab (additive): evidence on a labelled set for this trace's bank, and the knob guide ------
+st.divider()
+tab_evidence, tab_ab, tab_knobs = st.tabs(["Evidence", "A/B", "Server knobs"])
+with tab_evidence:
+    render_evidence_tab(
+        linked.bank,
+        finance_cases=lambda: demo_finance_cases(state.settings().exceptions_file),
+        run_bench=lambda bank, cases, k, progress: (
+            bench(state.gateway(), bank, cases, k=k, progress=progress) if access.require("trace_any_query") else None
+        ),
+    )
+with tab_ab:
+    cfg = state.settings()
+
+    def open_other(url: str) -> HindsightGateway:
+        # Our API key goes to the configured server only, never to a URL typed into the page.
+        return HindsightGateway(url, cfg.api_key if url.rstrip("/") == cfg.base_url else None)
+
+    def run_compare(a, b):
+        if not access.require("compare_configs"):  # clones banks and may call another server: leads only
+            return None
+        cases, tickets = load_rows(cfg.exceptions_file, ExceptionCase), load_rows(cfg.tickets_file, Ticket)
+        return compare(state.gateway(), cfg.finance_bank, cfg.support_bank, cases, tickets, a, b, open_gateway=open_other)
+
+    if access.can("compare_configs"):
+        render_ab_tab(run_compare)
+    else:
+        st.caption("A/B comparisons clone banks and may call another server: they are for leads.")
+with tab_knobs:
+    render_knob_guide()

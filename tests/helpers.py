@@ -4,9 +4,11 @@ the pages record them."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
+import urllib.request
 from datetime import UTC, date, datetime
 
 from streamlit.testing.v1 import AppTest
@@ -84,3 +86,9 @@ def run_cli(hindsight, *args: str, **banks: str) -> subprocess.CompletedProcess:
     env = {**os.environ, **hindsight.env(**banks)}
     env.pop("HINDSIGHT_API_URL", None)
     return subprocess.run([sys.executable, "-m", "dashboard", *args], capture_output=True, text=True, env=env, timeout=120, check=False)
+
+
+def bank_ids(gateway) -> list[str]:
+    """Every bank the server holds (GET /v1/default/banks): the A/B tests check their clones are gone."""
+    with urllib.request.urlopen(f"{gateway.base_url}/v1/default/banks", timeout=10) as resp:
+        return [bank["bank_id"] for bank in json.loads(resp.read()).get("banks", [])]

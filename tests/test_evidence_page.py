@@ -6,6 +6,7 @@ from streamlit.testing.v1 import AppTest
 
 from dashboard.cli.seed import finance_records, support_records
 from tests.conftest import APP
+from tests.helpers import bank_ids
 
 
 def test_evidence_tab_runs_the_finance_set_and_shows_the_figures(point_app, hindsight, bank_id):
@@ -43,4 +44,4 @@ def test_ab_tab_compares_graph_off_on_clones_and_shows_the_summary(point_app, hi
     summary = next(t.value for t in at.text if t.value.startswith("under B ("))
     assert "enable_graph_retrieval=False" in summary and "recommendation(s) change" in summary
     assert {"Recommendations changed", "Exact precedents lost", "p50 latency, B vs A"} <= {m.label for m in at.metric}
-    assert not [b for b in hindsight.gateway.bank_ids() if b.startswith("ab-b-")]  # clones deleted
+    assert not [b for b in bank_ids(hindsight.gateway) if b.startswith("ab-b-")]  # clones deleted

@@ -12,6 +12,7 @@ from dashboard.finance.models import ExceptionCase
 from dashboard.lab.ab import Comparison, Variant, compare
 from dashboard.queue_files import load_rows
 from dashboard.support.models import Ticket
+from tests.helpers import bank_ids
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +38,7 @@ def test_graph_off_on_a_clone_shows_which_cases_change_and_the_clone_is_gone(hin
         == sorted([c for c in report.clones_deleted if c.startswith("ab-no-graph-") and (finance in c or support in c)])
         and len(report.clones_deleted) == 2
     )
-    assert not [bank for bank in hindsight.gateway.bank_ids() if bank.startswith("ab-no-graph-")]
+    assert not [bank for bank in bank_ids(hindsight.gateway) if bank.startswith("ab-no-graph-")]
     # On the demo data the graph arm decides some exact precedents: switching it off changes cases.
     changed = [d for d in report.diffs if d.changed]
     assert changed and all(d.kind == "exception" for d in changed if d.gained or d.lost)
@@ -55,7 +56,7 @@ def test_a_clone_is_deleted_even_when_a_setting_is_refused(hindsight, demo_banks
     bad = Variant(name="bad", kind="bank_config", bank_config={"recall_budget_fixed_mid": -5})
     with pytest.raises(Exception), Comparison(hindsight.gateway, finance, support, Variant(name="a"), bad):  # noqa: B017
         pass  # the server refuses the setting (whatever its error class): the clone must still go
-    assert not [bank for bank in hindsight.gateway.bank_ids() if bank.startswith("ab-bad-")]
+    assert not [bank for bank in bank_ids(hindsight.gateway) if bank.startswith("ab-bad-")]
     with (
         pytest.raises(ValueError, match="unknown bank setting"),
         Comparison(

@@ -30,10 +30,10 @@ def support_bank(hindsight, bank_id):
 
 def state(hindsight, bank):
     """document id -> (text, tags) plus how many memories each document has (duplicates would show)."""
-    memories = migration.all_memories(hindsight.gateway, bank)
+    memories = hindsight.gateway.list_memories(bank, limit=100)["items"]
     counts = {}
     for m in memories:
-        counts[m.document_id] = counts.get(m.document_id, 0) + 1
+        counts[m["document_id"]] = counts.get(m["document_id"], 0) + 1
     return stored_documents(hindsight.gateway, bank), counts
 
 

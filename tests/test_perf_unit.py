@@ -99,9 +99,10 @@ def test_bench_ratio_verdicts():
     from dashboard.cli.bench import Report, synthetic_trace
 
     rep = Report()
-    rep.ratio("replay 3,000 candidates", 12.0)
-    rep.ratio("dashboard overhead (two-stage vs the same raw client calls)", 1.2)
-    assert [r["verdict"] for r in rep.ratios] == ["PASS", "MISS"]
+    rep.ratio("replay 3,000 candidates", 12.0, target_of="replay")
+    rep.ratio("dashboard overhead (two-stage vs the same raw client calls)", 1.2, target_of="overhead")
+    rep.ratio("growth 1000 -> 10000 memories", 5.0)  # reported, not judged
+    assert [r["verdict"] for r in rep.ratios] == ["PASS", "MISS", None]
     assert len(synthetic_trace(300).rrf_merged) == 300
 
 

@@ -153,6 +153,9 @@ def run_migrate(args: argparse.Namespace) -> int:
     except HindsightError as exc:
         print(f"error: migration against Hindsight at {settings.base_url} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
+    except migration.MigrationError as exc:
+        print(f"error: migration of {bank} stopped: {exc}", file=sys.stderr)
+        return 1
     finally:
         gateway.close()
     if args.json:

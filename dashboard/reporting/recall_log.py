@@ -1,19 +1,21 @@
 """What the runtime layer saw of its own recalls: wall-time samples and the latest result per case.
 
-The Overview page reads it. One instance per server process (runtime.recall_log()); everything is
-bounded: the last `samples` latencies per kind and the latest `results` recall results per kind.
-Thread-safe (Streamlit runs each session on its own thread). No Streamlit here.
+The Overview page reads it. One instance per server process (app.state.recall_log()); everything is
+bounded: the last `samples` latencies per kind and the `results` most recently used recall results
+per kind (cachetools' LRUCache). Thread-safe (Streamlit runs each session on its own thread): every
+access holds the lock. No Streamlit here.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 
+from cachetools import LRUCache
 from pydantic import BaseModel
 
 from dashboard.finance.recall import TwoStageResult
@@ -34,10 +36,9 @@ class RecallLog:
     def __init__(self, samples: int = MAX_SAMPLES, results: int = MAX_RESULTS):
         self._lock = threading.Lock()
         self._samples_per_kind = samples
-        self._results_per_kind = results
         self._latency: dict[str, deque[LatencySample]] = {}
-        self._finance: OrderedDict[tuple[str, str, str, str], TwoStageResult] = OrderedDict()
-        self._tickets: OrderedDict[tuple[str, str, str], TicketRecall] = OrderedDict()
+        self._finance: LRUCache[tuple[str, str, str, str], TwoStageResult] = LRUCache(maxsize=results)
+        self._tickets: LRUCache[tuple[str, str, str], TicketRecall] = LRUCache(maxsize=results)
 
     # -- latency ------------------------------------------------------------------
     def add_latency(self, kind: str, ms: float, ok: bool = True, at: datetime | None = None) -> None:
@@ -61,17 +62,10 @@ class RecallLog:
             return [s for samples in self._latency.values() for s in samples]
 
     # -- latest results -----------------------------------------------------------
-    @staticmethod
-    def _put(store: OrderedDict, key: tuple, value, limit: int) -> None:
-        store.pop(key, None)
-        store[key] = value
-        while len(store) > limit:
-            store.popitem(last=False)
-
     def add_finance(self, result: TwoStageResult) -> None:
         key = (result.bank_id, result.key.vendor_code, result.key.exception_type, result.query)
         with self._lock:
-            self._put(self._finance, key, result, self._results_per_kind)
+            self._finance[key] = result
 
     def finance_result(self, bank_id: str, vendor: str, etype: str, query: str) -> TwoStageResult | None:
         with self._lock:
@@ -79,7 +73,7 @@ class RecallLog:
 
     def add_ticket(self, bank_id: str, issue: str, recall: TicketRecall) -> None:
         with self._lock:
-            self._put(self._tickets, (bank_id, recall.customer, issue.strip()), recall, self._results_per_kind)
+            self._tickets[(bank_id, recall.customer, issue.strip())] = recall
 
     def ticket_result(self, bank_id: str, customer: str, issue: str) -> TicketRecall | None:
         with self._lock:

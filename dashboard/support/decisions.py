@@ -19,6 +19,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
+from pydantic import ValidationError
+
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.decision import ReviewerDecision
 from dashboard.support.admission import has_marker_at_start, marker
@@ -34,6 +36,8 @@ ACTIONS: dict[str, str] = {
 
 
 class TicketDecisionError(ValueError):
+    """A decision that cannot be recorded; `field` names what to fix."""
+
     def __init__(self, field: str, message: str):
         self.field = field
         super().__init__(f"{field}: {message}")
@@ -63,22 +67,32 @@ def ticket_decision(
         raise TicketDecisionError("response", "the response must not be empty")
     elif action == "override" and not note.strip():
         raise TicketDecisionError("note", "an override needs a note saying why the draft was replaced")
-    return ReviewerDecision(
-        case_id=ticket.id, case_kind="ticket", reviewer=reviewer, authenticated=authenticated,
-        outcome="reject" if action == "override" else "approve", overridden=action == "override",
-        note=note.strip(), agent_recommendation="approve", cited_evidence=list(cited_evidence or []),
-        decided_at=decided_at, ticket_action=action, final_response=text,
-    )  # fmt: skip
+    try:
+        return ReviewerDecision(
+            case_id=ticket.id, case_kind="ticket", reviewer=reviewer, authenticated=authenticated,
+            outcome="reject" if action == "override" else "approve", overridden=action == "override",
+            note=note.strip(), agent_recommendation="approve", cited_evidence=list(cited_evidence or []),
+            decided_at=decided_at, ticket_action=action, final_response=text,
+        )  # fmt: skip
+    except ValidationError as exc:  # e.g. a reviewer name or a response over its length limit
+        err = exc.errors()[0]
+        field = {"final_response": "response"}.get(str(err["loc"][0]), str(err["loc"][0])) if err["loc"] else "decision"
+        raise TicketDecisionError(field, err["msg"]) from None
 
 
 def interaction_record(ticket: Ticket, decision: ReviewerDecision) -> MemoryRecord:
     """The memory retained for an approved (or overriding) response, tagged for the ticket's customer."""
     content = interaction_text(ticket.customer, ticket.issue, decision.final_response or ticket.drafted_response)
-    assert has_marker_at_start(content, ticket.customer)  # the rule that reads it back must own it
+    try:  # the ownership rule that reads the record back must own it, and the name must make a tag
+        owned, tag = has_marker_at_start(content, ticket.customer), customer_tag(ticket.customer)
+    except ValueError as exc:  # AmbiguousName, or a name without a letter or digit
+        raise TicketDecisionError("customer", str(exc)) from None
+    if not owned:
+        raise TicketDecisionError("customer", f"the retained text would not be read back as {ticket.customer!r}'s history")
     return MemoryRecord(
         document_id=document_id(ticket.id),
         content=content,
-        tags=[customer_tag(ticket.customer)],
+        tags=[tag],
         metadata={
             "kind": "interaction",
             "customer": ticket.customer,

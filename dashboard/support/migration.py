@@ -1,7 +1,8 @@
 """Measured migration of untagged (legacy) support records to customer tags. No Streamlit.
 
-1. Find the untagged records: `list_memories(tags=[], tags_match="exact")` (checked on 1.1.0: only
-   untagged memories match), paged.
+1. Read the bank once: its untagged records with `list_memories(tags=[], tags_match="exact")`
+   (checked on 1.1.0: only untagged memories match), paged, and its memory count. A tagged record in
+   that listing means the filter changed meaning: `MigrationError`, nothing is written.
 2. Classify each against the customer directory with the SAME ownership rule as the live fallback
    (`legacy_admission`): reliable identity = the text starts with a marker that names exactly one
    directory customer; otherwise failed validation (no marker, marker not at the start, unknown
@@ -13,7 +14,7 @@
    (or after a crash halfway) only converts what is still untagged. The result is deterministic (no
    wall-clock values are written), so a resumed run ends exactly where a clean run does.
 5. Coverage before/after and a readiness flag: the fallback can be retired when no convertible
-   legacy record is left.
+   legacy record is left. Apply reads the bank twice: once to plan, once to measure after.
 """
 
 from __future__ import annotations
@@ -94,8 +95,12 @@ class MigrationReport(BaseModel):
     error: str | None = None
 
 
-class DirectoryError(ValueError):
-    pass
+class MigrationError(Exception):
+    """The migration cannot go on safely; the message says why (for a person, no traceback needed)."""
+
+
+class DirectoryError(MigrationError, ValueError):
+    """The customer directory is not safe to migrate against (shared tags, unusable names)."""
 
 
 def _page_through(fetch: Callable[[int, int], dict]) -> list[dict]:
@@ -110,13 +115,15 @@ def _page_through(fetch: Callable[[int, int], dict]) -> list[dict]:
 
 
 def untagged_memories(gateway, bank_id: str) -> list[StoredMemory]:
+    """The bank's untagged memories, filtered by the server; MigrationError if it returns a tagged one
+    (re-retaining it would replace its tags)."""
     raw = _page_through(lambda limit, offset: gateway.list_memories(bank_id, tags=[], tags_match="exact", limit=limit, offset=offset))
-    # The server filters; the local check makes "untagged" mean exactly that even if it did not.
-    return [StoredMemory.model_validate(_clean(item)) for item in raw if not item.get("tags")]
-
-
-def all_memories(gateway, bank_id: str) -> list[StoredMemory]:
-    raw = _page_through(lambda limit, offset: gateway.list_memories(bank_id, limit=limit, offset=offset))
+    tagged = [item.get("document_id") or item["id"] for item in raw if item.get("tags")]
+    if tagged:
+        raise MigrationError(
+            f"Hindsight's untagged filter (tags=[], tags_match='exact') returned {len(tagged)} tagged memories "
+            f"(e.g. {', '.join(map(str, tagged[:3]))}): the filter no longer means 'untagged', so the migration stops"
+        )
     return [StoredMemory.model_validate(_clean(item)) for item in raw]
 
 
@@ -158,15 +165,18 @@ def classify(memory: StoredMemory, customers: Sequence[Customer], chunks_in_docu
 
 
 def plan(gateway, bank_id: str, customers: Sequence[Customer]) -> MigrationPlan:
-    """The dry run: reads only."""
-    everything = all_memories(gateway, bank_id)
-    untagged = [m for m in everything if not m.tags]
-    # cross-check with the server's exact filter (they must agree: otherwise the filter changed)
-    server_untagged = {m.id for m in untagged_memories(gateway, bank_id)}
-    if server_untagged != {m.id for m in untagged}:
-        raise RuntimeError("tags=[] exact disagrees with the client-side filter of untagged memories")
+    """The dry run: reads the bank once, writes nothing."""
+    return _plan(bank_id, _memory_count(gateway, bank_id), untagged_memories(gateway, bank_id), customers)
+
+
+def _memory_count(gateway, bank_id: str) -> int:
+    return int(gateway.list_memories(bank_id, limit=1).get("total", 0))
+
+
+def _plan(bank_id: str, total: int, untagged: list[StoredMemory], customers: Sequence[Customer]) -> MigrationPlan:
+    # A document's memories share its tags: counting the untagged ones finds every split document.
     per_document: dict[str | None, int] = {}
-    for m in everything:
+    for m in untagged:
         per_document[m.document_id] = per_document.get(m.document_id, 0) + 1
     problems = check_directory(customers)
     usable = [] if problems else customers
@@ -176,7 +186,7 @@ def plan(gateway, bank_id: str, customers: Sequence[Customer]) -> MigrationPlan:
     if problems:
         for c in failed:
             c.reason = "directory is not safe to migrate against: " + "; ".join(problems)
-    coverage = Coverage(total=len(everything), tagged=len(everything) - len(untagged), untagged=len(untagged), convertible=len(reliable))
+    coverage = Coverage(total=total, tagged=total - len(untagged), untagged=len(untagged), convertible=len(reliable))
     return MigrationPlan(bank_id=bank_id, coverage=coverage, reliable=reliable, failed=failed, directory_problems=problems)
 
 
@@ -208,11 +218,12 @@ def apply(
     no longer untagged and are not touched twice.
     """
     retain = retain or gateway.retain
-    before = plan(gateway, bank_id, customers)
+    untagged = untagged_memories(gateway, bank_id)
+    before = _plan(bank_id, _memory_count(gateway, bank_id), untagged, customers)
     if before.directory_problems:
         raise DirectoryError("; ".join(before.directory_problems))
-    memories = {m.id: m for m in untagged_memories(gateway, bank_id)}
-    todo = [c for c in before.reliable if c.memory_id in memories]
+    memories = {m.id: m for m in untagged}
+    todo = list(before.reliable)
     if limit is not None:
         todo = todo[: max(limit, 0)]
     converted: list[str] = []

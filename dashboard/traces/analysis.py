@@ -61,9 +61,6 @@ class TraceAnalysis(BaseModel):
             totals[c.source] = totals.get(c.source, 0) + c.count
         return totals
 
-    def row(self, node_id: str) -> ResultRow:
-        return next(r for r in self.rows if r.node_id == node_id)
-
 
 def candidate_counts(trace: RecallTrace) -> list[CandidateCount]:
     return [CandidateCount(source=r.method_name, fact_type=r.fact_type, count=len(r.results)) for r in trace.retrieval_results]

@@ -38,6 +38,10 @@ except HindsightError as exc:
     st.error(f"Hindsight at {settings.base_url} could not be read.", icon=":material/error:")
     st.text(f"{type(exc).__name__}: {exc}")
     st.stop()
+except migration.MigrationError as exc:
+    st.error("The migration cannot go on:", icon=":material/error:")
+    st.text(str(exc))
+    st.stop()
 
 render_coverage(plan.coverage, "Coverage now" if report is None else "Coverage after the run", key="now")
 st.subheader("Dry run: every untagged record, classified")
@@ -58,6 +62,12 @@ if apply_clicked:
         except migration.DirectoryError as exc:
             st.error("Refused: the directory is not safe to migrate against.")
             st.text(str(exc))
+        except migration.MigrationError as exc:
+            st.error("The migration stopped:", icon=":material/error:")
+            st.text(str(exc))
+        except HindsightError as exc:
+            st.error(f"Hindsight at {settings.base_url} could not be read.", icon=":material/error:")
+            st.text(f"{type(exc).__name__}: {exc}")
         else:
             state.invalidate_ticket_recalls()  # every customer's cached recall may change
             st.session_state[REPORT_KEY] = result

@@ -9,6 +9,7 @@ from components.review_keys import review_keys
 from dashboard.app import state
 from dashboard.hindsight.errors import HindsightError
 from dashboard.queue_files import QueueFileError, load_rows
+from dashboard.reporting.overview import latest_per_case
 from dashboard.support.admission import AmbiguousName
 from dashboard.support.decisions import ACTIONS, TicketDecisionError, interaction_record, ticket_decision
 from dashboard.support.directory import check_directory
@@ -39,10 +40,11 @@ bank = settings.support_bank
 outbox = state.outbox()
 by_id = {t.id: t for t in tickets}
 known = {c.name for c in customers}
+latest = latest_per_case(outbox.history("ticket"), {"ticket": bank})  # one read of the log per run
 
 
 def _status(ticket_id: str) -> str:
-    stored = outbox.latest("ticket", ticket_id)
+    stored = latest.get(("ticket", ticket_id))
     if stored is None:
         return "open"
     action = (stored.decision.ticket_action or stored.decision.outcome).replace("_", " ")
@@ -103,7 +105,7 @@ st.subheader("Drafted response")
 st.text(ticket.drafted_response)
 
 st.subheader("Decision")
-stored = outbox.latest("ticket", ticket.id)
+stored = latest.get(("ticket", ticket.id))
 render_decision_state(stored)  # a pending one is delivered by the app-wide banner's retry
 
 reviewer_signed_in = signed_in_reviewer()
@@ -130,10 +132,12 @@ if submitted:
             ticket, action=action, reviewer=reviewer, authenticated=authenticated, decided_at=datetime.now(UTC),
             response=response, note=note, cited_evidence=[e.document_id or e.id for e in (recall.evidence if recall else [])],
         )  # fmt: skip
-    except TicketDecisionError as exc:
-        st.error(f"Not recorded: {exc}", icon=":material/error:")
+        record = interaction_record(ticket, decision)
+    except TicketDecisionError as exc:  # it covers pydantic's ValidationError too, naming the field
+        st.error("Not recorded:", icon=":material/error:")
+        st.text(str(exc))
     else:
-        stored, report = outbox.submit(bank, decision, interaction_record(ticket, decision), state.gateway().retain)
+        stored, report = outbox.submit(bank, decision, record, state.gateway().retain)
         state.invalidate_ticket_recalls(ticket.customer)
         delivery = "retained into Hindsight" if report.error is None else "saved; delivery will be retried"
         st.session_state[FLASH_KEY] = f"Decision #{stored.id} recorded: {delivery}."

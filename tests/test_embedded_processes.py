@@ -1,0 +1,131 @@
+"""The embedded server's process handling: a PID counts as ours only with its create time (psutil),
+stop waits with psutil.wait_procs, health polling (tenacity) fails at once when the API exits.
+
+The stand-in processes are `sleep`s this test starts and stops; the real server is only read."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from dashboard.hindsight.embedded import EmbeddedServer, ServerError
+from dashboard.settings import Settings
+from tests.conftest import free_port
+
+
+@pytest.fixture
+def server() -> Iterator[EmbeddedServer]:
+    """An embedded server on a data directory of its own, never started (ports nobody listens on)."""
+    data_dir = Path(tempfile.mkdtemp(prefix="recall-review-proc-"))
+    os.chmod(data_dir, 0o755)  # as root, pg_home must stay inside it (reachable by `nobody`)
+    embedded = EmbeddedServer(Settings(data_dir=data_dir, api_port=free_port(), pg_port=free_port()), log=lambda _m: None)
+    embedded.home.mkdir(parents=True)
+    try:
+        yield embedded
+    finally:
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+@pytest.fixture
+def stranger() -> Iterator[psutil.Process]:
+    """Someone else's long-running process, leading its own session like hindsight-api does."""
+    proc = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    try:
+        yield psutil.Process(proc.pid)
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def _write_state(server: EmbeddedServer, pid: int, created: float) -> None:
+    server.state_file.write_text(json.dumps({"api_pid": pid, "api_created": created, "pg_pid": None, "url": server.url}))
+
+
+def _write_postmaster_pid(server: EmbeddedServer, pid: int, started: float) -> None:
+    server.pg_data.mkdir(parents=True, exist_ok=True)
+    lines = [str(pid), str(server.pg_data), str(int(started)), str(server.settings.pg_port), "/tmp", "127.0.0.1"]
+    (server.pg_data / "postmaster.pid").write_text("\n".join(lines) + "\n")
+
+
+def test_a_reused_api_pid_is_not_our_server_and_stop_leaves_it_alone(server, stranger):
+    _write_state(server, stranger.pid, stranger.create_time() - 3600)  # our API had this PID an hour ago
+    status = server.status()
+    assert (status.running, status.api_pid) == (False, None)
+    server.stop(timeout=5)
+    assert stranger.is_running() and stranger.status() != psutil.STATUS_ZOMBIE
+    assert not server.state_file.exists()
+
+
+def test_the_same_pid_with_its_create_time_is_ours_and_stop_ends_it(server, stranger):
+    _write_state(server, stranger.pid, stranger.create_time())
+    status = server.status()
+    assert (status.running, status.api_pid) == (True, stranger.pid)
+    server.stop(timeout=5)
+    assert not stranger.is_running() or stranger.status() == psutil.STATUS_ZOMBIE
+
+
+def test_a_stale_postmaster_pid_is_not_our_postgres(server, stranger):
+    _write_postmaster_pid(server, stranger.pid, stranger.create_time() - 3600)
+    assert server.status().pg_pid is None
+    server.stop(timeout=5)
+    assert stranger.is_running() and stranger.status() != psutil.STATUS_ZOMBIE
+    _write_postmaster_pid(server, stranger.pid, stranger.create_time())  # the start time it recorded: ours
+    assert server.status().pg_pid == stranger.pid
+
+
+def test_health_polling_stops_at_once_when_the_api_exits(server):
+    quitter = subprocess.Popen(["sleep", "0.2"])
+    try:
+        with pytest.raises(ServerError, match="exited during start-up"):
+            server._wait_healthy(psutil.Process(quitter.pid), timeout=120)
+    finally:
+        quitter.wait()
+
+
+def test_health_polling_gives_up_after_its_timeout(server, stranger):
+    with pytest.raises(ServerError, match="not healthy after 1 s"):
+        server._wait_healthy(stranger, timeout=1)
+
+
+def test_the_real_server_is_recorded_with_create_times(hindsight):
+    server = hindsight.server
+    status = server.status()
+    assert status.healthy and status.api_pid and status.pg_pid
+    state = json.loads(server.state_file.read_text())
+    assert state["api_pid"] == status.api_pid and state["api_created"] == psutil.Process(status.api_pid).create_time()
+    # the same state file with another create time: the real, healthy API is not claimed as ours
+    other = EmbeddedServer(hindsight.settings, log=lambda _m: None)
+    other.state_file = server.home / "server-copy.json"
+    try:
+        other.state_file.write_text(json.dumps({**state, "api_created": state["api_created"] - 3600}))
+        seen = other.status()
+        assert seen.healthy and not seen.running and seen.api_pid is None and seen.pg_pid == status.pg_pid
+    finally:
+        other.state_file.unlink(missing_ok=True)
+
+
+def test_a_state_file_without_create_time_is_believed_only_for_a_running_hindsight_api(server, stranger):
+    # server.json written before create times were stored: {"api_pid": ..., "pg_pid": ..., "url": ...}
+    server.state_file.write_text(json.dumps({"api_pid": stranger.pid, "pg_pid": None, "url": server.url}))
+    assert server.status().api_pid is None  # a `sleep` is not our API
+    fake_api = server.home / "hindsight-api"
+    fake_api.write_text("import time\ntime.sleep(300)\n")
+    proc = subprocess.Popen([sys.executable, str(fake_api)], start_new_session=True)
+    try:
+        server.state_file.write_text(json.dumps({"api_pid": proc.pid, "pg_pid": None, "url": server.url}))
+        assert server.status().api_pid == proc.pid
+        server.stop(timeout=5)
+        with pytest.raises(psutil.NoSuchProcess):  # stopped, and reaped by wait_procs
+            psutil.Process(proc.pid).status()
+    finally:
+        proc.kill()
+        proc.wait()

@@ -131,6 +131,9 @@ def test_bench_smoke(hindsight):
                 "queue of 3: 3 default single recalls", "parse a", "parse + analyse", "warm rerun",
                 "replay over 300 candidates", "replay over 3,000 candidates"):  # fmt: skip
         assert row in names, row
+    ratios = {r["name"] for r in report["ratios"]}
+    # the labels follow the flags (queues 2,3; 25 page cases), not fixed figures
+    assert {"queue of 2, cold, vs 2 sequential default recalls (largest bank)", "warm rerun, Exceptions page, 25 cases"} <= ratios
     for row in report["rows"]:
         assert 1 <= row["n"] and 0 <= row["median_ms"] <= row["p95_ms"], row  # a p95 below its median is a bug
     for ratio in report["ratios"]:  # a verdict is earned against its target, never a fixed word

@@ -18,7 +18,6 @@ from dashboard.finance.recall_cache import RecallCache
 from dashboard.hindsight.errors import HindsightUnavailable
 from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.reporting.recall_log import RecallLog
-from dashboard.hindsight.calls import RetainFn
 from dashboard.review.db import make_engine, upgrade
 from dashboard.review.outbox import DeliveryReport, Outbox
 from dashboard.review.worker import DeliveryWorker
@@ -83,12 +82,6 @@ def connection_error() -> str | None:
     except HindsightUnavailable as exc:
         return str(exc)
     return None if answer.get("status") == "healthy" else f"Hindsight reports: {answer}"
-
-
-def retain_now() -> RetainFn | None:
-    """What a submit delivers its own decision with: the gateway, or None while Hindsight is known to be
-    down (the decision is recorded and the worker delivers it later; the reviewer does not wait)."""
-    return gateway().retain if connection_error() is None else None
 
 
 def deliver_now() -> None:

@@ -130,7 +130,7 @@ def _record(decision, base_revision: int) -> None:
         return
     try:
         stored, _report = outbox.submit(
-            bank, decision, interaction_record(ticket, decision), state.retain_now(), base_revision=base_revision,
+            bank, decision, interaction_record(ticket, decision), state.gateway().retain, base_revision=base_revision,
             evidence=ticket_evidence_snapshot(recall),
         )  # fmt: skip
     except RevisionConflict as exc:

@@ -20,7 +20,6 @@ from dashboard.finance.decisions import document_id_for
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.recall import CaseKey, TwoStageResult, atwo_stage_recall, check_crowd_out, two_stage_recall
 from dashboard.finance.recall_cache import RecallCache
-from dashboard.hindsight.calls import RetainFn
 from dashboard.hindsight.errors import HindsightError, HindsightUnavailable
 from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.reporting.recall_log import RecallLog
@@ -89,12 +88,6 @@ def connection_error() -> str | None:
     except HindsightUnavailable as exc:
         return str(exc)
     return None if answer.get("status") == "healthy" else f"Hindsight reports: {answer}"
-
-
-def retain_now() -> RetainFn | None:
-    """What a submit delivers its own decision with: the gateway, or None while Hindsight is known to be
-    down (the decision is recorded and the worker delivers it later; the reviewer does not wait)."""
-    return gateway().retain if connection_error() is None else None
 
 
 def deliver_now() -> None:

@@ -182,6 +182,9 @@ class Outbox:
     ) -> tuple[StoredDecision, DeliveryReport]:
         """Record the decision durably FIRST, then try to deliver that one row (None: leave it to the worker).
 
+        The page passes the gateway: one bounded attempt for the reviewer's own row (refused at once
+        while Hindsight is down); a failure leaves the row to the worker's backoff.
+
         Returns (this decision as stored, delivery report): the row is read back by its own audit id,
         so a concurrent reviewer's decision on the same case is never reported as this one. Other due
         rows are the worker's; a reviewer never waits behind them.

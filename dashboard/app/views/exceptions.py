@@ -157,7 +157,7 @@ def _record(decision, base_revision: int, snapshot) -> None:
         return
     try:
         stored, report = outbox.submit(
-            bank, decision, precedent_record(case, decision, rec), state.retain_now(), base_revision=base_revision,
+            bank, decision, precedent_record(case, decision, rec), state.gateway().retain, base_revision=base_revision,
             evidence=snapshot,
         )  # fmt: skip
     except RevisionConflict as exc:

@@ -138,7 +138,7 @@ def _record(decision, record, base_revision: int) -> None:
         return
     try:
         stored, _report = outbox.submit(
-            bank, decision, record, state.retain_now(), base_revision=base_revision,
+            bank, decision, record, state.gateway().retain, base_revision=base_revision,
             evidence=ticket_evidence_snapshot(recall),
         )  # fmt: skip
     except RevisionConflict as exc:

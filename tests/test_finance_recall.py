@@ -118,10 +118,10 @@ def test_a_single_pass_crowds_out_the_exact_precedents_and_two_stage_keeps_them_
     assert {e.document_id for e in result.exact} == mine and all(e.relevant for e in result.exact)
     assert [e.document_id[:8] for e in result.broader] == ["PREC-VB-"] * (k - 2)
     assert rec.action == "reject" and set(rec.cited) == mine  # decided on VA's own history only
-    if k == 2:  # pass 1 filled k: the check is one more call, made on demand
-        assert result.crowd_out is None and result.calls == 1
+    if k == 2:  # pass 1 filled k: pass 2 asked for human decisions; the check is one more call, made on demand
+        assert result.crowd_out is None and result.calls == 2
         result = check_crowd_out(hindsight.gateway.recall, result)
-        assert not result.crowd_out.reused_pass2 and result.calls == 2
+        assert not result.crowd_out.reused_pass2 and result.calls == 3
     else:
         assert result.crowd_out.reused_pass2 and result.calls == 2
     single = hindsight.gateway.recall(

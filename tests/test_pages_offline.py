@@ -5,12 +5,13 @@ from pathlib import Path
 
 import pytest
 
+from components.safe_text import md
 from tests.conftest import APP, free_port
 from tests.helpers import DEMO_CASES, open_page, texts
 
 VIEWS = sorted(p.name for p in (Path(APP).parent / "views").glob("*.py"))
-BANNER = ("Hindsight at {url} is unreachable: recalls and traces cannot load. Queues and the audit log still work, "
-          "and decisions are saved here and delivered when it is back.")  # fmt: skip
+BANNER = ("Hindsight at {url} is unreachable: recalls and traces cannot load. Queues, decisions and the audit log "
+          "still work: a decision is saved in the review store and delivered when Hindsight is back.")  # fmt: skip
 # What each page itself says (or still does) without a server, beside the banner.
 OWN_MESSAGE = {
     "home.py": "Hindsight at {url} (embedded, started by this project) is not reachable.",
@@ -38,7 +39,7 @@ def test_every_page_is_listed():
 def test_page_renders_without_hindsight(offline_url, view):
     at = open_page(f"views/{view}")  # fails on an uncaught exception
     banners = [w.value for w in at.warning if "unreachable" in w.value]
-    assert banners == [BANNER.format(url=offline_url)], banners
+    assert banners == [BANNER.format(url=md(offline_url))], banners  # the URL escaped for markdown
     shown = texts(at)
     assert "Traceback" not in shown and 'File "' not in shown
     message = OWN_MESSAGE.get(view)

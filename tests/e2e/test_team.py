@@ -86,7 +86,7 @@ def _decide(page: Page, url: str, case: str, reviewer: str) -> None:
 def test_with_hindsight_down_and_an_empty_cache_a_finance_decision_is_recorded(page: Page, shots):
     with serve(**hindsight_down()) as (url, data_dir):
         _decide(page, url, "E-1002", "Dana Offline")
-        expect(page.get_by_text("is unreachable")).to_be_visible()  # the banner says why, and that it is kept
+        expect(page.get_by_text("is unreachable: recalls and traces cannot load")).to_be_visible()  # the banner
         expect(page.get_by_text("1 decision(s) saved and waiting for delivery")).to_be_visible()
         shots(page, "team-decide-offline")
         (row,) = _stored(data_dir)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 
 import pytest
@@ -21,6 +22,13 @@ def demo_banks(hindsight):
     for bank, records in ((finance, finance_records()), (support, support_records())):
         hindsight.gateway.ensure_bank(bank)
         hindsight.gateway.retain(bank, records)
+    # The graph arm walks links the server builds after retain: wait until they are there and settled.
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        stats = hindsight.gateway.bank_stats(finance)
+        if stats.get("total_links") and not stats.get("pending_operations"):
+            break
+        time.sleep(1)
     return finance, support
 
 
@@ -31,7 +39,7 @@ def test_graph_off_on_a_clone_shows_which_cases_change_and_the_clone_is_gone(hin
     b = Variant(name="no-graph", kind="bank_config", bank_config={"enable_graph_retrieval": False})
     report = compare(hindsight.gateway, finance, support, cases, tickets, a, b)
     assert len(report.diffs) == len(cases) + len(tickets)
-    assert not any(d.error for d in report.diffs)
+    assert not [d.error for d in report.diffs if d.error], [d.error for d in report.diffs if d.error]
     # Both clones were made, used and deleted.
     assert (
         sorted(report.clones_deleted)

@@ -24,7 +24,7 @@ from dashboard.hindsight.errors import HindsightError, HindsightUnavailable
 from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.reporting.recall_log import RecallLog
 from dashboard.review.agent_runs import AgentRunStore
-from dashboard.review.db import make_engine, upgrade
+from dashboard.review.db import make_engine
 from dashboard.review.outbox import DeliveryReport, Outbox
 from dashboard.review.worker import DeliveryWorker
 from dashboard.settings import Settings, load_settings
@@ -49,9 +49,7 @@ def gateway() -> HindsightGateway:
 def outbox() -> Outbox:
     """The review store's decisions: SQLite in the data directory, or the team's PostgreSQL (migrated to head)."""
     s = settings()
-    engine = make_engine(s.store_url, s.data_dir)
-    upgrade(engine)
-    return Outbox(engine)
+    return Outbox(make_engine(s.store_url, s.data_dir))  # the Outbox migrates its store to head
 
 
 def _stop_worker(worker: DeliveryWorker | None) -> None:

@@ -14,9 +14,10 @@ from dashboard.hindsight.errors import HindsightError
 def open_stores(settings):
     """The review store the dashboard uses: its decision log and, on the same engine, the agent runs."""
     from dashboard.review.agent_runs import AgentRunStore
+    from dashboard.review.db import make_engine
     from dashboard.review.outbox import Outbox
 
-    outbox = Outbox(settings.data_dir / "decisions.sqlite3")
+    outbox = Outbox(make_engine(settings.store_url, settings.data_dir))  # the store the app and the worker use
     return outbox, AgentRunStore(outbox.engine)
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from dashboard.hindsight.wire import MemoryRecord
+from dashboard.review.db import make_engine
 from dashboard.review.outbox import Outbox
 from tests.conftest import free_port
 
@@ -64,8 +65,8 @@ class App:
     log: Path
 
     def outbox(self) -> Outbox:
-        """The app's decision log (the same SQLite file the app process reads)."""
-        return Outbox(self.data_dir / "decisions.sqlite3")
+        """The app's review store: the store the app process opens from the same settings."""
+        return Outbox(make_engine(None, self.data_dir))
 
 
 def _wait_healthy(url: str, proc: subprocess.Popen, log: Path, timeout: float = 60.0) -> None:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -52,23 +51,25 @@ def _fill(gw, bank: str, recalls: int, log) -> int:
 
 
 def run(recalls: int, repeat: int, log) -> dict:
-    from dashboard.agents.audit_sync import sync_bank
-    from dashboard.agents.runner import run_exception
-    from dashboard.cli.seed import finance_records, seed_bank
-    from dashboard.finance.models import ExceptionCase
-    from dashboard.hindsight.embedded import EmbeddedServer
-    from dashboard.hindsight.gateway import HindsightGateway
-    from dashboard.queue_files import load_rows
-    from dashboard.review.agent_runs import AgentRunStore
-    from dashboard.review.outbox import Outbox
+    from dashboard.cli.bench import server_running
     from dashboard.settings import load_settings
 
     settings = load_settings()
-    server, started = None, False
-    if settings.embedded:
-        server = EmbeddedServer(settings, log=log)
-        started = not server.status().healthy
-        server.start()
+    with server_running(settings, log):
+        return _measure(settings, recalls, repeat, log)
+
+
+def _measure(settings, recalls: int, repeat: int, log) -> dict:
+    from dashboard.agents.audit_sync import sync_bank
+    from dashboard.agents.runner import run_exception
+    from dashboard.cli.bench import time_page
+    from dashboard.cli.seed import finance_records, seed_bank
+    from dashboard.finance.models import ExceptionCase
+    from dashboard.hindsight.gateway import HindsightGateway
+    from dashboard.queue_files import load_rows
+    from dashboard.review.agent_runs import AgentRunStore
+    from dashboard.review.db import make_engine
+
     gw = HindsightGateway(settings.base_url, settings.api_key, timeout=300.0)
     figures: dict = {"recalls_in_audit_log": 0}
     try:
@@ -77,7 +78,7 @@ def run(recalls: int, repeat: int, log) -> dict:
         gw.enable_audit_log(bank)
         figures["recalls_in_audit_log"] = total = _fill(gw, bank, recalls, log)
         store_dir = Path(tempfile.mkdtemp(prefix="bench-audit-store-", dir=settings.data_dir))
-        store = AgentRunStore(Outbox(store_dir / "decisions.sqlite3").engine)
+        store = AgentRunStore(make_engine(None, store_dir))  # the store the page opens in store_dir
         log(f"syncing {total} entries into a fresh store ...")
         started_at = time.perf_counter()
         report = sync_bank(gw, store, bank)
@@ -90,22 +91,12 @@ def run(recalls: int, repeat: int, log) -> dict:
         run_exception(gw, store, bank, case, "reviewed")
         env = {**os.environ, "RECALL_REVIEW_FINANCE_BANK": bank, "RECALL_REVIEW_DATA_DIR": str(store_dir),
                "RECALL_REVIEW_API_PORT": str(settings.api_port), "RECALL_REVIEW_PG_PORT": str(settings.pg_port)}  # fmt: skip
-        child = subprocess.run(
-            [sys.executable, "-m", "dashboard.cli.page_timing", "views/exceptions.py", "--case", PAGE_CASE, "--repeat", str(max(5, repeat))],
-            env=env, capture_output=True, text=True, timeout=1800,
-        )  # fmt: skip
-        lines = child.stdout.strip().splitlines()
-        timing = json.loads(lines[-1]) if lines else {}
-        if child.returncode != 0 or "warm_ms" not in timing:
-            raise RuntimeError(f"the Exceptions page failed: {timing.get('error') or child.stderr[-2000:]}")
+        timing = time_page(env, PAGE_CASE, repeat)
         warm = sorted(timing["warm_ms"])
         figures.update(page_cold_ms=round(timing["cold_ms"], 1), page_warm_median_ms=round(warm[len(warm) // 2], 1),
                        page_warm_max_ms=round(warm[-1], 1))  # fmt: skip
     finally:
         gw.close()
-        if started and server is not None:
-            log("stopping the server the bench started")
-            server.stop()
     return figures
 
 

@@ -21,7 +21,8 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -268,15 +269,11 @@ def scoring_bench(rep: Report, repeat: int) -> float:
                       [_ms(lambda: predict(trace, knobs).top_ids()) for _ in range(max(10, repeat))])  # fmt: skip
 
 
-def warm_rerun(rep: Report, settings, bank: str, data_dir: Path, repeat: int, page_cases: int = 1000) -> float:
-    """The Exceptions page with a queue of `page_cases` (the first 200 recalled with the queue), timed by
-    AppTest in a child process pointed at the bench bank (dashboard.cli.page_timing)."""
-    queue_file = bench_data.write_cases_csv(data_dir / f"bench-exceptions-{page_cases}.csv", bench_data.cases(page_cases))
-    env = {**os.environ, "RECALL_REVIEW_EXCEPTIONS_FILE": str(queue_file), "RECALL_REVIEW_FINANCE_BANK": bank,
-           "RECALL_REVIEW_DATA_DIR": str(settings.data_dir), "RECALL_REVIEW_API_PORT": str(settings.api_port),
-           "RECALL_REVIEW_PG_PORT": str(settings.pg_port)}  # fmt: skip
+def time_page(env: dict[str, str], case_id: str, repeat: int) -> dict:
+    """The Exceptions page opened on `case_id`, timed by AppTest in a child process with `env`
+    (dashboard.cli.page_timing): {"cold_ms": ..., "warm_ms": [...]}."""
     child = subprocess.run(
-        [sys.executable, "-m", "dashboard.cli.page_timing", "views/exceptions.py", "--case", "BE-00000",
+        [sys.executable, "-m", "dashboard.cli.page_timing", "views/exceptions.py", "--case", case_id,
          "--repeat", str(max(5, repeat))],
         env=env, capture_output=True, text=True, timeout=1800,
     )  # fmt: skip
@@ -284,6 +281,37 @@ def warm_rerun(rep: Report, settings, bank: str, data_dir: Path, repeat: int, pa
     timing = json.loads(lines[-1]) if lines else {}
     if child.returncode != 0 or "warm_ms" not in timing:
         raise RuntimeError(f"the Exceptions page failed: {timing.get('error') or child.stderr[-2000:]}")
+    return timing
+
+
+@contextmanager
+def server_running(settings, log: Callable[[str], None]) -> Iterator[None]:
+    """With no Hindsight URL configured, the embedded server runs for the block; it is stopped after only
+    when the block started it (a server someone else started keeps running)."""
+    if not settings.embedded:
+        yield
+        return
+    from dashboard.hindsight.embedded import EmbeddedServer
+
+    server = EmbeddedServer(settings, log=log)
+    started = not server.status().healthy
+    server.start()
+    try:
+        yield
+    finally:
+        if started:
+            log("stopping the server the bench started")
+            server.stop()
+
+
+def warm_rerun(rep: Report, settings, bank: str, data_dir: Path, repeat: int, page_cases: int = 1000) -> float:
+    """The Exceptions page with a queue of `page_cases` (the first 200 recalled with the queue), timed by
+    AppTest in a child process pointed at the bench bank (dashboard.cli.page_timing)."""
+    queue_file = bench_data.write_cases_csv(data_dir / f"bench-exceptions-{page_cases}.csv", bench_data.cases(page_cases))
+    env = {**os.environ, "RECALL_REVIEW_EXCEPTIONS_FILE": str(queue_file), "RECALL_REVIEW_FINANCE_BANK": bank,
+           "RECALL_REVIEW_DATA_DIR": str(settings.data_dir), "RECALL_REVIEW_API_PORT": str(settings.api_port),
+           "RECALL_REVIEW_PG_PORT": str(settings.pg_port)}  # fmt: skip
+    timing = time_page(env, "BE-00000", repeat)
     preloaded = min(200, page_cases)
     rep.timing(f"Exceptions page, {page_cases:,} cases, cold (recalls the first {preloaded}) [{bank}]", [timing["cold_ms"]])
     return rep.timing(f"Exceptions page, {page_cases:,} cases, warm rerun with a case open [{bank}]", timing["warm_ms"])
@@ -302,16 +330,16 @@ def machine() -> str:
 
 def run(sizes: list[int], repeat: int, log: Callable[[str], None] = print, queue_sizes: tuple[int, int] = (17, 200),
         page_cases: int = 1000) -> Report:  # fmt: skip
-    from dashboard.hindsight.embedded import EmbeddedServer
-
     settings = load_settings()
     rep = Report()
     rep.notes.append(f"machine: {machine()}; {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; load average {os.getloadavg()[0]:.1f} at start")
-    server, started = None, False
-    if settings.embedded:
-        server = EmbeddedServer(settings, log=log)
-        started = not server.status().healthy
-        server.start()
+    with server_running(settings, log):
+        _measure(rep, settings, sizes, repeat, log, queue_sizes, page_cases)
+    return rep
+
+
+def _measure(rep: Report, settings, sizes: list[int], repeat: int, log: Callable[[str], None],
+             queue_sizes: tuple[int, int], page_cases: int) -> None:  # fmt: skip
     gw = HindsightGateway(settings.base_url, settings.api_key, timeout=300.0)
     raw = RawClient(settings.base_url, settings.api_key)
     try:
@@ -362,10 +390,6 @@ def run(sizes: list[int], repeat: int, log: Callable[[str], None] = print, queue
     finally:
         raw.close()
         gw.close()
-        if started and server is not None:
-            log("stopping the server the bench started")
-            server.stop()
-    return rep
 
 
 def main(sizes: list[int], repeat: int, as_json: bool, queue_sizes: tuple[int, int] = (17, 200), page_cases: int = 1000) -> int:

@@ -32,3 +32,13 @@ def render_status_banner(
             "Audit log page.",
             icon=":material/report:",
         )
+
+
+def render_evidence_unavailable(base_url: str, error: Exception) -> None:
+    """A case's recall failed: its decision form still works, and the decision is delivered later."""
+    st.warning(
+        f"Evidence is unavailable: the recall from Hindsight at {md(base_url)} failed. You can still record "
+        "a decision; it is saved in the review store and delivered when Hindsight is back.",
+        icon=":material/cloud_off:",
+    )
+    st.text(str(error))

@@ -15,6 +15,7 @@ from components.evidence import (
 )
 from components.review_keys import review_keys
 from components.safe_text import md
+from components.status_banner import render_evidence_unavailable
 from components.then_now import render_then_now
 from dashboard.agents.incidents import is_relevant_ref
 from dashboard.app import access, state
@@ -119,12 +120,7 @@ try:
         result = state.with_crowd_out(bank, key, case.recall_query(), k, own)
 except HindsightError as exc:
     # The decision never depends on a recall: say the evidence is unavailable and keep the form.
-    st.warning(
-        f"Evidence is unavailable: the recall from Hindsight at {md(settings.base_url)} failed. You can still record "
-        "a decision; it is saved in the review store and delivered when Hindsight is back.",
-        icon=":material/cloud_off:",
-    )
-    st.text(f"{type(exc).__name__}: {exc}")
+    render_evidence_unavailable(settings.base_url, exc)
 if result is not None:
     result, rec = assess(result)
 else:

@@ -8,6 +8,7 @@ from components.conflict import render_conflict
 from components.identity import signed_in_reviewer
 from components.review_keys import review_keys
 from components.safe_text import md
+from components.status_banner import render_evidence_unavailable
 from components.then_now import render_then_now
 from dashboard.agents.incidents import ownership
 from dashboard.app import access, state
@@ -106,12 +107,7 @@ except AmbiguousName as exc:
     st.text(str(exc))
     st.stop()
 except HindsightError as exc:
-    st.warning(
-        f"Evidence is unavailable: the recall from Hindsight at {md(settings.base_url)} failed. You can still record "
-        "a decision; it is saved in the review store and delivered when Hindsight is back.",
-        icon=":material/cloud_off:",
-    )
-    st.text(f"{type(exc).__name__}: {exc}")
+    render_evidence_unavailable(settings.base_url, exc)
     recall = None
 
 if recall is not None:

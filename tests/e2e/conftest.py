@@ -12,6 +12,8 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -106,11 +108,22 @@ def app(hindsight, demo_banks) -> App:
         document_id="probe-untrusted-text", content=PROBE_TEXT, tags=["vendor:V12", "type:price_variance"],
         metadata={"kind": "probe"}, context="untrusted text probe",
     )])  # fmt: skip
-    data_dir = Path(tempfile.mkdtemp(prefix="recall-review-e2e-"))  # the app's own decision outbox
-    port = free_port()
+    data_dir = Path(tempfile.mkdtemp(prefix="recall-review-e2e-"))  # the app's own review store
     env = {k: v for k, v in os.environ.items() if k != "HINDSIGHT_API_URL"}
     env.update(hindsight.env(finance=fin, support=sup))
-    env.update(RECALL_REVIEW_DATA_DIR=str(data_dir), HOME=str(data_dir))
+    try:
+        with serve_app(env, data_dir) as url:
+            yield App(url=url, finance_bank=fin, support_bank=sup, data_dir=data_dir, log=data_dir / "streamlit.log")
+    finally:
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+@contextmanager
+def serve_app(env: dict[str, str], data_dir: Path) -> Iterator[str]:
+    """`streamlit run` the app with `env` and its data in `data_dir`, on a free loopback port; yields its URL
+    and stops its whole process group after (by PID). The log is `data_dir/streamlit.log`."""
+    env = {**env, "RECALL_REVIEW_DATA_DIR": str(data_dir), "HOME": str(data_dir)}
+    port = free_port()
     log = data_dir / "streamlit.log"
     cmd = [sys.executable, "-m", "streamlit", "run", "dashboard/app/main.py", "--server.headless", "true",
            "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
@@ -120,10 +133,9 @@ def app(hindsight, demo_banks) -> App:
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_healthy(url, proc, log)
-        yield App(url=url, finance_bank=fin, support_bank=sup, data_dir=data_dir, log=log)
+        yield url
     finally:
         _stop(proc)
-        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 class Shots:

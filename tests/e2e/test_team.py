@@ -9,8 +9,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
-import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,7 +20,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from dashboard.review.db import make_engine
 from tests.conftest import free_port
-from tests.e2e.conftest import REPO, _stop, _wait_healthy
+from tests.e2e.conftest import serve_app
 
 pytestmark = pytest.mark.browser
 WAIT = 60_000
@@ -33,23 +31,13 @@ HOSTILE_NAME = "![x](http://127.0.0.1:9/p.png) <b>x</b> [y](javascript:alert(1))
 @contextmanager
 def serve(**env_overrides: str) -> Iterator[tuple[str, Path]]:
     """A fresh app process (cold caches, its own review store); yields (url, data_dir)."""
-    data_dir = Path(tempfile.mkdtemp(prefix="recall-review-team-e2e-"))
+    data_dir = Path(tempfile.mkdtemp(prefix="recall-review-team-e2e-"))  # its own review store
     env = {k: v for k, v in os.environ.items() if not k.startswith(("RECALL_REVIEW_", "HINDSIGHT_"))}
     env.update(env_overrides)
-    env.update(RECALL_REVIEW_DATA_DIR=str(data_dir), HOME=str(data_dir))  # its own review store
-    port = free_port()
-    log = data_dir / "streamlit.log"
-    cmd = [sys.executable, "-m", "streamlit", "run", "dashboard/app/main.py", "--server.headless", "true",
-           "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
-           "--server.fileWatcherType", "none"]  # fmt: skip
-    with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
     try:
-        _wait_healthy(url, proc, log)
-        yield url, data_dir
+        with serve_app(env, data_dir) as url:
+            yield url, data_dir
     finally:
-        _stop(proc)
         shutil.rmtree(data_dir, ignore_errors=True)
 
 

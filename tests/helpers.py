@@ -92,3 +92,16 @@ def bank_ids(gateway) -> list[str]:
     """Every bank the server holds (GET /v1/default/banks): the A/B tests check their clones are gone."""
     with urllib.request.urlopen(f"{gateway.base_url}/v1/default/banks", timeout=10) as resp:
         return [bank["bank_id"] for bank in json.loads(resp.read()).get("banks", [])]
+
+
+def run_command(monkeypatch, capsys, hindsight, finance_bank: str, *argv: str) -> tuple[int, str, str]:
+    """`python -m dashboard *argv` in this process, pointed at the test server and `finance_bank`:
+    (exit code, stdout, stderr)."""
+    from dashboard.cli import main
+
+    for key, value in hindsight.env(finance=finance_bank).items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("HINDSIGHT_API_URL", raising=False)
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from dashboard.cli import main
 from dashboard.cli.seed import finance_records
 from dashboard.lab.finance_set import SHIPPED_SET, demo_finance_cases
 from dashboard.traces.evidence import EvidenceSetError, dump_cases, load_cases, parse_cases
+from tests.helpers import run_command
 
 
 def test_the_shipped_finance_set_is_the_queue_labelled_by_vendor_and_type():
@@ -38,12 +38,7 @@ def test_a_bad_line_is_named(line, message):
 
 
 def _bench(monkeypatch, capsys, hindsight, bank, *argv):
-    for key, value in hindsight.env(finance=bank).items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.delenv("HINDSIGHT_API_URL", raising=False)
-    code = main(["evidence-bench", *argv])
-    out = capsys.readouterr()
-    return code, out.out, out.err
+    return run_command(monkeypatch, capsys, hindsight, bank, "evidence-bench", *argv)
 
 
 def test_evidence_bench_on_the_demo_finance_set(hindsight, bank_id, monkeypatch, capsys):

@@ -7,19 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from dashboard.cli import main
 from tests.finance_helpers import CROWD_QUERY, crowding_records
+from tests.helpers import run_command
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _run(monkeypatch, capsys, hindsight, bank_id, *argv):
-    for key, value in hindsight.env(finance=bank_id).items():
-        monkeypatch.setenv(key, value)
-    monkeypatch.delenv("HINDSIGHT_API_URL", raising=False)
-    code = main(["recall-exception", *argv])
-    out = capsys.readouterr()
-    return code, out.out, out.err
+def _run(monkeypatch, capsys, hindsight, bank, *argv):
+    return run_command(monkeypatch, capsys, hindsight, bank, "recall-exception", *argv)
 
 
 def test_json_report_for_a_scripted_audit(hindsight, bank_id, monkeypatch, capsys):

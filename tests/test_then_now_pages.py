@@ -4,7 +4,6 @@ recompute when the audit log is off, and the Incidents page."""
 import uuid
 
 import streamlit as st
-from streamlit.testing.v1 import AppTest
 
 from dashboard.agents.runner import run_exception, run_ticket
 from dashboard.cli.seed import finance_records, seed_bank, support_records
@@ -16,21 +15,7 @@ from dashboard.queue_files import load_rows
 from dashboard.review.agent_runs import AgentRunStore
 from dashboard.settings import load_settings
 from dashboard.support.models import Ticket
-from tests.conftest import APP
-
-
-def _open(page: str, **params) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=90).run()
-    at.switch_page(page)
-    for name, value in params.items():
-        at.query_params[name] = value
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def _texts(at: AppTest) -> str:
-    return "\n".join(e.value for e in [*at.subheader, *at.header, *at.text, *at.caption, *at.warning])
+from tests.helpers import open_page, texts
 
 
 def _banks(hindsight, audit: bool):
@@ -53,8 +38,8 @@ def test_case_and_ticket_show_what_the_agent_recalled_then_and_the_incidents_pag
     run_exception(hindsight.gateway, store, fin, case, "reviewed")
     run_ticket(hindsight.gateway, store, sup, ticket, "naive", retain=False)
 
-    at = _open("views/exceptions.py", case="E-1002")
-    text = _texts(at)
+    at = open_page("views/exceptions.py", timeout=90, case="E-1002")
+    text = texts(at)
     assert "What the agent recalled then, and what recall returns now" in text
     assert "as Hindsight's audit log recorded it" in text and "Agent's recommendation: reject" in text
     assert "Since then: 0 appeared" in text
@@ -65,7 +50,7 @@ def test_case_and_ticket_show_what_the_agent_recalled_then_and_the_incidents_pag
     outbox.submit(fin, decision, precedent_record(case, decision, rec), hindsight.gateway.retain)
     st.cache_resource.clear()
     st.cache_data.clear()
-    at = _open("views/exceptions.py", case="E-1002")
+    at = open_page("views/exceptions.py", timeout=90, case="E-1002")
     since = next(t.value for t in at.text if t.value.startswith("Since then:"))
     # (broader records may churn too: a new document changes the ranking of the any_strict pass)
     appeared = since.split(" appeared (")[1].split(")")[0].split(", ")
@@ -73,29 +58,29 @@ def test_case_and_ticket_show_what_the_agent_recalled_then_and_the_incidents_pag
     flags = {f for d in at.dataframe if "flag" in d.value.columns for f in d.value["flag"]}
     assert "your decision (not evidence)" in flags
 
-    at = _open("views/tickets.py", ticket="T-2004")
-    text = _texts(at)
+    at = open_page("views/tickets.py", timeout=90, ticket="T-2004")
+    text = texts(at)
     assert "What the support agent (naive) recalled" in text and "bank-wide" in text
     flags = {f for d in at.dataframe if "flag" in d.value.columns for f in d.value["flag"]}
     assert "another customer's" in flags or "no provable owner" in flags
 
-    at = _open("views/incidents.py")
+    at = open_page("views/incidents.py", timeout=90)
     table = next(d.value for d in at.dataframe if "kind" in d.value.columns)  # display-only: no key in AppTest
     leak = table[table["kind"] == "another customer's records reached the answer"]
     assert len(leak) == 1 and leak.iloc[0]["case"] == "/tickets?ticket=T-2004" and leak.iloc[0]["records"]
     at.session_state["incidents_table"] = {"selection": {"rows": [int(leak.index[0])], "columns": [], "cells": []}}
     at.run()
     assert not at.exception, at.exception
-    text = _texts(at)
+    text = texts(at)
     assert "bank_wide: any on no tags (bank-wide); audit entry " in text and "audit entry none" not in text
 
 
 def test_with_the_audit_log_off_the_case_shows_a_labelled_recompute(hindsight, point_app):
     fin, sup = _banks(hindsight, audit=False)
     point_app(hindsight.env(finance=fin, support=sup))
-    at = _open("views/exceptions.py", case="E-1001")
-    text = _texts(at)
+    at = open_page("views/exceptions.py", timeout=90, case="E-1001")
+    text = texts(at)
     assert "The audit log is off for this bank: showing today's recompute, not what the agent saw." in text
     assert "Now (today's recompute)" in text
-    at = _open("views/incidents.py")
-    assert "The audit log is off for a configured bank" in _texts(at)
+    at = open_page("views/incidents.py", timeout=90)
+    assert "The audit log is off for a configured bank" in texts(at)

@@ -26,27 +26,36 @@ class FormInput:
     authenticated: bool
 
 
-def decision_form(case: ExceptionCase, rec: Recommendation) -> FormInput | None:
-    """Draw the form; returns what was submitted (not yet validated), or None."""
+def reviewer_field() -> tuple[str | None, bool]:
+    """The reviewer identity: the signed-in user, else a name field (outside the form: the Approve key and
+    the claim use it without submitting the form). Returns (reviewer, signed in?)."""
     signed_in = signed_in_reviewer()
     if signed_in:
         st.text(f"Recorded as {signed_in} (signed in).")
-        reviewer = signed_in
-    else:  # outside the form: the Approve key (A) records under it without submitting the form
-        reviewer = st.text_input("Reviewer name", max_chars=120, key="reviewer_name", help="Required. Recorded as unauthenticated: login is not configured.")
+        return signed_in, True
+    name = st.text_input("Reviewer name", max_chars=120, key="reviewer_name", help="Required. Recorded as unauthenticated: login is not configured.")
+    return name, False
+
+
+def decision_form(case: ExceptionCase, rec: Recommendation, *, disabled: bool = False) -> FormInput | None:
+    """Draw the form (after `reviewer_field`); returns what was submitted (not yet validated), or None."""
+    signed_in = signed_in_reviewer()
+    reviewer = signed_in or st.session_state.get("reviewer_name")
     with st.form(key=f"decision_form_{case.id}"):
         choice = st.radio(
             "Decision", [APPROVE, OVERRIDE], horizontal=True, key="decision_choice",
-            captions=[f"record {rec.action}, as recommended", "record another outcome, with a reason"],
+            captions=[f"record {rec.action}, as recommended", "record another outcome, with a reason"], disabled=disabled,
         )  # fmt: skip
         a, b = st.columns(2)
-        outcome = a.selectbox("Override outcome", OUTCOMES, index=None, placeholder="approve / reject / escalate", key="decision_outcome")
+        outcome = a.selectbox(
+            "Override outcome", OUTCOMES, index=None, placeholder="approve / reject / escalate", key="decision_outcome", disabled=disabled
+        )
         reason = b.selectbox(
             "Reason code (required for an override)", list(REASON_CODES), index=None, placeholder="choose a reason",
-            format_func=lambda code: f"{code}: {REASON_CODES[code]}", key="decision_reason",
+            format_func=lambda code: f"{code}: {REASON_CODES[code]}", key="decision_reason", disabled=disabled,
         )  # fmt: skip
-        note = st.text_area("Note", max_chars=4000, key="decision_note")
-        submitted = st.form_submit_button("Submit decision", type="primary", key=SUBMIT_KEY)
+        note = st.text_area("Note", max_chars=4000, key="decision_note", disabled=disabled)
+        submitted = st.form_submit_button("Submit decision", type="primary", key=SUBMIT_KEY, disabled=disabled)
     if not submitted:
         return None
     return FormInput(

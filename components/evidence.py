@@ -22,19 +22,17 @@ ACTION_ICONS = {"approve": ":material/check_circle:", "reject": ":material/cance
 
 
 def render_case_facts(case: ExceptionCase, today: date) -> None:
-    st.subheader("Invoice and PO")
+    """The invoice and PO: amounts as metrics, the rest as wrapped text (the description is never cut)."""
     pct = f"{case.variance_pct:+.1f}%" if case.variance_pct is not None else None
     with st.container(horizontal=True, gap="large"):  # sized to their values and wrapping: amounts are never cut ("1,8...")
         st.metric("Invoice amount", f"{case.invoice_amount:,.2f}", width="content")
         st.metric("PO amount", f"{case.po_amount:,.2f}", width="content")
         st.metric("Variance", f"{case.variance:+,.2f}", pct, delta_color="inverse", width="content")
-    facts = pd.DataFrame(
-        [("exception", case.id), ("vendor", f"{case.vendor_code} {case.vendor_name}"), ("type", case.exception_type),
-         ("invoice", case.invoice), ("PO", case.po), ("opened", case.opened_on.isoformat()),
-         ("age (days)", str((today - case.opened_on).days)), ("description", case.description)],
-        columns=["field", "value"],
-    )  # fmt: skip
-    st.dataframe(facts, hide_index=True, width="stretch", key=f"facts_{case.id}")
+    st.text(
+        f"Vendor: {case.vendor_code} {case.vendor_name}\nInvoice {case.invoice}, PO {case.po}\n"
+        f"Opened {case.opened_on.isoformat()} ({(today - case.opened_on).days} days ago)"
+    )
+    st.text(case.description)
 
 
 def render_decided(stored: StoredDecision | None) -> None:
@@ -57,59 +55,93 @@ def render_decided(stored: StoredDecision | None) -> None:
 
 
 def render_recommendation(rec: Recommendation) -> None:
-    st.subheader("Agent recommendation")
-    a, b = st.columns(2)
-    a.metric("Action", rec.action.upper())
-    b.metric("Confidence", f"{rec.confidence:.2f}")
-    st.progress(rec.confidence)
-    if rec.policy == "no_evidence":
-        st.warning("No evidence at hand: the recall could not run.", icon=":material/cloud_off:")
-    elif rec.policy == "guard":
-        st.error("Guard: no relevant precedent, escalate.", icon=":material/shield:")
-    elif rec.policy == "conflict":
-        st.warning("Relevant precedents conflict.", icon=":material/call_split:")
+    """The agent's recommendation in a few lines: action and confidence, then why, in plain words."""
+    with st.container(horizontal=True, vertical_alignment="center", gap="large"):
+        st.metric("Action", rec.action.upper(), width="content")
+        st.metric("Confidence", f"{rec.confidence:.2f}", width="content")
+        if rec.policy == "no_evidence":
+            st.warning("No evidence at hand: the recall could not run.", icon=":material/cloud_off:")
+        elif rec.policy == "guard":
+            st.error("Guard: no relevant precedent, escalate.", icon=":material/shield:")
+        elif rec.policy == "conflict":
+            st.warning("Relevant precedents conflict.", icon=":material/call_split:")
     st.text(rec.rationale)
-    st.caption("Cited precedents (relevant only)")
-    st.text(", ".join(rec.cited) if rec.cited else "none")
+    st.text("Cited precedents: " + (", ".join(rec.cited) if rec.cited else "none"))
 
 
 def render_crowd_out(result: TwoStageResult, check_key: str) -> bool:
-    """The crowd-out flag; returns True when the reviewer asks for the on-demand check."""
-    st.subheader("Crowd-out check")
+    """The crowd-out check with its technical detail (for "How this was recalled"); returns True when the
+    reviewer asks for the on-demand check."""
     co = result.crowd_out
     if co is None:
-        st.info(
+        st.text(
             (result.pass2_skipped_reason() or "")
-            + " A single any_strict pass was not run; checking costs one more recall.",
-            icon=":material/info:",
+            + " A single any_strict pass was not run; checking costs one more recall."
         )
         return st.button("Check crowd-out", key=check_key, icon=":material/compare_arrows:")
     source = "pass 2's response reused" if co.reused_pass2 else "one extra any_strict recall"
-    if co.crowded_out:
+    verdict = "Crowded out" if co.crowded_out else "Not crowded out"
+    st.text(
+        f"{verdict}: a single any_strict pass's top {result.k} keeps {co.exact_in_result - co.lost} of the "
+        f"{co.exact_in_result} exact precedent(s) ({source})."
+    )
+    return False
+
+
+def render_crowd_out_flag(result: TwoStageResult) -> None:
+    """The crowd-out finding in plain words, beside the evidence (only when it matters)."""
+    co = result.crowd_out
+    if co is not None and co.crowded_out:
         st.warning(
-            f"Crowded out: a single any_strict pass's top {result.k} would have lost {co.lost} of the "
-            f"{co.exact_in_result} exact precedent(s) ({source}).",
+            f"A plain search over this vendor or this type would have missed {co.lost} of the "
+            f"{co.exact_in_result} exact precedent(s): broader records outrank them.",
             icon=":material/warning:",
         )
-    else:
-        st.success(
-            f"Not crowded out: a single any_strict pass's top {result.k} keeps all {co.exact_in_result} exact "
-            f"precedent(s) ({source}).",
-            icon=":material/check:",
-        )
-    return False
+
+
+def _card(e: PrecedentEvidence) -> None:
+    """One precedent: its id, outcome, date and relevance beside its text, wrapped (never cut)."""
+    with st.container(border=True):
+        about, body = st.columns([1, 3])
+        with about:
+            st.text(e.ref)
+            outcome, decided_on = e.metadata.get("outcome", ""), e.metadata.get("decided_on", "")
+            st.text(" ".join(x for x in (outcome or "no outcome", decided_on) if x))
+            by = e.metadata.get("reviewer", "") or e.metadata.get("source", "")
+            if by:
+                st.text(f"by {by}")
+            if e.relevant:
+                st.badge("relevant", color="green", icon=":material/check:")
+            else:
+                st.badge("not relevant", color="gray")
+        body.text(e.text, wrap=True)
+
+
+def render_evidence(result: TwoStageResult) -> None:
+    """The precedents as cards, exact ones first; the technical detail is in `render_recall_details`."""
+    st.subheader(f"Exact: this vendor AND this type ({len(result.exact)})")
+    for e in result.exact:
+        _card(e)
+    if not result.exact:
+        st.text("No record is about both this vendor and this type.")
+    render_crowd_out_flag(result)
+    st.subheader(f"Broader: this vendor OR this type ({len(result.broader)})")
+    if result.pass2 is None:
+        st.text("Not searched: the exact precedents already fill the list.")
+        return
+    st.caption("Shown for context; cited only when relevant.")
+    for e in result.broader:
+        _card(e)
+    if not result.broader:
+        st.text("Nothing beyond the exact precedents.")
 
 
 def _frame(records: list[PrecedentEvidence]) -> pd.DataFrame:
     rows = [{
-        "rank": e.rank, "relevant": e.relevant, "pass": e.pass_, "precedent": e.ref,
-        "outcome": e.metadata.get("outcome", ""), "decided on": e.metadata.get("decided_on", ""),
-        "by": e.metadata.get("reviewer", "") or e.metadata.get("source", ""),
-        "tags": ", ".join(e.tags), "final": e.scores.final, "semantic": e.scores.semantic, "keyword": e.scores.keyword,
-        "text": e.text,
+        "rank": e.rank, "relevant": e.relevant, "pass": e.pass_, "precedent": e.ref, "tags": ", ".join(e.tags),
+        "final": e.scores.final, "semantic": e.scores.semantic, "keyword": e.scores.keyword,
     } for e in records]  # fmt: skip
-    columns = ["rank", "relevant", "pass", "precedent", "outcome", "decided on", "by", "tags", "final", "semantic", "keyword", "text"]
-    return pd.DataFrame(rows, columns=columns)
+    return pd.DataFrame(rows, columns=["rank", "relevant", "pass", "precedent", "tags", "final", "semantic", "keyword"])
 
 
 def _trace(result: TwoStageResult, info: PassInfo, label: str) -> None:
@@ -120,28 +152,18 @@ def _trace(result: TwoStageResult, info: PassInfo, label: str) -> None:
     )  # fmt: skip
 
 
-def render_evidence(result: TwoStageResult) -> None:
+def render_recall_details(result: TwoStageResult) -> None:
+    """Inside "How this was recalled": the passes, their tag filters, the scores and the traces."""
     score_cfg = {c: st.column_config.NumberColumn(c, format="%.3f") for c in ("final", "semantic", "keyword")}
-    config = {"relevant": st.column_config.CheckboxColumn("relevant"), "text": st.column_config.TextColumn("text", width="large"), **score_cfg}
-
-    st.subheader(f"Exact: this vendor AND this type ({len(result.exact)})")
-    st.caption(f"Pass 1, all_strict on {' + '.join(result.pass1.tags)}: {result.pass1.returned} returned, top {result.k} kept.")
+    config = {"relevant": st.column_config.CheckboxColumn("relevant"), **score_cfg}
+    st.text(f"Pass 1, all_strict on {' + '.join(result.pass1.tags)}: {result.pass1.returned} returned, top {result.k} kept.")
     if result.exact:
         st.dataframe(_frame(result.exact), hide_index=True, width="stretch", column_config=config, key="evidence_exact")
-    else:
-        st.text("No record is tagged with both this vendor and this type.")
     _trace(result, result.pass1, "Trace of pass 1 (exact)")
-
-    st.subheader(f"Broader: this vendor OR this type ({len(result.broader)})")
     if result.pass2 is None:
-        st.caption(result.pass2_skipped_reason())
+        st.text(result.pass2_skipped_reason() or "")
         return
-    st.caption(
-        f"Pass 2, any_strict on {' or '.join(result.pass2.tags)}: {result.pass2.returned} returned; "
-        "shown for transparency, never cited unless relevant."
-    )
+    st.text(f"Pass 2, any_strict on {' or '.join(result.pass2.tags)}: {result.pass2.returned} returned.")
     if result.broader:
         st.dataframe(_frame(result.broader), hide_index=True, width="stretch", column_config=config, key="evidence_broader")
-    else:
-        st.text("Nothing beyond the exact precedents.")
     _trace(result, result.pass2, "Trace of pass 2 (broader)")

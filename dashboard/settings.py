@@ -77,6 +77,8 @@ class Settings(BaseSettings):
     # The role of everyone when sign-in is off (one trusted user on their own machine, by default).
     role: Role = _env("RECALL_REVIEW_ROLE", "lead")
     roles: RoleMap = Field(default_factory=RoleMap, validation_alias="RECALL_REVIEW_ROLES")
+    # A case open longer than this many days is overdue (the queues' age badges); due from the day before.
+    sla_days: int = _env("RECALL_REVIEW_SLA_DAYS", 5, ge=1, le=365)
     # queue and directory files the pages load (CSV or JSON); the demo files by default
     exceptions_file: Path = _env("RECALL_REVIEW_EXCEPTIONS_FILE", _DEMO / "exceptions.csv")
     tickets_file: Path = _env("RECALL_REVIEW_TICKETS_FILE", _DEMO / "tickets.csv")

@@ -44,6 +44,10 @@ def _texts(at: AppTest) -> str:
     return "\n".join(e.value for e in [*at.subheader, *at.header, *at.text, *at.caption, *at.success, *at.warning, *at.error, *at.info])
 
 
+def _toasts(at: AppTest) -> str:
+    return "\n".join(t.value for t in at.toast)
+
+
 def _submit(at: AppTest, **widgets) -> AppTest:
     if "choice" in widgets:
         at.radio(key="decision_choice").set_value(widgets["choice"])
@@ -76,7 +80,9 @@ def test_queue_select_a_case_see_both_sections_approve_then_override(exceptions_
     assert "crowd" in text.lower() and "pass 2's response reused" in text
 
     at = _submit(at, choice="Approve the recommendation")
-    assert "Decision reject recorded" in _texts(at) and "retained into" in _texts(at)
+    assert "E-1002: decision reject recorded" in _toasts(at) and "retained into" in _toasts(at)
+    assert at.query_params["case"] in ("E-1003", ["E-1003"])  # on to the next unreviewed case
+    at = _select(at, "E-1002")
     exact = _evidence(at, "exact")
     # the case never cites its own decision: it is shown apart, and its evidence is unchanged
     assert "decision-E-1002" not in set(exact["precedent"]) and "Exact: this vendor AND this type (2)" in _texts(at)
@@ -85,7 +91,7 @@ def test_queue_select_a_case_see_both_sections_approve_then_override(exceptions_
     assert (queue.loc["E-1002", "status"], queue.loc["E-1002", "decision"]) == ("decided", "reject")
 
     at = _submit(at, choice="Override", outcome="approve", reason="PRICE_AGREED", note="New price list from 1 Nov")
-    assert "Decision approve recorded" in _texts(at)
+    assert "E-1002: decision approve recorded" in _toasts(at)
     stored = outbox.latest("exception", "E-1002")
     assert (stored.decision.outcome, stored.decision.overridden, stored.decision.reason_code) == ("approve", True, "PRICE_AGREED")
     assert stored.decision.reviewer == "Dana Reviewer" and stored.decision.authenticated is False and stored.state == "delivered"
@@ -98,9 +104,9 @@ def test_a_decision_without_reviewer_or_override_reason_is_not_submitted(excepti
     start, _bank, outbox = exceptions_page
     at = _select(start(), "E-1001")
     at = _submit(at, choice="Approve the recommendation", reviewer="")
-    assert any("reviewer name is required" in e.value for e in at.error)
+    assert "reviewer name is required" in _toasts(at)  # a toast: seen wherever the reviewer clicked
     at = _submit(at, choice="Override", outcome="reject", reviewer="Dana")
-    assert any("needs a reason code" in e.value for e in at.error)
+    assert "needs a reason code" in _toasts(at)
     assert outbox.history("exception") == []
     assert at.dataframe(key="exception_queue").value.set_index("case").loc["E-1001", "status"] == "open"
 
@@ -109,8 +115,13 @@ def test_deep_link_opens_a_case_and_a_guard_case_escalates(exceptions_page):
     start, _bank, _outbox = exceptions_page
     at = start(case="E-1001")  # V01 price variance: 12 exact precedents fill k, pass 2 is skipped
     text = _texts(at)
-    assert "E-1001: V01 price variance" in text and "Pass 2 skipped" in text
+    assert "E-1001: V01 price variance" in text and "Pass 2 skipped" in text  # in "How this was recalled"
+    assert "Not searched: the exact precedents already fill the list." in text
     assert len(_evidence(at, "exact")) == 5
+    queue = at.dataframe(key="exception_queue").value
+    row = int(queue.index[queue["case"] == "E-1001"][0])  # the deep-linked row is the selected one
+    assert at.session_state["exception_queue"]["selection"]["rows"] == [row]
+    assert any("E-1001 is open: select another row to switch." in c.value for c in at.caption)
     at.button(key="check_crowd_E-1001_5").click().run()
     assert "one extra any_strict recall" in _texts(at)
 

@@ -7,6 +7,7 @@ customer). Pages and the entry point read state through these functions; nothing
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Sequence
 
@@ -24,6 +25,7 @@ from dashboard.hindsight.errors import HindsightError, HindsightUnavailable
 from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.reporting.recall_log import RecallLog
 from dashboard.review.agent_runs import AgentRunStore
+from dashboard.review.casework import Casework
 from dashboard.review.db import make_engine
 from dashboard.review.outbox import DeliveryReport, Outbox
 from dashboard.review.worker import DeliveryWorker
@@ -142,6 +144,11 @@ def with_crowd_out(bank_id: str, key: CaseKey, query: str, k: int, own_document:
     return result
 
 
+def cached_case(bank_id: str, case: ExceptionCase, k: int) -> TwoStageResult | None:
+    """The case's recall when the cache holds it (no network call), else None."""
+    return recall_cache().get(bank_id, CaseKey.of(case), case.recall_query(), k, _mode(document_id_for(case.id)))
+
+
 def load_queue(
     bank_id: str, cases: Sequence[ExceptionCase], k: int, progress: Callable[[int, int], None] | None = None
 ) -> dict[str, int]:
@@ -149,13 +156,18 @@ def load_queue(
 
     No trace is requested; each case costs one call (pass 1 fills k) or two. Returns counts:
     cached (already there), loaded, failed."""
-    cache = recall_cache()
+    return _fill_cache(gateway(), recall_cache(), recall_log(), bank_id, cases, k, progress)
+
+
+def _fill_cache(
+    gw: HindsightGateway, cache: RecallCache, log: RecallLog, bank_id: str, cases: Sequence[ExceptionCase], k: int,
+    progress: Callable[[int, int], None] | None = None,
+) -> dict[str, int]:  # fmt: skip
+    # No Streamlit call in here: the background prefetch runs it on a thread of its own.
     todo = [c for c in cases if cache.get(bank_id, CaseKey.of(c), c.recall_query(), k, _mode(document_id_for(c.id))) is None]
     counts = {"cached": len(cases) - len(todo), "loaded": 0, "failed": 0}
     if not todo:
         return counts
-    gw = gateway()
-    log = recall_log()
 
     async def timed_recall(case: ExceptionCase) -> TwoStageResult:
         # Timed inside the coroutine: its wall time includes waiting on the server, not on the other jobs.
@@ -175,6 +187,36 @@ def load_queue(
         cache.put(result, case.recall_query(), _mode(document_id_for(case.id)))
         log.add_finance(result)
     return counts
+
+
+# -- background prefetch of the exception queue (issue 14) ---------------------------
+
+
+@st.cache_resource
+def _prefetches() -> dict[tuple, threading.Thread]:
+    """(bank, case ids, k) -> the thread that recalled (or is recalling) that queue, once per server process."""
+    return {}
+
+
+_prefetch_lock = threading.Lock()
+
+
+def prefetch_queue(bank_id: str, cases: Sequence[ExceptionCase], k: int) -> threading.Thread:
+    """Recall the queue's cases that are not cached yet on a background thread, without blocking the page.
+
+    Idempotent per queue: the same (bank, cases, k) starts one thread per server process, whatever the
+    clicks and reruns; it is never started again, so expired entries are refreshed per case, when viewed
+    (recall_case). A different queue (other filters, other k) starts its own thread for what is not cached."""
+    slot = (bank_id, tuple(c.id for c in cases), k)
+    jobs = _prefetches()
+    with _prefetch_lock:
+        running = jobs.get(slot)
+        if running is None:
+            args = (gateway(), recall_cache(), recall_log(), bank_id, list(cases), k)
+            running = threading.Thread(target=_fill_cache, args=args, name=f"prefetch-{bank_id}", daemon=True)
+            jobs[slot] = running
+            running.start()
+    return running
 
 
 # -- ticket recalls ----------------------------------------------------------------
@@ -221,6 +263,15 @@ def recall_ticket(bank_id: str, customer: str, issue: str) -> TicketRecall:
 def agent_runs() -> AgentRunStore:
     """Agent runs and the audit-log projection, in the same store as the reviewers' decisions."""
     return AgentRunStore(outbox().engine)
+
+
+# -- casework: claims and comments (issue 14) ----------------------------------------
+
+
+@st.cache_resource
+def casework() -> Casework:
+    """Claims with a lease and comments, in the same store as the reviewers' decisions."""
+    return Casework(outbox().engine)
 
 
 @st.cache_data(ttl=60, show_spinner=False)

@@ -8,7 +8,9 @@ from datetime import date
 import pandas as pd
 
 from dashboard.finance.models import ExceptionCase
+from dashboard.finance.policy import Recommendation
 from dashboard.review.outbox import StoredDecision
+from dashboard.review.workflow import sla_state
 
 STATUSES = ("open", "decided", "pending delivery")
 SORTS = {
@@ -69,3 +71,18 @@ def resolve_case(cases: list[ExceptionCase], selected_rows: list[int], linked_id
         found = next((c for c in cases if c.id == linked_id), None)
         return (found, None) if found else (None, f"No exception {linked_id!r} in the queue (or it is filtered out).")
     return None, None
+
+
+BULK_CONFIDENCE = 0.8  # a recommendation this sure, cited from relevant precedents, may be approved in bulk
+
+
+def well_supported(rec: Recommendation) -> bool:
+    """Backed by relevant precedents with high confidence: safe to approve with the rest of a batch."""
+    return rec.policy in ("precedent", "human") and bool(rec.cited) and rec.confidence >= BULK_CONFIDENCE
+
+
+def with_sla(frame: pd.DataFrame, sla_days: int) -> pd.DataFrame:
+    """The queue table with its SLA column (on time / due / overdue) beside the age."""
+    frame = frame.copy()
+    frame.insert(frame.columns.get_loc("age (days)") + 1, "SLA", [sla_state(int(a), sla_days) for a in frame["age (days)"]])
+    return frame

@@ -80,6 +80,14 @@ class Casework:
         data = dict(row._mapping)
         return Claim(**{**data, "claimed_at": _utc(data["claimed_at"]), "expires_at": _utc(data["expires_at"])})
 
+    def live_claims(self, bank_id: str, case_kind: str) -> dict[str, str]:
+        """case id -> holder, for every live claim of one bank and kind (one query: the queue's "my queue")."""
+        query = sa.select(claims.c.case_id, claims.c.holder).where(
+            claims.c.bank_id == bank_id, claims.c.case_kind == case_kind, claims.c.expires_at >= self.clock()
+        )
+        with self.engine.connect() as conn:
+            return {case_id: holder for case_id, holder in conn.execute(query)}
+
     def release(self, bank_id: str, case_kind: str, case_id: str, holder: str) -> bool:
         with self.engine.begin() as conn:
             result = conn.execute(

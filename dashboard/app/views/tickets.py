@@ -1,4 +1,4 @@
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 
 import pandas as pd
 import streamlit as st
@@ -10,6 +10,17 @@ from components.review_keys import review_keys
 from components.safe_text import md
 from components.status_banner import render_evidence_unavailable
 from components.then_now import render_then_now
+from components.workflow import (
+    advance_after_decision,
+    age_badge,
+    auto_advance_toggle,
+    claim_controls,
+    current_reviewer,
+    keep_selection,
+    may_decide,
+    render_comments,
+    toast,
+)
 from dashboard.agents.incidents import ownership
 from dashboard.app import access, state
 from dashboard.hindsight.errors import HindsightError
@@ -30,6 +41,7 @@ from dashboard.support.models import Customer, Ticket
 QUEUE_KEY = "ticket_queue"
 FLASH_KEY = "ticket_flash"
 CONFLICT_KEY = "ticket_conflict"
+GOTO_KEY = "ticket_goto"  # the ticket the next run opens (auto-advance)
 
 st.title("Support tickets")
 st.caption(
@@ -54,6 +66,9 @@ outbox = state.outbox()
 by_id = {t.id: t for t in tickets}
 known = {c.name for c in customers}
 latest = latest_per_case(outbox.history("ticket"), {"ticket": bank})  # one read of the log per run
+decided_ids = {case_id for (_kind, case_id) in latest}
+casework = state.casework()
+me, _signed_in = current_reviewer("ticket_reviewer")
 
 
 def _status(ticket_id: str) -> str:
@@ -68,6 +83,7 @@ queue = pd.DataFrame(
     [{"ticket": t.id, "customer": t.customer, "issue": t.issue, "opened": t.opened_on.isoformat(), "status": _status(t.id)}
      for t in tickets]
 )  # fmt: skip
+keep_selection(QUEUE_KEY, "ticket", [t.id for t in tickets], decided_ids, GOTO_KEY, open_first=False)
 event = st.dataframe(queue, key=QUEUE_KEY, on_select="rerun", selection_mode="single-row", hide_index=True, width="stretch")
 
 rows = list(event.selection.rows) if event is not None else []
@@ -88,8 +104,12 @@ if ticket_id is None:
 ticket = by_id[ticket_id]
 st.divider()
 st.header(md(f"Ticket {ticket.id}"))
+with st.container(horizontal=True, vertical_alignment="center"):
+    age_badge((date.today() - ticket.opened_on).days, settings.sla_days)
+    free = claim_controls(casework, bank, "ticket", ticket.id, me, lambda: access.require("decide"))
 keys = review_keys(
-    list(queue["ticket"]), ticket.id, table_key=QUEUE_KEY, param="ticket", prefix="tic", override_state=(f"ticket_action_{ticket.id}", "override")
+    list(queue["ticket"]), ticket.id, table_key=QUEUE_KEY, param="ticket", prefix="tic", override_state=(f"ticket_action_{ticket.id}", "override"),
+    decided=decided_ids, can_decide=free and access.can("decide"),
 )  # fmt: skip
 st.text(f"Customer: {ticket.customer}   opened {ticket.opened_on.isoformat()}")
 if ticket.customer not in known:
@@ -132,6 +152,9 @@ st.session_state[seen_key] = stored.revision if stored else 0
 def _record(decision, record, base_revision: int) -> None:
     if not access.require("decide"):  # the rule, not only the hidden form
         return
+    if not may_decide(casework, bank, "ticket", ticket.id, decision.reviewer):
+        toast(f"Not recorded: {ticket.id} is claimed by another reviewer.", ok=False)
+        return
     try:
         stored, _report = outbox.submit(
             bank, decision, record, state.gateway().retain, base_revision=base_revision,
@@ -142,7 +165,9 @@ def _record(decision, record, base_revision: int) -> None:
         st.rerun()
     state.invalidate_ticket_recalls(ticket.customer)
     delivery = "retained into Hindsight" if stored.state == "delivered" else "saved; delivered when Hindsight answers"
-    st.session_state[FLASH_KEY] = f"Decision #{stored.id} recorded: {delivery}."
+    st.session_state[FLASH_KEY] = f"{ticket.id}: decision #{stored.id} recorded: {delivery}."
+    casework.release(bank, "ticket", ticket.id, decision.reviewer)
+    advance_after_decision(GOTO_KEY, list(queue["ticket"]), ticket.id, {*decided_ids, ticket.id})
     st.session_state.pop(seen_key, None)
     st.rerun()
 
@@ -175,8 +200,10 @@ with st.form(f"ticket_decision_{ticket.id}", clear_on_submit=False):
         value=ticket.drafted_response, key=f"ticket_response_{ticket.id}", max_chars=8000,
     )  # fmt: skip
     note = st.text_area("Note (required for an override)", key=f"ticket_note_{ticket.id}", max_chars=4000)
-    submitted = st.form_submit_button("Record decision", type="primary", icon=":material/gavel:")
-if keys.approve and not submitted:  # the A key: approve the drafted response as it is
+    submitted = st.form_submit_button("Record decision", type="primary", icon=":material/gavel:", disabled=not free)
+auto_advance_toggle()
+render_comments(casework, bank, "ticket", ticket.id, me, lambda: access.require("decide"))
+if keys.approve and not submitted and free:  # the A key: approve the drafted response as it is
     submitted, action, note = True, "approve", ""
 
 if submitted:

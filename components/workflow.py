@@ -1,0 +1,160 @@
+"""Queue workflow pieces shared by the review pages: the table's selection kept on the case shown, the next
+unreviewed case after a decision, claims with a lease, age badges against the SLA, comments, toasts and
+the bulk approval's confirmation.
+
+The rules live in dashboard.review (workflow, casework); writes go through the `require` the page passes
+(its role check). Names, comments and holders were typed by people: text elements or `md()` only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Container, Sequence
+from datetime import UTC, datetime
+
+import streamlit as st
+
+from components.identity import signed_in_reviewer
+from components.safe_text import md
+from dashboard.review.casework import Casework
+from dashboard.review.workflow import age_label, next_unreviewed, sla_state
+
+SLA_COLORS = {"on time": "gray", "due": "orange", "overdue": "red"}
+Require = Callable[[], bool]
+
+
+def current_reviewer(name_key: str) -> tuple[str | None, bool]:
+    """(who acts, signed in?): the signed-in user, else the name typed in the page's reviewer field."""
+    signed_in = signed_in_reviewer()
+    if signed_in:
+        return signed_in, True
+    typed = str(st.session_state.get(name_key) or "").strip()
+    return typed or None, False
+
+
+def select_case(table_key: str, param: str, ids: Sequence[str], case_id: str) -> None:
+    """Point the queue table's row selection and the deep link at `case_id` (call before the table is drawn)."""
+    st.session_state[table_key] = {"selection": {"rows": [list(ids).index(case_id)], "columns": [], "cells": []}}
+    st.query_params[param] = case_id
+
+
+def selected_rows(table_key: str) -> list[int]:
+    state = st.session_state.get(table_key) or {}
+    return list((state.get("selection") or {}).get("rows") or [])
+
+
+def keep_selection(
+    table_key: str, param: str, ids: Sequence[str], decided: Container[str], goto_key: str, *, open_first: bool = True
+) -> None:
+    """Before the table is drawn: apply a pending move (auto-advance), else highlight the deep-linked case,
+    else (`open_first`) open the first unreviewed case, so the row, the address bar and the case shown agree."""
+    goto = st.session_state.pop(goto_key, None)
+    if goto in ids:
+        select_case(table_key, param, ids, goto)
+        return
+    rows = selected_rows(table_key)
+    if rows and 0 <= rows[0] < len(ids):
+        return
+    linked = st.query_params.get(param)
+    if linked in ids:
+        select_case(table_key, param, ids, linked)
+    elif not linked and ids and open_first:
+        select_case(table_key, param, ids, next_unreviewed(ids, None, decided) or ids[0])
+
+
+def advance_after_decision(goto_key: str, ids: Sequence[str], current: str, decided: Container[str]) -> None:
+    """After a decision on `current`: the next run opens the next unreviewed case (when the toggle is on)."""
+    if st.session_state.get("auto_advance", True):
+        target = next_unreviewed(ids, current, decided)
+        if target is not None:
+            st.session_state[goto_key] = target
+
+
+def auto_advance_toggle() -> None:
+    st.toggle("Open the next unreviewed case after a decision", value=True, key="auto_advance")
+
+
+def age_badge(age_days: int, sla_days: int) -> None:
+    state = sla_state(age_days, sla_days)
+    st.badge(age_label(age_days, sla_days), color=SLA_COLORS[state], icon=":material/schedule:")
+
+
+def toast(message: str, ok: bool = True) -> None:
+    """A confirmation or a refusal, shown where the reviewer looks whatever they clicked (escaped: it may hold names)."""
+    st.toast(md(message), icon=":material/check_circle:" if ok else ":material/block:", duration="long" if not ok else "short")
+
+
+def flash(key: str) -> None:
+    """Show the toast a previous run left before its rerun."""
+    pending = st.session_state.pop(key, None)
+    if pending:
+        toast(pending["message"], pending.get("ok", True))
+        if pending.get("error"):
+            st.text(f"Delivery error: {pending['error']}")
+
+
+def claim_controls(casework: Casework, bank: str, kind: str, case_id: str, me: str | None, require: Require) -> bool:
+    """Who holds the case, with Claim / Release; returns True when `me` may decide it (nobody else holds it)."""
+    held = casework.holder_of(bank, kind, case_id)
+    with st.container(horizontal=True, vertical_alignment="center", key=f"claim_{kind}"):
+        if held is not None and held.holder != me:
+            st.warning(
+                f"Claimed by {md(held.holder)} until {held.expires_at:%H:%M} UTC: only they can decide it now.",
+                icon=":material/lock:",
+            )
+            return False
+        if held is not None:
+            st.badge(f"Yours until {held.expires_at:%H:%M} UTC", color="green", icon=":material/person:")
+            if st.button("Release", key=f"release_{kind}", icon=":material/lock_open:") and require():
+                casework.release(bank, kind, case_id, me)
+                st.rerun()
+            return True
+        if st.button(
+            "Claim", key=f"claim_{kind}_button", icon=":material/front_hand:", disabled=me is None,
+            help="Type your reviewer name first" if me is None else "Hold this case so nobody else decides it meanwhile",
+        ) and require():  # fmt: skip
+            now_held = casework.claim(bank, kind, case_id, me)
+            if now_held.holder != me:
+                toast(f"{now_held.holder} claimed this case first.", ok=False)
+            st.rerun()
+    return True
+
+
+def may_decide(casework: Casework, bank: str, kind: str, case_id: str, me: str | None) -> bool:
+    """The rule right before a write: nobody but `me` holds a live claim on the case."""
+    held = casework.holder_of(bank, kind, case_id)
+    return held is None or held.holder == me
+
+
+def my_queue_filter(casework: Casework, bank: str, kind: str, me: str | None, key: str) -> set[str] | None:
+    """The "my queue" toggle: the ids `me` holds when it is on, else None (show everything)."""
+    on = st.toggle("My queue", key=key, disabled=me is None, help="Only the cases you have claimed")
+    if not on or me is None:
+        return None
+    return {case_id for case_id, holder in casework.live_claims(bank, kind).items() if holder == me}
+
+
+def render_comments(casework: Casework, bank: str, kind: str, case_id: str, me: str | None, require: Require) -> None:
+    notes = casework.comments(bank, kind, case_id)
+    with st.expander(f"Comments ({len(notes)})", icon=":material/forum:", expanded=bool(notes)):
+        for note in notes:
+            st.text(f"{note.author}, {note.created_at:%Y-%m-%d %H:%M} UTC")
+            st.text(note.body)  # typed by a person: literal text, wrapped
+        with st.form(key=f"comment_form_{kind}_{case_id}", clear_on_submit=True, border=False):
+            body = st.text_area("Add a comment", max_chars=4000, key=f"comment_body_{kind}")
+            sent = st.form_submit_button("Comment", icon=":material/send:", disabled=me is None)
+        if sent:
+            if not body.strip():
+                toast("An empty comment was not saved.", ok=False)
+            elif require():
+                casework.comment(bank, kind, case_id, me, body.strip())
+                st.rerun()
+
+
+@st.dialog("Approve these recommendations?")
+def confirm_bulk(lines: list[str], confirm_key: str) -> None:
+    """One confirmation for a bulk approval; the page records each decision on its own after it."""
+    st.text(f"Each of these {len(lines)} case(s) gets its own decision, recorded as approving the agent's recommendation:")
+    st.text("\n".join(lines))
+    if st.button(f"Approve all {len(lines)}", key=f"{confirm_key}_yes", type="primary", icon=":material/done_all:"):
+        st.session_state[confirm_key] = datetime.now(UTC)
+        st.rerun()

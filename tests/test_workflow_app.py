@@ -1,0 +1,164 @@
+"""The queue workflow through AppTest against the real server and the demo banks: next unreviewed, auto-advance,
+claims, bulk approval and comments, on Finance exceptions (and the shared pieces on Support tickets)."""
+
+import time
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from dashboard.finance.policy import Recommendation
+from dashboard.review.casework import Casework
+from dashboard.review.workflow import age_label, next_unreviewed, sla_state
+from tests.helpers import demo_case, demo_ticket, open_page, record_exception_decision, record_ticket_decision
+
+EXC, TIC = "views/exceptions.py", "views/tickets.py"
+REC = Recommendation(action="reject", confidence=1.0, cited=[], rationale="r", policy="precedent")
+
+
+@pytest.fixture
+def app(hindsight, point_app, demo_banks):
+    outbox = point_app(hindsight.env(finance=demo_banks.finance, support=demo_banks.support))
+    return outbox, demo_banks, Casework(outbox.engine)
+
+
+def _case(at: AppTest) -> str:
+    value = at.query_params["case"]
+    return value[0] if isinstance(value, list) else value
+
+
+def _click(at: AppTest, key: str) -> AppTest:
+    at.button(key=key).click().run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _name(at: AppTest, name: str, key: str = "reviewer_name") -> AppTest:
+    at.text_input(key=key).input(name).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def _toasts(at: AppTest) -> str:
+    return "\n".join(t.value for t in at.toast)
+
+
+def test_next_unreviewed_rules():
+    ids = ["a", "b", "c", "d"]
+    assert next_unreviewed(ids, "a", {"b", "c"}) == "d"
+    assert next_unreviewed(ids, "d", {"b"}) == "a"  # wraps round
+    assert next_unreviewed(ids, "a", {"b", "c", "d"}) is None  # the case on screen is never the answer
+    assert next_unreviewed(ids, None, {"a"}) == "b"
+    assert [sla_state(d, 5) for d in (3, 4, 5, 6)] == ["on time", "due", "due", "overdue"]
+    assert age_label(28, 5) == "28 days open, overdue (SLA 5 days)" and age_label(1, 5) == "1 day open"
+
+
+def test_first_open_case_opens_and_next_unreviewed_skips_decided_cases(app):
+    outbox, banks, _work = app
+    for case_id in ("E-1001", "E-1003", "E-1004"):
+        record_exception_decision(outbox, banks.finance, demo_case(case_id), REC)
+    at = open_page(EXC, timeout=120)
+    assert _case(at) == "E-1002"  # no link: the first case without a decision opens, with its evidence
+    assert any(h.value.startswith("E-1002:") for h in at.header)
+    assert any("Exact: this vendor AND this type (2)" == s.value for s in at.subheader)
+    at = _click(at, "exc_next_open")
+    assert _case(at) == "E-1005" and any(h.value.startswith("E-1005:") for h in at.header)
+    at = _click(at, "exc_prev")
+    assert _case(at) == "E-1004"  # J / K still walk every case; N skips the decided ones
+
+
+def test_a_decision_advances_to_the_next_unreviewed_case(app):
+    outbox, banks, _work = app
+    record_exception_decision(outbox, banks.finance, demo_case("E-1006"), REC)
+    at = _name(open_page(EXC, timeout=120, case="E-1005"), "Kay Reviewer")
+    at = _click(at, "exc_approve")
+    assert outbox.latest("exception", "E-1005").decision.reviewer == "Kay Reviewer"
+    assert "E-1005: decision" in _toasts(at)
+    assert _case(at) == "E-1007" and any(h.value.startswith("E-1007:") for h in at.header)  # E-1006 was decided
+
+    at.toggle(key="auto_advance").set_value(False).run()
+    at = _click(at, "exc_approve")
+    assert outbox.latest("exception", "E-1007") is not None and _case(at) == "E-1007"
+
+
+def test_a_case_claimed_by_another_reviewer_cannot_be_decided(app):
+    outbox, banks, work = app
+    at = _name(open_page(EXC, timeout=120, case="E-1002"), "Dana")
+    work.claim(banks.finance, "exception", "E-1002", "Olga Other")  # while Dana's page still shows it free
+    at = _click(at, "exc_approve")  # the stale page's Approve: the claim is seen before anything is written
+    assert outbox.latest("exception", "E-1002") is None
+    assert any("Claimed by Olga Other until" in w.value for w in at.warning)
+    assert at.button(key="exc_approve").disabled and at.button(key="decision_submit").disabled
+
+    at = _click(_name(open_page(EXC, timeout=120, case="E-1003"), "Dana"), "claim_exception_button")
+    assert work.holder_of(banks.finance, "exception", "E-1003").holder == "Dana"
+    other = _name(open_page(EXC, timeout=120, case="E-1003"), "Olga Other")
+    assert any("Claimed by Dana until" in w.value for w in other.warning)
+    assert other.button(key="exc_approve").disabled
+    at.toggle(key="exceptions_my_queue").set_value(True).run()
+    assert list(at.dataframe(key="exception_queue").value["case"]) == ["E-1003"]
+
+    at = _click(at, "exc_approve")  # the holder decides; the claim is released with the decision
+    assert outbox.latest("exception", "E-1003").decision.reviewer == "Dana"
+    assert work.holder_of(banks.finance, "exception", "E-1003") is None
+
+
+def _bulk_label(at: AppTest) -> str:
+    return at.button(key="bulk_open").label
+
+
+def test_bulk_approval_records_one_decision_per_case(app):
+    outbox, banks, work = app
+    work.claim(banks.finance, "exception", "E-1001", "Olga Other")  # held by someone else: left out
+    at = _name(open_page(EXC, timeout=120), "Bea Bulk")
+    for _ in range(120):  # the queue is recalled in the background: wait for it (no timing asserted)
+        if not any("still being recalled" in c.value for c in at.caption):
+            break
+        time.sleep(0.5)
+        at.run()
+    label = _bulk_label(at)
+    count = int(label.split()[1])
+    assert count >= 2, label
+    at = _click(at, "bulk_open")
+    lines = [t.value for t in at.text if t.value.count("\n") == count - 1 and t.value.startswith("E-")]
+    assert len(lines) == 1, [t.value for t in at.text]
+    expected = [line.split(":")[0] for line in lines[0].splitlines()]
+    assert "E-1001" not in expected
+    at.button(key="bulk_open").click()
+    at.button(key="exceptions_bulk_confirmed_yes").click().run()  # the dialog's button, in the opener's run
+    assert not at.exception, at.exception
+    history = outbox.history("exception")
+    assert sorted(s.decision.case_id for s in history) == sorted(expected)  # one decision per case
+    for stored in history:
+        assert stored.decision.reviewer == "Bea Bulk" and not stored.decision.overridden
+        assert stored.evidence is not None and stored.evidence.available and stored.evidence.items  # its own snapshot
+        assert {i.id for i in stored.evidence.items if i.relevant}
+    assert f"{count} decision(s) recorded, one per case" in _toasts(at)
+
+
+def test_comments_are_kept_and_shown_as_plain_text(app):
+    _outbox, banks, work = app
+    at = _name(open_page(EXC, timeout=120, case="E-1002"), "Cy Commenter")
+    body = "Call the vendor first. ![x](http://127.0.0.1:9/p.png) **not bold**"
+    at.text_area(key="comment_body_exception").input(body)
+    at.button(key="FormSubmitter:comment_form_exception_E-1002-Comment").click().run()
+    assert not at.exception, at.exception
+    assert [(c.author, c.body) for c in work.comments(banks.finance, "exception", "E-1002")] == [("Cy Commenter", body)]
+    assert body in [t.value for t in at.text]  # a text element: literal, never markdown
+    assert "Comments (1)" in [e.label for e in at.expander]
+
+
+def test_tickets_share_next_unreviewed_claims_and_comments(app):
+    outbox, banks, work = app
+    record_ticket_decision(outbox, banks.support, demo_ticket("T-2002"))
+    at = open_page(TIC, timeout=120, ticket="T-2001")
+    at = _click(at, "tic_next_open")
+    assert at.query_params["ticket"] in ("T-2003", ["T-2003"])
+    at = _name(at, "Ada", key="ticket_reviewer")
+    work.claim(banks.support, "ticket", "T-2003", "Olga Other")
+    at = _click(at, "tic_approve")  # stale page: the claim is seen before anything is written
+    assert outbox.latest("ticket", "T-2003") is None
+    assert any("Claimed by Olga Other" in w.value for w in at.warning) and at.button(key="tic_approve").disabled
+    at = _click(at, "tic_next_open")  # T-2004: free; approving it opens the next unreviewed ticket
+    at = _click(at, "tic_approve")
+    assert outbox.latest("ticket", "T-2004").decision.reviewer == "Ada"
+    assert at.query_params["ticket"] in ("T-2005", ["T-2005"])

@@ -76,10 +76,13 @@ def test_review_an_exception_with_keys_approve_then_override(app, page: Page, sh
     expect(page).to_have_url(re.compile(r"case=E-1002"))
     _settled(page)
 
-    _keys(page, "a")  # approve the recommendation (reject)
-    expect(page.get_by_text(re.compile(r"Decision reject recorded \(audit #\d+\) and retained"))).to_be_visible()
+    _keys(page, "a")  # approve the recommendation (reject): a toast, and on to the next unreviewed case
+    expect(page.get_by_text(re.compile(r"E-1002: decision reject recorded \(audit #\d+\) and retained"))).to_be_visible()
+    expect(_header(page, "E-1003:")).to_be_visible()
     shots(page, "exceptions-approved")
-
+    _settled(page)
+    _keys(page, "k")
+    expect(_header(page, "E-1002:")).to_be_visible()
     _settled(page)
     _keys(page, "o")  # the form switches to override
     _settled(page)
@@ -88,7 +91,8 @@ def test_review_an_exception_with_keys_approve_then_override(app, page: Page, sh
     _choose(page, "Reason code", "PRICE_AGREED: ")
     page.locator('textarea[aria-label="Note"]').fill("New price list from 1 Nov")
     page.get_by_role("button", name="Submit decision").click()
-    expect(page.get_by_text(re.compile(r"Decision approve recorded \(audit #\d+\) and retained"))).to_be_visible()
+    expect(page.get_by_text(re.compile(r"E-1002: decision approve recorded \(audit #\d+\) and retained"))).to_be_visible()
+    _keys(page, "k")
     expect(page.get_by_text(re.compile(r"Decided: approve \(override of reject\) by Jake Kojak Adams"))).to_be_visible()
     _settled(page)
     shots(page, "exceptions-overridden")
@@ -121,6 +125,7 @@ def test_audit_a_ticket_with_legacy_evidence_and_approve_it(app, page: Page, sho
 def test_open_a_trace_and_change_a_what_if_knob(app, page: Page, shots):
     page.goto(f"{app.url}/exceptions?case=E-1002")
     expect(page.get_by_text("Exact: this vendor AND this type")).to_be_visible()
+    page.get_by_text("How this was recalled").click()
     page.get_by_role("link", name="Trace of pass 2 (broader)").click()
     expect(page.get_by_role("heading", name="Recall traces")).to_be_visible()
     expect(page).to_have_url(re.compile(r"/traces\?"))
@@ -186,10 +191,9 @@ def test_overview_shows_what_reviewers_and_memory_did(app, page: Page, shots):
     shots(page, "overview", readme=True)
 
 
-def _assert_inert(page: Page, requests: list[str], dialogs: list[str]) -> None:
-    cells = _cells(page)
+def _assert_inert(page: Page, requests: list[str], dialogs: list[str], shown: str) -> None:
     for literal in (XSS_IMG, XSS_LINK, XSS_REMOTE):
-        assert literal in cells, f"{literal!r} not shown as text"
+        assert literal in shown, f"{literal!r} not shown as text"
     assert page.locator('img[src="x"]').count() == 0
     assert page.locator('a[href^="javascript:"]').count() == 0
     assert page.locator('img[src*="127.0.0.1:9"]').count() == 0
@@ -201,16 +205,18 @@ def test_untrusted_memory_text_renders_as_literal_text(app, page: Page, shots):
     page.on("request", lambda r: requests.append(r.url))
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     page.goto(f"{app.url}/exceptions?case={PROBE_CASE}")
-    expect(page.locator("[id^=glide-cell]").filter(has_text=XSS_IMG).first).to_be_attached()
+    evidence = page.locator(".st-key-case_evidence")
+    expect(evidence.get_by_text(XSS_IMG, exact=False)).to_be_visible()  # the evidence cards: text elements
     _settled(page)
-    _assert_inert(page, requests, dialogs)
+    _assert_inert(page, requests, dialogs, evidence.inner_text())
     shots(page, "untrusted-text-exceptions")
 
+    page.get_by_text("How this was recalled").click()
     page.get_by_role("link", name="Trace of pass 1 (exact)").click()
     expect(page.get_by_role("heading", name="Recall traces")).to_be_visible()
     page.get_by_role("button", name="Run this recall with a trace").click()
     page.get_by_role("tab", name="What-if").click()  # its top-k table shows each candidate's text
     expect(page.locator("[id^=glide-cell]").filter(has_text=XSS_IMG).first).to_be_attached()
     _settled(page)
-    _assert_inert(page, requests, dialogs)
+    _assert_inert(page, requests, dialogs, _cells(page))
     shots(page, "untrusted-text-trace")

@@ -102,7 +102,7 @@ def render_crowd_out_flag(result: TwoStageResult) -> None:
 def _card(e: PrecedentEvidence) -> None:
     """One precedent: its id, outcome, date and relevance beside its text, wrapped (never cut)."""
     with st.container(border=True):
-        about, body = st.columns([1, 3])
+        about, body = st.columns([2, 5])
         with about:
             st.text(e.ref)
             outcome, decided_on = e.metadata.get("outcome", ""), e.metadata.get("decided_on", "")

@@ -9,7 +9,6 @@ The rules live in dashboard.review (workflow, casework); writes go through the `
 from __future__ import annotations
 
 from collections.abc import Callable, Container, Sequence
-from datetime import UTC, datetime
 
 import streamlit as st
 
@@ -151,10 +150,11 @@ def render_comments(casework: Casework, bank: str, kind: str, case_id: str, me: 
 
 
 @st.dialog("Approve these recommendations?")
-def confirm_bulk(lines: list[str], confirm_key: str) -> None:
-    """One confirmation for a bulk approval; the page records each decision on its own after it."""
+def confirm_bulk(lines: dict[str, str], confirm_key: str) -> None:
+    """One confirmation for a bulk approval (`lines`: case id -> what is approved). The confirmed ids go to
+    `st.session_state[confirm_key]`; the page records each decision on its own after the rerun."""
     st.text(f"Each of these {len(lines)} case(s) gets its own decision, recorded as approving the agent's recommendation:")
-    st.text("\n".join(lines))
+    st.text("\n".join(lines.values()))
     if st.button(f"Approve all {len(lines)}", key=f"{confirm_key}_yes", type="primary", icon=":material/done_all:"):
-        st.session_state[confirm_key] = datetime.now(UTC)
+        st.session_state[confirm_key] = list(lines)
         st.rerun()

@@ -20,6 +20,7 @@ from components.review_keys import review_keys
 from components.safe_text import md
 from components.status_banner import render_evidence_unavailable
 from components.then_now import render_then_now
+from components.workflow import advance_after_decision as advance
 from components.workflow import (
     age_badge,
     auto_advance_toggle,
@@ -33,7 +34,6 @@ from components.workflow import (
     render_comments,
     toast,
 )
-from components.workflow import advance_after_decision as advance
 from dashboard.agents.incidents import is_relevant_ref
 from dashboard.app import access, state
 from dashboard.finance import queue as exception_queue
@@ -109,22 +109,23 @@ queue_caption.caption(
 
 
 # -- bulk approval: well-supported recommendations, one confirmation, one decision per case ----------------
-def _bulk_candidates() -> tuple[list[tuple], int]:
-    """(case, result, recommendation) for each open case of the queue whose recall is at hand and whose
-    recommendation is well supported; and how many open cases are still being recalled."""
+def _open_cases() -> list[ExceptionCase]:
+    """The queue's open cases nobody else holds."""
     holders = casework.live_claims(bank, KIND)
-    ready, loading = [], 0
-    for c in shown:
-        if c.id in decided or holders.get(c.id, me) != me:
-            continue
+    return [c for c in shown if c.id not in decided and holders.get(c.id, me) == me]
+
+
+def _bulk_candidates() -> list[tuple]:
+    """(case, result, recommendation) for each open case whose recall is at hand and whose recommendation is
+    well supported. Computed when asked (a click), never on every rerun of a long queue."""
+    ready = []
+    for c in _open_cases():
         cached = state.cached_case(bank, c, k)
-        if cached is None:
-            loading += 1
-            continue
-        result, rec = assess(cached)
-        if exception_queue.well_supported(rec):
-            ready.append((c, result, rec))
-    return ready, loading
+        if cached is not None:
+            result, rec = assess(cached)
+            if exception_queue.well_supported(rec):
+                ready.append((c, result, rec))
+    return ready
 
 
 def _bulk_record(ready: list[tuple]) -> None:
@@ -154,19 +155,24 @@ def _bulk_record(ready: list[tuple]) -> None:
     st.rerun()
 
 
-ready, loading = _bulk_candidates()
 with bulk_bar:
     if st.button(
-        f"Approve {len(ready)} well-supported recommendation(s)", key="bulk_open", icon=":material/done_all:",
-        disabled=not ready or me is None or not access.can("decide"),
-        help="Open cases whose recommendation cites relevant precedents with high confidence"
+        "Approve well-supported recommendations", key="bulk_open", icon=":material/done_all:",
+        disabled=me is None or not access.can("decide"),
+        help="Open cases whose recommendation cites relevant precedents with high confidence; you confirm the list first"
         + (" (type your reviewer name first)" if me is None else ""),
     ):  # fmt: skip
-        confirm_bulk([f"{c.id}: {c.vendor_code} {c.exception_type.replace('_', ' ')}, {r.action}" for c, _res, r in ready], BULK)
+        candidates = _bulk_candidates()
+        if candidates:
+            confirm_bulk({c.id: f"{c.id}: {c.vendor_code} {c.exception_type.replace('_', ' ')}, {r.action}" for c, _res, r in candidates}, BULK)
+        else:
+            toast("No open case has a well-supported recommendation at hand yet.", ok=False)
+    loading = sum(1 for c in shown if c.id not in decided and state.cached_case(bank, c, k) is None)
     if loading:
         st.caption(f"{loading} open case(s) are still being recalled in the background.")
-if st.session_state.pop(BULK, None) and ready:
-    _bulk_record(ready)
+confirmed = st.session_state.pop(BULK, None)
+if confirmed:
+    _bulk_record([item for item in _bulk_candidates() if item[0].id in confirmed])  # only what the reviewer saw
 
 if problem:
     st.warning("The linked exception is not in the queue (or is filtered out).", icon=":material/link_off:")

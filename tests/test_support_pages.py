@@ -60,6 +60,9 @@ def test_tickets_page_shows_legacy_evidence_with_reasons_and_a_decision_lands_on
     at.text_area(key="ticket_response_T-2004").input("Hi Ann, the duplicate November charge is refunded.")
     next(b for b in at.button if b.label == "Record decision").click().run()
     assert not at.exception, at.exception
+    assert at.query_params["ticket"] in (["T-2005"], "T-2005")  # on to the next unreviewed ticket
+    at.button(key="tic_prev").click().run()
+    assert not at.exception, at.exception
     assert any("retained into Hindsight" in s.value for s in at.success), _texts(at)
     assert any("Tagged path" in s.value for s in at.success)  # cache invalidated: the new recall is tagged
     assert list(at.dataframe[1].value["document"]) == ["ticket-T-2004"]

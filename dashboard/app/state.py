@@ -178,13 +178,17 @@ def _fill_cache(
         log.add_latency("finance two-stage", (time.perf_counter() - started) * 1000)
         return result
 
+    # A decision retained while the queue loads makes that vendor and type's results stale: not cached.
+    generations = [cache.generation(bank_id, CaseKey.of(c)) for c in todo]
     jobs = [(lambda c=c: timed_recall(c)) for c in todo]
-    for case, result in zip(todo, gw.recall_many(jobs, progress=progress), strict=True):
+    results = gw.recall_many(jobs, progress=progress)
+    for case, result, generation in zip(todo, results, generations, strict=True):
         if isinstance(result, BaseException):
             counts["failed"] += 1
             continue
         counts["loaded"] += 1
-        cache.put(result, case.recall_query(), _mode(document_id_for(case.id)))
+        if cache.generation(bank_id, CaseKey.of(case)) == generation:
+            cache.put(result, case.recall_query(), _mode(document_id_for(case.id)))
         log.add_finance(result)
     return counts
 

@@ -23,10 +23,12 @@ def render_server(server: ServerSummary) -> None:
 
 def render_banks(banks: list[BankSummary]) -> None:
     st.subheader("Memory banks")
-    frame = pd.DataFrame(
-        [{"bank": b.bank_id, "holds": b.role, "memories": b.memories, "documents": b.documents,
-          "status": plain_error(b.error) if b.error else "ok"} for b in banks]  # fmt: skip
-    )
+    rows = [
+        {"bank": b.bank_id, "holds": b.role, "memories": b.memories, "documents": b.documents,
+         "status": plain_error(b.error) if b.error else "ok"}
+        for b in banks
+    ]  # fmt: skip
+    frame = pd.DataFrame(rows)
     st.dataframe(frame, hide_index=True, width="stretch")
 
 

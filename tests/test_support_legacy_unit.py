@@ -132,3 +132,17 @@ def test_a_flag_is_stored_on_the_record_with_its_author_ticket_and_note(tmp_path
 )
 def test_errors_are_shown_by_their_message_never_their_class_name(error, shown):
     assert plain_error(error) == shown
+
+
+def test_an_unreachable_server_is_explained_without_a_class_name():
+    import asyncio
+
+    from dashboard.hindsight.gateway import HindsightGateway
+
+    gateway = HindsightGateway("http://127.0.0.1:9")
+    try:
+        timed_out, refused = gateway._translate(asyncio.TimeoutError()), gateway._translate(ConnectionRefusedError())
+    finally:
+        gateway.close()
+    assert str(timed_out) == "Hindsight at http://127.0.0.1:9 is unreachable: no answer in time"
+    assert str(refused) == "Hindsight at http://127.0.0.1:9 is unreachable: the connection failed"

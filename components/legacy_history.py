@@ -18,6 +18,7 @@ from dashboard.review.casework import Comment
 from dashboard.support.legacy_history import NotConsulted, RecordRow
 
 CONFIRM = "I have checked these records"
+ACTIONS_LABEL = "One record: read it in full, flag it for review, or tag it for this customer"
 
 
 class RecordAction(BaseModel):
@@ -69,7 +70,13 @@ def render_record_actions(
     """Pick one record; see its full text, why it stands where it does and its flags; flag it or tag it."""
     if not rows:
         return None
-    st.subheader("One record")
+    with st.expander(ACTIONS_LABEL):
+        return _record_actions(rows, flags, can_flag=can_flag, can_tag=can_tag, signed_in=signed_in, key=key)
+
+
+def _record_actions(
+    rows: list[RecordRow], flags: dict[str, list[Comment]], *, can_flag: bool, can_tag: bool, signed_in: str | None, key: str
+) -> RecordAction | None:
     by_key = {r.key: r for r in rows}
     chosen = st.selectbox(
         "Record", list(by_key), key=f"{key}_record",

@@ -135,13 +135,12 @@ def test_errors_are_shown_by_their_message_never_their_class_name(error, shown):
 
 
 def test_an_unreachable_server_is_explained_without_a_class_name():
-    import asyncio
 
     from dashboard.hindsight.gateway import HindsightGateway
 
     gateway = HindsightGateway("http://127.0.0.1:9")
     try:
-        timed_out, refused = gateway._translate(asyncio.TimeoutError()), gateway._translate(ConnectionRefusedError())
+        timed_out, refused = gateway._translate(TimeoutError()), gateway._translate(ConnectionRefusedError())
     finally:
         gateway.close()
     assert str(timed_out) == "Hindsight at http://127.0.0.1:9 is unreachable: no answer in time"

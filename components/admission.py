@@ -9,61 +9,100 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from components.status_banner import plain_error
 from components.trace_link import trace_link
 from dashboard.review.outbox import StoredDecision
-from dashboard.support.admission import VERDICT_LABELS, Verdict
+from dashboard.support.admission import Verdict, marker
 from dashboard.support.migration import Coverage, MigrationPlan, MigrationReport
 from dashboard.support.recall import TicketEvidence, TicketRecall
 from dashboard.traces.request import TraceRequest
 
 PATH_TEXT = {
-    "tagged": "Tagged path: recall with the customer's tag (any_strict). The legacy fallback did not run.",
-    "legacy": "Legacy fallback: tagged recall was empty; bank-wide candidates were judged by the ownership rule.",
-    "none": "No memory: tagged recall was empty and no legacy candidate proved its ownership.",
+    "tagged": "Used this customer's tagged history. Their old untagged records were not searched.",
+    "legacy": (
+        "This customer has no tagged history yet: old untagged records were searched, and only those whose "
+        "first sentence names this customer are used."
+    ),
+    "none": "No history used: this customer has no tagged records, and no old record proves it belongs to them.",
 }
+# The rule's verdicts in a support lead's words; the reason column keeps the rule's exact wording.
+PLAIN_VERDICTS = {
+    Verdict.ADMITTED: "used",
+    Verdict.OTHER_CUSTOMER_MARKER: "not used: names another customer",
+    Verdict.MARKER_NOT_AT_START: "not used: the customer is named only later in the text",
+    Verdict.NO_MARKER: "not used: names no customer (e.g. a summary)",
+    Verdict.TAGGED_FOR_OTHER: "not used: tagged for another customer",
+    Verdict.TAGGED_FOR_THIS_CUSTOMER: "not used: tagged, belongs to the tagged history",
+}
+COLUMNS = ["record", "used", "verdict", "why", "tags", "text"]
+USED = st.column_config.CheckboxColumn("used", help="May reach the response")
 
 
-def _label(verdict: str) -> str:
+def plain_verdict(verdict: str) -> str:
     try:
-        return VERDICT_LABELS[Verdict(verdict)]
+        return PLAIN_VERDICTS[Verdict(verdict)]
     except ValueError:
         return verdict
 
 
-def _frame(items: list[TicketEvidence], flag: bool) -> pd.DataFrame:
-    rows = []
-    for e in items:
-        row = {"document": e.document_id or "", "verdict": _label(e.verdict), "reason": e.reason,
-               "tags": ", ".join(e.tags) or "(untagged)", "text": e.text}  # fmt: skip
-        if flag:
-            row = {"admitted": e.admitted, **row}
-        rows.append(row)
-    columns = (["admitted"] if flag else []) + ["document", "verdict", "reason", "tags", "text"]
-    return pd.DataFrame(rows, columns=columns)
+def _frame(items: list[TicketEvidence]) -> pd.DataFrame:
+    rows = [
+        {"record": e.document_id or e.id, "used": e.admitted, "verdict": plain_verdict(e.verdict), "why": e.reason,
+         "tags": ", ".join(e.tags) or "(untagged)", "text": e.text}
+        for e in items
+    ]  # fmt: skip
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _table(items: list[TicketEvidence], key: str) -> None:
+    # height="content": every row is on screen, none hidden behind the grid's own scrollbar.
+    st.dataframe(_frame(items), hide_index=True, width="stretch", height="content", column_config={"used": USED}, key=key)
+
+
+def render_path(recall: TicketRecall) -> None:
+    {"tagged": st.success, "legacy": st.warning, "none": st.info}[recall.path](PATH_TEXT[recall.path])
+
+
+def render_evidence(recall: TicketRecall, key: str) -> None:
+    """What reached the ticket, and (when old records were searched) every candidate that did not, with why."""
+    if recall.path == "tagged":
+        st.subheader(f"History used ({len(recall.tagged)})")
+        _table(recall.tagged, f"{key}_tagged")
+        return
+    st.subheader(f"Old records used ({len(recall.legacy_admitted)})")
+    if recall.legacy_admitted:
+        _table(recall.legacy_admitted, f"{key}_legacy")
+    else:
+        st.text("No old record proved it belongs to this customer.")
+    st.subheader(f"Records found but not used ({len(recall.legacy_rejected)})")
+    st.caption("The search found them; none of them is this customer's by the rule, so none reaches the response.")
+    if recall.legacy_rejected:
+        _table(recall.legacy_rejected, f"{key}_rejected")
+
+
+def render_how_recalled(recall: TicketRecall, bank_id: str) -> None:
+    """The technical account (tags, tags_match, the fallback's candidate search), for who wants it."""
+    with st.expander("How this was recalled"):
+        st.text(f"Customer tag: {recall.tag}   bank: {bank_id}")
+        for step, request in enumerate(recall.requests, 1):
+            scope = f"tags {', '.join(request.tags)}, tags_match={request.tags_match}" if request.tags else "bank-wide, no tag filter"
+            st.text(f"Recall {step}: {scope}; query: {request.query}")
+        if recall.path == "tagged":
+            st.text(f"The tagged recall (any_strict: untagged records excluded) returned {len(recall.tagged)} record(s), so the legacy fallback did not run.")
+        else:
+            st.text(
+                "The tagged recall returned nothing, so the legacy fallback ran: the bank-wide recall only proposes "
+                f"candidates ({len(recall.legacy_admitted) + len(recall.legacy_rejected)}); each is admitted only if it is "
+                f"untagged and its text starts with '{marker(recall.customer)}' (each name part escaped, flexible spaces, "
+                "case-insensitive, anchored at the start)."
+            )
+        _trace_links(recall, bank_id)
 
 
 def render_recall(recall: TicketRecall, bank_id: str, key: str) -> None:
-    {"tagged": st.success, "legacy": st.warning, "none": st.info}[recall.path](PATH_TEXT[recall.path])
-    st.text(f"Customer tag: {recall.tag}")
-    config = {"admitted": st.column_config.CheckboxColumn("admitted", help="Admission flag: may reach the response")}
-    if recall.path == "tagged":
-        st.subheader(f"Tagged evidence ({len(recall.tagged)})")
-        st.dataframe(_frame(recall.tagged, flag=True), hide_index=True, width="stretch", column_config=config, key=f"{key}_tagged")
-    else:
-        st.subheader(f"Legacy evidence admitted ({len(recall.legacy_admitted)})")
-        if recall.legacy_admitted:
-            st.dataframe(
-                _frame(recall.legacy_admitted, flag=True), hide_index=True, width="stretch", column_config=config,
-                key=f"{key}_legacy",
-            )  # fmt: skip
-        else:
-            st.text("No legacy record proved its ownership.")
-        with st.expander(f"Rejected candidates ({len(recall.legacy_rejected)}): for auditors, never fed to the response"):
-            st.dataframe(
-                _frame(recall.legacy_rejected, flag=True), hide_index=True, width="stretch", column_config=config,
-                key=f"{key}_rejected",
-            )  # fmt: skip
-    _trace_links(recall, bank_id)
+    render_path(recall)
+    render_evidence(recall, key)
+    render_how_recalled(recall, bank_id)
 
 
 def _trace_links(recall: TicketRecall, bank_id: str) -> None:
@@ -92,7 +131,7 @@ def render_decision_state(stored: StoredDecision | None) -> None:
     who = "signed in" if d.authenticated else "unauthenticated"
     st.text(f"By {d.reviewer} ({who}) at {d.decided_at:%Y-%m-%d %H:%M} UTC")
     if stored.last_error:
-        st.text(f"Last delivery error: {stored.last_error}")
+        st.text(f"Last delivery error: {plain_error(stored.last_error)}")
     with st.expander("Retained response"):
         st.text(stored.record.content)
 
@@ -100,14 +139,20 @@ def render_decision_state(stored: StoredDecision | None) -> None:
 def render_coverage(coverage: Coverage, label: str, key: str) -> None:
     st.markdown(f"**{label}**")
     a, b, c, d = st.columns(4)
-    a.metric("Memories", coverage.total)
-    b.metric("Tagged", coverage.tagged, help=f"{coverage.tagged_share:.0%} of all memories")
+    a.metric("Records", coverage.total)
+    b.metric("Tagged", coverage.tagged, help=f"{coverage.tagged_share:.0%} of all records")
     c.metric("Untagged", coverage.untagged)
-    d.metric("Convertible legacy", coverage.convertible)
+    d.metric("Can be migrated", coverage.convertible, help="Untagged records whose first sentence names exactly one customer of the directory")
     if coverage.ready_to_retire_fallback:
-        st.success("Ready to retire the legacy fallback: no convertible legacy record is left.", icon=":material/task_alt:")
+        st.success(
+            "Ready to retire the search of old records: every old record whose owner can be proven is tagged.",
+            icon=":material/task_alt:",
+        )
     else:
-        st.warning(f"Not ready to retire the fallback: {coverage.convertible} convertible legacy record(s) left.")
+        st.warning(f"Not ready to retire the search of old records: {coverage.convertible} record(s) can still be migrated.")
+
+
+STATUS_TEXT = {"reliable": "can be migrated", "failed": "stays untagged"}
 
 
 def render_plan(plan: MigrationPlan) -> None:
@@ -115,23 +160,30 @@ def render_plan(plan: MigrationPlan) -> None:
         st.error("The customer directory is not safe to migrate against:")
         st.text(problem)
     counts = plan.counts()
-    st.text(f"Untagged records: {counts['untagged']}; reliable identity: {counts['reliable']}; failed validation: {counts['failed']}")
+    st.text(
+        f"Old untagged records: {counts['untagged']}. Owner proven, can be migrated: {counts['reliable']}. "
+        f"Owner not proven, stay untagged: {counts['failed']}."
+    )
     rows = [
-        {"document": c.document_id or "", "status": c.status, "customer": c.customer or "", "new tag": c.tag or "",
-         "reason": c.reason, "text": c.text}  # fmt: skip
+        {"record": c.document_id or "", "status": STATUS_TEXT[c.status], "customer": c.customer or "", "new tag": c.tag or "",
+         "why": c.reason, "text": c.text}
         for c in plan.reliable + plan.failed
-    ]
+    ]  # fmt: skip
     st.dataframe(
-        pd.DataFrame(rows, columns=["document", "status", "customer", "new tag", "reason", "text"]),
+        pd.DataFrame(rows, columns=["record", "status", "customer", "new tag", "why", "text"]),
         hide_index=True, width="stretch", key="migration_records",
     )  # fmt: skip
 
 
 def render_report(report: MigrationReport) -> None:
+    what = report.scope or "the bank's legacy records"
     if report.error:
-        st.error("The run stopped early; run it again to resume (nothing converted is converted twice):")
-        st.text(report.error)
+        st.error("The migration stopped early; run it again to finish (a record already tagged is not tagged twice):")
+        st.text(plain_error(report.error))
     else:
-        st.success(f"Converted {len(report.converted)} record(s) in place (same document ids, now tagged).")
+        st.success(f"Tagged {len(report.converted)} record(s) in place: same document ids, now with the customer's tag.")
+    st.text(f"Scope: {what}.")
     if report.converted:
-        st.text("Converted: " + ", ".join(report.converted))
+        st.text("Tagged: " + ", ".join(report.converted))
+    if report.selected_after:
+        st.text(f"Still untagged in this scope: {report.selected_after}.")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import streamlit as st
@@ -41,4 +42,16 @@ def render_evidence_unavailable(base_url: str, error: Exception) -> None:
         "a decision; it is saved in the review store and delivered when Hindsight is back.",
         icon=":material/cloud_off:",
     )
-    st.text(str(error))
+    st.text(plain_error(error))
+
+
+# "HindsightRequestRejected: query: ..." -> "query: ...": a stored message may still start with a class name.
+_CLASS_PREFIX = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z][A-Za-z0-9]*(?:Error|Exception|Unavailable|Rejected|Refused|Timeout)\s*:\s*")
+
+
+def plain_error(error: BaseException | str) -> str:
+    """The message of an error for a person: never `ClassName: ...`, never empty."""
+    text = _CLASS_PREFIX.sub("", str(error).strip())
+    if text:
+        return text
+    return "no message was given"

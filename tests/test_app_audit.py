@@ -26,7 +26,7 @@ def test_unreachable_server_keeps_decisions_and_shows_them(point_app, tmp_path):
     assert not at.exception
     table = at.dataframe[0].value
     assert list(table["case_id"]) == ["E-0002", "E-0001", "E-0000"]
-    assert set(table["delivery"]) == {"pending"}
+    assert set(table["delivery"]) == {"waiting to be stored"}
 
 
 

@@ -41,13 +41,15 @@ def test_tickets_page_shows_legacy_evidence_with_reasons_and_a_decision_lands_on
     at.run()
     assert not at.exception, at.exception
     assert at.query_params["ticket"] in (["T-2004"], "T-2004")
-    assert any("Legacy fallback" in w.value for w in at.warning)
+    assert any("no tagged history yet: old untagged records were searched" in w.value for w in at.warning)
     admitted, rejected = at.dataframe[1].value, at.dataframe[2].value
-    assert set(admitted["document"]) == {"SUP-L-001", "SUP-L-002"} and admitted["admitted"].all()
-    assert not rejected["admitted"].any() and {"SUP-L-003", "SUP-L-004", "SUP-L-005", "SUP-L-006"} <= set(rejected["document"])
-    assert (admitted["reason"].str.len() > 0).all() and (rejected["reason"].str.len() > 0).all()  # a reason on every verdict
-    assert "another customer's marker" in " ".join(rejected["verdict"])
-    assert at.expander[0].label.startswith("Rejected candidates")
+    assert set(admitted["record"]) == {"SUP-L-001", "SUP-L-002"} and admitted["used"].all()
+    assert not rejected["used"].any() and {"SUP-L-003", "SUP-L-004", "SUP-L-005", "SUP-L-006"} <= set(rejected["record"])
+    assert (admitted["why"].str.len() > 0).all() and (rejected["why"].str.len() > 0).all()  # a reason on every verdict
+    assert "not used: names another customer" in set(rejected["verdict"])
+    assert "another customer's marker" in " ".join(rejected["why"])
+    assert any(s.value.startswith("Records found but not used (") for s in at.subheader)
+    assert any(e.label == "How this was recalled" for e in at.expander)
     assert "I think I was charged twice again this month." in _texts(at)
 
     # no reviewer name: refused, nothing recorded
@@ -64,8 +66,8 @@ def test_tickets_page_shows_legacy_evidence_with_reasons_and_a_decision_lands_on
     at.button(key="tic_prev").click().run()
     assert not at.exception, at.exception
     assert any("retained into Hindsight" in s.value for s in at.success), _texts(at)
-    assert any("Tagged path" in s.value for s in at.success)  # cache invalidated: the new recall is tagged
-    assert list(at.dataframe[1].value["document"]) == ["ticket-T-2004"]
+    assert any("Used this customer's tagged history" in s.value for s in at.success)  # cache invalidated: the new recall is tagged
+    assert list(at.dataframe[2].value["record"]) == ["ticket-T-2004"]  # after the table of legacy records left out
     assert "By Rita Reviewer (unauthenticated)" in _texts(at)
     assert at.dataframe[0].value.set_index("ticket").loc["T-2004", "status"] == "edit and approve (delivered)"
 
@@ -79,18 +81,18 @@ def test_deep_link_opens_a_ticket_on_the_tagged_path(hindsight, app_env):
     at.run()
     at.switch_page("views/tickets.py").run()
     assert not at.exception, at.exception
-    assert any("Tagged path" in s.value for s in at.success)
-    tagged = at.dataframe[1].value
-    assert set(tagged["document"]) == {"SUP-T-005"} and "SUP-L-012" not in set(tagged["document"])
-    assert not at.expander or not any(e.label.startswith("Rejected candidates") for e in at.expander)
+    assert any("Used this customer's tagged history" in s.value for s in at.success)
+    tagged = at.dataframe[2].value  # after the table of legacy records left out (SUP-L-012)
+    assert set(tagged["record"]) == {"SUP-T-005"} and "SUP-L-012" not in set(tagged["record"])
+    assert not any(s.value.startswith("Records found but not used") for s in at.subheader)
 
 
 def test_migration_page_dry_run_then_apply(hindsight, app_env):
     at = _page("views/migration.py")
     records = next(df.value for df in at.dataframe if "status" in df.value.columns)
-    assert (records["status"] == "reliable").sum() == 9 and (records["status"] == "failed").sum() == 4
-    assert (records["reason"].str.len() > 0).all()
-    assert {m.label: m.value for m in at.metric}["Convertible legacy"] == "9"
+    assert (records["status"] == "can be migrated").sum() == 9 and (records["status"] == "stays untagged").sum() == 4
+    assert (records["why"].str.len() > 0).all()
+    assert {m.label: m.value for m in at.metric}["Can be migrated"] == "9"
     assert len(migration.untagged_memories(hindsight.gateway, app_env)) == 13  # showing the plan wrote nothing
 
     next(b for b in at.button if b.label == "Apply migration").click().run()
@@ -100,6 +102,6 @@ def test_migration_page_dry_run_then_apply(hindsight, app_env):
     at.checkbox(key="migration_confirm").check()
     next(b for b in at.button if b.label == "Apply migration").click().run()
     assert not at.exception, at.exception
-    assert any("Converted 9 record(s)" in s.value for s in at.success)
-    assert any("Ready to retire the legacy fallback" in s.value for s in at.success)
+    assert any("Tagged 9 record(s) in place" in s.value for s in at.success)
+    assert any("Ready to retire the search of old records" in s.value for s in at.success)
     assert migration.plan(hindsight.gateway, app_env, CUSTOMERS).coverage.convertible == 0

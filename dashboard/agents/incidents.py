@@ -24,7 +24,7 @@ Kind = Literal["other_customer", "non_relevant_citation", "crowded_out", "no_rel
 KIND_LABELS: dict[str, str] = {
     "other_customer": "another customer's records reached the answer",
     "non_relevant_citation": "cites a precedent of another vendor or type",
-    "crowded_out": "single-pass recall missed exact precedents",
+    "crowded_out": "a broad recall missed this vendor's precedents",
     "no_relevant_no_escalation": "no relevant precedent, not escalated",
     "newer_human_missing": "a newer human decision was not in the evidence",
 }
@@ -140,9 +140,9 @@ def crowded_out(run: AgentRun, exact_ids: list[str], entries: dict[str, AuditRec
             missed = [i for i in exact_ids if i not in top][: expected - held]
             return _incident(
                 run, "crowded_out",
-                f"A single any_strict recall's top {k} held {held} exact precedent(s) for vendor {run.output['vendor_code']} "
-                f"while {len(exact_ids)} existed (proved by an all_strict recall): {expected - held} were crowded out by "
-                "other vendors' or types' records.",
+                f"The agent's one broad recall kept {k} records and held {held} precedent(s) of vendor "
+                f"{run.output['vendor_code']} with this exception type while {len(exact_ids)} existed: {expected - held} "
+                "were pushed out by other vendors' or types' records.",
                 records=missed,
             )  # fmt: skip
     return None

@@ -30,7 +30,9 @@ from dashboard.review.db import make_engine
 from dashboard.review.outbox import DeliveryReport, Outbox
 from dashboard.review.worker import DeliveryWorker
 from dashboard.settings import Settings, load_settings
+from dashboard.support import migration
 from dashboard.support.customers import customer_tag
+from dashboard.support.models import Customer
 from dashboard.support.recall import TicketRecall, recall_for_ticket
 
 RECALL_TTL_S = 300
@@ -239,6 +241,7 @@ def ticket_generation(customer: str) -> int:
 def invalidate_ticket_recalls(customer: str | None = None) -> None:
     """Make the next recall for this customer (or for everyone) go to the server again."""
     generations = _generations()
+    _cached_legacy_plan.clear()  # a migration (or a decision) changes which records are untagged
     if customer is None:
         _cached_ticket_recall.clear()
         return
@@ -258,6 +261,16 @@ def _cached_ticket_recall(base_url: str, bank_id: str, customer: str, issue: str
 
 def recall_ticket(bank_id: str, customer: str, issue: str) -> TicketRecall:
     return _cached_ticket_recall(settings().base_url, bank_id, customer, issue, ticket_generation(customer))
+
+
+@st.cache_data(ttl=60, show_spinner=False, max_entries=4)
+def _cached_legacy_plan(base_url: str, bank_id: str, names: tuple[str, ...]) -> migration.MigrationPlan:
+    return migration.plan(gateway(), bank_id, [Customer(name=n) for n in names])
+
+
+def legacy_plan(bank_id: str, customers: Sequence[Customer]) -> migration.MigrationPlan:
+    """The migration's dry run of the support bank (its untagged records, classified), read at most once a minute."""
+    return _cached_legacy_plan(settings().base_url, bank_id, tuple(c.name for c in customers))
 
 
 # -- agent runs and the audit log (issue 12) -----------------------------------------

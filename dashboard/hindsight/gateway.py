@@ -83,7 +83,8 @@ class HindsightGateway:
                 return HindsightRequestRejected(f"Hindsight refused the request: {_server_message(exc.body)}")
             return HindsightUnavailable(f"Hindsight at {self.base_url} failed: HTTP {exc.status} {exc.reason or ''}".strip())
         if isinstance(exc, (aiohttp.ClientError, asyncio.TimeoutError, OSError)):
-            return HindsightUnavailable(f"Hindsight at {self.base_url} is unreachable: {exc or type(exc).__name__}")
+            reason = str(exc) or ("no answer in time" if isinstance(exc, asyncio.TimeoutError) else "the connection failed")
+            return HindsightUnavailable(f"Hindsight at {self.base_url} is unreachable: {reason}")  # a reason, not a class name
         return exc
 
     def _run(self, coroutine: Awaitable[T]) -> T:

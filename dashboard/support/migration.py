@@ -93,6 +93,9 @@ class MigrationReport(BaseModel):
     converted: list[str] = Field(default_factory=list)  # document ids
     remaining_reliable: int = 0
     error: str | None = None
+    scope: str | None = None  # None: the whole bank; otherwise what `only` selected, e.g. "Ann Lee's records"
+    selected_before: int | None = None  # reliable records in scope before the run, and after it
+    selected_after: int | None = None
 
 
 class MigrationError(Exception):
@@ -211,19 +214,23 @@ def replacement(memory: StoredMemory, classification: Classification) -> MemoryR
 def apply(
     gateway, bank_id: str, customers: Sequence[Customer], *, batch_size: int = DEFAULT_BATCH, limit: int | None = None,
     retain: Callable[[str, list[MemoryRecord]], object] | None = None,
+    only: Callable[[Classification], bool] | None = None, scope: str | None = None,
 ) -> MigrationReport:  # fmt: skip
     """Convert reliable untagged records in batches; stops cleanly at `limit` records or at the first failure.
 
-    Safe to run again at any time: it re-plans from what the server holds, so converted records are
-    no longer untagged and are not touched twice.
+    `only` narrows the run to the reliable records it selects (one customer, one record), `scope` names
+    that selection in the report. Safe to run again at any time: it re-plans from what the server
+    holds, so converted records are no longer untagged and are not touched twice.
     """
+    selected = only or (lambda _c: True)
     retain = retain or gateway.retain
     untagged = untagged_memories(gateway, bank_id)
     before = _plan(bank_id, _memory_count(gateway, bank_id), untagged, customers)
     if before.directory_problems:
         raise DirectoryError("; ".join(before.directory_problems))
     memories = {m.id: m for m in untagged}
-    todo = list(before.reliable)
+    todo = [c for c in before.reliable if selected(c)]
+    in_scope = len(todo)
     if limit is not None:
         todo = todo[: max(limit, 0)]
     converted: list[str] = []
@@ -233,11 +240,13 @@ def apply(
         try:
             retain(bank_id, [replacement(memories[c.memory_id], c) for c in batch])
         except HindsightError as exc:  # report it and keep what is done: a re-run finishes the job
-            error = f"{type(exc).__name__}: {exc}"
+            error = str(exc) or "Hindsight did not accept the batch"  # the message, never the class name
             break
         converted.extend(c.document_id for c in batch)
     after = plan(gateway, bank_id, customers)
     return MigrationReport(
         bank_id=bank_id, before=before.coverage, after=after.coverage, converted=converted,
         remaining_reliable=len(after.reliable), error=error,
+        scope=scope, selected_before=in_scope if only else None,
+        selected_after=sum(1 for c in after.reliable if selected(c)) if only else None,
     )  # fmt: skip

@@ -108,7 +108,7 @@ def recall_for_ticket(
     own = [m for m in tagged.results if tag in m.tags][:tagged_k]
     if own:
         evidence = [
-            TicketEvidence.of(m, Admission(verdict="admitted", reason=f"tagged {tag} (recall with any_strict)")) for m in own
+            TicketEvidence.of(m, Admission(verdict="admitted", reason=f"tagged for this customer ({tag})")) for m in own
         ]
         return TicketRecall(customer=name, tag=tag, path="tagged", tagged=evidence, requests=[first])
 

@@ -100,10 +100,10 @@ def test_review_an_exception_with_keys_approve_then_override(app, page: Page, sh
 
 def test_audit_a_ticket_with_legacy_evidence_and_approve_it(app, page: Page, shots):
     page.goto(f"{app.url}/tickets?ticket=T-2004")
-    expect(page.get_by_text("Legacy fallback: tagged recall was empty")).to_be_visible()
-    expect(page.get_by_text(re.compile(r"^Legacy evidence admitted \(2\)$"))).to_be_visible()
-    page.get_by_text(re.compile(r"Rejected candidates \(\d+\)")).click()
-    expect(page.locator("[id^=glide-cell]").filter(has_text="another customer's marker").first).to_be_attached()
+    expect(page.get_by_text("This customer has no tagged history yet: old untagged records were searched")).to_be_visible()
+    expect(page.get_by_text(re.compile(r"^Old records used \(2\)$"))).to_be_visible()
+    expect(page.get_by_text(re.compile(r"^Records found but not used \(\d+\)$"))).to_be_visible()
+    expect(page.locator("[id^=glide-cell]").filter(has_text="names another customer").first).to_be_attached()
     cells = _cells(page)
     assert "SUP-L-001" in cells and "SUP-L-002" in cells and "SUP-L-003" in cells
     _settled(page)

@@ -123,5 +123,5 @@ def test_a_reviewer_cannot_apply_the_migration(hindsight, page: Page):
     hindsight.gateway.ensure_bank("team-e2e-sup")
     with serve(RECALL_REVIEW_ROLE="reviewer", **hindsight.env(finance="team-e2e-fin", support="team-e2e-sup")) as (url, _d):
         page.goto(f"{url}/migration")
-        expect(page.get_by_text("applying the migration needs lead")).to_be_visible()
+        expect(page.get_by_text("migrating needs the lead role")).to_be_visible()
         assert page.get_by_role("button", name="Apply migration").count() == 0

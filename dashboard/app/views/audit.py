@@ -1,11 +1,17 @@
 import pandas as pd
 import streamlit as st
 
+from components.status_banner import plain_error
 from dashboard.app import access, state
 from dashboard.review.audit_export import AuditFilter, audit_row, to_csv, to_json
 
 st.title("Decision audit log")
-st.caption("Every reviewer decision, append-only, with its delivery into Hindsight. Newest first.")
+st.caption("Every reviewer decision, newest first, and whether it is stored in Hindsight yet. A revised decision is a new row: nothing is overwritten.")
+
+DELIVERY = {
+    "pending": "waiting to be stored", "delivered": "stored in Hindsight", "superseded": "replaced by a newer decision",
+    "failed": "refused by Hindsight", "discarded": "discarded by a lead",
+}  # fmt: skip
 
 outbox = state.outbox()
 history = outbox.history()
@@ -16,17 +22,17 @@ if not rows:
 
 parked = [entry for entry in history if entry.state == "failed"]
 if parked:
-    st.subheader(f"Parked deliveries ({len(parked)})")
-    st.caption("Hindsight refused these decisions (HTTP 4xx); nothing else waits behind them. Fix the cause, then retry, or discard.")
+    st.subheader(f"Decisions Hindsight refused ({len(parked)})")
+    st.caption("Hindsight refused to store these decisions; the others are not held up. Fix the cause, then retry, or discard.")
     st.dataframe(
-        pd.DataFrame([{"audit id": e.id, "case": e.case_id, "bank": e.bank_id, "reviewer": e.decision.reviewer,
-                       "attempts": e.attempts, "server said": e.last_error or ""} for e in parked]),
+        pd.DataFrame([{"decision #": e.id, "case": e.case_id, "bank": e.bank_id, "reviewer": e.decision.reviewer,
+                       "attempts": e.attempts, "Hindsight said": plain_error(e.last_error or "")} for e in parked]),
         hide_index=True, width="stretch", key="audit_parked",
     )  # fmt: skip
     if access.can("manage_deliveries"):
         with st.container(horizontal=True, vertical_alignment="bottom"):
-            chosen = st.selectbox("Parked decision", [e.id for e in parked], format_func=lambda i: f"audit #{i}", key="audit_parked_pick")
-            retry = st.button("Retry delivery", key="audit_retry", icon=":material/replay:")
+            chosen = st.selectbox("Refused decision", [e.id for e in parked], format_func=lambda i: f"decision #{i}", key="audit_parked_pick")
+            retry = st.button("Try again", key="audit_retry", icon=":material/replay:")
             discard = st.button("Discard", key="audit_discard", icon=":material/delete:")
         if (retry or discard) and access.require("manage_deliveries"):
             done = outbox.retry_failed(chosen) if retry else outbox.discard_failed(chosen)
@@ -39,13 +45,26 @@ if parked:
 with st.container(horizontal=True):
     kinds = st.multiselect("Case kind", sorted({r.case_kind for r in rows}), key="audit_kinds")
     reviewers = st.multiselect("Reviewer", sorted({r.reviewer for r in rows}), key="audit_reviewers")
-    deliveries = st.multiselect("Delivery", ["pending", "delivered", "superseded", "failed", "discarded"], key="audit_deliveries")
+    deliveries = st.multiselect("Stored in Hindsight?", list(DELIVERY), format_func=DELIVERY.get, key="audit_deliveries")
     days = sorted(r.decided_at[:10] for r in rows)
     period = st.date_input("Decided between", value=(pd.Timestamp(days[0]).date(), pd.Timestamp(days[-1]).date()), key="audit_period")
 
 start, end = (period if isinstance(period, tuple) and len(period) == 2 else (None, None))
 kept = [r for r in rows if AuditFilter(case_kinds=kinds, reviewers=reviewers, deliveries=deliveries, start=start, end=end).keeps(r)]
-st.dataframe(pd.DataFrame([r.model_dump() for r in kept]), hide_index=True, width="stretch", key="audit_table")
+# Plain headers on screen; the exports keep the field names.
+HEADERS = {
+    "audit_id": "decision #", "decided_at": "decided at", "authenticated": "signed in", "case_kind": "kind",
+    "case_id": "case", "overridden": "overrode the agent", "reason_code": "reason", "agent_recommendation": "agent recommended",
+    "cited_evidence": "evidence cited", "decided_on_evidence": "evidence seen", "bank_id": "memory bank",
+    "document_id": "stored as", "delivery": "stored in Hindsight?", "attempts": "delivery attempts",
+    "last_error": "last delivery error", "delivered_at": "stored at",
+}  # fmt: skip
+frame = pd.DataFrame([r.model_dump() for r in kept])
+if "delivery" in frame:
+    frame["delivery"] = frame["delivery"].map(lambda d: DELIVERY.get(d, d))
+if "last_error" in frame:
+    frame["last_error"] = frame["last_error"].map(lambda e: plain_error(e) if e else "")
+st.dataframe(frame, hide_index=True, width="stretch", key="audit_table", column_config=HEADERS)
 st.caption(f"{len(kept)} of {len(rows)} decisions")
 with st.container(horizontal=True):
     st.download_button("Export CSV", to_csv(kept), "recall-review-audit.csv", "text/csv", icon=":material/download:")

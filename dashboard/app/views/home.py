@@ -30,9 +30,10 @@ off = [bank for bank in (settings.finance_bank, settings.support_bank) if not st
 for bank in (settings.finance_bank, settings.support_bank):
     st.text(f"{bank}: audit log {'off' if bank in off else 'on'}")
 if off:
-    st.text(
-        "Without it, cases show today's recompute, not what the agent saw. Turn it on per bank with "
-        "update_bank_config(bank, audit_log_enabled=True), or for the whole server with "
-        "HINDSIGHT_API_AUDIT_LOG_ENABLED=true. Cost: the server stores every recall's full request and response "
-        "(set HINDSIGHT_API_AUDIT_LOG_RETENTION_DAYS to bound it)."
-    )
+    st.text("Without it, each case shows what recall returns today, not what the agent saw when it acted.")
+    with st.expander("How to turn it on"):
+        st.text(
+            "Per bank: update_bank_config(bank, audit_log_enabled=True); for the whole server: "
+            "HINDSIGHT_API_AUDIT_LOG_ENABLED=true. Cost: the server stores every recall's full request and response "
+            "(set HINDSIGHT_API_AUDIT_LOG_RETENTION_DAYS to bound it)."
+        )

@@ -9,14 +9,15 @@ from dashboard.agents.incidents import KIND_LABELS
 from dashboard.app import state
 
 st.title("Incidents")
-st.caption("Found in the agents' recorded runs and what Hindsight's audit log says their recalls returned.")
+st.caption("Where an agent's evidence or answer went wrong: found in the agents' recorded runs and in what Hindsight's audit log says their recalls returned.")
 
 settings = state.settings()
 banks = (settings.finance_bank, settings.support_bank)
 for bank in banks:
     if not state.audit_log_on(bank):
         st.warning("The audit log is off for a configured bank: its incidents rest on the agents' own records.", icon=":material/visibility_off:")
-        st.text(f"{bank}: turn it on with update_bank_config(bank, audit_log_enabled=True) (each recall's response is then stored).")
+        with st.expander("How to turn it on"):
+            st.text(f"{bank}: update_bank_config(bank, audit_log_enabled=True); each recall's response is then stored.")
 if st.button("Check again", icon=":material/refresh:"):
     state.incidents.clear()
 found = state.incidents(banks)
@@ -42,11 +43,13 @@ event = st.dataframe(
     frame, hide_index=True, width="stretch", key="incidents_table", on_select="rerun", selection_mode="single-row",
     column_config={"case": st.column_config.LinkColumn(display_text=r"=(.*)$"), "when": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm:ss")},
 )  # fmt: skip
-st.caption("Select an incident to see the recalls of its run, each with its audit entry and a trace.")
+st.caption("Select an incident to see what the agent recalled for it.")
 if event.selection.rows:
     incident = shown[event.selection.rows[0]]
     run = next((r for r in state.agent_runs().runs(incident.case_kind, incident.case_id, incident.bank_id) if r.run_id == incident.run_id), None)
     st.text(incident.summary)
-    for recall in (run.recalls if run else []):
-        st.text(f"{recall.label}: {recall.tags_match or 'any'} on {recall.tags or 'no tags (bank-wide)'}; audit entry {recall.audit_id or 'none'}")
-        trace_link(request_of(incident.bank_id, recall), label="Trace (this request, recalled again now)")
+    st.text(f"Records involved: {', '.join(incident.records) or 'none'}\nUsed in the answer: {', '.join(incident.used_in_answer) or 'none'}")
+    with st.expander("How these were recalled"):
+        for recall in (run.recalls if run else []):
+            st.text(f"{recall.label}: {recall.tags_match or 'any'} on {recall.tags or 'no tags (bank-wide)'}; audit entry {recall.audit_id or 'none'}")
+            trace_link(request_of(incident.bank_id, recall), label="Trace (this request, recalled again now)")

@@ -1,6 +1,8 @@
 import streamlit as st
 
 from components.admission import render_coverage, render_plan, render_report
+from components.safe_text import md
+from components.status_banner import plain_error
 from dashboard.app import access, state
 from dashboard.hindsight.errors import HindsightError
 from dashboard.queue_files import QueueFileError, load_rows
@@ -11,9 +13,10 @@ REPORT_KEY = "migration_report"
 
 st.title("Migration to tags")
 st.caption(
-    "Old support records carry no tag; ownership is only in their first sentence. A record whose marker names "
-    "exactly one directory customer is re-retained under the SAME document id with that customer's tag, "
-    "replacing the untagged copy in place. Everything else stays untagged, with the reason."
+    "Old support records carry no customer tag: only their first sentence (\"Customer NAME contacted support.\") "
+    "says whose they are. Migrating stores each record whose first sentence names exactly one customer of the "
+    "directory again, under the same document id, with that customer's tag: the untagged copy is replaced, not "
+    "duplicated. Every other record stays untagged, with the reason."
 )
 
 try:
@@ -25,40 +28,43 @@ except QueueFileError as exc:
 
 settings = state.settings()
 bank = settings.support_bank
-st.text(f"Bank: {bank}   directory: {len(customers)} customers")
+st.text(f"Memory bank: {bank}   customer directory: {len(customers)} customers")
 
 report = st.session_state.pop(REPORT_KEY, None)
 if report is not None:
     render_report(report)
-    render_coverage(report.before, "Coverage before the run", key="before")
+    render_coverage(report.before, "Records before the run", key="before")
 
 try:
     plan = migration.plan(state.gateway(), bank, customers)
 except HindsightError as exc:
-    st.error(f"Hindsight at {settings.base_url} could not be read.", icon=":material/error:")
-    st.text(f"{type(exc).__name__}: {exc}")
+    st.error(f"Hindsight at {md(settings.base_url)} could not be read.", icon=":material/error:")
+    st.text(plain_error(exc))
     st.stop()
 except migration.MigrationError as exc:
     st.error("The migration cannot go on:", icon=":material/error:")
     st.text(str(exc))
     st.stop()
 
-render_coverage(plan.coverage, "Coverage now" if report is None else "Coverage after the run", key="now")
-st.subheader("Dry run: every untagged record, classified")
+render_coverage(plan.coverage, "Records now" if report is None else "Records after the run", key="now")
+st.subheader("Every untagged record, and whether it can be migrated")
 render_plan(plan)
 
 if not access.can("apply_migration"):
-    st.info(f"Your role ({access.current_role()}) can read the dry run; applying the migration needs lead.", icon=":material/lock:")
+    st.info(f"Your role ({access.current_role()}) can read this list; migrating needs the lead role.", icon=":material/lock:")
     st.stop()
 with st.form("migration_apply"):
-    st.text(f"Apply converts the {len(plan.reliable)} reliable record(s); it is idempotent and can be re-run after a failure.")
-    batch = st.number_input("Batch size", min_value=1, max_value=100, value=10, key="migration_batch")
-    confirmed = st.checkbox("I have reviewed the dry run above", key="migration_confirm")
+    st.text(
+        f"Migrating tags the {len(plan.reliable)} record(s) marked 'can be migrated'. It is safe to run again: a record "
+        "already tagged is not touched twice, and a run that stopped is finished by running it again."
+    )
+    batch = st.number_input("Records sent to Hindsight at a time", min_value=1, max_value=100, value=10, key="migration_batch")
+    confirmed = st.checkbox("I have checked the list above", key="migration_confirm")
     apply_clicked = st.form_submit_button("Apply migration", type="primary", disabled=bool(plan.directory_problems))
 
 if apply_clicked and access.require("apply_migration"):
     if not confirmed:
-        st.error("Tick 'I have reviewed the dry run above' first.")
+        st.error("Tick 'I have checked the list above' first.")
     else:
         try:
             result = migration.apply(state.gateway(), bank, customers, batch_size=int(batch))
@@ -69,8 +75,8 @@ if apply_clicked and access.require("apply_migration"):
             st.error("The migration stopped:", icon=":material/error:")
             st.text(str(exc))
         except HindsightError as exc:
-            st.error(f"Hindsight at {settings.base_url} could not be read.", icon=":material/error:")
-            st.text(f"{type(exc).__name__}: {exc}")
+            st.error(f"Hindsight at {md(settings.base_url)} could not be read.", icon=":material/error:")
+            st.text(plain_error(exc))
         else:
             state.invalidate_ticket_recalls()  # every customer's cached recall may change
             st.session_state[REPORT_KEY] = result

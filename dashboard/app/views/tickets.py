@@ -3,7 +3,7 @@ from datetime import UTC, date, datetime
 import pandas as pd
 import streamlit as st
 
-from components.admission import render_decision_state, render_recall
+from components.admission import render_decision_state
 from components.conflict import render_conflict
 from components.identity import signed_in_reviewer
 from components.review_keys import review_keys
@@ -23,6 +23,7 @@ from components.workflow import (
 )
 from dashboard.agents.incidents import ownership
 from dashboard.app import access, state
+from dashboard.app.ticket_evidence import render_ticket_evidence
 from dashboard.hindsight.errors import HindsightError
 from dashboard.queue_files import QueueFileError, load_rows
 from dashboard.reporting.overview import latest_per_case
@@ -131,7 +132,7 @@ except HindsightError as exc:
     recall = None
 
 if recall is not None:
-    render_recall(recall, bank, key=f"recall_{ticket.id}")
+    render_ticket_evidence(ticket, recall, customers, bank)
     render_then_now(
         state.then_now(bank, "ticket", ticket.id, recall.evidence),
         lambda r: ownership(r, recall.tag), key=f"then_now_{ticket.id}",

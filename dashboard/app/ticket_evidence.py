@@ -1,0 +1,96 @@
+"""The evidence part of a support ticket's page: what reached the ticket, the customer's legacy history
+the recall left out (with a one-customer migration), and the actions on one record.
+
+The Tickets page calls `render_ticket_evidence`; the rules live in `dashboard/support/`, the drawing in
+`components/`. Here the role is checked right before each write, and caches are dropped after it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import streamlit as st
+
+from components.admission import render_evidence, render_how_recalled, render_path, render_report
+from components.identity import signed_in_reviewer
+from components.legacy_history import RecordAction, render_not_consulted, render_record_actions
+from components.safe_text import md
+from components.status_banner import plain_error
+from dashboard.app import access, state
+from dashboard.hindsight.errors import HindsightError
+from dashboard.review.casework import Casework
+from dashboard.support.legacy_history import migrate_customer, not_consulted, tag_for_customer, ticket_records
+from dashboard.support.migration import MigrationError
+from dashboard.support.models import Customer, Ticket
+from dashboard.support.recall import TicketRecall
+from dashboard.support.record_flags import FlagError, flag_record, flags_on
+
+OUTCOME_KEY = "ticket_legacy_outcome"  # what the last action did, shown after the rerun
+
+
+def render_ticket_evidence(ticket: Ticket, recall: TicketRecall, customers: Sequence[Customer], bank: str) -> None:
+    key = f"legacy_{ticket.id}"
+    render_path(recall)
+    _render_outcome(ticket.id)
+    skipped = None
+    if recall.path == "tagged":
+        try:
+            skipped = not_consulted(recall, state.legacy_plan(bank, customers))
+        except (HindsightError, MigrationError) as exc:
+            st.warning("This customer's old untagged records could not be checked:", icon=":material/history:")
+            st.text(plain_error(exc))
+    if render_not_consulted(skipped, can_migrate=access.can("apply_migration"), key=key) and access.require("apply_migration"):
+        _write(ticket, lambda: migrate_customer(state.gateway(), bank, customers, ticket.customer))
+    render_evidence(recall, key=f"recall_{ticket.id}")
+
+    rows = ticket_records(recall, skipped)
+    casework = Casework(state.outbox().engine)
+    action = render_record_actions(
+        rows, flags_on(casework, bank, [r.key for r in rows]), can_flag=access.can("decide"),
+        can_tag=access.can("apply_migration"), signed_in=signed_in_reviewer(), key=key,
+    )  # fmt: skip
+    if action is not None:
+        _act(ticket, action, customers, bank, casework)
+    render_how_recalled(recall, bank)
+
+
+def _act(ticket: Ticket, action: RecordAction, customers: Sequence[Customer], bank: str, casework: Casework) -> None:
+    record = action.record
+    if action.kind == "tag":
+        if access.require("apply_migration"):
+            _write(ticket, lambda: tag_for_customer(state.gateway(), bank, customers, ticket.customer, record.document_id, record.tags))
+        return
+    if not access.require("decide"):
+        return
+    try:
+        flag_record(casework, bank, record.key, author=action.author, ticket_id=ticket.id, note=action.note)
+    except FlagError as exc:
+        st.error("Not flagged:", icon=":material/error:")
+        st.text(str(exc))
+        return
+    st.session_state[OUTCOME_KEY] = {"ticket": ticket.id, "flagged": record.key}
+    st.rerun()
+
+
+def _write(ticket: Ticket, run) -> None:
+    """Run a migration write; keep its report (or why it was refused) for the next run of the page."""
+    try:
+        report = run()
+    except (MigrationError, HindsightError) as exc:  # TagRefused, DirectoryError, Hindsight down: a message, no write
+        st.error("Not done:", icon=":material/block:")
+        st.text(plain_error(exc))
+        return
+    state.invalidate_ticket_recalls(ticket.customer)  # the next recall for this customer sees the tagged records
+    st.session_state[OUTCOME_KEY] = {"ticket": ticket.id, "report": report}
+    st.rerun()
+
+
+def _render_outcome(ticket_id: str) -> None:
+    outcome = st.session_state.get(OUTCOME_KEY)
+    if not outcome or outcome["ticket"] != ticket_id:
+        return
+    st.session_state.pop(OUTCOME_KEY)
+    if "report" in outcome:
+        render_report(outcome["report"])
+    else:
+        st.success(f"Flagged {md(outcome['flagged'])} for review.", icon=":material/flag:")

@@ -58,6 +58,7 @@ EVIDENCE_SHOWN = """(previous) => {
   const headings = document.querySelectorAll('h1, h2, h3, h4');
   return Array.from(headings).some((h) => /^Exact/.test(h.innerText.trim()) && fresh(h)) ? 'heading' : false;
 }"""
+IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'  # no script run in progress
 MARKERS = {
     "container": 'st.container(key="case_evidence") with visible text',
     "heading": 'fallback: the "Exact ..." evidence heading (no case_evidence container on this page)',
@@ -107,13 +108,20 @@ def _prepare(gw, size: int, bank_size: int, work: Path, log: Callable[[str], Non
 
 
 def _wait_evidence(page, previous: str | None) -> str:
-    return page.wait_for_function(EVIDENCE_SHOWN, arg=previous, timeout=WAIT_MS, polling="raf").json_value()
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        return page.wait_for_function(EVIDENCE_SHOWN, arg=previous, timeout=WAIT_MS, polling="raf").json_value()
+    except PlaywrightTimeout:
+        after = f"after leaving case {previous}" if previous else "on the cold open"
+        raise RuntimeError(f"no case evidence shown within {WAIT_MS / 1000:.0f} s {after} ({page.url})") from None
 
 
 def _settle(page) -> None:
-    """Until Streamlit has finished the run (its status widget gone), so a key press starts from a quiet page."""
-    page.wait_for_timeout(300)
-    page.wait_for_function("() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=WAIT_MS)
+    """Until Streamlit has finished the page's run (and stays idle a moment), so a key starts from a quiet page."""
+    for _ in range(2):
+        page.wait_for_selector(IDLE, state="attached", timeout=WAIT_MS)
+        page.wait_for_timeout(300)
 
 
 def _case_in_url(page) -> str | None:
@@ -134,7 +142,7 @@ def _has_next_unreviewed(page) -> bool:
     return page.get_by_role("button", name=re.compile("unreviewed", re.IGNORECASE)).count() > 0
 
 
-def _one_run(browser, env: dict[str, str], queue: Queue, result: SizeResult, markers: set[str]) -> None:
+def _one_run(browser, env: dict[str, str], queue: Queue, result: SizeResult, markers: set[str], log) -> None:
     with tempfile.TemporaryDirectory(prefix="bench-browser-app-") as data_dir, serve_app(env, Path(data_dir)) as url:
         context = browser.new_context(viewport=VIEWPORT)
         try:
@@ -151,6 +159,7 @@ def _one_run(browser, env: dict[str, str], queue: Queue, result: SizeResult, mar
                 ms, marker = _press(page, key)
                 markers.add(marker)
                 result.samples[what].append(ms)
+            log("  " + ", ".join(f"{what} {samples[-1] / 1000:.2f} s" for what, samples in result.samples.items()))
         finally:
             context.close()
 
@@ -185,7 +194,7 @@ def run(sizes: list[int], runs: int, bank_size: int, log: Callable[[str], None] 
                     result = SizeResult(label=queue.label)
                     for n in range(runs):
                         log(f"{queue.label}: run {n + 1} of {runs} (fresh app process and browser context) ...")
-                        _one_run(browser, env, queue, result, markers)
+                        _one_run(browser, env, queue, result, markers, log)
                     results.append(result)
             finally:
                 browser.close()

@@ -21,8 +21,9 @@ NO_NETWORK = {"data", "blob", "about"}  # schemes that never leave the browser
 
 
 def _settled(page: Page) -> None:
+    """Until the page's script run has finished, so everything it draws has been requested."""
     page.wait_for_timeout(200)
-    expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=WAIT)
+    expect(page.get_by_test_id("stApp")).to_have_attribute("data-test-script-state", "notRunning", timeout=WAIT)
 
 
 def _open(page: Page, url: str, *headings: str) -> None:

@@ -6,7 +6,8 @@ from components.identity import render_sign_in
 from components.status_banner import render_status_banner
 from dashboard.app import access, state
 
-st.set_page_config(page_title="Recall Review", page_icon=":material/fact_check:", layout="wide")
+# An emoji icon becomes an inline data: URL; a ":material/..." page icon is fetched from an internet font host.
+st.set_page_config(page_title="Recall Review", page_icon="🧾", layout="wide")
 
 PAGES = [
     st.Page("views/home.py", title="Home", icon=":material/home:", default=True),

@@ -1,0 +1,276 @@
+"""`python -m dashboard bench-browser`: the Finance exceptions page as a reviewer sees it, timed in Chromium.
+
+For each queue size, against a real Hindsight (the embedded server for the block) and deterministic banks
+(the demo queue on the demo precedents; a synthetic queue of that many cases on the 10k-memory bench
+bank), every run starts a fresh `streamlit run` (own data dir and queue file, so an empty recall cache)
+and a fresh browser context at 1440x900, then times:
+
+- cold: `goto(/exceptions?case=<first case of the queue>)` until that case's evidence is visible;
+- J: the next case's evidence visible after pressing J on the settled page (warm process);
+- N: the same for "next unreviewed" (J when the page has no such key; the report says which).
+
+"Evidence visible" is the agreed marker, the `st.container(key="case_evidence")` holding visible text
+that this run drew (no stale element of the previous case counts); on a page without that container the
+"Exact ..." evidence heading stands in, and the report says which marker was used. Medians of the runs,
+side by side per size, against the targets (PASS/MISS). Everything it starts it stops, by PID.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from dashboard.cli.app_server import serve_app
+from dashboard.cli.registry import command
+
+TARGETS_MS = {"cold": 1500.0, "J": 500.0, "N": 500.0}
+LABELS = {
+    "cold": "cold open to the first case's evidence",
+    "J": "J (next) to its evidence, warm",
+    "N": "N (next unreviewed) to its evidence, warm",
+}
+VIEWPORT = {"width": 1440, "height": 900}
+WAIT_MS = 900_000  # today a cold open of a large queue recalls it first: minutes on a busy machine
+CHROMIUM = os.environ.get("RECALL_REVIEW_CHROMIUM", "/usr/bin/chromium")
+DEMO_BANK = "bench-finance-demo"
+
+# Which evidence is on screen for the case in the address bar, drawn by the current run (Streamlit keeps the
+# previous run's elements, marked data-stale, until it redraws them). Returns the marker's name or false.
+EVIDENCE_SHOWN = """(previous) => {
+  if (previous !== null && new URLSearchParams(location.search).get('case') === previous) return false;
+  const fresh = (el) => el.closest('[data-stale="true"]') === null && el.checkVisibility()
+                        && el.innerText.trim().length > 0;
+  const box = document.querySelector('.st-key-case_evidence');
+  if (box) {
+    const parts = box.querySelectorAll('[data-testid="stElementContainer"]');
+    return Array.from(parts).some(fresh) ? 'container' : false;
+  }
+  const headings = document.querySelectorAll('h1, h2, h3, h4');
+  return Array.from(headings).some((h) => /^Exact/.test(h.innerText.trim()) && fresh(h)) ? 'heading' : false;
+}"""
+IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'  # no script run in progress
+MARKERS = {
+    "container": 'st.container(key="case_evidence") with visible text',
+    "heading": 'fallback: the "Exact ..." evidence heading (no case_evidence container on this page)',
+}
+
+
+@dataclass
+class Queue:
+    label: str
+    bank: str
+    queue_file: Path
+    first_case: str
+
+
+@dataclass
+class SizeResult:
+    label: str
+    samples: dict[str, list[float]] = field(default_factory=lambda: {"cold": [], "J": [], "N": []})
+    keys: set[str] = field(default_factory=set)  # the key pressed for "N" (N, or J when the page has no N)
+
+    def median(self, what: str) -> float | None:
+        return statistics.median(self.samples[what]) if self.samples[what] else None
+
+
+def _prepare(gw, size: int, bank_size: int, work: Path, log: Callable[[str], None]) -> Queue:
+    """The size's bank (seeded, resumable) and queue file; the demo queue when `size` is its length."""
+    from dashboard import demo_data
+    from dashboard.cli import bench_data
+    from dashboard.cli.seed import finance_records, seed_bank
+    from dashboard.finance import queue as exception_queue
+    from dashboard.finance.models import ExceptionCase
+    from dashboard.finance.recall import CaseKey, two_stage_recall
+    from dashboard.queue_files import load_rows
+
+    demo = load_rows(demo_data.EXCEPTIONS, ExceptionCase)
+    if size == len(demo):
+        bank, cases, label = DEMO_BANK, demo, f"{size} cases (demo)"
+        seed_bank(gw, bank, finance_records())
+    else:
+        bank, cases = bench_data.bench_bank(bank_size), bench_data.cases(size)
+        label = f"{size:,} cases, {bank_size:,}-memory bank"
+        bench_data.seed(gw, bank_size, log=log)
+    queue_file = bench_data.write_cases_csv(work / f"exceptions-{size}.csv", cases)
+    first = exception_queue.select(cases, {})[0]
+    two_stage_recall(gw.recall, bank, CaseKey.of(first), first.recall_query())  # the server warm, not the app
+    return Queue(label=label, bank=bank, queue_file=queue_file, first_case=first.id)
+
+
+def _wait_evidence(page, previous: str | None) -> str:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        return page.wait_for_function(EVIDENCE_SHOWN, arg=previous, timeout=WAIT_MS, polling="raf").json_value()
+    except PlaywrightTimeout:
+        after = f"after leaving case {previous}" if previous else "on the cold open"
+        raise RuntimeError(f"no case evidence shown within {WAIT_MS / 1000:.0f} s {after} ({page.url})") from None
+
+
+def _settle(page) -> None:
+    """Until Streamlit has finished the page's run (and stays idle a moment), so a key starts from a quiet page."""
+    for _ in range(2):
+        page.wait_for_selector(IDLE, state="attached", timeout=WAIT_MS)
+        page.wait_for_timeout(300)
+
+
+def _case_in_url(page) -> str | None:
+    return page.evaluate("() => new URLSearchParams(location.search).get('case')")
+
+
+def _press(page, key: str) -> tuple[float, str]:
+    """Press `key` (no field focused) and time it until the next case's evidence is shown; (ms, marker)."""
+    previous = _case_in_url(page)
+    page.evaluate("() => document.activeElement && document.activeElement.blur()")
+    start = time.perf_counter()
+    page.keyboard.press(key)
+    marker = _wait_evidence(page, previous)
+    return (time.perf_counter() - start) * 1000.0, marker
+
+
+def _has_next_unreviewed(page) -> bool:
+    return page.get_by_role("button", name=re.compile("unreviewed", re.IGNORECASE)).count() > 0
+
+
+def _one_run(browser, env: dict[str, str], queue: Queue, result: SizeResult, markers: set[str], log) -> None:
+    with tempfile.TemporaryDirectory(prefix="bench-browser-app-") as data_dir, serve_app(env, Path(data_dir)) as url:
+        context = browser.new_context(viewport=VIEWPORT)
+        try:
+            page = context.new_page()
+            start = time.perf_counter()
+            page.goto(f"{url}/exceptions?case={queue.first_case}")
+            markers.add(_wait_evidence(page, None))
+            result.samples["cold"].append((time.perf_counter() - start) * 1000.0)
+            for what in ("J", "N"):
+                _settle(page)
+                key = "j" if what == "J" or not _has_next_unreviewed(page) else "n"
+                if what == "N":
+                    result.keys.add(key.upper())
+                ms, marker = _press(page, key)
+                markers.add(marker)
+                result.samples[what].append(ms)
+            log("  " + ", ".join(f"{what} {samples[-1] / 1000:.2f} s" for what, samples in result.samples.items()))
+        finally:
+            context.close()
+
+
+def run(sizes: list[int], runs: int, bank_size: int, log: Callable[[str], None] = print) -> dict:
+    from playwright.sync_api import sync_playwright
+
+    from dashboard.cli.bench import machine, server_running
+    from dashboard.hindsight.gateway import HindsightGateway
+    from dashboard.settings import load_settings
+
+    settings = load_settings()
+    if not os.access(CHROMIUM, os.X_OK):
+        raise RuntimeError(f"{CHROMIUM} is missing: install Debian's chromium (or set RECALL_REVIEW_CHROMIUM)")
+    notes = [
+        f"machine: {machine()}; {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; load average {os.getloadavg()[0]:.1f} at start"
+    ]
+    results: list[SizeResult] = []
+    markers: set[str] = set()
+    with server_running(settings, log), tempfile.TemporaryDirectory(prefix="bench-browser-") as work:
+        gw = HindsightGateway(settings.base_url, settings.api_key, timeout=300.0)
+        try:
+            queues = [_prepare(gw, size, bank_size, Path(work), log) for size in sizes]
+        finally:
+            gw.close()
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, env={**os.environ, "HOME": work})
+            try:
+                for queue in queues:
+                    env = {**os.environ, "RECALL_REVIEW_FINANCE_BANK": queue.bank, "RECALL_REVIEW_EXCEPTIONS_FILE": str(queue.queue_file),
+                           "RECALL_REVIEW_API_PORT": str(settings.api_port), "RECALL_REVIEW_PG_PORT": str(settings.pg_port)}  # fmt: skip
+                    result = SizeResult(label=queue.label)
+                    for n in range(runs):
+                        log(f"{queue.label}: run {n + 1} of {runs} (fresh app process and browser context) ...")
+                        _one_run(browser, env, queue, result, markers, log)
+                    results.append(result)
+            finally:
+                browser.close()
+    notes.append("evidence marker: " + "; ".join(MARKERS[m] for m in sorted(markers)))
+    for result in results:
+        if result.keys != {"N"}:
+            notes.append(f"{result.label}: the page has no next-unreviewed key; N was timed with J")
+    return _report(results, runs, notes)
+
+
+def _report(results: list[SizeResult], runs: int, notes: list[str]) -> dict:
+    rows = []
+    for what, label in LABELS.items():
+        target = TARGETS_MS[what]
+        cells = []
+        for r in results:
+            med = r.median(what)
+            cells.append({"size": r.label, "median_ms": None if med is None else round(med, 1),
+                          "samples_ms": [round(s, 1) for s in r.samples[what]],
+                          "verdict": None if med is None else ("PASS" if med <= target else "MISS")})  # fmt: skip
+        rows.append({"name": label, "target_ms": target, "sizes": cells})
+    return {"runs": runs, "viewport": f"{VIEWPORT['width']}x{VIEWPORT['height']}", "rows": rows, "notes": notes}
+
+
+def print_report(report: dict, out=sys.stdout) -> None:
+    sizes = [c["size"] for c in report["rows"][0]["sizes"]] if report["rows"] else []
+    w = max(len(r["name"]) for r in report["rows"])
+    cw = max([len(s) for s in sizes] + [16])
+    print(f"\nChromium {report['viewport']}, medians of {report['runs']} run(s)", file=out)
+    print(f"{'measurement'.ljust(w)}  " + "  ".join(s.rjust(cw) for s in sizes) + "    target", file=out)
+    for row in report["rows"]:
+        cells = []
+        for c in row["sizes"]:
+            value = "-" if c["median_ms"] is None else f"{c['median_ms'] / 1000:.2f} s {c['verdict']}"
+            cells.append(value.rjust(cw))
+        print(f"{row['name'].ljust(w)}  " + "  ".join(cells) + f"    <= {row['target_ms'] / 1000:g} s", file=out)
+    for note in report["notes"]:
+        print(f"note: {note}", file=out)
+
+
+def _sizes(value: str) -> list[int]:
+    try:
+        sizes = [int(v) for v in value.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError("a comma-separated list of queue sizes, e.g. 18,1000") from None
+    if not sizes or any(s < 2 for s in sizes):
+        raise argparse.ArgumentTypeError("each queue size must be at least 2 (J needs a next case)")
+    return sizes
+
+
+def _args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--sizes", type=_sizes, default=[18, 1000],
+                        help="queue sizes; the demo queue's size (18) means the demo queue on the demo precedents, "
+                             "any other a synthetic queue on the bench bank")  # fmt: skip
+    parser.add_argument("--runs", type=int, default=3, help="fresh app processes per size (the medians are of these)")
+    parser.add_argument(
+        "--bank-size", type=int, default=10_000, help="memories in the bench bank of the synthetic queues"
+    )
+    parser.add_argument("--json", action="store_true")
+
+
+@command(
+    "bench-browser",
+    "time the Finance exceptions page in Chromium: cold open to the first case's evidence, J and N",
+    _args,
+)
+def run_bench_browser(args: argparse.Namespace) -> int:
+    if args.runs < 1:
+        print("error: --runs: must be at least 1", file=sys.stderr)
+        return 2
+    if args.bank_size < 1:
+        print("error: --bank-size: must be at least 1", file=sys.stderr)
+        return 2
+    report = run(args.sizes, args.runs, args.bank_size, log=lambda m: print(m, file=sys.stderr, flush=True))
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print_report(report)
+    return 0

@@ -7,31 +7,39 @@ customer). Pages and the entry point read state through these functions; nothing
 
 from __future__ import annotations
 
+import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import streamlit as st
+from sqlalchemy.exc import SQLAlchemyError
 
 from dashboard.agents.audit_sync import sync_bank
-from dashboard.agents.findings import case_then_now, find_incidents
+from dashboard.agents.findings import case_then_now, find_incidents, store_incident_kinds
 from dashboard.agents.incidents import Incident
 from dashboard.agents.then_now import ThenNow
-from dashboard.finance.decisions import document_id_for
+from dashboard.finance import flags as finance_flags
+from dashboard.finance.decisions import case_id_of, document_id_for
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.recall import CaseKey, TwoStageResult, atwo_stage_recall, check_crowd_out, two_stage_recall
 from dashboard.finance.recall_cache import RecallCache
 from dashboard.hindsight.errors import HindsightError, HindsightUnavailable
 from dashboard.hindsight.gateway import HindsightGateway
+from dashboard.queue_files import QueueFileError, load_rows
 from dashboard.reporting.recall_log import RecallLog
 from dashboard.review.agent_runs import AgentRunStore
+from dashboard.review.casework import Casework
 from dashboard.review.db import make_engine
 from dashboard.review.outbox import DeliveryReport, Outbox
 from dashboard.review.worker import DeliveryWorker
 from dashboard.settings import Settings, load_settings
+from dashboard.support import flags as ticket_flags
 from dashboard.support.customers import customer_tag
+from dashboard.support.models import Ticket
 from dashboard.support.recall import TicketRecall, recall_for_ticket
 
 RECALL_TTL_S = 300
+logger = logging.getLogger(__name__)
 
 
 @st.cache_resource
@@ -126,6 +134,7 @@ def recall_case(bank_id: str, key: CaseKey, query: str, k: int, own_document: st
         result = two_stage_recall(gateway().recall, bank_id, key, query, k=k, own_document=own_document)
     log.add_finance(result)
     cache.put(result, query, _mode(own_document))
+    remember_finance_flags(bank_id, {case_id_of(own_document): result})
     return result
 
 
@@ -139,6 +148,7 @@ def with_crowd_out(bank_id: str, key: CaseKey, query: str, k: int, own_document:
         result = check_crowd_out(gateway().recall, base)
     log.add_finance(result)
     recall_cache().put(result, query, _mode(own_document))
+    remember_finance_flags(bank_id, {case_id_of(own_document): result})
     return result
 
 
@@ -167,6 +177,7 @@ def load_queue(
         return result
 
     jobs = [(lambda c=c: timed_recall(c)) for c in todo]
+    computed = {}
     for case, result in zip(todo, gw.recall_many(jobs, progress=progress), strict=True):
         if isinstance(result, BaseException):
             counts["failed"] += 1
@@ -174,6 +185,8 @@ def load_queue(
         counts["loaded"] += 1
         cache.put(result, case.recall_query(), _mode(document_id_for(case.id)))
         log.add_finance(result)
+        computed[case.id] = result
+    remember_finance_flags(bank_id, computed)
     return counts
 
 
@@ -207,6 +220,7 @@ def _cached_ticket_recall(base_url: str, bank_id: str, customer: str, issue: str
     with log.timed("ticket"):
         result = recall_for_ticket(gateway().recall, bank_id, customer, issue)
     log.add_ticket(bank_id, issue, result)
+    remember_ticket_flags(bank_id, issue, result)
     return result
 
 
@@ -254,4 +268,60 @@ def incidents(bank_ids: tuple[str, ...]) -> list[Incident]:
         sync_audit_log(bank)
     store = agent_runs()
     runs = [r for bank in bank_ids for r in store.runs(bank_id=bank)]
-    return find_incidents(gateway(), store, outbox(), runs)
+    found = find_incidents(gateway(), store, outbox(), runs)
+    _keep_flags("incident kinds", lambda: store_incident_kinds(casework(), runs, found))
+    return found
+
+
+# -- per-case flags in the review store (issue 14) ------------------------------------
+# Written whenever a recall result is computed (never on a cache hit), read by the queue tables and the
+# Overview: they show at once, for every reviewer and instance, after a restart.
+
+
+@st.cache_resource
+def casework() -> Casework:
+    """Claims, comments and the per-case flags, on the review store's engine."""
+    return Casework(outbox().engine)
+
+
+def case_flags(bank_id: str, case_kind: str) -> dict[str, dict]:
+    """case id -> its stored flags (empty when the store cannot be read: the queue still shows)."""
+    try:
+        return casework().flags(bank_id, case_kind)
+    except SQLAlchemyError:
+        logger.warning("could not read the case flags", exc_info=True)
+        return {}
+
+
+def _keep_flags(what: str, write: Callable[[], None]) -> None:
+    """Flags are a by-product of a recall: a store failure is logged, never fails the recall."""
+    try:
+        write()
+    except SQLAlchemyError:
+        logger.warning("could not keep the %s in the review store", what, exc_info=True)
+
+
+def remember_finance_flags(bank_id: str, results: Mapping[str | None, TwoStageResult]) -> None:
+    """Keep each case's flags (a recall made again without the crowd-out check keeps the earlier check)."""
+    known = {case_id: r for case_id, r in results.items() if case_id}
+    if known:
+        _keep_flags("finance flags", lambda: finance_flags.keep(casework(), bank_id, known))
+
+
+@st.cache_data(ttl=60, show_spinner=False)
+def _ticket_ids(tickets_file: str) -> dict[tuple[str, str], list[str]]:
+    """(customer, issue) -> the ids of the queued tickets that recall is for."""
+    try:
+        tickets = load_rows(tickets_file, Ticket)
+    except QueueFileError:
+        return {}
+    index: dict[tuple[str, str], list[str]] = {}
+    for t in tickets:
+        index.setdefault((" ".join(t.customer.split()), t.issue.strip()), []).append(t.id)
+    return index
+
+
+def remember_ticket_flags(bank_id: str, issue: str, recall: TicketRecall) -> None:
+    ids = _ticket_ids(str(settings().tickets_file)).get((recall.customer, issue.strip()), [])
+    if ids:
+        _keep_flags("ticket flags", lambda: ticket_flags.keep(casework(), bank_id, dict.fromkeys(ids, recall)))

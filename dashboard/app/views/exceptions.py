@@ -17,7 +17,7 @@ from components.review_keys import review_keys
 from components.safe_text import md
 from components.status_banner import render_evidence_unavailable
 from components.then_now import render_then_now
-from dashboard.agents.incidents import is_relevant_ref
+from dashboard.agents.incidents import incident_text, is_relevant_ref
 from dashboard.app import access, state
 from dashboard.finance import queue as exception_queue
 from dashboard.finance.decisions import (
@@ -62,8 +62,10 @@ types = f2.multiselect("Type", list(EXCEPTION_TYPES), key="filter_type")
 statuses = f3.multiselect("Status", list(exception_queue.STATUSES), key="filter_status")
 sort = f4.selectbox("Sort", list(exception_queue.SORTS), key="queue_sort")
 shown = exception_queue.select(cases, decided, vendors=vendors, types=types, statuses=statuses, sort=sort)
+queue_flags = state.case_flags(bank, "exception")  # measured as cases are recalled, kept in the review store
+queue_table = exception_queue.queue_frame(shown, decided, today, queue_flags, {c: incident_text(f) for c, f in queue_flags.items()})
 event = st.dataframe(
-    exception_queue.queue_frame(shown, decided, today), key=QUEUE_KEY, on_select="rerun", selection_mode="single-row",
+    queue_table, key=QUEUE_KEY, on_select="rerun", selection_mode="single-row",
     hide_index=True, width="stretch",
     column_config={"invoice amount": st.column_config.NumberColumn(format="%.2f"), "variance": st.column_config.NumberColumn(format="%+.2f")},
 )  # fmt: skip

@@ -10,7 +10,7 @@ from components.review_keys import review_keys
 from components.safe_text import md
 from components.status_banner import render_evidence_unavailable
 from components.then_now import render_then_now
-from dashboard.agents.incidents import ownership
+from dashboard.agents.incidents import incident_text, ownership
 from dashboard.app import access, state
 from dashboard.hindsight.errors import HindsightError
 from dashboard.queue_files import QueueFileError, load_rows
@@ -25,6 +25,8 @@ from dashboard.support.decisions import (
     ticket_evidence_snapshot,
 )
 from dashboard.support.directory import check_directory
+from dashboard.support.flags import history_used
+from dashboard.support.flags import stored as stored_ticket_flags
 from dashboard.support.models import Customer, Ticket
 
 QUEUE_KEY = "ticket_queue"
@@ -64,8 +66,10 @@ def _status(ticket_id: str) -> str:
     return f"{action} ({stored.state})"
 
 
+ticket_flags = state.case_flags(bank, "ticket")  # measured as tickets are recalled, kept in the review store
 queue = pd.DataFrame(
-    [{"ticket": t.id, "customer": t.customer, "issue": t.issue, "opened": t.opened_on.isoformat(), "status": _status(t.id)}
+    [{"ticket": t.id, "customer": t.customer, "issue": t.issue, "opened": t.opened_on.isoformat(), "status": _status(t.id),
+      "history used": history_used(stored_ticket_flags(ticket_flags.get(t.id))), "incident": incident_text(ticket_flags.get(t.id))}
      for t in tickets]
 )  # fmt: skip
 event = st.dataframe(queue, key=QUEUE_KEY, on_select="rerun", selection_mode="single-row", hide_index=True, width="stretch")

@@ -137,7 +137,8 @@ def render_incidents(m: OverviewMetrics) -> None:
     if not inc.checked:
         st.caption("The agents' runs were not checked for incidents yet (the Incidents page checks them).")
         return
-    st.caption(f"{inc.cases} of {inc.checked} cases with agent runs have an incident; details on the Incidents page.")
+    st.caption(f"{inc.cases} of {inc.checked} cases with agent runs have an incident (from {inc.agent_runs} agent runs and "
+               f"{inc.audited_recalls} recalls read from Hindsight's audit log); details on the Incidents page.")  # fmt: skip
     if not inc.by_kind:
         return
     frame = pd.DataFrame([{"incident": incident_label(k), "cases": n} for k, n in sorted(inc.by_kind.items())])

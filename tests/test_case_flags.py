@@ -98,5 +98,6 @@ def test_the_demo_seed_measures_every_case_and_the_incidents(hindsight, demo_ban
     assert set(tickets) == {t.id for t in TICKETS} and "other_customer" in tickets["T-2004"]["incidents"]
     assert all(ticket_flags.stored(f) is not None for f in tickets.values())
 
+    assert runs.tally([demo_banks.finance, demo_banks.support]) == (3, 0)  # the demo banks' audit log is off here
     store_incident_kinds(store, [], [])  # nothing to say: nothing written, nothing lost
     assert store.flags(demo_banks.support, "ticket")["T-2004"]["incidents"] == tickets["T-2004"]["incidents"]

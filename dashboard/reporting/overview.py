@@ -92,6 +92,8 @@ class IncidentSummary(BaseModel):
     cases: int = 0  # of them, cases with at least one incident
     by_kind: dict[str, int] = Field(default_factory=dict)  # kind -> cases
     leaks: int = 0  # tickets where another customer's records reached the agent
+    agent_runs: int = 0  # recorded runs of the agents (the review store)
+    audited_recalls: int = 0  # recall entries read from Hindsight's audit log (the store's projection)
 
 
 class LatencyStat(BaseModel):
@@ -224,9 +226,10 @@ def legacy_summary(tickets: Sequence[Ticket], flags: Mapping[str, TicketFlags | 
     return summary
 
 
-def incident_summary(kinds: Mapping[tuple[str, str], list[str] | None]) -> IncidentSummary:
-    """`kinds`: (case kind, case id) -> its stored incident kinds (None: never checked)."""
-    summary = IncidentSummary()
+def incident_summary(kinds: Mapping[tuple[str, str], list[str] | None], agent_tally: tuple[int, int] = (0, 0)) -> IncidentSummary:
+    """`kinds`: (case kind, case id) -> its stored incident kinds (None: never checked); `agent_tally`: (agent
+    runs, audit-log recalls read)."""
+    summary = IncidentSummary(agent_runs=agent_tally[0], audited_recalls=agent_tally[1])
     by_kind: Counter[str] = Counter()
     for (case_kind, _case_id), found in kinds.items():
         if found is None:
@@ -307,6 +310,7 @@ def build(
     ticket_flags: Mapping[str, TicketFlags | None],
     latencies: Iterable[LatencySample],
     incident_kinds: Mapping[tuple[str, str], list[str] | None] | None = None,
+    agent_tally: tuple[int, int] = (0, 0),
     coverage: Coverage | None = None,
     coverage_error: str | None = None,
     start: date | None = None,
@@ -319,6 +323,6 @@ def build(
         start=start, end=end, decisions_in_range=len(decided),
         queues=queue_status(cases, tickets, latest), agreement=agreement, overrides=overrides, daily=daily,
         crowd_out=crowd_out_summary(cases, finance_flags), legacy=legacy_summary(tickets, ticket_flags),
-        incidents=incident_summary(incident_kinds or {}),
+        incidents=incident_summary(incident_kinds or {}, agent_tally),
         coverage=coverage, coverage_error=coverage_error, latency=latency_stats(latencies),
     )  # fmt: skip

@@ -49,6 +49,7 @@ today = date.today()
 first_day = min((s.decision.decided_at.date() for s in history), default=today - timedelta(days=30))
 reachable = state.connection_error() is None
 
+headline_slot = st.container()  # the one-line story comes first; it is written once the figures are known
 with st.container(horizontal=True, vertical_alignment="bottom"):
     period = st.date_input("Decisions made between", value=(min(first_day, today), today), key="overview_period", width=320)
     recall_all = st.button("Recall the whole queue now", key="overview_recall_all", icon=":material/refresh:", disabled=not reachable,
@@ -127,17 +128,19 @@ elif customers:
     except HindsightError as exc:
         coverage_error = str(exc)
 
-incident_kinds = {("exception", cid): f.get(INCIDENTS_KEY) for cid, f in finance_stored.items()}
-incident_kinds |= {("ticket", tid): f.get(INCIDENTS_KEY) for tid, f in ticket_stored.items()}
+incident_kinds = {("exception", c.id): finance_stored.get(c.id, {}).get(INCIDENTS_KEY) for c in cases}
+incident_kinds |= {("ticket", t.id): ticket_stored.get(t.id, {}).get(INCIDENTS_KEY) for t in tickets}
 metrics = overview_metrics.build(
     history=history, bank_for={"exception": settings.finance_bank, "ticket": settings.support_bank},
     cases=cases, tickets=tickets,
     finance_flags={c.id: finance_flags.stored(finance_stored.get(c.id)) for c in cases},
     ticket_flags={t.id: ticket_flags.stored(ticket_stored.get(t.id)) for t in tickets},
-    incident_kinds=incident_kinds, latencies=log.latencies(), coverage=coverage, coverage_error=coverage_error, start=start, end=end,
+    incident_kinds=incident_kinds, agent_tally=state.agent_runs().tally([settings.finance_bank, settings.support_bank]),
+    latencies=log.latencies(), coverage=coverage, coverage_error=coverage_error, start=start, end=end,
 )  # fmt: skip
 
-charts.render_headline(metrics)
+with headline_slot:
+    charts.render_headline(metrics)
 charts.render_kpis(metrics)
 left, right = st.columns(2)
 with left:

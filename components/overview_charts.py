@@ -46,7 +46,8 @@ def render_kpis(m: OverviewMetrics) -> None:
         st.metric("Ticket drafts approved", _pct(tic.rate if tic else None), help="Approve or edit-and-approve", border=True)
         st.metric("Crowd-outs caught", co.prevented, help=f"{co.precedents_saved} exact precedent(s) kept; {co.checked} of {co.cases} cases checked", border=True)
         st.metric("Legacy records admitted / rejected", f"{lg.admitted} / {lg.rejected}", help="Each record counted once, however many tickets judged it", border=True)
-        st.metric("Incidents", inc.cases, help=f"Cases with an incident, of {inc.checked} whose agent runs were checked", border=True)
+        st.metric("Incidents", inc.cases if inc.checked else "not checked", help=f"Cases with an incident, of {inc.checked} whose agent runs were checked",
+                  border=True)  # fmt: skip
         st.metric("Tagged share", _pct(m.coverage.tagged_share) if m.coverage else "unavailable", border=True)
 
 def render_queues(m: OverviewMetrics) -> None:

@@ -9,106 +9,148 @@ import pandas as pd
 import plotly.express as px
 import streamlit as st
 
-from dashboard.reporting.overview import OverviewMetrics
+from components.safe_text import md
+from dashboard.reporting.overview import OverviewMetrics, headline, incident_label
 from dashboard.reporting.recall_log import LatencySample
 
 COLORS = {"approved": "#2e7d32", "overridden": "#c62828", "open": "#90a4ae", "decided": "#2e7d32", "pending delivery": "#f9a825",
-          "admitted": "#2e7d32", "rejected": "#c62828"}  # fmt: skip
+          "admitted": "#2e7d32", "rejected": "#c62828", "approve": "#2e7d32", "reject": "#c62828", "escalate": "#f9a825"}  # fmt: skip
+KIND_TITLES = {"exception": "Finance exceptions", "ticket": "Support tickets"}
 
 
 def _layout(fig, height: int = 300):
     fig.update_layout(height=height, margin={"l": 10, "r": 10, "t": 30, "b": 10}, legend_title_text="")
     return fig
 
+def _counts(fig, largest: float, axis: str = "y"):
+    """Counts have whole-number ticks: one per unit up to 10, then Plotly's own (whole) steps."""
+    settings = {"tickformat": "d", "rangemode": "tozero"}
+    if largest <= 10:
+        settings.update(tick0=0, dtick=1)
+    (fig.update_yaxes if axis == "y" else fig.update_xaxes)(**settings)
+    return fig
 
 def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{value:.0%}"
+    return "no decision yet" if value is None else f"{value:.0%}"
 
+def render_headline(m: OverviewMetrics) -> None:
+    st.subheader(md(headline(m)))
 
 def render_kpis(m: OverviewMetrics) -> None:
     by_kind = {a.kind: a for a in m.agreement}
     fin, tic = by_kind.get("exception"), by_kind.get("ticket")
-    latency = {s.kind: s for s in m.latency}
-    two_stage = latency.get("finance two-stage") or latency.get("ticket") or next(iter(latency.values()), None)
+    co, lg, inc = m.crowd_out, m.legacy, m.incidents
     with st.container(horizontal=True):
         st.metric("Decisions in range", m.decisions_in_range, border=True)
         st.metric("Finance agreement", _pct(fin.rate if fin else None), help="Agent recommendation approved as is", border=True)
         st.metric("Ticket drafts approved", _pct(tic.rate if tic else None), help="Approve or edit-and-approve", border=True)
-        st.metric("Crowd-outs prevented", m.crowd_out.prevented, help=f"{m.crowd_out.precedents_saved} exact precedent(s) kept", border=True)
-        st.metric("Legacy admitted / rejected", f"{m.legacy.admitted} / {m.legacy.rejected}", border=True)
-        st.metric("Tagged share", _pct(m.coverage.tagged_share) if m.coverage else "n/a", border=True)
-        st.metric("Recall p50", f"{two_stage.p50_ms:.0f} ms" if two_stage else "n/a", help=f"{two_stage.kind} recall, wall time" if two_stage else None, border=True)
-
+        st.metric("Crowd-outs caught", co.prevented, help=f"{co.precedents_saved} exact precedent(s) kept; {co.checked} of {co.cases} cases checked", border=True)
+        st.metric("Legacy records admitted / rejected", f"{lg.admitted} / {lg.rejected}", help="Each record counted once, however many tickets judged it", border=True)
+        st.metric("Incidents", inc.cases if inc.checked else "not checked", help=f"Cases with an incident, of {inc.checked} whose agent runs were checked",
+                  border=True)  # fmt: skip
+        st.metric("Tagged share", _pct(m.coverage.tagged_share) if m.coverage else "unavailable", border=True)
 
 def render_queues(m: OverviewMetrics) -> None:
     st.subheader("Queue status")
     rows = [{"queue": q.queue, "status": s, "cases": n} for q in m.queues
             for s, n in (("open", q.open), ("decided", q.decided), ("pending delivery", q.pending_delivery))]  # fmt: skip
-    fig = px.bar(pd.DataFrame(rows), x="cases", y="queue", color="status", orientation="h", color_discrete_map=COLORS, text="cases")
+    fig = px.bar(pd.DataFrame(rows), x="cases", y="queue", color="status", orientation="h", color_discrete_map=COLORS, text="cases",
+                 labels={"queue": "", "cases": "cases", "status": ""})  # fmt: skip
+    _counts(fig, max((q.total for q in m.queues), default=0), axis="x")
     st.plotly_chart(_layout(fig, 220), key="overview_queues", width="stretch")
-
 
 def render_agreement(m: OverviewMetrics) -> None:
     st.subheader("Agent and reviewer agreement")
     if not m.daily:
-        st.info("No decision in this date range yet.", icon=":material/info:")
+        st.caption("No decision in this date range yet.")
         return
-    rows = [{"day": d.day.isoformat(), "kind": "finance" if d.kind == "exception" else "tickets", "decision": name, "count": n}
+    rows = [{"day": d.day.isoformat(), "queue": KIND_TITLES.get(d.kind, d.kind), "decision": name, "decisions": n}
             for d in m.daily for name, n in (("approved", d.approved), ("overridden", d.overridden))]  # fmt: skip
-    fig = px.bar(pd.DataFrame(rows), x="day", y="count", color="decision", facet_col="kind", color_discrete_map=COLORS, barmode="stack")
+    fig = px.bar(pd.DataFrame(rows), x="day", y="decisions", color="decision", facet_col="queue", color_discrete_map=COLORS,
+                 barmode="stack", labels={"day": "", "decision": ""})  # fmt: skip
+    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))  # "Finance exceptions", not "queue=..."
     fig.update_xaxes(type="category")
+    _counts(fig, max((d.approved + d.overridden for d in m.daily), default=0))
     st.plotly_chart(_layout(fig), key="overview_agreement", width="stretch")
     st.caption("Latest decision per case, by the day it was made: approved = the agent's recommendation (or draft) kept.")
-
 
 def render_overrides(m: OverviewMetrics) -> None:
     st.subheader("Finance overrides by vendor and reason code")
     if not m.overrides:
-        st.info("No finance override in this date range.", icon=":material/info:")
+        st.caption("No finance override in this date range.")
         return
     frame = pd.DataFrame([o.model_dump() for o in m.overrides])
-    fig = px.bar(frame, x="vendor", y="count", color="reason_code", barmode="stack")
+    fig = px.bar(frame, x="vendor", y="count", color="reason_code", barmode="stack",
+                 labels={"count": "overrides", "reason_code": "reason", "vendor": "vendor"})  # fmt: skip
     fig.update_xaxes(type="category")
+    _counts(fig, frame.groupby("vendor")["count"].sum().max())
     st.plotly_chart(_layout(fig), key="overview_overrides", width="stretch")
-
 
 def render_crowd_out(m: OverviewMetrics) -> None:
     co = m.crowd_out
-    st.subheader("Crowd-outs prevented by the two-stage recall")
+    st.subheader("Crowd-outs caught by the two-stage recall")
     st.caption(
-        f"{co.recalled} of {co.cases} queued cases recalled on this server; {co.checked} checked against a single "
-        f"any_strict pass. {co.unchecked_pass2_skipped} case(s) had pass 2 skipped (pass 1 filled k): no counterfactual "
-        "was computed for them unless the crowd-out check was asked for."
+        f"{co.recalled} of {co.cases} queued cases measured; {co.checked} checked against a single any_strict pass. "
+        f"{co.unchecked_pass2_skipped} case(s) had pass 2 skipped (their own precedents filled k) and were not checked."
     )
     if not co.per_case:
-        st.info("No finance case recalled yet: open cases, or recall the whole queue above.", icon=":material/info:")
+        st.caption("No finance case measured yet.")
         return
     counts = pd.DataFrame(co.per_case)["state"].value_counts().rename_axis("state").reset_index(name="cases")
-    fig = px.bar(counts, x="state", y="cases", color="state", text="cases",
-                 color_discrete_map={"crowd-out prevented": "#c62828", "no crowd-out": "#2e7d32", "pass 2 skipped, not checked": "#90a4ae"})  # fmt: skip
-    st.plotly_chart(_layout(fig, 260), key="overview_crowd", width="stretch")
+    fig = px.bar(counts, x="state", y="cases", color="state", text="cases", labels={"state": ""},
+                 color_discrete_map={"crowd-out caught": "#c62828", "no crowd-out": "#2e7d32", "not checked": "#90a4ae"})  # fmt: skip
+    _counts(fig, counts["cases"].max())
+    st.plotly_chart(_layout(fig, 260).update_layout(showlegend=False), key="overview_crowd", width="stretch")
     with st.expander("Per case"):
         st.dataframe(pd.DataFrame(co.per_case), hide_index=True, width="stretch", key="overview_crowd_cases")
 
+def render_recommendations(m: OverviewMetrics) -> None:
+    co = m.crowd_out
+    st.subheader("What the agent recommends on the queue")
+    if not co.recommendations:
+        st.caption("No finance case measured yet.")
+        return
+    frame = pd.DataFrame([{"recommendation": a, "cases": n} for a, n in sorted(co.recommendations.items())])
+    fig = px.bar(frame, x="cases", y="recommendation", color="recommendation", orientation="h", text="cases",
+                 color_discrete_map=COLORS, labels={"recommendation": ""})  # fmt: skip
+    _counts(fig, frame["cases"].max(), axis="x")
+    st.plotly_chart(_layout(fig, 200).update_layout(showlegend=False), key="overview_recommendations", width="stretch")
+    st.caption(f"{co.no_relevant} case(s) have no relevant precedent: the agent escalates them.")
 
 def render_legacy(m: OverviewMetrics) -> None:
     lg = m.legacy
     st.subheader("Legacy records admitted vs rejected")
-    st.caption(f"{lg.recalled} of {lg.tickets} tickets recalled on this server. Paths: "
-               + (", ".join(f"{k} {v}" for k, v in sorted(lg.paths.items())) or "none yet") + ".")  # fmt: skip
+    st.caption(f"{lg.recalled} of {lg.tickets} tickets measured. History used: "
+               + (", ".join(f"{k} {v}" for k, v in sorted(lg.paths.items())) or "none yet")
+               + f". Each untagged record counted once; {lg.tagged_candidates} tagged record(s) of other customers "
+               "also came up in the fallback and were never admitted.")  # fmt: skip
     if not lg.recalled:
-        st.info("No ticket recalled yet.", icon=":material/info:")
         return
     rows = [{"verdict": "admitted", "reason": "ownership marker at the start", "records": lg.admitted}]
     rows += [{"verdict": "rejected", "reason": reason.replace("_", " "), "records": n} for reason, n in sorted(lg.rejected_by_reason.items())]
-    fig = px.bar(pd.DataFrame(rows), x="verdict", y="records", color="reason", text="records")
+    fig = px.bar(pd.DataFrame(rows), x="verdict", y="records", color="reason", text="records", labels={"verdict": ""})
+    _counts(fig, max(lg.admitted, lg.rejected))
     st.plotly_chart(_layout(fig, 260), key="overview_legacy", width="stretch")
 
+def render_incidents(m: OverviewMetrics) -> None:
+    inc = m.incidents
+    st.subheader("Incidents in the agents' recalls")
+    if not inc.checked:
+        st.caption("The agents' runs were not checked for incidents yet (the Incidents page checks them).")
+        return
+    st.caption(f"{inc.cases} of {inc.checked} cases with agent runs have an incident (from {inc.agent_runs} agent runs and "
+               f"{inc.audited_recalls} recalls read from Hindsight's audit log); details on the Incidents page.")  # fmt: skip
+    if not inc.by_kind:
+        return
+    frame = pd.DataFrame([{"incident": incident_label(k), "cases": n} for k, n in sorted(inc.by_kind.items())])
+    fig = px.bar(frame, x="cases", y="incident", orientation="h", text="cases", labels={"incident": ""})
+    _counts(fig, frame["cases"].max(), axis="x")
+    st.plotly_chart(_layout(fig, 60 + 40 * len(frame)), key="overview_incidents", width="stretch")
 
 def render_coverage(m: OverviewMetrics) -> None:
     st.subheader("Migration coverage (support bank)")
     if m.coverage is None:
-        st.info("Coverage unavailable: " + (m.coverage_error or "Hindsight not reachable."), icon=":material/cloud_off:")
+        st.info("Coverage unavailable: " + md(m.coverage_error or "Hindsight not reachable."), icon=":material/cloud_off:")
         return
     c = m.coverage
     frame = pd.DataFrame([{"records": "tagged", "count": c.tagged}, {"records": "untagged, convertible", "count": c.convertible},
@@ -120,14 +162,13 @@ def render_coverage(m: OverviewMetrics) -> None:
     st.caption(f"{c.total} memories, {c.tagged_share:.0%} tagged. "
                + ("Ready to retire the legacy fallback." if c.ready_to_retire_fallback else f"{c.convertible} convertible record(s) left."))  # fmt: skip
 
-
 def render_latency(m: OverviewMetrics, samples: list[LatencySample]) -> None:
     st.subheader("Recall latency")
     if not samples:
-        st.info("No recall measured by this server yet.", icon=":material/info:")
+        st.caption("No recall made by this server process since it started (the figures above come from the review store).")
         return
-    frame = pd.DataFrame([{"kind": s.kind, "ms": s.ms} for s in samples])
-    fig = px.box(frame, x="kind", y="ms", points="all")
+    frame = pd.DataFrame([{"recall": s.kind, "milliseconds": s.ms} for s in samples])
+    fig = px.box(frame, x="recall", y="milliseconds", points="all", labels={"recall": ""})
     st.plotly_chart(_layout(fig, 280), key="overview_latency", width="stretch")
     st.dataframe(pd.DataFrame([s.model_dump() for s in m.latency]), hide_index=True, width="stretch", key="overview_latency_stats")
     st.caption("Wall time around each recall made by this dashboard server (last 500 per kind; cached answers are not counted).")

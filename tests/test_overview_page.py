@@ -1,14 +1,18 @@
-"""The Overview: metrics core on plain data, and the page through AppTest (unreachable server; real server)."""
+"""The Overview: metrics core on plain data, and the page through AppTest (unreachable server; real server,
+figures on the first load from the review store's flags, and the same figures after a restart)."""
 
 from datetime import UTC, date, datetime
 
 import streamlit as st
 
+from dashboard.finance.decisions import document_id_for
+from dashboard.finance.flags import finance_flags
 from dashboard.finance.policy import Recommendation, assess
 from dashboard.finance.recall import DEFAULT_K, CaseKey, check_crowd_out, two_stage_recall
 from dashboard.reporting import overview as overview_metrics
 from dashboard.reporting.recall_log import RecallLog
 from dashboard.review.outbox import Outbox
+from dashboard.support.recall import recall_for_ticket
 from tests.conftest import free_port
 from tests.finance_helpers import CROWD_QUERY, crowding_records, precedent
 from tests.helpers import DEMO_CASES as CASES
@@ -31,7 +35,7 @@ def test_metrics_core_counts_latest_decision_per_case_in_range(tmp_path):
         log.add_latency("finance two-stage", ms)
     m = overview_metrics.build(
         history=outbox.history(), bank_for={"exception": "fin", "ticket": "sup"}, cases=CASES, tickets=TICKETS,
-        finance_results={}, ticket_results={}, latencies=log.latencies(),
+        finance_flags={}, ticket_flags={}, latencies=log.latencies(),
     )  # fmt: skip
     fin = next(a for a in m.agreement if a.kind == "exception")
     assert (m.decisions_in_range, fin.decisions, fin.approved, fin.overridden, fin.rate) == (2, 2, 1, 1, 0.5)
@@ -40,7 +44,7 @@ def test_metrics_core_counts_latest_decision_per_case_in_range(tmp_path):
     assert [(s.kind, s.count, s.p50_ms, s.max_ms) for s in m.latency] == [("finance two-stage", 3, 30.0, 40.0)]  # bounded sample
     only_e2 = overview_metrics.build(
         history=outbox.history(), bank_for={"exception": "fin", "ticket": "sup"}, cases=CASES, tickets=TICKETS,
-        finance_results={}, ticket_results={}, latencies=[], start=date(2026, 11, 3), end=date(2026, 11, 30),
+        finance_flags={}, ticket_flags={}, latencies=[], start=date(2026, 11, 3), end=date(2026, 11, 30),
     )  # fmt: skip
     assert only_e2.decisions_in_range == 1 and only_e2.overrides == []
 
@@ -54,14 +58,14 @@ def test_crowd_out_summary_says_what_was_and_was_not_computed(hindsight, bank_id
     full, never = exception_case("E-D", "VD", "duplicate_invoice"), exception_case("E-E", "VE")
     recall = hindsight.gateway.recall
     results = {c.id: two_stage_recall(recall, bank_id, CaseKey.of(c), CROWD_QUERY, k=3) for c in (crowded, alone, full)}
-    summary = overview_metrics.crowd_out_summary([crowded, alone, full, never], results)
+    summary = overview_metrics.crowd_out_summary([crowded, alone, full, never], {cid: finance_flags(r) for cid, r in results.items()})
     assert (summary.cases, summary.recalled, summary.checked, summary.unchecked_pass2_skipped) == (4, 3, 2, 1)
     assert (summary.prevented, summary.precedents_saved) == (1, 2)
-    assert [(r["case"], r["exact"], r["lost by a single pass"], r["state"]) for r in summary.per_case] == [
-        ("E-A", 2, 2, "crowd-out prevented"), ("E-C", 2, 0, "no crowd-out"), ("E-D", 3, None, "pass 2 skipped, not checked"),
+    assert [(r["case"], r["exact precedents"], r["lost by a single pass"], r["state"]) for r in summary.per_case] == [
+        ("E-A", 2, 2, "crowd-out caught"), ("E-C", 2, 0, "no crowd-out"), ("E-D", 3, None, "not checked"),
     ]  # fmt: skip
     results["E-D"] = check_crowd_out(recall, results["E-D"])  # the check was asked for: now it is known
-    again = overview_metrics.crowd_out_summary([crowded, alone, full, never], results)
+    again = overview_metrics.crowd_out_summary([crowded, alone, full, never], {cid: finance_flags(r) for cid, r in results.items()})
     assert (again.checked, again.unchecked_pass2_skipped, again.per_case[2]["state"]) == (3, 0, "no crowd-out")
 
 
@@ -79,7 +83,7 @@ def test_overview_renders_when_hindsight_is_unreachable_and_nothing_is_decided(m
 
 
 def _crowd_caption(at) -> str:
-    return next(c.value for c in at.caption if "queued cases recalled on this server" in c.value)
+    return next(c.value for c in at.caption if "queued cases measured" in c.value)
 
 
 def _states(at) -> dict[str, str]:
@@ -88,44 +92,70 @@ def _states(at) -> dict[str, str]:
     return dict(frame[["case", "state"]].itertuples(index=False))
 
 
-def test_overview_with_recalls_and_decisions(hindsight, point_app, demo_banks):
-    gw, fin = hindsight.gateway, demo_banks.finance
-    outbox = point_app(hindsight.env(finance=fin, support=demo_banks.support))
+def _figures(at) -> tuple[dict[str, str], str, dict[str, str]]:
+    return {m.label: m.value for m in at.metric}, texts(at), _states(at)
+
+
+def test_overview_shows_figures_on_first_load_and_after_a_restart(hindsight, point_app, demo_banks, review_store_url, tmp_path, monkeypatch):
+    gw, fin, sup = hindsight.gateway, demo_banks.finance, demo_banks.support
+    from dashboard.review.db import make_engine
+
+    outbox = point_app(hindsight.env(finance=fin, support=sup), Outbox(make_engine(review_store_url, tmp_path / "store")))
     case = next(c for c in CASES if c.id == "E-1002")
     _, rec = assess(two_stage_recall(gw.recall, fin, CaseKey.of(case), case.recall_query()))
     record_exception_decision(outbox, fin, case, rec, override=True, when=datetime.now(UTC), reason="CONTRACT_AMENDMENT")
 
-    at = open_page(PAGE, timeout=120)  # its first run delivers the decision into the bank
+    at = open_page(PAGE, timeout=180)  # no button pressed: the first load measures every case no one has measured
     assert outbox.pending_count() == 0
     # what the page must show, computed here with the same recalls on the same bank
-    expected = {c.id: two_stage_recall(gw.recall, fin, CaseKey.of(c), c.recall_query(), k=DEFAULT_K) for c in CASES}
+    expected = {c.id: two_stage_recall(gw.recall, fin, CaseKey.of(c), c.recall_query(), k=DEFAULT_K, own_document=document_id_for(c.id))
+                for c in CASES}  # fmt: skip
     skipped = {cid for cid, r in expected.items() if r.pass2_skipped}
-    assert 0 < len(skipped) < len(CASES)  # the checkbox matters on the demo queue
-    checked = {cid: check_crowd_out(gw.recall, r).crowd_out for cid, r in expected.items()}
+    assert 0 < len(skipped) < len(CASES)  # the crowd-out check matters on the demo queue
+    caught = {cid for cid, r in expected.items() if r.crowd_out is not None and r.crowd_out.crowded_out}
+    admitted, rejected = set(), set()
+    for t in TICKETS:
+        found = recall_for_ticket(gw.recall, sup, t.customer, t.issue)
+        admitted |= {e.document_id or e.id for e in found.legacy_admitted}
+        rejected |= {e.document_id or e.id for e in found.legacy_rejected if not e.tags}
+    rejected -= admitted
+    assert admitted and rejected
 
-    at.button(key="overview_recall_all").click().run()
-    assert not at.exception, at.exception
-    assert at.checkbox(key="overview_check_all").value is False
-    metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Decisions in range"] == "1" and metrics["Finance agreement"] == "0%"
-    assert metrics["Recall p50"].endswith(" ms")
-    admitted, rejected = (int(x) for x in metrics["Legacy admitted / rejected"].split(" / "))
-    assert admitted >= 2 and rejected >= 1
-    text = texts(at)
-    assert f"{len(CASES)} of {len(CASES)} queued cases recalled" in text and f"{len(TICKETS)} of {len(TICKETS)} tickets recalled" in text
-    assert "No finance override" not in text and "Coverage unavailable" not in text
-    assert len(at.get("plotly_chart")) >= 6
-    # checkbox off: the cases whose pass 2 was skipped stay unchecked, and only the others count
+    metrics, text, states = _figures(at)
     n = len(CASES)
-    assert f"{n - len(skipped)} checked against a single any_strict pass. {len(skipped)} case(s) had pass 2 skipped" in _crowd_caption(at)
-    assert metrics["Crowd-outs prevented"] == str(sum(1 for cid, co in checked.items() if cid not in skipped and co.crowded_out))
-    assert {cid for cid, state in _states(at).items() if state == "pass 2 skipped, not checked"} == skipped
+    assert metrics["Decisions in range"] == "1" and metrics["Finance agreement"] == "0%"
+    assert metrics["Crowd-outs caught"] == str(len(caught)) and len(caught) >= 1
+    assert metrics["Legacy records admitted / rejected"] == f"{len(admitted)} / {len(rejected)}"  # records, not judgements
+    assert f"{n} exceptions, 1 decided (the agent was overruled on 1); {len(TICKETS)} tickets, 0 decided; {len(caught)} crowd-out" in text
+    assert f"{n} of {n} queued cases measured" in text and f"{len(TICKETS)} of {len(TICKETS)} tickets measured" in text
+    assert f"{len(skipped)} case(s) had pass 2 skipped" in _crowd_caption(at)
+    assert {cid for cid, state in states.items() if state == "not checked"} == skipped
+    assert {cid for cid, state in states.items() if state == "crowd-out caught"} == caught
+    assert "Coverage unavailable" not in text and "n/a" not in text
+    assert len(at.get("plotly_chart")) >= 6
 
+    # A restart: new process caches, and Hindsight unreachable, so nothing can be recalled: the same figures, from the store.
+    monkeypatch.setenv("RECALL_REVIEW_API_PORT", str(free_port()))
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    again = open_page(PAGE, timeout=120)
+    metrics2, text2, states2 = _figures(again)
+    assert {k: v for k, v in metrics2.items() if k != "Tagged share"} == {k: v for k, v in metrics.items() if k != "Tagged share"}
+    assert states2 == states and f"{n} of {n} queued cases measured" in text2
+    assert "No recall made by this server process since it started" in text2
+
+
+def test_overview_recall_all_with_the_crowd_out_check_measures_every_case(hindsight, point_app, demo_banks):
+    gw, fin = hindsight.gateway, demo_banks.finance
+    point_app(hindsight.env(finance=fin, support=demo_banks.support))
+    at = open_page(PAGE, timeout=180)
+    checked = {c.id: check_crowd_out(gw.recall, two_stage_recall(gw.recall, fin, CaseKey.of(c), c.recall_query(), k=DEFAULT_K)).crowd_out
+               for c in CASES}  # fmt: skip
     at.checkbox(key="overview_check_all").check().run()
     at.button(key="overview_recall_all").click().run()
     assert not at.exception, at.exception
-    # checkbox on: every case checked, each with the state the independent check gives
+    n = len(CASES)
     assert f"{n} checked against a single any_strict pass. 0 case(s) had pass 2 skipped" in _crowd_caption(at)
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Crowd-outs prevented"] == str(sum(co.crowded_out for co in checked.values()))
-    assert _states(at) == {cid: "crowd-out prevented" if co.crowded_out else "no crowd-out" for cid, co in checked.items()}
+    assert metrics["Crowd-outs caught"] == str(sum(co.crowded_out for co in checked.values()))
+    assert _states(at) == {cid: "crowd-out caught" if co.crowded_out else "no crowd-out" for cid, co in checked.items()}

@@ -21,8 +21,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
-def counted(hindsight, bank_id, monkeypatch):
+def counted(hindsight, bank_id, monkeypatch, tmp_path):
     """The real gateway with every recall counted (sync and async paths both go through arecall)."""
+    monkeypatch.setenv("RECALL_REVIEW_DATA_DIR", str(tmp_path))  # the flags each recall writes go to a store of its own
     gw = hindsight.gateway
     calls = []
     real = type(gw).arecall.__get__(gw)

@@ -186,3 +186,12 @@ def test_claims_lease_comments_and_case_flags_are_shared_through_the_store(revie
     dana.put_flags("fin", "exception", "E-1", {"crowded_out": True, "lost": 2})
     sam.put_flags("fin", "exception", "E-1", {"crowded_out": False, "lost": 0})  # recomputed: replaces
     assert Casework(review_engine).flags("fin", "exception") == {"E-1": {"crowded_out": False, "lost": 0}}
+    # different keys from different writers merge (each key replaced whole, nested values not merged)
+    dana.put_many_flags("fin", "exception", {"E-1": {"recall": {"exact": 2, "ids": ["a", "b"]}}, "E-2": {"recall": {"exact": 0}}})
+    sam.put_flags("fin", "exception", "E-1", {"incidents": ["crowded_out"]})
+    dana.put_flags("fin", "exception", "E-1", {"recall": {"ids": ["c"]}})
+    assert Casework(review_engine).flags("fin", "exception") == {
+        "E-1": {"crowded_out": False, "lost": 0, "recall": {"ids": ["c"]}, "incidents": ["crowded_out"]},
+        "E-2": {"recall": {"exact": 0}},
+    }
+    assert Casework(review_engine).flags("fin", "ticket") == {}

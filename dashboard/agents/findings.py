@@ -3,13 +3,21 @@ and (for the crowd-out proof and "now") one recall each. No Streamlit here."""
 
 from __future__ import annotations
 
-from dashboard.agents.incidents import HumanDecision, Incident, incidents_for, runs_needing_proof
+from dashboard.agents.incidents import (
+    INCIDENTS_KEY,
+    HumanDecision,
+    Incident,
+    incidents_for,
+    kinds_by_case,
+    runs_needing_proof,
+)
 from dashboard.agents.snapshots import result_ref
 from dashboard.agents.then_now import ThenNow, then_vs_now
 from dashboard.finance.models import type_tag, vendor_tag
 from dashboard.finance.recall import LEAN_BUDGET, max_tokens_for
 from dashboard.hindsight.calls import RecallFn
 from dashboard.review.agent_runs import AgentRun, AgentRunStore, AuditRecall
+from dashboard.review.casework import Casework
 
 
 def entries_of(store: AgentRunStore, runs: list[AgentRun]) -> dict[str, AuditRecall]:
@@ -54,6 +62,16 @@ def find_incidents(gateway, store: AgentRunStore, outbox, runs: list[AgentRun]) 
         proofs[(bank, vendor, etype)] = exact_proof(gateway.recall, bank, vendor, etype, query, int(run.output.get("k", 5)))
     decisions = [d for bank in {r.bank_id for r in runs} for d in human_decisions(outbox, bank)]
     return incidents_for(runs, entries=entries_of(store, runs), exact_ids=proofs, decisions=decisions)
+
+
+def store_incident_kinds(casework: Casework, runs: list[AgentRun], incidents: list[Incident]) -> None:
+    """Keep each case's incident kinds beside its flags ([] for a case whose runs had none), so the queues and
+    the Overview show them without checking again."""
+    by_bank: dict[tuple[str, str], dict[str, dict]] = {}
+    for (bank, kind, case_id), kinds in kinds_by_case(runs, incidents).items():
+        by_bank.setdefault((bank, kind), {})[case_id] = {INCIDENTS_KEY: kinds}
+    for (bank, kind), flags in by_bank.items():
+        casework.put_many_flags(bank, kind, flags)
 
 
 def case_then_now(store: AgentRunStore, run: AgentRun | None, now_results, audit_log_on: bool) -> ThenNow:

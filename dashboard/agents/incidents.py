@@ -30,6 +30,16 @@ KIND_LABELS: dict[str, str] = {
 }
 
 
+SHORT_LABELS: dict[str, str] = {  # for a queue's "incident" column
+    "other_customer": "another customer's records",
+    "non_relevant_citation": "cites another vendor or type",
+    "crowded_out": "crowd-out",
+    "no_relevant_no_escalation": "not escalated",
+    "newer_human_missing": "missed a human decision",
+}
+INCIDENTS_KEY = "incidents"  # the store key of a case's incident kinds, beside its recall flags
+
+
 class Incident(BaseModel):
     kind: Kind
     case_kind: str
@@ -202,3 +212,19 @@ def runs_needing_proof(runs: list[AgentRun]) -> set[tuple[str, str, str]]:
         (r.bank_id, r.output["vendor_code"], r.output["exception_type"])
         for r in runs if r.agent == "finance" and any(s.label == "single" for s in r.recalls)
     }  # fmt: skip
+
+
+def kinds_by_case(runs: list[AgentRun], incidents: list[Incident]) -> dict[tuple[str, str, str], list[str]]:
+    """(bank, case kind, case id) -> the kinds of its incidents, sorted; [] for a case whose runs had none."""
+    found: dict[tuple[str, str, str], set[str]] = {(r.bank_id, r.case_kind, r.case_id): set() for r in runs}
+    for i in incidents:
+        found.setdefault((i.bank_id, i.case_kind, i.case_id), set()).add(i.kind)
+    return {key: sorted(kinds) for key, kinds in found.items()}
+
+
+def incident_text(flags: dict | None) -> str:
+    """A queue's "incident" cell from a case's stored flags: blank when never checked, "none" when checked clean."""
+    kinds = (flags or {}).get(INCIDENTS_KEY)
+    if kinds is None:
+        return ""
+    return ", ".join(SHORT_LABELS.get(k, k) for k in kinds) or "none"

@@ -1,28 +1,32 @@
 """The app's state: the ONE module that owns every Streamlit cache (st.cache_resource, st.cache_data).
 
 Per server process: the settings, the Hindsight gateway, the review store (its engine, the decision
-outbox and the delivery worker thread), the recall log, the finance recall cache (invalidated per vendor and type) and the ticket recalls (invalidated per
+outbox and the delivery worker thread, the casework with the per-case flags each computed recall writes), the recall log, the finance recall cache (invalidated per vendor and type) and the ticket recalls (invalidated per
 customer). Pages and the entry point read state through these functions; nothing else caches.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import streamlit as st
+from sqlalchemy.exc import SQLAlchemyError
 
 from dashboard.agents.audit_sync import sync_bank
-from dashboard.agents.findings import case_then_now, find_incidents
+from dashboard.agents.findings import case_then_now, find_incidents, store_incident_kinds
 from dashboard.agents.incidents import Incident
 from dashboard.agents.then_now import ThenNow
-from dashboard.finance.decisions import document_id_for
+from dashboard.finance import flags as finance_flags
+from dashboard.finance.decisions import case_id_of, document_id_for
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.recall import CaseKey, TwoStageResult, atwo_stage_recall, check_crowd_out, two_stage_recall
 from dashboard.finance.recall_cache import RecallCache
 from dashboard.hindsight.errors import HindsightError, HindsightUnavailable
 from dashboard.hindsight.gateway import HindsightGateway
+from dashboard.queue_files import QueueFileError, load_rows
 from dashboard.reporting.recall_log import RecallLog
 from dashboard.review.agent_runs import AgentRunStore
 from dashboard.review.casework import Casework
@@ -30,12 +34,14 @@ from dashboard.review.db import make_engine
 from dashboard.review.outbox import DeliveryReport, Outbox
 from dashboard.review.worker import DeliveryWorker
 from dashboard.settings import Settings, load_settings
+from dashboard.support import flags as ticket_flags
 from dashboard.support import migration
 from dashboard.support.customers import customer_tag
-from dashboard.support.models import Customer
+from dashboard.support.models import Customer, Ticket
 from dashboard.support.recall import TicketRecall, recall_for_ticket
 
 RECALL_TTL_S = 300
+logger = logging.getLogger(__name__)
 
 
 @st.cache_resource
@@ -130,6 +136,7 @@ def recall_case(bank_id: str, key: CaseKey, query: str, k: int, own_document: st
         result = two_stage_recall(gateway().recall, bank_id, key, query, k=k, own_document=own_document)
     log.add_finance(result)
     cache.put(result, query, _mode(own_document))
+    remember_finance_flags(bank_id, {case_id_of(own_document): result})
     return result
 
 
@@ -143,6 +150,7 @@ def with_crowd_out(bank_id: str, key: CaseKey, query: str, k: int, own_document:
         result = check_crowd_out(gateway().recall, base)
     log.add_finance(result)
     recall_cache().put(result, query, _mode(own_document))
+    remember_finance_flags(bank_id, {case_id_of(own_document): result})
     return result
 
 
@@ -158,12 +166,12 @@ def load_queue(
 
     No trace is requested; each case costs one call (pass 1 fills k) or two. Returns counts:
     cached (already there), loaded, failed."""
-    return _fill_cache(gateway(), recall_cache(), recall_log(), bank_id, cases, k, progress)
+    return _fill_cache(gateway(), recall_cache(), recall_log(), finance_flag_keeper(bank_id), bank_id, cases, k, progress)
 
 
 def _fill_cache(
-    gw: HindsightGateway, cache: RecallCache, log: RecallLog, bank_id: str, cases: Sequence[ExceptionCase], k: int,
-    progress: Callable[[int, int], None] | None = None,
+    gw: HindsightGateway, cache: RecallCache, log: RecallLog, keep_flags: Callable[[dict[str, TwoStageResult]], None],
+    bank_id: str, cases: Sequence[ExceptionCase], k: int, progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, int]:  # fmt: skip
     # No Streamlit call in here: the background prefetch runs it on a thread of its own.
     todo = [c for c in cases if cache.get(bank_id, CaseKey.of(c), c.recall_query(), k, _mode(document_id_for(c.id))) is None]
@@ -184,6 +192,7 @@ def _fill_cache(
     generations = [cache.generation(bank_id, CaseKey.of(c)) for c in todo]
     jobs = [(lambda c=c: timed_recall(c)) for c in todo]
     results = gw.recall_many(jobs, progress=progress)
+    computed = {}
     for case, result, generation in zip(todo, results, generations, strict=True):
         if isinstance(result, BaseException):
             counts["failed"] += 1
@@ -192,6 +201,8 @@ def _fill_cache(
         if cache.generation(bank_id, CaseKey.of(case)) == generation:
             cache.put(result, case.recall_query(), _mode(document_id_for(case.id)))
         log.add_finance(result)
+        computed[case.id] = result
+    keep_flags(computed)
     return counts
 
 
@@ -218,7 +229,7 @@ def prefetch_queue(bank_id: str, cases: Sequence[ExceptionCase], k: int) -> thre
     with _prefetch_lock:
         running = jobs.get(slot)
         if running is None:
-            args = (gateway(), recall_cache(), recall_log(), bank_id, list(cases), k)
+            args = (gateway(), recall_cache(), recall_log(), finance_flag_keeper(bank_id), bank_id, list(cases), k)
             running = threading.Thread(target=_fill_cache, args=args, name=f"prefetch-{bank_id}", daemon=True)
             jobs[slot] = running
             running.start()
@@ -256,6 +267,7 @@ def _cached_ticket_recall(base_url: str, bank_id: str, customer: str, issue: str
     with log.timed("ticket"):
         result = recall_for_ticket(gateway().recall, bank_id, customer, issue)
     log.add_ticket(bank_id, issue, result)
+    remember_ticket_flags(bank_id, issue, result)
     return result
 
 
@@ -280,15 +292,6 @@ def legacy_plan(bank_id: str, customers: Sequence[Customer]) -> migration.Migrat
 def agent_runs() -> AgentRunStore:
     """Agent runs and the audit-log projection, in the same store as the reviewers' decisions."""
     return AgentRunStore(outbox().engine)
-
-
-# -- casework: claims and comments (issue 14) ----------------------------------------
-
-
-@st.cache_resource
-def casework() -> Casework:
-    """Claims with a lease and comments, in the same store as the reviewers' decisions."""
-    return Casework(outbox().engine)
 
 
 @st.cache_data(ttl=60, show_spinner=False)
@@ -322,4 +325,70 @@ def incidents(bank_ids: tuple[str, ...]) -> list[Incident]:
         sync_audit_log(bank)
     store = agent_runs()
     runs = [r for bank in bank_ids for r in store.runs(bank_id=bank)]
-    return find_incidents(gateway(), store, outbox(), runs)
+    found = find_incidents(gateway(), store, outbox(), runs)
+    _keep_flags("incident kinds", lambda: store_incident_kinds(casework(), runs, found))
+    return found
+
+
+# -- casework: claims, comments and the per-case flags in the review store (issue 14) --
+# Written whenever a recall result is computed (never on a cache hit), read by the queue tables and the
+# Overview: they show at once, for every reviewer and instance, after a restart.
+
+
+@st.cache_resource
+def casework() -> Casework:
+    """Claims, comments and the per-case flags, on the review store's engine."""
+    return Casework(outbox().engine)
+
+
+def case_flags(bank_id: str, case_kind: str) -> dict[str, dict]:
+    """case id -> its stored flags (empty when the store cannot be read: the queue still shows)."""
+    try:
+        return casework().flags(bank_id, case_kind)
+    except SQLAlchemyError:
+        logger.warning("could not read the case flags", exc_info=True)
+        return {}
+
+
+def _keep_flags(what: str, write: Callable[[], None]) -> None:
+    """Flags are a by-product of a recall: a store failure is logged, never fails the recall."""
+    try:
+        write()
+    except SQLAlchemyError:
+        logger.warning("could not keep the %s in the review store", what, exc_info=True)
+
+
+def finance_flag_keeper(bank_id: str) -> Callable[[Mapping[str | None, TwoStageResult]], None]:
+    """A function that keeps cases' flags, bound to the store now: the background prefetch calls it off
+    the script thread. A recall made again without the crowd-out check keeps the earlier check."""
+    store = casework()
+
+    def keep(results: Mapping[str | None, TwoStageResult]) -> None:
+        known = {case_id: r for case_id, r in results.items() if case_id}
+        if known:
+            _keep_flags("finance flags", lambda: finance_flags.keep(store, bank_id, known))
+
+    return keep
+
+
+def remember_finance_flags(bank_id: str, results: Mapping[str | None, TwoStageResult]) -> None:
+    finance_flag_keeper(bank_id)(results)
+
+
+@st.cache_data(ttl=60, show_spinner=False)
+def _ticket_ids(tickets_file: str) -> dict[tuple[str, str], list[str]]:
+    """(customer, issue) -> the ids of the queued tickets that recall is for."""
+    try:
+        tickets = load_rows(tickets_file, Ticket)
+    except QueueFileError:
+        return {}
+    index: dict[tuple[str, str], list[str]] = {}
+    for t in tickets:
+        index.setdefault((" ".join(t.customer.split()), t.issue.strip()), []).append(t.id)
+    return index
+
+
+def remember_ticket_flags(bank_id: str, issue: str, recall: TicketRecall) -> None:
+    ids = _ticket_ids(str(settings().tickets_file)).get((recall.customer, issue.strip()), [])
+    if ids:
+        _keep_flags("ticket flags", lambda: ticket_flags.keep(casework(), bank_id, dict.fromkeys(ids, recall)))

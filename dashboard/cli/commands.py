@@ -53,7 +53,7 @@ def _seed_args(parser: argparse.ArgumentParser) -> None:
 
 @command("seed", "retain the demo data into the finance and support banks (idempotent)", _seed_args)
 def run_seed(args: argparse.Namespace) -> int:
-    from dashboard.cli.seed import seed_demo_data
+    from dashboard.cli.seed import seed_demo_data, seed_flags
 
     settings, gateway = open_gateway()
     try:
@@ -62,6 +62,7 @@ def run_seed(args: argparse.Namespace) -> int:
             from dashboard.cli.agent_commands import seed_agents
 
             counts["agent_runs"] = seed_agents(gateway, settings, log=lambda msg: print(msg, file=sys.stderr))
+        counts["case_flags"] = seed_flags(gateway, settings, log=lambda msg: print(msg, file=sys.stderr))
     finally:
         gateway.close()
     if args.json:

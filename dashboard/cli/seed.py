@@ -1,5 +1,6 @@
 """Seed the demo banks. Idempotent: every record has a fixed document id, and a record already stored
-with the same text and tags is not sent again, so a second run writes nothing."""
+with the same text and tags is not sent again, so a second run writes nothing. Then (`seed_flags`) every
+queued case's flags are measured into the review store, so a fresh start shows real figures at once."""
 
 from __future__ import annotations
 
@@ -63,3 +64,37 @@ def seed_demo_data(gateway: HindsightGateway, settings: Settings, log: Callable[
         log(f"{bank_id}: {len(records)} demo records, {sent} written ({len(records) - sent} already present)")
         counts[bank_id] = {"demo_records": len(records), "written": sent}
     return counts
+
+
+def seed_flags(gateway: HindsightGateway, settings: Settings, log: Callable[[str], None] = print) -> dict[str, int]:
+    """Recall every queued exception (with its crowd-out check) and ticket, check the agents' runs for
+    incidents, and keep the per-case flags in the review store: what the queue tables and the Overview read."""
+    from dashboard.agents.findings import find_incidents, store_incident_kinds
+    from dashboard.cli.agent_commands import open_stores
+    from dashboard.finance import flags as finance_flags
+    from dashboard.finance.decisions import document_id_for
+    from dashboard.finance.models import ExceptionCase
+    from dashboard.finance.recall import DEFAULT_K, CaseKey, atwo_stage_recall, check_crowd_out
+    from dashboard.review.casework import Casework
+    from dashboard.support import flags as ticket_flags
+    from dashboard.support.models import Ticket
+    from dashboard.support.recall import recall_for_ticket
+
+    outbox, runs_store = open_stores(settings)
+    casework = Casework(outbox.engine)
+    cases, tickets = load_rows(settings.exceptions_file, ExceptionCase), load_rows(settings.tickets_file, Ticket)
+    bank = settings.finance_bank
+    jobs = [
+        (lambda c=c: atwo_stage_recall(gateway.arecall, bank, CaseKey.of(c), c.recall_query(), k=DEFAULT_K, own_document=document_id_for(c.id)))
+        for c in cases
+    ]  # fmt: skip
+    results = {c.id: r for c, r in zip(cases, gateway.recall_many(jobs), strict=True) if not isinstance(r, BaseException)}
+    results = {case_id: check_crowd_out(gateway.recall, r) for case_id, r in results.items()}  # one more call only where pass 2 was skipped
+    finance_flags.keep(casework, bank, results)
+    recalls = {t.id: recall_for_ticket(gateway.recall, settings.support_bank, t.customer, t.issue) for t in tickets}
+    ticket_flags.keep(casework, settings.support_bank, recalls)
+    runs = [r for b in (bank, settings.support_bank) for r in runs_store.runs(bank_id=b)]
+    incidents = find_incidents(gateway, runs_store, outbox, runs)
+    store_incident_kinds(casework, runs, incidents)
+    log(f"case flags: {len(results)} of {len(cases)} exceptions, {len(recalls)} tickets, {len(incidents)} incident(s) in {len(runs)} agent runs")
+    return {"exceptions": len(results), "tickets": len(recalls), "incidents": len(incidents)}

@@ -51,6 +51,11 @@ def document_id_for(case_id: str) -> str:
     return f"decision-{case_id}"
 
 
+def case_id_of(document_id: str | None) -> str | None:
+    """The case a decision document belongs to (the inverse of document_id_for), or None."""
+    return document_id.removeprefix("decision-") if document_id and document_id.startswith("decision-") else None
+
+
 def exception_decision(
     case: ExceptionCase,
     recommendation: Recommendation,

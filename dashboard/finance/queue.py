@@ -7,6 +7,8 @@ from datetime import date
 
 import pandas as pd
 
+from dashboard.finance.flags import FinanceFlags
+from dashboard.finance.flags import stored as stored_flags
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import Recommendation
 from dashboard.review.outbox import StoredDecision
@@ -20,6 +22,8 @@ SORTS = {
     "Amount (smallest first)": (lambda c: c.invoice_amount, False),
 }
 DEFAULT_SORT = "Age (oldest first)"
+COLUMNS = ["case", "vendor", "type", "invoice amount", "variance", "variance %", "age (days)", "status", "decision",
+           "exact precedents", "agent recommends", "crowd-out", "incident"]  # fmt: skip
 
 
 def status_of(stored: StoredDecision | None) -> str:
@@ -49,18 +53,33 @@ def select(
     return sorted(kept, key=key, reverse=reverse)
 
 
-def queue_frame(cases: list[ExceptionCase], decided: Mapping[str, StoredDecision], today: date) -> pd.DataFrame:
+def recommends(flags: FinanceFlags) -> str:
+    return f"{flags.action} ({flags.confidence:.0%})"
+
+
+def queue_frame(
+    cases: list[ExceptionCase], decided: Mapping[str, StoredDecision], today: date,
+    flags: Mapping[str, dict] | None = None, incidents: Mapping[str, str] | None = None,
+) -> pd.DataFrame:  # fmt: skip
+    """The queue table. `flags`: case id -> its stored flags; `incidents`: case id -> its incident cell.
+    A flag column is blank for a case not measured yet."""
+    flags, incidents = flags or {}, incidents or {}
     rows = []
     for c in cases:
         stored = decided.get(c.id)
+        measured = stored_flags(flags.get(c.id))
         rows.append({
             "case": c.id, "vendor": f"{c.vendor_code} {c.vendor_name}", "type": c.exception_type,
             "invoice amount": c.invoice_amount, "variance": c.variance, "variance %": c.variance_pct,
             "age (days)": (today - c.opened_on).days, "status": status_of(stored),
             "decision": stored.decision.outcome if stored else "",
+            "exact precedents": measured.exact if measured else None,
+            "agent recommends": recommends(measured) if measured else "",
+            "crowd-out": measured.crowd_out if measured else "", "incident": incidents.get(c.id, ""),
         })  # fmt: skip
-    columns = ["case", "vendor", "type", "invoice amount", "variance", "variance %", "age (days)", "status", "decision"]
-    return pd.DataFrame(rows, columns=columns)
+    frame = pd.DataFrame(rows, columns=COLUMNS)
+    frame["exact precedents"] = frame["exact precedents"].astype("Int64")  # blank, not NaN, when not measured
+    return frame
 
 
 def resolve_case(cases: list[ExceptionCase], selected_rows: list[int], linked_id: str | None) -> tuple[ExceptionCase | None, str | None]:

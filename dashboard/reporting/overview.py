@@ -1,10 +1,12 @@
 """What the stakeholder Overview shows, computed from plain data. No Streamlit here.
 
-Inputs: the outbox history (every reviewer decision), the two queues, the latest recall results the
-runtime kept (finance two-stage results, ticket recalls), the migration coverage and recall latency
-samples. A date range applies to decisions (by decided_at, UTC day); queues, recalls and coverage are
-"now". Agreement and overrides count the LATEST decision per case decided in the range (a revised
-decision replaces the earlier one, as it does in memory).
+Inputs: the outbox history (every reviewer decision), the two queues, the per-case flags kept in the
+review store as cases are recalled (finance: exact precedents, recommendation, crowd-out; tickets: the
+path and the legacy records admitted or rejected; both: incident kinds from the agents' runs and the
+audit log), the migration coverage and this process's recall latency samples. A date range applies to
+decisions (by decided_at, UTC day); queues, flags and coverage are "now". Agreement and overrides count
+the LATEST decision per case decided in the range (a revised decision replaces the earlier one, as it
+does in memory). Legacy records are counted once each, however many tickets judged them.
 """
 
 from __future__ import annotations
@@ -16,15 +18,16 @@ from datetime import date
 
 from pydantic import BaseModel, Field
 
+from dashboard.agents.incidents import KIND_LABELS
+from dashboard.finance.flags import FinanceFlags
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.queue import status_of
-from dashboard.finance.recall import TwoStageResult
 from dashboard.hindsight.wire import tag_value
 from dashboard.reporting.recall_log import LatencySample
 from dashboard.review.outbox import StoredDecision
+from dashboard.support.flags import TicketFlags
 from dashboard.support.migration import Coverage
 from dashboard.support.models import Ticket
-from dashboard.support.recall import TicketRecall
 
 
 class QueueStatus(BaseModel):
@@ -64,21 +67,33 @@ class DailyDecisions(BaseModel):
 
 class CrowdOutSummary(BaseModel):
     cases: int  # queued exceptions
-    recalled: int = 0  # with a two-stage result in this server's memory
-    checked: int = 0  # with a crowd-out check (pass 2 ran, or the extra check was asked for)
+    recalled: int = 0  # with flags in the store (recalled at least once, by any instance)
+    checked: int = 0  # with a crowd-out check (pass 2 ran, or the extra check was made)
     prevented: int = 0  # checked cases where a single any_strict pass would have lost exact precedents
     precedents_saved: int = 0  # exact precedents a single pass would have lost, summed
-    unchecked_pass2_skipped: int = 0  # pass 1 filled k: no counterfactual unless someone asks for the check
+    unchecked_pass2_skipped: int = 0  # pass 1 filled k: no counterfactual unless the check was made
     per_case: list[dict] = Field(default_factory=list)
+    recommendations: dict[str, int] = Field(default_factory=dict)  # the agent's action -> cases
+    no_relevant: int = 0  # measured cases with no relevant precedent (the guard escalates)
 
 
 class LegacySummary(BaseModel):
     tickets: int
-    recalled: int = 0
+    recalled: int = 0  # with flags in the store
     paths: dict[str, int] = Field(default_factory=dict)  # tagged | legacy | none
-    admitted: int = 0  # legacy candidates admitted by the ownership rule
-    rejected: int = 0
-    rejected_by_reason: dict[str, int] = Field(default_factory=dict)
+    admitted: int = 0  # distinct legacy records admitted by the ownership rule for some ticket
+    rejected: int = 0  # distinct legacy (untagged) records met by a fallback and never admitted
+    rejected_by_reason: dict[str, int] = Field(default_factory=dict)  # distinct rejected records by verdict
+    tagged_candidates: int = 0  # distinct tagged records a fallback met (never admitted: not legacy)
+
+
+class IncidentSummary(BaseModel):
+    checked: int = 0  # cases whose agent runs were checked for incidents
+    cases: int = 0  # of them, cases with at least one incident
+    by_kind: dict[str, int] = Field(default_factory=dict)  # kind -> cases
+    leaks: int = 0  # tickets where another customer's records reached the agent
+    agent_runs: int = 0  # recorded runs of the agents (the review store)
+    audited_recalls: int = 0  # recall entries read from Hindsight's audit log (the store's projection)
 
 
 class LatencyStat(BaseModel):
@@ -100,6 +115,7 @@ class OverviewMetrics(BaseModel):
     daily: list[DailyDecisions]
     crowd_out: CrowdOutSummary
     legacy: LegacySummary
+    incidents: IncidentSummary = Field(default_factory=IncidentSummary)
     coverage: Coverage | None = None
     coverage_error: str | None = None
     latency: list[LatencyStat]
@@ -158,45 +174,109 @@ def decision_metrics(
     return list(agreement.values()), override_rows, [daily[key] for key in sorted(daily)]
 
 
-def crowd_out_summary(cases: Sequence[ExceptionCase], results: Mapping[str, TwoStageResult | None]) -> CrowdOutSummary:
-    """`results`: case id -> its latest two-stage result (None when it was not recalled on this server yet)."""
+def crowd_out_summary(cases: Sequence[ExceptionCase], flags: Mapping[str, FinanceFlags | None]) -> CrowdOutSummary:
+    """`flags`: case id -> its stored flags (None or absent when it was never recalled)."""
     summary = CrowdOutSummary(cases=len(cases))
+    actions: Counter[str] = Counter()
     for case in cases:
-        result = results.get(case.id)
-        if result is None:
+        measured = flags.get(case.id)
+        if measured is None:
             continue
         summary.recalled += 1
-        co = result.crowd_out
-        if co is None:
+        actions[measured.action] += 1
+        summary.no_relevant += measured.relevant == 0
+        lost = measured.crowd_out_lost
+        if lost is None:
             summary.unchecked_pass2_skipped += 1
-            state, lost = "pass 2 skipped, not checked", None
+            state = "not checked"
         else:
             summary.checked += 1
-            lost = co.lost
-            if co.crowded_out:
+            if lost:
                 summary.prevented += 1
-                summary.precedents_saved += co.lost
-            state = "crowd-out prevented" if co.crowded_out else "no crowd-out"
-        summary.per_case.append({"case": case.id, "vendor": case.vendor_code, "type": case.exception_type,
-                                 "exact": len(result.exact), "lost by a single pass": lost, "state": state})  # fmt: skip
+                summary.precedents_saved += lost
+            state = "crowd-out caught" if lost else "no crowd-out"
+        summary.per_case.append({"case": case.id, "vendor": case.vendor_code, "type": case.exception_type.replace("_", " "),
+                                 "exact precedents": measured.exact, "lost by a single pass": lost, "state": state,
+                                 "agent recommends": measured.action})  # fmt: skip
+    summary.recommendations = dict(actions)
     return summary
 
 
-def legacy_summary(tickets: Sequence[Ticket], results: Mapping[str, TicketRecall | None]) -> LegacySummary:
+def legacy_summary(tickets: Sequence[Ticket], flags: Mapping[str, TicketFlags | None]) -> LegacySummary:
+    """Paths per ticket; legacy records once each: admitted if any ticket admitted it, else rejected."""
     summary = LegacySummary(tickets=len(tickets))
     paths: Counter[str] = Counter()
-    reasons: Counter[str] = Counter()
+    admitted: set[str] = set()
+    verdicts: dict[str, str] = {}
+    tagged: set[str] = set()
     for ticket in tickets:
-        recall = results.get(ticket.id)
-        if recall is None:
+        measured = flags.get(ticket.id)
+        if measured is None:
             continue
         summary.recalled += 1
-        paths[recall.path] += 1
-        summary.admitted += len(recall.legacy_admitted)
-        summary.rejected += len(recall.legacy_rejected)
-        reasons.update(e.verdict for e in recall.legacy_rejected)
-    summary.paths, summary.rejected_by_reason = dict(paths), dict(reasons)
+        paths[measured.path] += 1
+        admitted.update(measured.admitted)
+        for record, verdict in measured.rejected.items():
+            verdicts.setdefault(record, verdict)
+        tagged.update(measured.tagged_candidates)
+    rejected = {record: verdict for record, verdict in verdicts.items() if record not in admitted}
+    summary.paths, summary.admitted, summary.rejected = dict(paths), len(admitted), len(rejected)
+    summary.rejected_by_reason = dict(Counter(rejected.values()))
+    summary.tagged_candidates = len(tagged)
     return summary
+
+
+def incident_summary(kinds: Mapping[tuple[str, str], list[str] | None], agent_tally: tuple[int, int] = (0, 0)) -> IncidentSummary:
+    """`kinds`: (case kind, case id) -> its stored incident kinds (None: never checked); `agent_tally`: (agent
+    runs, audit-log recalls read)."""
+    summary = IncidentSummary(agent_runs=agent_tally[0], audited_recalls=agent_tally[1])
+    by_kind: Counter[str] = Counter()
+    for (case_kind, _case_id), found in kinds.items():
+        if found is None:
+            continue
+        summary.checked += 1
+        summary.cases += bool(found)
+        by_kind.update(set(found))
+        summary.leaks += case_kind == "ticket" and "other_customer" in found
+    summary.by_kind = dict(by_kind)
+    return summary
+
+
+def _n(count: int, one: str, many: str | None = None) -> str:
+    return f"{count} {one if count == 1 else (many or one + 's')}"
+
+
+def headline(m: OverviewMetrics) -> str:
+    """One sentence a stakeholder reads first, e.g. "18 exceptions, 5 decided; the agent was overruled on 1; ..."."""
+    queues = {q.queue: q for q in m.queues}
+    agreement = {a.kind: a for a in m.agreement}
+    parts = []
+    for name, kind, noun in (("Finance exceptions", "exception", "exception"), ("Support tickets", "ticket", "ticket")):
+        q = queues.get(name)
+        if q is None:
+            continue
+        part = f"{_n(q.total, noun)}, {q.decided + q.pending_delivery} decided"
+        overruled = agreement[kind].overridden if kind in agreement else 0
+        if kind == "exception" and overruled:
+            part += f" (the agent was overruled on {overruled})"
+        parts.append(part)
+    co = m.crowd_out
+    parts.append(_n(co.prevented, "crowd-out") + " caught" if co.checked else "no crowd-out check made yet")
+    inc = m.incidents
+    if not inc.checked:
+        parts.append("the agents' runs not checked for incidents yet")
+    elif inc.leaks:
+        parts.append(f"{_n(inc.leaks, 'ticket')} where another customer's records reached the agent")
+    else:
+        parts.append("no cross-customer leak")
+    others = inc.cases - inc.leaks
+    if inc.checked and others > 0:
+        parts.append(f"{_n(others, 'other case')} with an incident")
+    return "; ".join(parts) + "."
+
+
+def incident_label(kind: str) -> str:
+    return KIND_LABELS.get(kind, kind.replace("_", " "))
 
 
 def p95(values: Sequence[float]) -> float:
@@ -226,9 +306,11 @@ def build(
     bank_for: Mapping[str, str],
     cases: Sequence[ExceptionCase],
     tickets: Sequence[Ticket],
-    finance_results: Mapping[str, TwoStageResult | None],
-    ticket_results: Mapping[str, TicketRecall | None],
+    finance_flags: Mapping[str, FinanceFlags | None],
+    ticket_flags: Mapping[str, TicketFlags | None],
     latencies: Iterable[LatencySample],
+    incident_kinds: Mapping[tuple[str, str], list[str] | None] | None = None,
+    agent_tally: tuple[int, int] = (0, 0),
     coverage: Coverage | None = None,
     coverage_error: str | None = None,
     start: date | None = None,
@@ -240,6 +322,7 @@ def build(
     return OverviewMetrics(
         start=start, end=end, decisions_in_range=len(decided),
         queues=queue_status(cases, tickets, latest), agreement=agreement, overrides=overrides, daily=daily,
-        crowd_out=crowd_out_summary(cases, finance_results), legacy=legacy_summary(tickets, ticket_results),
+        crowd_out=crowd_out_summary(cases, finance_flags), legacy=legacy_summary(tickets, ticket_flags),
+        incidents=incident_summary(incident_kinds or {}, agent_tally),
         coverage=coverage, coverage_error=coverage_error, latency=latency_stats(latencies),
     )  # fmt: skip

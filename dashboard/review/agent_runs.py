@@ -171,6 +171,15 @@ class AgentRunStore:
         found = self.runs(case_kind, case_id, bank_id)
         return found[0] if found else None
 
+    def tally(self, bank_ids: list[str]) -> tuple[int, int]:
+        """(agent runs recorded, audit-log recall entries read) for these banks: counted in SQL."""
+        with self.engine.connect() as conn:
+            runs = conn.execute(sa.select(sa.func.count()).select_from(agent_runs).where(agent_runs.c.bank_id.in_(bank_ids))).scalar_one()
+            read = conn.execute(
+                sa.select(sa.func.count()).select_from(audit_recalls).where(audit_recalls.c.bank_id.in_(bank_ids))
+            ).scalar_one()  # fmt: skip
+        return int(runs), int(read)
+
     # -- audit projection ----------------------------------------------------------------------
     def known_entries(self, bank_id: str, ids: list[str]) -> set[str]:
         known: set[str] = set()

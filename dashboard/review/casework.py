@@ -5,7 +5,7 @@ sees them). No Streamlit here.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 
 import sqlalchemy as sa
@@ -40,6 +40,17 @@ def _utc(value: datetime) -> datetime:
 
 def _upsert(engine: Engine, table: sa.Table):
     return (postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert)(table)
+
+
+def _merged(engine: Engine, new: sa.ColumnElement, keys: tuple[str, ...]) -> sa.ColumnElement:
+    """The stored flags with the top-level `keys` taken from `new` (a shallow merge, done by the database)."""
+    if engine.dialect.name == "postgresql":
+        return sa.cast(sa.cast(case_flags.c.flags, postgresql.JSONB).op("||")(sa.cast(new, postgresql.JSONB)), sa.JSON)
+    pairs = []
+    for key in keys:
+        path = sa.literal('$."' + key.replace('"', "") + '"', sa.String)
+        pairs += [path, new.op("->")(path)]  # `->` yields JSON, so json_set stores it as JSON, not as a string
+    return sa.func.json_set(case_flags.c.flags, *pairs)
 
 
 class Casework:
@@ -123,20 +134,32 @@ class Casework:
     # -- per-case flags for the Overview -----------------------------------------------------
 
     def put_flags(self, bank_id: str, case_kind: str, case_id: str, flags: dict) -> None:
-        insert = _upsert(self.engine, case_flags).values(
-            bank_id=bank_id, case_kind=case_kind, case_id=case_id, flags=flags, updated_at=self.clock()
-        )
-        statement = insert.on_conflict_do_update(
-            index_elements=["bank_id", "case_kind", "case_id"],
-            set_={"flags": insert.excluded.flags, "updated_at": insert.excluded.updated_at},
-        )
-        with self.engine.begin() as conn:
-            conn.execute(statement)
+        self.put_many_flags(bank_id, case_kind, {case_id: flags})
 
-    def flags(self, bank_id: str, case_kind: str) -> dict[str, dict]:
-        """case id -> its latest flags, for one bank and kind."""
+    def put_many_flags(self, bank_id: str, case_kind: str, flags_by_case: Mapping[str, dict]) -> None:
+        """Set these flags on these cases in one transaction. Each given key replaces that key whole; the
+        case's other keys stay (the recall's flags and the incidents are written by different code paths),
+        merged in SQL so two writers of different keys never overwrite each other."""
+        by_keys: dict[tuple[str, ...], list[dict]] = {}
+        now = self.clock()
+        for case_id, flags in flags_by_case.items():
+            row = {"bank_id": bank_id, "case_kind": case_kind, "case_id": case_id, "flags": flags, "updated_at": now}
+            by_keys.setdefault(tuple(sorted(flags)), []).append(row)
+        with self.engine.begin() as conn:
+            for keys, rows in by_keys.items():
+                insert = _upsert(self.engine, case_flags)
+                statement = insert.on_conflict_do_update(
+                    index_elements=["bank_id", "case_kind", "case_id"],
+                    set_={"flags": _merged(self.engine, insert.excluded.flags, keys), "updated_at": insert.excluded.updated_at},
+                )
+                conn.execute(statement, rows)
+
+    def flags(self, bank_id: str, case_kind: str, case_ids: list[str] | None = None) -> dict[str, dict]:
+        """case id -> its latest flags, for one bank and kind (only `case_ids` when given)."""
         query = sa.select(case_flags.c.case_id, case_flags.c.flags).where(
             case_flags.c.bank_id == bank_id, case_flags.c.case_kind == case_kind
         )
+        if case_ids is not None:
+            query = query.where(case_flags.c.case_id.in_(case_ids))
         with self.engine.connect() as conn:
             return {case_id: flags for case_id, flags in conn.execute(query)}

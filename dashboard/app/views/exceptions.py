@@ -34,7 +34,7 @@ from components.workflow import (
     render_comments,
     toast,
 )
-from dashboard.agents.incidents import is_relevant_ref
+from dashboard.agents.incidents import incident_text, is_relevant_ref
 from dashboard.app import access, state
 from dashboard.finance import queue as exception_queue
 from dashboard.finance.decisions import (
@@ -93,8 +93,10 @@ with queue_panel:
         shown = [c for c in shown if c.id in mine]
     ids = [c.id for c in shown]
     keep_selection(QUEUE_KEY, "case", ids, decided, GOTO)
+    queue_flags = state.case_flags(bank, "exception")  # measured as cases are recalled, kept in the review store
+    queue_table = exception_queue.queue_frame(shown, decided, today, queue_flags, {c: incident_text(f) for c, f in queue_flags.items()})
     event = st.dataframe(
-        exception_queue.with_sla(exception_queue.queue_frame(shown, decided, today), settings.sla_days), key=QUEUE_KEY,
+        exception_queue.with_sla(queue_table, settings.sla_days), key=QUEUE_KEY,
         on_select="rerun", selection_mode="single-row", hide_index=True, width="stretch",
         column_config={"invoice amount": st.column_config.NumberColumn(format="%.2f"), "variance": st.column_config.NumberColumn(format="%+.2f")},
     )  # fmt: skip

@@ -21,7 +21,7 @@ from components.workflow import (
     render_comments,
     toast,
 )
-from dashboard.agents.incidents import ownership
+from dashboard.agents.incidents import incident_text, ownership
 from dashboard.app import access, state
 from dashboard.app.ticket_evidence import render_ticket_evidence
 from dashboard.hindsight.errors import HindsightError
@@ -37,6 +37,8 @@ from dashboard.support.decisions import (
     ticket_evidence_snapshot,
 )
 from dashboard.support.directory import check_directory
+from dashboard.support.flags import history_used
+from dashboard.support.flags import stored as stored_ticket_flags
 from dashboard.support.models import Customer, Ticket
 
 QUEUE_KEY = "ticket_queue"
@@ -80,8 +82,10 @@ def _status(ticket_id: str) -> str:
     return f"{action} ({stored.state})"
 
 
+ticket_flags = state.case_flags(bank, "ticket")  # measured as tickets are recalled, kept in the review store
 queue = pd.DataFrame(
-    [{"ticket": t.id, "customer": t.customer, "issue": t.issue, "opened": t.opened_on.isoformat(), "status": _status(t.id)}
+    [{"ticket": t.id, "customer": t.customer, "issue": t.issue, "opened": t.opened_on.isoformat(), "status": _status(t.id),
+      "history used": history_used(stored_ticket_flags(ticket_flags.get(t.id))), "incident": incident_text(ticket_flags.get(t.id))}
      for t in tickets]
 )  # fmt: skip
 keep_selection(QUEUE_KEY, "ticket", [t.id for t in tickets], decided_ids, GOTO_KEY, open_first=False)

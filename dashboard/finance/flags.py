@@ -1,0 +1,74 @@
+"""A finance case's queue-wide flags, computed from its two-stage result as it is recalled, and kept in
+the review store so the queue table and the Overview show them at once, for every reviewer, after a
+restart. Pure functions, and `keep`, which writes them through the review store's Casework. No Streamlit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pydantic import BaseModel
+
+from dashboard.finance.policy import assess
+from dashboard.finance.recall import TwoStageResult
+from dashboard.review.casework import Casework
+
+KEY = "recall"  # the store key of these flags (a case's incidents live beside them)
+
+
+class FinanceFlags(BaseModel):
+    k: int
+    exact: int  # exact precedents (this vendor AND type) in the evidence
+    relevant: int  # relevant records among all recalled (exact, and broader ones that are relevant)
+    broader: int
+    action: str  # the agent's recommendation
+    confidence: float
+    policy: str
+    crowd_out_lost: int | None = None  # exact precedents a single any_strict pass would lose; None = not checked
+    exact_ids: list[str]  # the exact evidence the crowd-out check was made on
+
+    @property
+    def crowd_out(self) -> str:
+        if self.crowd_out_lost is None:
+            return "not checked"
+        return f"caught: {self.crowd_out_lost} kept" if self.crowd_out_lost else "none"
+
+
+def finance_flags(result: TwoStageResult) -> FinanceFlags:
+    """The flags of one recall: counts, the recommendation the policy gives on it, the crowd-out check."""
+    flagged, rec = assess(result)
+    return FinanceFlags(
+        k=result.k, exact=len(flagged.exact), relevant=sum(1 for r in flagged.records if r.relevant), broader=len(flagged.broader),
+        action=rec.action, confidence=rec.confidence, policy=rec.policy,
+        crowd_out_lost=None if result.crowd_out is None else result.crowd_out.lost, exact_ids=[r.id for r in flagged.exact],
+    )  # fmt: skip
+
+
+def keep_crowd_out(new: FinanceFlags, previous: FinanceFlags | None) -> FinanceFlags:
+    """A recall made again without the check keeps the check made before, while the exact evidence is the same
+    (the counterfactual depends only on it): an expired cache entry does not forget a crowd-out."""
+    if new.crowd_out_lost is not None or previous is None or previous.crowd_out_lost is None:
+        return new
+    if (previous.k, previous.exact_ids) != (new.k, new.exact_ids):
+        return new
+    return new.model_copy(update={"crowd_out_lost": previous.crowd_out_lost})
+
+
+def stored(flags: dict | None) -> FinanceFlags | None:
+    """The finance flags in a case's stored flags, or None (not measured yet, or written by an older version)."""
+    value = (flags or {}).get(KEY)
+    try:
+        return FinanceFlags.model_validate(value) if value else None
+    except ValueError:
+        return None
+
+
+def keep(casework: Casework, bank_id: str, results: Mapping[str, TwoStageResult]) -> None:
+    """Store the flags of these cases' results (case id -> result), keeping earlier crowd-out checks that still hold."""
+    if not results:
+        return
+    before = casework.flags(bank_id, "exception", list(results))
+    casework.put_many_flags(bank_id, "exception", {
+        case_id: {KEY: keep_crowd_out(finance_flags(result), stored(before.get(case_id))).model_dump(mode="json")}
+        for case_id, result in results.items()
+    })  # fmt: skip

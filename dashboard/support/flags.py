@@ -1,0 +1,62 @@
+"""A ticket's queue-wide flags, computed from its recall as it happens, and kept in the review store so the
+queue table and the Overview show them at once, for every reviewer, after a restart. Records are named
+(by document id, else memory id), so the Overview counts each legacy record once, however many tickets
+judged it. Pure functions, and `keep`, which writes them through the review store's Casework. No Streamlit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from pydantic import BaseModel, Field
+
+from dashboard.review.casework import Casework
+from dashboard.support.recall import Path, TicketEvidence, TicketRecall
+
+KEY = "recall"  # the store key of these flags (a ticket's incidents live beside them)
+
+
+def _ref(evidence: TicketEvidence) -> str:
+    return evidence.document_id or evidence.id
+
+
+class TicketFlags(BaseModel):
+    path: Path  # tagged | legacy | none
+    tagged: int
+    admitted: list[str] = Field(default_factory=list)  # legacy records admitted by the ownership rule
+    rejected: dict[str, str] = Field(default_factory=dict)  # untagged candidates rejected: record -> verdict
+    tagged_candidates: list[str] = Field(default_factory=list)  # tagged records the fallback met (never admitted)
+
+
+def ticket_flags(recall: TicketRecall) -> TicketFlags:
+    legacy_rejected = [e for e in recall.legacy_rejected if not e.tags]
+    return TicketFlags(
+        path=recall.path, tagged=len(recall.tagged), admitted=[_ref(e) for e in recall.legacy_admitted],
+        rejected={_ref(e): e.verdict for e in legacy_rejected},
+        tagged_candidates=[_ref(e) for e in recall.legacy_rejected if e.tags],
+    )  # fmt: skip
+
+
+def history_used(flags: TicketFlags | None) -> str:
+    """The queue's "history used" cell: blank when the ticket was not recalled yet."""
+    if flags is None:
+        return ""
+    if flags.path == "tagged":
+        return f"tagged ({flags.tagged} record{'s' if flags.tagged != 1 else ''})"
+    if flags.path == "legacy":
+        return f"legacy ({len(flags.admitted)} admitted)"
+    return "none"
+
+
+def stored(flags: dict | None) -> TicketFlags | None:
+    value = (flags or {}).get(KEY)
+    try:
+        return TicketFlags.model_validate(value) if value else None
+    except ValueError:
+        return None
+
+
+def keep(casework: Casework, bank_id: str, recalls: Mapping[str, TicketRecall]) -> None:
+    """Store the flags of these tickets' recalls (ticket id -> recall)."""
+    if recalls:
+        casework.put_many_flags(bank_id, "ticket", {tid: {KEY: ticket_flags(r).model_dump(mode="json")} for tid, r in recalls.items()})

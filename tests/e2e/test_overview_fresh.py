@@ -1,0 +1,56 @@
+"""A fresh start of the demo, as `scripts/dashboard` does it (`python -m dashboard seed`, then the app on an
+empty review store beside it): the Overview shows real figures on its first load, without pressing anything."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+
+from playwright.sync_api import Page, expect
+
+from tests.e2e.conftest import REPO, serve_app
+
+
+def _metric(page: Page, label: str):
+    return page.get_by_test_id("stMetric").filter(has_text=label).get_by_test_id("stMetricValue")
+
+
+def test_a_fresh_demo_start_shows_overview_figures_without_pressing_anything(hindsight, page: Page, shots):
+    suffix = uuid.uuid4().hex[:8]
+    data_dir = Path(tempfile.mkdtemp(prefix="recall-review-fresh-"))  # the review store of this fresh start
+    env = {k: v for k, v in os.environ.items() if k != "HINDSIGHT_API_URL"}
+    env.update(hindsight.env(finance=f"fresh-fin-{suffix}", support=f"fresh-sup-{suffix}"))
+    env["RECALL_REVIEW_DATA_DIR"] = str(data_dir)
+    try:
+        seeded = subprocess.run([sys.executable, "-m", "dashboard", "seed", "--json"], cwd=REPO, env=env, capture_output=True,
+                                text=True, timeout=600, check=False)  # fmt: skip
+        assert seeded.returncode == 0, seeded.stderr[-3000:]
+        assert json.loads(seeded.stdout)["case_flags"]["exceptions"] == 18
+        with serve_app(env, data_dir) as url:
+            page.goto(f"{url}/overview")
+            expect(page.get_by_role("heading", name="Overview")).to_be_visible(timeout=60_000)
+            expect(page.get_by_text(re.compile(r"^18 of 18 queued cases measured"))).to_be_visible(timeout=60_000)
+            expect(page.get_by_text(re.compile(r"^12 of 12 tickets measured"))).to_be_visible()
+            headline = page.get_by_role("heading", name=re.compile(r"^18 exceptions, 0 decided; 12 tickets, 0 decided; \d+ crowd-outs? caught; "))
+            expect(headline).to_be_visible()
+            # the demo's naive agents leaked another customer's records into T-2004 and T-2010, and were crowded out
+            expect(headline).to_contain_text(re.compile(r"2 tickets where another customer's records reached the agent"))
+            expect(_metric(page, "Crowd-outs caught")).to_have_text(re.compile(r"^[1-9]\d*$"))
+            expect(_metric(page, "Incidents")).to_have_text(re.compile(r"^[1-9]\d*$"))
+            expect(_metric(page, "Legacy records admitted / rejected")).to_have_text(re.compile(r"^[1-9]\d* / [1-9]\d*$"))
+            audited = re.compile(r"from [1-9]\d* agent runs and [1-9]\d* recalls read from Hindsight's audit log")
+            expect(page.get_by_text(audited)).to_be_visible()  # the audit log's projection, in the store since the seed
+            expect(page.get_by_test_id("stPlotlyChart").first).to_be_visible()
+            assert page.get_by_text("Measuring the cases no one has recalled yet").count() == 0  # the seed measured them
+            body = page.inner_text("body")
+            assert "n/a" not in body and "kind=" not in body and "queue=" not in body
+            shots(page, "overview-fresh")
+    finally:
+        shutil.rmtree(data_dir, ignore_errors=True)

@@ -42,7 +42,7 @@ def _frame(items: list[TicketEvidence], flag: bool) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def render_recall(recall: TicketRecall, bank_id: str, key: str) -> None:
+def render_recall(recall: TicketRecall, bank_id: str, key: str, ticket_id: str | None = None) -> None:
     {"tagged": st.success, "legacy": st.warning, "none": st.info}[recall.path](PATH_TEXT[recall.path])
     st.text(f"Customer tag: {recall.tag}")
     config = {"admitted": st.column_config.CheckboxColumn("admitted", help="Admission flag: may reach the response")}
@@ -63,10 +63,10 @@ def render_recall(recall: TicketRecall, bank_id: str, key: str) -> None:
                 _frame(recall.legacy_rejected, flag=True), hide_index=True, width="stretch", column_config=config,
                 key=f"{key}_rejected",
             )  # fmt: skip
-    _trace_links(recall, bank_id)
+    _trace_links(recall, bank_id, ticket_id)
 
 
-def _trace_links(recall: TicketRecall, bank_id: str) -> None:
+def _trace_links(recall: TicketRecall, bank_id: str, ticket_id: str | None) -> None:
     names = ["Trace: tagged recall", "Trace: legacy candidate recall"]
     columns = st.columns(len(recall.requests) or 1)
     for column, name, request in zip(columns, names, recall.requests, strict=False):
@@ -74,7 +74,7 @@ def _trace_links(recall: TicketRecall, bank_id: str) -> None:
             trace_link(
                 TraceRequest(bank=bank_id, query=request.query, tags=tuple(request.tags), tags_match=request.tags_match,
                              max_tokens=request.max_tokens),
-                label=name,
+                label=name, case=("ticket", ticket_id) if ticket_id else None,
             )  # fmt: skip
 
 

@@ -112,15 +112,15 @@ def _frame(records: list[PrecedentEvidence]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=columns)
 
 
-def _trace(result: TwoStageResult, info: PassInfo, label: str) -> None:
+def _trace(result: TwoStageResult, info: PassInfo, label: str, case_id: str | None) -> None:
     trace_link(
         TraceRequest(bank=result.bank_id, query=result.query, tags=tuple(info.tags), tags_match=info.tags_match,
                      max_tokens=info.max_tokens, budget=info.budget, types=tuple(info.types) if info.types else None),
-        label=label,
+        label=label, case=("case", case_id) if case_id else None,
     )  # fmt: skip
 
 
-def render_evidence(result: TwoStageResult) -> None:
+def render_evidence(result: TwoStageResult, case_id: str | None = None) -> None:
     score_cfg = {c: st.column_config.NumberColumn(c, format="%.3f") for c in ("final", "semantic", "keyword")}
     config = {"relevant": st.column_config.CheckboxColumn("relevant"), "text": st.column_config.TextColumn("text", width="large"), **score_cfg}
 
@@ -130,7 +130,7 @@ def render_evidence(result: TwoStageResult) -> None:
         st.dataframe(_frame(result.exact), hide_index=True, width="stretch", column_config=config, key="evidence_exact")
     else:
         st.text("No record is tagged with both this vendor and this type.")
-    _trace(result, result.pass1, "Trace of pass 1 (exact)")
+    _trace(result, result.pass1, "Trace of pass 1 (exact)", case_id)
 
     st.subheader(f"Broader: this vendor OR this type ({len(result.broader)})")
     if result.pass2 is None:
@@ -144,4 +144,4 @@ def render_evidence(result: TwoStageResult) -> None:
         st.dataframe(_frame(result.broader), hide_index=True, width="stretch", column_config=config, key="evidence_broader")
     else:
         st.text("Nothing beyond the exact precedents.")
-    _trace(result, result.pass2, "Trace of pass 2 (broader)")
+    _trace(result, result.pass2, "Trace of pass 2 (broader)", case_id)

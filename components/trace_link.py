@@ -22,12 +22,17 @@ TRACE_PAGE = "views/traces.py"  # relative to dashboard/app/main.py, as register
 
 
 def trace_link(
-    request: TraceRequest, label: str = "Trace", *, help: str | None = None, icon: str = ":material/troubleshoot:"
+    request: TraceRequest, label: str = "Trace", *, help: str | None = None, icon: str = ":material/troubleshoot:",
+    case: tuple[str, str] | None = None,
 ) -> None:
-    """Render a link to `request`'s trace on the Traces page."""
+    """Render a link to `request`'s trace on the Traces page. `case` ("case" or "ticket", its id) is the case the
+    link is opened from: the trace highlights its exact precedents and links back to it."""
+    params = request.to_query_params()
+    if case is not None:
+        params[case[0]] = case[1]
     st.page_link(
-        TRACE_PAGE, label=label, icon=icon, query_params=request.to_query_params(),
-        help=help or f"How this recall was ranked: {request.tags_match} on {len(request.tags)} tag(s), budget {request.budget}",
+        TRACE_PAGE, label=label, icon=icon, query_params=params,
+        help=help or "How this recall ranked what it found, arm by arm",
     )  # fmt: skip
 
 

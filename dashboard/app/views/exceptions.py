@@ -139,7 +139,7 @@ if result is not None:
         st.subheader("Your decision, as memory holds it")
         st.text(f"{result.own_decision.ref} (kept out of this case's evidence; it is evidence for the next case of this vendor and type)")
         st.text(result.own_decision.text)
-    render_evidence(result)
+    render_evidence(result, case.id)
     render_then_now(  # "now" lists this case's own decision too, flagged: it is what changed, never evidence
         state.then_now(bank, "exception", case.id, result.records + ([result.own_decision] if result.own_decision else [])),
         lambda r: "your decision (not evidence)" if r.ref == own else ("relevant" if is_relevant_ref(r, case.vendor_code, case.exception_type) else "not relevant"),

@@ -111,7 +111,7 @@ except HindsightError as exc:
     recall = None
 
 if recall is not None:
-    render_recall(recall, bank, key=f"recall_{ticket.id}")
+    render_recall(recall, bank, key=f"recall_{ticket.id}", ticket_id=ticket.id)
     render_then_now(
         state.then_now(bank, "ticket", ticket.id, recall.evidence),
         lambda r: ownership(r, recall.tag), key=f"then_now_{ticket.id}",

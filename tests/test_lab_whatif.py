@@ -3,6 +3,7 @@ under "graph arm weight 0" predicted from one trace per recall."""
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -13,7 +14,7 @@ from dashboard.lab.ab import Comparison, Variant, compare
 from dashboard.lab.whatif import TracedQueue, WhatIf
 from dashboard.queue_files import load_rows
 from dashboard.support.models import Ticket
-from tests.helpers import bank_ids
+from tests.helpers import bank_ids, run_command
 
 
 def test_a_whatif_parses_describes_and_refuses_what_it_cannot_be():
@@ -102,7 +103,7 @@ def test_graph_weight_0_on_the_demo_queue_shows_which_cases_change(hindsight, se
     print(f"keywords only changes {len(moved)} case(s): {sorted(d.case_id for d in moved)}; {keywords.summary()}")
 
 
-def test_two_whatifs_against_each_other_and_the_default_against_the_server(hindsight, settled_banks):
+def test_two_whatifs_against_each_other_and_the_default_against_the_server(hindsight, settled_banks, monkeypatch, capsys):
     finance, support = settled_banks.finance, settled_banks.support
     cases = load_rows(demo_data.EXCEPTIONS, ExceptionCase)[:6]
     tickets = load_rows(demo_data.TICKETS, Ticket)[:4]
@@ -114,3 +115,14 @@ def test_two_whatifs_against_each_other_and_the_default_against_the_server(hinds
                    Variant(name="b", kind="whatif", whatif=WhatIf.parse("graph=0, cap=10")))  # fmt: skip
     assert not [d.error for d in both.diffs if d.error] and len(both.diffs) == len(cases) + len(tickets)
     assert both.summary().startswith("under B (what-if: graph arm weight 0, each arm capped at 10): ")
+
+    # the same from the command line
+    monkeypatch.setenv("RECALL_REVIEW_SUPPORT_BANK", support)
+    code, out, err = run_command(monkeypatch, capsys, hindsight, finance, "ab-compare", "--b-whatif", "graph=0", "--json")
+    assert code == 0, err
+    payload = json.loads(out)
+    assert payload["summary"].startswith("under B (what-if: graph arm weight 0): ")
+    assert payload["prediction_checks"]["recalls"] == payload["prediction_checks"]["default_equals_server"] > 0
+    assert len(payload["cases"]) == len(load_rows(demo_data.EXCEPTIONS, ExceptionCase)) + len(load_rows(demo_data.TICKETS, Ticket))
+    code, out, err = run_command(monkeypatch, capsys, hindsight, finance, "ab-compare", "--a", "graph=0", "--b-bank-config", "enable_graph_retrieval=false")
+    assert code == 2 and "compare it with the server as it is" in err

@@ -77,6 +77,8 @@ def render_ab_report(report: ABReport) -> None:
     p50 = report.p50_change
     cols[3].metric("p50 latency, B vs A", "n/a" if p50 is None else f"{p50 * 100:+.0f} %")
     rows = pd.DataFrame([d.row() for d in report.diffs])
+    if not rows.empty and not rows["changed"].any():
+        st.text(f"No case changes under B: all {len(rows)} cases keep their exact precedents, recommendation and legacy admissions.")
     only_changed = st.toggle("Only the cases that change", value=True, key="ab_only_changed")
     st.dataframe(rows[rows["changed"]] if only_changed and not rows.empty else rows, hide_index=True, width="stretch", key="ab_cases")
     if report.clones_deleted:

@@ -180,11 +180,15 @@ def render_results(analysis: TraceAnalysis, labels: dict[str, CandidateLabel], f
         column_config={
             "candidate": st.column_config.TextColumn("document", help="The memory's document id"),
             "exact": st.column_config.CheckboxColumn(f"{EXACT_MARK} exact", help="An exact precedent of the case this trace was opened from"),
+            "rrf_rank": st.column_config.NumberColumn("fused rank", help="Rank after fusing the arms (RRF)", format="%d"),
+            "reranked_rank": st.column_config.NumberColumn("final rank", help="Empty: ranked too low to be scored", format="%d"),
+            "change": st.column_config.NumberColumn("moved", help="Fused rank minus final rank: positive moved up", format="%d"),
             "single_arm": st.column_config.CheckboxColumn("one arm only", help="Only one retrieval arm found it"),
-            "change": st.column_config.NumberColumn("rank change", help="RRF rank minus reranked rank: positive moved up"),
-            "reranked_rank": st.column_config.NumberColumn("reranked", help="Empty: pre-filtered before the reranker"),
-            "rrf_score": st.column_config.NumberColumn("RRF score", format="%.5f"),
-            **{f"{s}_rrf": st.column_config.NumberColumn(f"{s} 1/(60+r)", format="%.5f") for s in SOURCES},
+            "rrf_score": st.column_config.NumberColumn("fusion score", help="RRF: the sum of 1/(60 + rank) over the arms", format="%.5f"),
+            **{f"{s}_rank": st.column_config.NumberColumn(f"{_arm(s)} rank", format="%d") for s in SOURCES},
+            **{f"{s}_rrf": st.column_config.NumberColumn(f"{_arm(s)} score", help="1/(60 + rank)", format="%.5f") for s in SOURCES},
+            "fact_type": st.column_config.TextColumn("memory kind"),
+            "node_id": st.column_config.TextColumn("memory id"),
         },
     )  # fmt: skip
     pre = [r for r in analysis.rows if r.pre_filtered]

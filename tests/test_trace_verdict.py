@@ -94,6 +94,10 @@ def test_chart_names_cannot_carry_markup():
 def test_small_helpers():
     assert plain_tag("type:price_variance") == "type price variance" and plain_tag("urgent") == "urgent"
     assert dominant_tag([("type:a", "vendor:V1"), ("type:a", "vendor:V2"), ("type:a", "vendor:V1")]) == ("vendor:V1", 2)
+    # no vendor holds half of the list: what they all share says more
+    spread = [("type:a", "vendor:V1"), ("type:a", "vendor:V2"), ("type:a", "vendor:V3"), ("type:a", "vendor:V1"), ("type:a",)]
+    assert dominant_tag(spread) == ("type:a", 5)
+    assert dominant_tag([("type:a", "vendor:V1"), ("type:b", "vendor:V1")]) == ("vendor:V1", 2)
     assert dominant_tag([("type:a",), ("type:b",), ("type:a",)]) == ("type:a", 2) and dominant_tag([]) == (None, 0)
     assert case_of_link({"case": "E-1001", "bank": "b"}) == ("case", "E-1001")
     assert case_of_link({"ticket": ["T-1", "T-2"]}) == ("ticket", "T-2")

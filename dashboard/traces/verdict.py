@@ -80,13 +80,22 @@ class Verdict:
 
 
 def dominant_tag(tag_lists: list[tuple[str, ...]]) -> tuple[str | None, int]:
+    """The tag most of the list shares: a vendor or customer when one holds at least half of it (that is
+    the flood a reviewer looks for), else the most common tag (entities first on a tie)."""
     counts = Counter(tag for tags in tag_lists for tag in set(tags))
     if not counts:
         return None, 0
-    preferred = {t: n for t, n in counts.items() if t.partition(":")[0] in ENTITY_TAGS}
-    pool = preferred or counts
-    tag = min(pool, key=lambda t: (-pool[t], t))
-    return tag, pool[tag]
+
+    def order(t: str) -> tuple:
+        return (-counts[t], t.partition(":")[0] not in ENTITY_TAGS, t)
+
+    entities = [t for t in counts if t.partition(":")[0] in ENTITY_TAGS]
+    if entities:
+        best = min(entities, key=order)
+        if 2 * counts[best] >= len(tag_lists):
+            return best, counts[best]
+    tag = min(counts, key=order)
+    return tag, counts[tag]
 
 
 def verdict(

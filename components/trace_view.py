@@ -34,6 +34,7 @@ from dashboard.traces.verdict import SHORT_ARM_NAMES, CaseFocus, exact_ids, verd
 EXACT_MARK = "★"
 
 SOURCE_COLOURS = {"semantic": "#4C78A8", "bm25": "#F58518", "graph": "#54A24B", "temporal": "#B279A2"}
+KIND_COLOURS = {"world": "#4C78A8", "experience": "#F58518", "observation": "#54A24B"}
 CHART_LIMIT = 20
 
 
@@ -145,7 +146,7 @@ def render_counts(analysis: TraceAnalysis) -> None:
     fig = go.Figure()
     for kind in frame["memory kind"].unique():
         part = frame[frame["memory kind"] == kind]
-        fig.add_bar(x=part["arm"], y=part["count"], name=f"{kind} memories")
+        fig.add_bar(x=part["arm"], y=part["count"], name=f"{kind} memories", marker_color=KIND_COLOURS.get(kind, "#9D9D9D"))
     fig.update_layout(barmode="stack", height=300, margin=dict(t=30, b=10), title="Candidates found by each arm",
                       yaxis=dict(title="candidates", **_count_axis(pivot["total"].max())), legend_title_text="")  # fmt: skip
     st.plotly_chart(fig, key="chart_counts")

@@ -98,6 +98,10 @@ def test_small_helpers():
     spread = [("type:a", "vendor:V1"), ("type:a", "vendor:V2"), ("type:a", "vendor:V3"), ("type:a", "vendor:V1"), ("type:a",)]
     assert dominant_tag(spread) == ("type:a", 5)
     assert dominant_tag([("type:a", "vendor:V1"), ("type:b", "vendor:V1")]) == ("vendor:V1", 2)
+    # a tag the whole pool holds says nothing about the top
+    top = [("kind:d", "type:a", "vendor:V1"), ("kind:d", "type:a", "vendor:V2"), ("kind:d", "type:a", "vendor:V3")]
+    assert dominant_tag(top) == ("kind:d", 3)
+    assert dominant_tag(top, [*top, ("kind:d", "type:b", "vendor:V1")]) == ("type:a", 3)
     assert dominant_tag([("type:a",), ("type:b",), ("type:a",)]) == ("type:a", 2) and dominant_tag([]) == (None, 0)
     assert case_of_link({"case": "E-1001", "bank": "b"}) == ("case", "E-1001")
     assert case_of_link({"ticket": ["T-1", "T-2"]}) == ("ticket", "T-2")

@@ -79,10 +79,14 @@ class Verdict:
         return text[0].upper() + text[1:] + "."
 
 
-def dominant_tag(tag_lists: list[tuple[str, ...]]) -> tuple[str | None, int]:
+def dominant_tag(tag_lists: list[tuple[str, ...]], pool: list[tuple[str, ...]] | None = None) -> tuple[str | None, int]:
     """The tag most of the list shares: a vendor or customer when one holds at least half of it (that is
-    the flood a reviewer looks for), else the most common tag (entities first on a tie)."""
+    the flood a reviewer looks for), else the most common tag (entities first on a tie). A tag every
+    candidate of the `pool` holds (such as `kind:decision`) says nothing and is skipped."""
     counts = Counter(tag for tags in tag_lists for tag in set(tags))
+    if pool and len(pool) > len(tag_lists):
+        everywhere = set.intersection(*(set(tags) for tags in pool))
+        counts = Counter({t: n for t, n in counts.items() if t not in everywhere}) or counts
     if not counts:
         return None, 0
 
@@ -115,7 +119,8 @@ def verdict(
             totals[source] = totals.get(source, 0.0) + value
     whole = sum(totals.values())
     arm = max(totals, key=lambda s: totals[s]) if whole > 0 else None
-    tag, count = dominant_tag([labels[node].tags for node in top if node in labels])
+    pool = [labels[r.node_id].tags for r in analysis.rows if r.node_id in labels]
+    tag, count = dominant_tag([labels[node].tags for node in top if node in labels], pool)
     exact = exact_ids(labels, focus)
     return Verdict(
         top_n=len(top), arm=arm, arm_share=(totals[arm] / whole) if arm else 0.0, tag=tag, tag_count=count,

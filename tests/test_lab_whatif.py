@@ -36,7 +36,8 @@ def test_a_whatif_parses_describes_and_refuses_what_it_cannot_be():
 
 def test_each_recall_is_sent_once_with_a_trace():
     class Gateway:
-        calls: list = []
+        def __init__(self):
+            self.calls = []
 
         def recall(self, bank_id, query, **kwargs):
             from dashboard.hindsight.wire import RecallResponse

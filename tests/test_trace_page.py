@@ -159,7 +159,7 @@ def test_opened_from_a_case_the_verdict_counts_its_exact_precedents_and_links_ba
     assert f"{exact_in_top} of the top 10 are this case's exact precedents ({exact_total} among all candidates)" in sentence
     # candidates by document id, the exact ones marked, no memory id shown as a name
     results = frame_with(at, "candidate")
-    assert set(m.document_id for m in top) <= set(results["candidate"])
+    assert {m.document_id for m in top} <= set(results["candidate"])
     assert not any(c.startswith("memory ") for c in results["candidate"])  # every candidate was named
     assert results["exact"].sum() == sum(exact_tags <= set(traced.labels[n].tags) for n in results["node_id"])
     assert "Error" not in texts(at) and "Exception" not in texts(at)

@@ -109,3 +109,20 @@ def test_small_helpers():
     focus = CaseFocus(kind="case", id="E", exact_tags=("vendor:V1", "type:a"))
     assert focus.is_exact(CandidateLabel(tags=("type:a", "vendor:V1", "kind:decision")))
     assert not focus.is_exact(CandidateLabel(tags=("vendor:V1",))) and not focus.is_exact(None)
+
+
+def test_charts_name_candidates_by_document_mark_exact_ones_and_count_in_whole_numbers():
+    from components.trace_view import _count_axis, contribution_figure, rank_path_figure
+
+    response = flooded_response()
+    analysis = analyse(response)
+    labels = label_candidates(response, lambda limit, offset: {"items": [], "total": 0})
+    exact = {"m00", "m01"}
+    bars = contribution_figure(analysis, labels, exact)
+    names = list(bars.data[0].x)
+    assert names[:3] == ["#1 P-000 ★", "#2 P-001 ★", "#3 P-002"] and "#11 memory m10" in names
+    assert {b.name for b in bars.data} == {"meaning match", "linked memories", "keywords"}  # plain arm names
+    paths = rank_path_figure(analysis, labels, exact)
+    assert paths.layout.yaxis.tickformat == "d" and paths.data[0].name == "#1 P-000 ★"
+    assert list(paths.data[0].x) == ["meaning match", "keywords", "linked memories", "dates", "fused", "final"]
+    assert _count_axis(3) == {"tickformat": "d", "dtick": 1, "rangemode": "tozero"} and _count_axis(28)["dtick"] == 5

@@ -2,22 +2,18 @@ import streamlit as st
 
 from components.ab_view import render_ab_tab
 from components.evidence_view import render_evidence_tab, render_knob_guide
-from components.safe_text import md
-from components.trace_link import trace_url
+from components.trace_link import case_focus, link_back, trace_url
 from components.trace_view import render_console, render_trace
 from dashboard.app import access, state
 from dashboard.finance.models import ExceptionCase
-from dashboard.finance.recall import CaseKey
 from dashboard.hindsight.errors import HindsightError
 from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.lab.ab import compare
 from dashboard.lab.finance_set import demo_finance_cases
-from dashboard.queue_files import QueueFileError, load_rows
-from dashboard.support.customers import customer_tag
+from dashboard.queue_files import load_rows
 from dashboard.support.models import Ticket
 from dashboard.traces.evidence import bench
 from dashboard.traces.request import TraceRequest, TraceStore, case_of_link, reachable
-from dashboard.traces.verdict import CaseFocus
 
 STORE_KEY = "trace_store"
 STORE_CAPACITY = 5
@@ -28,29 +24,6 @@ st.caption(
     "filled the results, and what another setting would have changed. A trace runs only when you press a button."
 )
 
-
-def case_focus(link: tuple[str, str] | None) -> CaseFocus | None:
-    """The case a trace link was opened from, looked up in the configured queue (an unknown id: no focus)."""
-    if link is None:
-        return None
-    cfg = state.settings()
-    kind, ident = link
-    try:
-        if kind == "case":
-            case = next((c for c in load_rows(cfg.exceptions_file, ExceptionCase) if c.id == ident), None)
-            return case and CaseFocus(
-                kind="case", id=case.id, exact_tags=tuple(CaseKey.of(case).tags),
-                about=f"vendor {case.vendor_code}, {case.exception_type.replace('_', ' ')}",
-            )  # fmt: skip
-        ticket = next((t for t in load_rows(cfg.tickets_file, Ticket) if t.id == ident), None)
-        return ticket and CaseFocus(kind="ticket", id=ticket.id, exact_tags=(customer_tag(ticket.customer),), about=ticket.customer)
-    except (QueueFileError, ValueError):
-        return None
-
-
-def link_back(focus: CaseFocus) -> None:
-    page, label = ("views/exceptions.py", "case") if focus.kind == "case" else ("views/tickets.py", "ticket")
-    st.page_link(page, label=f"Back to {label} {md(focus.id)}", icon=":material/arrow_back:", query_params={focus.kind: focus.id})
 
 store: TraceStore = st.session_state.setdefault(STORE_KEY, TraceStore(STORE_CAPACITY))
 banks = list(state.settings().banks)
@@ -73,7 +46,8 @@ else:
     st.caption("The query console is for leads; the trace links on the other pages open here.")
 if submitted is not None and not (access.require("trace_any_query") and reachable(submitted, banks)):
     submitted = None
-focus = None if submitted is not None else case_focus(case_of_link(st.query_params))
+cfg = state.settings()
+focus = None if submitted is not None else case_focus(case_of_link(st.query_params), cfg.exceptions_file, cfg.tickets_file)
 if submitted is not None:
     st.query_params.from_dict(submitted.to_query_params())  # the address bar becomes the deep link
     linked = submitted

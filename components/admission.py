@@ -80,7 +80,7 @@ def render_evidence(recall: TicketRecall, key: str) -> None:
         _table(recall.legacy_rejected, f"{key}_rejected")
 
 
-def render_how_recalled(recall: TicketRecall, bank_id: str) -> None:
+def render_how_recalled(recall: TicketRecall, bank_id: str, ticket_id: str | None = None) -> None:
     """The technical account (tags, tags_match, the fallback's candidate search), for who wants it."""
     with st.expander("How this was recalled"):
         st.text(f"Customer tag: {recall.tag}   bank: {bank_id}")
@@ -96,16 +96,10 @@ def render_how_recalled(recall: TicketRecall, bank_id: str) -> None:
                 f"untagged and its text starts with '{marker(recall.customer)}' (each name part escaped, flexible spaces, "
                 "case-insensitive, anchored at the start)."
             )
-        _trace_links(recall, bank_id)
+        _trace_links(recall, bank_id, ticket_id)
 
 
-def render_recall(recall: TicketRecall, bank_id: str, key: str) -> None:
-    render_path(recall)
-    render_evidence(recall, key)
-    render_how_recalled(recall, bank_id)
-
-
-def _trace_links(recall: TicketRecall, bank_id: str) -> None:
+def _trace_links(recall: TicketRecall, bank_id: str, ticket_id: str | None) -> None:
     names = ["Trace: tagged recall", "Trace: legacy candidate recall"]
     columns = st.columns(len(recall.requests) or 1)
     for column, name, request in zip(columns, names, recall.requests, strict=False):
@@ -113,7 +107,7 @@ def _trace_links(recall: TicketRecall, bank_id: str) -> None:
             trace_link(
                 TraceRequest(bank=bank_id, query=request.query, tags=tuple(request.tags), tags_match=request.tags_match,
                              max_tokens=request.max_tokens),
-                label=name,
+                label=name, case=("ticket", ticket_id) if ticket_id else None,
             )  # fmt: skip
 
 

@@ -144,26 +144,27 @@ def _frame(records: list[PrecedentEvidence]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["rank", "relevant", "pass", "precedent", "tags", "final", "semantic", "keyword"])
 
 
-def _trace(result: TwoStageResult, info: PassInfo, label: str) -> None:
+def _trace(result: TwoStageResult, info: PassInfo, label: str, case_id: str | None) -> None:
     trace_link(
         TraceRequest(bank=result.bank_id, query=result.query, tags=tuple(info.tags), tags_match=info.tags_match,
                      max_tokens=info.max_tokens, budget=info.budget, types=tuple(info.types) if info.types else None),
-        label=label,
+        label=label, case=("case", case_id) if case_id else None,
     )  # fmt: skip
 
 
-def render_recall_details(result: TwoStageResult) -> None:
-    """Inside "How this was recalled": the passes, their tag filters, the scores and the traces."""
+def render_recall_details(result: TwoStageResult, case_id: str | None = None) -> None:
+    """Inside "How this was recalled": the passes, their tag filters, the scores and the traces (which link
+    back to `case_id`)."""
     score_cfg = {c: st.column_config.NumberColumn(c, format="%.3f") for c in ("final", "semantic", "keyword")}
     config = {"relevant": st.column_config.CheckboxColumn("relevant"), **score_cfg}
     st.text(f"Pass 1, all_strict on {' + '.join(result.pass1.tags)}: {result.pass1.returned} returned, top {result.k} kept.")
     if result.exact:
         st.dataframe(_frame(result.exact), hide_index=True, width="stretch", column_config=config, key="evidence_exact")
-    _trace(result, result.pass1, "Trace of pass 1 (exact)")
+    _trace(result, result.pass1, "Trace of pass 1 (exact)", case_id)
     if result.pass2 is None:
         st.text(result.pass2_skipped_reason() or "")
         return
     st.text(f"Pass 2, any_strict on {' or '.join(result.pass2.tags)}: {result.pass2.returned} returned.")
     if result.broader:
         st.dataframe(_frame(result.broader), hide_index=True, width="stretch", column_config=config, key="evidence_broader")
-    _trace(result, result.pass2, "Trace of pass 2 (broader)")
+    _trace(result, result.pass2, "Trace of pass 2 (broader)", case_id)

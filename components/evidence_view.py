@@ -71,7 +71,9 @@ def grid_figure(report: dict, shown: int = GRID_SHOWN) -> go.Figure:
         y=labels[::-1], x=[r["evidence_at_k"] for r in rows][::-1], orientation="h", name="predicted evidence@k"
     )
     fig.add_vline(x=baseline["evidence_at_k"], line_dash="dash", annotation_text="server settings")
-    fig.update_layout(height=40 + 26 * len(rows), margin={"t": 40, "b": 10, "l": 10}, xaxis_title=f"cases with evidence in top {report['k']}",
+    fig.update_layout(height=40 + 26 * len(rows), margin={"t": 40, "b": 10, "l": 10},
+                      xaxis={"title": f"cases with evidence in top {report['k']}", "tickformat": "d",
+                             "dtick": max(1, -(-report["cases"] // 8)), "rangemode": "tozero"},
                       title=f"What-if settings ranked by predicted evidence@{report['k']} (top {len(rows)})")  # fmt: skip
     return fig
 

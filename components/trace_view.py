@@ -1,5 +1,6 @@
 """Render pieces of the trace explorer. Memory text is untrusted: it goes only to st.text, st.code and
-st.dataframe, never to markdown, and never into the charts (they are labelled by rank and id)."""
+st.dataframe, never to markdown, and never into the charts (they are labelled by rank and document id, made
+chart-safe). The verdict and plain figures come first; the technical ones sit in "How this was recalled"."""
 
 from __future__ import annotations
 
@@ -7,8 +8,10 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from components.safe_text import md
 from dashboard.hindsight.wire import SOURCES
 from dashboard.traces.analysis import TraceAnalysis, analyse, rows_table
+from dashboard.traces.labels import CandidateLabel, chart_name, display_name
 from dashboard.traces.replay import (
     DEFAULT_RERANKER_MAX_CANDIDATES,
     DEFAULT_RRF_K,
@@ -26,13 +29,26 @@ from dashboard.traces.request import (
     TracedRecall,
     TraceRequest,
 )
+from dashboard.traces.verdict import SHORT_ARM_NAMES, CaseFocus, exact_ids, verdict
+
+EXACT_MARK = "★"
 
 SOURCE_COLOURS = {"semantic": "#4C78A8", "bm25": "#F58518", "graph": "#54A24B", "temporal": "#B279A2"}
+KIND_COLOURS = {"world": "#4C78A8", "experience": "#F58518", "observation": "#54A24B"}
 CHART_LIMIT = 20
 
 
-def _label(rank: int, node_id: str) -> str:
-    return f"#{rank} {node_id[:8]}"
+def _label(rank: int, node_id: str, labels: dict[str, CandidateLabel], exact: set[str]) -> str:
+    return f"#{rank} {chart_name(node_id, labels)}" + (f" {EXACT_MARK}" if node_id in exact else "")
+
+
+def _arm(source: str) -> str:
+    return SHORT_ARM_NAMES.get(source, source)
+
+
+def _count_axis(largest: float) -> dict:
+    """Whole-number ticks on a count axis (plotly would put ticks at 0.5 on small counts)."""
+    return {"tickformat": "d", "dtick": max(1, -(-int(largest) // 6)), "rangemode": "tozero"}
 
 
 # -- console -----------------------------------------------------------------------------------------
@@ -84,58 +100,101 @@ def render_console(default: TraceRequest | None, banks: list[str]) -> TraceReque
 # -- trace view --------------------------------------------------------------------------------------
 
 
-def render_header(traced: TracedRecall, analysis: TraceAnalysis) -> None:
+def render_verdict(traced: TracedRecall, analysis: TraceAnalysis, focus: CaseFocus | None) -> str:
+    """The one-line verdict (tags and ids in it came from memory: escaped). Returns the sentence."""
+    sentence = verdict(traced.response, analysis, traced.labels, focus).sentence(focus)
+    st.info(md(sentence), icon=":material/lightbulb:")
+    return sentence
+
+
+def render_header(traced: TracedRecall, analysis: TraceAnalysis, focus: CaseFocus | None = None) -> None:
     req = traced.request
-    st.caption(f"Trace fetched {traced.fetched_at:%Y-%m-%d %H:%M:%S} UTC")
-    st.text(
-        f"bank {req.bank} | query {req.query!r} | tags {list(req.tags)} ({req.tags_match}) | "
-        f"budget {req.budget} | max_tokens {req.max_tokens} | types {list(req.types) if req.types else 'default'}"
-    )
-    cols = st.columns(5)
+    exact = exact_ids(traced.labels, focus)
+    cols = st.columns(3 if focus else 2)
     cols[0].metric("Results returned", analysis.results_returned)
-    cols[1].metric("Candidates fused", len(analysis.rows))
-    cols[2].metric("Pre-filtered before rerank", analysis.pre_filtered)
-    cols[3].metric("Found by one arm only", sum(r.single_arm for r in analysis.rows))
-    total = analysis.total_seconds
-    cols[4].metric("Server time", f"{total * 1000:.0f} ms" if total is not None else "n/a")
+    cols[1].metric("Candidates considered", len(analysis.rows))
+    if focus:
+        cols[2].metric(focus.noun[0].upper() + focus.noun[1:], len(exact & {r.node_id for r in analysis.rows}))
+    with st.expander("How this was recalled"):
+        st.caption(f"Trace fetched {traced.fetched_at:%Y-%m-%d %H:%M:%S} UTC")
+        st.text(
+            f"bank {req.bank} | query {req.query!r} | tags {list(req.tags)} ({req.tags_match}) | "
+            f"budget {req.budget} | max_tokens {req.max_tokens} | types {list(req.types) if req.types else 'default'}"
+        )
+        st.caption(
+            "Four retrieval arms (semantic, BM25 keywords, graph links, temporal dates) each rank candidates; "
+            "reciprocal rank fusion (RRF) adds 1/(60 + rank) per arm; the reranker then scores the top of that pool."
+        )
+        cols = st.columns(3)
+        cols[0].metric("Pre-filtered before rerank", analysis.pre_filtered)
+        cols[1].metric("Found by one arm only", sum(r.single_arm for r in analysis.rows))
+        total = analysis.total_seconds
+        cols[2].metric("Server time", f"{total * 1000:.0f} ms" if total is not None else "n/a")
 
 
 def render_counts(analysis: TraceAnalysis) -> None:
-    st.subheader("Candidates by arm and fact type")
+    st.subheader("How many candidates each arm found")
     frame = pd.DataFrame([c.model_dump() for c in analysis.counts])
     if frame.empty:
         st.info("The trace has no retrieval lists.")
         return
-    pivot = frame.pivot_table(index="source", columns="fact_type", values="count", aggfunc="sum", fill_value=0)
+    frame["arm"] = frame["source"].map(_arm)
+    frame["memory kind"] = frame["fact_type"].fillna("other")
+    pivot = frame.pivot_table(index="arm", columns="memory kind", values="count", aggfunc="sum", fill_value=0)
     pivot["total"] = pivot.sum(axis=1)
     st.dataframe(pivot, width="stretch")
     fig = go.Figure()
-    for fact_type in frame["fact_type"].fillna("?").unique():
-        part = frame[frame["fact_type"].fillna("?") == fact_type]
-        fig.add_bar(x=part["source"], y=part["count"], name=str(fact_type))
-    fig.update_layout(barmode="stack", height=300, margin=dict(t=30, b=10), title="Candidate counts by source",
-                      yaxis_title="candidates")  # fmt: skip
+    for kind in frame["memory kind"].unique():
+        part = frame[frame["memory kind"] == kind]
+        fig.add_bar(x=part["arm"], y=part["count"], name=f"{kind} memories", marker_color=KIND_COLOURS.get(kind, "#9D9D9D"))
+    fig.update_layout(barmode="stack", height=300, margin=dict(t=30, b=10), title="Candidates found by each arm",
+                      yaxis=dict(title="candidates", **_count_axis(pivot["total"].max())), legend_title_text="")  # fmt: skip
     st.plotly_chart(fig, key="chart_counts")
 
 
-def render_results(analysis: TraceAnalysis) -> None:
-    st.subheader("Each candidate: arm ranks, RRF contributions, RRF and reranked rank")
+def results_frame(analysis: TraceAnalysis, labels: dict[str, CandidateLabel], exact: set[str] | None) -> pd.DataFrame:
+    """One row per candidate, named by document id; `exact` (opened from a case) adds its exact-precedent column."""
+    frame = pd.DataFrame(rows_table(analysis))
+    if frame.empty:
+        return frame
+    frame.insert(0, "candidate", [display_name(n, labels) for n in frame["node_id"]])
+    if exact is not None:
+        frame.insert(1, "exact", [n in exact for n in frame["node_id"]])
+    return frame
+
+
+def render_results(analysis: TraceAnalysis, labels: dict[str, CandidateLabel], focus: CaseFocus | None = None) -> None:
+    st.subheader("Each candidate and where each arm ranked it")
     only_returned = st.toggle("Only the results the server returned", value=False, key="trace_only_returned")
-    rows = [r for r in rows_table(analysis) if r["returned"] or not only_returned]
-    frame = pd.DataFrame(rows)
+    exact = exact_ids(labels, focus) if focus else None
+    frame = results_frame(analysis, labels, exact)
+    if not frame.empty and only_returned:
+        frame = frame[frame["returned"]]
+    shown = frame
+    if exact is not None and not frame.empty:
+        st.caption(f"Highlighted: {md(focus.noun)} ({md(focus.about)}).")
+        shown = frame.style.apply(
+            lambda row: ["background-color: #fff3c4" if row["exact"] else "" for _ in row], axis=1
+        )
     st.dataframe(
-        frame, hide_index=True, width="stretch", key="trace_results",
+        shown, hide_index=True, width="stretch", key="trace_results",
         column_config={
+            "candidate": st.column_config.TextColumn("document", help="The memory's document id"),
+            "exact": st.column_config.CheckboxColumn(f"{EXACT_MARK} exact", help="An exact precedent of the case this trace was opened from"),
+            "rrf_rank": st.column_config.NumberColumn("fused rank", help="Rank after fusing the arms (RRF)", format="%d"),
+            "reranked_rank": st.column_config.NumberColumn("final rank", help="Empty: ranked too low to be scored", format="%d"),
+            "change": st.column_config.NumberColumn("moved", help="Fused rank minus final rank: positive moved up", format="%d"),
             "single_arm": st.column_config.CheckboxColumn("one arm only", help="Only one retrieval arm found it"),
-            "change": st.column_config.NumberColumn("rank change", help="RRF rank minus reranked rank: positive moved up"),
-            "reranked_rank": st.column_config.NumberColumn("reranked", help="Empty: pre-filtered before the reranker"),
-            "rrf_score": st.column_config.NumberColumn("RRF score", format="%.5f"),
-            **{f"{s}_rrf": st.column_config.NumberColumn(f"{s} 1/(60+r)", format="%.5f") for s in SOURCES},
+            "rrf_score": st.column_config.NumberColumn("fusion score", help="RRF: the sum of 1/(60 + rank) over the arms", format="%.5f"),
+            **{f"{s}_rank": st.column_config.NumberColumn(f"{_arm(s)} rank", format="%d") for s in SOURCES},
+            **{f"{s}_rrf": st.column_config.NumberColumn(f"{_arm(s)} score", help="1/(60 + rank)", format="%.5f") for s in SOURCES},
+            "fact_type": st.column_config.TextColumn("memory kind"),
+            "node_id": st.column_config.TextColumn("memory id"),
         },
     )  # fmt: skip
     pre = [r for r in analysis.rows if r.pre_filtered]
     if pre:
-        st.warning(f"{len(pre)} candidates were cut by RRF before the reranker saw them.", icon=":material/filter_alt:")
+        st.caption(f"{len(pre)} candidates ranked too low in the fusion to be scored at all.")
 
 
 def render_phases(analysis: TraceAnalysis) -> None:
@@ -146,33 +205,43 @@ def render_phases(analysis: TraceAnalysis) -> None:
     st.dataframe(frame, hide_index=True, width="stretch", column_config={"ms": st.column_config.NumberColumn(format="%.2f")})
 
 
-def contribution_figure(analysis: TraceAnalysis, limit: int = CHART_LIMIT) -> go.Figure:
+def contribution_figure(
+    analysis: TraceAnalysis, labels: dict[str, CandidateLabel] | None = None, exact: set[str] | None = None,
+    limit: int = CHART_LIMIT,
+) -> go.Figure:  # fmt: skip
     rows = analysis.rows[:limit]
-    labels = [_label(r.rrf_rank, r.node_id) for r in rows]
+    names = [_label(r.rrf_rank, r.node_id, labels or {}, exact or set()) for r in rows]
     fig = go.Figure()
     for source in SOURCES:
         values = [r.contributions.get(source, 0.0) for r in rows]
         if any(values):
-            fig.add_bar(x=labels, y=values, name=source, marker_color=SOURCE_COLOURS[source])
-    fig.update_layout(barmode="stack", height=360, margin=dict(t=30, b=10), yaxis_title="RRF contribution 1/(60+rank)",
-                      title=f"RRF contribution by source (top {len(rows)} by RRF)")  # fmt: skip
+            fig.add_bar(x=names, y=values, name=_arm(source), marker_color=SOURCE_COLOURS[source])
+    fig.update_layout(barmode="stack", height=380, margin=dict(t=40, b=10), yaxis_title="fusion score from each arm",
+                      legend_title_text="arm", title=f"What each arm added to the {len(rows)} best-fused candidates")  # fmt: skip
     return fig
 
 
-def rank_path_figure(analysis: TraceAnalysis, limit: int = CHART_LIMIT) -> go.Figure:
-    stages = [*SOURCES, "RRF", "reranked"]
+def rank_path_figure(
+    analysis: TraceAnalysis, labels: dict[str, CandidateLabel] | None = None, exact: set[str] | None = None,
+    limit: int = CHART_LIMIT,
+) -> go.Figure:  # fmt: skip
+    stages = [_arm(s) for s in SOURCES] + ["fused", "final"]
     fig = go.Figure()
     for r in analysis.rows[:limit]:
         ys = [r.arm_ranks.get(s) for s in SOURCES] + [r.rrf_rank, r.reranked_rank]
-        fig.add_scatter(x=stages, y=ys, mode="lines+markers", name=_label(r.rrf_rank, r.node_id), connectgaps=True)
-    fig.update_layout(height=420, margin=dict(t=30, b=10), title="Rank path: arm -> RRF -> rerank",
-                      yaxis=dict(autorange="reversed", title="rank"))  # fmt: skip
+        fig.add_scatter(x=stages, y=ys, mode="lines+markers", name=_label(r.rrf_rank, r.node_id, labels or {}, exact or set()),
+                        connectgaps=True)  # fmt: skip
+    fig.update_layout(height=440, margin=dict(t=40, b=10), title="Where each candidate ranked, arm by arm, then fused and final",
+                      yaxis=dict(autorange="reversed", title="rank (1 = best)", tickformat="d"))  # fmt: skip
     return fig
 
 
-def render_charts(analysis: TraceAnalysis) -> None:
-    st.plotly_chart(contribution_figure(analysis), key="chart_contributions")
-    st.plotly_chart(rank_path_figure(analysis), key="chart_rank_path")
+def render_charts(analysis: TraceAnalysis, labels: dict[str, CandidateLabel], focus: CaseFocus | None = None) -> None:
+    exact = exact_ids(labels, focus)
+    if focus:
+        st.caption(f"{EXACT_MARK} marks {md(focus.noun)}.")
+    st.plotly_chart(contribution_figure(analysis, labels, exact), key="chart_contributions")
+    st.plotly_chart(rank_path_figure(analysis, labels, exact), key="chart_rank_path")
 
 
 # -- what-if -----------------------------------------------------------------------------------------
@@ -235,6 +304,7 @@ def render_whatif(traced: TracedRecall) -> None:
     frame = pd.DataFrame(
         [
             {
+                "document": display_name(n, traced.labels),
                 "status": "entered" if n in diff.entered else "left" if n in diff.left else "stayed",
                 "server_rrf_rank": server_rank.get(n),
                 "replay_rrf_rank": replay_rank.get(n),
@@ -283,20 +353,21 @@ def render_export(traced: TracedRecall, deep_link: str) -> None:
     st.code(deep_link, language=None)
 
 
-def render_trace(traced: TracedRecall, deep_link: str) -> None:
+def render_trace(traced: TracedRecall, deep_link: str, focus: CaseFocus | None = None) -> None:
     if traced.response.trace is None:
         st.error("The server returned no trace for this recall.", icon=":material/error:")
         return
     analysis = analyse(traced.response)
-    render_header(traced, analysis)
+    render_verdict(traced, analysis, focus)
+    render_header(traced, analysis, focus)
     tab_results, tab_charts, tab_whatif, tab_phases, tab_export = st.tabs(
-        ["Results", "Charts", "What-if", "Phases", "Export"]
+        ["Results", "Charts", "What-if", "Timings", "Export"]
     )
     with tab_results:
-        render_results(analysis)
+        render_results(analysis, traced.labels, focus)
         render_counts(analysis)
     with tab_charts:
-        render_charts(analysis)
+        render_charts(analysis, traced.labels, focus)
     with tab_whatif:
         render_whatif(traced)
     with tab_phases:

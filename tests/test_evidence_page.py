@@ -45,3 +45,24 @@ def test_ab_tab_compares_graph_off_on_clones_and_shows_the_summary(point_app, hi
     assert "enable_graph_retrieval=False" in summary and "recommendation(s) change" in summary
     assert {"Recommendations changed", "Exact precedents lost", "p50 latency, B vs A"} <= {m.label for m in at.metric}
     assert not [b for b in bank_ids(hindsight.gateway) if b.startswith("ab-b-")]  # clones deleted
+
+
+def test_ab_tab_compares_a_whatif_with_the_server_and_says_which_trace_a_knob_needs(point_app, hindsight, demo_banks):
+    point_app(hindsight.env(finance=demo_banks.finance, support=demo_banks.support))
+    at = AppTest.from_file(APP, default_timeout=300).run()
+    at.switch_page("views/traces.py").run()
+    at.text_input(key="console_query").input("price variance for vendor V01")
+    at.form_submit_button[0].click().run()
+    at.radio(key="ab_kind").set_value("a what-if setting (predicted)").run()
+    assert any("A BM25 gate: only from an ungated trace" in t.value for t in at.text)
+    assert any("Change at least one setting of B" in i.value for i in at.info)
+    at.selectbox(key="ab_b_w_graph").set_value(0.0).run()
+    before = bank_ids(hindsight.gateway)
+    at.button(key="ab_run").click().run()
+    assert not at.exception, at.exception
+    summary = next(t.value for t in at.text if t.value.startswith("under B ("))
+    assert summary.startswith("under B (what-if: graph arm weight 0): ") and "latency not compared (predicted)" in summary
+    check = next(t.value for t in at.text if t.value.startswith("Check: predicted with the server's settings"))
+    recalls = int(check.split(" of ")[1].split()[0])
+    assert recalls > 0 and f"settings, {recalls} of {recalls} recalls return exactly" in check
+    assert bank_ids(hindsight.gateway) == before  # a what-if clones nothing

@@ -12,7 +12,7 @@ from components.trace_link import trace_url
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.traces.request import TraceRequest
 from tests.conftest import APP
-from tests.helpers import open_page
+from tests.helpers import DEMO_CASES, DEMO_TICKETS, open_page, texts
 
 PAGE = "views/traces.py"
 INJECTION = "![x](http://attacker.invalid/p.png) <img src=x onerror=alert(1)> **bold**"
@@ -126,3 +126,51 @@ def test_trace_url_is_the_deep_link():
     url = trace_url(TraceRequest(bank="fin", query="late in March", tags=("vendor:V07",)), base="http://host:8501/")
     assert url == "http://host:8501/traces?bank=fin&q=late+in+March&tag=vendor%3AV07"
     assert json.loads(TraceRequest(bank="b", query="q").key())["bank"] == "b"
+
+
+def open_linked(point_app, hindsight, demo_banks, request: TraceRequest, **case: str) -> AppTest:
+    point_app(hindsight.env(finance=demo_banks.finance, support=demo_banks.support))
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.query_params.update({**request.to_query_params(), **case})
+    at = at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_opened_from_a_case_the_verdict_counts_its_exact_precedents_and_links_back(point_app, hindsight, demo_banks):
+    case = DEMO_CASES[0]
+    request = TraceRequest(bank=demo_banks.finance, query=case.recall_query())  # untagged: every arm competes
+    at = open_linked(point_app, hindsight, demo_banks, request, case=case.id)
+    back = next(link for link in at.page_link if link.value.startswith("Back to case"))
+    assert back.proto.page.endswith("exceptions") and back.proto.query_string == f"case={case.id}"
+    at.button(key="trace_run").click().run()
+    assert not at.exception, at.exception
+
+    traced = at.session_state["trace_store"].get(request)
+    exact_tags = {f"vendor:{case.vendor_code}", f"type:{case.exception_type}"}
+    top = traced.response.results[:10]
+    exact_in_top = sum(exact_tags <= set(m.tags) for m in top)
+    fused = [c.node_id for c in traced.response.trace.rrf_merged]
+    exact_total = sum(exact_tags <= set(traced.labels[n].tags) for n in fused)
+    assert exact_total >= 1  # V01's price-variance precedents are in the pool (other vendors may crowd the top)
+    sentence = at.info[0].value.replace("\\", "")  # escaped for markdown: read it as the screen shows it
+    assert " % of the top-10 score; " in sentence and sentence.split(" supplied ")[0] in {
+        "The meaning-match arm (semantic)", "The keyword arm (BM25)", "The linked-memories arm (graph)", "The date arm (temporal)"}
+    assert f"{exact_in_top} of the top 10 are this case's exact precedents ({exact_total} among all candidates)" in sentence
+    # candidates by document id, the exact ones marked, no memory id shown as a name
+    results = frame_with(at, "candidate")
+    assert {m.document_id for m in top} <= set(results["candidate"])
+    assert not any(c.startswith("memory ") for c in results["candidate"])  # every candidate was named
+    assert results["exact"].sum() == sum(exact_tags <= set(traced.labels[n].tags) for n in results["node_id"])
+    assert "Error" not in texts(at) and "Exception" not in texts(at)
+
+
+def test_opened_from_a_ticket_it_links_back_to_the_ticket(point_app, hindsight, demo_banks):
+    ticket = DEMO_TICKETS[0]
+    request = TraceRequest(bank=demo_banks.support, query=ticket.issue)
+    at = open_linked(point_app, hindsight, demo_banks, request, ticket=ticket.id)
+    back = next(link for link in at.page_link if link.value.startswith("Back to ticket"))
+    assert back.proto.page.endswith("tickets") and back.proto.query_string == f"ticket={ticket.id}"
+    # an id the queue does not hold gives no link and no focus
+    at = open_linked(point_app, hindsight, demo_banks, request, case="E-9999")
+    assert not [link for link in at.page_link if link.value.startswith("Back to")]

@@ -1,13 +1,16 @@
 """Streamlit entry point: `streamlit run dashboard/app/main.py`."""
 
+from pathlib import Path
+
 import streamlit as st
 
 from components.identity import render_sign_in
 from components.status_banner import render_status_banner
 from dashboard.app import access, state
 
-# An emoji icon becomes an inline data: URL; a ":material/..." page icon is fetched from an internet font host.
-st.set_page_config(page_title="Recall Review", page_icon="🧾", layout="wide")
+# The tab icon ships with the app (a ":material/...:" page icon is fetched from an internet font host).
+PAGE_ICON = Path(__file__).parent / "assets" / "page_icon.svg"
+st.set_page_config(page_title="Recall Review", page_icon=str(PAGE_ICON), layout="wide")
 
 PAGES = [
     st.Page("views/home.py", title="Home", icon=":material/home:", default=True),

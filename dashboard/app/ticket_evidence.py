@@ -51,7 +51,7 @@ def render_ticket_evidence(ticket: Ticket, recall: TicketRecall, customers: Sequ
     )  # fmt: skip
     if action is not None:
         _act(ticket, action, customers, bank, casework)
-    render_how_recalled(recall, bank)
+    render_how_recalled(recall, bank, ticket.id)
 
 
 def _act(ticket: Ticket, action: RecordAction, customers: Sequence[Customer], bank: str, casework: Casework) -> None:

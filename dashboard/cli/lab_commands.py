@@ -1,4 +1,4 @@
-"""Fusion lab commands: `evidence-bench` (labelled evidence sets)."""
+"""Fusion lab commands: `evidence-bench` (labelled evidence sets) and `ab-compare` (A/B on the same queue)."""
 
 from __future__ import annotations
 
@@ -66,4 +66,79 @@ def run_evidence_bench(args: argparse.Namespace) -> int:
         )
     for failed in report["failed"]:
         print(f"failed: {failed['query']}: {failed['error']}", file=sys.stderr)
+    return 0
+
+
+def _ab_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--a", default="", metavar="WHATIF",
+                        help="A as a what-if (e.g. graph=0,cap=20,min_bm25=1.5); default: the server as it is")  # fmt: skip
+    b = parser.add_mutually_exclusive_group(required=True)
+    b.add_argument("--b-whatif", metavar="WHATIF", help="B as a what-if: arm=weight (semantic, bm25, graph, temporal), cap=N, min_bm25=X")
+    b.add_argument("--b-bank-config", metavar="NAME=VALUE,...", help="B as a bank configuration on clones, e.g. enable_graph_retrieval=false")
+    b.add_argument("--b-url", metavar="URL", help="B as another Hindsight server")
+    parser.add_argument("--json", action="store_true")
+
+
+def _bank_config(spec: str) -> dict[str, bool | int]:
+    config: dict[str, bool | int] = {}
+    for part in spec.split(","):
+        name, sep, value = (p.strip() for p in part.partition("="))
+        if not sep or not name:
+            raise ValueError(f"{part.strip()!r}: expected name=value")
+        low = value.lower()
+        config[name] = low == "true" if low in ("true", "false") else int(value)
+    return config
+
+
+@command("ab-compare", "the finance queue and the tickets under A and B, per case, with a summary line", _ab_args)
+def run_ab_compare(args: argparse.Namespace) -> int:
+    from dashboard.finance.models import ExceptionCase
+    from dashboard.hindsight.gateway import HindsightGateway
+    from dashboard.lab.ab import Variant, compare
+    from dashboard.lab.whatif import WhatIf
+    from dashboard.queue_files import QueueFileError, load_rows
+    from dashboard.support.models import Ticket
+
+    try:
+        a = Variant(name="a", kind="whatif", whatif=WhatIf.parse(args.a)) if args.a else Variant(name="a")
+    except ValueError as exc:
+        return input_error("--a", str(exc))
+    try:
+        if args.b_whatif is not None:
+            b = Variant(name="b", kind="whatif", whatif=WhatIf.parse(args.b_whatif))
+        elif args.b_bank_config is not None:
+            b = Variant(name="b", kind="bank_config", bank_config=_bank_config(args.b_bank_config))
+        else:
+            b = Variant(name="b", kind="url", url=args.b_url.strip())
+    except ValueError as exc:
+        flag = "--b-whatif" if args.b_whatif is not None else "--b-bank-config" if args.b_bank_config is not None else "--b-url"
+        return input_error(flag, str(exc))
+    settings, gateway = open_gateway()
+    try:
+        cases, tickets = load_rows(settings.exceptions_file, ExceptionCase), load_rows(settings.tickets_file, Ticket)
+
+        def open_other(url: str) -> HindsightGateway:  # our API key goes to the configured server only
+            return HindsightGateway(url, settings.api_key if url.rstrip("/") == settings.base_url else None)
+
+        report = compare(gateway, settings.finance_bank, settings.support_bank, cases, tickets, a, b, open_other)
+    except (QueueFileError, ValueError) as exc:
+        return input_error("A/B", str(exc))
+    except HindsightError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        gateway.close()
+    if args.json:
+        print_json(report.as_json())
+        return 0
+    print(report.summary())
+    if report.prediction_checks:
+        print(f"check: the default prediction equals the server's list for {sum(report.prediction_checks)} of "
+              f"{len(report.prediction_checks)} recalls")  # fmt: skip
+    for d in report.diffs:
+        if d.changed or d.error:
+            row = d.row()
+            print(f"  {row['case']:<10} exact +[{row['exact gained']}] -[{row['exact lost']}]  "
+                  f"recommendation {row['recommendation A']} -> {row['recommendation B']}  "
+                  f"legacy +[{row['legacy admitted gained']}] -[{row['legacy admitted lost']}]  {row['error']}")  # fmt: skip
     return 0

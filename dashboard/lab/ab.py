@@ -2,10 +2,12 @@
 configurations and say, per case, what changes for the agent. Plain Python, no Streamlit.
 
 A variant is the server as it is, a bank configuration applied to CLONES of the finance and support
-banks (`enable_graph_retrieval`, `enable_text_search`, `enable_temporal_retrieval`, recall budgets), or
-another Hindsight URL (another version or other server settings). Clones are named
-`ab-<variant>-<bank>-<stamp>` and deleted when the comparison is closed (`with Comparison(...)`).
-Precedents and legacy records are compared by DOCUMENT id: a clone's memories get new memory ids.
+banks (`enable_graph_retrieval`, `enable_text_search`, `enable_temporal_retrieval`, recall budgets),
+another Hindsight URL (another version or other server settings), or a what-if setting (arm weights,
+per-arm cap, BM25 gate; `lab.whatif`): then each recall is sent once with a trace and both variants'
+answers come from it (the server's own, or predicted). Clones are named `ab-<variant>-<bank>-<stamp>`
+and deleted when the comparison is closed (`with Comparison(...)`). Precedents and legacy records are
+compared by DOCUMENT id: a clone's memories get new memory ids.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import assess
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.hindsight.errors import HindsightError
+from dashboard.lab.whatif import TracedQueue, WhatIf
 from dashboard.strict import StrictModel
 from dashboard.support.models import Ticket
 from dashboard.support.recall import recall_for_ticket
@@ -35,13 +38,16 @@ BANK_SETTINGS = (
 
 class Variant(StrictModel):
     name: str = Field(min_length=1, max_length=20, pattern=r"^[a-z0-9-]+$")
-    kind: Literal["server", "bank_config", "url"] = "server"
+    kind: Literal["server", "bank_config", "url", "whatif"] = "server"
     bank_config: dict[str, bool | int] = Field(default_factory=dict)
     url: str | None = None
+    whatif: WhatIf | None = None
 
     def describe(self) -> str:
         if self.kind == "bank_config":
             return "clone with " + ", ".join(f"{k}={v}" for k, v in sorted(self.bank_config.items()))
+        if self.kind == "whatif":
+            return (self.whatif or WhatIf()).describe()
         return f"Hindsight at {self.url}" if self.kind == "url" else "the server as it is"
 
 
@@ -64,6 +70,10 @@ class OpenVariant:
     finance_bank: str
     support_bank: str
     clones: list[str] = field(default_factory=list)
+    recall: Callable | None = None  # a RecallFn; None: the gateway's own recall
+
+    def recall_fn(self) -> Callable:
+        return self.recall or self.gateway.recall
 
 
 class Comparison:
@@ -73,14 +83,25 @@ class Comparison:
                  open_gateway: Callable[[str], object] | None = None):  # fmt: skip
         if a.name == b.name:
             raise ValueError("the two variants need different names")
+        kinds = {a.kind, b.kind}
+        if "whatif" in kinds and not kinds <= {"whatif", "server"}:
+            raise ValueError(
+                "a what-if is predicted from the traces of the server as it is: compare it with the server as it is "
+                "or with another what-if"
+            )
         self.gateway, self.finance_bank, self.support_bank = gateway, finance_bank, support_bank
         self.variants = (a, b)
         self.open_gateway = open_gateway
         self.stamp = uuid.uuid4().hex[:6]
         self.opened: list[OpenVariant] = []
         self._own_gateways: list = []
+        # With a what-if, both variants answer from one traced recall per request.
+        self.traced = TracedQueue(gateway) if "whatif" in kinds else None
 
     def _open(self, variant: Variant) -> OpenVariant:
+        if self.traced is not None:
+            whatif = (variant.whatif or WhatIf()) if variant.kind == "whatif" else None
+            return OpenVariant(variant, self.gateway, self.finance_bank, self.support_bank, recall=self.traced.recall_fn(whatif))
         if variant.kind == "url":
             if not variant.url or self.open_gateway is None:
                 raise ValueError(f"variant {variant.name}: a URL variant needs a url")
@@ -130,8 +151,12 @@ class Comparison:
         self.close()
 
 
+def _message(exc: Exception) -> str:
+    return str(exc) or "the recall failed"  # the server's words, never an error class name
+
+
 def run_queue(opened: OpenVariant, cases: list[ExceptionCase], tickets: list[Ticket]) -> list[CaseOutcome]:
-    recall = opened.gateway.recall
+    recall = opened.recall_fn()
     out = []
     for case in cases:
         start = time.perf_counter()
@@ -147,7 +172,7 @@ def run_queue(opened: OpenVariant, cases: list[ExceptionCase], tickets: list[Tic
                 recommendation=recommendation.action,
             )
         except (HindsightError, ValueError) as exc:
-            outcome = CaseOutcome(case.id, "exception", 0.0, error=f"{type(exc).__name__}: {exc}")
+            outcome = CaseOutcome(case.id, "exception", 0.0, error=_message(exc))
         outcome.latency_ms = (time.perf_counter() - start) * 1000
         out.append(outcome)
     for ticket in tickets:
@@ -162,7 +187,7 @@ def run_queue(opened: OpenVariant, cases: list[ExceptionCase], tickets: list[Tic
                 path=found.path,
             )
         except (HindsightError, ValueError) as exc:
-            outcome = CaseOutcome(ticket.id, "ticket", 0.0, error=f"{type(exc).__name__}: {exc}")
+            outcome = CaseOutcome(ticket.id, "ticket", 0.0, error=_message(exc))
         outcome.latency_ms = (time.perf_counter() - start) * 1000
         out.append(outcome)
     return out
@@ -207,6 +232,11 @@ class ABReport:
     b: Variant
     diffs: list[CaseDiff]
     clones_deleted: list[str] = field(default_factory=list)
+    prediction_checks: list[bool] | None = None  # with a what-if: per traced recall, default prediction == server
+
+    @property
+    def predicted(self) -> bool:
+        return "whatif" in (self.a.kind, self.b.kind)
 
     @property
     def recommendations_changed(self) -> int:
@@ -226,6 +256,8 @@ class ABReport:
 
     @property
     def p50_change(self) -> float | None:
+        if self.predicted:  # a prediction's time says nothing about the server's
+            return None
         a = [d.latency_a_ms for d in self.diffs if not d.error]
         b = [d.latency_b_ms for d in self.diffs if not d.error]
         if not a or not b or statistics.median(a) == 0:
@@ -235,6 +267,8 @@ class ABReport:
     def summary(self) -> str:
         p50 = self.p50_change
         latency = "p50 n/a" if p50 is None else f"p50 {p50 * 100:+.0f} %"
+        if self.predicted:
+            latency = "latency not compared (predicted)"
         errors = sum(1 for d in self.diffs if d.error)
         return (
             f"under B ({self.b.describe()}): {self.recommendations_changed} recommendation(s) change, "
@@ -249,6 +283,8 @@ class ABReport:
             "recommendations_changed": self.recommendations_changed, "exact_lost": self.exact_lost,
             "exact_gained": self.exact_gained, "legacy_changed": self.legacy_changed, "p50_change": self.p50_change,
             "cases": [d.row() for d in self.diffs], "clones_deleted": self.clones_deleted,
+            "prediction_checks": None if self.prediction_checks is None else {
+                "recalls": len(self.prediction_checks), "default_equals_server": sum(self.prediction_checks)},
         }  # fmt: skip
 
 
@@ -292,4 +328,5 @@ def compare(
         diffs = diff(run_queue(opened_a, cases, tickets), run_queue(opened_b, cases, tickets))
     finally:
         deleted = comparison.close()
-    return ABReport(a, b, diffs, deleted)
+    checks = None if comparison.traced is None else list(comparison.traced.prediction_checks)
+    return ABReport(a, b, diffs, deleted, checks)

@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from dashboard.hindsight.wire import Budget, RecallResponse, TagsMatch
+from dashboard.traces.labels import CandidateLabel, label_candidates, labels_from_response, missing
 
 FACT_TYPES = ("world", "experience", "observation")
 TAGS_MATCH_VALUES: tuple[str, ...] = TagsMatch.__args__
@@ -115,6 +116,20 @@ class TraceRequest(BaseModel):
         return cls(**fields)
 
 
+P_CASE, P_TICKET = "case", "ticket"  # the case a trace link was opened from (the link back to it)
+
+
+def case_of_link(params: Mapping[str, Any]) -> tuple[str, str] | None:
+    """("case", id) or ("ticket", id) when a deep link names the case it was opened from; None otherwise."""
+    for kind in (P_CASE, P_TICKET):
+        value = params.get(kind)
+        if isinstance(value, list | tuple):
+            value = value[-1] if value else None
+        if value and isinstance(value, str) and len(value) <= 64:
+            return kind, value
+    return None
+
+
 def reachable(request: TraceRequest, banks: tuple[str, ...] | list[str]) -> bool:
     """Only the banks this dashboard is configured for can be traced, whatever a link says."""
     return request.bank in banks
@@ -126,13 +141,16 @@ class TracedRecall(BaseModel):
     request: TraceRequest
     fetched_at: datetime
     response: RecallResponse
+    labels: dict[str, CandidateLabel] = Field(default_factory=dict)  # memory id -> document id and tags
 
     def export_json(self) -> str:
         return self.model_dump_json(indent=2)
 
 
-class _Gateway:  # the one method used (HindsightGateway.recall), for type hints only
+class _Gateway:  # the methods used (HindsightGateway's), for type hints only
     def recall(self, bank_id: str, query: str, **kwargs: Any) -> RecallResponse: ...
+
+    def list_memories(self, bank_id: str, **kwargs: Any) -> dict: ...
 
 
 def fetch_trace(gateway: _Gateway, request: TraceRequest, now: Callable[[], datetime] | None = None) -> TracedRecall:
@@ -143,7 +161,17 @@ def fetch_trace(gateway: _Gateway, request: TraceRequest, now: Callable[[], date
         budget=request.budget, max_tokens=request.max_tokens, trace=True,
         types=list(request.types) if request.types else None,
     )  # fmt: skip
-    return TracedRecall(request=request, fetched_at=ran_at, response=response)
+    labels = labels_from_response(response)
+    if missing(response, labels):  # name the candidates that were not returned: list the pool the recall drew from
+        tags = list(request.tags) or None
+
+        def list_page(limit: int, offset: int) -> dict:
+            return gateway.list_memories(
+                request.bank, tags=tags, tags_match=request.tags_match if tags else None, limit=limit, offset=offset
+            )
+
+        labels = label_candidates(response, list_page)
+    return TracedRecall(request=request, fetched_at=ran_at, response=response, labels=labels)
 
 
 class TraceStore:

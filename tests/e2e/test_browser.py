@@ -135,8 +135,15 @@ def test_open_a_trace_and_change_a_what_if_knob(app, page: Page, shots):
     expect(page).to_have_url(re.compile(r"/traces\?"))
     page.get_by_role("button", name="Run this recall with a trace").click()  # a link never runs a recall by itself
     expect(page.get_by_role("tab", name="What-if")).to_be_visible()
+    # the verdict in plain words, the case's exact precedents counted, the way back to the case
+    expect(page.get_by_text(re.compile(r"supplied \d+ % of the top-\d+ score; .* of the top \d+ are this case's exact precedents"))).to_be_visible()
+    expect(page.get_by_role("link", name="Back to case E-1002")).to_be_visible()
+    page.set_viewport_size({"width": 1440, "height": 900})
     _settled(page)
     shots(page, "traces", readme=True)
+    page.get_by_role("tab", name="Charts").click()
+    _settled(page)
+    shots(page, "traces-charts")
 
     page.get_by_role("tab", name="What-if").click()
     expect(page.get_by_text("Server settings (k=60, no caps, weights 1)")).to_be_visible()
@@ -148,6 +155,21 @@ def test_open_a_trace_and_change_a_what_if_knob(app, page: Page, shots):
     expect(page.get_by_text(re.compile(r"Top \d+ by RRF, server vs replay: \d+ in, \d+ out"))).to_be_visible()
     _settled(page)
     shots(page, "traces-whatif")
+
+    # A/B: B as the what-if "graph arm weight 0", predicted from one trace per recall
+    page.get_by_role("tab", name="A/B").click()
+    page.get_by_text("a what-if setting (predicted)").last.click()
+    page.locator('[data-testid="stSelectbox"]').filter(has_text="links (graph) weight").last.click()
+    page.get_by_role("option", name="0", exact=True).click()
+    page.get_by_role("button", name="Compare A and B").click()
+    expect(page.get_by_text(re.compile(r"^under B \(what-if: graph arm weight 0\): "))).to_be_visible(timeout=120_000)
+    expect(page.get_by_text(re.compile(r"Check: predicted with the server's settings, (\d+) of \1 recalls"))).to_be_visible()
+    _settled(page)
+    shots(page, "ab", readme=True)
+
+    page.get_by_role("link", name="Back to case E-1002").click()
+    expect(page).to_have_url(re.compile(r"/exceptions\?case=E-1002"))
+    expect(page.get_by_text("Exact: this vendor AND this type")).to_be_visible()
 
 
 def _three_decisions(app) -> None:

@@ -315,7 +315,7 @@ with right:
 with st.expander("How this was recalled", icon=":material/manage_search:"):
     st.number_input("Precedents to recall (k)", min_value=1, max_value=MAX_K, value=DEFAULT_K, key="exceptions_k")
     if result is not None:
-        render_recall_details(result)
+        render_recall_details(result, case.id)
         if render_crowd_out(result, check_key=f"check_crowd_{case.id}_{k}"):
             st.session_state[f"crowd_{bank}_{case.id}_{k}"] = True
             st.rerun()

@@ -2,7 +2,7 @@ import streamlit as st
 
 from components.ab_view import render_ab_tab
 from components.evidence_view import render_evidence_tab, render_knob_guide
-from components.trace_link import trace_url
+from components.trace_link import case_focus, link_back, trace_url
 from components.trace_view import render_console, render_trace
 from dashboard.app import access, state
 from dashboard.finance.models import ExceptionCase
@@ -13,16 +13,17 @@ from dashboard.lab.finance_set import demo_finance_cases
 from dashboard.queue_files import load_rows
 from dashboard.support.models import Ticket
 from dashboard.traces.evidence import bench
-from dashboard.traces.request import TraceRequest, TraceStore, reachable
+from dashboard.traces.request import TraceRequest, TraceStore, case_of_link, reachable
 
 STORE_KEY = "trace_store"
 STORE_CAPACITY = 5
 
 st.title("Recall traces")
 st.caption(
-    "Which retrieval arm put each memory where it is, whether one arm flooded the candidates, and what a "
-    "per-source cap, a score gate or weighted fusion would have changed. A trace runs only when you press a button."
+    "Why the agent got back what it did: which way of searching (meaning, keywords, linked memories, dates) "
+    "filled the results, and what another setting would have changed. A trace runs only when you press a button."
 )
+
 
 store: TraceStore = st.session_state.setdefault(STORE_KEY, TraceStore(STORE_CAPACITY))
 banks = list(state.settings().banks)
@@ -45,6 +46,8 @@ else:
     st.caption("The query console is for leads; the trace links on the other pages open here.")
 if submitted is not None and not (access.require("trace_any_query") and reachable(submitted, banks)):
     submitted = None
+cfg = state.settings()
+focus = None if submitted is not None else case_focus(case_of_link(st.query_params), cfg.exceptions_file, cfg.tickets_file)
 if submitted is not None:
     st.query_params.from_dict(submitted.to_query_params())  # the address bar becomes the deep link
     linked = submitted
@@ -60,10 +63,14 @@ if linked is None:
 # A link never runs a recall on its own: a human reads what it asks for and presses the button. (One layout
 # before and after the first run, so the trace's tabs keep their place and the open tab across reruns.)
 fetched = submitted is not None or linked in store
-st.text(
-    f"Bank: {linked.bank}\nQuery: {linked.query}\nTags: {', '.join(linked.tags) or '(none)'} ({linked.tags_match})\n"
-    f"Budget: {linked.budget}   max_tokens: {linked.max_tokens}"
-)
+if focus is not None:
+    link_back(focus)
+st.text(f"Query: {linked.query}")
+with st.expander("Details of this recall"):
+    st.text(
+        f"Bank: {linked.bank}\nTags: {', '.join(linked.tags) or '(none)'} ({linked.tags_match})\n"
+        f"Budget: {linked.budget}   max_tokens: {linked.max_tokens}"
+    )
 pressed = st.button(
     "Run the recall again" if fetched else "Run this recall with a trace", key="trace_run",
     type="secondary" if fetched else "primary", icon=":material/refresh:" if fetched else ":material/play_arrow:",
@@ -77,10 +84,10 @@ try:
     traced = store.get_or_fetch(state.gateway(), linked, refresh=refresh)
 except HindsightError as exc:
     st.error("Could not fetch the trace from Hindsight.", icon=":material/error:")
-    st.code(f"{type(exc).__name__}: {exc}", language=None)
+    st.code(str(exc), language=None)  # the server's message, not an error class name
     st.stop()
 
-render_trace(traced, trace_url(linked))
+render_trace(traced, trace_url(linked), focus)
 
 # -- fusion lab (additive): evidence on a labelled set for this trace's bank, and the knob guide ------
 st.divider()

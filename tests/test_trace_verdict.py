@@ -92,7 +92,8 @@ def test_chart_names_cannot_carry_markup():
 
 
 def test_small_helpers():
-    assert plain_tag("type:price_variance") == "type price variance" and plain_tag("urgent") == "urgent"
+    assert plain_tag("type:price_variance") == "of type price variance" and plain_tag("urgent") == "urgent"
+    assert plain_tag("vendor:V02") == "vendor V02"
     assert dominant_tag([("type:a", "vendor:V1"), ("type:a", "vendor:V2"), ("type:a", "vendor:V1")]) == ("vendor:V1", 2)
     # no vendor holds half of the list: what they all share says more
     spread = [("type:a", "vendor:V1"), ("type:a", "vendor:V2"), ("type:a", "vendor:V3"), ("type:a", "vendor:V1"), ("type:a",)]
@@ -100,8 +101,9 @@ def test_small_helpers():
     assert dominant_tag([("type:a", "vendor:V1"), ("type:b", "vendor:V1")]) == ("vendor:V1", 2)
     # a tag the whole pool holds says nothing about the top
     top = [("kind:d", "type:a", "vendor:V1"), ("kind:d", "type:a", "vendor:V2"), ("kind:d", "type:a", "vendor:V3")]
-    assert dominant_tag(top) == ("kind:d", 3)
-    assert dominant_tag(top, [*top, ("kind:d", "type:b", "vendor:V1")]) == ("type:a", 3)
+    assert dominant_tag(top) == ("type:a", 3)  # a vendor, customer or type says more than kind:...
+    assert dominant_tag([("kind:d", "x"), ("kind:d",)], [("kind:d", "x"), ("kind:d",), ("y",)]) == ("kind:d", 2)
+    assert dominant_tag([("kind:d", "x"), ("kind:d",)], [("kind:d", "x"), ("kind:d",), ("kind:d",)]) == ("x", 1)
     assert dominant_tag([("type:a",), ("type:b",), ("type:a",)]) == ("type:a", 2) and dominant_tag([]) == (None, 0)
     assert case_of_link({"case": "E-1001", "bank": "b"}) == ("case", "E-1001")
     assert case_of_link({"ticket": ["T-1", "T-2"]}) == ("ticket", "T-2")

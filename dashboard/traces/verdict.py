@@ -23,6 +23,7 @@ ARM_NAMES = {
 }
 SHORT_ARM_NAMES = {"semantic": "meaning match", "bm25": "keywords", "graph": "linked memories", "temporal": "dates"}
 ENTITY_TAGS = ("vendor", "customer")  # what a top list is "about" first, when its tags say
+TOPIC_TAGS = (*ENTITY_TAGS, "type")  # then its kind of case; other tags (kind:decision, source:...) say little
 TOP_N = 10
 
 
@@ -46,7 +47,9 @@ class CaseFocus(BaseModel):
 
 def plain_tag(tag: str) -> str:
     key, sep, value = tag.partition(":")
-    return f"{key} {value.replace('_', ' ')}" if sep else tag.replace("_", " ")
+    if not sep:
+        return tag.replace("_", " ")
+    return f"{'of type' if key == 'type' else key} {value.replace('_', ' ')}"
 
 
 def exact_ids(labels: dict[str, CandidateLabel], focus: CaseFocus | None) -> set[str]:
@@ -98,7 +101,8 @@ def dominant_tag(tag_lists: list[tuple[str, ...]], pool: list[tuple[str, ...]] |
         best = min(entities, key=order)
         if 2 * counts[best] >= len(tag_lists):
             return best, counts[best]
-    tag = min(counts, key=order)
+    topics = [t for t in counts if t.partition(":")[0] in TOPIC_TAGS]
+    tag = min(topics or counts, key=order)
     return tag, counts[tag]
 
 

@@ -85,12 +85,21 @@ def test_recall_many_bounds_concurrency_keeps_order_and_reports_progress():
 
             return run
 
-        seen = []
-        results = gw.recall_many([job(i) for i in range(20)], progress=lambda done, total: seen.append((done, total)))
+        seen, arrived = [], []
+
+        def on_result(i, result):  # each result is handed over as it finishes, before the later jobs end
+            arrived.append((i, result, seen[-1][0] if seen else 0))
+
+        results = gw.recall_many(
+            [job(i) for i in range(20)], progress=lambda done, total: seen.append((done, total)), on_result=on_result
+        )
         assert [r for i, r in enumerate(results) if i != 5] == [i for i in range(20) if i != 5]
         assert isinstance(results[5], ValueError)
         assert state["max"] == 4
         assert seen == [(i, 20) for i in range(1, 21)]
+        assert sorted(i for i, _r, _done in arrived) == list(range(20))
+        assert all(r is results[i] for i, r, _done in arrived)
+        assert [done for _i, _r, done in arrived] == list(range(20))  # job n's result came before progress n+1
     finally:
         gw.close()
 

@@ -190,19 +190,20 @@ def _fill_cache(
 
     # A decision retained while the queue loads makes that vendor and type's results stale: not cached.
     generations = [cache.generation(bank_id, CaseKey.of(c)) for c in todo]
-    jobs = [(lambda c=c: timed_recall(c)) for c in todo]
-    results = gw.recall_many(jobs, progress=progress)
-    computed = {}
-    for case, result, generation in zip(todo, results, generations, strict=True):
+
+    def arrived(i: int, result: TwoStageResult | BaseException) -> None:
+        # Each case is usable as soon as its recall returns, not when the whole queue has.
+        case = todo[i]
         if isinstance(result, BaseException):
             counts["failed"] += 1
-            continue
+            return
         counts["loaded"] += 1
-        if cache.generation(bank_id, CaseKey.of(case)) == generation:
+        if cache.generation(bank_id, CaseKey.of(case)) == generations[i]:
             cache.put(result, case.recall_query(), _mode(document_id_for(case.id)))
         log.add_finance(result)
-        computed[case.id] = result
-    keep_flags(computed)
+        keep_flags({case.id: result})
+
+    gw.recall_many([(lambda c=c: timed_recall(c)) for c in todo], progress=progress, on_result=arrived)
     return counts
 
 
@@ -218,8 +219,9 @@ def _prefetches() -> dict[tuple, threading.Thread]:
 _prefetch_lock = threading.Lock()
 
 
-def prefetch_queue(bank_id: str, cases: Sequence[ExceptionCase], k: int) -> threading.Thread:
-    """Recall the queue's cases that are not cached yet on a background thread, without blocking the page.
+def prefetch_queue(bank_id: str, cases: Sequence[ExceptionCase], k: int, after: str | None = None) -> threading.Thread:
+    """Recall the queue's cases that are not cached yet on a background thread, without blocking the page,
+    starting with the cases after `after` (the open case: where J and N go next) and wrapping round.
 
     Idempotent per queue: the same (bank, cases, k) starts one thread per server process, whatever the
     clicks and reruns; it is never started again, so expired entries are refreshed per case, when viewed
@@ -229,7 +231,10 @@ def prefetch_queue(bank_id: str, cases: Sequence[ExceptionCase], k: int) -> thre
     with _prefetch_lock:
         running = jobs.get(slot)
         if running is None:
-            args = (gateway(), recall_cache(), recall_log(), finance_flag_keeper(bank_id), bank_id, list(cases), k)
+            ids = [c.id for c in cases]
+            start = ids.index(after) + 1 if after in ids else 0
+            ordered = [*cases[start:], *cases[:start]]
+            args = (gateway(), recall_cache(), recall_log(), finance_flag_keeper(bank_id), bank_id, ordered, k)
             running = threading.Thread(target=_fill_cache, args=args, name=f"prefetch-{bank_id}", daemon=True)
             jobs[slot] = running
             running.start()

@@ -177,11 +177,13 @@ class HindsightGateway:
         *,
         concurrency: int = RECALL_CONCURRENCY,
         progress: Callable[[int, int], None] | None = None,
+        on_result: Callable[[int, T | BaseException], None] | None = None,
     ) -> list[T | BaseException]:
         """Run many recall coroutines (zero-argument factories, e.g. `lambda: atwo_stage_recall(gw.arecall, ...)`)
         on the gateway's loop, at most `concurrency` in flight (the server is one process: past ~4 it
         only queues). Results come back in job order; a failed job's slot holds its exception.
-        `progress(done, total)` is called on the CALLING thread (so it may drive st.progress)."""
+        `progress(done, total)` and `on_result(job index, result)` are called on the CALLING thread as each
+        job finishes (so they may drive st.progress, or use a result before the last job is done)."""
         total = len(jobs)
         results: list[T | BaseException | None] = [None] * total
         finished: queue.SimpleQueue[int] = queue.SimpleQueue()
@@ -201,7 +203,9 @@ class HindsightGateway:
 
         future = asyncio.run_coroutine_threadsafe(run_all(), self._loop)
         for done in range(1, total + 1):
-            finished.get()
+            index = finished.get()
+            if on_result is not None:
+                on_result(index, results[index])
             if progress is not None:
                 progress(done, total)
         future.result()

@@ -218,7 +218,7 @@ try:
 except HindsightError as exc:
     recall_error = exc  # the decision never depends on a recall: the form stays
 if state.connection_error() is None:
-    state.prefetch_queue(bank, shown, k)
+    state.prefetch_queue(bank, shown, k, after=case.id)
 if result is not None:
     result, rec = assess(result)
 else:

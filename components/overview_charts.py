@@ -90,7 +90,7 @@ def render_crowd_out(m: OverviewMetrics) -> None:
     co = m.crowd_out
     st.subheader("Crowd-outs caught by the two-stage recall")
     st.caption(
-        f"{co.recalled} of {co.cases} queued cases measured; {co.checked} checked against a single any_strict pass. "
+        f"{co.recalled} of {co.cases} queued cases measured; {co.checked} checked against a plain single search over this vendor or this type. "
         f"{co.unchecked_pass2_skipped} case(s) had pass 2 skipped (their own precedents filled k) and were not checked."
     )
     if not co.per_case:

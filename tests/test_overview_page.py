@@ -155,7 +155,7 @@ def test_overview_recall_all_with_the_crowd_out_check_measures_every_case(hindsi
     at.button(key="overview_recall_all").click().run()
     assert not at.exception, at.exception
     n = len(CASES)
-    assert f"{n} checked against a single any_strict pass. 0 case(s) had pass 2 skipped" in _crowd_caption(at)
+    assert f"{n} checked against a plain single search over this vendor or this type. 0 case(s) had pass 2 skipped" in _crowd_caption(at)
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Crowd-outs caught"] == str(sum(co.crowded_out for co in checked.values()))
     assert _states(at) == {cid: "crowd-out caught" if co.crowded_out else "no crowd-out" for cid, co in checked.items()}

@@ -1,8 +1,10 @@
 """The app's state: the ONE module that owns every Streamlit cache (st.cache_resource, st.cache_data).
 
 Per server process: the settings, the Hindsight gateway, the review store (its engine, the decision
-outbox and the delivery worker thread, the casework with the per-case flags each computed recall writes), the recall log, the finance recall cache (invalidated per vendor and type) and the ticket recalls (invalidated per
-customer). Pages and the entry point read state through these functions; nothing else caches.
+outbox and the delivery worker thread, the casework: claims, comments and the per-case flags each
+computed recall writes), the recall log, the finance recall cache (invalidated per vendor and type), its
+background prefetch, and the ticket recalls (invalidated per customer). Pages and the entry point read
+state through these functions; nothing else caches.
 """
 
 from __future__ import annotations

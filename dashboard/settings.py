@@ -83,6 +83,13 @@ class Settings(BaseSettings):
     exceptions_file: Path = _env("RECALL_REVIEW_EXCEPTIONS_FILE", _DEMO / "exceptions.csv")
     tickets_file: Path = _env("RECALL_REVIEW_TICKETS_FILE", _DEMO / "tickets.csv")
     customers_file: Path = _env("RECALL_REVIEW_CUSTOMERS_FILE", _DEMO / "customers.json")
+    # The embedded Hindsight's LLM, passed through to hindsight-api as set (unset: no LLM, texts stored
+    # verbatim). Any OpenAI-compatible server works: provider "openai" with a base URL.
+    llm_provider: str | None = _env("HINDSIGHT_API_LLM_PROVIDER", max_length=40)
+    llm_model: str | None = _env("HINDSIGHT_API_LLM_MODEL", max_length=200)
+    llm_api_key: SecretStr | None = _env("HINDSIGHT_API_LLM_API_KEY")
+    llm_base_url: str | None = _env("HINDSIGHT_API_LLM_BASE_URL", max_length=500)
+    enable_observations: bool | None = _env("HINDSIGHT_API_ENABLE_OBSERVATIONS")
 
     @field_validator("hindsight_api_url")
     @classmethod
@@ -144,6 +151,17 @@ class Settings(BaseSettings):
     @property
     def store_url(self) -> str | None:
         return self.database_url.get_secret_value() if self.database_url else None
+
+    def embedded_llm_env(self) -> dict[str, str]:
+        """The embedded hindsight-api's LLM variables; no provider set means none (verbatim retain)."""
+        values = {
+            "HINDSIGHT_API_LLM_PROVIDER": self.llm_provider or "none",
+            "HINDSIGHT_API_LLM_MODEL": self.llm_model,
+            "HINDSIGHT_API_LLM_API_KEY": self.llm_api_key.get_secret_value() if self.llm_api_key else None,
+            "HINDSIGHT_API_LLM_BASE_URL": self.llm_base_url,
+            "HINDSIGHT_API_ENABLE_OBSERVATIONS": None if self.enable_observations is None else str(self.enable_observations).lower(),
+        }
+        return {name: value for name, value in values.items() if value}
 
     @property
     def banks(self) -> tuple[str, str]:

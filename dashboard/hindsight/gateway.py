@@ -24,16 +24,31 @@ from typing import TypeVar
 import aiohttp
 from hindsight_client import Hindsight
 from hindsight_client_api.exceptions import ApiException
+from hindsight_client_api.models.chunk_include_options import ChunkIncludeOptions
+from hindsight_client_api.models.include_options import IncludeOptions
+from hindsight_client_api.models.source_facts_include_options import SourceFactsIncludeOptions
 
+from dashboard.hindsight.documents import CHUNK_TOKENS, SOURCE_FACT_TOKENS
 from dashboard.hindsight.errors import HindsightRequestRejected, HindsightUnavailable
-from dashboard.hindsight.wire import MAX_TAG_LENGTH, Budget, MemoryRecord, RecallResponse, TagsMatch
+from dashboard.hindsight.wire import MAX_TAG_LENGTH, Budget, MemoryMode, MemoryRecord, RecallResponse, StoredDocument, TagsMatch
 
 RETAIN_BATCH_SIZE = 50
+# The original text of each result's document and the facts behind each observation: what `documents.group`
+# needs in both server modes. Entity summaries (on by default) are not used here.
+_INCLUDE = IncludeOptions(
+    entities=None, chunks=ChunkIncludeOptions(max_tokens=CHUNK_TOKENS),
+    source_facts=SourceFactsIncludeOptions(max_tokens=SOURCE_FACT_TOKENS),
+)  # fmt: skip
 RECALL_CONCURRENCY = 4  # measured: the server is ~one core; more in flight only queues
 T = TypeVar("T")
 
 
 MAX_QUERY_CHARS = 5000
+_RAISE = object()
+
+
+def _bank(bank_id: str) -> str:
+    return f"/v1/default/banks/{urllib.parse.quote(bank_id, safe='')}"
 
 
 def _server_message(body: str | None) -> str:
@@ -101,7 +116,8 @@ class HindsightGateway:
         return f"HindsightGateway({self.base_url!r})"
 
     # -- plain HTTP ---------------------------------------------------------------
-    def _get(self, path: str, timeout: float | None = None) -> dict:
+    def _get(self, path: str, timeout: float | None = None, missing: object = _RAISE) -> dict:
+        """GET a JSON body; a 404 returns `missing` when one is given."""
         request = urllib.request.Request(self.base_url + path)
         if self._api_key:
             request.add_header("Authorization", f"Bearer {self._api_key}")
@@ -109,6 +125,8 @@ class HindsightGateway:
             with urllib.request.urlopen(request, timeout=timeout or self._timeout) as resp:
                 return json.loads(resp.read())
         except urllib.error.HTTPError as exc:
+            if exc.code == 404 and missing is not _RAISE:
+                return missing  # type: ignore[return-value]
             raise HindsightUnavailable(f"GET {path} answered HTTP {exc.code}") from exc
         except (urllib.error.URLError, OSError, ValueError) as exc:
             raise HindsightUnavailable(f"Hindsight at {self.base_url} is unreachable: {exc}") from exc
@@ -120,7 +138,37 @@ class HindsightGateway:
         return str(self._get("/version").get("api_version", "unknown"))
 
     def bank_stats(self, bank_id: str) -> dict:
-        return self._get(f"/v1/default/banks/{urllib.parse.quote(bank_id, safe='')}/stats?refresh=true")
+        return self._get(f"{_bank(bank_id)}/stats?refresh=true")
+
+    # -- documents: what was retained, as it was sent ----------------------------------
+    def document(self, bank_id: str, document_id: str) -> StoredDocument | None:
+        """The document with its original text, or None when the bank has no such document."""
+        body = self._get(f"{_bank(bank_id)}/documents/{urllib.parse.quote(document_id, safe='')}", missing=None)
+        return None if body is None else StoredDocument.model_validate(body)
+
+    def list_documents(self, bank_id: str, *, untagged: bool = False, limit: int = 100, offset: int = 0) -> dict:
+        """One page of the bank's documents, without their text: {"items": [{id, tags, content_hash, ...}], "total"}.
+        `untagged`: only documents retained without tags (the server's `exact` match on no tags)."""
+        params = {"limit": limit, "offset": offset, **({"tags_match": "exact"} if untagged else {})}
+        return self._get(f"{_bank(bank_id)}/documents?{urllib.parse.urlencode(params)}")
+
+    def memory_mode(self, bank_id: str) -> MemoryMode:
+        """How the server stores this bank's documents, as the bank's resolved configuration says."""
+        return MemoryMode.of(self.bank_config(bank_id).get("config", {}))
+
+    def wait_until_consolidated(self, bank_id: str, timeout: float = 120.0, poll_s: float = 0.25) -> None:
+        """Wait for the bank's background work (consolidation into observations) to finish; a no-op without
+        observations. HindsightUnavailable after `timeout`."""
+        if not self.memory_mode(bank_id).observations:
+            return
+        deadline = time.monotonic() + timeout
+        while True:
+            stats = self.bank_stats(bank_id)
+            if not stats.get("pending_consolidation") and not stats.get("pending_operations"):
+                return
+            if time.monotonic() > deadline:
+                raise HindsightUnavailable(f"{bank_id}: consolidation not finished after {timeout:.0f} s")
+            time.sleep(poll_s)
 
     # -- client -------------------------------------------------------------------
     def ensure_bank(self, bank_id: str) -> None:
@@ -152,7 +200,8 @@ class HindsightGateway:
         """One recall as a coroutine; it must run on the gateway's loop (recall, recall_many).
 
         The query and tags are checked before anything is sent (HindsightRequestRejected naming the field),
-        whichever way the recall comes. The response body is parsed straight from JSON into our model
+        whichever way the recall comes. Every recall asks for the original chunks of its facts and the source
+        facts of its observations (see hindsight.documents), not for entity summaries. The response body is parsed straight from JSON into our model
         (RecallResponse.model_validate_json): the client's own path builds its generated models and then
         a dict, ~3x slower on a 1 MB trace.
         """
@@ -161,7 +210,8 @@ class HindsightGateway:
         query, tags = check_query(query), check_tags(tags)
 
         request = RecallRequest(
-            query=query, types=types, budget=budget, max_tokens=max_tokens, trace=trace, tags=tags, tags_match=tags_match
+            query=query, types=types, budget=budget, max_tokens=max_tokens, trace=trace, tags=tags, tags_match=tags_match,
+            include=_INCLUDE,
         )
         response = await self._client.memory.recall_memories_without_preload_content(
             bank_id, request, _request_timeout=self._timeout
@@ -237,7 +287,7 @@ class HindsightGateway:
             self._thread.join(timeout=5)
             self._loop.close()
 
-    # -- audit log (issue 12) ---------------------------------------------------------
+    # -- audit log ---------------------------------------------------------------------
     # What an agent actually recalled: Hindsight 1.1.0 keeps each recall's request and response when
     # the bank's audit log is on. Listing returns entries without bodies; one entry comes with both.
 
@@ -259,14 +309,13 @@ class HindsightGateway:
         """One page of entries, newest first, without bodies: {"total", "items": [{id, action, started_at, ...}]}."""
         params = {"action": action, "start_date": start, "end_date": end, "limit": limit, "offset": offset}
         query = urllib.parse.urlencode({k: v for k, v in params.items() if v is not None})
-        return self._get(f"/v1/default/banks/{urllib.parse.quote(bank_id, safe='')}/audit-logs?{query}")
+        return self._get(f"{_bank(bank_id)}/audit-logs?{query}")
 
     def audit_entry(self, bank_id: str, entry_id: str) -> dict:
         """One entry with its `request` and `response` bodies."""
-        bank, entry = urllib.parse.quote(bank_id, safe=""), urllib.parse.quote(entry_id, safe="")
-        return self._get(f"/v1/default/banks/{bank}/audit-logs/{entry}")
+        return self._get(f"{_bank(bank_id)}/audit-logs/{urllib.parse.quote(entry_id, safe='')}")
 
-    # -- fusion lab (issue 15): bank clones for A/B comparisons --------------------------------------
+    # -- fusion lab: bank clones for A/B comparisons ---------------------------------------------
     def clone_bank(self, bank_id: str, target_bank_id: str, timeout: float = 300.0, poll_s: float = 0.5) -> None:
         """Copy a bank (memories and config) into a new one and wait until the copy is complete."""
         operation_id = self._run(self._client.aclone_bank(bank_id, target_bank_id, include_history=False))

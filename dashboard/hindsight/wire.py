@@ -39,11 +39,16 @@ class Scores(_Model):
 
 
 class RecalledMemory(_Model):
+    """One memory unit: a fact extracted from a document (or, verbatim, the document's text), or an
+    observation Hindsight consolidated from several facts (`type == "observation"`, no document)."""
+
     id: str
     text: str
     type: str | None = None
     tags: list[str] = Field(default_factory=list)
     document_id: str | None = None
+    chunk_id: str | None = None  # `<bank>_<document>_<n>`: the chunk of the document it was extracted from
+    source_fact_ids: list[str] = Field(default_factory=list)  # an observation's facts (when asked for)
     metadata: dict[str, str] = Field(default_factory=dict)
     context: str | None = None
     mentioned_at: str | None = None
@@ -51,11 +56,24 @@ class RecalledMemory(_Model):
     occurred_end: str | None = None
     scores: Scores = Field(default_factory=Scores)
 
-    @field_validator("tags", "metadata", "scores", mode="before")
+    @field_validator("tags", "metadata", "scores", "source_fact_ids", mode="before")
     @classmethod
     def _none_is_empty(cls, value, info):
         # The server sends null for "none" on these fields.
-        return {"tags": [], "metadata": {}, "scores": {}}[info.field_name] if value is None else value
+        return {"tags": [], "metadata": {}, "scores": {}, "source_fact_ids": []}[info.field_name] if value is None else value
+
+    @property
+    def is_observation(self) -> bool:
+        return self.type == "observation"
+
+
+class Chunk(_Model):
+    """A chunk of a retained document as it was sent: the original text, verbatim (cut when `truncated`)."""
+
+    id: str
+    text: str = ""
+    chunk_index: int = 0
+    truncated: bool = False
 
 
 class TraceQuery(_Model):
@@ -140,6 +158,32 @@ class RecallTrace(_Model):
 class RecallResponse(_Model):
     results: list[RecalledMemory] = Field(default_factory=list)
     trace: RecallTrace | None = None
+    chunks: dict[str, Chunk] = Field(default_factory=dict)  # by chunk id, when include.chunks was asked for
+    source_facts: dict[str, RecalledMemory] = Field(default_factory=dict)  # observations' facts, by id
+    source_facts_truncated: bool = False
+
+    @field_validator("chunks", "source_facts", "source_facts_truncated", mode="before")
+    @classmethod
+    def _none_is_empty(cls, value, info):
+        return ({} if info.field_name != "source_facts_truncated" else False) if value is None else value
+
+
+class StoredDocument(_Model):
+    """A retained document as the server keeps it (GET .../documents/{id})."""
+
+    id: str
+    original_text: str | None = None  # None when the bank does not store document text
+    content_hash: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    memory_unit_count: int | None = None
+    retain_params: dict = Field(default_factory=dict)  # context, event_date, metadata as retained
+    created_at: str | None = None
+    updated_at: str | None = None
+
+    @field_validator("tags", "retain_params", mode="before")
+    @classmethod
+    def _none_is_empty(cls, value, info):
+        return ([] if info.field_name == "tags" else {}) if value is None else value
 
 
 class MemoryRecord(StrictModel):
@@ -169,3 +213,31 @@ class MemoryRecord(StrictModel):
         if self.context:
             item["context"] = self.context
         return item
+
+
+class MemoryMode(BaseModel):
+    """How a server stores a bank's documents: verbatim (each text as it was sent: no LLM, or the LLM's own
+    verbatim mode) or rewritten into extracted facts, and whether it consolidates observations across them."""
+
+    extraction_mode: str  # the server's retain_extraction_mode: chunks (no LLM), verbatim, concise, verbose, custom
+    observations: bool
+
+    @classmethod
+    def of(cls, config: dict) -> MemoryMode:
+        """From a bank's resolved configuration (without an LLM the server forces "chunks", observations off)."""
+        return cls(extraction_mode=str(config.get("retain_extraction_mode") or "chunks"), observations=bool(config.get("enable_observations")))
+
+    @property
+    def extracting(self) -> bool:
+        return self.extraction_mode not in ("chunks", "verbatim")
+
+    @property
+    def label(self) -> str:
+        stored = "facts extracted by an LLM" if self.extracting else "texts stored verbatim"
+        return f"{stored}, observations {'on' if self.observations else 'off'}"
+
+    def as_json(self) -> dict:
+        return {
+            "mode": "extracting" if self.extracting else "verbatim", "extraction_mode": self.extraction_mode,
+            "observations": self.observations, "label": self.label,
+        }  # fmt: skip

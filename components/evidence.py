@@ -114,7 +114,27 @@ def _card(e: PrecedentEvidence) -> None:
                 st.badge("relevant", color="green", icon=":material/check:")
             else:
                 st.badge("not relevant", color="gray")
-        body.text(e.text, wrap=True)
+        with body:
+            st.text(e.text, wrap=True)
+            facts = e.extracted_facts
+            if facts:  # with an LLM: what the server rewrote the document into, and matched
+                st.caption(f"{len(facts)} fact(s) the server extracted from it matched:")
+                for fact in facts:
+                    st.text(f"- {fact.text}", wrap=True)
+
+
+def render_observations(result: TwoStageResult) -> None:
+    """Hindsight's observations: shown for context with where they came from, never precedents, never votes."""
+    if not result.observations:
+        return
+    st.subheader(f"Summaries Hindsight built across records ({len(result.observations)})")
+    st.caption("Observations the server consolidated from several documents: context only, never a precedent, never cited.")
+    for o in result.observations:
+        with st.container(border=True):
+            st.text(o.text, wrap=True)
+            sources = ", ".join(o.source_documents) or "not returned"
+            missing = f" ({len(o.unresolved)} more not returned)" if o.unresolved else ""
+            st.text(f"Built from: {sources}{missing}")
 
 
 def render_evidence(result: TwoStageResult) -> None:
@@ -128,20 +148,22 @@ def render_evidence(result: TwoStageResult) -> None:
     st.subheader(f"Broader: this vendor OR this type ({len(result.broader)})")
     if result.pass2 is None:
         st.text("Not searched: the exact precedents already fill the list.")
+        render_observations(result)
         return
     st.caption("Shown for context; cited only when relevant.")
     for e in result.broader:
         _card(e)
     if not result.broader:
         st.text("Nothing beyond the exact precedents.")
+    render_observations(result)
 
 
 def _frame(records: list[PrecedentEvidence]) -> pd.DataFrame:
     rows = [{
-        "rank": e.rank, "relevant": e.relevant, "pass": e.pass_, "precedent": e.ref, "tags": ", ".join(e.tags),
+        "rank": e.rank, "relevant": e.relevant, "pass": e.pass_, "precedent": e.ref, "facts": len(e.facts), "tags": ", ".join(e.tags),
         "final": e.scores.final, "semantic": e.scores.semantic, "keyword": e.scores.keyword,
     } for e in records]  # fmt: skip
-    return pd.DataFrame(rows, columns=["rank", "relevant", "pass", "precedent", "tags", "final", "semantic", "keyword"])
+    return pd.DataFrame(rows, columns=["rank", "relevant", "pass", "precedent", "facts", "tags", "final", "semantic", "keyword"])
 
 
 def _trace(result: TwoStageResult, info: PassInfo, label: str, case_id: str | None) -> None:
@@ -152,19 +174,29 @@ def _trace(result: TwoStageResult, info: PassInfo, label: str, case_id: str | No
     )  # fmt: skip
 
 
+def _returned(info: PassInfo) -> str:
+    facts = f" ({info.facts} memories)" if info.facts is not None and info.facts != info.returned else ""
+    return f"{info.returned} document(s) returned{facts}, max_tokens {info.max_tokens}"
+
+
 def render_recall_details(result: TwoStageResult, case_id: str | None = None) -> None:
     """Inside "How this was recalled": the passes, their tag filters, the scores and the traces (which link
     back to `case_id`)."""
     score_cfg = {c: st.column_config.NumberColumn(c, format="%.3f") for c in ("final", "semantic", "keyword")}
     config = {"relevant": st.column_config.CheckboxColumn("relevant"), **score_cfg}
-    st.text(f"Pass 1, all_strict on {' + '.join(result.pass1.tags)}: {result.pass1.returned} returned, top {result.k} kept.")
+    st.text(f"Pass 1, all_strict on {' + '.join(result.pass1.tags)}: {_returned(result.pass1)}, top {result.k} kept.")
+    if result.budget_reached:
+        st.text(
+            "The token budget (max_tokens) ended a response: the lowest-ranked documents shown may be missing some of "
+            "their matched facts (each document's full text is shown)."
+        )
     if result.exact:
         st.dataframe(_frame(result.exact), hide_index=True, width="stretch", column_config=config, key="evidence_exact")
     _trace(result, result.pass1, "Trace of pass 1 (exact)", case_id)
     if result.pass2 is None:
         st.text(result.pass2_skipped_reason() or "")
         return
-    st.text(f"Pass 2, any_strict on {' or '.join(result.pass2.tags)}: {result.pass2.returned} returned.")
+    st.text(f"Pass 2, any_strict on {' or '.join(result.pass2.tags)}: {_returned(result.pass2)}.")
     if result.broader:
         st.dataframe(_frame(result.broader), hide_index=True, width="stretch", column_config=config, key="evidence_broader")
     _trace(result, result.pass2, "Trace of pass 2 (broader)", case_id)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dashboard.hindsight.wire import MemoryRecord, RecalledMemory, RecallResponse
+from dashboard.hindsight.wire import Chunk, MemoryRecord, RecalledMemory, RecallResponse
 
 
 def precedent(doc: str, vendor: str, etype: str, outcome: str = "approve", decided_on: str = "2025-06-01", text: str = "") -> MemoryRecord:
@@ -16,23 +16,33 @@ def precedent(doc: str, vendor: str, etype: str, outcome: str = "approve", decid
 
 
 class FakeRecall:
-    """A recall double over a fixed ranking: filters by tags like the server's *_strict modes, counts calls."""
+    """A recall double over a fixed ranking: filters by tags like the server's *_strict modes, counts calls.
+    With `facts=n` it answers as an extracting server does: each document as n rewritten facts, its original
+    text only in the response's chunks; `observations` are added to every response, as the server adds them."""
 
-    def __init__(self, ranking: list[MemoryRecord]):
-        self.ranking = ranking
+    def __init__(self, ranking: list[MemoryRecord], facts: int = 1, observations: list[RecalledMemory] = (), sources=None):
+        self.ranking, self.facts, self.observations = ranking, facts, list(observations)
+        self.sources = dict(sources or {})
         self.calls: list[tuple[str, tuple[str, ...]]] = []
 
     def __call__(self, bank_id, query, *, tags, tags_match, max_tokens, budget="mid", types=None):
         self.calls.append((tags_match, tuple(tags or ())))
         want = set(tags or ())
-        hits = []
-        for i, r in enumerate(self.ranking):
-            have = set(r.tags)
-            if not have:
-                continue  # *_strict: untagged records never match
-            if (tags_match == "all_strict" and want <= have) or (tags_match == "any_strict" and want & have):
-                hits.append(RecalledMemory(id=f"m-{r.document_id}", text=r.content, tags=r.tags, document_id=r.document_id, metadata=r.metadata))
-        return RecallResponse(results=hits)
+
+        def matches(have: set[str]) -> bool:  # *_strict: untagged records never match
+            return bool(have) and ((tags_match == "all_strict" and want <= have) or (tags_match == "any_strict" and bool(want & have)))
+
+        hits, chunks = [], {}
+        for r in (r for r in self.ranking if matches(set(r.tags))):
+            chunk = f"{bank_id}_{r.document_id}_0"
+            chunks[chunk] = Chunk(id=chunk, text=r.content)
+            for n in range(self.facts):
+                text = r.content if self.facts == 1 else f"Fact {n} of {r.document_id}, as rewritten"
+                hits.append(RecalledMemory(
+                    id=f"m-{r.document_id}-{n}", text=text, tags=r.tags, document_id=r.document_id, chunk_id=chunk, metadata=r.metadata,
+                ))  # fmt: skip
+        observations = [o for o in self.observations if matches(set(o.tags))]
+        return RecallResponse(results=hits + observations, chunks=chunks, source_facts=self.sources)
 
 
 CROWD_QUERY = "steel brackets billed above the PO price"

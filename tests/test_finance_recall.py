@@ -1,10 +1,13 @@
-"""Two-stage recall, relevance flags, crowd-out check and the guard: a double, then the real server."""
+"""Two-stage recall, relevance flags, crowd-out check and the guard: a double, then the real server in both
+modes (verbatim, and extracting: each document as several rewritten facts). The document is the precedent."""
 
 import pytest
 
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import assess
-from dashboard.finance.recall import CaseKey, InvalidCase, check_crowd_out, two_stage_recall
+from dashboard.finance.recall import MAX_TOKENS_CAP, CaseKey, InvalidCase, check_crowd_out, two_stage_recall
+from dashboard.hindsight.documents import group
+from dashboard.hindsight.wire import RecalledMemory
 from tests.finance_helpers import CROWD_QUERY, FakeRecall, crowding_records, precedent
 
 A = CaseKey(vendor_code="VA", exception_type="price_variance", vendor_name="Alpha Tools")
@@ -51,6 +54,64 @@ def test_no_record_appears_twice():
     assert [e.pass_ for e in result.records] == ["exact", "broader", "broader"]
 
 
+def test_a_document_of_several_facts_is_one_precedent_with_one_vote():
+    # an extracting server returns each document as several facts: counted, voted and cited once
+    ranking = [precedent("A0", "VA", "price_variance", "reject"), precedent("A1", "VA", "price_variance", "approve", "2025-05-01")]
+    ranking += [precedent(f"B{i}", "VB", "price_variance") for i in range(3)]
+    result, rec = assess(two_stage_recall(FakeRecall(ranking, facts=3), "bank", A, QUERY, k=4))
+    assert [e.ref for e in result.exact] == ["A0", "A1"] and [e.ref for e in result.broader] == ["B0", "B1"]
+    assert [len(e.facts) for e in result.records] == [3, 3, 3, 3]
+    assert result.exact[0].text == ranking[0].content  # the original text, the facts beneath it
+    assert [f.text for f in result.exact[0].extracted_facts] == [f"Fact {n} of A0, as rewritten" for n in range(3)]
+    assert rec.votes == {"reject": 1, "approve": 1} and rec.cited == ["A0", "A1"]  # one vote each, cited once
+    assert result.pass1.returned == 2 and result.pass1.facts == 6
+    assert result.crowd_out.single_pass_ids == ["A0", "A1", "B0", "B1"]
+
+
+def test_an_observation_is_never_a_precedent_and_never_takes_a_slot():
+    ranking = [precedent(f"A{i}", "VA", "price_variance", "reject") for i in range(2)]
+    summary = RecalledMemory(id="o1", type="observation", text="VA price variances are usually rejected", tags=A.tags)
+    result, rec = assess(two_stage_recall(FakeRecall(ranking, observations=[summary]), "bank", A, QUERY, k=2))
+    assert [e.ref for e in result.exact] == ["A0", "A1"] and [o.ref for o in result.observations] == ["o1"]
+    assert rec.votes == {"reject": 2} and "o1" not in rec.cited
+    # a pass 1 holding only an observation is short of k: pass 2 runs
+    lone = assess(two_stage_recall(FakeRecall(ranking[:1], observations=[summary]), "bank", A, QUERY, k=2))[0]
+    assert lone.pass2 is not None and [e.ref for e in lone.exact] == ["A0"]
+
+
+def test_an_observation_derived_from_the_case_s_own_decision_is_dropped_like_the_decision():
+    ranking = [precedent("decision-E-1", "VA", "price_variance", "approve"), precedent("A0", "VA", "price_variance", "reject")]
+    fact = RecalledMemory(id="f-own", document_id="decision-E-1", text="E-1 was approved")
+    own = RecalledMemory(id="o-own", type="observation", text="E-1 approved", tags=A.tags, source_fact_ids=["f-own"])
+    other = RecalledMemory(id="o-other", type="observation", text="VA rejected", tags=A.tags, source_fact_ids=["f-a0"])
+    sources = {"f-own": fact, "f-a0": RecalledMemory(id="f-a0", document_id="A0", text="A0 rejected")}
+    recall = FakeRecall(ranking, facts=2, observations=[own, other], sources=sources)
+    result = two_stage_recall(recall, "bank", A, QUERY, k=5, own_document="decision-E-1")
+    assert result.own_decision.ref == "decision-E-1" and [e.ref for e in result.records] == ["A0"]
+    assert [o.ref for o in result.observations] == ["o-other"] and result.observations[0].source_documents == ["A0"]
+
+
+def test_a_pass_cut_by_its_token_budget_before_k_documents_asks_again_with_more():
+    ranking = [precedent(f"A{i}", "VA", "price_variance", text=f"A{i} " + "long precedent text " * 80) for i in range(6)]
+
+    class Budgeted(FakeRecall):  # the server stops adding facts when the next would overrun max_tokens
+        def __call__(self, bank_id, query, **kwargs):
+            response = super().__call__(bank_id, query, **kwargs)
+            kept, used = [], 0
+            for m in response.results:
+                size = len(m.text) // 4 + 1
+                if used + size <= kwargs["max_tokens"]:
+                    kept.append(m)
+                    used += size
+            return response.model_copy(update={"results": kept})
+
+    recall = Budgeted(ranking)
+    result = two_stage_recall(recall, "bank", A, QUERY, k=5)
+    assert [e.ref for e in result.exact] == [f"A{i}" for i in range(5)]
+    assert result.pass1.max_tokens > 1500 and result.pass1.max_tokens <= MAX_TOKENS_CAP
+    assert [c[0] for c in recall.calls][:2] == ["all_strict", "all_strict"]  # the same pass again, with room
+
+
 def test_relevance_comes_from_tags_and_metadata_never_from_text():
     misleading = precedent("B-mentions-A", "VB", "price_variance", text="Vendor VA price variance (really about VA).")
     same_vendor_other_type = precedent("A-tax", "VA", "tax_mismatch")
@@ -79,8 +140,18 @@ def test_bad_input_names_the_field():
 
 
 # -- the real server ----------------------------------------------------------------------
-def _recall(hindsight, bank_id, key=A, k=5, query=QUERY):
-    return assess(two_stage_recall(hindsight.gateway.recall, bank_id, key, query, k=k))
+def _recall(live, bank_id, key=A, k=5, query=QUERY):
+    return assess(two_stage_recall(live.gateway.recall, bank_id, key, query, k=k))
+
+
+def _retain(live, bank_id, records):
+    live.gateway.retain(bank_id, records)
+    live.settle(bank_id)
+
+
+def _single_pass(live, bank_id, query, k, **kwargs) -> list[str]:
+    """An independent single any_strict pass: its top k documents."""
+    return [d.ref for d in group(live.gateway.recall(bank_id, query, tags=A.tags, tags_match="any_strict", **kwargs)).documents][:k]
 
 
 @pytest.mark.parametrize(("richer", "k", "lost"), [(4, 5, 0), (10, 5, 1), (4, 3, 1), (10, 3, 1)])
@@ -92,7 +163,7 @@ def test_seed_scenario_exact_match_is_never_crowded_out(hindsight, bank_id, rich
     ]  # fmt: skip
     a_record = precedent("PREC-A-0", "VA", "price_variance", "reject", "2025-05-01",
                          text="Alpha Tools invoice INV-1 differs from its order. Always reject this vendor's price variances.")  # fmt: skip
-    hindsight.gateway.retain(bank_id, [*b_records, a_record])
+    _retain(hindsight, bank_id, [*b_records, a_record])
 
     result, rec = _recall(hindsight, bank_id, k=k)
     assert result.records[0].document_id == "PREC-A-0" and result.records[0].pass_ == "exact"
@@ -102,17 +173,17 @@ def test_seed_scenario_exact_match_is_never_crowded_out(hindsight, bank_id, rich
     # the recommendation cites A's record only, never the richer vendor's history
     assert (rec.action, rec.cited, rec.policy) == ("reject", ["PREC-A-0"], "precedent")
     # crowd-out: consistent with an independent single any_strict pass
-    single = hindsight.gateway.recall(bank_id, QUERY, tags=A.tags, tags_match="any_strict").results[:k]
+    single = _single_pass(hindsight, bank_id, QUERY, k)
     assert result.crowd_out.reused_pass2 and result.calls == 2
-    assert result.crowd_out.single_pass_ids == [m.id for m in single]
+    assert result.crowd_out.single_pass_ids == single
     # with 4 richer records and k=5 a single pass still reaches A's record; otherwise it loses it
-    assert ("PREC-A-0" not in [m.document_id for m in single]) == bool(lost) and result.crowd_out.lost == lost
+    assert ("PREC-A-0" not in single) == bool(lost) and result.crowd_out.lost == lost
 
 
 @pytest.mark.parametrize("k", [2, 3, 5])
 def test_a_single_pass_crowds_out_the_exact_precedents_and_two_stage_keeps_them_real_server(hindsight, bank_id, k):
     """VB's twelve near-identical records worded like the query outrank VA's two in one any_strict pass."""
-    hindsight.gateway.retain(bank_id, crowding_records())
+    _retain(hindsight, bank_id, crowding_records())
     result, rec = _recall(hindsight, bank_id, k=k, query=CROWD_QUERY)
     mine = {"PREC-VA-0", "PREC-VA-1"}
     assert {e.document_id for e in result.exact} == mine and all(e.relevant for e in result.exact)
@@ -124,19 +195,34 @@ def test_a_single_pass_crowds_out_the_exact_precedents_and_two_stage_keeps_them_
         assert not result.crowd_out.reused_pass2 and result.calls == 3
     else:
         assert result.crowd_out.reused_pass2 and result.calls == 2
-    single = hindsight.gateway.recall(
-        bank_id, CROWD_QUERY, tags=A.tags, tags_match="any_strict", max_tokens=result.pass1.max_tokens,
-        budget=result.pass1.budget, types=result.pass1.types,
-    ).results[:k]  # fmt: skip
-    assert [m.document_id[:8] for m in single] == ["PREC-VB-"] * k  # the single pass really lost them
-    assert result.crowd_out.single_pass_ids == [m.id for m in single]
+    p = result.pass1
+    single = _single_pass(hindsight, bank_id, CROWD_QUERY, k, max_tokens=p.max_tokens, budget=p.budget, types=p.types)
+    assert [d[:8] for d in single] == ["PREC-VB-"] * k  # the single pass really lost them
+    assert result.crowd_out.single_pass_ids == single
     assert (result.crowd_out.lost, result.crowd_out.exact_in_result, result.crowd_out.crowded_out) == (2, 2, True)
+
+
+def test_two_stage_counts_documents_on_both_servers(live, bank_id):
+    """The same records on each server: exact documents, votes and confidence are the same, whatever the
+    server made of each document (one verbatim memory, or several extracted facts)."""
+    bank = f"{bank_id}-{live.mode}"
+    records = [precedent(f"A{i}", "VA", "price_variance", "reject" if i < 2 else "approve", f"2025-08-{i + 1:02d}") for i in range(3)]
+    records += [precedent(f"B{i}", "VB", "price_variance") for i in range(4)]
+    _retain(live, bank, records)
+    result, rec = _recall(live, bank, k=5)
+    assert sorted(e.ref for e in result.exact) == ["A0", "A1", "A2"] and len(result.records) == 5
+    assert len({e.ref for e in result.records}) == 5  # no document twice
+    assert (rec.action, rec.confidence, rec.votes) == ("reject", 0.67, {"reject": 2, "approve": 1})
+    assert all(e.text.startswith("Vendor V") for e in result.records)  # the original text, in both modes
+    facts = [len(e.facts) for e in result.exact]
+    assert facts == [1, 1, 1] if live.mode == "verbatim" else all(n >= 1 for n in facts) and result.pass1.facts >= 3
+    assert not any(o.ref in rec.cited for o in result.observations)
 
 
 def test_pass2_skipped_when_exact_fills_k_real_server(hindsight, bank_id):
     records = [precedent(f"A{i}", "VA", "price_variance", "approve", f"2025-08-{i + 1:02d}") for i in range(4)]
     records += [precedent(f"B{i}", "VB", "price_variance") for i in range(3)]
-    hindsight.gateway.retain(bank_id, records)
+    _retain(hindsight, bank_id, records)
     result, rec = _recall(hindsight, bank_id, k=3)
     assert result.pass2_skipped and result.calls == 2 and result.crowd_out is None and result.decisions.returned == 0
     assert len(result.exact) == 3 and result.broader == [] and all(e.relevant for e in result.exact)
@@ -146,7 +232,7 @@ def test_pass2_skipped_when_exact_fills_k_real_server(hindsight, bank_id):
 
 
 def test_relevance_flags_for_every_record_real_server(hindsight, bank_id):
-    hindsight.gateway.retain(bank_id, [
+    _retain(hindsight, bank_id, [
         precedent("A-pv", "VA", "price_variance"),
         precedent("A-tax", "VA", "tax_mismatch"),
         precedent("B-pv", "VB", "price_variance"),
@@ -158,7 +244,7 @@ def test_relevance_flags_for_every_record_real_server(hindsight, bank_id):
 
 
 def test_guard_escalates_when_nothing_relevant_comes_back(hindsight, bank_id):
-    hindsight.gateway.retain(bank_id, [precedent(f"B{i}", "VB", "price_variance") for i in range(3)])
+    _retain(hindsight, bank_id, [precedent(f"B{i}", "VB", "price_variance") for i in range(3)])
     result, rec = _recall(hindsight, bank_id, k=5)
     assert len(result.records) == 3 and not any(e.relevant for e in result.records)
     assert (rec.action, rec.confidence, rec.cited, rec.policy) == ("escalate", 0.0, [], "guard")

@@ -4,8 +4,8 @@
   flags, the guard and the recommendation policy (dashboard.finance.policy).
 - `seed`: the two-stage recall exactly as the AP seed (pass 1 all_strict on vendor + type, pass 2
   any_strict only to fill k, dedupe), then the same relevance, guard and policy.
-- `naive`: one any_strict pass, top k, no relevance filter: every recalled record votes (the seed's
-  failure mode: another vendor's precedents decide).
+- `naive`: one any_strict pass, top k documents, no relevance filter: every recalled document votes (the
+  seed's failure mode: another vendor's precedents decide).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from dashboard.finance.recall import (
     two_stage_recall,
 )
 from dashboard.hindsight.calls import RecallFn
+from dashboard.hindsight.documents import group
 from dashboard.review.agent_runs import AgentRun
 
 VARIANTS = ("reviewed", "seed", "naive")
@@ -36,12 +37,13 @@ VARIANTS = ("reviewed", "seed", "naive")
 
 def _naive(recall: RecallFn, bank_id: str, key: CaseKey, query: str, k: int) -> tuple[TwoStageResult, Recommendation]:
     req = {"tags": key.tags, "tags_match": "any_strict", "max_tokens": max_tokens_for(k), "budget": LEAN_BUDGET}
-    found = recall(bank_id, query, **req).results[:k]
-    # No relevance filter: each record is taken as a precedent for this case.
-    records = [PrecedentEvidence.of(m, "broader", i + 1).model_copy(update={"relevant": True}) for i, m in enumerate(found)]
+    grouped = group(recall(bank_id, query, **req))
+    found = grouped.documents[:k]
+    # No relevance filter: each document is taken as a precedent for this case.
+    records = [PrecedentEvidence.of(d, "broader", i + 1).model_copy(update={"relevant": True}) for i, d in enumerate(found)]
     result = TwoStageResult(
         bank_id=bank_id, query=query, key=key, k=k, exact=[], broader=records,
-        pass1=PassInfo(returned=len(found), **req), calls=1,
+        pass1=PassInfo(returned=len(found), facts=grouped.facts, **req), calls=1,
     )  # fmt: skip
     return result, recommend(result)
 

@@ -2,19 +2,25 @@
 
 Pass 1 asks for records tagged with BOTH `vendor:<code>` and `type:<type>` (`all_strict`); pass 2, run
 only when pass 1 returns fewer than k, asks for records with EITHER tag (`any_strict`). Results are
-deduplicated by memory id and trimmed to k, exact ones first, so a vendor with a richer history can
-never crowd this vendor's own precedents out of the top k.
+deduplicated by document and trimmed to k documents, exact ones first, so a vendor with a richer
+history can never crowd this vendor's own precedents out of the top k.
+
+The document is the precedent (hindsight.documents): with an LLM the server returns several extracted
+facts per document, and k, relevance, votes and citations count documents, each shown with its original
+text and the facts that matched. A pass whose token budget ran out before it held k documents asks again
+with twice the budget (at most MAX_TOKENS_CAP). Observations are never precedents: they are kept apart
+(`observations`), with their source facts, and one derived from the case's own decision is dropped.
 
 The crowd-out check compares that result with the top k of a single `any_strict` pass. That single
 pass IS pass 2, so when pass 2 runs its response is reused (no extra call); when pass 2 is skipped the
 check costs one more call and is made only on demand (`check_crowd_out`).
 
-Human decisions first (issue 12): when pass 1 fills k, older precedents may crowd the latest reviewer
+Human decisions first: when pass 1 fills k, older precedents may crowd the latest reviewer
 decisions out of it, so the second call asks for vendor + type + `source:reviewer` instead of the broader
 pass; reviewer decisions always come first in the exact evidence, newest first. A case's own decision is
 never its evidence (`own_document`). `decisions_first=False` is the AP seed's recall exactly.
 
-At most two server calls per case. No Streamlit here.
+Two server calls per case at most, unless a budget had to grow. No Streamlit here.
 """
 
 from __future__ import annotations
@@ -25,18 +31,20 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from dashboard.finance.models import EXCEPTION_TYPES, REVIEWER_TAG, ExceptionCase, _HasVendor, type_tag, vendor_tag
 from dashboard.hindsight.calls import AsyncRecallFn, RecallFn
-from dashboard.hindsight.wire import Budget, RecalledMemory, Scores, TagsMatch
+from dashboard.hindsight.documents import RecalledDocument, RecalledDocuments, RecalledObservation, group
+from dashboard.hindsight.wire import Budget, RecallResponse, Scores, TagsMatch
 
 DEFAULT_K = 5
 MAX_K = 50
-# Lean requests (issue 7). Recall has no result limit: max_tokens is what bounds a response. A
-# precedent is ~60-120 tokens; ask for about what k records need. `budget` is the per-arm candidate
+# Lean requests. Recall has no result limit: max_tokens is what bounds a response. A precedent
+# document is ~60-120 tokens (its facts about as much); ask for about what k documents need. `budget` is the per-arm candidate
 # limit (low 100, mid 300, high 1000); both passes are tag-filtered in SQL, so the candidates are
 # already this vendor/type's records. Chosen by measurement (`python -m dashboard bench`, README
 # "Performance"): at 10k memories budget "low" changed which exact precedents made the top k in 4 of 8
 # cases (overlap 82%), so the budget stays "mid"; max_tokens for k keeps the same top k (8/8).
 TOKENS_PER_RECORD = 300
 MIN_MAX_TOKENS = 1024
+MAX_TOKENS_CAP = 4 * TOKENS_PER_RECORD * MAX_K  # how far a pass's budget may grow to hold k documents
 LEAN_BUDGET: Budget = "mid"
 LEAN_TYPES: list[str] | None = None  # None = the server's default fact types (see README "Performance")
 
@@ -83,22 +91,32 @@ class CaseKey(_HasVendor):
         return f"{self.exception_type.replace('_', ' ')} for vendor {self.vendor_code} {self.vendor_name}".strip()
 
 
-def is_human(record: RecalledMemory | PrecedentEvidence) -> bool:
+def is_human(record: RecalledDocument | PrecedentEvidence) -> bool:
     """A reviewer's decision (tagged `source:reviewer`; older ones only say so in their metadata)."""
     return REVIEWER_TAG in record.tags or record.metadata.get("source") == "reviewer"
 
 
+class MatchedFact(BaseModel):
+    """A fact of a precedent document that the recall returned (its text as the server rewrote it)."""
+
+    id: str
+    text: str
+    scores: Scores = Field(default_factory=Scores)
+
+
 class PrecedentEvidence(BaseModel):
-    """One recalled record as the reviewer sees it. `relevant` is set by recommendation.relevance."""
+    """One recalled document as the reviewer sees it. `relevant` is set by policy.mark_relevance."""
 
     model_config = ConfigDict(populate_by_name=True)
 
-    id: str
+    id: str  # the document id (a memory id only for a memory stored without one)
     document_id: str | None = None
-    text: str
+    text: str  # the document's original text (or its facts', when the response held no chunk of it)
+    verbatim: bool = True  # `text` is the original text
+    facts: list[MatchedFact] = Field(default_factory=list)  # the facts that matched, best first
     tags: list[str] = Field(default_factory=list)
     metadata: dict[str, str] = Field(default_factory=dict)
-    scores: Scores = Field(default_factory=Scores)
+    scores: Scores = Field(default_factory=Scores)  # its best fact's
     pass_: Pass = Field(alias="pass")
     rank: int  # 1-based position in the two-stage result
     relevant: bool = False
@@ -109,22 +127,28 @@ class PrecedentEvidence(BaseModel):
 
     @property
     def ref(self) -> str:
-        """How a precedent is named when cited: its document id (e.g. PREC-V02-PRI-01), else the memory id."""
-        return self.document_id or self.id
+        """How a precedent is named when cited: its document id (e.g. PREC-V02-PRI-01)."""
+        return self.id
+
+    @property
+    def extracted_facts(self) -> list[MatchedFact]:
+        """The matched facts that are not the text itself (with an LLM: the server's rewrites)."""
+        return [f for f in self.facts if f.text.strip() != self.text.strip()]
 
     def as_json(self) -> dict:
         return {
             "id": self.id, "document_id": self.document_id, "text": self.text, "tags": self.tags,
             "relevant": self.relevant, "pass": self.pass_, "rank": self.rank,
             "outcome": self.metadata.get("outcome"), "decided_on": self.metadata.get("decided_on"),
-            "scores": self.scores.model_dump(), "human": self.human,
+            "scores": self.scores.model_dump(), "human": self.human, "facts": [f.text for f in self.extracted_facts],
         }  # fmt: skip
 
     @classmethod
-    def of(cls, memory: RecalledMemory, pass_: Pass, rank: int) -> PrecedentEvidence:
+    def of(cls, document: RecalledDocument, pass_: Pass, rank: int) -> PrecedentEvidence:
         return cls(
-            id=memory.id, document_id=memory.document_id, text=memory.text, tags=memory.tags,
-            metadata=memory.metadata, scores=memory.scores, pass_=pass_, rank=rank,
+            id=document.ref, document_id=document.document_id, text=document.text, verbatim=document.verbatim,
+            facts=[MatchedFact(id=f.id, text=f.text, scores=f.scores) for f in document.facts],
+            tags=document.tags, metadata=document.metadata, scores=document.scores, pass_=pass_, rank=rank,
         )  # fmt: skip
 
 
@@ -134,13 +158,15 @@ class PassInfo(BaseModel):
     tags: list[str]
     tags_match: TagsMatch
     max_tokens: int
-    returned: int
+    returned: int  # documents
     budget: Budget = "mid"
     types: list[str] | None = None
+    facts: int | None = None  # facts (and observations) the server returned for them
+    budget_reached: bool = False  # max_tokens probably ended the response: lower-ranked facts may be missing
 
 
 class CrowdOut(BaseModel):
-    """The single any_strict pass's top k, compared with the two-stage result."""
+    """The single any_strict pass's top k documents, compared with the two-stage result."""
 
     single_pass_ids: list[str]
     exact_in_result: int
@@ -165,6 +191,7 @@ class TwoStageResult(BaseModel):
     calls: int
     decisions: PassInfo | None = None  # the human-decisions pass (run when pass 1 filled k)
     own_decision: PrecedentEvidence | None = None  # this case's own decision: shown apart, never evidence
+    observations: list[RecalledObservation] = Field(default_factory=list)  # context only: never precedents
 
     @property
     def pass2_skipped(self) -> bool:
@@ -174,10 +201,15 @@ class TwoStageResult(BaseModel):
     def records(self) -> list[PrecedentEvidence]:
         return self.exact + self.broader
 
+    @property
+    def budget_reached(self) -> bool:
+        """A pass's token budget ran out: lower-ranked facts of the documents shown may be missing."""
+        return any(p is not None and p.budget_reached for p in (self.pass1, self.pass2, self.decisions))
+
     def pass2_skipped_reason(self) -> str | None:
         if self.pass2 is not None:
             return None
-        why = f"Pass 2 skipped: pass 1 (vendor AND type) returned {self.pass1.returned} exact record(s), enough to fill k={self.k}."
+        why = f"Pass 2 skipped: pass 1 (vendor AND type) returned {self.pass1.returned} exact document(s), enough to fill k={self.k}."
         if self.decisions is not None:
             why += f" The human-decisions pass (vendor AND type AND {REVIEWER_TAG}) returned {self.decisions.returned}, placed first."
         return why
@@ -196,8 +228,8 @@ def _check_k(k: int) -> int:
     return k
 
 
-def crowd_out_from(single_pass: list[RecalledMemory], exact: list[PrecedentEvidence], k: int, reused_pass2: bool) -> CrowdOut:
-    top = [m.id for m in single_pass[:k]]
+def crowd_out_from(single_pass: list[RecalledDocument], exact: list[PrecedentEvidence], k: int, reused_pass2: bool) -> CrowdOut:
+    top = [d.ref for d in single_pass[:k]]
     kept = set(top)
     return CrowdOut(
         single_pass_ids=top, exact_in_result=len(exact), lost=sum(1 for e in exact if e.id not in kept), reused_pass2=reused_pass2
@@ -208,22 +240,25 @@ def _request(key: CaseKey, k: int, budget: Budget | None, types: list[str] | Non
     return {"tags": key.tags, "max_tokens": max_tokens_for(k), "budget": budget or LEAN_BUDGET, "types": types}
 
 
-def _humans_first(records: list[RecalledMemory]) -> list[RecalledMemory]:
+def _humans_first(documents: list[RecalledDocument]) -> list[RecalledDocument]:
     """Reviewer decisions first, newest first; the others keep their recall order."""
-    humans = sorted((m for m in records if is_human(m)), key=lambda m: m.metadata.get("decided_at", ""), reverse=True)
-    return humans + [m for m in records if not is_human(m)]
+    humans = sorted((d for d in documents if is_human(d)), key=lambda d: d.metadata.get("decided_at", ""), reverse=True)
+    return humans + [d for d in documents if not is_human(d)]
 
 
 class _Plan:
-    """The calls of one two-stage recall, shared by the sync and the async driver.
+    """The calls of one two-stage recall, shared by the sync and the async driver: `next_call()` gives the
+    arguments of the next recall (None when done), `feed()` takes its response, `result()` the outcome.
 
     pass 1: all_strict on vendor + type. Then, with `decisions_first` (the default):
       - pass 1 filled k: older precedents may have crowded the latest human decisions out, so the second
         call asks all_strict for vendor + type + `source:reviewer` and puts them first;
-      - pass 1 did not fill k: it holds every exact record (human ones included), and the second call is
-        the broader any_strict pass, as in the AP seed.
-    Without it (the seed's own recall), pass 2 is skipped when pass 1 fills k. The case's own decision
-    (`own_document`) is never evidence: it is kept apart as `own_decision`.
+      - pass 1 did not fill k: it holds every exact document (human ones included), and the second call
+        is the broader any_strict pass, as in the AP seed.
+    Without it (the seed's own recall), pass 2 is skipped when pass 1 fills k. A pass that holds fewer
+    than k documents because its token budget ran out is asked again with twice the budget. The case's own
+    decision (`own_document`) is never evidence: it is kept apart as `own_decision`, and observations
+    derived from it are dropped.
     """
 
     def __init__(self, bank_id, key, query, k, budget, types, own_document, decisions_first):
@@ -232,61 +267,79 @@ class _Plan:
         self.req = _request(key, self.k, budget, types)
         self.own_document, self.decisions_first = own_document, decisions_first
         self.own: PrecedentEvidence | None = None
+        self.observations: dict[str, RecalledObservation] = {}
+        self.calls = 0
+        self.stage: str | None = "exact"
+        self.call: dict | None = {"tags_match": "all_strict", **self.req}
+        self.found: dict[str, tuple[list[RecalledDocument], PassInfo]] = {}
 
-    def _split_own(self, memories: list[RecalledMemory]) -> list[RecalledMemory]:
-        kept = []
-        for m in memories:
-            if self.own_document and m.document_id == self.own_document:
-                self.own = self.own or PrecedentEvidence.of(m, "exact", 0)
-            else:
-                kept.append(m)
-        return kept
+    def next_call(self) -> dict | None:
+        return None if self.stage is None else self.call
 
-    def first(self) -> dict:
-        return {"tags_match": "all_strict", **self.req}
+    def _take(self, response: RecallResponse) -> RecalledDocuments:
+        grouped = group(response, self.call["max_tokens"])
+        own = next((d for d in grouped.documents if self.own_document and d.document_id == self.own_document), None)
+        if own is not None and self.own is None:
+            self.own = PrecedentEvidence.of(own, "exact", 0)
+        grouped = grouped.without(self.own_document)
+        for o in grouped.observations:
+            self.observations.setdefault(o.ref, o)
+        return grouped
 
-    def second(self, first: list[RecalledMemory]) -> dict | None:
-        """The second call's arguments, or None when the result is complete."""
-        self.first_results = self._split_own(first)
-        self.pass1 = PassInfo(tags_match="all_strict", returned=len(first), **self.req)
-        if len(self.first_results) < self.k:
-            return {"tags_match": "any_strict", **self.req}
-        if self.decisions_first:
-            return {**self.req, "tags_match": "all_strict", "tags": [*self.key.tags, REVIEWER_TAG]}
-        return None
+    def feed(self, response: RecallResponse) -> None:
+        self.calls += 1
+        grouped = self._take(response)
+        short = len(grouped.documents) < self.k and self.stage != "decisions"
+        if short and grouped.budget_reached and self.call["max_tokens"] < MAX_TOKENS_CAP:
+            self.call = {**self.call, "max_tokens": min(MAX_TOKENS_CAP, 2 * self.call["max_tokens"])}
+            return  # the same pass again, with room for k documents
+        info = PassInfo(
+            tags_match=self.call["tags_match"], returned=len(grouped.documents), facts=grouped.facts,
+            budget_reached=grouped.budget_reached, **{**self.req, **{k: self.call[k] for k in ("tags", "max_tokens")}},
+        )  # fmt: skip
+        self.found[self.stage] = (grouped.documents, info)
+        if self.stage != "exact":
+            self.stage = None
+        elif len(grouped.documents) < self.k:
+            self.stage, self.call = "broader", {"tags_match": "any_strict", **self.req}
+        elif self.decisions_first:
+            self.stage, self.call = "decisions", {**self.req, "tags_match": "all_strict", "tags": [*self.key.tags, REVIEWER_TAG]}
+        else:
+            self.stage = None
 
-    def _exact(self, memories: list[RecalledMemory]) -> tuple[list[PrecedentEvidence], set[str]]:
+    def _exact(self, documents: list[RecalledDocument]) -> tuple[list[PrecedentEvidence], set[str]]:
         exact, seen = [], set()
-        for m in memories:
-            if m.id not in seen and len(exact) < self.k:
-                seen.add(m.id)
-                exact.append(PrecedentEvidence.of(m, "exact", len(exact) + 1))
+        for d in documents:
+            if d.ref not in seen and len(exact) < self.k:
+                seen.add(d.ref)
+                exact.append(PrecedentEvidence.of(d, "exact", len(exact) + 1))
         return exact, seen
 
-    def result(self, second: list[RecalledMemory] | None) -> TwoStageResult:
-        base = {"bank_id": self.bank_id, "query": self.query, "key": self.key, "k": self.k, "pass1": self.pass1}
-        if second is None:  # the seed's recall, pass 1 filled k
-            exact, _ = self._exact(self.first_results)
-            return TwoStageResult(**base, exact=exact, broader=[], calls=1, own_decision=self.own)
-        second = self._split_own(second)
-        if len(self.first_results) >= self.k:  # second was the human-decisions pass
-            exact, _ = self._exact(_humans_first(second) + self.first_results)
-            decisions = PassInfo(tags_match="all_strict", returned=len(second), **{**self.req, "tags": [*self.key.tags, REVIEWER_TAG]})
-            return TwoStageResult(**base, exact=exact, broader=[], decisions=decisions, calls=2, own_decision=self.own)
-        ordered = _humans_first(self.first_results) if self.decisions_first else self.first_results
-        exact, seen = self._exact(ordered)
+    def result(self) -> TwoStageResult:
+        first, pass1 = self.found["exact"]
+        base = {
+            "bank_id": self.bank_id, "query": self.query, "key": self.key, "k": self.k, "pass1": pass1, "calls": self.calls,
+            "own_decision": self.own, "observations": list(self.observations.values()),
+        }  # fmt: skip
+        if "decisions" in self.found:
+            humans, decisions = self.found["decisions"]
+            exact, _ = self._exact(_humans_first(humans) + first)
+            return TwoStageResult(**base, exact=exact, broader=[], decisions=decisions)
+        if "broader" not in self.found:  # the seed's recall, pass 1 filled k
+            exact, _ = self._exact(first)
+            return TwoStageResult(**base, exact=exact, broader=[])
+        second, pass2 = self.found["broader"]
+        exact, seen = self._exact(_humans_first(first) if self.decisions_first else first)
         broader: list[PrecedentEvidence] = []
-        for memory in second:
+        for document in second:
             if len(exact) + len(broader) >= self.k:
                 break
-            if memory.id not in seen:
-                seen.add(memory.id)
-                broader.append(PrecedentEvidence.of(memory, "broader", len(exact) + len(broader) + 1))
-        pass2 = PassInfo(tags_match="any_strict", returned=len(second), **self.req)
+            if document.ref not in seen:
+                seen.add(document.ref)
+                broader.append(PrecedentEvidence.of(document, "broader", len(exact) + len(broader) + 1))
         return TwoStageResult(
-            **base, exact=exact, broader=broader, pass2=pass2, calls=2, own_decision=self.own,
-            crowd_out=crowd_out_from(second, exact, self.k, reused_pass2=True),
-        )  # fmt: skip
+            **base, exact=exact, broader=broader, pass2=pass2, crowd_out=crowd_out_from(second, exact, self.k, reused_pass2=True)
+        )
 
 
 def two_stage_recall(
@@ -294,10 +347,11 @@ def two_stage_recall(
     budget: Budget | None = None, types: list[str] | None = LEAN_TYPES,
     *, own_document: str | None = None, decisions_first: bool = True,
 ) -> TwoStageResult:  # fmt: skip
-    """Exact (all_strict) first, the latest human decisions at the top; at most two calls (see _Plan)."""
+    """Exact (all_strict) first, the latest human decisions at the top (see _Plan)."""
     plan = _Plan(bank_id, key, query, k, budget, types, own_document, decisions_first)
-    nxt = plan.second(recall(bank_id, plan.query, **plan.first()).results)
-    return plan.result(None if nxt is None else recall(bank_id, plan.query, **nxt).results)
+    while (call := plan.next_call()) is not None:
+        plan.feed(recall(bank_id, plan.query, **call))
+    return plan.result()
 
 
 async def atwo_stage_recall(
@@ -307,8 +361,9 @@ async def atwo_stage_recall(
 ) -> TwoStageResult:  # fmt: skip
     """two_stage_recall as a coroutine (for HindsightGateway.recall_many): the same calls, the same result."""
     plan = _Plan(bank_id, key, query, k, budget, types, own_document, decisions_first)
-    nxt = plan.second((await arecall(bank_id, plan.query, **plan.first())).results)
-    return plan.result(None if nxt is None else (await arecall(bank_id, plan.query, **nxt)).results)
+    while (call := plan.next_call()) is not None:
+        plan.feed(await arecall(bank_id, plan.query, **call))
+    return plan.result()
 
 
 def check_crowd_out(recall: RecallFn, result: TwoStageResult) -> TwoStageResult:
@@ -316,8 +371,9 @@ def check_crowd_out(recall: RecallFn, result: TwoStageResult) -> TwoStageResult:
     if result.crowd_out is not None:
         return result
     p = result.pass1
-    single = recall(
+    response = recall(
         result.bank_id, result.query, tags=result.key.tags, tags_match="any_strict", max_tokens=p.max_tokens,
         budget=p.budget, types=p.types,
-    ).results  # fmt: skip
+    )  # fmt: skip
+    single = group(response).without(result.own_decision.document_id if result.own_decision else None).documents
     return result.with_crowd_out(crowd_out_from(single, result.exact, result.k, reused_pass2=False))

@@ -33,8 +33,12 @@ PLAIN_VERDICTS = {
     Verdict.NO_MARKER: "not used: names no customer (e.g. a summary)",
     Verdict.TAGGED_FOR_OTHER: "not used: tagged for another customer",
     Verdict.TAGGED_FOR_THIS_CUSTOMER: "not used: tagged, belongs to the tagged history",
+    Verdict.UNREADABLE: "not used: its original text could not be read",
+    Verdict.OBSERVATION: "not used: a summary Hindsight built, no text of its own",
+    Verdict.OBSERVATION_OWN: "used: every record behind it is this customer's",
+    Verdict.OBSERVATION_MIXES: "not used: built partly from another customer's records",
 }
-COLUMNS = ["record", "used", "verdict", "why", "tags", "text"]
+COLUMNS = ["record", "used", "verdict", "why", "tags", "text", "facts"]
 USED = st.column_config.CheckboxColumn("used", help="May reach the response")
 
 
@@ -47,8 +51,8 @@ def plain_verdict(verdict: str) -> str:
 
 def _frame(items: list[TicketEvidence]) -> pd.DataFrame:
     rows = [
-        {"record": e.document_id or e.id, "used": e.admitted, "verdict": plain_verdict(e.verdict), "why": e.reason,
-         "tags": ", ".join(e.tags) or "(untagged)", "text": e.text}
+        {"record": e.ref, "used": e.admitted, "verdict": plain_verdict(e.verdict), "why": e.reason,
+         "tags": ", ".join(e.tags) or "(untagged)", "text": e.text, "facts": " / ".join(e.facts)}
         for e in items
     ]  # fmt: skip
     return pd.DataFrame(rows, columns=COLUMNS)
@@ -63,11 +67,28 @@ def render_path(recall: TicketRecall) -> None:
     {"tagged": st.success, "legacy": st.warning, "none": st.info}[recall.path](PATH_TEXT[recall.path])
 
 
+def render_observations(observations: list[TicketEvidence]) -> None:
+    """The tagged recall's observations, each with its verdict and where it came from: fact, document, tags."""
+    if not observations:
+        return
+    st.subheader(f"Summaries Hindsight built across records ({len(observations)})")
+    st.caption("Observations the server consolidated. One is used only when every record behind it is this customer's.")
+    for o in observations:
+        with st.container(border=True):
+            st.text(f"{plain_verdict(o.verdict)}. {o.reason}")
+            st.text(o.text)
+            for source in o.sources:
+                where = f"{source.document_id or 'no document'} ({', '.join(source.tags) or 'untagged'})"
+                whose = "this customer's" if source.owned else f"not proven this customer's: {source.reason}"
+                st.text(f"from {where}, {whose}. Fact: {source.fact}")
+
+
 def render_evidence(recall: TicketRecall, key: str) -> None:
     """What reached the ticket, and (when old records were searched) every candidate that did not, with why."""
     if recall.path == "tagged":
         st.subheader(f"History used ({len(recall.tagged)})")
         _table(recall.tagged, f"{key}_tagged")
+        render_observations(recall.observations)
         return
     st.subheader(f"Old records used ({len(recall.legacy_admitted)})")
     if recall.legacy_admitted:
@@ -88,13 +109,13 @@ def render_how_recalled(recall: TicketRecall, bank_id: str, ticket_id: str | Non
             scope = f"tags {', '.join(request.tags)}, tags_match={request.tags_match}" if request.tags else "bank-wide, no tag filter"
             st.text(f"Recall {step}: {scope}; query: {request.query}")
         if recall.path == "tagged":
-            st.text(f"The tagged recall (any_strict: untagged records excluded) returned {len(recall.tagged)} record(s), so the legacy fallback did not run.")
+            st.text(f"The tagged recall (any_strict: untagged records excluded) returned {len(recall.tagged)} document(s), so the legacy fallback did not run.")
         else:
             st.text(
-                "The tagged recall returned nothing, so the legacy fallback ran: the bank-wide recall only proposes "
-                f"candidates ({len(recall.legacy_admitted) + len(recall.legacy_rejected)}); each is admitted only if it is "
-                f"untagged and its text starts with '{marker(recall.customer)}' (each name part escaped, flexible spaces, "
-                "case-insensitive, anchored at the start)."
+                "The tagged recall returned no document, so the legacy fallback ran: the bank-wide recall only proposes "
+                f"candidates ({len(recall.legacy_admitted) + len(recall.legacy_rejected)}); each document is admitted only if "
+                f"it is untagged and its original text starts with '{marker(recall.customer)}' (each name part escaped, "
+                "flexible spaces, case-insensitive, anchored at the start). Observations are never admitted."
             )
         _trace_links(recall, bank_id, ticket_id)
 
@@ -133,10 +154,10 @@ def render_decision_state(stored: StoredDecision | None) -> None:
 def render_coverage(coverage: Coverage, label: str, key: str) -> None:
     st.markdown(f"**{label}**")
     a, b, c, d = st.columns(4)
-    a.metric("Records", coverage.total)
-    b.metric("Tagged", coverage.tagged, help=f"{coverage.tagged_share:.0%} of all records")
+    a.metric("Documents", coverage.total, help="Records as retained, however many memories the server made of each")
+    b.metric("Tagged", coverage.tagged, help=f"{coverage.tagged_share:.0%} of all documents")
     c.metric("Untagged", coverage.untagged)
-    d.metric("Can be migrated", coverage.convertible, help="Untagged records whose first sentence names exactly one customer of the directory")
+    d.metric("Can be migrated", coverage.convertible, help="Untagged documents whose original first sentence names exactly one customer of the directory")
     if coverage.ready_to_retire_fallback:
         st.success(
             "Ready to retire the search of old records: every old record whose owner can be proven is tagged.",

@@ -36,9 +36,9 @@ def render_not_consulted(skipped: NotConsulted | None, *, can_migrate: bool, key
         st.text("This customer has no old untagged record left out.")
         return False
     st.warning(skipped.sentence(), icon=":material/history:")
-    migratable = {c.memory_id for c in skipped.migratable}
+    migratable = {c.document_id for c in skipped.migratable}
     frame = pd.DataFrame(
-        [{"record": c.document_id or c.memory_id, "can be migrated": c.memory_id in migratable, "why": c.reason, "text": c.text}
+        [{"record": c.document_id, "can be migrated": c.document_id in migratable, "why": c.reason, "text": c.text}
          for c in skipped.records],
         columns=["record", "can be migrated", "why", "text"],
     )  # fmt: skip

@@ -1,4 +1,5 @@
-"""Migration to tags against the real server: dry run, apply, idempotence, resume after a crash."""
+"""Migration to tags against the real server, in both modes (verbatim, and extracting: each document
+stored as several rewritten facts): dry run, apply, idempotence, resume after a crash, all per document."""
 
 import json
 
@@ -23,24 +24,24 @@ FAILED = {"SUP-L-005": "not at the start", "SUP-L-006": "no 'Customer", "SUP-L-0
 
 
 @pytest.fixture
-def support_bank(hindsight, bank_id):
-    seed_bank(hindsight.gateway, bank_id, support_records())
-    return bank_id
+def support_bank(live, bank_id):
+    bank = f"{bank_id}-{live.mode}"
+    seed_bank(live.gateway, bank, support_records())
+    live.settle(bank)
+    return bank
 
 
-def state(hindsight, bank):
-    """document id -> (text, tags) plus how many memories each document has (duplicates would show)."""
-    memories = hindsight.gateway.list_memories(bank, limit=100)["items"]
-    counts = {}
-    for m in memories:
-        counts[m["document_id"]] = counts.get(m["document_id"], 0) + 1
-    return stored_documents(hindsight.gateway, bank), counts
+def state(live, bank):
+    """document id -> (content hash, tags): each document once, however many memories the server made of it."""
+    documents = stored_documents(live.gateway, bank)
+    assert live.gateway.list_documents(bank, limit=1)["total"] == len(documents)
+    return documents
 
 
-def test_dry_run_classifies_and_changes_nothing(hindsight, support_bank):
-    before = state(hindsight, support_bank)
-    plan = migration.plan(hindsight.gateway, support_bank, CUSTOMERS)
-    assert state(hindsight, support_bank) == before
+def test_dry_run_classifies_documents_by_their_original_text_and_changes_nothing(live, support_bank):
+    before = state(live, support_bank)
+    plan = migration.plan(live.gateway, support_bank, CUSTOMERS)
+    assert state(live, support_bank) == before
     assert {c.document_id: c.tag for c in plan.reliable} == RELIABLE
     assert {c.document_id for c in plan.failed} == set(FAILED)
     for c in plan.failed:
@@ -49,42 +50,45 @@ def test_dry_run_classifies_and_changes_nothing(hindsight, support_bank):
     assert plan.coverage.total == 18 and plan.coverage.tagged == 5 and not plan.coverage.ready_to_retire_fallback
 
 
-def test_untagged_listing_uses_the_exact_empty_tag_filter(hindsight, support_bank):
-    untagged = migration.untagged_memories(hindsight.gateway, support_bank)
-    raw = hindsight.gateway.list_memories(support_bank, tags=[], tags_match="exact", limit=100)
-    assert raw["total"] == 13 == len(untagged)  # the server itself filters: only untagged records come back
+def test_untagged_listing_uses_the_exact_empty_tag_filter(live, support_bank):
+    untagged = migration.legacy_documents(live.gateway, support_bank)
+    raw = live.gateway.list_documents(support_bank, untagged=True, limit=100)
+    assert raw["total"] == 13 == len(untagged)  # the server itself filters: only untagged documents come back
     assert all(not item["tags"] for item in raw["items"])
+    sent = {r.document_id: r.content for r in support_records() if not r.tags}
+    assert {d.id: d.original_text for d in untagged} == sent  # each document's text exactly as it was sent
 
 
-def test_apply_converts_exactly_the_reliable_records_in_place_and_twice_changes_nothing(hindsight, support_bank):
-    texts_before, _ = state(hindsight, support_bank)
-    report = migration.apply(hindsight.gateway, support_bank, CUSTOMERS, batch_size=4)
+def test_apply_converts_exactly_the_reliable_documents_in_place_and_twice_changes_nothing(live, support_bank):
+    before = state(live, support_bank)
+    report = migration.apply(live.gateway, support_bank, CUSTOMERS, batch_size=4)
     assert sorted(report.converted) == sorted(RELIABLE) and report.error is None
-    docs, counts = state(hindsight, support_bank)
-    assert set(counts.values()) == {1} and len(docs) == 18  # replaced in place: no duplicates
+    live.settle(support_bank)
+    docs = state(live, support_bank)
+    assert len(docs) == 18  # replaced in place: no duplicate document
     for doc, tag in RELIABLE.items():
-        assert docs[doc] == (texts_before[doc][0], (tag,))  # same text, now tagged
+        assert docs[doc] == (before[doc][0], (tag,))  # the same original text, now tagged
     for doc in FAILED:
-        assert docs[doc] == texts_before[doc]  # untouched, still untagged
-    untagged_left = {m.document_id for m in migration.untagged_memories(hindsight.gateway, support_bank)}
-    assert untagged_left == set(FAILED)
+        assert docs[doc] == before[doc]  # untouched, still untagged
+    assert {d.id for d in migration.legacy_documents(live.gateway, support_bank)} == set(FAILED)
     assert (report.before.convertible, report.after.convertible) == (9, 0)
     assert (report.before.tagged, report.after.tagged) == (5, 14) and report.after.ready_to_retire_fallback
-    meta = hindsight.gateway.list_memories(support_bank, document_id="SUP-L-008")["items"][0]["metadata"]
-    assert meta == {"kind": "interaction", "customer": "A.J. Smith (UK)", "migrated_from": "untagged-legacy"}
+    facts = live.gateway.list_memories(support_bank, document_id="SUP-L-008")["items"]
+    assert facts and all(f["metadata"] == {"kind": "interaction", "customer": "A.J. Smith (UK)", "migrated_from": "untagged-legacy"} for f in facts)
 
-    second = migration.apply(hindsight.gateway, support_bank, CUSTOMERS)
-    assert second.converted == [] and state(hindsight, support_bank) == (docs, counts)
+    second = migration.apply(live.gateway, support_bank, CUSTOMERS)
+    assert second.converted == [] and state(live, support_bank) == docs
 
     # after the migration Ann Lee's history is on the tagged path, and Ann Leeds' records are not hers
-    result = recall_for_ticket(hindsight.gateway.recall, support_bank, "Ann Lee", "charged twice")
+    result = recall_for_ticket(live.gateway.recall, support_bank, "Ann Lee", "charged twice", read_document=live.gateway.document)
     assert result.path == "tagged" and {e.document_id for e in result.tagged} == {"SUP-L-001", "SUP-L-002"}
 
 
-def test_a_run_killed_halfway_then_rerun_ends_like_a_clean_run(hindsight, support_bank, bank_id):
-    # clean reference run in its own bank
-    clean_bank = bank_id + "-clean"
-    seed_bank(hindsight.gateway, clean_bank, support_records())
+def test_a_run_killed_halfway_then_rerun_ends_like_a_clean_run(hindsight, bank_id):
+    # verbatim only: what is tested is the migration's bookkeeping, the same in both modes
+    support_bank, clean_bank = bank_id, bank_id + "-clean"
+    for bank in (support_bank, clean_bank):
+        seed_bank(hindsight.gateway, bank, support_records())
     migration.apply(hindsight.gateway, clean_bank, CUSTOMERS)
     clean = state(hindsight, clean_bank)
 
@@ -106,37 +110,37 @@ def test_a_run_killed_halfway_then_rerun_ends_like_a_clean_run(hindsight, suppor
     assert state(hindsight, support_bank) == clean
 
 
-def test_limit_converts_in_steps(hindsight, support_bank):
-    first = migration.apply(hindsight.gateway, support_bank, CUSTOMERS, limit=5)
+def test_limit_converts_in_steps(hindsight, bank_id):
+    seed_bank(hindsight.gateway, bank_id, support_records())
+    first = migration.apply(hindsight.gateway, bank_id, CUSTOMERS, limit=5)
     assert len(first.converted) == 5 and first.after.convertible == 4 and not first.after.ready_to_retire_fallback
-    second = migration.apply(hindsight.gateway, support_bank, CUSTOMERS, limit=5)
+    second = migration.apply(hindsight.gateway, bank_id, CUSTOMERS, limit=5)
     assert len(second.converted) == 4 and second.after.ready_to_retire_fallback
     assert not set(first.converted) & set(second.converted)
 
 
-def test_an_unsafe_directory_is_refused(hindsight, support_bank):
+def test_an_unsafe_directory_is_refused(hindsight, bank_id):
+    seed_bank(hindsight.gateway, bank_id, support_records())
     clash = [*CUSTOMERS, Customer(name="Jo Co Design")]
-    plan = migration.plan(hindsight.gateway, support_bank, clash)
+    plan = migration.plan(hindsight.gateway, bank_id, clash)
     assert plan.directory_problems and plan.reliable == []
     with pytest.raises(migration.DirectoryError, match="customer:jo-co-design"):
-        migration.apply(hindsight.gateway, support_bank, clash)
-    assert len(migration.untagged_memories(hindsight.gateway, support_bank)) == 13
+        migration.apply(hindsight.gateway, bank_id, clash)
+    assert len(migration.legacy_documents(hindsight.gateway, bank_id)) == 13
 
 
-def _cli(hindsight, bank, *args):
-    return run_cli(hindsight, "migrate", *args, support=bank)
-
-
-def test_cli_migrate_dry_run_then_apply(hindsight, support_bank):
-    dry = _cli(hindsight, support_bank, "--dry-run", "--json")
+def test_cli_migrate_dry_run_then_apply(live, support_bank):
+    dry = run_cli(live, "migrate", "--dry-run", "--json", support=support_bank)
     assert dry.returncode == 0, dry.stderr
     payload = json.loads(dry.stdout)
     assert payload["counts"] == {"untagged": 13, "reliable": 9, "failed": 4}
+    assert payload["coverage"]["total"] == 18  # documents, however many memories each became
     assert {r["document_id"]: r["status"] for r in payload["records"]}["SUP-L-009"] == "failed"
     assert all(r["reason"] for r in payload["records"])
-    applied = json.loads(_cli(hindsight, support_bank, "--apply", "--json").stdout)
+    applied = json.loads(run_cli(live, "migrate", "--apply", "--json", support=support_bank).stdout)
     assert len(applied["converted"]) == 9 and applied["after"]["ready_to_retire_fallback"] is True
-    again = json.loads(_cli(hindsight, support_bank, "--apply", "--json").stdout)
+    assert applied["after"]["untagged"] == 4 and applied["after"]["convertible"] == 0
+    again = json.loads(run_cli(live, "migrate", "--apply", "--json", support=support_bank).stdout)
     assert again["converted"] == []
-    bad = _cli(hindsight, support_bank, "--apply", "--limit", "-1")
+    bad = run_cli(live, "migrate", "--apply", "--limit", "-1", support=support_bank)
     assert bad.returncode == 2 and "--limit" in bad.stderr and "Traceback" not in bad.stderr

@@ -58,14 +58,14 @@ def test_arecall_refuses_bad_input_on_the_real_server_as_recall_does(hindsight, 
 
 # -- migration ------------------------------------------------------------------------------------------
 class _FilterIgnoringGateway:
-    """Test double of a server whose tags=[]/exact filter lets a tagged memory through."""
+    """Test double of a server whose untagged-documents filter lets a tagged document through."""
 
-    def list_memories(self, bank_id, *, tags=None, tags_match=None, limit=100, offset=0, document_id=None):
-        items = [
-            {"id": "m1", "document_id": "SUP-L-001", "text": "Customer Ann Lee contacted support. x", "tags": []},
-            {"id": "m2", "document_id": "SUP-T-001", "text": "Customer Ann Lee contacted support. y", "tags": ["customer:ann-lee"]},
-        ]  # fmt: skip
+    def list_documents(self, bank_id, *, untagged=False, limit=100, offset=0):
+        items = [{"id": "SUP-L-001", "tags": []}, {"id": "SUP-T-001", "tags": ["customer:ann-lee"]}]
         return {"items": items[offset : offset + limit], "total": len(items)}
+
+    def document(self, bank_id, document_id):
+        raise AssertionError("the listing alone must stop the migration")
 
     def retain(self, bank_id, records):
         raise AssertionError("nothing may be written")
@@ -74,7 +74,7 @@ class _FilterIgnoringGateway:
         pass
 
 
-def test_a_filter_that_lets_tagged_memories_through_is_a_migration_error():
+def test_a_filter_that_lets_tagged_documents_through_is_a_migration_error():
     with pytest.raises(migration.MigrationError, match="SUP-T-001"):
         migration.plan(_FilterIgnoringGateway(), "support", CUSTOMERS)
     with pytest.raises(migration.MigrationError):
@@ -110,19 +110,19 @@ def test_apply_reads_the_bank_once_to_plan_and_once_to_measure(hindsight, bank_i
     seed_bank(hindsight.gateway, bank_id, support_records())
     calls = []
 
-    class Spy:  # the real gateway, with its list_memories calls written down
+    class Spy:  # the real gateway, with its list_documents calls written down
         def __getattr__(self, name):
             return getattr(hindsight.gateway, name)
 
-        def list_memories(self, bank, **kwargs):
+        def list_documents(self, bank, **kwargs):
             calls.append(kwargs)
-            return hindsight.gateway.list_memories(bank, **kwargs)
+            return hindsight.gateway.list_documents(bank, **kwargs)
 
     report = migration.apply(Spy(), bank_id, CUSTOMERS)
     assert sorted(report.converted) == sorted(RELIABLE)
     scans = [c for c in calls if c.get("limit", 100) > 1]
-    assert len(scans) == 2 and all(c["tags"] == [] and c["tags_match"] == "exact" for c in scans)  # before, after
-    assert len(calls) == 4  # plus one memory count (limit=1) each time
+    assert len(scans) == 2 and all(c["untagged"] for c in scans)  # before, after
+    assert len(calls) == 4  # plus one document count (limit=1) each time
     assert (report.before.total, report.before.untagged, report.after.untagged) == (18, 13, 4)
 
 

@@ -11,7 +11,8 @@ from dashboard.queue_files import load_rows
 from dashboard.review.casework import Casework
 from dashboard.review.outbox import Outbox
 from dashboard.support.legacy_history import NotConsulted, not_consulted, tag_refusal, ticket_records
-from dashboard.support.migration import MigrationPlan, StoredMemory, _plan
+from dashboard.hindsight.wire import StoredDocument
+from dashboard.support.migration import MigrationPlan, _plan
 from dashboard.support.models import Customer
 from dashboard.support.recall import TicketEvidence, TicketRecall
 from dashboard.support.record_flags import RECORD_KIND, FlagError, flag_record, flags_on
@@ -28,12 +29,12 @@ UNTAGGED = {
 
 
 def plan(untagged: dict[str, str] = UNTAGGED, customers=CUSTOMERS) -> MigrationPlan:
-    memories = [StoredMemory(id=f"m-{doc}", document_id=doc, text=text) for doc, text in untagged.items()]
-    return _plan("bank", len(memories) + 3, memories, customers)
+    documents = [StoredDocument(id=doc, original_text=text) for doc, text in untagged.items()]
+    return _plan("bank", len(documents) + 3, documents, customers)
 
 
 def evidence(doc: str, text: str, tags=(), admitted=True, verdict="admitted") -> TicketEvidence:
-    return TicketEvidence(id=f"m-{doc}", document_id=doc, text=text, tags=list(tags), admitted=admitted, verdict=verdict, reason="r")
+    return TicketEvidence(id=doc, document_id=doc, text=text, tags=list(tags), admitted=admitted, verdict=verdict, reason="r")
 
 
 def tagged_recall(customer="Ann Lee") -> TicketRecall:
@@ -77,6 +78,7 @@ def test_a_customer_missing_from_the_directory_is_left_out_but_cannot_be_migrate
         ("L-6", (), "it belongs to Priya Nair, not Ann Lee"),
         ("SUP-T-004", ("customer:chen-wei",), "it is not an untagged legacy record (customer:chen-wei)"),
         (None, (), "it has no document id"),
+        ("L-7", (), "it is not an untagged legacy record"),  # e.g. an observation: no document of its own
     ],
 )
 def test_tag_for_this_customer_is_allowed_only_for_a_record_the_rule_gives_to_that_customer(doc, tags, expected):

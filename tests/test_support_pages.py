@@ -93,11 +93,11 @@ def test_migration_page_dry_run_then_apply(hindsight, app_env):
     assert (records["status"] == "can be migrated").sum() == 9 and (records["status"] == "stays untagged").sum() == 4
     assert (records["why"].str.len() > 0).all()
     assert {m.label: m.value for m in at.metric}["Can be migrated"] == "9"
-    assert len(migration.untagged_memories(hindsight.gateway, app_env)) == 13  # showing the plan wrote nothing
+    assert len(migration.legacy_documents(hindsight.gateway, app_env)) == 13  # showing the plan wrote nothing
 
     next(b for b in at.button if b.label == "Apply migration").click().run()
     assert any("Tick" in e.value for e in at.error)
-    assert len(migration.untagged_memories(hindsight.gateway, app_env)) == 13
+    assert len(migration.legacy_documents(hindsight.gateway, app_env)) == 13
 
     at.checkbox(key="migration_confirm").check()
     next(b for b in at.button if b.label == "Apply migration").click().run()

@@ -16,7 +16,12 @@ its text STARTS with that customer's marker:
 
 Names are compared as "identity keys" (whitespace collapsed, case-folded): two names with the same key
 are the same customer for this rule. A name containing `contacted support.` would make markers
-ambiguous; such names are refused (`AmbiguousName`). Pure functions, no Streamlit, no I/O.
+ambiguous; such names are refused (`AmbiguousName`).
+
+The rule reads a document's ORIGINAL text (`judge_document`): with an LLM the server rewrites each
+document into facts and the marker is gone from them. Observations have no text of their own: never
+admitted on the legacy path, and on the tagged path used only when every source document is proven this
+customer's (`judge_observation`). Pure functions, no Streamlit, no I/O.
 """
 
 from __future__ import annotations
@@ -45,6 +50,10 @@ class Verdict(StrEnum):
     NO_MARKER = "no_marker"
     TAGGED_FOR_OTHER = "tagged_for_other"
     TAGGED_FOR_THIS_CUSTOMER = "tagged_for_this_customer"
+    UNREADABLE = "original_text_unreadable"
+    OBSERVATION = "observation"  # the legacy path: an observation is never admitted
+    OBSERVATION_OWN = "observation_this_customer"  # the tagged path: every source proven this customer's
+    OBSERVATION_MIXES = "observation_mixes_customers"  # the tagged path: a source is someone else's or unproven
 
 
 VERDICT_LABELS = {
@@ -54,6 +63,10 @@ VERDICT_LABELS = {
     Verdict.NO_MARKER: "rejected: no marker",
     Verdict.TAGGED_FOR_OTHER: "rejected: tagged for someone else",
     Verdict.TAGGED_FOR_THIS_CUSTOMER: "rejected: tagged record, belongs to the tagged path",
+    Verdict.UNREADABLE: "rejected: original text could not be read",
+    Verdict.OBSERVATION: "rejected: an observation, no text of its own",
+    Verdict.OBSERVATION_OWN: "used: every source is this customer's",
+    Verdict.OBSERVATION_MIXES: "excluded: mixes another customer's records",
 }
 
 
@@ -144,3 +157,46 @@ def judge(text: str, tags: list[str] | tuple[str, ...], customer: str) -> Admiss
 
 def admits(text: str, tags: list[str] | tuple[str, ...], customer: str) -> bool:
     return judge(text, tags, customer).admitted
+
+
+def judge_document(original_start: str | None, tags: list[str] | tuple[str, ...], customer: str) -> Admission:
+    """`judge` on a document's ORIGINAL text (its first chunk): with an LLM the server rewrites a document into
+    facts that no longer start with the marker, so a fact's text proves nothing. No readable original text:
+    rejected, and the reason says so."""
+    if original_start is None and not tags:
+        return Admission(
+            verdict=Verdict.UNREADABLE,
+            reason="its original text could not be read (no document, or the server keeps no text): ownership cannot be proven",
+        )
+    return judge(original_start or "", tags, customer)
+
+
+def observation_on_legacy_path() -> Admission:
+    return Admission(
+        verdict=Verdict.OBSERVATION,
+        reason="an observation Hindsight consolidated from several records: it has no original text to prove whose it is",
+    )
+
+
+def owns(admission: Admission) -> bool:
+    """Does this verdict prove the document is the customer's: tagged for them, or admitted by the marker rule?"""
+    return admission.verdict in (Verdict.ADMITTED, Verdict.TAGGED_FOR_THIS_CUSTOMER)
+
+
+def judge_observation(sources: list[tuple[str, bool]], unresolved: int, customer: str) -> Admission:
+    """An observation on the tagged path, judged by its provenance: `sources` is (document ref, proven this
+    customer's) per source fact. It is used only when every source is `customer`'s: tagged for them, or
+    untagged and proven theirs by the ownership rule on its original text."""
+    name = " ".join(customer.split())
+    foreign = [ref for ref, owned in sources if not owned]
+    if not sources and not unresolved:
+        return Admission(verdict=Verdict.OBSERVATION_MIXES, reason="an observation whose sources were not returned: its provenance cannot be checked")
+    if foreign or unresolved:
+        missing = f"{unresolved} source(s) not returned" if unresolved else ""
+        named = f"{len(foreign)} source document(s) not proven {name}'s ({', '.join(dict.fromkeys(foreign))})" if foreign else ""
+        return Admission(
+            verdict=Verdict.OBSERVATION_MIXES,
+            reason=f"an observation that mixes another customer's records: {'; '.join(x for x in (named, missing) if x)}",
+        )
+    documents = ", ".join(dict.fromkeys(ref for ref, _ in sources))
+    return Admission(verdict=Verdict.OBSERVATION_OWN, reason=f"an observation whose every source is {name}'s ({documents})")

@@ -11,29 +11,27 @@ from collections.abc import Mapping
 from pydantic import BaseModel, Field
 
 from dashboard.review.casework import Casework
-from dashboard.support.recall import Path, TicketEvidence, TicketRecall
+from dashboard.support.recall import Path, TicketRecall
 
 KEY = "recall"  # the store key of these flags (a ticket's incidents live beside them)
 
 
-def _ref(evidence: TicketEvidence) -> str:
-    return evidence.document_id or evidence.id
-
-
 class TicketFlags(BaseModel):
     path: Path  # tagged | legacy | none
-    tagged: int
-    admitted: list[str] = Field(default_factory=list)  # legacy records admitted by the ownership rule
-    rejected: dict[str, str] = Field(default_factory=dict)  # untagged candidates rejected: record -> verdict
-    tagged_candidates: list[str] = Field(default_factory=list)  # tagged records the fallback met (never admitted)
+    tagged: int  # tagged documents used
+    admitted: list[str] = Field(default_factory=list)  # legacy documents admitted by the ownership rule
+    rejected: dict[str, str] = Field(default_factory=dict)  # untagged candidates rejected: document -> verdict
+    tagged_candidates: list[str] = Field(default_factory=list)  # tagged documents the fallback met (never admitted)
+    mixing_observations: list[str] = Field(default_factory=list)  # excluded: they carry another customer's records
 
 
 def ticket_flags(recall: TicketRecall) -> TicketFlags:
-    legacy_rejected = [e for e in recall.legacy_rejected if not e.tags]
+    untagged = [e for e in recall.legacy_rejected if not e.tags and e.kind == "document"]
     return TicketFlags(
-        path=recall.path, tagged=len(recall.tagged), admitted=[_ref(e) for e in recall.legacy_admitted],
-        rejected={_ref(e): e.verdict for e in legacy_rejected},
-        tagged_candidates=[_ref(e) for e in recall.legacy_rejected if e.tags],
+        path=recall.path, tagged=len(recall.tagged), admitted=[e.ref for e in recall.legacy_admitted],
+        rejected={e.ref: e.verdict for e in untagged},
+        tagged_candidates=[e.ref for e in recall.legacy_rejected if e.tags and e.kind == "document"],
+        mixing_observations=[e.ref for e in recall.mixing_observations],
     )  # fmt: skip
 
 
@@ -42,7 +40,7 @@ def history_used(flags: TicketFlags | None) -> str:
     if flags is None:
         return ""
     if flags.path == "tagged":
-        return f"tagged ({flags.tagged} record{'s' if flags.tagged != 1 else ''})"
+        return f"tagged ({flags.tagged} document{'s' if flags.tagged != 1 else ''})"
     if flags.path == "legacy":
         return f"legacy ({len(flags.admitted)} admitted)"
     return "none"

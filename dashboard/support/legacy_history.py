@@ -49,8 +49,8 @@ class NotConsulted(BaseModel):
 
     @property
     def not_migratable(self) -> list[Classification]:
-        ids = {c.memory_id for c in self.migratable}
-        return [c for c in self.records if c.memory_id not in ids]
+        ids = {c.document_id for c in self.migratable}
+        return [c for c in self.records if c.document_id not in ids]
 
 
 def owned_by(customer: str):
@@ -65,7 +65,7 @@ def not_consulted(recall: TicketRecall, plan: MigrationPlan) -> NotConsulted | N
         return None
     mine = owned_by(recall.customer)
     records = [c for c in plan.reliable + plan.failed if judge(c.text, [], recall.customer).admitted]
-    records.sort(key=lambda c: c.document_id or c.memory_id)
+    records.sort(key=lambda c: c.document_id)
     return NotConsulted(customer=recall.customer, records=records, migratable=[c for c in records if mine(c)])
 
 
@@ -108,7 +108,7 @@ def tag_for_customer(
 class RecordRow(BaseModel):
     """One record a ticket's page shows, for the per-record actions (flag it, tag it for this customer)."""
 
-    key: str  # document id, or the memory id when there is none
+    key: str  # document id; an observation's (or a document-less memory's) memory id
     document_id: str | None = None
     where: str
     reason: str
@@ -124,11 +124,11 @@ def ticket_records(recall: TicketRecall, skipped: NotConsulted | None = None) ->
         ("used: old record", recall.legacy_admitted),
         ("found, not used", recall.legacy_rejected),
     ]
+    groups += [("observation: " + ("used" if o.admitted else "excluded"), [o]) for o in recall.observations]
     for where, items in groups:
         for e in items:
-            key = e.document_id or e.id
-            rows.setdefault(key, RecordRow(key=key, document_id=e.document_id, where=where, reason=e.reason, tags=e.tags, text=e.text))
+            rows.setdefault(e.ref, RecordRow(key=e.ref, document_id=e.document_id, where=where, reason=e.reason, tags=e.tags, text=e.text))
     for c in skipped.records if skipped else []:
-        key = c.document_id or c.memory_id
+        key = c.document_id
         rows.setdefault(key, RecordRow(key=key, document_id=c.document_id, where="not consulted: old record", reason=c.reason, text=c.text))
     return list(rows.values())

@@ -1,20 +1,25 @@
-"""Measured migration of untagged (legacy) support records to customer tags. No Streamlit.
+"""Measured migration of untagged (legacy) support documents to customer tags. No Streamlit.
 
-1. Read the bank once: its untagged records with `list_memories(tags=[], tags_match="exact")`
-   (checked on 1.1.0: only untagged memories match), paged, and its memory count. A tagged record in
-   that listing means the filter changed meaning: `MigrationError`, nothing is written.
+The unit is the document, in both server modes: without an LLM a document is one memory holding its
+text; with one it is several rewritten facts that no longer start with the legacy marker. So the bank is
+read as documents and each is judged and rebuilt from its ORIGINAL text (`GET .../documents/{id}`).
+
+1. Read the bank: its untagged documents (`GET .../documents?tags_match=exact`, no tags: checked on
+   1.1.0, only untagged documents match), paged, each with its original text, and its document count. A
+   tagged document in that listing means the filter changed meaning: `MigrationError`, nothing is written.
 2. Classify each against the customer directory with the SAME ownership rule as the live fallback
-   (`legacy_admission`): reliable identity = the text starts with a marker that names exactly one
-   directory customer; otherwise failed validation (no marker, marker not at the start, unknown
-   customer, ambiguous customer, a document stored as several memories).
-3. Dry run: counts, per-record reasons and coverage; nothing is written.
-4. Apply: for each reliable record, re-retain the SAME document id with the same text, its original
-   time and context, the customer's tag and migration metadata. Hindsight's `document_id` + replace
-   semantics swap the untagged memory for the tagged one in place: no duplicate, and running again
-   (or after a crash halfway) only converts what is still untagged. The result is deterministic (no
-   wall-clock values are written), so a resumed run ends exactly where a clean run does.
-5. Coverage before/after and a readiness flag: the fallback can be retired when no convertible
-   legacy record is left. Apply reads the bank twice: once to plan, once to measure after.
+   (`admission`): reliable identity = the original text starts with a marker that names exactly one
+   directory customer; otherwise failed validation (text not stored, no marker, marker not at the start,
+   unknown customer, ambiguous customer).
+3. Dry run: counts, per-document reasons and coverage; nothing is written.
+4. Apply: for each reliable document, re-retain the SAME document id with its original text, its original
+   time, context and metadata (as the server kept them), the customer's tag and migration metadata.
+   Hindsight's `document_id` + replace semantics swap the untagged document (all its facts) for the tagged
+   one in place: no duplicate, and running again (or after a crash halfway) only converts what is still
+   untagged. The result is deterministic (no wall-clock values are written), so a resumed run ends exactly
+   where a clean run does.
+5. Coverage before/after, in documents, and a readiness flag: the fallback can be retired when no
+   convertible legacy document is left. Apply reads the bank twice: once to plan, once to measure after.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from dashboard.hindsight.errors import HindsightError
-from dashboard.hindsight.wire import MemoryRecord
+from dashboard.hindsight.wire import MemoryRecord, StoredDocument
 from dashboard.support.admission import has_marker_at_start, leading_marker_name, marker_position
 from dashboard.support.customers import customer_tag
 from dashboard.support.directory import check_directory
@@ -37,19 +42,8 @@ DEFAULT_BATCH = 10
 MIGRATED_FROM = "untagged-legacy"
 
 
-class StoredMemory(BaseModel):
-    id: str
-    document_id: str | None = None
-    text: str
-    tags: list[str] = Field(default_factory=list)
-    metadata: dict[str, str] = Field(default_factory=dict)
-    context: str | None = None
-    mentioned_at: str | None = None
-
-
 class Classification(BaseModel):
-    document_id: str | None
-    memory_id: str
+    document_id: str
     status: Literal["reliable", "failed"]
     customer: str | None = None
     tag: str | None = None
@@ -58,6 +52,8 @@ class Classification(BaseModel):
 
 
 class Coverage(BaseModel):
+    """The bank's documents (whatever number of memories the server made of each)."""
+
     total: int
     tagged: int
     untagged: int
@@ -117,45 +113,34 @@ def _page_through(fetch: Callable[[int, int], dict]) -> list[dict]:
             return items
 
 
-def untagged_memories(gateway, bank_id: str) -> list[StoredMemory]:
-    """The bank's untagged memories, filtered by the server; MigrationError if it returns a tagged one
-    (re-retaining it would replace its tags)."""
-    raw = _page_through(lambda limit, offset: gateway.list_memories(bank_id, tags=[], tags_match="exact", limit=limit, offset=offset))
-    tagged = [item.get("document_id") or item["id"] for item in raw if item.get("tags")]
+def legacy_documents(gateway, bank_id: str) -> list[StoredDocument]:
+    """The bank's untagged documents with their original text, filtered by the server; MigrationError if it
+    lists a tagged one (re-retaining it would replace its tags)."""
+    listed = _page_through(lambda limit, offset: gateway.list_documents(bank_id, untagged=True, limit=limit, offset=offset))
+    tagged = [item["id"] for item in listed if item.get("tags")]
     if tagged:
         raise MigrationError(
-            f"Hindsight's untagged filter (tags=[], tags_match='exact') returned {len(tagged)} tagged memories "
+            f"Hindsight's untagged filter (tags_match='exact', no tags) listed {len(tagged)} tagged documents "
             f"(e.g. {', '.join(map(str, tagged[:3]))}): the filter no longer means 'untagged', so the migration stops"
         )
-    return [StoredMemory.model_validate(_clean(item)) for item in raw]
+    found = [gateway.document(bank_id, item["id"]) for item in listed]
+    return sorted((d for d in found if d is not None), key=lambda d: d.id)  # one deleted meanwhile is simply gone
 
 
-def _clean(item: dict) -> dict:
-    return {
-        "id": item["id"], "document_id": item.get("document_id"), "text": item.get("text") or "",
-        "tags": item.get("tags") or [], "metadata": item.get("metadata") or {}, "context": item.get("context") or None,
-        "mentioned_at": item.get("mentioned_at"),
-    }  # fmt: skip
-
-
-def classify(memory: StoredMemory, customers: Sequence[Customer], chunks_in_document: int = 1) -> Classification:
-    base = {"document_id": memory.document_id, "memory_id": memory.id, "text": memory.text}
-    if not memory.document_id:
-        return Classification(**base, status="failed", reason="no document id: cannot be replaced in place")
-    if chunks_in_document > 1:
-        return Classification(
-            **base, status="failed",
-            reason=f"the document is stored as {chunks_in_document} memories: cannot be rebuilt verbatim",
-        )  # fmt: skip
-    named = leading_marker_name(memory.text)
+def classify(document: StoredDocument, customers: Sequence[Customer]) -> Classification:
+    text = document.original_text
+    base = {"document_id": document.id, "text": text or ""}
+    if text is None:
+        return Classification(**base, status="failed", reason="its original text is not stored: it cannot be judged or rebuilt")
+    named = leading_marker_name(text)
     if named is None:
-        inner = marker_position(memory.text)
+        inner = marker_position(text)
         reason = (
             f"marker not at the start (at character {inner}): ownership not proven"
             if inner is not None else "no 'Customer <name> contacted support.' marker (e.g. a summary)"
         )  # fmt: skip
         return Classification(**base, status="failed", reason=reason)
-    owners = [c.name for c in customers if has_marker_at_start(memory.text, c.name)]
+    owners = [c.name for c in customers if has_marker_at_start(text, c.name)]
     if not owners:
         return Classification(**base, status="failed", reason=f"unknown customer: the marker names '{named}', who is not in the directory")
     if len(owners) > 1:
@@ -169,23 +154,18 @@ def classify(memory: StoredMemory, customers: Sequence[Customer], chunks_in_docu
 
 def plan(gateway, bank_id: str, customers: Sequence[Customer]) -> MigrationPlan:
     """The dry run: reads the bank once, writes nothing."""
-    return _plan(bank_id, _memory_count(gateway, bank_id), untagged_memories(gateway, bank_id), customers)
+    return _plan(bank_id, _document_count(gateway, bank_id), legacy_documents(gateway, bank_id), customers)
 
 
-def _memory_count(gateway, bank_id: str) -> int:
-    return int(gateway.list_memories(bank_id, limit=1).get("total", 0))
+def _document_count(gateway, bank_id: str) -> int:
+    return int(gateway.list_documents(bank_id, limit=1).get("total", 0))
 
 
-def _plan(bank_id: str, total: int, untagged: list[StoredMemory], customers: Sequence[Customer]) -> MigrationPlan:
-    # A document's memories share its tags: counting the untagged ones finds every split document.
-    per_document: dict[str | None, int] = {}
-    for m in untagged:
-        per_document[m.document_id] = per_document.get(m.document_id, 0) + 1
+def _plan(bank_id: str, total: int, untagged: list[StoredDocument], customers: Sequence[Customer]) -> MigrationPlan:
     problems = check_directory(customers)
-    usable = [] if problems else customers
-    results = [classify(m, usable, per_document.get(m.document_id, 1)) for m in untagged]
-    reliable = sorted((c for c in results if c.status == "reliable"), key=lambda c: c.document_id or "")
-    failed = sorted((c for c in results if c.status == "failed"), key=lambda c: c.document_id or "")
+    results = [classify(d, [] if problems else customers) for d in untagged]
+    reliable = [c for c in results if c.status == "reliable"]
+    failed = [c for c in results if c.status == "failed"]
     if problems:
         for c in failed:
             c.reason = "directory is not safe to migrate against: " + "; ".join(problems)
@@ -193,21 +173,21 @@ def _plan(bank_id: str, total: int, untagged: list[StoredMemory], customers: Seq
     return MigrationPlan(bank_id=bank_id, coverage=coverage, reliable=reliable, failed=failed, directory_problems=problems)
 
 
-def replacement(memory: StoredMemory, classification: Classification) -> MemoryRecord:
-    """The tagged record that replaces an untagged one: same document id, same text, time and context."""
-    timestamp = None
-    if memory.mentioned_at:
-        try:
-            timestamp = datetime.fromisoformat(memory.mentioned_at)
-        except ValueError:
-            timestamp = None
+def replacement(document: StoredDocument, classification: Classification) -> MemoryRecord:
+    """The tagged document that replaces an untagged one: same id, same original text, time, context and metadata."""
+    params = document.retain_params
+    try:
+        timestamp = datetime.fromisoformat(params["event_date"]) if params.get("event_date") else None
+    except (TypeError, ValueError):
+        timestamp = None
+    metadata = {str(k): str(v) for k, v in (params.get("metadata") or {}).items()}
     return MemoryRecord(
-        document_id=classification.document_id,
-        content=memory.text,
+        document_id=document.id,
+        content=document.original_text or "",
         tags=[classification.tag],
-        metadata={**memory.metadata, "kind": "interaction", "customer": classification.customer, "migrated_from": MIGRATED_FROM},
+        metadata={**metadata, "kind": "interaction", "customer": classification.customer, "migrated_from": MIGRATED_FROM},
         timestamp=timestamp,
-        context=memory.context,
+        context=params.get("context") or None,
     )
 
 
@@ -216,19 +196,19 @@ def apply(
     retain: Callable[[str, list[MemoryRecord]], object] | None = None,
     only: Callable[[Classification], bool] | None = None, scope: str | None = None,
 ) -> MigrationReport:  # fmt: skip
-    """Convert reliable untagged records in batches; stops cleanly at `limit` records or at the first failure.
+    """Convert reliable untagged documents in batches; stops cleanly at `limit` documents or at the first failure.
 
-    `only` narrows the run to the reliable records it selects (one customer, one record), `scope` names
+    `only` narrows the run to the reliable documents it selects (one customer, one document), `scope` names
     that selection in the report. Safe to run again at any time: it re-plans from what the server
-    holds, so converted records are no longer untagged and are not touched twice.
+    holds, so converted documents are no longer untagged and are not touched twice.
     """
     selected = only or (lambda _c: True)
     retain = retain or gateway.retain
-    untagged = untagged_memories(gateway, bank_id)
-    before = _plan(bank_id, _memory_count(gateway, bank_id), untagged, customers)
+    untagged = legacy_documents(gateway, bank_id)
+    before = _plan(bank_id, _document_count(gateway, bank_id), untagged, customers)
     if before.directory_problems:
         raise DirectoryError("; ".join(before.directory_problems))
-    memories = {m.id: m for m in untagged}
+    documents = {d.id: d for d in untagged}
     todo = [c for c in before.reliable if selected(c)]
     in_scope = len(todo)
     if limit is not None:
@@ -238,7 +218,7 @@ def apply(
     for start in range(0, len(todo), max(batch_size, 1)):
         batch = todo[start : start + max(batch_size, 1)]
         try:
-            retain(bank_id, [replacement(memories[c.memory_id], c) for c in batch])
+            retain(bank_id, [replacement(documents[c.document_id], c) for c in batch])
         except HindsightError as exc:  # report it and keep what is done: a re-run finishes the job
             error = str(exc) or "Hindsight did not accept the batch"  # the message, never the class name
             break

@@ -24,12 +24,20 @@ def render_server(server: ServerSummary) -> None:
 def render_banks(banks: list[BankSummary]) -> None:
     st.subheader("Memory banks")
     rows = [
-        {"bank": b.bank_id, "holds": b.role, "memories": b.memories, "documents": b.documents,
-         "status": plain_error(b.error) if b.error else "ok"}
+        {"bank": b.bank_id, "holds": b.role, "documents": b.documents, "memories": b.memories,
+         "stored as": b.memory_mode.label if b.memory_mode else "", "status": plain_error(b.error) if b.error else "ok"}
         for b in banks
     ]  # fmt: skip
     frame = pd.DataFrame(rows)
     st.dataframe(frame, hide_index=True, width="stretch")
+    for b in banks:  # in words too: a grid cell may be cut
+        if b.memory_mode is not None:
+            st.text(f"{b.bank_id}: {b.memory_mode.label}.")
+    if any(b.memory_mode and b.memory_mode.extracting for b in banks):
+        st.caption(
+            "With an LLM the server rewrites each document into several facts: every page counts, judges and shows "
+            "documents (their original text), with the facts that matched beneath."
+        )
 
 
 def render_queues(queues: list[QueueSummary]) -> None:

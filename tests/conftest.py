@@ -1,5 +1,7 @@
 """Shared fixtures. `hindsight` is a REAL embedded Hindsight server, started once per test session
-on free loopback ports in a temporary data directory, and stopped (by PID) at the end."""
+on free loopback ports in a temporary data directory, and stopped (by PID) at the end. It stores texts
+verbatim (no LLM). `hindsight_llm` is the same server as deployed: a real hindsight-api whose LLM is our
+deterministic stand-in, so it extracts facts and consolidates observations; `live` runs a test in both."""
 
 from __future__ import annotations
 
@@ -23,6 +25,7 @@ from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.review.db import make_engine
 from dashboard.review.outbox import Outbox
 from dashboard.settings import Settings
+from tests.llm_double import LLMDouble
 
 # Real recorded responses of Hindsight 1.1.0 (copied from shared/fixtures, embeddings stripped).
 APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app" / "main.py")
@@ -40,6 +43,11 @@ class LiveHindsight:
     settings: Settings
     server: EmbeddedServer
     gateway: HindsightGateway
+    llm: LLMDouble | None = None  # the stand-in LLM behind an extracting server
+
+    @property
+    def mode(self) -> str:
+        return "extracting" if self.llm is not None else "verbatim"
 
     def env(self, **banks: str) -> dict[str, str]:
         """Environment that points the dashboard (settings, AppTest, subprocesses) at this server."""
@@ -51,20 +59,30 @@ class LiveHindsight:
         env.update({f"RECALL_REVIEW_{role.upper()}_BANK": bank for role, bank in banks.items()})
         return env
 
+    def settle(self, *banks: str) -> None:
+        """Wait until the server has consolidated what was retained into these banks (no-op when verbatim)."""
+        for bank in banks:
+            self.gateway.wait_until_consolidated(bank)
+
 
 @contextmanager
-def live_hindsight() -> Iterator[LiveHindsight]:
-    """A real embedded Hindsight of its own (data dir, ports), stopped and removed on exit whatever happens."""
+def live_hindsight(llm: LLMDouble | None = None) -> Iterator[LiveHindsight]:
+    """A real embedded Hindsight of its own (data dir, ports), stopped and removed on exit whatever happens.
+    With `llm`, the server extracts facts and consolidates observations through that stand-in LLM."""
     # Not under pytest's 0700 tmp root: as root, PostgreSQL runs as `nobody`, who must reach it.
     data_dir = Path(tempfile.mkdtemp(prefix="recall-review-test-"))
     os.chmod(data_dir, 0o755)
-    settings = Settings(data_dir=data_dir, api_port=free_port(), pg_port=free_port())
+    llm_settings = (
+        {"llm_provider": "openai", "llm_base_url": llm.base_url, "llm_api_key": "x", "llm_model": llm.model, "enable_observations": True}
+        if llm is not None else {}
+    )  # fmt: skip
+    settings = Settings(data_dir=data_dir, api_port=free_port(), pg_port=free_port(), **llm_settings)
     server = EmbeddedServer(settings)
     try:
         server.start()
         gateway = HindsightGateway(settings.base_url)
         try:
-            yield LiveHindsight(settings, server, gateway)
+            yield LiveHindsight(settings, server, gateway, llm)
         finally:
             gateway.close()
     finally:
@@ -74,8 +92,23 @@ def live_hindsight() -> Iterator[LiveHindsight]:
 
 @pytest.fixture(scope="session")
 def hindsight() -> Iterator[LiveHindsight]:
+    """The verbatim server: no LLM, each retained text stored as one memory."""
     with live_hindsight() as live:
         yield live
+
+
+@pytest.fixture(scope="session")
+def hindsight_llm() -> Iterator[LiveHindsight]:
+    """The server as deployed: a real hindsight-api whose LLM is the deterministic stand-in (tests/llm_double.py),
+    so retain rewrites each document into several facts and consolidates observations across documents."""
+    with LLMDouble() as llm, live_hindsight(llm) as live:
+        yield live
+
+
+@pytest.fixture(params=["verbatim", "extracting"])
+def live(request: pytest.FixtureRequest) -> LiveHindsight:
+    """The test runs once against each server mode."""
+    return request.getfixturevalue("hindsight" if request.param == "verbatim" else "hindsight_llm")
 
 
 @contextmanager
@@ -123,16 +156,41 @@ class DemoBanks:
     support: str
 
 
-@pytest.fixture
-def demo_banks(hindsight: LiveHindsight) -> DemoBanks:
-    """Fresh finance and support banks holding the demo precedents and support history, for one test."""
+def seed_demo_banks(live: LiveHindsight) -> DemoBanks:
+    """Fresh finance and support banks holding the demo precedents and support history, consolidated."""
     from dashboard.cli.seed import finance_records, seed_bank, support_records
 
     suffix = uuid.uuid4().hex[:8]
     banks = DemoBanks(finance=f"fin-{suffix}", support=f"sup-{suffix}")
-    seed_bank(hindsight.gateway, banks.finance, finance_records())
-    seed_bank(hindsight.gateway, banks.support, support_records())
+    seed_bank(live.gateway, banks.finance, finance_records())
+    seed_bank(live.gateway, banks.support, support_records())
+    live.settle(banks.finance, banks.support)
     return banks
+
+
+@pytest.fixture
+def demo_banks(hindsight: LiveHindsight) -> DemoBanks:
+    """Fresh demo banks on the verbatim server, for one test."""
+    return seed_demo_banks(hindsight)
+
+
+@pytest.fixture
+def live_demo_banks(live: LiveHindsight) -> DemoBanks:
+    """Fresh demo banks on the server of the test's mode (see `live`): for a test that writes to them."""
+    return seed_demo_banks(live)
+
+
+_SHARED_DEMO: dict[int, DemoBanks] = {}
+
+
+@pytest.fixture
+def shared_demo(live: LiveHindsight) -> DemoBanks:
+    """The demo banks on the server of the test's mode, seeded once per session (extraction takes ~50 s):
+    for tests that only read them."""
+    key = id(live)
+    if key not in _SHARED_DEMO:
+        _SHARED_DEMO[key] = seed_demo_banks(live)
+    return _SHARED_DEMO[key]
 
 
 @pytest.fixture

@@ -46,7 +46,7 @@ def test_a_recall_made_again_without_the_check_keeps_the_earlier_check_while_the
 
 
 def _evidence(ref: str, admitted: bool, verdict: str, tags=()) -> TicketEvidence:
-    return TicketEvidence(id=f"m-{ref}", document_id=ref, text="t", tags=list(tags), admitted=admitted, verdict=verdict, reason="r")
+    return TicketEvidence(id=ref, document_id=ref, text="t", tags=list(tags), admitted=admitted, verdict=verdict, reason="r")
 
 
 def test_ticket_flags_name_the_legacy_records_not_the_judgements():
@@ -61,7 +61,7 @@ def test_ticket_flags_name_the_legacy_records_not_the_judgements():
     )
     assert history_used(flags) == "legacy (1 admitted)" and history_used(None) == ""
     tagged = ticket_flags(TicketRecall(customer="Bo", tag="customer:bo", path="tagged", tagged=[_evidence("SUP-T-001", True, "admitted")]))
-    assert history_used(tagged) == "tagged (1 record)" and history_used(TicketFlags(path="none", tagged=0)) == "none"
+    assert history_used(tagged) == "tagged (1 document)" and history_used(TicketFlags(path="none", tagged=0)) == "none"
 
     # Ann Leeds' ticket rejects Ann Lee's record and admits her own: each record is counted once
     leeds = TicketFlags(path="legacy", tagged=0, admitted=["SUP-L-002"], rejected={"SUP-L-001": "other_customer_marker", "SUP-L-009": "no_marker"})

@@ -19,7 +19,7 @@ T0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 
 
 def ref(doc, vendor="VA", etype="price_variance", **kw) -> ResultRef:
-    return ResultRef(id=f"m-{doc}", document_id=doc, tags=[f"vendor:{vendor}", f"type:{etype}"], **kw)
+    return ResultRef(id=doc, document_id=doc, tags=[f"vendor:{vendor}", f"type:{etype}"], **kw)
 
 
 def finance_run(results, cited, action="approve", label="exact", evidence=None, audit_id=None) -> AgentRun:
@@ -41,11 +41,11 @@ def test_citing_another_vendors_precedent_is_an_incident_and_a_relevant_one_is_n
 
 def test_crowd_out_needs_the_all_strict_proof():
     run = finance_run([ref("B1", vendor="VB"), ref("B2", vendor="VB"), ref("A1")], cited=[], label="single")
-    found = crowded_out(run, ["m-A1", "m-A2", "m-A3"])
-    assert found is not None and found.records == ["m-A2", "m-A3"] and "held 1" in found.summary
-    assert crowded_out(run, ["m-A1"]) is None  # the only exact precedent made the top k
+    found = crowded_out(run, ["A1", "A2", "A3"])
+    assert found is not None and found.records == ["A2", "A3"] and "held 1" in found.summary
+    assert crowded_out(run, ["A1"]) is None  # the only exact precedent made the top k
     two_stage = finance_run([ref("A1")], cited=[], label="exact")
-    assert crowded_out(two_stage, ["m-A1", "m-A2"]) is None  # no single-pass recall to blame
+    assert crowded_out(two_stage, ["A1", "A2"]) is None  # no single-pass recall to blame
 
 
 def test_no_relevant_precedent_must_escalate():

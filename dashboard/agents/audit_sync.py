@@ -1,7 +1,7 @@
 """Incremental sync of Hindsight's audit log into the review store, and an agent run's audit ids.
 
 Only the banks it is given (the configured ones) are read. Each new recall entry's body is fetched
-once and kept as a compact projection (request tags and mode, result ids, tags, scores, text hash);
+once and kept as a compact projection (request tags and mode, result documents with their tags, scores and text hash);
 pages read the projection and never wait on the audit log. The cursor per bank is the newest entry's
 start time; entries already stored are skipped by id. No Streamlit here.
 """
@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 
 from pydantic import BaseModel
 
-from dashboard.agents.snapshots import response_hash, result_ref
+from dashboard.agents.snapshots import response_hash, result_refs
 from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.hindsight.wire import RecallResponse
 from dashboard.review.agent_runs import AgentRun, AgentRunStore, AuditRecall
@@ -40,7 +40,7 @@ def project_entry(entry: dict) -> AuditRecall:
     return AuditRecall(
         entry_id=str(entry["id"]), bank_id=entry["bank_id"], started_at=datetime.fromisoformat(entry["started_at"]),
         query=str(request.get("query") or ""), tags=list(request.get("tags") or []), tags_match=request.get("tags_match"),
-        results=[result_ref(m) for m in response.results], text_hash=response_hash(m.text for m in response.results),
+        results=result_refs(response), text_hash=response_hash(m.text for m in response.results),
     )  # fmt: skip
 
 

@@ -11,11 +11,12 @@ from dashboard.agents.incidents import (
     kinds_by_case,
     runs_needing_proof,
 )
-from dashboard.agents.snapshots import result_ref
+from dashboard.agents.snapshots import evidence_ref
 from dashboard.agents.then_now import ThenNow, then_vs_now
 from dashboard.finance.models import type_tag, vendor_tag
 from dashboard.finance.recall import LEAN_BUDGET, max_tokens_for
 from dashboard.hindsight.calls import RecallFn
+from dashboard.hindsight.documents import group
 from dashboard.review.agent_runs import AgentRun, AgentRunStore, AuditRecall
 from dashboard.review.casework import Casework
 
@@ -46,12 +47,12 @@ def human_decisions(outbox, bank_id: str) -> list[HumanDecision]:
 
 
 def exact_proof(recall: RecallFn, bank_id: str, vendor: str, etype: str, query: str, k: int = 5) -> list[str]:
-    """One all_strict recall on vendor + type: the exact precedents that exist (memory ids, best first)."""
+    """One all_strict recall on vendor + type: the exact precedents that exist (documents, best first)."""
     response = recall(
         bank_id, query, tags=[vendor_tag(vendor), type_tag(etype)], tags_match="all_strict",
         max_tokens=max_tokens_for(k), budget=LEAN_BUDGET,
     )  # fmt: skip
-    return [m.id for m in response.results]
+    return [d.ref for d in group(response).documents]
 
 
 def find_incidents(gateway, store: AgentRunStore, outbox, runs: list[AgentRun]) -> list[Incident]:
@@ -75,6 +76,6 @@ def store_incident_kinds(casework: Casework, runs: list[AgentRun], incidents: li
 
 
 def case_then_now(store: AgentRunStore, run: AgentRun | None, now_results, audit_log_on: bool) -> ThenNow:
-    """`now_results`: the RecalledMemory list today's recall returned for the case."""
+    """`now_results`: the evidence rows (documents) today's recall gives the case."""
     runs = [run] if run is not None else []
-    return then_vs_now(run, entries_of(store, runs), [result_ref(m) for m in now_results], audit_log_on)
+    return then_vs_now(run, entries_of(store, runs), [evidence_ref(e) for e in now_results], audit_log_on)

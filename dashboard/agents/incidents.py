@@ -1,8 +1,10 @@
 """Incidents: what went wrong in what an agent recalled and did, as plain functions over agent runs
 (and, when the audit log is on, over what the log says those recalls returned). No Streamlit, no I/O.
 
-- other_customer: a bank-wide or untagged recall put records of another customer (or of no provable
+- other_customer: a bank-wide or untagged recall put documents of another customer (or of no provable
   owner) into a support agent's evidence; says which, and whether the answer used them.
+- observation_mix: a tagged recall returned an observation Hindsight consolidated from another
+  customer's (or unproven untagged) records; says which, and whether the agent used it or excluded it.
 - non_relevant_citation: a finance recommendation cites a precedent of another vendor or type.
 - crowded_out: a single-pass recall whose top k missed exact precedents that existed (proved by one
   all_strict recall, passed in as `exact_ids`).
@@ -20,9 +22,12 @@ from pydantic import BaseModel, Field
 
 from dashboard.review.agent_runs import AgentRun, AuditRecall, ResultRef
 
-Kind = Literal["other_customer", "non_relevant_citation", "crowded_out", "no_relevant_no_escalation", "newer_human_missing"]
+Kind = Literal[
+    "other_customer", "observation_mix", "non_relevant_citation", "crowded_out", "no_relevant_no_escalation", "newer_human_missing"
+]
 KIND_LABELS: dict[str, str] = {
     "other_customer": "another customer's records reached the answer",
+    "observation_mix": "observation mixes another customer's records",
     "non_relevant_citation": "cites a precedent of another vendor or type",
     "crowded_out": "a broad recall missed this vendor's precedents",
     "no_relevant_no_escalation": "no relevant precedent, not escalated",
@@ -32,6 +37,7 @@ KIND_LABELS: dict[str, str] = {
 
 SHORT_LABELS: dict[str, str] = {  # for a queue's "incident" column
     "other_customer": "another customer's records",
+    "observation_mix": "observation mixes customers",
     "non_relevant_citation": "cites another vendor or type",
     "crowded_out": "crowd-out",
     "no_relevant_no_escalation": "not escalated",
@@ -85,12 +91,12 @@ def other_customer(run: AgentRun, entries: dict[str, AuditRecall] | None = None)
     if run.agent != "support":
         return None
     own = run.output.get("customer_tag")
-    evidence = set(run.output.get("evidence_ids", []))
+    evidence = set(run.output.get("evidence", [])) | set(run.output.get("evidence_ids", []))  # ids: runs of older versions
     foreign: list[ResultRef] = []
     for label, results in results_then(run, entries):
         if label != "bank_wide":
             continue
-        foreign += [r for r in results if r.id in evidence and r.owner != own and r.id not in {f.id for f in foreign}]
+        foreign += [r for r in results if (r.ref in evidence or r.id in evidence) and r.owner != own and r.ref not in {f.ref for f in foreign}]
     if not foreign:
         return None
     cited = set(run.output.get("cited", []))
@@ -101,6 +107,22 @@ def other_customer(run: AgentRun, entries: dict[str, AuditRecall] | None = None)
         f"A bank-wide recall for {run.output.get('customer')} put {len(foreign)} record(s) of someone else into the "
         f"agent's evidence: {names}. The answer used {len(used)} of them.",
         records=[r.ref for r in foreign], used_in_answer=used,
+    )  # fmt: skip
+
+
+def observation_mix(run: AgentRun) -> Incident | None:
+    """The agent judged its tagged recall's observations (output `mixing_observations`): any that mixes customers."""
+    mixing = run.output.get("mixing_observations") or []
+    if run.agent != "support" or not mixing:
+        return None
+    used = [m["ref"] for m in mixing if m.get("used")]
+    sources = sorted({s for m in mixing for s in m.get("sources", [])})
+    fate = f"the agent used {len(used)} of them" if used else "the agent excluded them"
+    return _incident(
+        run, "observation_mix",
+        f"The tagged recall for {run.output.get('customer')} returned {len(mixing)} observation(s) consolidated from "
+        f"records that are not provably theirs ({', '.join(sources) or 'sources not returned'}): {fate}.",
+        records=[m["ref"] for m in mixing], used_in_answer=used,
     )  # fmt: skip
 
 
@@ -136,7 +158,7 @@ def non_relevant_citation(run: AgentRun, entries: dict[str, AuditRecall] | None 
 
 
 def crowded_out(run: AgentRun, exact_ids: list[str], entries: dict[str, AuditRecall] | None = None) -> Incident | None:
-    """`exact_ids`: the memory ids one all_strict recall on vendor + type returns now (the proof)."""
+    """`exact_ids`: the documents one all_strict recall on vendor + type returns now (the proof)."""
     if run.agent != "finance":
         return None
     k = int(run.output.get("k", 5))
@@ -144,7 +166,7 @@ def crowded_out(run: AgentRun, exact_ids: list[str], entries: dict[str, AuditRec
     for label, results in results_then(run, entries):
         if label != "single":
             continue
-        top = [r.id for r in results[:k]]
+        top = [r.ref for r in results if r.kind == "document"][:k]
         held, expected = sum(1 for i in top if i in exact), min(k, len(exact_ids))
         if held < expected:
             missed = [i for i in exact_ids if i not in top][: expected - held]
@@ -197,7 +219,7 @@ def incidents_for(
     """Every incident of these runs. `exact_ids` maps (bank, vendor, type) to its all_strict proof."""
     found: list[Incident | None] = []
     for run in runs:
-        found += [other_customer(run, entries), non_relevant_citation(run, entries), no_relevant_no_escalation(run)]
+        found += [other_customer(run, entries), observation_mix(run), non_relevant_citation(run, entries), no_relevant_no_escalation(run)]
         if run.agent == "finance":
             proof = (exact_ids or {}).get((run.bank_id, run.output["vendor_code"], run.output["exception_type"]))
             if proof is not None:

@@ -33,7 +33,7 @@ def run_exception(gateway: HindsightGateway, store: AgentRunStore, bank_id: str,
 def run_ticket(
     gateway: HindsightGateway, store: AgentRunStore, bank_id: str, ticket: Ticket, variant: str, retain: bool = True
 ) -> AgentRun:
-    run = run_support_agent(gateway.recall, gateway.retain if retain else None, bank_id, ticket, variant)
+    run = run_support_agent(gateway.recall, gateway.retain if retain else None, bank_id, ticket, variant, read_document=gateway.document)
     run = resolve_audit_ids(gateway, store, run)
     store.record_run(run)
     return run

@@ -1,7 +1,7 @@
-"""Compact, text-free views of recalled records and recall calls, shared by agent runs and the audit sync.
+"""Compact, text-free views of recalled documents and recall calls, shared by agent runs and the audit sync.
 
-A record's owner (support) is read from its customer tag, else from a leading legacy marker; a record
-with neither has no provable owner. No Streamlit here.
+A document's owner (support) is read from its customer tag, else from the legacy marker its original text
+starts with; a document with neither has no provable owner. No Streamlit here.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from collections.abc import Callable, Iterable
 
 from dashboard.finance.models import REVIEWER_TAG
 from dashboard.hindsight.calls import RecallFn
-from dashboard.hindsight.wire import RecalledMemory, RecallResponse
+from dashboard.hindsight.documents import RecalledDocument, RecalledObservation, group
+from dashboard.hindsight.wire import RecallResponse
 from dashboard.review.agent_runs import RecallSnapshot, ResultRef
 from dashboard.support.admission import leading_marker_name
 from dashboard.support.customers import TAG_PREFIX, customer_tag
@@ -30,21 +31,49 @@ def response_hash(texts: Iterable[str]) -> str:
     return hashlib.sha256("\x1e".join(texts).encode()).hexdigest()
 
 
-def result_ref(memory: RecalledMemory) -> ResultRef:
-    """Also takes a page's evidence rows (PrecedentEvidence, TicketEvidence): same id, text and tags."""
-    metadata, scores = getattr(memory, "metadata", None) or {}, getattr(memory, "scores", None)
-    owner = next((t for t in memory.tags if t.startswith(TAG_PREFIX)), None)
-    named = leading_marker_name(memory.text)
-    if owner is None and named is not None and not memory.tags:
-        try:
-            owner = customer_tag(named)
-        except ValueError:
-            owner = None
-    return ResultRef(
-        id=memory.id, document_id=memory.document_id, tags=list(memory.tags), score=scores.final if scores else None,
-        text_hash=text_hash(memory.text), owner=owner, marker_name=named,
-        metadata={k: v for k, v in metadata.items() if k in KEPT_METADATA},
+def result_ref(record: RecalledDocument | RecalledObservation) -> ResultRef:
+    """A recalled document's or observation's compact ref. A document's owner is its customer tag, else the
+    customer its ORIGINAL text's leading marker names (never a rewritten fact's); an observation's is its tag."""
+    if isinstance(record, RecalledObservation):
+        return ResultRef(
+            id=record.ref, kind="observation", tags=list(record.tags), score=record.memory.scores.final,
+            text_hash=text_hash(record.text), owner=_owner(record.tags, None), sources=record.source_documents,
+        )  # fmt: skip
+    return _document_ref(
+        record.ref, record.document_id, record.tags, record.text, record.first_chunk, record.metadata,
+        score=record.scores.final, facts=len(record.facts),
     )  # fmt: skip
+
+
+def evidence_ref(row) -> ResultRef:
+    """A page's evidence row (PrecedentEvidence, TicketEvidence): a document already, its text the original."""
+    text = row.text if getattr(row, "verbatim", True) else None
+    return _document_ref(row.id, row.document_id, row.tags, row.text, text, getattr(row, "metadata", None) or {})
+
+
+def _document_ref(ref, document_id, tags, text, original_start, metadata, *, score=None, facts=1) -> ResultRef:
+    named = leading_marker_name(original_start) if original_start is not None else None
+    return ResultRef(
+        id=ref, document_id=document_id, facts=facts, tags=list(tags), score=score, text_hash=text_hash(text),
+        owner=_owner(tags, named), marker_name=named, metadata={k: v for k, v in metadata.items() if k in KEPT_METADATA},
+    )  # fmt: skip
+
+
+def _owner(tags: list[str], marker_name: str | None) -> str | None:
+    """The customer tag, else (untagged only) the tag of the name in the leading marker."""
+    tagged = next((t for t in tags if t.startswith(TAG_PREFIX)), None)
+    if tagged is not None or tags or marker_name is None:
+        return tagged
+    try:
+        return customer_tag(marker_name)
+    except ValueError:
+        return None
+
+
+def result_refs(response: RecallResponse) -> list[ResultRef]:
+    """What a recall returned, per document (best first), then its observations."""
+    grouped = group(response)
+    return [result_ref(d) for d in grouped.documents] + [result_ref(o) for o in grouped.observations]
 
 
 def label_for(tags: list[str] | None, tags_match: str | None, exact_label: str = "exact") -> str:
@@ -72,7 +101,7 @@ class RecordingRecall:
         self.snapshots.append(
             RecallSnapshot(
                 label=self._label(tags, mode), query=query, tags=list(tags or []), tags_match=mode,
-                max_tokens=kwargs.get("max_tokens"), budget=kwargs.get("budget"), results=[result_ref(m) for m in response.results],
+                max_tokens=kwargs.get("max_tokens"), budget=kwargs.get("budget"), results=result_refs(response),
             )  # fmt: skip
         )
         return response

@@ -1,10 +1,12 @@
 """The support agent of seed 003, deterministic (no LLM), recalling and retaining through the real gateway.
 
 - `reviewed` and `seed`: the customer's tag first (`any_strict`); only when that is empty, a bank-wide
-  recall whose candidates are admitted by the ownership rule alone (dashboard.support.admission). The
-  response is drafted from a template over the admitted evidence and retained with the customer's tag
-  in the seed's format (`Customer <name> contacted support.` ...), document `agent-<ticket id>`.
-- `naive`: the same tagged recall, but its bank-wide fallback's top results are used without the
+  recall whose candidate documents are admitted by the ownership rule alone (dashboard.support.admission),
+  on their original text. The response is drafted from a template over the admitted documents' original
+  text and retained with the customer's tag in the seed's format (`Customer <name> contacted support.`
+  ...), document `agent-<ticket id>`. Observations that mix in another customer's records are excluded and
+  named in the run's output.
+- `naive`: the same tagged recall, but its bank-wide fallback's top documents are used without the
   ownership rule (the leak seed 003 warns about). It retains nothing, so it cannot spread the leak.
 """
 
@@ -16,12 +18,22 @@ from datetime import UTC, datetime
 
 from dashboard.agents.snapshots import RecordingRecall
 from dashboard.hindsight.calls import RecallFn, RetainFn
-from dashboard.hindsight.wire import MemoryRecord, RecalledMemory
+from dashboard.hindsight.documents import group
+from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.agent_runs import AgentRun
+from dashboard.support.admission import Admission, Verdict
 from dashboard.support.customers import customer_tag
 from dashboard.support.decisions import interaction_text
 from dashboard.support.models import Ticket
-from dashboard.support.recall import MAX_TOKENS, legacy_query, recall_for_ticket, tagged_query
+from dashboard.support.recall import (
+    MAX_TOKENS,
+    ReadDocument,
+    TicketEvidence,
+    check_observations,
+    legacy_query,
+    recall_for_ticket,
+    tagged_query,
+)
 
 VARIANTS = ("reviewed", "seed", "naive")
 NAIVE_TOP = 3  # results of the bank-wide fallback the naive agent takes as history
@@ -39,61 +51,49 @@ def _previous_response(text: str) -> str:
     return line[:200]
 
 
-def draft_response(ticket: Ticket, evidence: list[RecalledMemory]) -> tuple[str, list[str]]:
-    """(draft, cited refs): the ticket's drafted reply, plus what the history the agent used says."""
-    used = evidence[:CITED_IN_DRAFT]
+def draft_response(ticket: Ticket, evidence: list[TicketEvidence]) -> tuple[str, list[str]]:
+    """(draft, cited refs): the ticket's drafted reply, plus what the documents the agent used say (their
+    original text, never a rewritten fact)."""
+    used = [e for e in evidence if e.kind == "document"][:CITED_IN_DRAFT]
     if not used:
         return ticket.drafted_response, []
-    history = "\n".join(f"- {_previous_response(m.text)}" for m in used)
-    return f"{ticket.drafted_response}\n\nFrom your earlier contacts with us:\n{history}", [m.document_id or m.id for m in used]
+    history = "\n".join(f"- {_previous_response(e.text)}" for e in used)
+    return f"{ticket.drafted_response}\n\nFrom your earlier contacts with us:\n{history}", [e.ref for e in used]
 
 
-def _naive_evidence(recorder: RecordingRecall, bank_id: str, ticket: Ticket) -> tuple[str, list[RecalledMemory]]:
+def _naive_evidence(recall: RecallFn, bank_id: str, ticket: Ticket, read_document: ReadDocument | None) -> tuple[str, list[TicketEvidence], list[TicketEvidence]]:
+    """The seed's warning: whatever the tagged recall returns (observations too), else the bank-wide fallback's
+    top documents, taken as history with no ownership rule. The observations are judged on the side, only
+    to report what the naive agent let through."""
     tag = customer_tag(ticket.customer)
-    tagged = recorder(bank_id, tagged_query(ticket.issue), tags=[tag], tags_match="any_strict", max_tokens=MAX_TOKENS).results
-    if tagged:
-        return "tagged", tagged
-    fallback = recorder(bank_id, legacy_query(ticket.customer, ticket.issue), max_tokens=MAX_TOKENS).results
-    return ("bank_wide" if fallback else "none"), fallback[:NAIVE_TOP]
+    tagged = group(recall(bank_id, tagged_query(ticket.issue), tags=[tag], tags_match="any_strict", max_tokens=MAX_TOKENS))
+    taken = Admission(verdict=Verdict.ADMITTED, reason="taken without the ownership rule (naive)")
+    if tagged.documents or tagged.observations:
+        checked = check_observations(bank_id, ticket.customer, tagged.observations, read_document)
+        evidence = [TicketEvidence.of_document(d, taken) for d in tagged.documents]
+        return "tagged", evidence + [o.model_copy(update={"admitted": True}) for o in checked], checked
+    fallback = group(recall(bank_id, legacy_query(ticket.customer, ticket.issue), max_tokens=MAX_TOKENS))
+    found = fallback.documents[:NAIVE_TOP]
+    return ("bank_wide" if found else "none"), [TicketEvidence.of_document(d, taken) for d in found], []
 
 
-def _evidence(recorder: RecordingRecall, bank_id: str, ticket: Ticket) -> tuple[str, list[RecalledMemory]]:
-    found = recall_for_ticket(recorder, bank_id, ticket.customer, ticket.issue)
-    admitted = {e.id for e in found.evidence}
-    # The evidence as recalled (with metadata), in recall order.
-    pool = [m for snap_results in recorder.raw for m in snap_results if m.id in admitted]
-    seen, ordered = set(), []
-    for m in pool:
-        if m.id not in seen:
-            seen.add(m.id)
-            ordered.append(m)
-    return found.path, ordered
-
-
-class _Recorder(RecordingRecall):
-    """RecordingRecall that also keeps the raw results (the draft quotes their text)."""
-
-    def __init__(self, recall: RecallFn):
-        super().__init__(recall)
-        self.raw: list[list[RecalledMemory]] = []
-
-    def __call__(self, bank_id, query, **kwargs):
-        response = super().__call__(bank_id, query, **kwargs)
-        self.raw.append(list(response.results))
-        return response
+def _evidence(recall: RecallFn, bank_id: str, ticket: Ticket, read_document: ReadDocument | None) -> tuple[str, list[TicketEvidence], list[TicketEvidence]]:
+    found = recall_for_ticket(recall, bank_id, ticket.customer, ticket.issue, read_document=read_document)
+    return found.path, found.evidence, found.observations
 
 
 def run_support_agent(
     recall: RecallFn, retain: RetainFn | None, bank_id: str, ticket: Ticket, variant: str = "reviewed",
-    *, clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    *, clock: Callable[[], datetime] = lambda: datetime.now(UTC), read_document: ReadDocument | None = None,
 ) -> AgentRun:  # fmt: skip
     """One run on one ticket; `retain=None` drafts without retaining. Audit ids are filled in afterwards."""
     if variant not in VARIANTS:
         raise ValueError(f"variant: must be one of {', '.join(VARIANTS)}, got {variant!r}")
     started = clock()
-    recorder = _Recorder(recall)
-    path, evidence = (_naive_evidence if variant == "naive" else _evidence)(recorder, bank_id, ticket)
+    recorder = RecordingRecall(recall)
+    path, evidence, observations = (_naive_evidence if variant == "naive" else _evidence)(recorder, bank_id, ticket, read_document)
     draft, cited = draft_response(ticket, evidence)
+    used = {e.ref for e in evidence}
     retained = None
     if retain is not None and variant != "naive":
         record = MemoryRecord(
@@ -109,6 +109,10 @@ def run_support_agent(
         variant=variant, started_at=started, ended_at=clock(), audit_log=False, recalls=recorder.snapshots, cited=cited,
         output={
             "path": path, "draft": draft, "cited": cited, "customer": ticket.customer, "customer_tag": customer_tag(ticket.customer),
-            "evidence": [m.document_id or m.id for m in evidence], "evidence_ids": [m.id for m in evidence], "retained": retained,
+            "evidence": [e.ref for e in evidence], "retained": retained,
+            "mixing_observations": [  # observations that carry another customer's records, and whether they were used
+                {"ref": o.ref, "reason": o.reason, "sources": sorted({c.document_id or c.fact_id for c in o.sources}), "used": o.ref in used}
+                for o in observations if o.verdict == Verdict.OBSERVATION_MIXES.value
+            ],
         },
     )  # fmt: skip

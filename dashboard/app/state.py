@@ -28,6 +28,7 @@ from dashboard.finance.recall import CaseKey, TwoStageResult, atwo_stage_recall,
 from dashboard.finance.recall_cache import RecallCache
 from dashboard.hindsight.errors import HindsightError, HindsightUnavailable
 from dashboard.hindsight.gateway import HindsightGateway
+from dashboard.hindsight.wire import MemoryMode
 from dashboard.queue_files import QueueFileError, load_rows
 from dashboard.reporting.recall_log import RecallLog
 from dashboard.review.agent_runs import AgentRunStore
@@ -98,6 +99,18 @@ def connection_error() -> str | None:
     except HindsightUnavailable as exc:
         return str(exc)
     return None if answer.get("status") == "healthy" else f"Hindsight reports: {answer}"
+
+
+@st.cache_data(ttl=60, show_spinner=False)
+def memory_modes(bank_ids: tuple[str, ...]) -> dict[str, MemoryMode | None]:
+    """How the server stores each bank (verbatim or extracting, observations), as it says; None: unknown."""
+    modes: dict[str, MemoryMode | None] = {}
+    for bank in bank_ids:
+        try:
+            modes[bank] = gateway().memory_mode(bank)
+        except HindsightError:
+            modes[bank] = None
+    return modes
 
 
 def deliver_now() -> None:
@@ -272,7 +285,7 @@ def _cached_ticket_recall(base_url: str, bank_id: str, customer: str, issue: str
     # base_url and `generation` are only part of the cache key (no leading underscore: Streamlit would not hash them).
     log = recall_log()
     with log.timed("ticket"):
-        result = recall_for_ticket(gateway().recall, bank_id, customer, issue)
+        result = recall_for_ticket(gateway().recall, bank_id, customer, issue, read_document=gateway().document)
     log.add_ticket(bank_id, issue, result)
     remember_ticket_flags(bank_id, issue, result)
     return result

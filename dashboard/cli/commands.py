@@ -23,6 +23,8 @@ def run_server(args: argparse.Namespace) -> int:
 
     settings = load_settings()
     if not settings.embedded:
+        if args.action == "status":
+            return _external_status(settings, args.json)
         print(f"HINDSIGHT_API_URL is set ({settings.base_url}): the embedded server is not used.", file=sys.stderr)
         return 2
     server = EmbeddedServer(settings, log=lambda msg: print(msg, file=sys.stderr))
@@ -37,12 +39,48 @@ def run_server(args: argparse.Namespace) -> int:
     except ServerError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
+    memory = _memory_modes(settings) if status.healthy else {}
     if args.json:
-        print_json(status.as_dict())
+        print_json({**status.as_dict(), "memory": memory})
     else:
         state = "healthy" if status.healthy else ("running, not healthy" if status.running else "stopped")
         print(f"{status.url}: {state} (api pid {status.api_pid}, postgres pid {status.pg_pid}); data in {status.data_dir}")
+        for bank, mode in memory.items():
+            print(f"  {bank}: {mode['label'] if mode else 'no such bank yet'}")
     return 0 if args.action != "status" or status.healthy else 3
+
+
+def _memory_modes(settings) -> dict[str, dict | None]:
+    """How the server stores each configured bank (verbatim or extracting, observations), as it says."""
+    from dashboard.hindsight.gateway import HindsightGateway
+
+    gateway = HindsightGateway(settings.base_url, settings.api_key)
+    try:
+        return {bank: _mode_of(gateway, bank) for bank in settings.banks}
+    finally:
+        gateway.close()
+
+
+def _mode_of(gateway, bank: str) -> dict | None:
+    try:
+        return gateway.memory_mode(bank).as_json()
+    except HindsightError:
+        return None
+
+
+def _external_status(settings, as_json: bool) -> int:
+    """`server status` against HINDSIGHT_API_URL: its health and how it stores the banks; nothing is started."""
+    from dashboard.hindsight.embedded import health
+
+    healthy = (health(settings.base_url) or {}).get("status") == "healthy"
+    memory = _memory_modes(settings) if healthy else {}
+    if as_json:
+        print_json({"url": settings.base_url, "embedded": False, "healthy": healthy, "memory": memory})
+    else:
+        print(f"{settings.base_url}: {'healthy' if healthy else 'not answering healthy'} (external server)")
+        for bank, mode in memory.items():
+            print(f"  {bank}: {mode['label'] if mode else 'no such bank yet'}")
+    return 0 if healthy else 3
 
 
 # -- seed ---------------------------------------------------------------------------
@@ -95,7 +133,7 @@ def run_recall_ticket(args: argparse.Namespace) -> int:
         return input_error("--customer", str(exc))
     settings, gateway = open_gateway()
     try:
-        result = recall_for_ticket(gateway.recall, args.bank or settings.support_bank, args.customer, args.issue)
+        result = recall_for_ticket(gateway.recall, args.bank or settings.support_bank, args.customer, args.issue, read_document=gateway.document)
     except HindsightError as exc:
         print(f"error: recall from Hindsight at {settings.base_url} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
@@ -148,7 +186,7 @@ def run_migrate(args: argparse.Namespace) -> int:
             plan = migration.plan(gateway, bank, customers)
             payload = {
                 "mode": "dry-run", "bank": bank, "counts": plan.counts(), "coverage": plan.coverage.as_json(),
-                "records": [c.model_dump(exclude={"text", "memory_id"}) for c in plan.reliable + plan.failed],
+                "records": [c.model_dump(exclude={"text"}) for c in plan.reliable + plan.failed],
             }  # fmt: skip
         else:
             report = migration.apply(gateway, bank, customers, batch_size=args.batch_size, limit=args.limit)

@@ -1,9 +1,11 @@
-"""Seed the demo banks. Idempotent: every record has a fixed document id, and a record already stored
-with the same text and tags is not sent again, so a second run writes nothing. Then (`seed_flags`) every
+"""Seed the demo banks. Idempotent by document: every record has a fixed document id, and a document
+already stored with the same text (its content hash) and tags is not sent again, so a second run writes
+nothing, whether the server stores texts verbatim or extracts facts from them. Then (`seed_flags`) every
 queued case's flags are measured into the review store, so a fresh start shows real figures at once."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 
 from dashboard import demo_data
@@ -16,6 +18,11 @@ from dashboard.support.customers import customer_tag
 from dashboard.support.models import SupportInteraction
 
 PAGE = 500
+
+
+def content_hash(text: str) -> str:
+    """The hash Hindsight keeps of a document's text (sha256 of it, hex)."""
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def finance_records() -> list[MemoryRecord]:
@@ -33,16 +40,17 @@ def support_records() -> list[MemoryRecord]:
     return records
 
 
-def stored_documents(gateway: HindsightGateway, bank_id: str) -> dict[str, tuple[str, tuple[str, ...]]]:
-    """document id -> (text, sorted tags) of what the bank holds now."""
-    stored: dict[str, tuple[str, tuple[str, ...]]] = {}
+def stored_documents(gateway: HindsightGateway, bank_id: str) -> dict[str, tuple[str | None, tuple[str, ...]]]:
+    """document id -> (content hash, sorted tags) of what the bank holds now. Documents, not memories: with an
+    LLM a document is several rewritten facts, none equal to the text sent; the server keeps the text's hash."""
+    stored: dict[str, tuple[str | None, tuple[str, ...]]] = {}
     offset = 0
     while True:
-        page = gateway.list_memories(bank_id, limit=PAGE, offset=offset)
+        page = gateway.list_documents(bank_id, limit=PAGE, offset=offset)
         for item in page.get("items", []):
-            stored[item["document_id"]] = (item["text"], tuple(sorted(item.get("tags") or [])))
+            stored[item["id"]] = (item.get("content_hash"), tuple(sorted(item.get("tags") or [])))
         offset += PAGE
-        if offset >= page.get("total", 0):
+        if offset >= page.get("total", 0) or not page.get("items"):
             return stored
 
 
@@ -50,7 +58,7 @@ def seed_bank(gateway: HindsightGateway, bank_id: str, records: list[MemoryRecor
     """Retain the records the bank does not already hold as they are; returns how many were sent."""
     gateway.ensure_bank(bank_id)
     stored = stored_documents(gateway, bank_id)
-    missing = [r for r in records if stored.get(r.document_id) != (r.content, tuple(sorted(r.tags)))]
+    missing = [r for r in records if stored.get(r.document_id) != (content_hash(r.content), tuple(sorted(r.tags)))]
     gateway.retain(bank_id, missing)
     return len(missing)
 
@@ -91,7 +99,7 @@ def seed_flags(gateway: HindsightGateway, settings: Settings, log: Callable[[str
     results = {c.id: r for c, r in zip(cases, gateway.recall_many(jobs), strict=True) if not isinstance(r, BaseException)}
     results = {case_id: check_crowd_out(gateway.recall, r) for case_id, r in results.items()}  # one more call only where pass 2 was skipped
     finance_flags.keep(casework, bank, results)
-    recalls = {t.id: recall_for_ticket(gateway.recall, settings.support_bank, t.customer, t.issue) for t in tickets}
+    recalls = {t.id: recall_for_ticket(gateway.recall, settings.support_bank, t.customer, t.issue, read_document=gateway.document) for t in tickets}
     ticket_flags.keep(casework, settings.support_bank, recalls)
     runs = [r for b in (bank, settings.support_bank) for r in runs_store.runs(bank_id=b)]
     incidents = find_incidents(gateway, runs_store, outbox, runs)

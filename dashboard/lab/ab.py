@@ -178,12 +178,12 @@ def run_queue(opened: OpenVariant, cases: list[ExceptionCase], tickets: list[Tic
     for ticket in tickets:
         start = time.perf_counter()
         try:
-            found = recall_for_ticket(recall, opened.support_bank, ticket.customer, ticket.issue)
+            found = recall_for_ticket(recall, opened.support_bank, ticket.customer, ticket.issue, read_document=opened.gateway.document)
             outcome = CaseOutcome(
                 ticket.id,
                 "ticket",
                 0.0,
-                legacy_admitted=sorted(e.document_id or e.id for e in found.legacy_admitted),
+                legacy_admitted=sorted(e.ref for e in found.legacy_admitted),
                 path=found.path,
             )
         except (HindsightError, ValueError) as exc:

@@ -162,7 +162,9 @@ class TracedQueue:
             memory = own.get(cand.node_id) or known.get(cand.node_id)
             if memory is not None:  # a memory deleted since the trace is simply gone
                 results.append(memory.model_copy(update={"scores": Scores(final=cand.score)}))
-        return RecallResponse(results=results)
+        # The original chunks and observations' sources the server sent stay available to the rules (a memory
+        # the prediction adds has none here: its document's text is read from the server where a rule needs it).
+        return RecallResponse(results=results, chunks=response.chunks, source_facts=response.source_facts)
 
     def recall_fn(self, whatif: WhatIf | None):
         """A RecallFn for the domain rules: each call answered under `whatif` (None: as the server answered)."""

@@ -5,8 +5,9 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from dashboard.finance.models import ExceptionCase
-from dashboard.hindsight.errors import HindsightUnavailable
+from dashboard.hindsight.errors import HindsightError, HindsightUnavailable
 from dashboard.hindsight.gateway import HindsightGateway
+from dashboard.hindsight.wire import MemoryMode
 from dashboard.queue_files import QueueFileError, load_rows
 from dashboard.settings import Settings
 from dashboard.support.models import Ticket
@@ -17,6 +18,7 @@ class BankSummary(BaseModel):
     role: str
     memories: int | None = None
     documents: int | None = None
+    memory_mode: MemoryMode | None = None  # how the server stores this bank's documents, as it says
     error: str | None = None
 
 
@@ -50,10 +52,12 @@ def _server(gateway: HindsightGateway, settings: Settings) -> ServerSummary:
 
 def _bank(gateway: HindsightGateway, bank_id: str, role: str) -> BankSummary:
     try:
-        stats = gateway.bank_stats(bank_id)
-    except HindsightUnavailable as exc:
+        stats, mode = gateway.bank_stats(bank_id), gateway.memory_mode(bank_id)
+    except HindsightError as exc:
         return BankSummary(bank_id=bank_id, role=role, error=str(exc))
-    return BankSummary(bank_id=bank_id, role=role, memories=stats.get("total_nodes"), documents=stats.get("total_documents"))
+    return BankSummary(
+        bank_id=bank_id, role=role, memories=stats.get("total_nodes"), documents=stats.get("total_documents"), memory_mode=mode
+    )
 
 
 def _queue(name: str, path, model) -> QueueSummary:

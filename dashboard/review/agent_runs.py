@@ -67,15 +67,18 @@ audit_sync_state = Table(
 
 
 class ResultRef(BaseModel):
-    """One recalled record, compact: enough to diff, flag and cite, never its text."""
+    """One recalled document (or observation), compact: enough to diff, flag and cite, never its text."""
 
-    id: str
+    id: str  # the document id; an observation's (or a document-less memory's) memory id
+    kind: Literal["document", "observation"] = "document"
     document_id: str | None = None
+    facts: int = 1  # facts of the document the recall returned
+    sources: list[str] = Field(default_factory=list)  # an observation's source documents
     tags: list[str] = Field(default_factory=list)
     score: float | None = None
     text_hash: str = ""
-    owner: str | None = None  # support: the customer it provably belongs to (tag or leading marker)
-    marker_name: str | None = None  # support: the name in a leading marker, whoever it names
+    owner: str | None = None  # support: the customer it provably belongs to (tag, or the marker its original text starts with)
+    marker_name: str | None = None  # support: the name in the original text's leading marker, whoever it names
     metadata: dict[str, str] = Field(default_factory=dict)  # outcome, decided_on, source, vendor_code ...
 
     @property

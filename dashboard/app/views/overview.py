@@ -27,6 +27,8 @@ st.caption("What reviewers, agents and memory are doing: decisions in the date r
 settings = state.settings()
 log = state.recall_log()
 problems = []
+modes = state.memory_modes(settings.banks)
+st.text("Memory: " + "; ".join(f"{bank}: {mode.label if mode else 'not reachable'}" for bank, mode in modes.items()) + ".")
 
 
 def _load(path, model, **kwargs):

@@ -183,14 +183,17 @@ def live_demo_banks(live: LiveHindsight) -> DemoBanks:
 _SHARED_DEMO: dict[int, DemoBanks] = {}
 
 
+def shared_demo_of(live: LiveHindsight) -> DemoBanks:
+    """The demo banks on this server, seeded once per session (extraction takes ~50 s): read them, never write."""
+    if id(live) not in _SHARED_DEMO:
+        _SHARED_DEMO[id(live)] = seed_demo_banks(live)
+    return _SHARED_DEMO[id(live)]
+
+
 @pytest.fixture
 def shared_demo(live: LiveHindsight) -> DemoBanks:
-    """The demo banks on the server of the test's mode, seeded once per session (extraction takes ~50 s):
-    for tests that only read them."""
-    key = id(live)
-    if key not in _SHARED_DEMO:
-        _SHARED_DEMO[key] = seed_demo_banks(live)
-    return _SHARED_DEMO[key]
+    """The session's demo banks on the server of the test's mode: for tests that only read them."""
+    return shared_demo_of(live)
 
 
 @pytest.fixture

@@ -138,7 +138,7 @@ def test_cli_migrate_dry_run_then_apply(live, support_bank):
     assert {r["document_id"]: r["status"] for r in payload["records"]}["SUP-L-009"] == "failed"
     assert all(r["reason"] for r in payload["records"])
     applied = json.loads(run_cli(live, "migrate", "--apply", "--json", support=support_bank).stdout)
-    assert len(applied["converted"]) == 9 and applied["after"]["ready_to_retire_fallback"] is True
+    assert len(applied["converted"]) == 9 and applied["after"]["ready_to_retire_fallback"] is True, applied["error"]
     assert applied["after"]["untagged"] == 4 and applied["after"]["convertible"] == 0
     again = json.loads(run_cli(live, "migrate", "--apply", "--json", support=support_bank).stdout)
     assert again["converted"] == []

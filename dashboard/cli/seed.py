@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from dashboard import demo_data
 from dashboard.finance.models import Precedent
+from dashboard.hindsight.errors import HindsightUnavailable
 from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.queue_files import load_rows
@@ -18,6 +19,7 @@ from dashboard.support.customers import customer_tag
 from dashboard.support.models import SupportInteraction
 
 PAGE = 500
+CONSOLIDATION_WAIT_S = 600.0
 
 
 def content_hash(text: str) -> str:
@@ -71,7 +73,22 @@ def seed_demo_data(gateway: HindsightGateway, settings: Settings, log: Callable[
             gateway.enable_audit_log(bank_id)
         log(f"{bank_id}: {len(records)} demo records, {sent} written ({len(records) - sent} already present)")
         counts[bank_id] = {"demo_records": len(records), "written": sent}
+    for bank_id in (settings.finance_bank, settings.support_bank):
+        if counts[bank_id]["written"]:
+            _settle(gateway, bank_id, log)
     return counts
+
+
+def _settle(gateway: HindsightGateway, bank_id: str, log: Callable[[str], None]) -> None:
+    """With observations on, wait for the server to consolidate what was written, so the figures measured next
+    include them; a slow LLM only delays that, it never fails the seed."""
+    if not gateway.memory_mode(bank_id).observations:
+        return
+    log(f"{bank_id}: waiting for the server to consolidate observations ...")
+    try:
+        gateway.wait_until_consolidated(bank_id, timeout=CONSOLIDATION_WAIT_S)
+    except HindsightUnavailable as exc:
+        log(f"{bank_id}: {exc}; the figures may change once it has")
 
 
 def seed_flags(gateway: HindsightGateway, settings: Settings, log: Callable[[str], None] = print) -> dict[str, int]:

@@ -158,3 +158,14 @@ def group(response: RecallResponse, max_tokens: int | None = None) -> RecalledDo
         documents=list(documents.values()), observations=observations, facts=len(response.results),
         budget_reached=budget_reached(response.results, max_tokens),
     )  # fmt: skip
+
+
+def recall_documents(recall, bank_id: str, query: str, *, want: int, max_tokens: int, cap: int, **kwargs) -> tuple[RecalledDocuments, int]:
+    """(documents, the budget used): one recall, asked again with twice the budget (up to `cap`) while its
+    token budget ended it before `want` documents came back. With an LLM a document is several facts, so
+    a budget sized for documents can run out early."""
+    while True:
+        grouped = group(recall(bank_id, query, max_tokens=max_tokens, **kwargs), max_tokens)
+        if len(grouped.documents) >= want or not grouped.budget_reached or max_tokens >= cap:
+            return grouped, max_tokens
+        max_tokens = min(cap, 2 * max_tokens)

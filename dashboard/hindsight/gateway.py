@@ -33,6 +33,7 @@ from dashboard.hindsight.errors import HindsightRequestRejected, HindsightUnavai
 from dashboard.hindsight.wire import MAX_TAG_LENGTH, Budget, MemoryMode, MemoryRecord, RecallResponse, StoredDocument, TagsMatch
 
 RETAIN_BATCH_SIZE = 50
+RETAIN_TIMEOUT_S = 300.0
 # The original text of each result's document and the facts behind each observation: what `documents.group`
 # needs in both server modes. Entity summaries (on by default) are not used here.
 _INCLUDE = IncludeOptions(
@@ -82,11 +83,13 @@ def check_tags(tags: list[str] | None) -> list[str] | None:
 
 
 class HindsightGateway:
-    def __init__(self, base_url: str, api_key: str | None = None, timeout: float = 30.0):
+    def __init__(self, base_url: str, api_key: str | None = None, timeout: float = 30.0, retain_timeout: float = RETAIN_TIMEOUT_S):
         self.base_url = base_url.rstrip("/")
         self._api_key = api_key
-        self._timeout = timeout
-        self._client = Hindsight(self.base_url, api_key=api_key, timeout=timeout)
+        self._timeout = timeout  # recalls and reads
+        # The client's own timeout bounds what has no per-call one: retain, which with an LLM extracts facts
+        # from every document before it answers.
+        self._client = Hindsight(self.base_url, api_key=api_key, timeout=retain_timeout)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="hindsight-client", daemon=True)
         self._thread.start()

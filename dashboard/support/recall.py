@@ -29,7 +29,7 @@ from pydantic import BaseModel, Field
 from collections.abc import Callable
 
 from dashboard.hindsight.calls import RecallFn
-from dashboard.hindsight.documents import RecalledDocument, RecalledObservation, group
+from dashboard.hindsight.documents import RecalledDocument, RecalledObservation, recall_documents
 from dashboard.hindsight.wire import StoredDocument
 from dashboard.support.admission import (
     Admission,
@@ -46,6 +46,7 @@ from dashboard.support.customers import customer_tag
 TAGGED_K = 8  # documents shown and used for a response
 LEGACY_CANDIDATES_K = 20  # candidate documents judged by the ownership rule
 MAX_TOKENS = 2048
+MAX_TOKENS_CAP = 8 * MAX_TOKENS  # how far a recall's budget may grow to hold its documents
 
 Path = Literal["tagged", "legacy", "none"]
 ReadDocument = Callable[[str, str], StoredDocument | None]  # (bank, document id) -> the stored document
@@ -207,8 +208,10 @@ def recall_for_ticket(
     name = " ".join(customer.split())
     texts = _OriginalTexts(bank_id, read_document)
 
-    first = RecallRequest(query=tagged_query(issue), tags=[tag], tags_match="any_strict")
-    tagged = group(recall(bank_id, first.query, tags=first.tags, tags_match="any_strict", max_tokens=MAX_TOKENS))
+    tagged, tokens = recall_documents(
+        recall, bank_id, tagged_query(issue), want=tagged_k, max_tokens=MAX_TOKENS, cap=MAX_TOKENS_CAP, tags=[tag], tags_match="any_strict"
+    )  # fmt: skip
+    first = RecallRequest(query=tagged_query(issue), tags=[tag], tags_match="any_strict", max_tokens=tokens)
     texts.learn(tagged.documents)
     # any_strict already excludes untagged records; the local check only guards against a server change.
     own = [d for d in tagged.documents if tag in d.tags][:tagged_k]
@@ -219,8 +222,8 @@ def recall_for_ticket(
             observations=[_observation(o, customer, texts) for o in tagged.observations], requests=[first],
         )  # fmt: skip
 
-    second = RecallRequest(query=legacy_query(customer, issue))
-    candidates = group(recall(bank_id, second.query, max_tokens=MAX_TOKENS))
+    candidates, tokens = recall_documents(recall, bank_id, legacy_query(customer, issue), want=candidates_k, max_tokens=MAX_TOKENS, cap=MAX_TOKENS_CAP)
+    second = RecallRequest(query=legacy_query(customer, issue), max_tokens=tokens)
     texts.learn(candidates.documents)
     admitted, rejected = [], []
     for document in candidates.documents[:candidates_k]:

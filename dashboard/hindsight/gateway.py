@@ -22,6 +22,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
 import aiohttp
+from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 from hindsight_client import Hindsight
 from hindsight_client_api.exceptions import ApiException
 from hindsight_client_api.models.chunk_include_options import ChunkIncludeOptions
@@ -29,11 +30,12 @@ from hindsight_client_api.models.include_options import IncludeOptions
 from hindsight_client_api.models.source_facts_include_options import SourceFactsIncludeOptions
 
 from dashboard.hindsight.documents import CHUNK_TOKENS, SOURCE_FACT_TOKENS
-from dashboard.hindsight.errors import HindsightRequestRejected, HindsightUnavailable
+from dashboard.hindsight.errors import HindsightFailed, HindsightRequestRejected, HindsightUnavailable
 from dashboard.hindsight.wire import MAX_TAG_LENGTH, Budget, MemoryMode, MemoryRecord, RecallResponse, StoredDocument, TagsMatch
 
 RETAIN_BATCH_SIZE = 50
 RETAIN_TIMEOUT_S = 300.0
+RETAIN_ATTEMPTS = 4
 # The original text of each result's document and the facts behind each observation: what `documents.group`
 # needs in both server modes. Entity summaries (on by default) are not used here.
 _INCLUDE = IncludeOptions(
@@ -99,7 +101,7 @@ class HindsightGateway:
         if isinstance(exc, ApiException):
             if exc.status is not None and 400 <= exc.status < 500:
                 return HindsightRequestRejected(f"Hindsight refused the request: {_server_message(exc.body)}")
-            return HindsightUnavailable(f"Hindsight at {self.base_url} failed: HTTP {exc.status} {exc.reason or ''}".strip())
+            return HindsightFailed(f"Hindsight at {self.base_url} failed: HTTP {exc.status} {exc.reason or ''}".strip())
         if isinstance(exc, (aiohttp.ClientError, asyncio.TimeoutError, OSError)):
             reason = str(exc) or ("no answer in time" if isinstance(exc, asyncio.TimeoutError) else "the connection failed")
             return HindsightUnavailable(f"Hindsight at {self.base_url} is unreachable: {reason}")  # a reason, not a class name
@@ -265,10 +267,19 @@ class HindsightGateway:
         return results  # type: ignore[return-value]
 
     def retain(self, bank_id: str, records: Sequence[MemoryRecord]) -> int:
-        """Retain synchronously in batches; each record replaces any earlier one with its document id."""
+        """Retain synchronously in batches; each record replaces any earlier one with its document id.
+
+        A batch the server failed (5xx; an unreachable server is not retried here) is sent again, a few times: every record has a document id, so a
+        repeat replaces rather than duplicates. Seen on 1.1.0 with an LLM: re-retaining documents whose facts
+        feed observations can hit a database deadlock ("deadlock detected") while consolidation runs."""
         for start in range(0, len(records), RETAIN_BATCH_SIZE):
             batch = [r.as_retain_item() for r in records[start : start + RETAIN_BATCH_SIZE]]
-            self._run(self._client.aretain_batch(bank_id, batch))
+            for attempt in Retrying(
+                retry=retry_if_exception_type(HindsightFailed), stop=stop_after_attempt(RETAIN_ATTEMPTS),
+                wait=wait_exponential(multiplier=0.5, max=4), reraise=True,
+            ):  # fmt: skip
+                with attempt:
+                    self._run(self._client.aretain_batch(bank_id, batch))
         return len(records)
 
     def list_memories(

@@ -213,6 +213,9 @@ class CaseDiff:
 
     @property
     def changed(self) -> bool:
+        """A case whose recall failed on either side did not change: it could not be compared (see `error`)."""
+        if self.error:
+            return False
         return bool(self.gained or self.lost or self.recommendation_changed or self.legacy_gained or self.legacy_lost)
 
     def row(self) -> dict:

@@ -56,7 +56,8 @@ def test_graph_off_on_a_clone_shows_which_cases_change_and_the_clone_is_gone(hin
     assert f"{report.recommendations_changed} recommendation(s) change" in summary and "p50" in summary
     # A against itself: nothing changes (the comparison is deterministic on the same banks).
     same = compare(hindsight.gateway, finance, support, cases[:3], tickets[:3], a, Variant(name="a2"))
-    assert not any(d.changed for d in same.diffs) and same.clones_deleted == []
+    assert not [d.error for d in same.diffs if d.error]
+    assert [d.row() for d in same.diffs if d.changed] == [] and same.clones_deleted == []
 
 
 def test_a_starved_candidate_budget_on_a_clone_loses_exact_precedents(hindsight, demo_banks):

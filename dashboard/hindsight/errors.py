@@ -9,5 +9,9 @@ class HindsightUnavailable(HindsightError):
     """Hindsight could not be reached, timed out or failed (5xx): worth retrying later."""
 
 
+class HindsightFailed(HindsightUnavailable):
+    """Hindsight answered, with a server error (5xx): often transient (e.g. a database deadlock)."""
+
+
 class HindsightRequestRejected(HindsightError, ValueError):
     """Hindsight refused the request as invalid (4xx), or we refused to send it: fix the input."""

@@ -54,7 +54,7 @@ def choose_b(a: Variant | None = None) -> Variant | None:
     cols = st.columns(4)
     config: dict[str, bool | int] = {}
     for col, (name, label) in zip(cols, [("enable_graph_retrieval", "graph arm"), ("enable_text_search", "BM25 arm"),
-                                         ("enable_temporal_retrieval", "temporal arm")], strict=False):  # fmt: skip
+                                         ("enable_temporal_retrieval", "temporal arm")], strict=False):
         if not col.checkbox(label, value=True, key=f"ab_{name}"):
             config[name] = False
     budget = cols[3].number_input("mid budget (0 = unchanged)", min_value=0, max_value=5000, value=0, step=50, key="ab_budget")
@@ -90,7 +90,7 @@ def render_ab_tab(run_compare: Callable[[Variant, Variant], ABReport]) -> None:
     st.subheader("A/B on the same queue")
     st.caption("A is the server as it is or a what-if setting. B is a bank configuration tried on clones of the "
                "finance and support banks (deleted when the comparison closes), another Hindsight server, or a "
-               "what-if setting: each case is then recalled once with a trace and both settings are predicted from it.")  # fmt: skip
+               "what-if setting: each case is then recalled once with a trace and both settings are predicted from it.")
     a = choose_a()
     b = choose_b(a)
     with st.expander("Which what-if needs which trace"):

@@ -54,7 +54,7 @@ def _frame(items: list[TicketEvidence]) -> pd.DataFrame:
         {"record": e.ref, "used": e.admitted, "verdict": plain_verdict(e.verdict), "why": e.reason,
          "tags": ", ".join(e.tags) or "(untagged)", "text": e.text, "facts": " / ".join(e.facts)}
         for e in items
-    ]  # fmt: skip
+    ]
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -129,7 +129,7 @@ def _trace_links(recall: TicketRecall, bank_id: str, ticket_id: str | None) -> N
                 TraceRequest(bank=bank_id, query=request.query, tags=tuple(request.tags), tags_match=request.tags_match,
                              max_tokens=request.max_tokens),
                 label=name, case=("ticket", ticket_id) if ticket_id else None,
-            )  # fmt: skip
+            )
 
 
 def render_decision_state(stored: StoredDecision | None) -> None:
@@ -140,7 +140,7 @@ def render_decision_state(stored: StoredDecision | None) -> None:
     delivery = {"delivered": "retained into Hindsight", "pending": "waiting to be retained (will retry)",
                 "superseded": "superseded by a newer decision",
                 "failed": "refused by Hindsight, parked for a lead (Audit log)",
-                "discarded": "refused by Hindsight and discarded by a lead"}.get(stored.state, stored.state)  # fmt: skip
+                "discarded": "refused by Hindsight and discarded by a lead"}.get(stored.state, stored.state)
     box = st.success if stored.state == "delivered" else st.warning
     box(f"Decided ({(d.ticket_action or d.outcome).replace('_', ' ')}), audit #{stored.id}: {delivery}.", icon=":material/gavel:")
     who = "signed in" if d.authenticated else "unauthenticated"
@@ -183,11 +183,11 @@ def render_plan(plan: MigrationPlan) -> None:
         {"record": c.document_id or "", "status": STATUS_TEXT[c.status], "customer": c.customer or "", "new tag": c.tag or "",
          "why": c.reason, "text": c.text}
         for c in plan.reliable + plan.failed
-    ]  # fmt: skip
+    ]
     st.dataframe(
         pd.DataFrame(rows, columns=["record", "status", "customer", "new tag", "why", "text"]),
         hide_index=True, width="stretch", key="migration_records",
-    )  # fmt: skip
+    )
 
 
 def render_report(report: MigrationReport) -> None:

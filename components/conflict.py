@@ -27,7 +27,7 @@ def render_conflict(theirs: StoredDecision, mine: ReviewerDecision, key: str, ca
             {"": "yours", "reviewer": mine.reviewer, "outcome": mine.outcome, "reason": mine.reason_code or "", "note": mine.note},
         ],
         hide_index=True, width="stretch", key=f"{key}_table",
-    )  # fmt: skip
+    )
     with st.container(horizontal=True):
         if st.button("Keep theirs", key=f"{key}_keep", icon=":material/undo:"):
             return "keep_theirs"

@@ -162,7 +162,7 @@ def _frame(records: list[PrecedentEvidence]) -> pd.DataFrame:
     rows = [{
         "rank": e.rank, "relevant": e.relevant, "pass": e.pass_, "precedent": e.ref, "facts": len(e.facts), "tags": ", ".join(e.tags),
         "final": e.scores.final, "semantic": e.scores.semantic, "keyword": e.scores.keyword,
-    } for e in records]  # fmt: skip
+    } for e in records]
     return pd.DataFrame(rows, columns=["rank", "relevant", "pass", "precedent", "facts", "tags", "final", "semantic", "keyword"])
 
 
@@ -171,7 +171,7 @@ def _trace(result: TwoStageResult, info: PassInfo, label: str, case_id: str | No
         TraceRequest(bank=result.bank_id, query=result.query, tags=tuple(info.tags), tags_match=info.tags_match,
                      max_tokens=info.max_tokens, budget=info.budget, types=tuple(info.types) if info.types else None),
         label=label, case=("case", case_id) if case_id else None,
-    )  # fmt: skip
+    )
 
 
 def _returned(info: PassInfo) -> str:

@@ -49,9 +49,9 @@ def per_arm_figure(report: dict) -> go.Figure:
     fig.add_scatter(
         x=list(SOURCES), y=[report["per_arm"][s]["share_of_top_k"] for s in SOURCES], name="share of top-k slots",
         mode="markers", marker={"size": 14, "symbol": "diamond", "color": "black"},
-    )  # fmt: skip
+    )
     fig.update_layout(barmode="group", height=380, margin={"t": 40, "b": 10}, yaxis={"tickformat": ".0%", "range": [0, 1.05]},
-                      title="Per arm: how often it holds the evidence, and its share of the returned top k")  # fmt: skip
+                      title="Per arm: how often it holds the evidence, and its share of the returned top k")
     return fig
 
 
@@ -74,7 +74,7 @@ def grid_figure(report: dict, shown: int = GRID_SHOWN) -> go.Figure:
     fig.update_layout(height=40 + 26 * len(rows), margin={"t": 40, "b": 10, "l": 10},
                       xaxis={"title": f"cases with evidence in top {report['k']}", "tickformat": "d",
                              "dtick": max(1, -(-report["cases"] // 8)), "rangemode": "tozero"},
-                      title=f"What-if settings ranked by predicted evidence@{report['k']} (top {len(rows)})")  # fmt: skip
+                      title=f"What-if settings ranked by predicted evidence@{report['k']} (top {len(rows)})")
     return fig
 
 
@@ -92,7 +92,7 @@ def render_report(report: dict) -> None:
     st.plotly_chart(per_arm_figure(report), key="lab_per_arm")
     per_arm = pd.DataFrame([{"arm": s, **report["per_arm"][s]} for s in SOURCES])
     st.dataframe(per_arm, hide_index=True, width="stretch", key="lab_per_arm_table",
-                 column_config={"share_of_top_k": st.column_config.ProgressColumn("share of top k", min_value=0.0, max_value=1.0, format="percent")})  # fmt: skip
+                 column_config={"share_of_top_k": st.column_config.ProgressColumn("share of top k", min_value=0.0, max_value=1.0, format="percent")})
     if best:
         st.plotly_chart(grid_figure(report), key="lab_grid")
     cases = pd.DataFrame(
@@ -132,7 +132,7 @@ def render_evidence_tab(
     when the run is refused."""
     st.subheader("Evidence on a labelled set")
     st.caption("Each case is recalled once with a trace; the per-arm figures come from those traces and the grid "
-               "from the predicted RETURNED top k under each what-if (weights 0/0.5/1, caps, BM25 gates).")  # fmt: skip
+               "from the predicted RETURNED top k under each what-if (weights 0/0.5/1, caps, BM25 gates).")
     chosen = choose_set(finance_cases)
     k = st.number_input("k", min_value=1, max_value=100, value=10, key="lab_k")
     st.text(f"bank {bank}")

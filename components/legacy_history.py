@@ -41,7 +41,7 @@ def render_not_consulted(skipped: NotConsulted | None, *, can_migrate: bool, key
         [{"record": c.document_id, "can be migrated": c.document_id in migratable, "why": c.reason, "text": c.text}
          for c in skipped.records],
         columns=["record", "can be migrated", "why", "text"],
-    )  # fmt: skip
+    )
     st.dataframe(frame, hide_index=True, width="stretch", height="content", key=f"{key}_not_consulted")
     if skipped.not_migratable:
         st.text(f"{len(skipped.not_migratable)} of them cannot be migrated: the migration needs a document id and a customer of the directory.")
@@ -81,7 +81,7 @@ def _record_actions(
     chosen = st.selectbox(
         "Record", list(by_key), key=f"{key}_record",
         format_func=lambda k: f"{k} · {by_key[k].where}" + (" · flagged" if k in flags else ""),
-    )  # fmt: skip
+    )
     record = by_key[chosen]
     st.text(f"{record.key}: {record.where}\nWhy: {record.reason}\nTags: {', '.join(record.tags) or '(untagged)'}")
     st.text(record.text)
@@ -97,7 +97,7 @@ def _record_actions(
         with st.container(horizontal=True):
             flag = st.form_submit_button("Flag for review", icon=":material/flag:")
             tag = st.form_submit_button("Tag for this customer", icon=":material/sell:", disabled=not can_tag,
-                                        help=None if can_tag else "Needs the lead role")  # fmt: skip
+                                        help=None if can_tag else "Needs the lead role")
     if flag:
         return RecordAction(kind="flag", record=record, author=author or "", note=note)
     if tag:

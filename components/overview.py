@@ -27,7 +27,7 @@ def render_banks(banks: list[BankSummary]) -> None:
         {"bank": b.bank_id, "holds": b.role, "documents": b.documents, "memories": b.memories,
          "stored as": b.memory_mode.label if b.memory_mode else "", "status": plain_error(b.error) if b.error else "ok"}
         for b in banks
-    ]  # fmt: skip
+    ]
     frame = pd.DataFrame(rows)
     st.dataframe(frame, hide_index=True, width="stretch")
     for b in banks:  # in words too: a grid cell may be cut

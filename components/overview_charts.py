@@ -14,7 +14,7 @@ from dashboard.reporting.overview import OverviewMetrics, headline, incident_lab
 from dashboard.reporting.recall_log import LatencySample
 
 COLORS = {"approved": "#2e7d32", "overridden": "#c62828", "open": "#90a4ae", "decided": "#2e7d32", "pending delivery": "#f9a825",
-          "admitted": "#2e7d32", "rejected": "#c62828", "approve": "#2e7d32", "reject": "#c62828", "escalate": "#f9a825"}  # fmt: skip
+          "admitted": "#2e7d32", "rejected": "#c62828", "approve": "#2e7d32", "reject": "#c62828", "escalate": "#f9a825"}
 KIND_TITLES = {"exception": "Finance exceptions", "ticket": "Support tickets"}
 
 
@@ -47,15 +47,15 @@ def render_kpis(m: OverviewMetrics) -> None:
         st.metric("Crowd-outs caught", co.prevented, help=f"{co.precedents_saved} exact precedent(s) kept; {co.checked} of {co.cases} cases checked", border=True)
         st.metric("Legacy records admitted / rejected", f"{lg.admitted} / {lg.rejected}", help="Each record counted once, however many tickets judged it", border=True)
         st.metric("Incidents", inc.cases if inc.checked else "not checked", help=f"Cases with an incident, of {inc.checked} whose agent runs were checked",
-                  border=True)  # fmt: skip
+                  border=True)
         st.metric("Tagged share", _pct(m.coverage.tagged_share) if m.coverage else "unavailable", border=True)
 
 def render_queues(m: OverviewMetrics) -> None:
     st.subheader("Queue status")
     rows = [{"queue": q.queue, "status": s, "cases": n} for q in m.queues
-            for s, n in (("open", q.open), ("decided", q.decided), ("pending delivery", q.pending_delivery))]  # fmt: skip
+            for s, n in (("open", q.open), ("decided", q.decided), ("pending delivery", q.pending_delivery))]
     fig = px.bar(pd.DataFrame(rows), x="cases", y="queue", color="status", orientation="h", color_discrete_map=COLORS, text="cases",
-                 labels={"queue": "", "cases": "cases", "status": ""})  # fmt: skip
+                 labels={"queue": "", "cases": "cases", "status": ""})
     _counts(fig, max((q.total for q in m.queues), default=0), axis="x")
     st.plotly_chart(_layout(fig, 220), key="overview_queues", width="stretch")
 
@@ -65,9 +65,9 @@ def render_agreement(m: OverviewMetrics) -> None:
         st.caption("No decision in this date range yet.")
         return
     rows = [{"day": d.day.isoformat(), "queue": KIND_TITLES.get(d.kind, d.kind), "decision": name, "decisions": n}
-            for d in m.daily for name, n in (("approved", d.approved), ("overridden", d.overridden))]  # fmt: skip
+            for d in m.daily for name, n in (("approved", d.approved), ("overridden", d.overridden))]
     fig = px.bar(pd.DataFrame(rows), x="day", y="decisions", color="decision", facet_col="queue", color_discrete_map=COLORS,
-                 barmode="stack", labels={"day": "", "decision": ""})  # fmt: skip
+                 barmode="stack", labels={"day": "", "decision": ""})
     fig.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))  # "Finance exceptions", not "queue=..."
     fig.update_xaxes(type="category")
     _counts(fig, max((d.approved + d.overridden for d in m.daily), default=0))
@@ -81,7 +81,7 @@ def render_overrides(m: OverviewMetrics) -> None:
         return
     frame = pd.DataFrame([o.model_dump() for o in m.overrides])
     fig = px.bar(frame, x="vendor", y="count", color="reason_code", barmode="stack",
-                 labels={"count": "overrides", "reason_code": "reason", "vendor": "vendor"})  # fmt: skip
+                 labels={"count": "overrides", "reason_code": "reason", "vendor": "vendor"})
     fig.update_xaxes(type="category")
     _counts(fig, frame.groupby("vendor")["count"].sum().max())
     st.plotly_chart(_layout(fig), key="overview_overrides", width="stretch")
@@ -98,7 +98,7 @@ def render_crowd_out(m: OverviewMetrics) -> None:
         return
     counts = pd.DataFrame(co.per_case)["state"].value_counts().rename_axis("state").reset_index(name="cases")
     fig = px.bar(counts, x="state", y="cases", color="state", text="cases", labels={"state": ""},
-                 color_discrete_map={"crowd-out caught": "#c62828", "no crowd-out": "#2e7d32", "not checked": "#90a4ae"})  # fmt: skip
+                 color_discrete_map={"crowd-out caught": "#c62828", "no crowd-out": "#2e7d32", "not checked": "#90a4ae"})
     _counts(fig, counts["cases"].max())
     st.plotly_chart(_layout(fig, 260).update_layout(showlegend=False), key="overview_crowd", width="stretch")
     with st.expander("Per case"):
@@ -112,7 +112,7 @@ def render_recommendations(m: OverviewMetrics) -> None:
         return
     frame = pd.DataFrame([{"recommendation": a, "cases": n} for a, n in sorted(co.recommendations.items())])
     fig = px.bar(frame, x="cases", y="recommendation", color="recommendation", orientation="h", text="cases",
-                 color_discrete_map=COLORS, labels={"recommendation": ""})  # fmt: skip
+                 color_discrete_map=COLORS, labels={"recommendation": ""})
     _counts(fig, frame["cases"].max(), axis="x")
     st.plotly_chart(_layout(fig, 200).update_layout(showlegend=False), key="overview_recommendations", width="stretch")
     st.caption(f"{co.no_relevant} case(s) have no relevant precedent: the agent escalates them.")
@@ -123,7 +123,7 @@ def render_legacy(m: OverviewMetrics) -> None:
     st.caption(f"{lg.recalled} of {lg.tickets} tickets measured. History used: "
                + (", ".join(f"{k} {v}" for k, v in sorted(lg.paths.items())) or "none yet")
                + f". Each untagged record counted once; {lg.tagged_candidates} tagged record(s) of other customers "
-               "also came up in the fallback and were never admitted.")  # fmt: skip
+               "also came up in the fallback and were never admitted.")
     if not lg.recalled:
         return
     rows = [{"verdict": "admitted", "reason": "ownership marker at the start", "records": lg.admitted}]
@@ -139,7 +139,7 @@ def render_incidents(m: OverviewMetrics) -> None:
         st.caption("The agents' runs were not checked for incidents yet (the Incidents page checks them).")
         return
     st.caption(f"{inc.cases} of {inc.checked} cases with agent runs have an incident (from {inc.agent_runs} agent runs and "
-               f"{inc.audited_recalls} recalls read from Hindsight's audit log); details on the Incidents page.")  # fmt: skip
+               f"{inc.audited_recalls} recalls read from Hindsight's audit log); details on the Incidents page.")
     if not inc.by_kind:
         return
     frame = pd.DataFrame([{"incident": incident_label(k), "cases": n} for k, n in sorted(inc.by_kind.items())])
@@ -154,13 +154,13 @@ def render_coverage(m: OverviewMetrics) -> None:
         return
     c = m.coverage
     frame = pd.DataFrame([{"records": "tagged", "count": c.tagged}, {"records": "untagged, convertible", "count": c.convertible},
-                          {"records": "untagged, stays (failed validation)", "count": c.untagged - c.convertible}])  # fmt: skip
+                          {"records": "untagged, stays (failed validation)", "count": c.untagged - c.convertible}])
     fig = px.pie(frame, names="records", values="count", hole=0.5, color="records",
                  color_discrete_map={"tagged": "#2e7d32", "untagged, convertible": "#f9a825",
-                                     "untagged, stays (failed validation)": "#90a4ae"})  # fmt: skip
+                                     "untagged, stays (failed validation)": "#90a4ae"})
     st.plotly_chart(_layout(fig, 260), key="overview_coverage", width="stretch")
     st.caption(f"{c.total} memories, {c.tagged_share:.0%} tagged. "
-               + ("Ready to retire the legacy fallback." if c.ready_to_retire_fallback else f"{c.convertible} convertible record(s) left."))  # fmt: skip
+               + ("Ready to retire the legacy fallback." if c.ready_to_retire_fallback else f"{c.convertible} convertible record(s) left."))
 
 def render_latency(m: OverviewMetrics, samples: list[LatencySample]) -> None:
     st.subheader("Recall latency")

@@ -33,7 +33,7 @@ def _select(table_key: str, param: str, ids: list[str], index: int) -> None:
 def review_keys(
     ids: list[str], current: str, *, table_key: str, param: str, prefix: str, override_state: tuple[str, object] | None = None,
     decided: Container[str] = (), can_decide: bool = True,
-) -> Pressed:  # fmt: skip
+) -> Pressed:
     """Draw the keyboard bar for the case `current` of the queue `ids` (in table order).
 
     `override_state` = (session key, value) put into the decision form when O is pressed (override mode).
@@ -46,22 +46,22 @@ def review_keys(
         st.button(
             "Previous", key=f"{prefix}_prev", icon=":material/arrow_upward:", shortcut=PREVIOUS, disabled=index <= 0,
             on_click=_select, args=(table_key, param, ids, index - 1),
-        )  # fmt: skip
+        )
         st.button(
             "Next", key=f"{prefix}_next", icon=":material/arrow_downward:", shortcut=NEXT,
             disabled=index < 0 or index >= len(ids) - 1, on_click=_select, args=(table_key, param, ids, index + 1),
-        )  # fmt: skip
+        )
         st.button(
             "Next unreviewed", key=f"{prefix}_next_open", icon=":material/skip_next:", shortcut=NEXT_OPEN,
             disabled=target is None, help="The next case without a decision" if target else "Every case is decided",
             on_click=_select, args=(table_key, param, ids, ids.index(target) if target else -1),
-        )  # fmt: skip
+        )
         approve = st.button("Approve", disabled=not can_decide, key=f"{prefix}_approve", icon=":material/check:", shortcut=APPROVE, type="primary",
-                            help="Record the recommendation as it is, under your reviewer name")  # fmt: skip
+                            help="Record the recommendation as it is, under your reviewer name")
         override = st.button(
             "Override", key=f"{prefix}_override", icon=":material/edit:", shortcut=OVERRIDE, disabled=not can_decide,
             help="Switch the decision form to override", on_click=_set_override, args=(override_state,),
-        )  # fmt: skip
+        )
         st.caption(f"{index + 1} of {len(ids)} in the queue. {HELP}" if index >= 0 else HELP)
     return Pressed(approve=approve, override=override)
 

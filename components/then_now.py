@@ -24,14 +24,14 @@ def _frame(results: list[ResultRef], flag: Callable[[ResultRef], str], marked: s
             for r in results
         ],
         columns=["record", "flag", "tags", "score", "since then"],
-    )  # fmt: skip
+    )
 
 
 def request_of(bank_id: str, recall: RecallThen | RecallSnapshot) -> TraceRequest:
     return TraceRequest(
         bank=bank_id, query=recall.query, tags=tuple(recall.tags), tags_match=recall.tags_match or "any",
         budget=recall.budget or "mid", max_tokens=recall.max_tokens or 4096,
-    )  # fmt: skip
+    )
 
 
 def render_then_now(view: ThenNow, flag: Callable[[ResultRef], str], key: str) -> None:

@@ -42,7 +42,7 @@ def trace_link(
     st.page_link(
         TRACE_PAGE, label=label, icon=icon, query_params=params,
         help=help or "How this recall ranked what it found, arm by arm",
-    )  # fmt: skip
+    )
 
 
 def trace_url(request: TraceRequest, base: str = "") -> str:
@@ -63,7 +63,7 @@ def case_focus(link: tuple[str, str] | None, exceptions_file: Path, tickets_file
             return case and CaseFocus(
                 kind="case", id=case.id, exact_tags=tuple(CaseKey.of(case).tags),
                 about=f"vendor {case.vendor_code}, {case.exception_type.replace('_', ' ')}",
-            )  # fmt: skip
+            )
         ticket = next((t for t in load_rows(tickets_file, Ticket) if t.id == ident), None)
         return ticket and CaseFocus(kind="ticket", id=ticket.id, exact_tags=(customer_tag(ticket.customer),), about=ticket.customer)
     except (QueueFileError, ValueError):

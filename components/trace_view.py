@@ -65,7 +65,7 @@ def render_console(default: TraceRequest | None, banks: list[str]) -> TraceReque
         budget = right.selectbox(
             "Budget", TRACE_BUDGETS, index=TRACE_BUDGETS.index(default.budget) if default else TRACE_BUDGETS.index("mid"),
             key="console_budget",
-        )  # fmt: skip
+        )
         query = st.text_input("Query", value=default.query if default else "", key="console_query")
         left, mid, right = st.columns([2, 1, 1])
         tags = left.text_input(
@@ -74,7 +74,7 @@ def render_console(default: TraceRequest | None, banks: list[str]) -> TraceReque
         tags_match = mid.selectbox(
             "tags_match", TAGS_MATCH_VALUES,
             index=TAGS_MATCH_VALUES.index(default.tags_match) if default else 0, key="console_match",
-        )  # fmt: skip
+        )
         max_tokens = right.number_input(
             "max_tokens", min_value=1, max_value=MAX_TRACE_TOKENS, value=default.max_tokens if default else 4096, step=512,
             key="console_max_tokens",
@@ -82,7 +82,7 @@ def render_console(default: TraceRequest | None, banks: list[str]) -> TraceReque
         types = st.multiselect(
             "Fact types (none = the server's default)", FACT_TYPES,
             default=list(default.types) if default and default.types else [], key="console_types",
-        )  # fmt: skip
+        )
         submitted = st.form_submit_button("Trace this recall", type="primary")
     if not submitted:
         return None
@@ -90,7 +90,7 @@ def render_console(default: TraceRequest | None, banks: list[str]) -> TraceReque
         return TraceRequest(
             bank=bank.strip(), query=query.strip(), tags=tuple(t.strip() for t in tags.split(",") if t.strip()),
             tags_match=tags_match, budget=budget, max_tokens=int(max_tokens), types=tuple(types) or None,
-        )  # fmt: skip
+        )
     except ValueError as exc:
         st.error("This query cannot be traced:", icon=":material/error:")
         st.code(str(exc), language=None)
@@ -148,7 +148,7 @@ def render_counts(analysis: TraceAnalysis) -> None:
         part = frame[frame["memory kind"] == kind]
         fig.add_bar(x=part["arm"], y=part["count"], name=f"{kind} memories", marker_color=KIND_COLOURS.get(kind, "#9D9D9D"))
     fig.update_layout(barmode="stack", height=300, margin=dict(t=30, b=10), title="Candidates found by each arm",
-                      yaxis=dict(title="candidates", **_count_axis(pivot["total"].max())), legend_title_text="")  # fmt: skip
+                      yaxis=dict(title="candidates", **_count_axis(pivot["total"].max())), legend_title_text="")
     st.plotly_chart(fig, key="chart_counts")
 
 
@@ -191,7 +191,7 @@ def render_results(analysis: TraceAnalysis, labels: dict[str, CandidateLabel], f
             "fact_type": st.column_config.TextColumn("memory kind"),
             "node_id": st.column_config.TextColumn("memory id"),
         },
-    )  # fmt: skip
+    )
     pre = [r for r in analysis.rows if r.pre_filtered]
     if pre:
         st.caption(f"{len(pre)} candidates ranked too low in the fusion to be scored at all.")
@@ -208,7 +208,7 @@ def render_phases(analysis: TraceAnalysis) -> None:
 def contribution_figure(
     analysis: TraceAnalysis, labels: dict[str, CandidateLabel] | None = None, exact: set[str] | None = None,
     limit: int = CHART_LIMIT,
-) -> go.Figure:  # fmt: skip
+) -> go.Figure:
     rows = analysis.rows[:limit]
     names = [_label(r.rrf_rank, r.node_id, labels or {}, exact or set()) for r in rows]
     fig = go.Figure()
@@ -217,22 +217,22 @@ def contribution_figure(
         if any(values):
             fig.add_bar(x=names, y=values, name=_arm(source), marker_color=SOURCE_COLOURS[source])
     fig.update_layout(barmode="stack", height=380, margin=dict(t=40, b=10), yaxis_title="fusion score from each arm",
-                      legend_title_text="arm", title=f"What each arm added to the {len(rows)} best-fused candidates")  # fmt: skip
+                      legend_title_text="arm", title=f"What each arm added to the {len(rows)} best-fused candidates")
     return fig
 
 
 def rank_path_figure(
     analysis: TraceAnalysis, labels: dict[str, CandidateLabel] | None = None, exact: set[str] | None = None,
     limit: int = CHART_LIMIT,
-) -> go.Figure:  # fmt: skip
+) -> go.Figure:
     stages = [_arm(s) for s in SOURCES] + ["fused", "final"]
     fig = go.Figure()
     for r in analysis.rows[:limit]:
         ys = [r.arm_ranks.get(s) for s in SOURCES] + [r.rrf_rank, r.reranked_rank]
         fig.add_scatter(x=stages, y=ys, mode="lines+markers", name=_label(r.rrf_rank, r.node_id, labels or {}, exact or set()),
-                        connectgaps=True)  # fmt: skip
+                        connectgaps=True)
     fig.update_layout(height=440, margin=dict(t=40, b=10), title="Where each candidate ranked, arm by arm, then fused and final",
-                      yaxis=dict(autorange="reversed", title="rank (1 = best)", tickformat="d"))  # fmt: skip
+                      yaxis=dict(autorange="reversed", title="rank (1 = best)", tickformat="d"))
     return fig
 
 
@@ -256,17 +256,17 @@ def render_whatif_form() -> ReplaySettings:
         caps, weights = {}, {}
         for col, source in zip(st.columns(len(SOURCES)), SOURCES, strict=True):
             caps[source] = col.number_input(f"{source} cap (0 = none)", min_value=0, step=1, value=current.cap(source),
-                                            key=f"whatif_cap_{source}")  # fmt: skip
+                                            key=f"whatif_cap_{source}")
             weights[source] = col.number_input(f"{source} weight", min_value=0.0, step=0.05, value=current.weight(source),
-                                               key=f"whatif_weight_{source}")  # fmt: skip
+                                               key=f"whatif_weight_{source}")
         cols = st.columns(5)
         min_semantic = cols[0].number_input("min semantic similarity", value=current.min_semantic, min_value=0.0,
-                                            max_value=1.0, step=0.05, key="whatif_min_semantic")  # fmt: skip
+                                            max_value=1.0, step=0.05, key="whatif_min_semantic")
         min_bm25 = cols[1].number_input("min BM25 score", value=current.min_bm25, min_value=0.0, step=0.05,
-                                        key="whatif_min_bm25")  # fmt: skip
+                                        key="whatif_min_bm25")
         rerank_cap = cols[2].number_input("reranker candidate cap", min_value=1, step=10,
                                           value=current.reranker_max_candidates or DEFAULT_RERANKER_MAX_CANDIDATES,
-                                          key="whatif_rerank_cap")  # fmt: skip
+                                          key="whatif_rerank_cap")
         rrf_k = cols[3].number_input("RRF k", min_value=1, step=1, value=current.rrf_k, key="whatif_rrf_k")
         top_k = cols[4].number_input("top k to compare", min_value=1, step=1, value=current.top_k, key="whatif_top_k")
         submitted = st.form_submit_button("Replay")
@@ -275,7 +275,7 @@ def render_whatif_form() -> ReplaySettings:
             rrf_k=int(rrf_k), top_k=int(top_k), reranker_max_candidates=int(rerank_cap),
             caps={s: int(v) for s, v in caps.items() if v}, weights={s: float(v) for s, v in weights.items() if v != 1.0},
             min_semantic=min_semantic, min_bm25=min_bm25,
-        )  # fmt: skip
+        )
         st.session_state["whatif_settings"] = current
     return current
 
@@ -338,7 +338,7 @@ def render_whatif(traced: TracedRecall) -> None:
         shares, hide_index=True, width="stretch", key="whatif_shares",
         column_config={c: st.column_config.ProgressColumn(c, min_value=0.0, max_value=1.0, format="percent")
                        for c in ("top-k RRF share, server", "top-k RRF share, replay")},
-    )  # fmt: skip
+    )
 
 
 # -- export ------------------------------------------------------------------------------------------
@@ -348,7 +348,7 @@ def render_export(traced: TracedRecall, deep_link: str) -> None:
     st.download_button(
         "Export trace as JSON", data=traced.export_json(), mime="application/json", key="trace_export",
         file_name=f"trace-{traced.request.bank}-{traced.fetched_at:%Y%m%dT%H%M%S}.json", icon=":material/download:",
-    )  # fmt: skip
+    )
     st.caption("Deep link to this trace (opening it runs the recall again, with trace=True):")
     st.code(deep_link, language=None)
 

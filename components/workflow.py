@@ -3,7 +3,7 @@ unreviewed case after a decision, claims with a lease, age badges against the SL
 the bulk approval's confirmation.
 
 The rules live in dashboard.review (workflow, casework); writes go through the `require` the page passes
-(its role check). Names, comments and holders were typed by people: text elements or `md()` only.
+(its role check, True when the write may go ahead). Names, comments and holders were typed by people: text elements or `md()` only.
 """
 
 from __future__ import annotations
@@ -12,22 +12,12 @@ from collections.abc import Callable, Container, Sequence
 
 import streamlit as st
 
-from components.identity import signed_in_reviewer
 from components.safe_text import md
 from dashboard.review.casework import Casework
 from dashboard.review.workflow import age_label, next_unreviewed, sla_state
 
 SLA_COLORS = {"on time": "gray", "due": "orange", "overdue": "red"}
 Require = Callable[[], bool]
-
-
-def current_reviewer(name_key: str) -> tuple[str | None, bool]:
-    """(who acts, signed in?): the signed-in user, else the name typed in the page's reviewer field."""
-    signed_in = signed_in_reviewer()
-    if signed_in:
-        return signed_in, True
-    typed = str(st.session_state.get(name_key) or "").strip()
-    return typed or None, False
 
 
 def select_case(table_key: str, param: str, ids: Sequence[str], case_id: str) -> None:
@@ -110,18 +100,12 @@ def claim_controls(casework: Casework, bank: str, kind: str, case_id: str, me: s
         if st.button(
             "Claim", key=f"claim_{kind}_button", icon=":material/front_hand:", disabled=me is None,
             help="Type your reviewer name first" if me is None else "Hold this case so nobody else decides it meanwhile",
-        ) and require():  # fmt: skip
+        ) and require():
             now_held = casework.claim(bank, kind, case_id, me)
             if now_held.holder != me:
                 toast(f"{now_held.holder} claimed this case first.", ok=False)
             st.rerun()
     return True
-
-
-def may_decide(casework: Casework, bank: str, kind: str, case_id: str, me: str | None) -> bool:
-    """The rule right before a write: nobody but `me` holds a live claim on the case."""
-    held = casework.holder_of(bank, kind, case_id)
-    return held is None or held.holder == me
 
 
 def my_queue_filter(casework: Casework, bank: str, kind: str, me: str | None, key: str) -> set[str] | None:

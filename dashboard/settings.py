@@ -8,15 +8,13 @@ store is a SQLite file in the data directory (one instance); a PostgreSQL URL le
 from __future__ import annotations
 
 import ipaddress
-import tomllib
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
-from pydantic.fields import FieldInfo
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SECRETS_FILE = REPO_ROOT / ".streamlit" / "secrets.toml"
@@ -169,32 +167,20 @@ class Settings(BaseSettings):
         return self.finance_bank, self.support_bank
 
 
-class SecretsToml(PydanticBaseSettingsSource):
-    """`.streamlit/secrets.toml`: top-level keys, a `[hindsight]` table, and a `[roles]` table."""
+class SecretsToml(TomlConfigSettingsSource):
+    """`.streamlit/secrets.toml`: top-level keys named like the environment variables, a `[hindsight]` table
+    (the same keys), and a `[roles]` table (RECALL_REVIEW_ROLES). Empty values count as unset."""
 
     def __init__(self, settings_cls: type[BaseSettings], path: Path):
-        super().__init__(settings_cls)
-        data: dict[str, Any] = {}
-        if path.is_file():
-            with path.open("rb") as fh:
-                data = tomllib.load(fh)
+        super().__init__(settings_cls, toml_file=path)
+
+    def _read_file(self, file_path: Path) -> dict[str, Any]:
+        data = super()._read_file(file_path)
         if isinstance(data.get("hindsight"), dict):
-            data = {**data, **data["hindsight"]}
+            data = {**data, **data.pop("hindsight")}
         if isinstance(data.get("roles"), dict):
-            data["RECALL_REVIEW_ROLES"] = data["roles"]
-        self.data = data
-
-    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
-        key = field.validation_alias if isinstance(field.validation_alias, str) else field_name
-        return self.data.get(key), field_name, False
-
-    def __call__(self) -> dict[str, Any]:
-        values: dict[str, Any] = {}
-        for name, field in self.settings_cls.model_fields.items():
-            value, _key, _complex = self.get_field_value(field, name)
-            if value not in (None, ""):
-                values[name] = value
-        return values
+            data["RECALL_REVIEW_ROLES"] = data.pop("roles")
+        return {key: value for key, value in data.items() if value not in (None, "")}
 
 
 def settings_problem(exc: ValidationError) -> str:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import tempfile
 import uuid
 from collections.abc import Iterator
@@ -19,9 +18,11 @@ import psycopg
 import pytest
 import streamlit as st
 
-from dashboard.app import state
+from dashboard.app import resources
 from dashboard.hindsight.embedded import PG_PASSWORD, PG_USER, EmbeddedServer
 from dashboard.hindsight.gateway import HindsightGateway
+from dashboard import processes
+from dashboard.processes import free_port
 from dashboard.review.db import make_engine
 from dashboard.review.outbox import Outbox
 from dashboard.settings import Settings
@@ -30,12 +31,6 @@ from tests.llm_double import LLMDouble
 # Real recorded responses of Hindsight 1.1.0 (copied from shared/fixtures, embeddings stripped).
 APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app" / "main.py")
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "hindsight-1.1.0"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @dataclass
@@ -75,9 +70,10 @@ def live_hindsight(llm: LLMDouble | None = None) -> Iterator[LiveHindsight]:
     llm_settings = (
         {"llm_provider": "openai", "llm_base_url": llm.base_url, "llm_api_key": "x", "llm_model": llm.model, "enable_observations": True}
         if llm is not None else {}
-    )  # fmt: skip
+    )
     settings = Settings(data_dir=data_dir, api_port=free_port(), pg_port=free_port(), **llm_settings)
     server = EmbeddedServer(settings)
+    forget = processes.on_exit(server.stop)  # whatever ends this process, the server goes with it
     try:
         server.start()
         gateway = HindsightGateway(settings.base_url)
@@ -87,7 +83,13 @@ def live_hindsight(llm: LLMDouble | None = None) -> Iterator[LiveHindsight]:
             gateway.close()
     finally:
         server.stop()
+        forget()
         shutil.rmtree(data_dir, ignore_errors=True)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # A run stopped by SIGTERM (a CI timeout) or SIGINT stops every server it started, in each worker.
+    processes.stop_children_on_signals()
 
 
 @pytest.fixture(scope="session")
@@ -157,11 +159,20 @@ class DemoBanks:
 
 
 def seed_demo_banks(live: LiveHindsight) -> DemoBanks:
-    """Fresh finance and support banks holding the demo precedents and support history, consolidated."""
+    """Fresh finance and support banks holding the demo precedents and support history, consolidated: the
+    session's seeded template (`shared_demo_of`) copied by the server, faster than seeding (with an LLM, ~5x)."""
+    template = shared_demo_of(live)
+    suffix = uuid.uuid4().hex[:8]
+    banks = DemoBanks(finance=f"fin-{suffix}", support=f"sup-{suffix}")
+    live.gateway.clone_banks({template.finance: banks.finance, template.support: banks.support})
+    return banks
+
+
+def _seed_template(live: LiveHindsight) -> DemoBanks:
     from dashboard.cli.seed import finance_records, seed_bank, support_records
 
     suffix = uuid.uuid4().hex[:8]
-    banks = DemoBanks(finance=f"fin-{suffix}", support=f"sup-{suffix}")
+    banks = DemoBanks(finance=f"demo-fin-{suffix}", support=f"demo-sup-{suffix}")
     seed_bank(live.gateway, banks.finance, finance_records())
     seed_bank(live.gateway, banks.support, support_records())
     live.settle(banks.finance, banks.support)
@@ -184,9 +195,9 @@ _SHARED_DEMO: dict[int, DemoBanks] = {}
 
 
 def shared_demo_of(live: LiveHindsight) -> DemoBanks:
-    """The demo banks on this server, seeded once per session (extraction takes ~50 s): read them, never write."""
+    """The demo banks on this server, seeded once per session (with an LLM ~50 s): read them, never write."""
     if id(live) not in _SHARED_DEMO:
-        _SHARED_DEMO[id(live)] = seed_demo_banks(live)
+        _SHARED_DEMO[id(live)] = _seed_template(live)
     return _SHARED_DEMO[id(live)]
 
 
@@ -206,7 +217,7 @@ def point_app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
         for key, value in env.items():
             monkeypatch.setenv(key, value)
         outbox = outbox or Outbox(tmp_path / "decisions.sqlite3")
-        monkeypatch.setattr(state, "outbox", lambda: outbox)
+        monkeypatch.setattr(resources, "outbox", lambda: outbox)
         st.cache_resource.clear()
         st.cache_data.clear()
         return outbox

@@ -40,7 +40,7 @@ class FakeRecall:
                 text = r.content if self.facts == 1 else f"Fact {n} of {r.document_id}, as rewritten"
                 hits.append(RecalledMemory(
                     id=f"m-{r.document_id}-{n}", text=text, tags=r.tags, document_id=r.document_id, chunk_id=chunk, metadata=r.metadata,
-                ))  # fmt: skip
+                ))
         observations = [o for o in self.observations if matches(set(o.tags))]
         return RecallResponse(results=hits + observations, chunks=chunks, source_facts=self.sources)
 
@@ -55,10 +55,10 @@ def crowding_records(vendor: str = "VA", other: str = "VB", etype: str = "price_
         precedent(f"PREC-{vendor}-{i}", vendor, etype, "reject", f"2025-05-0{i + 1}",
                   text=f"Alpha Tools order {i}: brackets charged above the agreed contract rate. Decision: reject.")
         for i in range(2)
-    ]  # fmt: skip
+    ]
     theirs = [
         precedent(f"PREC-{other}-{i:02d}", other, etype, "approve", f"2025-07-{i + 1:02d}",
                   text=f"Vendor {other}: steel brackets billed above the PO price, invoice {i}. Decision: approve.")
         for i in range(12)
-    ]  # fmt: skip
+    ]
     return mine + theirs

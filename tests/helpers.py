@@ -18,10 +18,16 @@ from dashboard.finance.decisions import exception_decision, precedent_record
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import Recommendation
 from dashboard.queue_files import load_rows
+from dashboard.hindsight.wire import MemoryRecord
+from dashboard.review.decision import ReviewerDecision
 from dashboard.review.outbox import Outbox
 from dashboard.support.decisions import interaction_record, ticket_decision
 from dashboard.support.models import Ticket
 from tests.conftest import APP
+
+# A sign-in configuration for AppTest (`at.secrets["auth"] = AUTH`, then `at.user = {...}`): no provider is called.
+AUTH = {"redirect_uri": "http://127.0.0.1:8501/oauth2callback", "cookie_secret": "test", "client_id": "x",
+        "client_secret": "y", "server_metadata_url": "http://127.0.0.1:9/.well-known/openid-configuration"}  # fmt: skip
 
 DEMO_CASES = load_rows(demo_data.EXCEPTIONS, ExceptionCase)
 DEMO_TICKETS = load_rows(demo_data.TICKETS, Ticket)
@@ -58,20 +64,20 @@ def exception_case(case_id: str, vendor: str, etype: str = "price_variance", des
     return ExceptionCase(
         id=case_id, vendor_code=vendor, vendor_name=f"Vendor {vendor}", exception_type=etype, invoice="INV-1", po="PO-1",
         invoice_amount=110.0, po_amount=100.0, description=description, opened_on=date(2026, 1, 5),
-    )  # fmt: skip
+    )
 
 
 def record_exception_decision(
     outbox: Outbox, bank: str, case: ExceptionCase, rec: Recommendation, *, override: bool = False,
     when: datetime | None = None, reason: str = "PRICE_AGREED", reviewer: str = "Dana",
-) -> int:  # fmt: skip
+) -> int:
     """Record (not deliver) a reviewer's decision on `case` as the Exceptions page does; returns its audit id."""
     when = when or datetime.now(UTC)
     decision = exception_decision(
         case, rec, reviewer=reviewer, authenticated=False, action="override" if override else "approve_recommendation",
         outcome=("approve" if rec.action != "approve" else "reject") if override else None,
         reason_code=reason if override else None, note="n", now=lambda: when,
-    )  # fmt: skip
+    )
     return outbox.record(bank, decision, precedent_record(case, decision, rec))
 
 
@@ -105,3 +111,27 @@ def run_command(monkeypatch, capsys, hindsight, finance_bank: str, *argv: str) -
     code = main(list(argv))
     out = capsys.readouterr()
     return code, out.out, out.err
+
+
+def numbered_decision(i: int) -> tuple[ReviewerDecision, MemoryRecord]:
+    """Decision number `i` (case E-000i, a reject override) and the memory it is retained as."""
+    decision = ReviewerDecision(
+        case_id=f"E-{i:04d}", case_kind="exception", reviewer="Dana Reviewer", authenticated=False,
+        outcome="reject", overridden=True, reason_code="OTHER", decided_at=datetime.now(UTC),
+    )
+    memory = MemoryRecord(
+        document_id=f"decision-E-{i:04d}",
+        content=f"Vendor V{i:02d} price variance on case E-{i:04d}. Decision: reject.",
+        tags=[f"vendor:V{i:02d}", "type:price_variance", "kind:decision"],
+    )
+    return decision, memory
+
+
+def select_row(at: AppTest, table_key: str, column: str, value: str) -> AppTest:
+    """Select the row of the AppTest table `table_key` whose `column` is `value`, and run."""
+    frame = at.dataframe(key=table_key).value
+    row = int(frame.index[frame[column] == value][0])
+    at.session_state[table_key] = {"selection": {"rows": [row], "columns": [], "cells": []}}
+    at.run()
+    assert not at.exception, at.exception
+    return at

@@ -63,7 +63,7 @@ TOPICS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("login", ("login", "log in", "sign-in", "sso", "saml", "okta", "password", "two-factor", "2fa", "authenticator")),
     ("export", ("export", "csv")),
     ("billing", ("billing", "billed", "invoice", "invoices", "charge", "charged", "refund", "refunded",
-                 "renewal", "payment", "vat", "credit", "seats")),  # fmt: skip
+                 "renewal", "payment", "vat", "credit", "seats")),
     ("api", ("api", "rate limit", "429", "webhook", "tls", "sync")),
     ("account", ("admin", "role", "owner", "account", "address", "alias")),
     ("data protection", ("dpa", "data processing")),
@@ -274,7 +274,7 @@ def _schema_in_text(text: str) -> dict | None:
 
 
 def _fact(what: str, who: str, entities: list[str], *, when: str = "N/A", why: str = "N/A",
-          causes: list[int] | None = None) -> dict[str, Any]:  # fmt: skip
+          causes: list[int] | None = None) -> dict[str, Any]:
     fact: dict[str, Any] = {
         "what": what,
         "when": when,
@@ -341,10 +341,10 @@ def support_facts(match: re.Match, when: str) -> list[dict[str, Any]]:
     if response:
         causes = [0] if issue else None
         facts.append(_fact(f"Support resolved {_possessive(name)} request: {_sentence(response)}",
-                           f"{name} (customer), the support team", entities, when=when, causes=causes))  # fmt: skip
+                           f"{name} (customer), the support team", entities, when=when, causes=causes))
     if prefix:
         facts.append(_fact(f"The support record about {name} is filed as: {_sentence(_lower_first(prefix))}",
-                           f"{name} (customer)", [name], when=when))  # fmt: skip
+                           f"{name} (customer)", [name], when=when))
     if len(facts) < 2:
         facts.append(_fact(f"{name} is a customer with a support history.", f"{name} (customer)", [name], when=when))
     return facts
@@ -370,18 +370,18 @@ def finance_facts(match: re.Match, when: str) -> list[dict[str, Any]]:
     ref = f"invoice {invoice}" + (f" (exception {exception})" if exception else "")
     facts = [
         _fact(f"{vendor} (vendor {code}) had a {kind} on {ref}: {_sentence(summary) if summary else 'no details given.'}",
-              who, entities, when=when),  # fmt: skip
+              who, entities, when=when),
     ]
     reviewer = f" {labels['by']}" if labels.get("by") else ""
     why = labels.get("rationale") or labels.get("reason") or "N/A"
     facts.append(_fact(f"The AP team's decision on the {kind} of {ref} from {vendor} was to {outcome}{reviewer}.",
-                       who, entities, when=when, why=why, causes=[0]))  # fmt: skip
+                       who, entities, when=when, why=why, causes=[0]))
     if labels.get("reason") and labels.get("rationale"):
         facts.append(_fact(f"The reason recorded for the {outcome} of {ref}: {_sentence(labels['reason'])}",
-                           who, entities, when=when))  # fmt: skip
+                           who, entities, when=when))
     if labels.get("note"):
         facts.append(_fact(f"The reviewer noted about {ref} from {vendor}: {_sentence(labels['note'])}",
-                           who, entities, when=when))  # fmt: skip
+                           who, entities, when=when))
     return facts[:4]
 
 
@@ -397,7 +397,7 @@ def generic_facts(chunk: str, when: str) -> list[dict[str, Any]]:
     entities = names_in(text)
     who = ", ".join(entities) or "N/A"
     facts = [_fact(f"The record states that {_lower_first(_strip_period(s.strip()))}.", who, entities, when=when)
-             for s in sentences]  # fmt: skip
+             for s in sentences]
     if len(facts) < 2:
         topic = topic_of(text)
         about = ", ".join(entities) if entities else f"the {topic} topic"
@@ -474,13 +474,13 @@ def consolidate(user: str, allowed_ids: list[str] | None) -> tuple[dict[str, Any
             updates.append({
                 "observation_id": str(target["id"]), "current_text": current, "text": text,
                 "source_fact_ids": ids, "reason": f"Same topic ({topic}) as the existing observation: UPDATE.",
-            })  # fmt: skip
+            })
         if not targets:
             text = f"{topic.capitalize()}: " + " ".join(w for _, w in members)
             creates.append({"text": text, "source_fact_ids": ids,
-                            "reason": f"No existing observation on {topic}: CREATE."})  # fmt: skip
+                            "reason": f"No existing observation on {topic}: CREATE."})
     detail = {"topics": {t: [i for i, _ in m] for t, m in by_topic.items()},
-              "updated": [u["observation_id"] for u in updates], "observations_shown": len(observations)}  # fmt: skip
+              "updated": [u["observation_id"] for u in updates], "observations_shown": len(observations)}
     return {"creates": creates, "updates": updates, "deletes": []}, detail
 
 
@@ -656,7 +656,7 @@ class LLMDouble:
                 "role": "assistant", "content": None,
                 "tool_calls": [{"id": f"call_{digest[:12]}", "type": "function",
                                 "function": {"name": name, "arguments": content}}],
-            }  # fmt: skip
+            }
             finish = "tool_calls"
         else:
             message, finish = {"role": "assistant", "content": content}, "stop"
@@ -670,7 +670,7 @@ class LLMDouble:
             "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
             "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                       "total_tokens": prompt_tokens + completion_tokens},
-        }  # fmt: skip
+        }
 
     def models(self) -> dict[str, Any]:
         return {"object": "list", "data": [{"id": self.model, "object": "model", "created": 0, "owned_by": "llm-double"}]}
@@ -754,5 +754,5 @@ def _sse(response: dict[str, Any]) -> bytes:
         base | {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
         base | {"choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}],
                 "usage": response["usage"]},
-    ]  # fmt: skip
+    ]
     return b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"

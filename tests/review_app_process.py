@@ -34,7 +34,7 @@ def main(url: str, bank: str, first: int, count: int) -> None:
         decision = ReviewerDecision(
             case_id=case, case_kind="exception", reviewer=f"Reviewer {first}", authenticated=False, outcome="approve",
             overridden=False, decided_at=datetime.now(UTC),
-        )  # fmt: skip
+        )
         memory = MemoryRecord(document_id=f"decision-{case}", content=f"Exception {case}: approved by reviewer {first}.", tags=["kind:decision"])
         stored, report = outbox.submit(bank, decision, memory, gateway.retain, base_revision=0)
         inline += report.delivered

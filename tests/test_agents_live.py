@@ -1,4 +1,4 @@
-"""Issue 12 on the real server: the reference agents, the audit log synced into the review store,
+"""The reference agents on the real server, the audit log synced into the review store,
 incidents, then vs now."""
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def _case(case_id: str, vendor: str, etype: str = "price_variance", name: str = 
     return ExceptionCase(
         id=case_id, vendor_code=vendor, vendor_name=name, exception_type=etype, invoice=f"INV-{case_id}", po="PO-1",
         invoice_amount=5120.0, po_amount=4980.0, description=description, opened_on="2026-11-02",
-    )  # fmt: skip
+    )
 
 
 @pytest.fixture
@@ -99,7 +99,7 @@ def test_then_vs_now_after_a_decision_shows_the_decision_and_the_seed_agent_miss
 
     _, rec = assess(two_stage_recall(gw.recall, audited_bank, CaseKey.of(first), first.recall_query(), own_document=document_id_for(first.id)))
     decision = exception_decision(first, rec, reviewer="Dana", authenticated=False, action="override", outcome="reject",
-                                  reason_code="CONTRACT_AMENDMENT", now=lambda: datetime.now(UTC))  # fmt: skip
+                                  reason_code="CONTRACT_AMENDMENT", now=lambda: datetime.now(UTC))
     outbox.submit(audited_bank, decision, precedent_record(first, decision, rec), gw.retain)
 
     now = two_stage_recall(gw.recall, audited_bank, CaseKey.of(second), second.recall_query(), own_document=document_id_for(second.id))

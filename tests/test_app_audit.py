@@ -3,16 +3,17 @@
 
 from streamlit.testing.v1 import AppTest
 
-from dashboard.review.audit_export import AuditFilter, audit_row, to_csv
+from dashboard.reporting.audit_export import AuditFilter, audit_row, to_csv
 from dashboard.review.outbox import Outbox
-from tests.conftest import APP, free_port
-from tests.test_reliability import _decision
+from dashboard.processes import free_port
+from tests.conftest import APP
+from tests.helpers import numbered_decision
 
 
 def test_unreachable_server_keeps_decisions_and_shows_them(point_app, tmp_path):
     outbox = point_app({"RECALL_REVIEW_DATA_DIR": str(tmp_path), "RECALL_REVIEW_API_PORT": str(free_port())})
     for i in range(3):
-        outbox.record("fin", *_decision(i))
+        outbox.record("fin", *numbered_decision(i))
 
     at = AppTest.from_file(APP, default_timeout=60).run()
     assert not at.exception
@@ -32,7 +33,7 @@ def test_unreachable_server_keeps_decisions_and_shows_them(point_app, tmp_path):
 
 def test_audit_filter_and_csv_are_inert(tmp_path):
     outbox = Outbox(tmp_path / "d.sqlite3")
-    decision, memory = _decision(1)
+    decision, memory = numbered_decision(1)
     outbox.record("fin", decision.model_copy(update={"note": "=HYPERLINK(\"http://x\")"}), memory)
     rows = [audit_row(e) for e in outbox.history()]
     assert AuditFilter(case_kinds=["ticket"]).keeps(rows[0]) is False

@@ -5,7 +5,7 @@ from streamlit.testing.v1 import AppTest
 
 from dashboard.cli.seed import seed_demo_data
 from dashboard.settings import load_settings
-from tests.conftest import free_port
+from dashboard.processes import free_port
 from tests.helpers import open_page
 
 

@@ -8,7 +8,7 @@ from dashboard.hindsight.errors import HindsightRequestRejected, HindsightUnavai
 from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.support.customers import customer_tag
-from tests.conftest import free_port
+from dashboard.processes import free_port
 
 CASE = dict(
     id="E-1", vendor_code="V01", vendor_name="Northwind", exception_type="price_variance", invoice="INV-1",
@@ -73,3 +73,34 @@ def test_unreachable_server_is_named():
             gateway.recall("bank", "price variance")
     finally:
         gateway.close()
+
+
+# -- arecall makes the same checks as recall ---------------------------------------------------------
+BAD_RECALLS = [
+    ({"query": "   "}, "query: needs at least one letter or digit"),
+    ({"query": "?!"}, "query: needs at least one letter or digit"),
+    ({"query": "charged twice", "tags": ["customer:ann-lee\x00"]}, "tags[1]"),
+    ({"query": "charged twice", "tags": ["customer:ann-lee", ""]}, "tags[2]"),
+]
+
+
+@pytest.mark.parametrize(("kwargs", "message"), BAD_RECALLS)
+def test_arecall_refuses_bad_input_before_sending(kwargs, message):
+    # Nothing listens on port 9: only a check made before sending can answer "rejected" rather than "unreachable".
+    gw = HindsightGateway("http://127.0.0.1:9", timeout=2)
+    try:
+        [result] = gw.recall_many([lambda: gw.arecall("bank", **kwargs)])
+    finally:
+        gw.close()
+    assert isinstance(result, HindsightRequestRejected) and message in str(result)
+
+
+@pytest.mark.parametrize(("kwargs", "message"), BAD_RECALLS)
+def test_arecall_refuses_bad_input_on_the_real_server_as_recall_does(hindsight, bank_id, kwargs, message):
+    gw = hindsight.gateway
+    [through_arecall] = gw.recall_many([lambda: gw.arecall(bank_id, **kwargs)])
+    with pytest.raises(HindsightRequestRejected) as through_recall:
+        gw.recall(bank_id, **kwargs)
+    assert str(through_arecall) == str(through_recall.value) and message in str(through_arecall)
+    [fine] = gw.recall_many([lambda: gw.arecall(bank_id, "  charged twice  ", tags=["customer:ann-lee"])])
+    assert fine.results == []  # a good request still goes through (the bank is empty)

@@ -6,7 +6,7 @@ import streamlit as st
 
 from dashboard.agents.findings import find_incidents, store_incident_kinds
 from dashboard.agents.runner import run_exception, run_ticket
-from dashboard.app import state
+from dashboard.app import finance_recalls
 from dashboard.finance import flags as finance_flags
 from dashboard.finance.decisions import document_id_for
 from dashboard.finance.recall import DEFAULT_K, CaseKey, two_stage_recall
@@ -17,7 +17,7 @@ from dashboard.review.outbox import Outbox
 from dashboard.settings import Settings
 from dashboard.support import flags as ticket_flags
 from dashboard.support.recall import recall_for_ticket
-from tests.conftest import free_port
+from dashboard.processes import free_port
 from tests.helpers import DEMO_CASES as CASES
 from tests.helpers import DEMO_TICKETS as TICKETS
 from tests.helpers import demo_case, demo_ticket, open_page
@@ -40,14 +40,13 @@ def test_flags_written_as_cases_are_recalled_show_in_the_queues_of_a_new_session
     assert store.flags(fin, "exception") == {}
 
     open_page("views/exceptions.py", timeout=180)  # the case first, then the queue in the background
-    for prefetch in state._prefetches().values():  # each result the background recalls computes writes its flags
-        prefetch.join(timeout=180)
+    finance_recalls.background().drain(timeout=180)  # each result the background recalls computes writes its flags
     stored = {cid: finance_flags.stored(f) for cid, f in store.flags(fin, "exception").items()}
     assert set(stored) == {c.id for c in CASES}
     case = demo_case("E-1002")  # V02 price variance: V01's twelve crowd a single pass
     expected = finance_flags.finance_flags(
         two_stage_recall(gw.recall, fin, CaseKey.of(case), case.recall_query(), k=DEFAULT_K, own_document=document_id_for(case.id))
-    )  # fmt: skip
+    )
     assert stored["E-1002"] == expected and expected.crowd_out_lost and expected.exact >= 1
 
     ticket = demo_ticket("T-2004")  # a customer with only legacy history
@@ -76,7 +75,7 @@ def test_the_demo_seed_measures_every_case_and_the_incidents(hindsight, demo_ban
     from dashboard.cli.seed import seed_flags
 
     settings = Settings(**{**hindsight.settings.model_dump(), "finance_bank": demo_banks.finance, "support_bank": demo_banks.support,
-                           "data_dir": tmp_path, "database_url": review_store_url})  # fmt: skip
+                           "data_dir": tmp_path, "database_url": review_store_url})
     outbox = Outbox(make_engine(settings.store_url, settings.data_dir))
     runs = AgentRunStore(outbox.engine)
     gw = hindsight.gateway

@@ -54,7 +54,7 @@ def test_ticket_flags_name_the_legacy_records_not_the_judgements():
         customer="Ann Lee", tag="customer:ann-lee", path="legacy",
         legacy_admitted=[_evidence("SUP-L-001", True, "admitted")],
         legacy_rejected=[_evidence("SUP-L-002", False, "other_customer_marker"), _evidence("SUP-T-001", False, "tagged_for_other", ["customer:bo"])],
-    )  # fmt: skip
+    )
     flags = ticket_flags(legacy)
     assert (flags.path, flags.admitted, flags.rejected, flags.tagged_candidates) == (
         "legacy", ["SUP-L-001"], {"SUP-L-002": "other_customer_marker"}, ["SUP-T-001"]
@@ -74,7 +74,7 @@ def test_ticket_flags_name_the_legacy_records_not_the_judgements():
 
 def _run(case_kind: str, case_id: str) -> AgentRun:
     return AgentRun(run_id=case_id, bank_id="b", case_kind=case_kind, case_id=case_id, agent="support" if case_kind == "ticket" else "finance",
-                    variant="naive", started_at=T0, ended_at=T0, audit_log=True)  # fmt: skip
+                    variant="naive", started_at=T0, ended_at=T0, audit_log=True)
 
 
 def _incident(kind: str, case_kind: str, case_id: str) -> Incident:
@@ -84,14 +84,14 @@ def _incident(kind: str, case_kind: str, case_id: str) -> Incident:
 def test_incident_kinds_per_case_and_their_queue_cells():
     runs = [_run("exception", "E-1"), _run("exception", "E-2"), _run("ticket", "T-1")]
     found = [_incident("crowded_out", "exception", "E-1"), _incident("non_relevant_citation", "exception", "E-1"),
-             _incident("crowded_out", "exception", "E-1"), _incident("other_customer", "ticket", "T-1")]  # fmt: skip
+             _incident("crowded_out", "exception", "E-1"), _incident("other_customer", "ticket", "T-1")]
     kinds = kinds_by_case(runs, found)
     assert kinds == {("b", "exception", "E-1"): ["crowded_out", "non_relevant_citation"], ("b", "exception", "E-2"): [],
-                     ("b", "ticket", "T-1"): ["other_customer"]}  # fmt: skip
+                     ("b", "ticket", "T-1"): ["other_customer"]}
     assert incident_text({"incidents": kinds[("b", "exception", "E-1")]}) == "crowd-out, cites another vendor or type"
     assert incident_text({"incidents": []}) == "none" and incident_text({"recall": {}}) == "" and incident_text(None) == ""
     summary = overview.incident_summary({("exception", "E-1"): kinds[("b", "exception", "E-1")], ("exception", "E-2"): [],
-                                         ("ticket", "T-1"): ["other_customer"], ("ticket", "T-2"): None})  # fmt: skip
+                                         ("ticket", "T-1"): ["other_customer"], ("ticket", "T-2"): None})
     assert (summary.checked, summary.cases, summary.leaks) == (3, 2, 1)
     assert summary.by_kind == {"crowded_out": 1, "non_relevant_citation": 1, "other_customer": 1}
 
@@ -99,7 +99,7 @@ def test_incident_kinds_per_case_and_their_queue_cells():
 def test_queue_table_shows_the_flags_in_plain_words_and_blank_when_not_measured():
     cases = [exception_case("E-1", "VA"), exception_case("E-2", "VB")]
     flags = FinanceFlags(k=5, exact=2, relevant=2, broader=3, action="reject", confidence=0.67, policy="precedent", crowd_out_lost=2,
-                         exact_ids=["a", "b"])  # fmt: skip
+                         exact_ids=["a", "b"])
     frame = exception_queue.queue_frame(cases, {}, date(2026, 1, 10), {"E-1": {"recall": flags.model_dump(mode="json")}}, {"E-1": "crowd-out"})
     first, second = frame.iloc[0], frame.iloc[1]
     assert (first["exact precedents"], first["agent recommends"], first["crowd-out"], first["incident"]) == (2, "reject (67%)", "caught: 2 kept", "crowd-out")
@@ -114,7 +114,7 @@ def test_headline_tells_the_story_in_one_line():
         finance_flags={"E-1": FinanceFlags(k=5, exact=2, relevant=2, broader=3, action="reject", confidence=0.67, policy="precedent",
                                            crowd_out_lost=2, exact_ids=["a", "b"])},
         incident_kinds={("ticket", "T-1"): ["other_customer"], ("exception", "E-1"): ["crowded_out"]},
-    )  # fmt: skip
+    )
     assert overview.headline(m) == (
         "2 exceptions, 0 decided; 0 tickets, 0 decided; 1 crowd-out caught; 1 ticket where another customer's records reached the "
         "agent; 1 other case with an incident."

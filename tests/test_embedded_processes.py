@@ -19,7 +19,7 @@ import pytest
 
 from dashboard.hindsight.embedded import EmbeddedServer, ServerError
 from dashboard.settings import Settings
-from tests.conftest import free_port
+from dashboard.processes import free_port
 
 
 @pytest.fixture

@@ -6,7 +6,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from dashboard.cli.seed import finance_records, seed_bank
-from tests.helpers import open_page
+from tests.conftest import APP
+from tests.helpers import AUTH, open_page
 
 PAGE = "views/exceptions.py"
 
@@ -135,3 +136,40 @@ def test_guard_when_nothing_relevant(exceptions_page):
     metrics = {m.label: m.value for m in at.metric}
     assert (metrics["Action"], metrics["Confidence"]) == ("ESCALATE", "0.00")
     assert "Guard: no relevant precedent" in _texts(at) and "none concern vendor V12" in _texts(at)
+
+
+# -- sign-in: a signed-in reviewer is recorded as authenticated; a required sign-in stops the page ----------
+def _app(user: dict | None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.secrets["auth"] = AUTH
+    if user is not None:
+        at.user = user
+    return at
+
+
+def test_signed_in_reviewer_is_recorded_as_authenticated(exceptions_page):
+    _start, _bank, outbox = exceptions_page
+    at = _app({"is_logged_in": True, "name": "Dana Signed", "email": "dana@example.com"}).run()
+    at.switch_page(PAGE).run()
+    at = _select(at, "E-1001")
+    assert any("Signed in as Dana Signed" in t.value for t in at.sidebar.text)
+    assert not [w for w in at.text_input if w.key == "reviewer_name"]  # no name to type when signed in
+    at.button(key="decision_submit").click().run()
+    stored = outbox.latest("exception", "E-1001")
+    assert (stored.decision.reviewer, stored.decision.authenticated) == ("Dana Signed", True)
+
+
+def test_required_login_stops_the_page_until_signed_in(exceptions_page, monkeypatch):
+    monkeypatch.setenv("RECALL_REVIEW_REQUIRE_LOGIN", "true")
+    at = _app({"is_logged_in": False}).run()
+    assert not at.exception
+    assert any("Sign in to review" in i.value for i in at.info)
+    assert not at.title  # the page itself did not render
+    assert at.sidebar.button(key="sign_in")
+
+
+def test_required_login_without_auth_configured_says_so(exceptions_page, monkeypatch):
+    monkeypatch.setenv("RECALL_REVIEW_REQUIRE_LOGIN", "true")
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    assert any("no [auth] section is configured" in e.value for e in at.error)
+    assert not at.title

@@ -20,7 +20,7 @@ def _run(monkeypatch, capsys, hindsight, bank, *argv):
 def test_json_report_for_a_scripted_audit(hindsight, bank_id, monkeypatch, capsys):
     hindsight.gateway.retain(bank_id, crowding_records())
     code, out, err = _run(monkeypatch, capsys, hindsight, bank_id, "--vendor", "VA", "--type", "price_variance",
-                          "--query", CROWD_QUERY, "--k", "3", "--json")  # fmt: skip
+                          "--query", CROWD_QUERY, "--k", "3", "--json")
     assert code == 0, err
     report = json.loads(out)
     assert (report["bank"], report["vendor"], report["type"], report["query"], report["k"]) == (bank_id, "VA", "price_variance", CROWD_QUERY, 3)
@@ -42,7 +42,7 @@ def test_pass2_skipped_report_counts_crowd_out_in_three_calls(hindsight, bank_id
     records = [r for r in crowding_records() if others or r.document_id.startswith("PREC-VA-")]
     hindsight.gateway.retain(bank_id, records)
     code, out, err = _run(monkeypatch, capsys, hindsight, bank_id, "--vendor", "VA", "--type", "price_variance",
-                          "--query", CROWD_QUERY, "--k", "2", "--json")  # fmt: skip
+                          "--query", CROWD_QUERY, "--k", "2", "--json")
     assert code == 0, err
     report = json.loads(out)
     assert report["pass2_skipped"] is True and report["broader"] == []
@@ -64,6 +64,6 @@ def test_pass2_skipped_report_counts_crowd_out_in_three_calls(hindsight, bank_id
 )
 def test_bad_input_exits_2_naming_the_field_without_a_traceback(argv, message):
     proc = subprocess.run([sys.executable, "-m", "dashboard", "recall-exception", *argv, "--json"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=60)  # fmt: skip
+                          cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and proc.stderr.startswith(message), proc.stderr
     assert "Traceback" not in proc.stderr and proc.stdout == ""

@@ -76,7 +76,7 @@ def test_decision_and_record_carry_what_the_audit_needs(approve_rec):
     meta = record.metadata
     assert (meta["reviewer"], meta["outcome"], meta["reason_code"], meta["agent_recommendation"]) == (
         "Dana Reviewer", "reject", "CONTRACT_AMENDMENT", "approve",
-    )  # fmt: skip
+    )
     assert (meta["cited_evidence"], meta["decided_on"], meta["decided_at"]) == ("PREC-1,PREC-2", "2026-11-29", NOW.isoformat())
     assert meta["authenticated"] == "false" and meta["note"] == "Fixed price to 2027"
 
@@ -84,7 +84,7 @@ def test_decision_and_record_carry_what_the_audit_needs(approve_rec):
 # -- round trips on the real server ---------------------------------------------------------
 def test_approve_round_trip_is_recalled_as_an_exact_precedent(hindsight, bank_id, tmp_path):
     hindsight.gateway.retain(bank_id, [precedent("PREC-A-1", "VA", "price_variance", "approve", "2025-03-01"),
-                                       precedent("PREC-B-1", "VB", "price_variance", "reject")])  # fmt: skip
+                                       precedent("PREC-B-1", "VB", "price_variance", "reject")])
     outbox = Outbox(tmp_path / "decisions.sqlite3")
     _, rec = _review(hindsight, bank_id)
     assert (rec.action, rec.cited) == ("approve", ["PREC-A-1"])

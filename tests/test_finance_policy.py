@@ -16,7 +16,7 @@ def test_majority_with_full_support_cites_the_agreeing_precedents_newest_first()
                 precedent("A2", "VA", "price_variance", "approve", "2025-03-01"),
                 precedent("A3", "VA", "price_variance", "approve", "2025-02-01"),
                 precedent("A4", "VA", "price_variance", "reject", "2025-04-01"),
-                precedent("B1", "VB", "price_variance", "reject", "2025-05-01")])  # fmt: skip
+                precedent("B1", "VB", "price_variance", "reject", "2025-05-01")])
     assert (rec.action, rec.policy, rec.cited) == ("approve", "precedent", ["A2", "A3", "A1"])
     assert rec.confidence == 0.75 and rec.votes == {"approve": 3, "reject": 1}
     assert "3 of 4 relevant precedent(s)" in rec.rationale and "1 other record(s)" in rec.rationale and "B1" not in rec.cited
@@ -28,7 +28,7 @@ def test_one_precedent_is_weaker_than_three():
 
 def test_conflict_escalates_and_cites_all():
     rec = _rec([precedent("A1", "VA", "price_variance", "approve", "2025-01-01"),
-                precedent("A2", "VA", "price_variance", "reject", "2025-02-01")])  # fmt: skip
+                precedent("A2", "VA", "price_variance", "reject", "2025-02-01")])
     assert (rec.action, rec.policy, rec.confidence) == ("escalate", "conflict", 0.33)
     assert rec.cited == ["A2", "A1"] and "conflict" in rec.rationale
 

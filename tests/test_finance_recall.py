@@ -136,7 +136,7 @@ def test_bad_input_names_the_field():
         two_stage_recall(FakeRecall([]), "bank", A, QUERY, k=0)
     with pytest.raises(ValueError, match="exception_type"):
         ExceptionCase(id="E-1", vendor_code="V01", vendor_name="X", exception_type="late_fee", invoice="I", po="P",
-                      invoice_amount=1, po_amount=1, description="d", opened_on="2026-01-01")  # fmt: skip
+                      invoice_amount=1, po_amount=1, description="d", opened_on="2026-01-01")
 
 
 # -- the real server ----------------------------------------------------------------------
@@ -160,9 +160,9 @@ def test_seed_scenario_exact_match_is_never_crowded_out(hindsight, bank_id, rich
         precedent(f"PREC-B-{i}", "VB", "price_variance", "approve", f"2025-07-{i + 1:02d}",
                   text=f"Vendor VB Beta Supply price variance: steel brackets billed above the PO price, case {i}. Decision: approve.")
         for i in range(richer)
-    ]  # fmt: skip
+    ]
     a_record = precedent("PREC-A-0", "VA", "price_variance", "reject", "2025-05-01",
-                         text="Alpha Tools invoice INV-1 differs from its order. Always reject this vendor's price variances.")  # fmt: skip
+                         text="Alpha Tools invoice INV-1 differs from its order. Always reject this vendor's price variances.")
     _retain(hindsight, bank_id, [*b_records, a_record])
 
     result, rec = _recall(hindsight, bank_id, k=k)
@@ -237,7 +237,7 @@ def test_relevance_flags_for_every_record_real_server(hindsight, bank_id):
         precedent("A-tax", "VA", "tax_mismatch"),
         precedent("B-pv", "VB", "price_variance"),
         precedent("C-qty", "VC", "quantity_mismatch"),
-    ])  # fmt: skip
+    ])
     result, _ = _recall(hindsight, bank_id, k=10)
     flags = {e.document_id: (e.relevant, e.pass_) for e in result.records}
     assert flags == {"A-pv": (True, "exact"), "A-tax": (False, "broader"), "B-pv": (False, "broader")}

@@ -1,4 +1,4 @@
-"""Issue 12, item 0: a reviewer's decision reaches the next recall for its vendor and type, whatever the
+"""A reviewer's decision reaches the next recall for its vendor and type, whatever the
 number of older precedents; the recommendation follows the latest human decision; a case never cites
 its own decision. Pure logic on a recall double, then the loop on the real server."""
 
@@ -19,7 +19,7 @@ def _case(case_id: str, vendor: str = "V01", etype: str = "price_variance") -> E
         id=case_id, vendor_code=vendor, vendor_name="Northwind Industrial Supply", exception_type=etype,
         invoice=f"INV-{case_id}", po="PO-1", invoice_amount=5120.0, po_amount=4980.0,
         description="Steel brackets billed at 10.24 per unit against PO 9.96, a 2.8% variance.", opened_on="2026-11-02",
-    )  # fmt: skip
+    )
 
 
 def _human(doc: str, vendor: str, outcome: str, decided_at: str, etype: str = "price_variance") -> MemoryRecord:
@@ -30,7 +30,7 @@ def _human(doc: str, vendor: str, outcome: str, decided_at: str, etype: str = "p
             "metadata": {**record.metadata, "source": "reviewer", "decided_at": decided_at, "reviewer": "Dana",
                          "overridden": "true", "agent_recommendation": "approve"},
         }
-    )  # fmt: skip
+    )
 
 
 KEY = CaseKey(vendor_code="VA", exception_type="price_variance")
@@ -102,7 +102,7 @@ def test_an_override_reaches_the_next_case_past_twelve_precedents_real_server(hi
     decision = exception_decision(
         first, rec, reviewer="Dana", authenticated=False, action="override", outcome="escalate", reason_code="NEEDS_APPROVER",
         now=lambda: datetime.now(UTC),
-    )  # fmt: skip
+    )
     stored, report = Outbox(tmp_path / "d.sqlite3").submit(bank_id, decision, precedent_record(first, decision, rec), hindsight.gateway.retain)
     assert stored.state == "delivered" and report.error is None
 

@@ -29,7 +29,7 @@ def finance_run(results, cited, action="approve", label="exact", evidence=None, 
         recalls=[RecallSnapshot(label=label, query="q", results=results, audit_id=audit_id)],
         output={"action": action, "vendor_code": "VA", "exception_type": "price_variance", "k": 3,
                 "evidence": evidence if evidence is not None else [{"ref": r.ref, "relevant": r.tags[0] == "vendor:VA"} for r in results]},
-    )  # fmt: skip
+    )
 
 
 def test_citing_another_vendors_precedent_is_an_incident_and_a_relevant_one_is_not():
@@ -74,7 +74,7 @@ def test_other_customer_records_in_a_bank_wide_recall_and_whether_the_answer_use
         recalls=[RecallSnapshot(label="tagged", query="q", tags=["customer:ann-lee"]),
                  RecallSnapshot(label="bank_wide", query="q", results=[mine, theirs, nobody], audit_id="a1")],
         output={"customer": "Ann Lee", "customer_tag": "customer:ann-lee", "cited": ["SUP-2"], "evidence_ids": ["m1", "m2", "m3"]},
-    )  # fmt: skip
+    )
     found = other_customer(run)
     assert found.records == ["SUP-2", "SUP-3"] and found.used_in_answer == ["SUP-2"] and "Ann Leeds" in found.summary
     # judged on what the audit log says the recall returned, when it is known

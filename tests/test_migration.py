@@ -6,12 +6,16 @@ import json
 import pytest
 
 from dashboard import demo_data
+from dashboard.cli.registry import main as cli_main
 from dashboard.cli.seed import seed_bank, stored_documents, support_records
 from dashboard.hindsight.errors import HindsightUnavailable
 from dashboard.queue_files import load_rows
 from dashboard.support import migration
 from dashboard.support.models import Customer
 from dashboard.support.recall import recall_for_ticket
+from streamlit.testing.v1 import AppTest
+
+from tests.conftest import APP
 from tests.helpers import run_cli
 
 CUSTOMERS = load_rows(demo_data.CUSTOMERS, Customer, id_field="name")
@@ -144,3 +148,73 @@ def test_cli_migrate_dry_run_then_apply(live, support_bank):
     assert again["converted"] == []
     bad = run_cli(live, "migrate", "--apply", "--limit", "-1", support=support_bank)
     assert bad.returncode == 2 and "--limit" in bad.stderr and "Traceback" not in bad.stderr
+
+
+# -- a server whose filter changed meaning, and how often apply reads the bank -------------------------
+class _FilterIgnoringGateway:
+    """Test double of a server whose untagged-documents filter lets a tagged document through."""
+
+    def list_documents(self, bank_id, *, untagged=False, limit=100, offset=0):
+        items = [{"id": "SUP-L-001", "tags": []}, {"id": "SUP-T-001", "tags": ["customer:ann-lee"]}]
+        return {"items": items[offset : offset + limit], "total": len(items)}
+
+    def document(self, bank_id, document_id):
+        raise AssertionError("the listing alone must stop the migration")
+
+    def retain(self, bank_id, records):
+        raise AssertionError("nothing may be written")
+
+    def close(self):
+        pass
+
+
+def test_a_filter_that_lets_tagged_documents_through_is_a_migration_error():
+    with pytest.raises(migration.MigrationError, match="SUP-T-001"):
+        migration.plan(_FilterIgnoringGateway(), "support", CUSTOMERS)
+    with pytest.raises(migration.MigrationError):
+        migration.apply(_FilterIgnoringGateway(), "support", CUSTOMERS)
+
+
+def test_cli_reports_a_migration_error_with_exit_1_and_a_message(monkeypatch, capsys):
+    from dashboard.cli import commands
+    from dashboard.settings import Settings
+
+    monkeypatch.setattr(commands, "open_gateway", lambda: (Settings(), _FilterIgnoringGateway()))
+    for mode in ("--dry-run", "--apply"):
+        assert cli_main(["migrate", mode, "--bank", "support"]) == 1  # returned: no exception escaped
+        err = capsys.readouterr().err
+        assert err.startswith("error: migration of support stopped: ") and "SUP-T-001" in err and "Traceback" not in err
+
+
+def test_migration_page_shows_a_migration_error_as_a_plain_message(hindsight, bank_id, point_app, monkeypatch):
+    point_app(hindsight.env(support=bank_id))
+
+    def refuse(*_args, **_kwargs):
+        raise migration.MigrationError("the filter no longer means 'untagged' [x](javascript:alert(1))")
+
+    monkeypatch.setattr(migration, "plan", refuse)
+    at = AppTest.from_file(APP, default_timeout=60).run()
+    at.switch_page("views/migration.py").run()
+    assert not at.exception, at.exception
+    assert [e.value for e in at.error] == ["The migration cannot go on:"]
+    assert "the filter no longer means 'untagged' [x](javascript:alert(1))" in [t.value for t in at.text]
+
+
+def test_apply_reads_the_bank_once_to_plan_and_once_to_measure(hindsight, bank_id):
+    seed_bank(hindsight.gateway, bank_id, support_records())
+    calls = []
+
+    class Spy:  # the real gateway, with its list_documents calls written down
+        def __getattr__(self, name):
+            return getattr(hindsight.gateway, name)
+
+        def list_documents(self, bank, **kwargs):
+            calls.append(kwargs)
+            return hindsight.gateway.list_documents(bank, **kwargs)
+
+    report = migration.apply(Spy(), bank_id, CUSTOMERS)
+    assert sorted(report.converted) == sorted(RELIABLE)
+    scans = [c for c in calls if c.get("limit", 100) > 1]
+    assert len(scans) == 2 and all(c["untagged"] for c in scans)  # before, after
+    assert len(calls) == 4  # plus one document count (limit=1) each time
+    assert (report.before.total, report.before.untagged, report.after.untagged) == (18, 13, 4)

@@ -3,6 +3,7 @@ figures on the first load from the review store's flags, and the same figures af
 
 from datetime import UTC, date, datetime
 
+import pytest
 import streamlit as st
 
 from dashboard.finance.decisions import document_id_for
@@ -10,10 +11,11 @@ from dashboard.finance.flags import finance_flags
 from dashboard.finance.policy import Recommendation, assess
 from dashboard.finance.recall import DEFAULT_K, CaseKey, check_crowd_out, two_stage_recall
 from dashboard.reporting import overview as overview_metrics
+from dashboard.reporting.overview import p95
 from dashboard.reporting.recall_log import RecallLog
 from dashboard.review.outbox import Outbox
 from dashboard.support.recall import recall_for_ticket
-from tests.conftest import free_port
+from dashboard.processes import free_port
 from tests.finance_helpers import CROWD_QUERY, crowding_records, precedent
 from tests.helpers import DEMO_CASES as CASES
 from tests.helpers import DEMO_TICKETS as TICKETS
@@ -36,7 +38,7 @@ def test_metrics_core_counts_latest_decision_per_case_in_range(tmp_path):
     m = overview_metrics.build(
         history=outbox.history(), bank_for={"exception": "fin", "ticket": "sup"}, cases=CASES, tickets=TICKETS,
         finance_flags={}, ticket_flags={}, latencies=log.latencies(),
-    )  # fmt: skip
+    )
     fin = next(a for a in m.agreement if a.kind == "exception")
     assert (m.decisions_in_range, fin.decisions, fin.approved, fin.overridden, fin.rate) == (2, 2, 1, 1, 0.5)
     assert [(o.vendor, o.reason_code, o.count) for o in m.overrides] == [(e1.vendor_code, "PRICE_AGREED", 1)]
@@ -45,7 +47,7 @@ def test_metrics_core_counts_latest_decision_per_case_in_range(tmp_path):
     only_e2 = overview_metrics.build(
         history=outbox.history(), bank_for={"exception": "fin", "ticket": "sup"}, cases=CASES, tickets=TICKETS,
         finance_flags={}, ticket_flags={}, latencies=[], start=date(2026, 11, 3), end=date(2026, 11, 30),
-    )  # fmt: skip
+    )
     assert only_e2.decisions_in_range == 1 and only_e2.overrides == []
 
 
@@ -63,7 +65,7 @@ def test_crowd_out_summary_says_what_was_and_was_not_computed(hindsight, bank_id
     assert (summary.prevented, summary.precedents_saved) == (1, 2)
     assert [(r["case"], r["exact precedents"], r["lost by a single pass"], r["state"]) for r in summary.per_case] == [
         ("E-A", 2, 2, "crowd-out caught"), ("E-C", 2, 0, "no crowd-out"), ("E-D", 3, None, "not checked"),
-    ]  # fmt: skip
+    ]
     results["E-D"] = check_crowd_out(recall, results["E-D"])  # the check was asked for: now it is known
     again = overview_metrics.crowd_out_summary([crowded, alone, full, never], {cid: finance_flags(r) for cid, r in results.items()})
     assert (again.checked, again.unchecked_pass2_skipped, again.per_case[2]["state"]) == (3, 0, "no crowd-out")
@@ -109,7 +111,7 @@ def test_overview_shows_figures_on_first_load_and_after_a_restart(hindsight, poi
     assert outbox.pending_count() == 0
     # what the page must show, computed here with the same recalls on the same bank
     expected = {c.id: two_stage_recall(gw.recall, fin, CaseKey.of(c), c.recall_query(), k=DEFAULT_K, own_document=document_id_for(c.id))
-                for c in CASES}  # fmt: skip
+                for c in CASES}
     skipped = {cid for cid, r in expected.items() if r.pass2_skipped}
     assert 0 < len(skipped) < len(CASES)  # the crowd-out check matters on the demo queue
     caught = {cid for cid, r in expected.items() if r.crowd_out is not None and r.crowd_out.crowded_out}
@@ -150,7 +152,7 @@ def test_overview_recall_all_with_the_crowd_out_check_measures_every_case(hindsi
     point_app(hindsight.env(finance=fin, support=demo_banks.support))
     at = open_page(PAGE, timeout=180)
     checked = {c.id: check_crowd_out(gw.recall, two_stage_recall(gw.recall, fin, CaseKey.of(c), c.recall_query(), k=DEFAULT_K)).crowd_out
-               for c in CASES}  # fmt: skip
+               for c in CASES}
     at.checkbox(key="overview_check_all").check().run()
     at.button(key="overview_recall_all").click().run()
     assert not at.exception, at.exception
@@ -159,3 +161,9 @@ def test_overview_recall_all_with_the_crowd_out_check_measures_every_case(hindsi
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Crowd-outs caught"] == str(sum(co.crowded_out for co in checked.values()))
     assert _states(at) == {cid: "crowd-out caught" if co.crowded_out else "no crowd-out" for cid, co in checked.items()}
+
+
+def test_p95_interpolates_between_samples():
+    assert p95([7.0]) == 7.0
+    assert p95(list(range(1, 101))) == pytest.approx(95.05)
+    assert p95([10.0, 20.0]) == pytest.approx(19.5)

@@ -1,24 +1,9 @@
 """No decision lost: Hindsight goes down mid-review and comes back."""
 
 from collections import Counter
-from datetime import UTC, datetime
 
-from dashboard.hindsight.wire import MemoryRecord
-from dashboard.review.decision import ReviewerDecision
 from dashboard.review.outbox import Outbox
-
-
-def _decision(i: int) -> tuple[ReviewerDecision, MemoryRecord]:
-    decision = ReviewerDecision(
-        case_id=f"E-{i:04d}", case_kind="exception", reviewer="Dana Reviewer", authenticated=False,
-        outcome="reject", overridden=True, reason_code="OTHER", decided_at=datetime.now(UTC),
-    )  # fmt: skip
-    memory = MemoryRecord(
-        document_id=f"decision-E-{i:04d}",
-        content=f"Vendor V{i:02d} price variance on case E-{i:04d}. Decision: reject.",
-        tags=[f"vendor:V{i:02d}", "type:price_variance", "kind:decision"],
-    )
-    return decision, memory
+from tests.helpers import numbered_decision
 
 
 def test_twenty_decisions_while_down_arrive_exactly_once(hindsight, bank_id, tmp_path):
@@ -32,7 +17,7 @@ def test_twenty_decisions_while_down_arrive_exactly_once(hindsight, bank_id, tmp
     hindsight.server.stop()
     try:
         for i in range(20):
-            outbox.record(bank_id, *_decision(i))
+            outbox.record(bank_id, *numbered_decision(i))
             report = outbox.deliver_due(counting_retain)
             assert report.delivered == 0 and report.error
         assert outbox.pending_count() == 20 and not sent

@@ -19,7 +19,7 @@ def _decision(case_id="E-1", outcome="approve", reviewer="Dana") -> ReviewerDeci
     return ReviewerDecision(
         case_id=case_id, case_kind="exception", reviewer=reviewer, authenticated=False, outcome=outcome,
         overridden=outcome != "approve", decided_at=datetime.now(UTC),
-    )  # fmt: skip
+    )
 
 
 def _memory(case_id="E-1", text="approved") -> MemoryRecord:

@@ -107,7 +107,7 @@ def test_one_human_decision_is_one_precedent_and_its_observations_stay_out_of_it
     case = demo_case("E-1002")
     _, before = assess(two_stage_recall(live.gateway.recall, bank, CaseKey.of(case), case.recall_query()))
     decision = exception_decision(case, before, reviewer="Dana", authenticated=False, action="override", outcome="approve",
-                                  reason_code="PRICE_AGREED", note="new contract", now=lambda: datetime(2026, 11, 20, tzinfo=UTC))  # fmt: skip
+                                  reason_code="PRICE_AGREED", note="new contract", now=lambda: datetime(2026, 11, 20, tzinfo=UTC))
     live.gateway.retain(bank, [precedent_record(case, decision, before)])
     live.settle(bank)
 

@@ -6,7 +6,8 @@ from hypothesis import strategies as st
 
 from dashboard import demo_data
 from dashboard.queue_files import load_rows
-from dashboard.support.admission import AmbiguousName, Verdict, admits, judge, marker, name_key
+from dashboard.support.admission import AmbiguousName, Verdict, admits, judge, marker
+from dashboard.support.customers import name_key
 from dashboard.support.customers import customer_tag, tag_collisions
 from dashboard.support.models import Customer, SupportInteraction
 

@@ -97,7 +97,7 @@ def test_a_ticket_lists_each_record_once_in_page_order():
         legacy_admitted=[evidence("L-1", UNTAGGED["L-1"])],
         legacy_rejected=[evidence("L-3", UNTAGGED["L-3"], admitted=False, verdict="other_customer_marker"),
                          evidence("L-1", UNTAGGED["L-1"], admitted=False)],
-    )  # fmt: skip
+    )
     rows = ticket_records(recall)
     assert [(r.key, r.where) for r in rows] == [("L-1", "used: old record"), ("L-3", "found, not used")]
     skipped = NotConsulted(customer="Ann Lee", records=plan().reliable[:1])

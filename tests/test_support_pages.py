@@ -7,8 +7,9 @@ from streamlit.testing.v1 import AppTest
 from dashboard.cli.seed import seed_bank, support_records
 from dashboard.support import migration
 from dashboard.support.recall import recall_for_ticket
+from dashboard.review.outbox import Outbox
 from tests.conftest import APP
-from tests.helpers import open_page
+from tests.helpers import AUTH, open_page
 from tests.test_migration import CUSTOMERS
 
 
@@ -105,3 +106,42 @@ def test_migration_page_dry_run_then_apply(hindsight, app_env):
     assert any("Tagged 9 record(s) in place" in s.value for s in at.success)
     assert any("Ready to retire the search of old records" in s.value for s in at.success)
     assert migration.plan(hindsight.gateway, app_env, CUSTOMERS).coverage.convertible == 0
+
+
+# -- the decision's validation on the page, and one read of the decision log per run -------------------
+def _tickets_page(user: dict | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=60)
+    if user is not None:
+        at.secrets["auth"], at.user = AUTH, user
+    at.run()
+    at.switch_page("views/tickets.py").run()
+    at.session_state["ticket_queue"] = {"selection": {"rows": [3], "columns": [], "cells": []}}  # T-2004
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+@pytest.fixture
+def support_app(hindsight, bank_id, point_app):
+    seed_bank(hindsight.gateway, bank_id, support_records())
+    return point_app(hindsight.env(support=bank_id, finance=bank_id + "-fin"))
+
+
+def test_tickets_page_shows_a_validation_error_as_plain_text(support_app):
+    # A signed-in name is not typed into the 120-character field: a longer one fails the decision's validation.
+    at = _tickets_page({"is_logged_in": True, "name": "R" * 121 + " [x](javascript:alert(1))"})
+    next(b for b in at.button if b.label == "Record decision").click().run()
+    assert not at.exception, at.exception
+    assert [e.value for e in at.error] == ["Not recorded:"]
+    assert any(t.value.startswith("reviewer: ") and "120" in t.value for t in at.text)
+    assert support_app.history() == []
+
+
+def test_tickets_page_reads_the_decision_log_once_per_run(support_app, monkeypatch):
+    at = _tickets_page()
+    reads = []
+    monkeypatch.setattr(Outbox, "history", lambda self, *a, **kw: reads.append(a) or [])
+    monkeypatch.setattr(Outbox, "latest", lambda self, *a: reads.append(("latest", *a)))
+    at.run()
+    assert not at.exception, at.exception
+    assert len(at.dataframe[0].value) == 12 and reads == [("ticket",)]

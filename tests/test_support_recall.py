@@ -45,7 +45,7 @@ def test_extracted_facts_are_judged_by_their_document_s_original_text():
         memory("l1", "Ann Lee asked support for help: charged twice", n=0),
         memory("l2", "Ann Leeds asked support for help: address", n=0),
         memory("l1", "Support resolved Ann Lee's request: refunded", n=1),
-    ])  # fmt: skip
+    ])
     result = recall_for_ticket(recall, "bank", "Ann Lee", "charged twice")
     assert [(e.ref, e.text) for e in result.evidence] == [("l1", originals["l1"])]  # one document, its original text
     assert result.evidence[0].facts == ["Ann Lee asked support for help: charged twice", "Support resolved Ann Lee's request: refunded"]
@@ -144,7 +144,7 @@ def test_a_retained_approval_is_recalled_on_the_tagged_path(live, bank_id, tmp_p
     decision = ticket_decision(
         ticket, action="edit_and_approve", reviewer="Rita Reviewer", authenticated=False,
         decided_at=datetime(2026, 11, 13, 9, 30, tzinfo=UTC), response="Hi Ann, refunded the duplicate November charge.",
-    )  # fmt: skip
+    )
     outbox = Outbox(tmp_path / "decisions.sqlite3")
     _stored, report = outbox.submit(support_bank, decision, interaction_record(ticket, decision), live.gateway.retain)
     assert report.delivered == 1 and outbox.latest("ticket", ticket.id).state == "delivered"

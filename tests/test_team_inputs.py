@@ -11,7 +11,7 @@ from dashboard.cli import main
 from dashboard.finance.models import ExceptionCase
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.queue_files import QueueFileError, load_rows
-from dashboard.review.audit_export import audit_row
+from dashboard.reporting.audit_export import audit_row
 from dashboard.review.decision import EvidenceItem, EvidenceSnapshot, ReviewerDecision
 from dashboard.review.outbox import Outbox
 from dashboard.review.roles import NotAllowed, allowed, require, role_for
@@ -86,12 +86,12 @@ def test_the_audit_row_says_what_evidence_the_decision_was_made_on(tmp_path):
     decision = ReviewerDecision(
         case_id="E-1", case_kind="exception", reviewer="Dana", authenticated=False, outcome="approve", overridden=False,
         decided_at=datetime.now(UTC),
-    )  # fmt: skip
+    )
     memory = MemoryRecord(document_id="decision-E-1", content="approved")
     seen = EvidenceSnapshot(
         available=True, recommendation="approve",
         items=[EvidenceItem(id="PREC-1", text_sha256="a" * 64, relevant=True), EvidenceItem(id="PREC-9", text_sha256="b" * 64, relevant=False)],
-    )  # fmt: skip
+    )
     first, _ = outbox.submit("fin", decision, memory, None, evidence=seen)
     offline, _ = outbox.submit("fin", decision, memory, None, evidence=EvidenceSnapshot(available=False), base_revision=1)
     assert audit_row(first).decided_on_evidence == "2 shown, relevant: PREC-1; recommended approve"

@@ -1,4 +1,4 @@
-"""Issue 12 pages through AppTest on the real server: then vs now on a case and a ticket, the labelled
+"""The then-vs-now pages through AppTest on the real server: then vs now on a case and a ticket, the labelled
 recompute when the audit log is off, and the Incidents page."""
 
 import uuid

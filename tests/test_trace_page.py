@@ -33,7 +33,7 @@ def trace_bank(hindsight):
         MemoryRecord(document_id=f"tp-{i}", content=t, tags=["vendor:" + t.split()[1]],
                      timestamp=datetime(2026, 3, 2 + i, tzinfo=UTC))
         for i, t in enumerate(texts)
-    ]  # fmt: skip
+    ]
     hindsight.gateway.retain(bank, records)
     return bank
 

@@ -21,7 +21,7 @@ def load(path) -> RecallResponse:
 def test_there_are_four_fixtures():
     assert [p.name for p in FIXTURE_FILES] == [
         "recall_all_strict.json", "recall_any_strict.json", "recall_notags.json", "rich.json",
-    ]  # fmt: skip
+    ]
 
 
 @pytest.mark.parametrize("path", FIXTURE_FILES, ids=lambda p: p.stem)
@@ -138,7 +138,7 @@ def flooding_trace() -> RecallTrace:
                 {"method_name": "bm25", "fact_type": "world", "results": hits([("A", .9), ("W1", .02), ("W2", .02), ("W3", .02)])},
             ],
         }
-    )  # fmt: skip
+    )
 
 
 def test_default_replay_of_the_flooding_trace_by_hand():
@@ -202,4 +202,4 @@ def _as_rrf_merged(result):
         {"node_id": c.node_id, "text": c.text, "rrf_score": c.rrf_score, "final_rrf_rank": c.rrf_rank,
          "source_ranks": {f"{s}_rank": r for s, r in c.source_ranks.items()}}
         for c in result.merged
-    ]  # fmt: skip
+    ]

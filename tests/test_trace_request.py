@@ -16,7 +16,7 @@ def test_query_params_round_trip():
     req = TraceRequest(
         bank="fin", query="price variance, V06", tags=("vendor:V06", "type:price_variance"),
         tags_match="all_strict", budget="low", max_tokens=2048, types=("world",),
-    )  # fmt: skip
+    )
     params = req.to_query_params()
     assert params["tag"] == ["vendor:V06", "type:price_variance"] and params["match"] == "all_strict"
     assert TraceRequest.from_query_params(params) == req
@@ -62,7 +62,7 @@ def test_fetch_sends_the_same_request_with_trace_and_stamps_the_time():
     assert gw.calls == [
         ("fin", "q", {"tags": ["vendor:V06"], "tags_match": "all_strict", "budget": "mid", "max_tokens": 4096,
                       "trace": True, "types": None})
-    ]  # fmt: skip
+    ]
     exported = json.loads(traced.export_json())
     assert exported["request"]["bank"] == "fin" and exported["fetched_at"].startswith("2026-05-01T12:00")
     assert exported["response"]["trace"]["rrf_merged"][0]["rrf_score"] == traced.response.trace.rrf_merged[0].rrf_score

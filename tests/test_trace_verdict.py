@@ -21,7 +21,7 @@ def flooded_response() -> RecallResponse:
         {"id": n, "text": f"t{i}", "document_id": f"P-{i:03d}",
          "tags": ["vendor:V01", "type:price_variance"] if i < 2 else ["vendor:VQB2", "type:late_delivery"]}
         for i, n in enumerate(ids[:10])
-    ]  # fmt: skip
+    ]
     merged = []
     for i, n in enumerate(ids):
         ranks = {"graph_rank": i + 1} if i < 10 else {"bm25_rank": 1}
@@ -39,7 +39,7 @@ def test_the_verdict_names_the_flooding_arm_and_what_the_top_is_about():
     labels = label_candidates(response, lambda limit, offset: {"items": [
         {"id": "m10", "document_id": "P-010", "tags": ["vendor:V01", "type:price_variance"]},
         {"id": "m11", "document_id": "P-011", "tags": ["vendor:V09"]},
-    ], "total": 2})  # fmt: skip
+    ], "total": 2})
     graph = sum(1 / (60 + r) for r in range(1, 11))
     semantic = 1 / 61 + 1 / 62
     result = verdict(response, analysis, labels)

@@ -7,7 +7,7 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dashboard.app import state
+from dashboard.app import finance_recalls
 from dashboard.finance.policy import Recommendation
 from dashboard.review.casework import Casework
 from dashboard.review.workflow import age_label, next_unreviewed, sla_state
@@ -69,13 +69,13 @@ def test_first_open_case_opens_and_next_unreviewed_skips_decided_cases(app):
     assert _case(at) == "E-1002"  # no link: the first case without a decision opens, with its evidence
     assert any(h.value.startswith("E-1002:") for h in at.header)
     assert any("Exact: this vendor AND this type (2)" == s.value for s in at.subheader)
-    prefetch = dict(state._prefetches())  # the rest of the queue: one background job, started after the case
-    assert [ids for (_bank, ids, _k) in prefetch] == [tuple(c.id for c in DEMO_CASES)]
+    started = list(finance_recalls.background().started)  # the rest of the queue: one background job, started after the case
+    assert [ids for (_bank, ids, _k) in started] == [tuple(c.id for c in DEMO_CASES)]
     at = _click(at, "exc_next_open")
     assert _case(at) == "E-1005" and any(h.value.startswith("E-1005:") for h in at.header)
     at = _click(at, "exc_prev")
     assert _case(at) == "E-1004"  # J / K still walk every case; N skips the decided ones
-    assert state._prefetches() == prefetch  # clicks and reruns never start it again
+    assert finance_recalls.background().started == started  # clicks and reruns never start it again
 
 
 def test_a_decision_advances_to_the_next_unreviewed_case(app):

@@ -41,7 +41,7 @@ def project_entry(entry: dict) -> AuditRecall:
         entry_id=str(entry["id"]), bank_id=entry["bank_id"], started_at=datetime.fromisoformat(entry["started_at"]),
         query=str(request.get("query") or ""), tags=list(request.get("tags") or []), tags_match=request.get("tags_match"),
         results=result_refs(response), text_hash=response_hash(m.text for m in response.results),
-    )  # fmt: skip
+    )
 
 
 def _list_new(gateway: HindsightGateway, bank_id: str, start: str | None) -> list[dict]:
@@ -95,7 +95,7 @@ def match_run(run: AgentRun, entries: list[AuditRecall], claimed: set[str] = fro
             (e for e in sorted(entries, key=lambda e: e.started_at)
              if e.entry_id not in taken and lo <= e.started_at <= hi and _same_request(e, snap.query, snap.tags, snap.tags_match)),
             None,
-        )  # fmt: skip
+        )
         if entry is not None:
             taken.add(entry.entry_id)
         recalls.append(snap.model_copy(update={"audit_id": entry.entry_id if entry else None}))

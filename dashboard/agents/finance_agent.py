@@ -44,7 +44,7 @@ def _naive(recall: RecallFn, bank_id: str, key: CaseKey, query: str, k: int) -> 
     result = TwoStageResult(
         bank_id=bank_id, query=query, key=key, k=k, exact=[], broader=records,
         pass1=PassInfo(returned=len(found), facts=grouped.facts, **req), calls=1,
-    )  # fmt: skip
+    )
     return result, recommend(result)
 
 
@@ -55,7 +55,7 @@ def _single_label(tags, tags_match) -> str:
 def run_finance_agent(
     recall: RecallFn, bank_id: str, case: ExceptionCase, variant: str = "reviewed", *, k: int = DEFAULT_K,
     clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-) -> AgentRun:  # fmt: skip
+) -> AgentRun:
     """One run on one case; audit ids are filled in afterwards (audit_sync.resolve_audit_ids)."""
     if variant not in VARIANTS:
         raise ValueError(f"variant: must be one of {', '.join(VARIANTS)}, got {variant!r}")
@@ -81,4 +81,4 @@ def run_finance_agent(
                 for r in result.records
             ],
         },
-    )  # fmt: skip
+    )

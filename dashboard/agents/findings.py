@@ -41,7 +41,7 @@ def human_decisions(outbox, bank_id: str) -> list[HumanDecision]:
         HumanDecision(
             document_id=s.document_id, case_id=s.case_id, decided_at=s.decision.decided_at,
             vendor_code=s.record.metadata.get("vendor_code", ""), exception_type=s.record.metadata.get("exception_type", ""),
-        )  # fmt: skip
+        )
         for s in latest.values()
     ]
 
@@ -51,7 +51,7 @@ def exact_proof(recall: RecallFn, bank_id: str, vendor: str, etype: str, query: 
     response = recall(
         bank_id, query, tags=[vendor_tag(vendor), type_tag(etype)], tags_match="all_strict",
         max_tokens=max_tokens_for(k), budget=LEAN_BUDGET,
-    )  # fmt: skip
+    )
     return [d.ref for d in group(response).documents]
 
 

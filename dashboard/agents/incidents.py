@@ -77,7 +77,7 @@ def _incident(run: AgentRun, kind: Kind, summary: str, **extra) -> Incident:
     return Incident(
         kind=kind, case_kind=run.case_kind, case_id=run.case_id, run_id=run.run_id, agent=run.agent, variant=run.variant,
         bank_id=run.bank_id, at=run.started_at, summary=summary, audit_ids=run.audit_ids, **extra,
-    )  # fmt: skip
+    )
 
 
 def results_then(run: AgentRun, entries: dict[str, AuditRecall] | None = None) -> list[tuple[str, list[ResultRef]]]:
@@ -107,7 +107,7 @@ def other_customer(run: AgentRun, entries: dict[str, AuditRecall] | None = None)
         f"A bank-wide recall for {run.output.get('customer')} put {len(foreign)} record(s) of someone else into the "
         f"agent's evidence: {names}. The answer used {len(used)} of them.",
         records=[r.ref for r in foreign], used_in_answer=used,
-    )  # fmt: skip
+    )
 
 
 def observation_mix(run: AgentRun) -> Incident | None:
@@ -123,7 +123,7 @@ def observation_mix(run: AgentRun) -> Incident | None:
         f"The tagged recall for {run.output.get('customer')} returned {len(mixing)} observation(s) consolidated from "
         f"records that are not provably theirs ({', '.join(sources) or 'sources not returned'}): {fate}.",
         records=[m["ref"] for m in mixing], used_in_answer=used,
-    )  # fmt: skip
+    )
 
 
 # -- finance ---------------------------------------------------------------------------------
@@ -154,7 +154,7 @@ def non_relevant_citation(run: AgentRun, entries: dict[str, AuditRecall] | None 
         f"The recommendation ({run.output.get('action')}) cites {len(wrong)} precedent(s) that are not about vendor "
         f"{vendor} with a {etype.replace('_', ' ')} exception: {', '.join(wrong)}.",
         records=wrong, used_in_answer=wrong,
-    )  # fmt: skip
+    )
 
 
 def crowded_out(run: AgentRun, exact_ids: list[str], entries: dict[str, AuditRecall] | None = None) -> Incident | None:
@@ -176,7 +176,7 @@ def crowded_out(run: AgentRun, exact_ids: list[str], entries: dict[str, AuditRec
                 f"{run.output['vendor_code']} with this exception type while {len(exact_ids)} existed: {expected - held} "
                 "were pushed out by other vendors' or types' records.",
                 records=missed,
-            )  # fmt: skip
+            )
     return None
 
 
@@ -189,7 +189,7 @@ def no_relevant_no_escalation(run: AgentRun) -> Incident | None:
         run, "no_relevant_no_escalation",
         f"No relevant precedent was in the evidence, yet the agent recommended {run.output.get('action')} instead of escalating.",
         records=[e["ref"] for e in run.output.get("evidence", [])],
-    )  # fmt: skip
+    )
 
 
 def newer_human_missing(run: AgentRun, decisions: list[HumanDecision]) -> Incident | None:
@@ -200,7 +200,7 @@ def newer_human_missing(run: AgentRun, decisions: list[HumanDecision]) -> Incide
         d for d in decisions
         if d.vendor_code == run.output["vendor_code"] and d.exception_type == run.output["exception_type"]
         and d.case_id != run.case_id and d.decided_at < run.started_at and d.document_id not in seen
-    ]  # fmt: skip
+    ]
     if not missing:
         return None
     latest = max(missing, key=lambda d: d.decided_at)
@@ -209,13 +209,13 @@ def newer_human_missing(run: AgentRun, decisions: list[HumanDecision]) -> Incide
         f"{len(missing)} human decision(s) for this vendor and type were made before the run and not in its evidence; "
         f"the latest is {latest.document_id} ({latest.decided_at:%Y-%m-%d %H:%M} UTC).",
         records=[d.document_id for d in missing],
-    )  # fmt: skip
+    )
 
 
 def incidents_for(
     runs: list[AgentRun], *, entries: dict[str, AuditRecall] | None = None,
     exact_ids: dict[tuple[str, str, str], list[str]] | None = None, decisions: list[HumanDecision] | None = None,
-) -> list[Incident]:  # fmt: skip
+) -> list[Incident]:
     """Every incident of these runs. `exact_ids` maps (bank, vendor, type) to its all_strict proof."""
     found: list[Incident | None] = []
     for run in runs:
@@ -233,7 +233,7 @@ def runs_needing_proof(runs: list[AgentRun]) -> set[tuple[str, str, str]]:
     return {
         (r.bank_id, r.output["vendor_code"], r.output["exception_type"])
         for r in runs if r.agent == "finance" and any(s.label == "single" for s in r.recalls)
-    }  # fmt: skip
+    }
 
 
 def kinds_by_case(runs: list[AgentRun], incidents: list[Incident]) -> dict[tuple[str, str, str], list[str]]:

@@ -42,7 +42,7 @@ def run_ticket(
 def seed_agent_runs(
     gateway: HindsightGateway, store: AgentRunStore, finance_bank: str, support_bank: str,
     cases: list[ExceptionCase], tickets: list[Ticket], log: Callable[[str], None] = print,
-) -> dict[str, int]:  # fmt: skip
+) -> dict[str, int]:
     done = {(r.case_kind, r.case_id, r.variant) for bank in (finance_bank, support_bank) for r in store.runs(bank_id=bank)}
     counts = {"finance": 0, "support": 0}
     plan = [("exception", c, "naive") for c in cases if c.id in NAIVE_DEMO_EXCEPTIONS]

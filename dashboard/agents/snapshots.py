@@ -38,11 +38,11 @@ def result_ref(record: RecalledDocument | RecalledObservation) -> ResultRef:
         return ResultRef(
             id=record.ref, kind="observation", tags=list(record.tags), score=record.memory.scores.final,
             text_hash=text_hash(record.text), owner=_owner(record.tags, None), sources=record.source_documents,
-        )  # fmt: skip
+        )
     return _document_ref(
         record.ref, record.document_id, record.tags, record.text, record.first_chunk, record.metadata,
         score=record.scores.final, facts=len(record.facts),
-    )  # fmt: skip
+    )
 
 
 def evidence_ref(row) -> ResultRef:
@@ -56,7 +56,7 @@ def _document_ref(ref, document_id, tags, text, original_start, metadata, *, sco
     return ResultRef(
         id=ref, document_id=document_id, facts=facts, tags=list(tags), score=score, text_hash=text_hash(text),
         owner=_owner(tags, named), marker_name=named, metadata={k: v for k, v in metadata.items() if k in KEPT_METADATA},
-    )  # fmt: skip
+    )
 
 
 def _owner(tags: list[str], marker_name: str | None) -> str | None:
@@ -102,6 +102,6 @@ class RecordingRecall:
             RecallSnapshot(
                 label=self._label(tags, mode), query=query, tags=list(tags or []), tags_match=mode,
                 max_tokens=kwargs.get("max_tokens"), budget=kwargs.get("budget"), results=result_refs(response),
-            )  # fmt: skip
+            )
         )
         return response

@@ -85,7 +85,7 @@ def _evidence(recall: RecallFn, bank_id: str, ticket: Ticket, read_document: Rea
 def run_support_agent(
     recall: RecallFn, retain: RetainFn | None, bank_id: str, ticket: Ticket, variant: str = "reviewed",
     *, clock: Callable[[], datetime] = lambda: datetime.now(UTC), read_document: ReadDocument | None = None,
-) -> AgentRun:  # fmt: skip
+) -> AgentRun:
     """One run on one ticket; `retain=None` drafts without retaining. Audit ids are filled in afterwards."""
     if variant not in VARIANTS:
         raise ValueError(f"variant: must be one of {', '.join(VARIANTS)}, got {variant!r}")
@@ -101,7 +101,7 @@ def run_support_agent(
             tags=[customer_tag(ticket.customer)],
             metadata={"kind": "interaction", "customer": ticket.customer, "ticket_id": ticket.id, "source": "agent", "variant": variant},
             timestamp=started, context="support response drafted by the agent",
-        )  # fmt: skip
+        )
         retain(bank_id, [record])
         retained = record.document_id
     return AgentRun(
@@ -115,4 +115,4 @@ def run_support_agent(
                 for o in observations if o.verdict == Verdict.OBSERVATION_MIXES.value
             ],
         },
-    )  # fmt: skip
+    )

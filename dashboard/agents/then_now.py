@@ -58,7 +58,7 @@ def then_vs_now(run: AgentRun | None, entries: dict[str, AuditRecall], now: list
             label=s.label, query=s.query, tags=s.tags, tags_match=s.tags_match, max_tokens=s.max_tokens, budget=s.budget,
             audit_id=s.audit_id,
             results=entries[s.audit_id].results if s.audit_id in entries else s.results,
-        )  # fmt: skip
+        )
         for s in run.recalls
     ]
     from_log = all(s.audit_id in entries for s in run.recalls)

@@ -4,9 +4,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from components.identity import render_sign_in
 from components.status_banner import render_status_banner
-from dashboard.app import access, state
+from dashboard.app import access, resources
 
 # The tab icon ships with the app (a ":material/...:" page icon is fetched from an internet font host).
 PAGE_ICON = Path(__file__).parent / "assets" / "page_icon.svg"
@@ -24,12 +23,11 @@ PAGES = [
 ]
 
 page = st.navigation(PAGES)
-render_sign_in()
-access.render_role_note()
-state.worker()  # delivery runs in this thread, never in a page run
-outbox = state.outbox()
+access.render_sign_in()
+resources.worker()  # delivery runs in this thread, never in a page run
+outbox = resources.outbox()
 render_status_banner(
-    state.connection_error(), state.settings().base_url, outbox.pending_count(),
-    state.deliver_now if access.can("deliver_now") else None, failed=outbox.failed_count(),
+    resources.connection_error(), resources.settings().base_url, outbox.pending_count(),
+    resources.deliver_now if access.can("deliver_now") else None, failed=outbox.failed_count(),
 )
 page.run()

@@ -2,7 +2,7 @@
 the recall left out (with a one-customer migration), and the actions on one record.
 
 The Tickets page calls `render_ticket_evidence`; the rules live in `dashboard/support/`, the drawing in
-`components/`. Here the role is checked right before each write, and caches are dropped after it.
+`components/`. Here the role is checked right before each write, and the bank's freshness is moved after it.
 """
 
 from __future__ import annotations
@@ -12,11 +12,10 @@ from collections.abc import Sequence
 import streamlit as st
 
 from components.admission import render_evidence, render_how_recalled, render_path, render_report
-from components.identity import signed_in_reviewer
 from components.legacy_history import RecordAction, render_not_consulted, render_record_actions
 from components.safe_text import md
 from components.status_banner import plain_error
-from dashboard.app import access, state
+from dashboard.app import access, resources, ticket_recalls
 from dashboard.hindsight.errors import HindsightError
 from dashboard.review.casework import Casework
 from dashboard.support.legacy_history import migrate_customer, not_consulted, tag_for_customer, ticket_records
@@ -35,20 +34,21 @@ def render_ticket_evidence(ticket: Ticket, recall: TicketRecall, customers: Sequ
     skipped = None
     if recall.path == "tagged":
         try:
-            skipped = not_consulted(recall, state.legacy_plan(bank, customers))
+            skipped = not_consulted(recall, ticket_recalls.legacy_plan(bank, customers))
         except (HindsightError, MigrationError) as exc:
             st.warning("This customer's old untagged records could not be checked:", icon=":material/history:")
             st.text(plain_error(exc))
-    if render_not_consulted(skipped, can_migrate=access.can("apply_migration"), key=key) and access.require("apply_migration"):
-        _write(ticket, lambda: migrate_customer(state.gateway(), bank, customers, ticket.customer))
+    if render_not_consulted(skipped, can_migrate=access.can("apply_migration"), key=key) and access.permitted("apply_migration"):
+        _write(bank, ticket, lambda: migrate_customer(resources.gateway(), bank, customers, ticket.customer))
     render_evidence(recall, key=f"recall_{ticket.id}")
 
     rows = ticket_records(recall, skipped)
-    casework = Casework(state.outbox().engine)
+    casework = resources.casework()
+    me = access.reviewer("ticket_reviewer")
     action = render_record_actions(
         rows, flags_on(casework, bank, [r.key for r in rows]), can_flag=access.can("decide"),
-        can_tag=access.can("apply_migration"), signed_in=signed_in_reviewer(), key=key,
-    )  # fmt: skip
+        can_tag=access.can("apply_migration"), signed_in=me.name if me.signed_in else None, key=key,
+    )
     if action is not None:
         _act(ticket, action, customers, bank, casework)
     render_how_recalled(recall, bank, ticket.id)
@@ -57,10 +57,10 @@ def render_ticket_evidence(ticket: Ticket, recall: TicketRecall, customers: Sequ
 def _act(ticket: Ticket, action: RecordAction, customers: Sequence[Customer], bank: str, casework: Casework) -> None:
     record = action.record
     if action.kind == "tag":
-        if access.require("apply_migration"):
-            _write(ticket, lambda: tag_for_customer(state.gateway(), bank, customers, ticket.customer, record.document_id, record.tags))
+        if access.permitted("apply_migration"):
+            _write(bank, ticket, lambda: tag_for_customer(resources.gateway(), bank, customers, ticket.customer, record.document_id, record.tags))
         return
-    if not access.require("decide"):
+    if not access.permitted("decide"):
         return
     try:
         flag_record(casework, bank, record.key, author=action.author, ticket_id=ticket.id, note=action.note)
@@ -72,7 +72,7 @@ def _act(ticket: Ticket, action: RecordAction, customers: Sequence[Customer], ba
     st.rerun()
 
 
-def _write(ticket: Ticket, run) -> None:
+def _write(bank: str, ticket: Ticket, run) -> None:
     """Run a migration write; keep its report (or why it was refused) for the next run of the page."""
     try:
         report = run()
@@ -80,7 +80,7 @@ def _write(ticket: Ticket, run) -> None:
         st.error("Not done:", icon=":material/block:")
         st.text(plain_error(exc))
         return
-    state.invalidate_ticket_recalls(ticket.customer)  # the next recall for this customer sees the tagged records
+    ticket_recalls.migrated(bank)  # every instance's next recall sees the tagged records
     st.session_state[OUTCOME_KEY] = {"ticket": ticket.id, "report": report}
     st.rerun()
 

@@ -115,7 +115,7 @@ def run_audit_recalls(args: argparse.Namespace) -> int:
         payload = {
             "bank": args.bank, "audit_log_enabled": enabled, "sync": report.model_dump(),
             "recalls": [e.model_dump(mode="json") for e in store.entries(args.bank, since=since)],
-        }  # fmt: skip
+        }
         if args.incidents:
             runs = [r for r in store.runs(bank_id=args.bank) if r.started_at >= since]
             payload["incidents"] = [i.model_dump(mode="json") for i in find_incidents(gateway, store, outbox, runs)]
@@ -146,7 +146,8 @@ def _decide_args(parser: argparse.ArgumentParser) -> None:
 
 @command("decide", "record a reviewer's decision like the page does: stored first, then retained into Hindsight", _decide_args)
 def run_decide(args: argparse.Namespace) -> int:
-    """For scripts and bulk imports of decisions made elsewhere; the reviewer is recorded as unauthenticated."""
+    """For scripts and bulk imports of decisions made elsewhere: the same decision service as the pages (role,
+    claim, outbox, freshness), under RECALL_REVIEW_ROLE; the reviewer is recorded as unauthenticated."""
     from datetime import UTC
 
     from dashboard.finance.decisions import DecisionError, document_id_for, exception_decision, precedent_record
@@ -154,6 +155,10 @@ def run_decide(args: argparse.Namespace) -> int:
     from dashboard.finance.policy import assess
     from dashboard.finance.recall import CaseKey, two_stage_recall
     from dashboard.queue_files import QueueFileError, load_rows
+    from dashboard.review.casework import Casework
+    from dashboard.review.decisions import DecisionService, NotAllowed, Proposal, Refused
+    from dashboard.review.freshness import Freshness
+    from dashboard.support.customers import customer_tag
     from dashboard.support.decisions import TicketDecisionError, interaction_record, ticket_decision
     from dashboard.support.models import Ticket
 
@@ -177,7 +182,7 @@ def run_decide(args: argparse.Namespace) -> int:
                 decision = exception_decision(
                     case, rec, reviewer=args.reviewer, authenticated=False, action=action, outcome=args.outcome,
                     reason_code=args.reason, note=args.note,
-                )  # fmt: skip
+                )
             except DecisionError as exc:
                 return input_error("--reason" if exc.field == "reason_code" else f"--{exc.field}", str(exc))
             memory = precedent_record(case, decision, rec)
@@ -189,11 +194,17 @@ def run_decide(args: argparse.Namespace) -> int:
                 decision = ticket_decision(
                     ticket, action="approve" if args.outcome == "approve" else "override", reviewer=args.reviewer,
                     authenticated=False, decided_at=datetime.now(UTC), response=args.response, note=args.note,
-                )  # fmt: skip
+                )
             except TicketDecisionError as exc:
                 return input_error(f"--{exc.field}", str(exc))
             memory = interaction_record(ticket, decision)
-        stored, report = outbox.submit(bank, decision, memory, gateway.retain)
+        service = DecisionService(outbox, Casework(outbox.engine), Freshness(outbox.engine), gateway.retain)
+        scope = CaseKey.of(case).scope if args.case in cases else customer_tag(ticket.customer)
+        done = service.decide(bank, settings.role, Proposal(decision=decision, record=memory, scope=scope, base_revision=None))
+        stored, report = done.stored, done.report
+    except (NotAllowed, Refused) as exc:
+        print(f"error: not recorded: {exc}", file=sys.stderr)
+        return 1
     except HindsightError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -202,7 +213,7 @@ def run_decide(args: argparse.Namespace) -> int:
     payload = {
         "audit_id": stored.id, "case": args.case, "bank": bank, "document_id": stored.document_id, "state": stored.state,
         "outcome": decision.outcome, "overridden": decision.overridden, "delivery_error": report.error,
-    }  # fmt: skip
+    }
     if args.json:
         print_json(payload)
     else:

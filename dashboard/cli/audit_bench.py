@@ -90,11 +90,11 @@ def _measure(settings, recalls: int, repeat: int, log) -> dict:
         case = next(c for c in load_rows(settings.exceptions_file, ExceptionCase) if c.id == PAGE_CASE)
         run_exception(gw, store, bank, case, "reviewed")
         env = {**os.environ, "RECALL_REVIEW_FINANCE_BANK": bank, "RECALL_REVIEW_DATA_DIR": str(store_dir),
-               "RECALL_REVIEW_API_PORT": str(settings.api_port), "RECALL_REVIEW_PG_PORT": str(settings.pg_port)}  # fmt: skip
+               "RECALL_REVIEW_API_PORT": str(settings.api_port), "RECALL_REVIEW_PG_PORT": str(settings.pg_port)}
         timing = time_page(env, PAGE_CASE, repeat)
         warm = sorted(timing["warm_ms"])
         figures.update(page_cold_ms=round(timing["cold_ms"], 1), page_warm_median_ms=round(warm[len(warm) // 2], 1),
-                       page_warm_max_ms=round(warm[-1], 1))  # fmt: skip
+                       page_warm_max_ms=round(warm[-1], 1))
     finally:
         gw.close()
     return figures

@@ -75,7 +75,7 @@ class Report:
         target = TARGETS.get(target_of) if target_of else None
         verdict = None if target is None else ("PASS" if value <= target[0] else "MISS")
         self.ratios.append({"name": name, "value": round(value, 3), "target": target[0] if target else None,
-                            "unit": target[1] if target else "x", "verdict": verdict, "detail": detail})  # fmt: skip
+                            "unit": target[1] if target else "x", "verdict": verdict, "detail": detail})
 
     def print(self, out=sys.stdout) -> None:
         w = max(len(r["name"]) for r in self.rows) if self.rows else 40
@@ -170,7 +170,7 @@ def lean_study(rep: Report, gw: HindsightGateway, bank: str, size: int, sample, 
     for name in configs:
         a = agree[name]
         rep.timing(f"[{size}] lean study, two-stage {name}", times[name],
-                   f"same exact as default {a[0]}/{n}; same top {k} {a[1]}/{n}; overlap {a[2] / n:.0%}")  # fmt: skip
+                   f"same exact as default {a[0]}/{n}; same top {k} {a[1]}/{n}; overlap {a[2] / n:.0%}")
 
 
 def recall_side_by_side(rep: Report, gw, raw: RawClient, bank: str, size: int, sample, repeat: int) -> dict:
@@ -213,7 +213,7 @@ def trace_parse(rep: Report, base_url: str, bank: str, size: int, sample, repeat
         if budget == "high":
             payload.pop("tags"), payload.pop("tags_match")
         req = urllib.request.Request(f"{base_url}/v1/default/banks/{bank}/memories/recall", data=json.dumps(payload).encode(),
-                                     headers={"Content-Type": "application/json"}, method="POST")  # fmt: skip
+                                     headers={"Content-Type": "application/json"}, method="POST")
         with urllib.request.urlopen(req, timeout=120) as resp:
             body = resp.read()
         if len(body) >= 900_000:
@@ -224,7 +224,7 @@ def trace_parse(rep: Report, base_url: str, bank: str, size: int, sample, repeat
     parsed = RecallResponse.model_validate_json(body)
     full = [_ms(lambda: analyse(RecallResponse.model_validate_json(body))) for _ in range(max(5, repeat))]
     m = rep.timing(f"[{size}] parse a {kb:.0f} KB trace (model_validate_json, the gateway's path)", ours,
-                   f"{len(parsed.trace.rrf_merged) if parsed.trace else 0} fused candidates")  # fmt: skip
+                   f"{len(parsed.trace.rrf_merged) if parsed.trace else 0} fused candidates")
     rep.timing(f"[{size}] parse the same trace via the client's models + to_dict", theirs)
     rep.timing(f"[{size}] parse + analyse the same trace", full)
     return m if kb >= 500 else float("nan")
@@ -238,7 +238,7 @@ def synthetic_trace(n: int, seed: int = 3, dated: bool = False) -> RecallTrace:
     for method, share in (("semantic", 1.0), ("bm25", 0.7), ("graph", 0.3)):
         chosen = rng.sample(ids, int(n * share))
         hits = [RetrievalHit(rank=r, node_id=i, text="t", score=1.0 - r / (n + 1), score_name="s", event_date=dates[i])
-                for r, i in enumerate(chosen, 1)]  # fmt: skip
+                for r, i in enumerate(chosen, 1)]
         lists.append(RetrievalList(method_name=method, fact_type="world", results=hits))
     merged = [RrfCandidate(node_id=i, rrf_score=0.0, source_ranks=SourceRanks(), final_rrf_rank=r) for r, i in enumerate(ids, 1)]
     return RecallTrace(retrieval_results=lists, rrf_merged=merged)
@@ -252,7 +252,7 @@ def replay_bench(rep: Report, repeat: int) -> float:
         trace = synthetic_trace(n)
         knobs = ReplaySettings(caps={"semantic": n // 2}, weights={"bm25": 0.5}, top_k=10)
         med = rep.timing(f"what-if replay over {n:,} candidates (+ top-k diff)",
-                         [_ms(lambda: diff_top_k(trace, replay(trace, knobs))) for _ in range(max(10, repeat))])  # fmt: skip
+                         [_ms(lambda: diff_top_k(trace, replay(trace, knobs))) for _ in range(max(10, repeat))])
         result = med
     return result
 
@@ -266,7 +266,7 @@ def scoring_bench(rep: Report, repeat: int) -> float:
     trace.query.timestamp, trace.query.budget = "2026-11-30T00:00:00Z", 1000
     knobs = ReplaySettings(caps={"semantic": 1500}, weights={"bm25": 0.5}, reranker_max_candidates=None, top_k=10)
     return rep.timing("what-if replay + final scoring over 3,000 candidates (predicted returned top k)",
-                      [_ms(lambda: predict(trace, knobs).top_ids()) for _ in range(max(10, repeat))])  # fmt: skip
+                      [_ms(lambda: predict(trace, knobs).top_ids()) for _ in range(max(10, repeat))])
 
 
 def time_page(env: dict[str, str], case_id: str, repeat: int) -> dict:
@@ -276,7 +276,7 @@ def time_page(env: dict[str, str], case_id: str, repeat: int) -> dict:
         [sys.executable, "-m", "dashboard.cli.page_timing", "views/exceptions.py", "--case", case_id,
          "--repeat", str(max(5, repeat))],
         env=env, capture_output=True, text=True, timeout=1800,
-    )  # fmt: skip
+    )
     lines = child.stdout.strip().splitlines()
     timing = json.loads(lines[-1]) if lines else {}
     if child.returncode != 0 or "warm_ms" not in timing:
@@ -310,7 +310,7 @@ def warm_rerun(rep: Report, settings, bank: str, data_dir: Path, repeat: int, pa
     queue_file = bench_data.write_cases_csv(data_dir / f"bench-exceptions-{page_cases}.csv", bench_data.cases(page_cases))
     env = {**os.environ, "RECALL_REVIEW_EXCEPTIONS_FILE": str(queue_file), "RECALL_REVIEW_FINANCE_BANK": bank,
            "RECALL_REVIEW_DATA_DIR": str(settings.data_dir), "RECALL_REVIEW_API_PORT": str(settings.api_port),
-           "RECALL_REVIEW_PG_PORT": str(settings.pg_port)}  # fmt: skip
+           "RECALL_REVIEW_PG_PORT": str(settings.pg_port)}
     timing = time_page(env, "BE-00000", repeat)
     preloaded = min(200, page_cases)
     rep.timing(f"Exceptions page, {page_cases:,} cases, cold (recalls the first {preloaded}) [{bank}]", [timing["cold_ms"]])
@@ -329,7 +329,7 @@ def machine() -> str:
 
 
 def run(sizes: list[int], repeat: int, log: Callable[[str], None] = print, queue_sizes: tuple[int, int] = (17, 200),
-        page_cases: int = 1000) -> Report:  # fmt: skip
+        page_cases: int = 1000) -> Report:
     settings = load_settings()
     rep = Report()
     rep.notes.append(f"machine: {machine()}; {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; load average {os.getloadavg()[0]:.1f} at start")
@@ -339,7 +339,7 @@ def run(sizes: list[int], repeat: int, log: Callable[[str], None] = print, queue
 
 
 def _measure(rep: Report, settings, sizes: list[int], repeat: int, log: Callable[[str], None],
-             queue_sizes: tuple[int, int], page_cases: int) -> None:  # fmt: skip
+             queue_sizes: tuple[int, int], page_cases: int) -> None:
     gw = HindsightGateway(settings.base_url, settings.api_key, timeout=300.0)
     raw = RawClient(settings.base_url, settings.api_key)
     try:
@@ -361,7 +361,7 @@ def _measure(rep: Report, settings, sizes: list[int], repeat: int, log: Callable
         largest, smallest = max(sizes), min(sizes)
         big = per_size[largest]
         rep.ratio("dashboard overhead (two-stage vs the same raw client calls)", big["lean"] / big["raw"],
-                  f"at {largest} memories", target_of="overhead")  # fmt: skip
+                  f"at {largest} memories", target_of="overhead")
         for size in sizes:
             if size != largest:
                 rep.ratio(f"[{size}] dashboard overhead", per_size[size]["lean"] / per_size[size]["raw"])
@@ -369,16 +369,16 @@ def _measure(rep: Report, settings, sizes: list[int], repeat: int, log: Callable
                 rep.ratio(f"[{size}] queue of {small_q} vs {small_q} sequential default recalls", per_size[size]["small queue"])
             rep.ratio(f"[{size}] queue of {big_q} vs {big_q} sequential default recalls", per_size[size]["big queue"])
         rep.ratio("two-stage lean vs one default any_strict (largest bank)", big["lean"] / big["single"],
-                  f"at {largest} memories", target_of="two-stage vs single")  # fmt: skip
+                  f"at {largest} memories", target_of="two-stage vs single")
         rep.ratio(f"queue of {small_q}, cold, vs {small_q} sequential default recalls (largest bank)", big["small queue"],
-                  f"at {largest} memories", target_of="queue")  # fmt: skip
+                  f"at {largest} memories", target_of="queue")
         if largest != smallest:
             for what in ("lean", "single"):
                 rep.ratio(f"growth {smallest} -> {largest} memories, {'two-stage lean' if what == 'lean' else 'default any_strict'}",
-                          per_size[largest][what] / per_size[smallest][what])  # fmt: skip
+                          per_size[largest][what] / per_size[smallest][what])
         rep.ratio(f"warm rerun, Exceptions page, {page_cases:,} cases",
                   warm_rerun(rep, settings, bench_data.bench_bank(smallest), settings.data_dir, repeat, page_cases),
-                  target_of="warm rerun")  # fmt: skip
+                  target_of="warm rerun")
         parse = big["parse"]
         if parse == parse:  # not NaN: the trace was big enough to be the ~1 MB case
             rep.ratio("parse a ~1 MB trace", parse, f"at {largest} memories", target_of="parse")

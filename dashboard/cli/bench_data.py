@@ -22,7 +22,7 @@ VENDORS = 60
 SEED = 7
 SEED_BATCH = 100
 _ITEMS = ["steel brackets", "hex bolts", "copper wire", "pallets", "safety gloves", "hydraulic hoses", "LED panels",
-          "toner cartridges", "conveyor belts", "welding rods", "packing foam", "bearings"]  # fmt: skip
+          "toner cartridges", "conveyor belts", "welding rods", "packing foam", "bearings"]
 _SUMMARY = {
     "price_variance": "Billed {item} at {a:.2f} per unit against a PO price of {b:.2f}.",
     "quantity_mismatch": "Invoiced {n} units of {item}, goods receipt shows {m}.",
@@ -70,7 +70,7 @@ def precedents(size: int) -> list[Precedent]:
                 id=f"BENCH-{n:05d}", vendor_code=vendor_code(v), vendor_name=f"Bench Vendor {v:03d}",
                 exception_type=etype, outcome=outcome, decided_on=start + timedelta(days=rng.randint(0, 900)),
                 invoice=f"INV-B{n:05d}", summary=summary, rationale=_RATIONALE[outcome],
-            )  # fmt: skip
+            )
         )
     return out
 
@@ -95,7 +95,7 @@ def cases(count: int, seed: int = SEED + 1) -> list[ExceptionCase]:
                 invoice=f"INV-Q{n:05d}", po=f"PO-Q{n:05d}", invoice_amount=inv, po_amount=po,
                 description=f"{item} invoiced at {inv:.2f} against PO {po:.2f}.",
                 opened_on=date(2026, 1, 1) + timedelta(days=rng.randint(0, 300)),
-            )  # fmt: skip
+            )
         )
     return out
 

@@ -211,7 +211,7 @@ def run(sizes: list[int], runs: int, bank_size: int, log: Callable[[str], None] 
             try:
                 for queue in queues:
                     env = {**os.environ, "RECALL_REVIEW_FINANCE_BANK": queue.bank, "RECALL_REVIEW_EXCEPTIONS_FILE": str(queue.queue_file),
-                           "RECALL_REVIEW_API_PORT": str(settings.api_port), "RECALL_REVIEW_PG_PORT": str(settings.pg_port)}  # fmt: skip
+                           "RECALL_REVIEW_API_PORT": str(settings.api_port), "RECALL_REVIEW_PG_PORT": str(settings.pg_port)}
                     result = SizeResult(label=queue.label)
                     for n in range(runs):
                         log(f"{queue.label}: run {n + 1} of {runs} (fresh app process and browser context) ...")
@@ -235,7 +235,7 @@ def _report(results: list[SizeResult], runs: int, notes: list[str]) -> dict:
             med = r.median(what)
             cells.append({"size": r.label, "median_ms": None if med is None else round(med, 1),
                           "samples_ms": [round(s, 1) for s in r.samples[what]],
-                          "verdict": None if med is None else ("PASS" if med <= target else "MISS")})  # fmt: skip
+                          "verdict": None if med is None else ("PASS" if med <= target else "MISS")})
         rows.append({"name": label, "target_ms": target, "sizes": cells})
     return {"runs": runs, "viewport": f"{VIEWPORT['width']}x{VIEWPORT['height']}", "rows": rows, "notes": notes}
 
@@ -269,7 +269,7 @@ def _sizes(value: str) -> list[int]:
 def _args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sizes", type=_sizes, default=[18, 1000],
                         help="queue sizes; the demo queue's size (18) means the demo queue on the demo precedents, "
-                             "any other a synthetic queue on the bench bank")  # fmt: skip
+                             "any other a synthetic queue on the bench bank")
     parser.add_argument("--runs", type=int, default=3, help="fresh app processes per size (the medians are of these)")
     parser.add_argument(
         "--bank-size", type=int, default=10_000, help="memories in the bench bank of the synthetic queues"

@@ -187,13 +187,13 @@ def run_migrate(args: argparse.Namespace) -> int:
             payload = {
                 "mode": "dry-run", "bank": bank, "counts": plan.counts(), "coverage": plan.coverage.as_json(),
                 "records": [c.model_dump(exclude={"text"}) for c in plan.reliable + plan.failed],
-            }  # fmt: skip
+            }
         else:
             report = migration.apply(gateway, bank, customers, batch_size=args.batch_size, limit=args.limit)
             payload = {
                 "mode": "apply", "bank": bank, "converted": report.converted, "remaining_reliable": report.remaining_reliable,
                 "before": report.before.as_json(), "after": report.after.as_json(), "error": report.error,
-            }  # fmt: skip
+            }
     except HindsightError as exc:
         print(f"error: migration against Hindsight at {settings.base_url} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
@@ -257,12 +257,12 @@ def run_recall_exception(args: argparse.Namespace) -> int:
         "crowd_out_check": "reused pass 2" if result.crowd_out.reused_pass2 else "one extra any_strict call",
         "calls": result.calls,
         "recommendation": rec.model_dump(include={"action", "confidence", "cited", "rationale", "policy"}),
-    }  # fmt: skip
+    }
     if args.json:
         print_json(payload)
     else:
         print(f"{key.vendor_code} / {key.exception_type}: {len(result.exact)} exact, {len(result.broader)} broader"
-              f"{' (pass 2 skipped)' if result.pass2_skipped else ''}; single pass would lose {result.crowd_out.lost}")  # fmt: skip
+              f"{' (pass 2 skipped)' if result.pass2_skipped else ''}; single pass would lose {result.crowd_out.lost}")
         for e in result.records:
             print(f"  {e.pass_:8} {'relevant' if e.relevant else 'other   '} {e.ref}")
         print(f"recommendation: {rec.action} ({rec.confidence:.2f}): {rec.rationale}")

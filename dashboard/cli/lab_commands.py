@@ -55,7 +55,7 @@ def run_evidence_bench(args: argparse.Namespace) -> int:
         print_json(report)
         return 0
     print(f"{report['cases']} cases on bank {bank}: evidence in the returned top {args.k} for {report['evidence_at_k']} "
-          f"({report['evidence_rate']:.0%})")  # fmt: skip
+          f"({report['evidence_rate']:.0%})")
     print(f"{'arm':<10}{'in list':>9}{'in pool':>9}{'in top k':>10}{'share of top k':>16}")
     for arm, row in report["per_arm"].items():
         print(f"{arm:<10}{row['in_list']:>9}{row['in_pool']:>9}{row['in_top_k']:>10}{row['share_of_top_k']:>16.0%}")
@@ -71,7 +71,7 @@ def run_evidence_bench(args: argparse.Namespace) -> int:
 
 def _ab_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--a", default="", metavar="WHATIF",
-                        help="A as a what-if (e.g. graph=0,cap=20,min_bm25=1.5); default: the server as it is")  # fmt: skip
+                        help="A as a what-if (e.g. graph=0,cap=20,min_bm25=1.5); default: the server as it is")
     b = parser.add_mutually_exclusive_group(required=True)
     b.add_argument("--b-whatif", metavar="WHATIF", help="B as a what-if: arm=weight (semantic, bm25, graph, temporal), cap=N, min_bm25=X")
     b.add_argument("--b-bank-config", metavar="NAME=VALUE,...", help="B as a bank configuration on clones, e.g. enable_graph_retrieval=false")
@@ -134,11 +134,11 @@ def run_ab_compare(args: argparse.Namespace) -> int:
     print(report.summary())
     if report.prediction_checks:
         print(f"check: the default prediction equals the server's list for {sum(report.prediction_checks)} of "
-              f"{len(report.prediction_checks)} recalls")  # fmt: skip
+              f"{len(report.prediction_checks)} recalls")
     for d in report.diffs:
         if d.changed or d.error:
             row = d.row()
             print(f"  {row['case']:<10} exact +[{row['exact gained']}] -[{row['exact lost']}]  "
                   f"recommendation {row['recommendation A']} -> {row['recommendation B']}  "
-                  f"legacy +[{row['legacy admitted gained']}] -[{row['legacy admitted lost']}]  {row['error']}")  # fmt: skip
+                  f"legacy +[{row['legacy admitted gained']}] -[{row['legacy admitted lost']}]  {row['error']}")
     return 0

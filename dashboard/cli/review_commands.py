@@ -37,7 +37,7 @@ def run_worker(args: argparse.Namespace) -> int:
                 print_json(report.model_dump())
             else:
                 print(f"delivered {report.delivered}, failed {report.failed}, superseded {report.superseded}, "
-                      f"still pending {report.still_pending}{'; ' + report.error if report.error else ''}")  # fmt: skip
+                      f"still pending {report.still_pending}{'; ' + report.error if report.error else ''}")
             return 0
         stop = threading.Event()
         for sig in (signal.SIGTERM, signal.SIGINT):

@@ -112,7 +112,7 @@ def seed_flags(gateway: HindsightGateway, settings: Settings, log: Callable[[str
     jobs = [
         (lambda c=c: atwo_stage_recall(gateway.arecall, bank, CaseKey.of(c), c.recall_query(), k=DEFAULT_K, own_document=document_id_for(c.id)))
         for c in cases
-    ]  # fmt: skip
+    ]
     results = {c.id: r for c, r in zip(cases, gateway.recall_many(jobs), strict=True) if not isinstance(r, BaseException)}
     results = {case_id: check_crowd_out(gateway.recall, r) for case_id, r in results.items()}  # one more call only where pass 2 was skipped
     finance_flags.keep(casework, bank, results)

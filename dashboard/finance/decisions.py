@@ -94,7 +94,7 @@ def exception_decision(
             case_id=case.id, case_kind="exception", reviewer=reviewer, authenticated=authenticated, outcome=final,
             overridden=overridden, reason_code=reason_code, note=note, agent_recommendation=recommendation.action,
             cited_evidence=list(recommendation.cited), decided_at=now(),
-        )  # fmt: skip
+        )
     except ValidationError as exc:
         err = exc.errors()[0]
         raise DecisionError(str(err["loc"][0]) if err["loc"] else "decision", err["msg"]) from None

@@ -41,7 +41,7 @@ def finance_flags(result: TwoStageResult) -> FinanceFlags:
         k=result.k, exact=len(flagged.exact), relevant=sum(1 for r in flagged.records if r.relevant), broader=len(flagged.broader),
         action=rec.action, confidence=rec.confidence, policy=rec.policy,
         crowd_out_lost=None if result.crowd_out is None else result.crowd_out.lost, exact_ids=[r.id for r in flagged.exact],
-    )  # fmt: skip
+    )
 
 
 def keep_crowd_out(new: FinanceFlags, previous: FinanceFlags | None) -> FinanceFlags:
@@ -71,4 +71,4 @@ def keep(casework: Casework, bank_id: str, results: Mapping[str, TwoStageResult]
     casework.put_many_flags(bank_id, "exception", {
         case_id: {KEY: keep_crowd_out(finance_flags(result), stored(before.get(case_id))).model_dump(mode="json")}
         for case_id, result in results.items()
-    })  # fmt: skip
+    })

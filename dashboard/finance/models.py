@@ -36,6 +36,11 @@ def type_tag(exception_type: str) -> str:
     return f"type:{exception_type}"
 
 
+def decision_scope(vendor_code: str, exception_type: str) -> str:
+    """What a decision changes in memory: the recalls of its vendor AND type (review.freshness)."""
+    return f"{vendor_tag(vendor_code)}+{type_tag(exception_type)}"
+
+
 class _HasVendor(StrictModel):
     vendor_code: str
     exception_type: ExceptionType

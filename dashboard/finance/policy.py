@@ -108,7 +108,7 @@ def _human_authority(key: CaseKey, usable: list[PrecedentEvidence], latest: Prec
             f"{latest.metadata.get('decided_on', 'an unknown date')}{verdict}. A newer human decision has authority."
             f"{older_note}{others}{disagree}{broader_note}"
         ),
-    )  # fmt: skip
+    )
 
 
 def recommend(result: TwoStageResult) -> Recommendation:
@@ -123,7 +123,7 @@ def recommend(result: TwoStageResult) -> Recommendation:
                 f"No relevant precedent: {len(recalled)} record(s) were recalled but none concern {_about(key)}. "
                 "Escalate for a human decision."
             ),
-        )  # fmt: skip
+        )
     usable = _newest_first([r for r in relevant if r.metadata.get("outcome") in OUTCOMES])
     if not usable:
         return Recommendation(
@@ -132,7 +132,7 @@ def recommend(result: TwoStageResult) -> Recommendation:
                 f"No usable precedent: {len(relevant)} relevant record(s) concern {_about(key)} "
                 "but none records an outcome. Escalate for a human decision."
             ),
-        )  # fmt: skip
+        )
 
     latest_human = next((r for r in usable if r.human), None)
     if latest_human is not None and _decided_on(latest_human) >= _decided_on(usable[0]):
@@ -155,7 +155,7 @@ def recommend(result: TwoStageResult) -> Recommendation:
                 f"Precedents conflict: the {n} relevant precedent(s) for {_about(key)} were decided {counts}; "
                 f"no outcome reaches {AGREEMENT_NEEDED:.0%} agreement, so escalate.{broader_note}"
             ),
-        )  # fmt: skip
+        )
     cited = [r for r in usable if r.metadata["outcome"] == winner]
     newest = cited[0]
     return Recommendation(
@@ -167,7 +167,7 @@ def recommend(result: TwoStageResult) -> Recommendation:
             f"Confidence {agreement:.0%} agreement x {support:.0%} support (full support at {FULL_SUPPORT_AT} precedents)."
             f"{broader_note}"
         ),
-    )  # fmt: skip
+    )
 
 
 def no_evidence_recommendation(reason: str) -> Recommendation:
@@ -175,7 +175,7 @@ def no_evidence_recommendation(reason: str) -> Recommendation:
     return Recommendation(
         action="escalate", confidence=0.0, policy="no_evidence",
         rationale=f"No evidence: {reason} Without precedents the guard recommends escalation; your decision is recorded and delivered when Hindsight is back.",
-    )  # fmt: skip
+    )
 
 
 def assess(result: TwoStageResult) -> tuple[TwoStageResult, Recommendation]:

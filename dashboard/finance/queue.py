@@ -23,7 +23,7 @@ SORTS = {
 }
 DEFAULT_SORT = "Age (oldest first)"
 COLUMNS = ["case", "vendor", "type", "invoice amount", "variance", "variance %", "age (days)", "status", "decision",
-           "exact precedents", "agent recommends", "crowd-out", "incident"]  # fmt: skip
+           "exact precedents", "agent recommends", "crowd-out", "incident"]
 
 
 def status_of(stored: StoredDecision | None) -> str:
@@ -48,7 +48,7 @@ def select(
         if (not vendors or c.vendor_code in vendors)
         and (not types or c.exception_type in types)
         and (not statuses or status_of(decided.get(c.id)) in statuses)
-    ]  # fmt: skip
+    ]
     key, reverse = SORTS.get(sort, SORTS[DEFAULT_SORT])
     return sorted(kept, key=key, reverse=reverse)
 
@@ -60,7 +60,7 @@ def recommends(flags: FinanceFlags) -> str:
 def queue_frame(
     cases: list[ExceptionCase], decided: Mapping[str, StoredDecision], today: date,
     flags: Mapping[str, dict] | None = None, incidents: Mapping[str, str] | None = None,
-) -> pd.DataFrame:  # fmt: skip
+) -> pd.DataFrame:
     """The queue table. `flags`: case id -> its stored flags; `incidents`: case id -> its incident cell.
     A flag column is blank for a case not measured yet."""
     flags, incidents = flags or {}, incidents or {}
@@ -76,7 +76,7 @@ def queue_frame(
             "exact precedents": measured.exact if measured else None,
             "agent recommends": recommends(measured) if measured else "",
             "crowd-out": measured.crowd_out if measured else "", "incident": incidents.get(c.id, ""),
-        })  # fmt: skip
+        })
     frame = pd.DataFrame(rows, columns=COLUMNS)
     frame["exact precedents"] = frame["exact precedents"].astype("Int64")  # blank, not NaN, when not measured
     return frame

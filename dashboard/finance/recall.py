@@ -29,7 +29,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from dashboard.finance.models import EXCEPTION_TYPES, REVIEWER_TAG, ExceptionCase, _HasVendor, type_tag, vendor_tag
+from dashboard.finance.models import EXCEPTION_TYPES, REVIEWER_TAG, ExceptionCase, _HasVendor, decision_scope, type_tag, vendor_tag
 from dashboard.hindsight.calls import AsyncRecallFn, RecallFn
 from dashboard.hindsight.documents import RecalledDocument, RecalledDocuments, RecalledObservation, group
 from dashboard.hindsight.wire import Budget, RecallResponse, Scores, TagsMatch
@@ -87,6 +87,10 @@ class CaseKey(_HasVendor):
     def tags(self) -> list[str]:
         return [vendor_tag(self.vendor_code), type_tag(self.exception_type)]
 
+    @property
+    def scope(self) -> str:
+        return decision_scope(self.vendor_code, self.exception_type)
+
     def default_query(self) -> str:
         return f"{self.exception_type.replace('_', ' ')} for vendor {self.vendor_code} {self.vendor_name}".strip()
 
@@ -141,7 +145,7 @@ class PrecedentEvidence(BaseModel):
             "relevant": self.relevant, "pass": self.pass_, "rank": self.rank,
             "outcome": self.metadata.get("outcome"), "decided_on": self.metadata.get("decided_on"),
             "scores": self.scores.model_dump(), "human": self.human, "facts": [f.text for f in self.extracted_facts],
-        }  # fmt: skip
+        }
 
     @classmethod
     def of(cls, document: RecalledDocument, pass_: Pass, rank: int) -> PrecedentEvidence:
@@ -149,7 +153,7 @@ class PrecedentEvidence(BaseModel):
             id=document.ref, document_id=document.document_id, text=document.text, verbatim=document.verbatim,
             facts=[MatchedFact(id=f.id, text=f.text, scores=f.scores) for f in document.facts],
             tags=document.tags, metadata=document.metadata, scores=document.scores, pass_=pass_, rank=rank,
-        )  # fmt: skip
+        )
 
 
 class PassInfo(BaseModel):
@@ -296,7 +300,7 @@ class _Plan:
         info = PassInfo(
             tags_match=self.call["tags_match"], returned=len(grouped.documents), facts=grouped.facts,
             budget_reached=grouped.budget_reached, **{**self.req, **{k: self.call[k] for k in ("tags", "max_tokens")}},
-        )  # fmt: skip
+        )
         self.found[self.stage] = (grouped.documents, info)
         if self.stage != "exact":
             self.stage = None
@@ -320,7 +324,7 @@ class _Plan:
         base = {
             "bank_id": self.bank_id, "query": self.query, "key": self.key, "k": self.k, "pass1": pass1, "calls": self.calls,
             "own_decision": self.own, "observations": list(self.observations.values()),
-        }  # fmt: skip
+        }
         if "decisions" in self.found:
             humans, decisions = self.found["decisions"]
             exact, _ = self._exact(_humans_first(humans) + first)
@@ -346,7 +350,7 @@ def two_stage_recall(
     recall: RecallFn, bank_id: str, key: CaseKey, query: str, k: int = DEFAULT_K,
     budget: Budget | None = None, types: list[str] | None = LEAN_TYPES,
     *, own_document: str | None = None, decisions_first: bool = True,
-) -> TwoStageResult:  # fmt: skip
+) -> TwoStageResult:
     """Exact (all_strict) first, the latest human decisions at the top (see _Plan)."""
     plan = _Plan(bank_id, key, query, k, budget, types, own_document, decisions_first)
     while (call := plan.next_call()) is not None:
@@ -358,7 +362,7 @@ async def atwo_stage_recall(
     arecall: AsyncRecallFn, bank_id: str, key: CaseKey, query: str, k: int = DEFAULT_K,
     budget: Budget | None = None, types: list[str] | None = LEAN_TYPES,
     *, own_document: str | None = None, decisions_first: bool = True,
-) -> TwoStageResult:  # fmt: skip
+) -> TwoStageResult:
     """two_stage_recall as a coroutine (for HindsightGateway.recall_many): the same calls, the same result."""
     plan = _Plan(bank_id, key, query, k, budget, types, own_document, decisions_first)
     while (call := plan.next_call()) is not None:
@@ -374,6 +378,6 @@ def check_crowd_out(recall: RecallFn, result: TwoStageResult) -> TwoStageResult:
     response = recall(
         result.bank_id, result.query, tags=result.key.tags, tags_match="any_strict", max_tokens=p.max_tokens,
         budget=p.budget, types=p.types,
-    )  # fmt: skip
+    )
     single = group(response).without(result.own_decision.document_id if result.own_decision else None).documents
     return result.with_crowd_out(crowd_out_from(single, result.exact, result.k, reused_pass2=False))

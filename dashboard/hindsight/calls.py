@@ -16,7 +16,7 @@ class RecallFn(Protocol):
     def __call__(
         self, bank_id: str, query: str, *, tags: list[str] | None = None, tags_match: TagsMatch = "any",
         max_tokens: int = 4096, budget: Budget = "mid", types: list[str] | None = None,
-    ) -> RecallResponse: ...  # fmt: skip
+    ) -> RecallResponse: ...
 
 
 class AsyncRecallFn(Protocol):
@@ -25,7 +25,7 @@ class AsyncRecallFn(Protocol):
     def __call__(
         self, bank_id: str, query: str, *, tags: list[str] | None = None, tags_match: TagsMatch = "any",
         max_tokens: int = 4096, budget: Budget = "mid", types: list[str] | None = None,
-    ) -> Awaitable[RecallResponse]: ...  # fmt: skip
+    ) -> Awaitable[RecallResponse]: ...
 
 
 class RetainFn(Protocol):

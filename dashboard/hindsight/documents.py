@@ -123,7 +123,7 @@ class RecalledDocuments(BaseModel):
         return self.model_copy(update={
             "documents": [d for d in self.documents if d.document_id != document_id],
             "observations": [o for o in self.observations if document_id not in o.source_documents],
-        })  # fmt: skip
+        })
 
 
 def budget_reached(results: list[RecalledMemory], max_tokens: int | None) -> bool:
@@ -157,7 +157,7 @@ def group(response: RecallResponse, max_tokens: int | None = None) -> RecalledDo
     return RecalledDocuments(
         documents=list(documents.values()), observations=observations, facts=len(response.results),
         budget_reached=budget_reached(response.results, max_tokens),
-    )  # fmt: skip
+    )
 
 
 def recall_documents(recall, bank_id: str, query: str, *, want: int, max_tokens: int, cap: int, **kwargs) -> tuple[RecalledDocuments, int]:

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import psutil
-from tenacity import Retrying, retry_if_result, stop_after_delay, wait_fixed
 
+from dashboard.processes import Child, ProcessFailed, log_tail, stop_process
 from dashboard.settings import Settings
 
 HOST = "127.0.0.1"
@@ -35,7 +35,6 @@ PG_USER = PG_PASSWORD = PG_DATABASE = "hindsight"
 PG_INSTANCE = "recall-review"
 UNPRIVILEGED_USER, UNPRIVILEGED_GROUP = "nobody", "nogroup"
 HEALTH_TIMEOUT_S = 180.0
-HEALTH_POLL_S = 0.5
 # postmaster.pid records its start time in whole seconds, a little after the process was created.
 PG_START_SLACK_S = 5.0
 
@@ -121,12 +120,6 @@ def health(url: str, timeout: float = 2.0) -> dict | None:
             return json.loads(resp.read())
     except (urllib.error.URLError, OSError, ValueError):
         return None
-
-
-def _tail(path: Path, lines: int = 30) -> str:
-    if not path.exists():
-        return f"(no log at {path})"
-    return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
 
 
 class EmbeddedServer:
@@ -218,14 +211,18 @@ class EmbeddedServer:
         if current.api_pid:
             raise ServerError(
                 f"hindsight-api (pid {current.api_pid}) is running but unhealthy: {current.detail}. "
-                "Run `python -m dashboard server stop` first.\n" + _tail(self.api_log)
+                "Run `python -m dashboard server stop` first.\n" + log_tail(self.api_log)
             )
         self.home.mkdir(parents=True, exist_ok=True)
         pg_pid = current.pg_pid or self._start_postgres()
         api = self._start_api()
-        state = {"api_pid": api.pid, "api_created": api.create_time(), "pg_pid": pg_pid, "url": self.url}
-        self.state_file.write_text(json.dumps(state))
-        self._wait_healthy(api, timeout)
+        state = {"api_pid": api.pid, "api_created": api.process.create_time(), "pg_pid": pg_pid, "url": self.url}
+        self.state_file.write_text(json.dumps(state))  # before the wait: a start cut short can still be stopped
+        try:
+            api.wait_until(lambda: _healthy(health(self.url)), timeout)
+        except ProcessFailed as exc:
+            raise ServerError(str(exc)) from None
+        self.log(f"Hindsight healthy at {self.url}")
         return self.status()
 
     def _start_postgres(self) -> int:
@@ -240,12 +237,12 @@ class EmbeddedServer:
             "-p", str(self.settings.pg_port), "-d", str(self.pg_data),
             "-c", f"listen_addresses={HOST}",
             "-u", PG_USER, "-P", PG_PASSWORD, "-n", PG_DATABASE,
-        ]  # fmt: skip
+        ]
         with self.pg_log.open("a") as log:
             done = subprocess.run(self._as_pg_user(argv), stdout=log, stderr=subprocess.STDOUT, cwd="/", timeout=120)
         postmaster = self._postgres()
         if done.returncode != 0 or postmaster is None:
-            raise ServerError(f"PostgreSQL did not start (exit {done.returncode}). Log tail:\n{_tail(self.pg_log)}")
+            raise ServerError(f"PostgreSQL did not start (exit {done.returncode}). Log tail:\n{log_tail(self.pg_log)}")
         return postmaster.pid
 
     def _api_env(self) -> dict[str, str]:
@@ -274,44 +271,24 @@ class EmbeddedServer:
         """The environment hindsight-api runs with (a second process against the same database reuses it)."""
         return self._api_env()
 
-    def _start_api(self) -> psutil.Process:
+    def _start_api(self) -> Child:
         executable = Path(sys.executable).parent / "hindsight-api"
         if not executable.exists():
             raise ServerError(f"{executable} not found: install the 'embedded' extra (scripts/setup does)")
         self.log(f"Starting hindsight-api on {self.url} (cold start takes ~15 s) ...")
         argv = [str(executable), "--host", HOST, "--port", str(self.settings.api_port)]
-        with self.api_log.open("a") as log:
-            proc = subprocess.Popen(
-                argv, env=self._api_env(), stdout=log, stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL, cwd=self.home, start_new_session=True,
-            )  # fmt: skip
-        return psutil.Process(proc.pid)
-
-    def _wait_healthy(self, api: psutil.Process, timeout: float) -> None:
-        """Poll /health until it answers healthy; fail at once if the API exits, or after `timeout`."""
-        created = api.create_time()
-
-        def healthy_now() -> bool:
-            if _healthy(health(self.url)):
-                return True
-            if _process(api.pid, created) is None:
-                raise ServerError(f"hindsight-api exited during start-up. Log tail:\n{_tail(self.api_log)}")
-            return False
-
-        poll = Retrying(
-            stop=stop_after_delay(timeout), wait=wait_fixed(HEALTH_POLL_S),
-            retry=retry_if_result(lambda healthy: not healthy), retry_error_callback=lambda _state: False,
-        )  # fmt: skip
-        if not poll(healthy_now):
-            raise ServerError(f"hindsight-api not healthy after {timeout:.0f} s. Log tail:\n{_tail(self.api_log)}")
-        self.log(f"Hindsight healthy at {self.url}")
+        # It outlives `server start`: stopped by `server stop` (or its owner), by PID and create time.
+        return Child(argv, env=self._api_env(), log=self.api_log, cwd=self.home, name="hindsight-api", stop_at_exit=False)
 
     def stop(self, timeout: float = 30.0) -> None:
         """Stop our API and PostgreSQL: a PID that now belongs to another process is left alone."""
-        # hindsight-api leads its own session (start_new_session): signal the whole group.
-        _terminate(self._api(), signal.SIGTERM, timeout, "hindsight-api", self.log, group=True)
-        # SIGINT is PostgreSQL's "fast shutdown": roll back sessions, checkpoint, exit.
-        _terminate(self._postgres(), signal.SIGINT, timeout, "PostgreSQL", self.log)
+        for name, proc, sig, group in (
+            ("hindsight-api", self._api(), signal.SIGTERM, True),  # it leads its own session: the whole group
+            ("PostgreSQL", self._postgres(), signal.SIGINT, False),  # SIGINT: "fast shutdown" (roll back, checkpoint, exit)
+        ):
+            if proc is not None:
+                self.log(f"Stopping {name} (pid {proc.pid}) ...")
+                stop_process(proc, sig, timeout, group=group)
         self.state_file.unlink(missing_ok=True)
 
 
@@ -320,28 +297,3 @@ def _unprivileged_ids() -> tuple[int, int]:
     import pwd
 
     return pwd.getpwnam(UNPRIVILEGED_USER).pw_uid, grp.getgrnam(UNPRIVILEGED_GROUP).gr_gid
-
-
-def _terminate(proc: psutil.Process | None, sig: signal.Signals, timeout: float, name: str, log, group: bool = False) -> None:
-    """Signal the process (its whole group when it leads one) and wait for it and its children to exit;
-    SIGKILL what is left after `timeout`. psutil.wait_procs also reaps our own exited children."""
-    if proc is None:
-        return
-    log(f"Stopping {name} (pid {proc.pid}) ...")
-    try:
-        family = [proc, *proc.children(recursive=True)]
-        if group:
-            os.killpg(proc.pid, sig)
-        else:
-            proc.send_signal(sig)
-    except (psutil.NoSuchProcess, ProcessLookupError):
-        return
-    _gone, alive = psutil.wait_procs(family, timeout=timeout)
-    if alive:
-        log(f"{name} (pid {proc.pid}) did not stop in {timeout:.0f} s: killing it")
-        for left in alive:
-            try:
-                left.kill()
-            except psutil.NoSuchProcess:
-                pass
-        psutil.wait_procs(alive, timeout=5)

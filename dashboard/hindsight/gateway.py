@@ -195,13 +195,13 @@ class HindsightGateway:
             self.arecall(
                 bank_id, query, tags=tags, tags_match=tags_match, budget=budget,
                 max_tokens=max_tokens, trace=trace, types=types,
-            )  # fmt: skip
+            )
         )
 
     async def arecall(
         self, bank_id: str, query: str, *, tags: list[str] | None = None, tags_match: TagsMatch = "any",
         budget: Budget = "mid", max_tokens: int = 4096, trace: bool = False, types: list[str] | None = None,
-    ) -> RecallResponse:  # fmt: skip
+    ) -> RecallResponse:
         """One recall as a coroutine; it must run on the gateway's loop (recall, recall_many).
 
         The query and tags are checked before anything is sent (HindsightRequestRejected naming the field),
@@ -269,15 +269,15 @@ class HindsightGateway:
     def retain(self, bank_id: str, records: Sequence[MemoryRecord]) -> int:
         """Retain synchronously in batches; each record replaces any earlier one with its document id.
 
-        A batch the server failed (5xx; an unreachable server is not retried here) is sent again, a few times: every record has a document id, so a
-        repeat replaces rather than duplicates. Seen on 1.1.0 with an LLM: re-retaining documents whose facts
+        A batch the server failed (5xx; an unreachable server is not retried here) is sent again, a few times:
+        every record has a document id, so a repeat replaces rather than duplicates. Seen on 1.1.0 with an LLM: re-retaining documents whose facts
         feed observations can hit a database deadlock ("deadlock detected") while consolidation runs."""
         for start in range(0, len(records), RETAIN_BATCH_SIZE):
             batch = [r.as_retain_item() for r in records[start : start + RETAIN_BATCH_SIZE]]
             for attempt in Retrying(
                 retry=retry_if_exception_type(HindsightFailed), stop=stop_after_attempt(RETAIN_ATTEMPTS),
                 wait=wait_exponential(multiplier=0.5, max=4), reraise=True,
-            ):  # fmt: skip
+            ):
                 with attempt:
                     self._run(self._client.aretain_batch(bank_id, batch))
         return len(records)
@@ -285,7 +285,7 @@ class HindsightGateway:
     def list_memories(
         self, bank_id: str, *, tags: list[str] | None = None, tags_match: TagsMatch | None = None,
         document_id: str | None = None, limit: int = 100, offset: int = 0,
-    ) -> dict:  # fmt: skip
+    ) -> dict:
         response = self._run(
             self._client.alist_memories(
                 bank_id, tags=tags, tags_match=tags_match, document_id=document_id, limit=limit, offset=offset
@@ -319,7 +319,7 @@ class HindsightGateway:
     def list_audit_entries(
         self, bank_id: str, *, action: str | None = "recall", start: str | None = None, end: str | None = None,
         limit: int = 500, offset: int = 0,
-    ) -> dict:  # fmt: skip
+    ) -> dict:
         """One page of entries, newest first, without bodies: {"total", "items": [{id, action, started_at, ...}]}."""
         params = {"action": action, "start_date": start, "end_date": end, "limit": limit, "offset": offset}
         query = urllib.parse.urlencode({k: v for k, v in params.items() if v is not None})
@@ -330,19 +330,28 @@ class HindsightGateway:
         return self._get(f"{_bank(bank_id)}/audit-logs/{urllib.parse.quote(entry_id, safe='')}")
 
     # -- fusion lab: bank clones for A/B comparisons ---------------------------------------------
-    def clone_bank(self, bank_id: str, target_bank_id: str, timeout: float = 300.0, poll_s: float = 0.5) -> None:
+    def clone_bank(self, bank_id: str, target_bank_id: str, timeout: float = 300.0) -> None:
         """Copy a bank (memories and config) into a new one and wait until the copy is complete."""
-        operation_id = self._run(self._client.aclone_bank(bank_id, target_bank_id, include_history=False))
+        self.clone_banks({bank_id: target_bank_id}, timeout)
+
+    def clone_banks(self, pairs: dict[str, str], timeout: float = 300.0, poll_s: float = 0.1) -> None:
+        """Copy each bank into its new one (source -> target), the copies running side by side on the server,
+        and wait until all are complete."""
+        pending = {
+            source: self._run(self._client.aclone_bank(source, target, include_history=False)) for source, target in pairs.items()
+        }  # fmt: skip
         deadline = time.monotonic() + timeout
-        while True:
-            status = self._run(self._client.operations.get_operation_status(bank_id, operation_id)).status
-            if status == "completed":
-                return
-            if status in ("failed", "cancelled", "not_found"):
-                raise HindsightUnavailable(f"cloning {bank_id} into {target_bank_id} ended {status}")
-            if time.monotonic() > deadline:
-                raise HindsightUnavailable(f"cloning {bank_id} into {target_bank_id} did not finish in {timeout:.0f} s")
-            time.sleep(poll_s)
+        while pending:
+            for source, operation_id in list(pending.items()):
+                status = self._run(self._client.operations.get_operation_status(source, operation_id)).status
+                if status == "completed":
+                    del pending[source]
+                elif status in ("failed", "cancelled", "not_found"):
+                    raise HindsightUnavailable(f"cloning {source} into {pairs[source]} ended {status}")
+            if pending and time.monotonic() > deadline:
+                raise HindsightUnavailable(f"cloning {', '.join(pending)} did not finish in {timeout:.0f} s")
+            if pending:
+                time.sleep(poll_s)
 
     def update_bank_config(self, bank_id: str, **settings: object) -> None:
         """Per-bank settings, e.g. enable_graph_retrieval=False, recall_budget_fixed_mid=100."""

@@ -240,4 +240,4 @@ class MemoryMode(BaseModel):
         return {
             "mode": "extracting" if self.extracting else "verbatim", "extraction_mode": self.extraction_mode,
             "observations": self.observations, "label": self.label,
-        }  # fmt: skip
+        }

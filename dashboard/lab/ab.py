@@ -80,7 +80,7 @@ class Comparison:
     """Opens both variants (cloning banks where asked) and deletes its clones when closed."""
 
     def __init__(self, gateway, finance_bank: str, support_bank: str, a: Variant, b: Variant,
-                 open_gateway: Callable[[str], object] | None = None):  # fmt: skip
+                 open_gateway: Callable[[str], object] | None = None):
         if a.name == b.name:
             raise ValueError("the two variants need different names")
         kinds = {a.kind, b.kind}
@@ -226,7 +226,7 @@ class CaseDiff:
             "legacy admitted gained": ", ".join(self.legacy_gained), "legacy admitted lost": ", ".join(self.legacy_lost),
             "latency A ms": round(self.latency_a_ms, 1), "latency B ms": round(self.latency_b_ms, 1),
             "error": self.error or "",
-        }  # fmt: skip
+        }
 
 
 @dataclass
@@ -288,7 +288,7 @@ class ABReport:
             "cases": [d.row() for d in self.diffs], "clones_deleted": self.clones_deleted,
             "prediction_checks": None if self.prediction_checks is None else {
                 "recalls": len(self.prediction_checks), "default_equals_server": sum(self.prediction_checks)},
-        }  # fmt: skip
+        }
 
 
 def diff(a: list[CaseOutcome], b: list[CaseOutcome]) -> list[CaseDiff]:

@@ -197,7 +197,7 @@ def crowd_out_summary(cases: Sequence[ExceptionCase], flags: Mapping[str, Financ
             state = "crowd-out caught" if lost else "no crowd-out"
         summary.per_case.append({"case": case.id, "vendor": case.vendor_code, "type": case.exception_type.replace("_", " "),
                                  "exact precedents": measured.exact, "lost by a single pass": lost, "state": state,
-                                 "agent recommends": measured.action})  # fmt: skip
+                                 "agent recommends": measured.action})
     summary.recommendations = dict(actions)
     return summary
 
@@ -296,7 +296,7 @@ def latency_stats(samples: Iterable[LatencySample]) -> list[LatencyStat]:
         stats.append(LatencyStat(
             kind=kind, count=len(values), failed=sum(1 for s in by_kind[kind] if not s.ok),
             p50_ms=round(statistics.median(values), 1), p95_ms=round(p95(values), 1), max_ms=round(values[-1], 1),
-        ))  # fmt: skip
+        ))
     return stats
 
 
@@ -325,4 +325,4 @@ def build(
         crowd_out=crowd_out_summary(cases, finance_flags), legacy=legacy_summary(tickets, ticket_flags),
         incidents=incident_summary(incident_kinds or {}, agent_tally),
         coverage=coverage, coverage_error=coverage_error, latency=latency_stats(latencies),
-    )  # fmt: skip
+    )

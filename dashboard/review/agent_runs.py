@@ -168,7 +168,7 @@ class AgentRunStore:
             AgentRun.model_validate({**{k: v for k, v in r.items() if k != "id"},
                                      "started_at": _utc(r["started_at"]), "ended_at": _utc(r["ended_at"])})
             for r in rows
-        ]  # fmt: skip
+        ]
 
     def latest_run(self, case_kind: str, case_id: str, bank_id: str | None = None) -> AgentRun | None:
         found = self.runs(case_kind, case_id, bank_id)
@@ -180,7 +180,7 @@ class AgentRunStore:
             runs = conn.execute(sa.select(sa.func.count()).select_from(agent_runs).where(agent_runs.c.bank_id.in_(bank_ids))).scalar_one()
             read = conn.execute(
                 sa.select(sa.func.count()).select_from(audit_recalls).where(audit_recalls.c.bank_id.in_(bank_ids))
-            ).scalar_one()  # fmt: skip
+            ).scalar_one()
         return int(runs), int(read)
 
     # -- audit projection ----------------------------------------------------------------------
@@ -231,6 +231,6 @@ class AgentRunStore:
             done = conn.execute(
                 audit_sync_state.update().where(audit_sync_state.c.bank_id == bank_id)
                 .values(synced_until=until, entries=audit_sync_state.c.entries + added)
-            )  # fmt: skip
+            )
             if done.rowcount == 0:
                 conn.execute(audit_sync_state.insert().values(bank_id=bank_id, synced_until=until, entries=added))

@@ -67,7 +67,7 @@ class Casework:
         insert = _upsert(self.engine, claims).values(
             bank_id=bank_id, case_kind=case_kind, case_id=case_id, holder=holder, claimed_at=now,
             expires_at=now + timedelta(seconds=lease_s),
-        )  # fmt: skip
+        )
         statement = insert.on_conflict_do_update(
             index_elements=["bank_id", "case_kind", "case_id"],
             set_={"holder": insert.excluded.holder, "claimed_at": insert.excluded.claimed_at, "expires_at": insert.excluded.expires_at},
@@ -85,11 +85,16 @@ class Casework:
                     claims.c.bank_id == bank_id, claims.c.case_kind == case_kind, claims.c.case_id == case_id,
                     claims.c.expires_at >= self.clock(),
                 )
-            ).first()  # fmt: skip
+            ).first()
         if row is None:
             return None
         data = dict(row._mapping)
         return Claim(**{**data, "claimed_at": _utc(data["claimed_at"]), "expires_at": _utc(data["expires_at"])})
+
+    def may_decide(self, bank_id: str, case_kind: str, case_id: str, who: str | None) -> bool:
+        """The rule right before a write: nobody but `who` holds a live claim on the case."""
+        held = self.holder_of(bank_id, case_kind, case_id)
+        return held is None or held.holder == who
 
     def live_claims(self, bank_id: str, case_kind: str) -> dict[str, str]:
         """case id -> holder, for every live claim of one bank and kind (one query: the queue's "my queue")."""
@@ -106,7 +111,7 @@ class Casework:
                     claims.c.bank_id == bank_id, claims.c.case_kind == case_kind, claims.c.case_id == case_id,
                     claims.c.holder == holder,
                 )
-            )  # fmt: skip
+            )
         return result.rowcount == 1
 
     # -- comments ----------------------------------------------------------------------------
@@ -118,7 +123,7 @@ class Casework:
                     bank_id=bank_id, case_kind=case_kind, case_id=case_id, author=author[:NAME], body=body[:4000],
                     created_at=self.clock(),
                 )
-            )  # fmt: skip
+            )
         return int(result.inserted_primary_key[0])
 
     def comments(self, bank_id: str, case_kind: str, case_id: str) -> list[Comment]:

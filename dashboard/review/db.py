@@ -8,6 +8,7 @@ No Streamlit here.
 
 from __future__ import annotations
 
+import weakref
 from pathlib import Path
 
 from alembic import command
@@ -58,6 +59,12 @@ def alembic_config(engine: Engine) -> Config:
     return config
 
 
+_upgraded: weakref.WeakSet[Engine] = weakref.WeakSet()
+
+
 def upgrade(engine: Engine) -> None:
-    """Run Alembic `upgrade head` on this store (idempotent; safe to call at every start)."""
+    """Run Alembic `upgrade head` on this store (idempotent; safe to call at every start), once per engine."""
+    if engine in _upgraded:
+        return
     command.upgrade(alembic_config(engine), "head")
+    _upgraded.add(engine)

@@ -65,4 +65,4 @@ def conflict_escalation(mine: ReviewerDecision, theirs: ReviewerDecision, decide
             "reason_code": mine.reason_code or ("OTHER" if mine.case_kind == "exception" else None),
             "note": note[:4000], "decided_at": decided_at,
         }
-    )  # fmt: skip
+    )

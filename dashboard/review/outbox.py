@@ -21,7 +21,6 @@ import sqlalchemy as sa
 from pydantic import BaseModel
 from sqlalchemy import Engine
 from sqlalchemy.exc import IntegrityError
-from tenacity import RetryCallState, wait_exponential
 
 from dashboard.hindsight.calls import RetainFn
 from dashboard.hindsight.errors import HindsightRequestRejected, HindsightUnavailable
@@ -34,7 +33,6 @@ MAX_BACKOFF_S = 300.0
 LEASE_S = 120.0  # longer than any retain call; a crashed worker's rows are claimed again after it
 CLAIM_BATCH = 50
 ERROR_CHARS = 1000
-_backoff = wait_exponential(multiplier=1, min=1, max=MAX_BACKOFF_S)  # 1, 2, 4 ... 300 s
 
 
 class StoredDecision(BaseModel):
@@ -95,10 +93,8 @@ def worker_name() -> str:
 
 
 def backoff_s(attempts: int) -> float:
-    """Seconds before the next try after `attempts` failed ones (tenacity's exponential wait, capped)."""
-    state = RetryCallState(retry_object=None, fn=None, args=(), kwargs={})
-    state.attempt_number = attempts
-    return _backoff(state)
+    """Seconds before the next try after `attempts` failed ones: 1, 2, 4 ... capped at MAX_BACKOFF_S."""
+    return min(MAX_BACKOFF_S, 2.0 ** max(attempts - 1, 0))
 
 
 class Outbox:
@@ -157,7 +153,7 @@ class Outbox:
                         decisions.c.bank_id == bank_id, decisions.c.case_kind == decision.case_kind,
                         decisions.c.case_id == decision.case_id, decisions.c.revision == current,
                     )
-                ).one()  # fmt: skip
+                ).one()
                 raise RevisionConflict(_stored(theirs), base_revision)
             result = conn.execute(
                 decisions.insert().values(
@@ -167,7 +163,7 @@ class Outbox:
                     evidence=evidence.model_dump(mode="json") if evidence else None,
                     created_at=now, state=PENDING, attempts=0, next_attempt_at=now,
                 )
-            )  # fmt: skip
+            )
             return int(result.inserted_primary_key[0])
 
     def submit(
@@ -237,7 +233,7 @@ class Outbox:
                     decisions.c.bank_id == row.bank_id, decisions.c.document_id == row.document_id,
                     decisions.c.id > row.id, decisions.c.state != DISCARDED,
                 ).limit(1)
-            ).first()  # fmt: skip
+            ).first()
         return newer is not None
 
     def deliver_due(
@@ -300,7 +296,7 @@ class Outbox:
                         attempts=attempts + 1, last_error=error[:ERROR_CHARS],
                         next_attempt_at=now + timedelta(seconds=backoff_s(attempts + 1)),
                     )
-                )  # fmt: skip
+                )
 
     def retry_now(self) -> None:
         """Make every pending decision due immediately (someone pressed "deliver now")."""

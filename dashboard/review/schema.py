@@ -79,3 +79,14 @@ case_flags = Table(
     Column("flags", JSON, nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
 )
+
+# A generation per (bank, scope): a decision bumps its scope's (a vendor and type, a customer), and every
+# instance reads it when a case opens, so a recall cached before the decision is made again.
+generations = Table(
+    "review_generations",
+    metadata,
+    Column("bank_id", String(ID), primary_key=True),
+    Column("scope", String(ID), primary_key=True),
+    Column("generation", Integer, nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)

@@ -31,7 +31,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict
 
-from dashboard.support.customers import customer_tag
+from dashboard.support.customers import customer_tag, display_name
 
 MARKER_TEMPLATE = "Customer {name} contacted support."
 # Any leading marker, whoever it names (non-greedy, one line): used to explain a rejection.
@@ -83,14 +83,9 @@ class Admission(BaseModel):
         return self.verdict is Verdict.ADMITTED
 
 
-def name_key(name: str) -> str:
-    """Identity key of a name for this rule: whitespace runs collapsed, case-folded."""
-    return " ".join(name.split()).casefold()
-
-
 def marker(name: str) -> str:
     """The legacy (and retained-back) first sentence for a customer."""
-    return MARKER_TEMPLATE.format(name=" ".join(name.split()))
+    return MARKER_TEMPLATE.format(name=display_name(name))
 
 
 def marker_pattern(name: str) -> re.Pattern[str]:
@@ -110,7 +105,7 @@ def has_marker_at_start(text: str, name: str) -> bool:
 def leading_marker_name(text: str) -> str | None:
     """The name in a marker at the very start of the text, whoever it names."""
     found = _ANY_MARKER.match(text)
-    return " ".join(found.group("name").split()) if found else None
+    return display_name(found.group("name")) if found else None
 
 
 def marker_position(text: str) -> int | None:
@@ -140,7 +135,7 @@ def judge(text: str, tags: list[str] | tuple[str, ...], customer: str) -> Admiss
     if named is not None:
         return Admission(
             verdict=Verdict.OTHER_CUSTOMER_MARKER,
-            reason=f"starts with another customer's marker (names '{named}', not '{' '.join(customer.split())}')",
+            reason=f"starts with another customer's marker (names '{named}', not '{display_name(customer)}')",
         )
     inner = _ANY_MARKER.search(text)
     if inner is not None:
@@ -187,7 +182,7 @@ def judge_observation(sources: list[tuple[str, bool]], unresolved: int, customer
     """An observation on the tagged path, judged by its provenance: `sources` is (document ref, proven this
     customer's) per source fact. It is used only when every source is `customer`'s: tagged for them, or
     untagged and proven theirs by the ownership rule on its original text."""
-    name = " ".join(customer.split())
+    name = display_name(customer)
     foreign = [ref for ref, owned in sources if not owned]
     if not sources and not unresolved:
         return Admission(verdict=Verdict.OBSERVATION_MIXES, reason="an observation whose sources were not returned: its provenance cannot be checked")

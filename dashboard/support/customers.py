@@ -1,4 +1,5 @@
-"""The one function that turns a customer's name into their Hindsight tag, for retain and recall.
+"""A customer's name as shown and as matched, and the one function that turns it into their Hindsight tag,
+for retain and recall.
 
 Normalisation: Unicode NFKC, case-folded, and every run of characters that are not letters or digits
 (spaces, punctuation, symbols) becomes a single '-', trimmed at both ends:
@@ -13,6 +14,16 @@ import unicodedata
 
 TAG_PREFIX = "customer:"
 _SEPARATORS = re.compile(r"[\W_]+", re.UNICODE)
+
+
+def display_name(name: str) -> str:
+    """A customer's name as written once its whitespace runs are collapsed: "  Ann   Lee " -> "Ann Lee"."""
+    return " ".join(name.split())
+
+
+def name_key(name: str) -> str:
+    """The identity of a name for matching: whitespace collapsed and case-folded."""
+    return display_name(name).casefold()
 
 
 def customer_tag(name: str) -> str:

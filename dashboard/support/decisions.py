@@ -55,7 +55,7 @@ def interaction_text(customer: str, issue: str, response: str) -> str:
 def ticket_decision(
     ticket: Ticket, *, action: str, reviewer: str, authenticated: bool, decided_at: datetime,
     response: str | None = None, note: str = "", cited_evidence: list[str] | None = None,
-) -> ReviewerDecision:  # fmt: skip
+) -> ReviewerDecision:
     reviewer = (reviewer or "").strip()
     if not reviewer:
         raise TicketDecisionError("reviewer", "a reviewer name is required")
@@ -74,7 +74,7 @@ def ticket_decision(
             outcome="reject" if action == "override" else "approve", overridden=action == "override",
             note=note.strip(), agent_recommendation="approve", cited_evidence=list(cited_evidence or []),
             decided_at=decided_at, ticket_action=action, final_response=text,
-        )  # fmt: skip
+        )
     except ValidationError as exc:  # e.g. a reviewer name or a response over its length limit
         err = exc.errors()[0]
         field = {"final_response": "response"}.get(str(err["loc"][0]), str(err["loc"][0])) if err["loc"] else "decision"

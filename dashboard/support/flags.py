@@ -32,7 +32,7 @@ def ticket_flags(recall: TicketRecall) -> TicketFlags:
         rejected={e.ref: e.verdict for e in untagged},
         tagged_candidates=[e.ref for e in recall.legacy_rejected if e.tags and e.kind == "document"],
         mixing_observations=[e.ref for e in recall.mixing_observations],
-    )  # fmt: skip
+    )
 
 
 def history_used(flags: TicketFlags | None) -> str:

@@ -20,7 +20,8 @@ from collections.abc import Sequence
 from pydantic import BaseModel, Field
 
 from dashboard.support import migration
-from dashboard.support.admission import judge, name_key
+from dashboard.support.admission import judge
+from dashboard.support.customers import display_name, name_key
 from dashboard.support.migration import Classification, MigrationPlan, MigrationReport
 from dashboard.support.models import Customer
 from dashboard.support.recall import TicketRecall
@@ -82,13 +83,13 @@ def tag_refusal(plan: MigrationPlan, customer: str, document_id: str | None, tag
     if found.status == "failed":
         return f"the migration rule cannot prove its owner: {found.reason}"
     if not owned_by(customer)(found):
-        return f"it belongs to {found.customer}, not {' '.join(customer.split())}: {found.reason}"
+        return f"it belongs to {found.customer}, not {display_name(customer)}: {found.reason}"
     return None
 
 
 def migrate_customer(gateway, bank_id: str, customers: Sequence[Customer], customer: str, *, batch_size: int = migration.DEFAULT_BATCH) -> MigrationReport:
     """Tag every reliable legacy record of one customer (the migration, narrowed to them)."""
-    name = " ".join(customer.split())
+    name = display_name(customer)
     return migration.apply(gateway, bank_id, customers, batch_size=batch_size, only=owned_by(name), scope=f"{name}'s legacy records")
 
 

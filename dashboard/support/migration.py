@@ -138,7 +138,7 @@ def classify(document: StoredDocument, customers: Sequence[Customer]) -> Classif
         reason = (
             f"marker not at the start (at character {inner}): ownership not proven"
             if inner is not None else "no 'Customer <name> contacted support.' marker (e.g. a summary)"
-        )  # fmt: skip
+        )
         return Classification(**base, status="failed", reason=reason)
     owners = [c.name for c in customers if has_marker_at_start(text, c.name)]
     if not owners:
@@ -149,7 +149,7 @@ def classify(document: StoredDocument, customers: Sequence[Customer]) -> Classif
     return Classification(
         **base, status="reliable", customer=owner, tag=customer_tag(owner),
         reason=f"the marker names exactly one directory customer: {owner}",
-    )  # fmt: skip
+    )
 
 
 def plan(gateway, bank_id: str, customers: Sequence[Customer]) -> MigrationPlan:
@@ -195,7 +195,7 @@ def apply(
     gateway, bank_id: str, customers: Sequence[Customer], *, batch_size: int = DEFAULT_BATCH, limit: int | None = None,
     retain: Callable[[str, list[MemoryRecord]], object] | None = None,
     only: Callable[[Classification], bool] | None = None, scope: str | None = None,
-) -> MigrationReport:  # fmt: skip
+) -> MigrationReport:
     """Convert reliable untagged documents in batches; stops cleanly at `limit` documents or at the first failure.
 
     `only` narrows the run to the reliable documents it selects (one customer, one document), `scope` names
@@ -229,4 +229,4 @@ def apply(
         remaining_reliable=len(after.reliable), error=error,
         scope=scope, selected_before=in_scope if only else None,
         selected_after=sum(1 for c in after.reliable if selected(c)) if only else None,
-    )  # fmt: skip
+    )

@@ -41,7 +41,7 @@ from dashboard.support.admission import (
     observation_on_legacy_path,
     owns,
 )
-from dashboard.support.customers import customer_tag
+from dashboard.support.customers import customer_tag, display_name
 
 TAGGED_K = 8  # documents shown and used for a response
 LEGACY_CANDIDATES_K = 20  # candidate documents judged by the ownership rule
@@ -88,7 +88,7 @@ class TicketEvidence(BaseModel):
             id=document.ref, document_id=document.document_id, text=document.text, verbatim=document.verbatim,
             facts=[f.text for f in document.extracted_facts], tags=list(document.tags),
             admitted=admission.admitted, verdict=admission.verdict.value, reason=admission.reason,
-        )  # fmt: skip
+        )
 
     @classmethod
     def of_observation(cls, observation: RecalledObservation, admission: Admission, sources: list[SourceCheck]) -> TicketEvidence:
@@ -96,7 +96,7 @@ class TicketEvidence(BaseModel):
             id=observation.ref, kind="observation", text=observation.text, tags=list(observation.tags),
             admitted=admission.verdict is Verdict.OBSERVATION_OWN, verdict=admission.verdict.value, reason=admission.reason,
             sources=sources,
-        )  # fmt: skip
+        )
 
 
 class RecallRequest(BaseModel):
@@ -179,7 +179,7 @@ def _judge_sources(observation: RecalledObservation, customer: str, texts: _Orig
         checks.append(SourceCheck(
             fact_id=fact.id, fact=fact.text, document_id=fact.document_id, tags=list(fact.tags),
             owned=owns(admission), reason=admission.reason,
-        ))  # fmt: skip
+        ))
     return checks
 
 
@@ -200,17 +200,17 @@ def check_observations(
 def recall_for_ticket(
     recall: RecallFn, bank_id: str, customer: str, issue: str,
     *, tagged_k: int = TAGGED_K, candidates_k: int = LEGACY_CANDIDATES_K, read_document: ReadDocument | None = None,
-) -> TicketRecall:  # fmt: skip
+) -> TicketRecall:
     if not issue.strip():
         raise ValueError("issue must not be empty")
     marker_pattern(customer)  # refuses empty / ambiguous names before anything is sent
     tag = customer_tag(customer)
-    name = " ".join(customer.split())
+    name = display_name(customer)
     texts = _OriginalTexts(bank_id, read_document)
 
     tagged, tokens = recall_documents(
         recall, bank_id, tagged_query(issue), want=tagged_k, max_tokens=MAX_TOKENS, cap=MAX_TOKENS_CAP, tags=[tag], tags_match="any_strict"
-    )  # fmt: skip
+    )
     first = RecallRequest(query=tagged_query(issue), tags=[tag], tags_match="any_strict", max_tokens=tokens)
     texts.learn(tagged.documents)
     # any_strict already excludes untagged records; the local check only guards against a server change.
@@ -220,7 +220,7 @@ def recall_for_ticket(
         return TicketRecall(
             customer=name, tag=tag, path="tagged", tagged=[TicketEvidence.of_document(d, admitted) for d in own],
             observations=[_observation(o, customer, texts) for o in tagged.observations], requests=[first],
-        )  # fmt: skip
+        )
 
     candidates, tokens = recall_documents(recall, bank_id, legacy_query(customer, issue), want=candidates_k, max_tokens=MAX_TOKENS, cap=MAX_TOKENS_CAP)
     second = RecallRequest(query=legacy_query(customer, issue), max_tokens=tokens)
@@ -234,4 +234,4 @@ def recall_for_ticket(
     return TicketRecall(
         customer=name, tag=tag, path="legacy" if admitted else "none",
         legacy_admitted=admitted, legacy_rejected=rejected, requests=[first, second],
-    )  # fmt: skip
+    )

@@ -1,6 +1,6 @@
 """Reading a recall trace: which arm put each memory where it is. Plain Python, no Streamlit.
 
-Works on the pydantic models of `dashboard.hindsight_models` (a `RecallResponse` with its trace).
+Works on the pydantic models of `dashboard.hindsight.wire` (a `RecallResponse` with its trace).
 """
 
 from __future__ import annotations

@@ -182,7 +182,7 @@ def diff_top_k(trace: RecallTrace, result: ReplayResult) -> TopKDiff:
     return TopKDiff(
         k=k, server=server, replay=mine,
         entered=[n for n in mine if n not in server], left=[n for n in server if n not in mine],
-    )  # fmt: skip
+    )
 
 
 def source_shares(candidates: list[FusedCandidate]) -> dict[str, dict[str, float]]:

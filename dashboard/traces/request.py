@@ -160,7 +160,7 @@ def fetch_trace(gateway: _Gateway, request: TraceRequest, now: Callable[[], date
         request.bank, request.query, tags=list(request.tags) or None, tags_match=request.tags_match,
         budget=request.budget, max_tokens=request.max_tokens, trace=True,
         types=list(request.types) if request.types else None,
-    )  # fmt: skip
+    )
     labels = labels_from_response(response)
     if missing(response, labels):  # name the candidates that were not returned: list the pool the recall drew from
         tags = list(request.tags) or None

@@ -183,7 +183,7 @@ def trace_facts(trace: RecallTrace) -> TraceFacts:
     return TraceFacts(
         now=now, window=window, thinking_budget=thinking, max_tokens=query.max_tokens, event_dates=dates,
         components={r.node_id: r.score_components for r in trace.reranked}, first_source=first,
-    )  # fmt: skip
+    )
 
 
 # -- the stages -------------------------------------------------------------------------------------
@@ -239,7 +239,7 @@ def _score_one(cand: FusedCandidate, base: float, facts: TraceFacts, scoring: Sc
     return ScoredCandidate(
         cand.node_id, cand.text, cand.rrf_score, cand.rrf_rank, cand.source_ranks, base, recency, temporal, proof_norm,
         0.0, 0, from_trace,
-    )  # fmt: skip
+    )
 
 
 def combined(c: ScoredCandidate) -> float:

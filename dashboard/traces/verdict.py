@@ -130,4 +130,4 @@ def verdict(
         top_n=len(top), arm=arm, arm_share=(totals[arm] / whole) if arm else 0.0, tag=tag, tag_count=count,
         exact_in_top=sum(node in exact for node in top) if focus else None,
         exact_total=sum(1 for r in analysis.rows if r.node_id in exact) if focus else None,
-    )  # fmt: skip
+    )

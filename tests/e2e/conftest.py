@@ -5,12 +5,14 @@ by Playwright. Everything started here is stopped here, by PID (the app's whole 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Page, expect
 
 from dashboard.cli.app_server import serve_app
 from dashboard.hindsight.wire import MemoryRecord
@@ -23,7 +25,7 @@ ARTIFACTS = REPO / "test-artifacts" / "e2e"
 README_SHOTS = REPO / "docs" / "screenshots"
 UPDATE_SHOTS = os.environ.get("RECALL_REVIEW_UPDATE_SCREENSHOTS") == "1"
 
-# Untrusted memory text (issue 5): must render as literal text, never as HTML or markdown.
+# Untrusted memory text: must render as literal text, never as HTML or markdown.
 XSS_IMG = "<img src=x onerror=alert(1)>"
 XSS_LINK = "[x](javascript:alert(1))"
 XSS_REMOTE = "![](http://127.0.0.1:9/p.png)"
@@ -41,14 +43,14 @@ def pytest_collection_modifyitems(items):
 def browser_type_launch_args(browser_type_launch_args, tmp_path_factory):
     if not os.access(CHROMIUM, os.X_OK):
         pytest.fail(f"{CHROMIUM} is missing: the browser tests need Debian's chromium (scripts/setup installs it; "
-                    "or apt-get install chromium). They are never skipped.", pytrace=False)  # fmt: skip
+                    "or apt-get install chromium). They are never skipped.", pytrace=False)
     home = tmp_path_factory.mktemp("chromium-home")  # Chromium writes nothing into the real home
     return {**browser_type_launch_args, "executable_path": CHROMIUM, "headless": True, "env": {**os.environ, "HOME": str(home)}}
 
 
 @pytest.fixture(scope="session")
 def browser_context_args(browser_context_args):
-    return {**browser_context_args, "viewport": {"width": 1440, "height": 1000}}
+    return {**browser_context_args, "viewport": VIEWPORT}
 
 
 @dataclass
@@ -72,7 +74,7 @@ def app(hindsight, demo_banks) -> App:
     hindsight.gateway.retain(fin, [MemoryRecord(
         document_id="probe-untrusted-text", content=PROBE_TEXT, tags=["vendor:V12", "type:price_variance"],
         metadata={"kind": "probe"}, context="untrusted text probe",
-    )])  # fmt: skip
+    )])
     data_dir = Path(tempfile.mkdtemp(prefix="recall-review-e2e-"))  # the app's own review store
     env = {k: v for k, v in os.environ.items() if k != "HINDSIGHT_API_URL"}
     env.update(hindsight.env(finance=fin, support=sup))
@@ -114,3 +116,57 @@ class Shots:
 @pytest.fixture(scope="session")
 def shots() -> Shots:
     return Shots()
+
+
+# -- what every browser test does: wait on real signals, press keys, find headings and cells ----------
+WAIT = 60_000  # ms: a cold app process under load can take this long to answer
+expect.set_options(timeout=WAIT)
+VIEWPORT = {"width": 1440, "height": 900}
+
+
+@pytest.fixture
+def page(page: Page) -> Page:
+    page.set_default_timeout(WAIT)
+    page.set_viewport_size(VIEWPORT)
+    return page
+
+
+def settled(page: Page) -> None:
+    """Wait until the page's script run has finished (Streamlit marks the app `notRunning`)."""
+    expect(page.get_by_test_id("stApp")).to_have_attribute("data-test-script-state", "notRunning", timeout=WAIT)
+
+
+def press(page: Page, *keys: str) -> None:
+    """Press review keys with the focus on no field (a key typed into a field never triggers them)."""
+    page.evaluate("() => document.activeElement && document.activeElement.blur()")
+    for key in keys:
+        page.keyboard.press(key)
+
+
+def heading(page: Page, text: str):
+    return page.get_by_role("heading", name=re.compile("^" + re.escape(text)))
+
+
+def choose(page: Page, label: str, option: str) -> None:
+    """Pick an option of a st.selectbox by its label (typing filters the list)."""
+    box = page.get_by_test_id("stSelectbox").filter(has_text=label).locator("input")
+    box.click()
+    box.press_sequentially(option)
+    page.get_by_role("option").filter(has_text=option).first.click()
+
+
+def metric(page: Page, label: str):
+    """The value of the st.metric with this label."""
+    return page.get_by_test_id("stMetric").filter(has_text=label).get_by_test_id("stMetricValue")
+
+
+def grid_cells(page: Page, *expected: str) -> str:
+    """The text of the grid cells on screen (a canvas grid draws accessibility cells only for the rows it shows),
+    once every `expected` text is among them."""
+    if expected:
+        page.wait_for_function(
+            "texts => { const all = [...document.querySelectorAll('[id^=glide-cell]')].map(c => c.innerText).join('\\n');"
+            " return texts.every(t => all.includes(t)); }",
+            arg=list(expected), timeout=WAIT,
+        )
+    return "\n".join(page.locator("[id^=glide-cell]").all_inner_texts())

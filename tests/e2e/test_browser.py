@@ -9,53 +9,17 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from dashboard.finance.policy import Recommendation
-from tests.e2e.conftest import PROBE_CASE, XSS_IMG, XSS_LINK, XSS_REMOTE
+from tests.e2e.conftest import PROBE_CASE, XSS_IMG, XSS_LINK, XSS_REMOTE, choose, grid_cells, heading, metric, press, settled
 from tests.helpers import demo_case, demo_ticket, record_exception_decision, record_ticket_decision
 
 pytestmark = pytest.mark.browser
-WAIT = 60_000
-expect.set_options(timeout=WAIT)
-
-
-@pytest.fixture
-def page(page: Page) -> Page:
-    page.set_default_timeout(WAIT)
-    return page
-
-
-def _settled(page: Page) -> None:
-    """Wait until Streamlit is not running the script (its status widget shows 'Running...')."""
-    page.wait_for_timeout(200)
-    expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=WAIT)
-
-
-def _keys(page: Page, *keys: str) -> None:
-    page.evaluate("() => document.activeElement && document.activeElement.blur()")
-    for key in keys:
-        page.keyboard.press(key)
-
-
-def _header(page: Page, text: str):
-    return page.get_by_role("heading", name=re.compile("^" + re.escape(text)))
-
-
-def _choose(page: Page, label: str, option: str) -> None:
-    """Pick an option of a st.selectbox by its label (typing filters the list; Enter picks the first match)."""
-    box = page.get_by_test_id("stSelectbox").filter(has_text=label).locator("input")
-    box.click()
-    box.press_sequentially(option)
-    page.get_by_role("option").filter(has_text=option).first.click()
-
-
-def _cells(page: Page) -> str:
-    return "\n".join(page.locator("[id^=glide-cell]").all_inner_texts())
 
 
 def test_review_an_exception_with_keys_approve_then_override(app, page: Page, shots):
     page.goto(f"{app.url}/exceptions?case=E-1002")
-    expect(_header(page, "E-1002: V02 price variance")).to_be_visible()
+    expect(heading(page, "E-1002: V02 price variance")).to_be_visible()
     expect(page.get_by_text(re.compile(r"^Exact: this vendor AND this type \(2\)$"))).to_be_visible()
-    _settled(page)
+    settled(page)
     shots(page, "exceptions", readme=True)
 
     # Typing in a field must not fire the shortcuts (J, K, A and O are all in this name).
@@ -63,38 +27,38 @@ def test_review_an_exception_with_keys_approve_then_override(app, page: Page, sh
     name.fill("")
     name.press_sequentially("Jake Kojak Adams")
     name.press("Tab")
-    _settled(page)
+    settled(page)
     expect(name).to_have_value("Jake Kojak Adams")
-    expect(_header(page, "E-1002:")).to_be_visible()
+    expect(heading(page, "E-1002:")).to_be_visible()
     assert "recorded" not in page.inner_text("body")
 
-    _keys(page, "j")
+    press(page, "j")
     expect(page).to_have_url(re.compile(r"case=E-1003"))
-    expect(_header(page, "E-1003:")).to_be_visible()
-    _keys(page, "k")
-    expect(_header(page, "E-1002:")).to_be_visible()
+    expect(heading(page, "E-1003:")).to_be_visible()
+    press(page, "k")
+    expect(heading(page, "E-1002:")).to_be_visible()
     expect(page).to_have_url(re.compile(r"case=E-1002"))
-    _settled(page)
+    settled(page)
 
-    _keys(page, "a")  # approve the recommendation (reject): a toast, and on to the next unreviewed case
+    press(page, "a")  # approve the recommendation (reject): a toast, and on to the next unreviewed case
     expect(page.get_by_text(re.compile(r"E-1002: decision reject recorded \(audit #\d+\) and retained"))).to_be_visible()
-    expect(_header(page, "E-1003:")).to_be_visible()
+    expect(heading(page, "E-1003:")).to_be_visible()
     shots(page, "exceptions-approved")
-    _settled(page)
-    _keys(page, "k")
-    expect(_header(page, "E-1002:")).to_be_visible()
-    _settled(page)
-    _keys(page, "o")  # the form switches to override
-    _settled(page)
+    settled(page)
+    press(page, "k")
+    expect(heading(page, "E-1002:")).to_be_visible()
+    settled(page)
+    press(page, "o")  # the form switches to override
+    settled(page)
     expect(page.get_by_test_id("stForm").get_by_role("radio", name="Override")).to_be_checked()
-    _choose(page, "Override outcome", "approve")
-    _choose(page, "Reason code", "PRICE_AGREED: ")
+    choose(page, "Override outcome", "approve")
+    choose(page, "Reason code", "PRICE_AGREED: ")
     page.locator('textarea[aria-label="Note"]').fill("New price list from 1 Nov")
     page.get_by_role("button", name="Submit decision").click()
     expect(page.get_by_text(re.compile(r"E-1002: decision approve recorded \(audit #\d+\) and retained"))).to_be_visible()
-    _keys(page, "k")
+    press(page, "k")
     expect(page.get_by_text(re.compile(r"Decided: approve \(override of reject\) by Jake Kojak Adams"))).to_be_visible()
-    _settled(page)
+    settled(page)
     shots(page, "exceptions-overridden")
 
 
@@ -104,25 +68,25 @@ def test_audit_a_ticket_with_legacy_evidence_and_approve_it(app, page: Page, sho
     expect(page.get_by_text(re.compile(r"^Old records used \(2\)$"))).to_be_visible()
     expect(page.get_by_text(re.compile(r"^Records found but not used \(\d+\)$"))).to_be_visible()
     expect(page.locator("[id^=glide-cell]").filter(has_text="names another customer").first).to_be_attached()
-    cells = _cells(page)
+    cells = grid_cells(page, "SUP-L-001", "SUP-L-002", "SUP-L-003")
     assert "SUP-L-001" in cells and "SUP-L-002" in cells and "SUP-L-003" in cells
-    _settled(page)
+    settled(page)
     shots(page, "tickets", readme=True)
 
-    _keys(page, "j")
+    press(page, "j")
     expect(page.get_by_role("heading", name="Ticket T-2005")).to_be_visible()
-    _keys(page, "k")
+    press(page, "k")
     expect(page.get_by_role("heading", name="Ticket T-2004")).to_be_visible()
     page.locator('input[aria-label="Reviewer name (required; recorded as unauthenticated)"]').fill("Ada Auditor")
     page.locator('input[aria-label="Reviewer name (required; recorded as unauthenticated)"]').press("Tab")
-    _settled(page)
-    _keys(page, "a")  # approved: a toast, and on to the next unreviewed ticket
+    settled(page)
+    press(page, "a")  # approved: a toast, and on to the next unreviewed ticket
     expect(page.get_by_text(re.compile(r"T-2004: decision #\d+ recorded: retained into Hindsight"))).to_be_visible()
     expect(page.get_by_role("heading", name="Ticket T-2005")).to_be_visible()
-    _settled(page)
-    _keys(page, "k")
+    settled(page)
+    press(page, "k")
     expect(page.get_by_text(re.compile(r"Decided \(approve\), audit #\d+: retained into Hindsight"))).to_be_visible()
-    _settled(page)
+    settled(page)
     shots(page, "tickets-approved")
 
 
@@ -138,11 +102,10 @@ def test_open_a_trace_and_change_a_what_if_knob(app, page: Page, shots):
     # the verdict in plain words, the case's exact precedents counted, the way back to the case
     expect(page.get_by_text(re.compile(r"supplied \d+ % of the top-\d+ score; .* of the top \d+ are this case's exact precedents"))).to_be_visible()
     expect(page.get_by_role("link", name="Back to case E-1002")).to_be_visible()
-    page.set_viewport_size({"width": 1440, "height": 900})
-    _settled(page)
+    settled(page)
     shots(page, "traces", readme=True)
     page.get_by_role("tab", name="Charts").click()
-    _settled(page)
+    settled(page)
     shots(page, "traces-charts")
 
     page.get_by_role("tab", name="What-if").click()
@@ -153,7 +116,7 @@ def test_open_a_trace_and_change_a_what_if_knob(app, page: Page, shots):
     page.get_by_role("button", name="Replay").click()
     expect(page.get_by_text("Server settings (k=60, no caps, weights 1)")).to_have_count(0)
     expect(page.get_by_text(re.compile(r"Top \d+ by RRF, server vs replay: \d+ in, \d+ out"))).to_be_visible()
-    _settled(page)
+    settled(page)
     shots(page, "traces-whatif")
 
     # A/B: B as the what-if "graph arm weight 0", predicted from one trace per recall
@@ -164,7 +127,7 @@ def test_open_a_trace_and_change_a_what_if_knob(app, page: Page, shots):
     page.get_by_role("button", name="Compare A and B").click()
     expect(page.get_by_text(re.compile(r"^under B \(what-if: graph arm weight 0\): "))).to_be_visible(timeout=120_000)
     expect(page.get_by_text(re.compile(r"Check: predicted with the server's settings, (\d+) of \1 recalls"))).to_be_visible()
-    _settled(page)
+    settled(page)
     shots(page, "ab", readme=True)
 
     page.get_by_role("link", name="Back to case E-1002").click()
@@ -182,21 +145,17 @@ def _three_decisions(app) -> None:
     record_ticket_decision(outbox, app.support_bank, demo_ticket("T-2004"), reviewer="Ada Auditor")
 
 
-def _metric(page: Page, label: str):
-    return page.get_by_test_id("stMetric").filter(has_text=label).get_by_test_id("stMetricValue")
-
-
 def test_audit_page_lists_the_decisions(app, page: Page, shots):
     _three_decisions(app)
     page.goto(f"{app.url}/audit")
     expect(page.get_by_role("heading", name="Decision audit log")).to_be_visible()
     expect(page.get_by_text(re.compile(r"^3 of 3 decisions$"))).to_be_visible()
     expect(page.locator("[id^=glide-cell]").filter(has_text="T-2004").first).to_be_attached()
-    cells = _cells(page)
+    cells = grid_cells(page, "E-1002", "T-2004", "Jake Kojak Adams", "Ada Auditor")
     assert cells.count("E-1002") == 2 and cells.count("T-2004") == 1
     assert cells.count("Jake Kojak Adams") == 2 and cells.count("Ada Auditor") == 1
     expect(page.get_by_role("button", name="Export CSV")).to_be_visible()
-    _settled(page)
+    settled(page)
     shots(page, "audit", readme=True)
 
 
@@ -211,10 +170,10 @@ def test_overview_shows_what_reviewers_and_memory_did(app, page: Page, shots):
     expect(page.get_by_test_id("stPlotlyChart").first).to_be_visible()
     assert page.get_by_test_id("stPlotlyChart").count() >= 6
     # the latest decision per case: E-1002 (overridden) and T-2004 (approved)
-    expect(_metric(page, "Decisions in range")).to_have_text(re.compile(r"^2$"))
-    expect(_metric(page, "Finance agreement")).to_have_text(re.compile(r"^0%$"))
-    expect(_metric(page, "Ticket drafts approved")).to_have_text(re.compile(r"^100%$"))
-    _settled(page)
+    expect(metric(page, "Decisions in range")).to_have_text(re.compile(r"^2$"))
+    expect(metric(page, "Finance agreement")).to_have_text(re.compile(r"^0%$"))
+    expect(metric(page, "Ticket drafts approved")).to_have_text(re.compile(r"^100%$"))
+    settled(page)
     shots(page, "overview", readme=True)
 
 
@@ -234,7 +193,7 @@ def test_untrusted_memory_text_renders_as_literal_text(app, page: Page, shots):
     page.goto(f"{app.url}/exceptions?case={PROBE_CASE}")
     evidence = page.locator(".st-key-case_evidence")
     expect(evidence.get_by_text(XSS_IMG, exact=False)).to_be_visible()  # the evidence cards: text elements
-    _settled(page)
+    settled(page)
     _assert_inert(page, requests, dialogs, evidence.inner_text())
     shots(page, "untrusted-text-exceptions")
 
@@ -244,6 +203,6 @@ def test_untrusted_memory_text_renders_as_literal_text(app, page: Page, shots):
     page.get_by_role("button", name="Run this recall with a trace").click()
     page.get_by_role("tab", name="What-if").click()  # its top-k table shows each candidate's text
     expect(page.locator("[id^=glide-cell]").filter(has_text=XSS_IMG).first).to_be_attached()
-    _settled(page)
-    _assert_inert(page, requests, dialogs, _cells(page))
+    settled(page)
+    _assert_inert(page, requests, dialogs, grid_cells(page))
     shots(page, "untrusted-text-trace")

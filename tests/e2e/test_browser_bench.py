@@ -34,7 +34,7 @@ def test_bench_browser_reports_both_sizes_and_stops_what_it_started(hindsight):
     done = subprocess.run(
         [sys.executable, "-m", "dashboard", "bench-browser", "--sizes", "18,5", "--runs", "1", "--bank-size", "40", "--json"],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=900, check=False,
-    )  # fmt: skip
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout)
 

@@ -13,17 +13,11 @@ from playwright.sync_api import Page, expect
 
 from components.trace_link import trace_url
 from dashboard.traces.request import TraceRequest
+from tests.e2e.conftest import WAIT, settled
 
 pytestmark = pytest.mark.browser
-WAIT = 60_000
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
 NO_NETWORK = {"data", "blob", "about"}  # schemes that never leave the browser
-
-
-def _settled(page: Page) -> None:
-    """Until the page's script run has finished, so everything it draws has been requested."""
-    page.wait_for_timeout(200)
-    expect(page.get_by_test_id("stApp")).to_have_attribute("data-test-script-state", "notRunning", timeout=WAIT)
 
 
 def _open(page: Page, url: str, *headings: str) -> None:
@@ -31,7 +25,7 @@ def _open(page: Page, url: str, *headings: str) -> None:
     page.goto(url)
     for heading in headings:
         expect(page.get_by_role("heading", name=re.compile("^" + re.escape(heading))).first).to_be_visible(timeout=WAIT)
-    _settled(page)
+    settled(page)
 
 
 def test_no_request_leaves_the_machine(app, page: Page):
@@ -43,11 +37,11 @@ def test_no_request_leaves_the_machine(app, page: Page):
     _open(page, f"{app.url}/overview", "Overview")
     _open(page, f"{app.url}/exceptions?case=E-1002", "E-1002:", "Exact")
     trace = TraceRequest(bank=app.finance_bank, query="price variance V02", tags=("vendor:V02", "type:price_variance"),
-                         tags_match="all_strict")  # fmt: skip
+                         tags_match="all_strict")
     _open(page, trace_url(trace, app.url), "Recall traces")
     page.get_by_role("button", name=re.compile("Run this recall")).click()
     expect(page.get_by_test_id("stPlotlyChart").first).to_be_visible(timeout=WAIT)  # the charts drawn too
-    _settled(page)
+    settled(page)
     _open(page, f"{app.url}/tickets?ticket=T-2004", "Ticket T-2004")
     _open(page, f"{app.url}/migration", "Migration to tags")
     _open(page, f"{app.url}/audit", "Decision audit log")

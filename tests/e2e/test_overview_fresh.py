@@ -15,11 +15,7 @@ from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import REPO, serve_app
-
-
-def _metric(page: Page, label: str):
-    return page.get_by_test_id("stMetric").filter(has_text=label).get_by_test_id("stMetricValue")
+from tests.e2e.conftest import REPO, metric, serve_app
 
 
 def test_a_fresh_demo_start_shows_overview_figures_without_pressing_anything(hindsight, page: Page, shots):
@@ -30,7 +26,7 @@ def test_a_fresh_demo_start_shows_overview_figures_without_pressing_anything(hin
     env["RECALL_REVIEW_DATA_DIR"] = str(data_dir)
     try:
         seeded = subprocess.run([sys.executable, "-m", "dashboard", "seed", "--json"], cwd=REPO, env=env, capture_output=True,
-                                text=True, timeout=600, check=False)  # fmt: skip
+                                text=True, timeout=600, check=False)
         assert seeded.returncode == 0, seeded.stderr[-3000:]
         assert json.loads(seeded.stdout)["case_flags"]["exceptions"] == 18
         with serve_app(env, data_dir) as url:
@@ -42,9 +38,9 @@ def test_a_fresh_demo_start_shows_overview_figures_without_pressing_anything(hin
             expect(headline).to_be_visible()
             # the demo's naive agents leaked another customer's records into T-2004 and T-2010, and were crowded out
             expect(headline).to_contain_text(re.compile(r"2 tickets where another customer's records reached the agent"))
-            expect(_metric(page, "Crowd-outs caught")).to_have_text(re.compile(r"^[1-9]\d*$"))
-            expect(_metric(page, "Incidents")).to_have_text(re.compile(r"^[1-9]\d*$"))
-            expect(_metric(page, "Legacy records admitted / rejected")).to_have_text(re.compile(r"^[1-9]\d* / [1-9]\d*$"))
+            expect(metric(page, "Crowd-outs caught")).to_have_text(re.compile(r"^[1-9]\d*$"))
+            expect(metric(page, "Incidents")).to_have_text(re.compile(r"^[1-9]\d*$"))
+            expect(metric(page, "Legacy records admitted / rejected")).to_have_text(re.compile(r"^[1-9]\d* / [1-9]\d*$"))
             audited = re.compile(r"from [1-9]\d* agent runs and [1-9]\d* recalls read from Hindsight's audit log")
             expect(page.get_by_text(audited)).to_be_visible()  # the audit log's projection, in the store since the seed
             expect(page.get_by_test_id("stPlotlyChart").first).to_be_visible()

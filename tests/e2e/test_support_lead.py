@@ -10,26 +10,25 @@ from playwright.sync_api import Page, expect
 
 from dashboard.support.decisions import interaction_record, ticket_decision
 from dashboard.support.recall import recall_for_ticket
-from tests.e2e.test_browser import WAIT, _cells, _settled
+from tests.e2e.conftest import WAIT, grid_cells, settled
 from tests.helpers import demo_ticket
 
 
 def test_every_record_found_but_not_used_is_on_screen(app, hindsight, page: Page, shots):
-    page.set_viewport_size({"width": 1440, "height": 900})
-    rejected = recall_for_ticket(hindsight.gateway.recall, app.support_bank, "Ann Lee", demo_ticket("T-2004").issue).legacy_rejected
+    gateway = hindsight.gateway
+    rejected = recall_for_ticket(gateway.recall, app.support_bank, "Ann Lee", demo_ticket("T-2004").issue, read_document=gateway.document).legacy_rejected
     page.goto(f"{app.url}/tickets?ticket=T-2004")
-    heading = page.get_by_text(f"Records found but not used ({len(rejected)})", exact=True)
-    expect(heading).to_be_visible(timeout=WAIT)
-    _settled(page)
-    heading.evaluate("e => e.scrollIntoView({block: 'start'})")  # the whole table now fits in the 900 px window
-    page.wait_for_timeout(500)
-    cells = _cells(page)  # a grid draws accessibility cells only for the rows it shows
-    assert len(rejected) > 10 and all(e.document_id in cells for e in rejected), cells
+    title = page.get_by_text(f"Records found but not used ({len(rejected)})", exact=True)
+    expect(title).to_be_visible(timeout=WAIT)
+    settled(page)
+    title.evaluate("e => e.scrollIntoView({block: 'start'})")  # the whole table now fits in the 900 px window
+    # a grid draws accessibility cells only for the rows it shows: wait until it has drawn every one
+    cells = grid_cells(page, *(e.ref for e in rejected))
+    assert len(rejected) > 10 and all(e.ref in cells for e in rejected), cells
     shots(page, "tickets-legacy-not-used")
 
 
 def test_a_lead_migrates_the_legacy_records_a_tagged_recall_left_out(app, hindsight, page: Page, shots):
-    page.set_viewport_size({"width": 1440, "height": 900})
     ticket = demo_ticket("T-2004")  # approved: Ann Lee now has a tagged record
     decision = ticket_decision(ticket, action="approve", reviewer="Rita", authenticated=False, decided_at=datetime(2026, 11, 13, tzinfo=UTC))
     hindsight.gateway.retain(app.support_bank, [interaction_record(ticket, decision)])
@@ -37,7 +36,7 @@ def test_a_lead_migrates_the_legacy_records_a_tagged_recall_left_out(app, hindsi
     page.goto(f"{app.url}/tickets?ticket=T-2012")
     sentence = "2 legacy records of this customer were not consulted because a tagged record exists: migrate them."
     expect(page.get_by_text(sentence)).to_be_visible(timeout=WAIT)
-    _settled(page)
+    settled(page)
     shots(page, "tickets-legacy-left-out", readme=True)
 
     page.get_by_text("I have checked these records").click()
@@ -45,5 +44,5 @@ def test_a_lead_migrates_the_legacy_records_a_tagged_recall_left_out(app, hindsi
     expect(page.get_by_text(re.compile(r"Tagged 2 record\(s\) in place"))).to_be_visible(timeout=WAIT)
     expect(page.get_by_text(sentence)).to_have_count(0)
     expect(page.get_by_text("History used (3)", exact=True)).to_be_visible()
-    _settled(page)
+    settled(page)
     shots(page, "tickets-legacy-migrated")

@@ -19,12 +19,10 @@ import sqlalchemy as sa
 from playwright.sync_api import Browser, Page, expect
 
 from dashboard.review.db import make_engine
-from tests.conftest import free_port
-from tests.e2e.conftest import serve_app
+from dashboard.processes import free_port
+from tests.e2e.conftest import press, serve_app, settled
 
 pytestmark = pytest.mark.browser
-WAIT = 60_000
-expect.set_options(timeout=WAIT)
 HOSTILE_NAME = "![x](http://127.0.0.1:9/p.png) <b>x</b> [y](javascript:alert(1))"
 
 
@@ -46,11 +44,6 @@ def hindsight_down() -> dict[str, str]:
     return {"HINDSIGHT_API_URL": f"http://127.0.0.1:{free_port()}"}
 
 
-def _settled(page: Page) -> None:
-    page.wait_for_timeout(200)
-    expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=WAIT)
-
-
 def _stored(data_dir: Path) -> list[dict]:
     engine = make_engine(None, data_dir)
     try:
@@ -66,7 +59,7 @@ def _decide(page: Page, url: str, case: str, reviewer: str) -> None:
     expect(page.get_by_text("Evidence is unavailable")).to_be_visible()
     page.locator('input[aria-label="Reviewer name"]').fill(reviewer)
     page.locator('input[aria-label="Reviewer name"]').press("Tab")
-    _settled(page)
+    settled(page)
     page.get_by_role("button", name="Submit decision").click()
     expect(page.get_by_text(re.compile(r"recorded \(audit #\d+\); it is delivered to memory when Hindsight answers"))).to_be_visible()
 
@@ -91,7 +84,7 @@ def test_a_hostile_reviewer_name_is_literal_text_for_another_viewer(browser: Bro
         other.goto(f"{url}/exceptions?case=E-1003")
         decided = other.get_by_test_id("stAlert").filter(has_text="Decided:")
         expect(decided).to_contain_text(HOSTILE_NAME)  # exactly as typed
-        _settled(other)
+        settled(other)
         assert decided.locator("img").count() == 0 and decided.locator("b").count() == 0
         assert other.locator("a[href^='javascript']").count() == 0
         assert not [u for u in requested if "127.0.0.1:9/" in u], requested
@@ -102,7 +95,7 @@ def test_a_trace_link_to_an_unconfigured_bank_shows_nothing_of_it(page: Page):
     with serve(**hindsight_down()) as (url, _data_dir):
         page.goto(f"{url}/traces?bank=hr-private-salaries&q=salary&max_tokens=4096")
         expect(page.get_by_text("names a bank this dashboard is not configured for")).to_be_visible()
-        _settled(page)
+        settled(page)
         body = page.inner_text("body")
         assert "hr-private-salaries" not in body and "salary" not in body
         assert page.get_by_role("button", name="Run this recall with a trace").count() == 0
@@ -115,7 +108,7 @@ def test_a_viewer_cannot_decide(page: Page):
         expect(page.get_by_text("Sign-in is off: everyone who reaches this dashboard acts as viewer")).to_be_visible()
         assert page.get_by_role("button", name="Submit decision").count() == 0
         page.keyboard.press("a")  # the Approve shortcut records nothing either
-        _settled(page)
+        settled(page)
         assert _stored(data_dir) == []
 
 

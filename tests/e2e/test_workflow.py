@@ -5,6 +5,7 @@ precedent is readable in full."""
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
@@ -12,42 +13,18 @@ from playwright.sync_api import Browser, Page, expect
 from dashboard.finance.policy import Recommendation
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.casework import Casework
+from tests.e2e.conftest import VIEWPORT, WAIT, heading, press, settled
 from tests.helpers import demo_case, record_exception_decision
 
 pytestmark = pytest.mark.browser
-WAIT = 60_000
-expect.set_options(timeout=WAIT)
 REC = Recommendation(action="reject", confidence=1.0, cited=[], rationale="r", policy="precedent")
-VIEWPORT = {"width": 1440, "height": 900}
-
-
-@pytest.fixture
-def page(page: Page) -> Page:
-    page.set_default_timeout(WAIT)
-    page.set_viewport_size(VIEWPORT)
-    return page
-
-
-def _settled(page: Page) -> None:
-    page.wait_for_timeout(200)
-    expect(page.get_by_test_id("stStatusWidget")).to_have_count(0, timeout=WAIT)
-
-
-def _keys(page: Page, *keys: str) -> None:
-    page.evaluate("() => document.activeElement && document.activeElement.blur()")
-    for key in keys:
-        page.keyboard.press(key)
-
-
-def _header(page: Page, text: str):
-    return page.get_by_role("heading", name=re.compile("^" + re.escape(text)))
 
 
 def _name(page: Page, name: str) -> None:
     field = page.locator('input[aria-label="Reviewer name"]')
     field.fill(name)
     field.press("Tab")
-    _settled(page)
+    settled(page)
 
 
 def test_n_skips_decided_cases(app, page: Page, shots):
@@ -55,16 +32,16 @@ def test_n_skips_decided_cases(app, page: Page, shots):
     for case_id in ("E-1003", "E-1004"):
         record_exception_decision(outbox, app.finance_bank, demo_case(case_id), REC)
     page.goto(f"{app.url}/exceptions?case=E-1002")
-    expect(_header(page, "E-1002:")).to_be_visible()
+    expect(heading(page, "E-1002:")).to_be_visible()
     expect(page.locator(".st-key-case_evidence")).to_contain_text("Exact: this vendor AND this type")
-    _settled(page)
+    settled(page)
     shots(page, "exceptions-case")
-    _keys(page, "n")
+    press(page, "n")
     expect(page).to_have_url(re.compile(r"case=E-1005"))
-    expect(_header(page, "E-1005:")).to_be_visible()
-    _settled(page)
-    _keys(page, "k")  # K walks every case, decided ones too
-    expect(_header(page, "E-1004:")).to_be_visible()
+    expect(heading(page, "E-1005:")).to_be_visible()
+    settled(page)
+    press(page, "k")  # K walks every case, decided ones too
+    expect(heading(page, "E-1004:")).to_be_visible()
 
 
 def test_two_browsers_cannot_both_claim_a_case(app, browser: Browser):
@@ -74,8 +51,8 @@ def test_two_browsers_cannot_both_claim_a_case(app, browser: Browser):
         for who, page in (("Ann", ann), ("Bob", bob)):
             page.set_default_timeout(WAIT)
             page.goto(f"{app.url}/exceptions?case=E-1002")
-            expect(_header(page, "E-1002:")).to_be_visible()
-            _settled(page)
+            expect(heading(page, "E-1002:")).to_be_visible()
+            settled(page)
             _name(page, who)
             expect(page.get_by_role("button", name="Claim")).to_be_enabled()
         ann.get_by_role("button", name="Claim").click()
@@ -94,16 +71,14 @@ def test_two_browsers_cannot_both_claim_a_case(app, browser: Browser):
 def test_bulk_approval_records_one_decision_per_case(app, page: Page, shots):
     page.goto(f"{app.url}/exceptions")
     expect(page.locator(".st-key-case_evidence")).to_contain_text("Exact: this vendor AND this type")
-    _settled(page)
+    settled(page)
     _name(page, "Bea Bulk")
     page.get_by_text(re.compile(r"^Queue: 18 exceptions")).click()
     still = page.get_by_text(re.compile(r"still being recalled in the background"))
-    for _ in range(60):  # the background prefetch fills the cache; a rerun (R) shows what is ready
-        if still.count() == 0:
-            break
-        page.wait_for_timeout(1000)
-        _keys(page, "r")
-        _settled(page)
+    deadline = time.monotonic() + WAIT / 1000
+    while still.count() and time.monotonic() < deadline:  # the prefetch fills the cache; a rerun (R) shows what is ready
+        press(page, "r")
+        settled(page)
     button = page.get_by_role("button", name="Approve well-supported recommendations")
     expect(button).to_be_enabled()
     button.click()
@@ -129,12 +104,12 @@ def test_a_long_precedent_is_readable_in_full(app, hindsight, page: Page, shots)
     hindsight.gateway.retain(app.finance_bank, [MemoryRecord(
         document_id="long-precedent", content=text, tags=["vendor:V12", "type:price_variance"],
         metadata={"outcome": "approve", "decided_on": "2026-10-01"}, context="long precedent",
-    )])  # fmt: skip
+    )])
     page.goto(f"{app.url}/exceptions?case=E-1015")
     evidence = page.locator(".st-key-case_evidence")
     end = evidence.get_by_text("END-OF-LONG-PRECEDENT", exact=False)
     expect(end).to_be_visible()
-    _settled(page)
+    settled(page)
     shown = evidence.inner_text()
     assert ending in shown and "…" not in shown  # wrapped, never cut
     box = end.bounding_box()

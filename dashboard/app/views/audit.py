@@ -2,8 +2,8 @@ import pandas as pd
 import streamlit as st
 
 from components.status_banner import plain_error
-from dashboard.app import access, state
-from dashboard.review.audit_export import AuditFilter, audit_row, to_csv, to_json
+from dashboard.app import access, resources
+from dashboard.reporting.audit_export import AuditFilter, audit_row, to_csv, to_json
 
 st.title("Decision audit log")
 st.caption("Every reviewer decision, newest first, and whether it is stored in Hindsight yet. A revised decision is a new row: nothing is overwritten.")
@@ -13,7 +13,7 @@ DELIVERY = {
     "failed": "refused by Hindsight", "discarded": "discarded by a lead",
 }  # fmt: skip
 
-outbox = state.outbox()
+outbox = resources.outbox()
 history = outbox.history()
 rows = [audit_row(entry) for entry in history]
 if not rows:
@@ -28,16 +28,16 @@ if parked:
         pd.DataFrame([{"decision #": e.id, "case": e.case_id, "bank": e.bank_id, "reviewer": e.decision.reviewer,
                        "attempts": e.attempts, "Hindsight said": plain_error(e.last_error or "")} for e in parked]),
         hide_index=True, width="stretch", key="audit_parked",
-    )  # fmt: skip
+    )
     if access.can("manage_deliveries"):
         with st.container(horizontal=True, vertical_alignment="bottom"):
             chosen = st.selectbox("Refused decision", [e.id for e in parked], format_func=lambda i: f"decision #{i}", key="audit_parked_pick")
             retry = st.button("Try again", key="audit_retry", icon=":material/replay:")
             discard = st.button("Discard", key="audit_discard", icon=":material/delete:")
-        if (retry or discard) and access.require("manage_deliveries"):
+        if (retry or discard) and access.permitted("manage_deliveries"):
             done = outbox.retry_failed(chosen) if retry else outbox.discard_failed(chosen)
             if done and retry:
-                state.deliver_now()
+                resources.deliver_now()
             st.rerun()
     else:
         st.caption("A lead can retry or discard them.")

@@ -1,7 +1,7 @@
 import streamlit as st
 
 from components.overview import render_banks, render_queues, render_server
-from dashboard.app import state
+from dashboard.app import audit, resources
 from dashboard.reporting.home import build_overview
 
 st.title("Recall Review")
@@ -16,7 +16,7 @@ with st.container(horizontal=True):
     st.page_link("views/overview.py", label="Overview for stakeholders", icon=":material/monitoring:")
     st.page_link("views/traces.py", label="Explore a recall trace", icon=":material/troubleshoot:")
 
-overview = build_overview(state.gateway(), state.settings())
+overview = build_overview(resources.gateway(), resources.settings())
 render_server(overview.server)
 left, right = st.columns(2)
 with left:
@@ -25,8 +25,8 @@ with right:
     render_queues(overview.queues)
 
 st.subheader("Audit log: what the agents actually recalled")
-settings = state.settings()
-off = [bank for bank in (settings.finance_bank, settings.support_bank) if not state.audit_log_on(bank)]
+settings = resources.settings()
+off = [bank for bank in (settings.finance_bank, settings.support_bank) if not audit.audit_log_on(bank)]
 for bank in (settings.finance_bank, settings.support_bank):
     st.text(f"{bank}: audit log {'off' if bank in off else 'on'}")
 if off:

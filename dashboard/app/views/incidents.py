@@ -6,21 +6,19 @@ import streamlit as st
 from components.then_now import request_of
 from components.trace_link import trace_link
 from dashboard.agents.incidents import KIND_LABELS
-from dashboard.app import state
+from dashboard.app import audit, resources
 
 st.title("Incidents")
 st.caption("Where an agent's evidence or answer went wrong: found in the agents' recorded runs and in what Hindsight's audit log says their recalls returned.")
 
-settings = state.settings()
+settings = resources.settings()
 banks = (settings.finance_bank, settings.support_bank)
 for bank in banks:
-    if not state.audit_log_on(bank):
+    if not audit.audit_log_on(bank):
         st.warning("The audit log is off for a configured bank: its incidents rest on the agents' own records.", icon=":material/visibility_off:")
         with st.expander("How to turn it on"):
             st.text(f"{bank}: update_bank_config(bank, audit_log_enabled=True); each recall's response is then stored.")
-if st.button("Check again", icon=":material/refresh:"):
-    state.incidents.clear()
-found = state.incidents(banks)
+found = audit.incidents(banks, fresh=st.button("Check again", icon=":material/refresh:"))
 kinds = st.multiselect("Kind", list(KIND_LABELS), format_func=KIND_LABELS.get, key="incident_kinds")
 shown = [i for i in found if not kinds or i.kind in kinds]
 st.text(f"{len(shown)} incident(s) of {len(found)}.")
@@ -46,7 +44,7 @@ event = st.dataframe(
 st.caption("Select an incident to see what the agent recalled for it.")
 if event.selection.rows:
     incident = shown[event.selection.rows[0]]
-    run = next((r for r in state.agent_runs().runs(incident.case_kind, incident.case_id, incident.bank_id) if r.run_id == incident.run_id), None)
+    run = next((r for r in resources.agent_runs().runs(incident.case_kind, incident.case_id, incident.bank_id) if r.run_id == incident.run_id), None)
     st.text(incident.summary)
     st.text(f"Records involved: {', '.join(incident.records) or 'none'}\nUsed in the answer: {', '.join(incident.used_in_answer) or 'none'}")
     with st.expander("How these were recalled"):

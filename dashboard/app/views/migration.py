@@ -1,9 +1,12 @@
+"""Migration to tags: the support bank's untagged documents, each classified by the ownership rule, and the
+lead's confirmed run that tags the ones whose owner is proven."""
+
 import streamlit as st
 
 from components.admission import render_coverage, render_plan, render_report
 from components.safe_text import md
 from components.status_banner import plain_error
-from dashboard.app import access, state
+from dashboard.app import access, resources, ticket_recalls
 from dashboard.hindsight.errors import HindsightError
 from dashboard.queue_files import QueueFileError, load_rows
 from dashboard.support import migration
@@ -11,73 +14,77 @@ from dashboard.support.models import Customer
 
 REPORT_KEY = "migration_report"
 
-st.title("Migration to tags")
-st.caption(
-    "Old support records carry no customer tag: only their first sentence (\"Customer NAME contacted support.\") "
-    "says whose they are. Migrating stores each record whose first sentence names exactly one customer of the "
-    "directory again, under the same document id, with that customer's tag: the untagged copy is replaced, not "
-    "duplicated. Every other record stays untagged, with the reason."
-)
 
-try:
-    customers = load_rows(state.settings().customers_file, Customer, id_field="name")
-except QueueFileError as exc:
-    st.error("The customer directory could not be loaded:", icon=":material/error:")
-    st.text(str(exc))
-    st.stop()
-
-settings = state.settings()
-bank = settings.support_bank
-st.text(f"Memory bank: {bank}   customer directory: {len(customers)} customers")
-
-report = st.session_state.pop(REPORT_KEY, None)
-if report is not None:
-    render_report(report)
-    render_coverage(report.before, "Records before the run", key="before")
-
-try:
-    plan = migration.plan(state.gateway(), bank, customers)
-except HindsightError as exc:
-    st.error(f"Hindsight at {md(settings.base_url)} could not be read.", icon=":material/error:")
-    st.text(plain_error(exc))
-    st.stop()
-except migration.MigrationError as exc:
-    st.error("The migration cannot go on:", icon=":material/error:")
-    st.text(str(exc))
-    st.stop()
-
-render_coverage(plan.coverage, "Records now" if report is None else "Records after the run", key="now")
-st.subheader("Every untagged record, and whether it can be migrated")
-render_plan(plan)
-
-if not access.can("apply_migration"):
-    st.info(f"Your role ({access.current_role()}) can read this list; migrating needs the lead role.", icon=":material/lock:")
-    st.stop()
-with st.form("migration_apply"):
-    st.text(
-        f"Migrating tags the {len(plan.reliable)} record(s) marked 'can be migrated'. It is safe to run again: a record "
-        "already tagged is not touched twice, and a run that stopped is finished by running it again."
-    )
-    batch = st.number_input("Records sent to Hindsight at a time", min_value=1, max_value=100, value=10, key="migration_batch")
-    confirmed = st.checkbox("I have checked the list above", key="migration_confirm")
-    apply_clicked = st.form_submit_button("Apply migration", type="primary", disabled=bool(plan.directory_problems))
-
-if apply_clicked and access.require("apply_migration"):
-    if not confirmed:
-        st.error("Tick 'I have checked the list above' first.")
+def apply(bank: str, customers: list[Customer], batch: int) -> None:
+    """Run the migration (a lead, confirmed); its report shows after the rerun."""
+    settings = resources.settings()
+    try:
+        result = migration.apply(resources.gateway(), bank, customers, batch_size=batch)
+    except migration.DirectoryError as exc:
+        st.error("Refused: the directory is not safe to migrate against.")
+        st.text(str(exc))
+    except migration.MigrationError as exc:
+        st.error("The migration stopped:", icon=":material/error:")
+        st.text(str(exc))
+    except HindsightError as exc:
+        st.error(f"Hindsight at {md(settings.base_url)} could not be read.", icon=":material/error:")
+        st.text(plain_error(exc))
     else:
-        try:
-            result = migration.apply(state.gateway(), bank, customers, batch_size=int(batch))
-        except migration.DirectoryError as exc:
-            st.error("Refused: the directory is not safe to migrate against.")
-            st.text(str(exc))
-        except migration.MigrationError as exc:
-            st.error("The migration stopped:", icon=":material/error:")
-            st.text(str(exc))
-        except HindsightError as exc:
-            st.error(f"Hindsight at {md(settings.base_url)} could not be read.", icon=":material/error:")
-            st.text(plain_error(exc))
+        ticket_recalls.migrated(bank)  # every customer's recall may change, on every instance
+        st.session_state[REPORT_KEY] = result
+        st.rerun()
+
+
+def page() -> None:
+    st.title("Migration to tags")
+    st.caption(
+        "Old support records carry no customer tag: only their first sentence (\"Customer NAME contacted support.\") "
+        "says whose they are. Migrating stores each record whose first sentence names exactly one customer of the "
+        "directory again, under the same document id, with that customer's tag: the untagged copy is replaced, not "
+        "duplicated. Every other record stays untagged, with the reason."
+    )
+    settings = resources.settings()
+    try:
+        customers = load_rows(settings.customers_file, Customer, id_field="name")
+    except QueueFileError as exc:
+        st.error("The customer directory could not be loaded:", icon=":material/error:")
+        st.text(str(exc))
+        return
+    bank = settings.support_bank
+    st.text(f"Memory bank: {bank}   customer directory: {len(customers)} customers")
+    report = st.session_state.pop(REPORT_KEY, None)
+    if report is not None:
+        render_report(report)
+        render_coverage(report.before, "Documents before the run", key="before")
+    try:
+        plan = migration.plan(resources.gateway(), bank, customers)
+    except HindsightError as exc:
+        st.error(f"Hindsight at {md(settings.base_url)} could not be read.", icon=":material/error:")
+        st.text(plain_error(exc))
+        return
+    except migration.MigrationError as exc:
+        st.error("The migration cannot go on:", icon=":material/error:")
+        st.text(str(exc))
+        return
+    render_coverage(plan.coverage, "Documents now" if report is None else "Documents after the run", key="now")
+    st.subheader("Every untagged record, and whether it can be migrated")
+    render_plan(plan)
+    if not access.can("apply_migration"):
+        st.info(f"Your role ({access.current_role()}) can read this list; migrating needs the lead role.", icon=":material/lock:")
+        return
+    with st.form("migration_apply"):
+        st.text(
+            f"Migrating tags the {len(plan.reliable)} record(s) marked 'can be migrated'. It is safe to run again: a record "
+            "already tagged is not touched twice, and a run that stopped is finished by running it again."
+        )
+        batch = st.number_input("Records sent to Hindsight at a time", min_value=1, max_value=100, value=10, key="migration_batch")
+        confirmed = st.checkbox("I have checked the list above", key="migration_confirm")
+        clicked = st.form_submit_button("Apply migration", type="primary", disabled=bool(plan.directory_problems))
+    if clicked and access.permitted("apply_migration"):
+        if confirmed:
+            apply(bank, customers, int(batch))
         else:
-            state.invalidate_ticket_recalls()  # every customer's cached recall may change
-            st.session_state[REPORT_KEY] = result
-            st.rerun()
+            st.error("Tick 'I have checked the list above' first.")
+
+
+page()

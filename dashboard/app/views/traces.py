@@ -1,10 +1,13 @@
+"""Recall traces: why the agent got back what it did, which retrieval arm filled the results, and what
+another setting would have changed (the fusion lab). A trace runs only when a person presses a button."""
+
 import streamlit as st
 
 from components.ab_view import render_ab_tab
 from components.evidence_view import render_evidence_tab, render_knob_guide
 from components.trace_link import case_focus, link_back, trace_url
 from components.trace_view import render_console, render_trace
-from dashboard.app import access, state
+from dashboard.app import access, resources
 from dashboard.finance.models import ExceptionCase
 from dashboard.hindsight.errors import HindsightError
 from dashboard.hindsight.gateway import HindsightGateway
@@ -26,7 +29,7 @@ st.caption(
 
 
 store: TraceStore = st.session_state.setdefault(STORE_KEY, TraceStore(STORE_CAPACITY))
-banks = list(state.settings().banks)
+banks = list(resources.settings().banks)
 
 try:
     linked = TraceRequest.from_query_params(st.query_params)
@@ -44,9 +47,9 @@ if access.can("trace_any_query"):
     submitted = render_console(linked, banks)
 else:
     st.caption("The query console is for leads; the trace links on the other pages open here.")
-if submitted is not None and not (access.require("trace_any_query") and reachable(submitted, banks)):
+if submitted is not None and not (access.permitted("trace_any_query") and reachable(submitted, banks)):
     submitted = None
-cfg = state.settings()
+cfg = resources.settings()
 focus = None if submitted is not None else case_focus(case_of_link(st.query_params), cfg.exceptions_file, cfg.tickets_file)
 if submitted is not None:
     st.query_params.from_dict(submitted.to_query_params())  # the address bar becomes the deep link
@@ -75,13 +78,13 @@ pressed = st.button(
     "Run the recall again" if fetched else "Run this recall with a trace", key="trace_run",
     type="secondary" if fetched else "primary", icon=":material/refresh:" if fetched else ":material/play_arrow:",
 )  # fmt: skip
-if pressed and not access.require("trace"):
+if pressed and not access.permitted("trace"):
     st.stop()
 if not fetched and not pressed:
     st.stop()
 refresh = pressed or submitted is not None
 try:
-    traced = store.get_or_fetch(state.gateway(), linked, refresh=refresh)
+    traced = store.get_or_fetch(resources.gateway(), linked, refresh=refresh)
 except HindsightError as exc:
     st.error("Could not fetch the trace from Hindsight.", icon=":material/error:")
     st.code(str(exc), language=None)  # the server's message, not an error class name
@@ -90,32 +93,36 @@ except HindsightError as exc:
 render_trace(traced, trace_url(linked), focus)
 
 # -- fusion lab (additive): evidence on a labelled set for this trace's bank, and the knob guide ------
-st.divider()
-tab_evidence, tab_ab, tab_knobs = st.tabs(["Evidence", "A/B", "Server knobs"])
-with tab_evidence:
-    render_evidence_tab(
-        linked.bank,
-        finance_cases=lambda: demo_finance_cases(state.settings().exceptions_file),
-        run_bench=lambda bank, cases, k, progress: (
-            bench(state.gateway(), bank, cases, k=k, progress=progress) if access.require("trace_any_query") else None
-        ),
-    )
-with tab_ab:
-    cfg = state.settings()
+def lab(bank: str) -> None:
+    cfg = resources.settings()
 
     def open_other(url: str) -> HindsightGateway:
         # Our API key goes to the configured server only, never to a URL typed into the page.
         return HindsightGateway(url, cfg.api_key if url.rstrip("/") == cfg.base_url else None)
 
     def run_compare(a, b):
-        if not access.require("compare_configs"):  # clones banks and may call another server: leads only
+        if not access.permitted("compare_configs"):  # clones banks and may call another server: leads only
             return None
         cases, tickets = load_rows(cfg.exceptions_file, ExceptionCase), load_rows(cfg.tickets_file, Ticket)
-        return compare(state.gateway(), cfg.finance_bank, cfg.support_bank, cases, tickets, a, b, open_gateway=open_other)
+        return compare(resources.gateway(), cfg.finance_bank, cfg.support_bank, cases, tickets, a, b, open_gateway=open_other)
 
-    if access.can("compare_configs"):
-        render_ab_tab(run_compare)
-    else:
-        st.caption("A/B comparisons clone banks and may call another server: they are for leads.")
-with tab_knobs:
-    render_knob_guide()
+    tab_evidence, tab_ab, tab_knobs = st.tabs(["Evidence", "A/B", "Server knobs"])
+    with tab_evidence:
+        render_evidence_tab(
+            bank,
+            finance_cases=lambda: demo_finance_cases(cfg.exceptions_file),
+            run_bench=lambda bank, cases, k, progress: (
+                bench(resources.gateway(), bank, cases, k=k, progress=progress) if access.permitted("trace_any_query") else None
+            ),
+        )
+    with tab_ab:
+        if access.can("compare_configs"):
+            render_ab_tab(run_compare)
+        else:
+            st.caption("A/B comparisons clone banks and may call another server: they are for leads.")
+    with tab_knobs:
+        render_knob_guide()
+
+
+st.divider()
+lab(linked.bank)

@@ -1,4 +1,4 @@
-"""Agent runs and the audit-log projection (issue 12).
+"""Agent runs and the audit-log projection.
 
 Revision ID: 0002_agent_audit
 Revises: 0001_review_store

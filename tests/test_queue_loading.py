@@ -1,4 +1,4 @@
-"""Issue 7 on the real server: calls per case while loading a queue, no traces, cached cases make no
+"""Loading a queue on the real server: calls per case while loading a queue, no traces, cached cases make no
 call, invalidation after a decision, lean requests keep the exact precedents, and a bench smoke run."""
 
 import json
@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import streamlit as st
 
-from dashboard.app import state
+from dashboard.app import finance_recalls, resources
 from dashboard.cli import bench_data
 from dashboard.finance.decisions import document_id_for
 from dashboard.finance.recall import CaseKey, two_stage_recall
@@ -33,7 +33,7 @@ def counted(hindsight, bank_id, monkeypatch, tmp_path):
         return await real(bank, query, **kwargs)
 
     monkeypatch.setattr(gw, "arecall", arecall)
-    monkeypatch.setattr(state, "gateway", lambda: gw)
+    monkeypatch.setattr(resources, "gateway", lambda: gw)
     st.cache_resource.clear()
     records = [precedent(f"RICH-{i}", "V01", "price_variance") for i in range(6)]  # pass 1 fills k=5
     records += [precedent("THIN-1", "V02", "price_variance"), precedent("THIN-2", "V02", "tax_mismatch")]
@@ -47,7 +47,7 @@ def test_queue_load_fills_the_cache_without_traces_and_with_at_most_two_calls(co
     _gw, calls = counted
     rich, thin = exception_case("E-1", "V01"), exception_case("E-2", "V02")
     progress = []
-    counts = state.load_queue(bank_id, [rich, thin], 5, progress=lambda d, t: progress.append((d, t)))
+    counts = finance_recalls.load_queue(bank_id, [rich, thin], 5, progress=lambda d, t: progress.append((d, t)))
     assert counts == {"cached": 0, "loaded": 2, "failed": 0} and progress == [(1, 2), (2, 2)]
     assert not any(c.get("trace") for c in calls)  # loading a queue requests no trace
     per_case = {v: sum(1 for c in calls if f"vendor:{v}" in c["tags"]) for v in ("V01", "V02")}
@@ -55,30 +55,30 @@ def test_queue_load_fills_the_cache_without_traces_and_with_at_most_two_calls(co
 
     calls.clear()
     for case in (rich, thin):
-        result = state.recall_case(bank_id, CaseKey.of(case), case.recall_query(), 5, document_id_for(case.id))
+        result = finance_recalls.recall_case(bank_id, CaseKey.of(case), case.recall_query(), 5, document_id_for(case.id))
         assert result.records
     assert calls == []  # opening a cached case makes no network call
-    assert state.with_crowd_out(bank_id, CaseKey.of(thin), thin.recall_query(), 5, document_id_for(thin.id)).crowd_out.reused_pass2
+    assert finance_recalls.recall_case(bank_id, CaseKey.of(thin), thin.recall_query(), 5, document_id_for(thin.id), check=True).crowd_out.reused_pass2
     assert calls == []  # pass 2 ran: the crowd-out check reuses it
 
-    state.bump_generation(bank_id, CaseKey.of(thin))  # a decision was retained for V02 / price_variance
+    resources.freshness().bump(bank_id, CaseKey.of(thin).scope)  # a decision was recorded for V02 / price_variance
     for case in (rich, thin):
-        state.recall_case(bank_id, CaseKey.of(case), case.recall_query(), 5, document_id_for(case.id))
+        finance_recalls.recall_case(bank_id, CaseKey.of(case), case.recall_query(), 5, document_id_for(case.id))
     assert {tuple(c["tags"]) for c in calls} == {("vendor:V02", "type:price_variance")} and len(calls) == 2
-    assert state.load_queue(bank_id, [rich, thin], 5) == {"cached": 2, "loaded": 0, "failed": 0}
+    assert finance_recalls.load_queue(bank_id, [rich, thin], 5) == {"cached": 2, "loaded": 0, "failed": 0}
 
 
 def test_queue_load_gives_what_the_sequential_two_stage_recall_gives(counted, bank_id):
     gw, _calls = counted
     cases = [exception_case("E-1", "V01"), exception_case("E-2", "V02"), exception_case("E-3", "V02", "tax_mismatch"),
-             exception_case("E-4", "V03"), exception_case("E-5", "V09", "missing_receipt")]  # fmt: skip
-    assert state.load_queue(bank_id, cases, 5) == {"cached": 0, "loaded": 5, "failed": 0}
-    loaded = [state.recall_case(bank_id, CaseKey.of(c), c.recall_query(), 5) for c in cases]  # from the cache
+             exception_case("E-4", "V03"), exception_case("E-5", "V09", "missing_receipt")]
+    assert finance_recalls.load_queue(bank_id, cases, 5) == {"cached": 0, "loaded": 5, "failed": 0}
+    loaded = [finance_recalls.recall_case(bank_id, CaseKey.of(c), c.recall_query(), 5) for c in cases]  # from the cache
     sequential = [two_stage_recall(gw.recall, bank_id, CaseKey.of(c), c.recall_query(), k=5) for c in cases]
 
     def shape(result):
         return ([(e.pass_, e.id, e.rank) for e in result.records], result.calls,
-                None if result.crowd_out is None else (result.crowd_out.single_pass_ids, result.crowd_out.lost))  # fmt: skip
+                None if result.crowd_out is None else (result.crowd_out.single_pass_ids, result.crowd_out.lost))
 
     assert [shape(r) for r in loaded] == [shape(r) for r in sequential]
     assert [len(r.records) for r in loaded] == [5, 5, 2, 5, 0]  # V02 tax: its two records; no missing_receipt at all
@@ -87,11 +87,11 @@ def test_queue_load_gives_what_the_sequential_two_stage_recall_gives(counted, ba
 def test_crowd_out_when_pass_two_was_skipped_costs_one_call_on_demand(counted, bank_id):
     _gw, calls = counted
     rich = exception_case("E-1", "V01")
-    result = state.recall_case(bank_id, CaseKey.of(rich), rich.recall_query(), 5)
+    result = finance_recalls.recall_case(bank_id, CaseKey.of(rich), rich.recall_query(), 5)
     assert result.pass2_skipped and result.crowd_out is None and len(calls) == 2  # pass 1 + human decisions
-    checked = state.with_crowd_out(bank_id, CaseKey.of(rich), rich.recall_query(), 5)
+    checked = finance_recalls.recall_case(bank_id, CaseKey.of(rich), rich.recall_query(), 5, check=True)
     assert checked.crowd_out is not None and not checked.crowd_out.reused_pass2 and len(calls) == 3
-    state.with_crowd_out(bank_id, CaseKey.of(rich), rich.recall_query(), 5)
+    finance_recalls.recall_case(bank_id, CaseKey.of(rich), rich.recall_query(), 5, check=True)
     assert len(calls) == 3  # cached with its check
 
 
@@ -121,16 +121,16 @@ def test_bench_smoke(hindsight):
     env = {**os.environ, **hindsight.env()}
     env.pop("HINDSIGHT_API_URL", None)
     done = subprocess.run(
-        [sys.executable, "-m", "dashboard", "bench", "--sizes", "40", "--repeat", "2", "--queues", "2,3", "--page-cases", "25", "--json"],
+        [sys.executable, "-m", "dashboard", "bench", "--sizes", "40", "--repeat", "1", "--queues", "2,3", "--page-cases", "25", "--json"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False,
-    )  # fmt: skip
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout)
     names = " | ".join(r["name"] for r in report["rows"])
     for row in ("lean study, two-stage default", "lean study, two-stage low", "two-stage recall, lean (dashboard)",
                 "one default any_strict recall", "the same two-stage calls, raw client", "queue of 2: dashboard load",
                 "queue of 3: 3 default single recalls", "parse a", "parse + analyse", "warm rerun",
-                "replay over 300 candidates", "replay over 3,000 candidates"):  # fmt: skip
+                "replay over 300 candidates", "replay over 3,000 candidates"):
         assert row in names, row
     ratios = {r["name"] for r in report["ratios"]}
     # the labels follow the flags (queues 2,3; 25 page cases), not fixed figures

@@ -1,4 +1,4 @@
-"""Issue 7 without a server: the recall cache, the bounded trace store, recall_many's bounds and order."""
+"""Recall costs without a server: the recall cache, the freshness stamps, the bounded trace store, recall_many's bounds and order."""
 
 import asyncio
 from collections import Counter
@@ -7,11 +7,13 @@ from datetime import UTC, datetime
 import pytest
 
 from dashboard.finance.models import ExceptionCase
+from dashboard.app.recall_cache import RecallCache
 from dashboard.finance.recall import CaseKey, two_stage_recall
-from dashboard.finance.recall_cache import RecallCache
 from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.hindsight.wire import RecallResponse
 from dashboard.queue_files import load_rows
+from dashboard.review.freshness import EVERYTHING, Freshness
+from dashboard.review.outbox import Outbox
 from dashboard.traces.request import TracedRecall, TraceRequest, TraceStore
 from tests.finance_helpers import FakeRecall, precedent
 
@@ -19,32 +21,27 @@ A = CaseKey(vendor_code="V01", exception_type="price_variance")
 B = CaseKey(vendor_code="V02", exception_type="price_variance")
 
 
-def _result(key):
-    return two_stage_recall(FakeRecall([precedent(f"P-{key.vendor_code}", key.vendor_code, key.exception_type)]), "bank", key, "q", k=3)
-
-
 def test_cache_hit_miss_ttl_and_bound():
     now = [0.0]
     cache = RecallCache(max_entries=2, ttl_s=10, clock=lambda: now[0])
-    assert cache.get("bank", A, "q", 3) is None
-    cache.put(_result(A))
-    assert cache.get("bank", A, "q", 3) is not None
-    assert cache.get("bank", A, "q", 4) is None and cache.get("bank", A, "other", 3) is None  # k and query are in the key
-    cache.put(_result(B))
-    cache.put(_result(CaseKey(vendor_code="V03", exception_type="tax_mismatch")))
+    assert cache.get(("bank", A.scope, 3)) is None
+    cache.put(("bank", A.scope, 3), "a")
+    assert cache.get(("bank", A.scope, 3)) == "a" and cache.get(("bank", A.scope, 4)) is None
+    cache.put(("bank", B.scope, 3), "b")
+    cache.put(("bank", "other", 3), "c")
     assert len(cache) == 2  # bounded: the least recently used went
     now[0] = 11
-    assert cache.get("bank", B, "q", 3) is None  # expired
+    assert cache.get(("bank", B.scope, 3)) is None  # expired
 
 
-def test_invalidate_drops_only_that_vendor_and_type():
-    cache = RecallCache()
-    cache.put(_result(A))
-    cache.put(_result(B))
-    cache.invalidate("bank", A)
-    assert cache.get("bank", A, "q", 3) is None
-    assert cache.get("bank", B, "q", 3) is not None
-    assert cache.generation("bank", A) == 1 and cache.generation("bank", B) == 0
+def test_a_decision_moves_only_its_scope_and_a_late_delivery_moves_every_scope(tmp_path):
+    fresh = Freshness(Outbox(tmp_path / "store.sqlite3").engine)
+    assert fresh.stamps("bank", [A.scope, B.scope]) == {A.scope: 0, B.scope: 0}
+    fresh.bump("bank", A.scope)
+    fresh.bump("bank", A.scope)
+    assert fresh.stamps("bank", [A.scope, B.scope]) == {A.scope: 2, B.scope: 0} and fresh.stamp("other bank", A.scope) == 0
+    fresh.bump("bank", EVERYTHING)
+    assert fresh.stamps("bank", [A.scope, B.scope]) == {A.scope: 3, B.scope: 1}
 
 
 def test_trace_store_keeps_at_most_its_bound():

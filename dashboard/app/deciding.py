@@ -1,0 +1,67 @@
+"""Recording a decision from a page: the decision service does the work (role, claim, outbox, freshness,
+release); this turns its answer into what the reviewer sees next: a toast, the next unreviewed case, or
+the conflict screen when someone else decided the case meanwhile."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+import streamlit as st
+
+from components.workflow import toast
+from dashboard.app import access, resources
+from dashboard.review.decisions import NotAllowed, Proposal, Refused, RevisionConflict
+
+
+@dataclass(frozen=True)
+class QueueKeys:
+    """The session keys of one queue page: its pending toast, its conflict, the case its next run opens."""
+
+    flash: str
+    conflict: str
+    goto: str
+
+
+def record(bank_id: str, proposal: Proposal, keys: QueueKeys, *, queue: Sequence[str], decided: Collection[str], what: str) -> None:
+    """Record `proposal`; on success the next run toasts `what` and (auto-advance on) opens the next unreviewed case."""
+    decision = proposal.decision
+    try:
+        done = resources.decisions().decide(bank_id, access.current_role(), proposal, queue=queue, decided=decided)
+    except (NotAllowed, Refused) as exc:
+        toast(f"Not recorded: {exc}", ok=False)
+        return
+    except RevisionConflict as exc:
+        st.session_state[keys.conflict] = {"case": decision.case_id, "proposal": proposal, "theirs": exc.theirs}
+        st.rerun()
+    delivery = (
+        f" and retained into {bank_id} as {done.stored.document_id}" if done.delivered else "; it is delivered to memory when Hindsight answers"
+    )
+    st.session_state[keys.flash] = {
+        "ok": done.delivered, "error": None if done.delivered else done.report.error,
+        "message": f"{decision.case_id}: {what} recorded (audit #{done.stored.id}){delivery}.",
+    }
+    if done.next_case is not None and st.session_state.get("auto_advance", True):
+        st.session_state[keys.goto] = done.next_case
+    st.rerun()
+
+
+def record_many(bank_id: str, proposals: Sequence[Proposal], flash_key: str) -> None:
+    """Bulk approval: one decision per case through the same service; who was skipped and why is said."""
+    try:
+        recorded, skipped = resources.decisions().decide_many(bank_id, access.current_role(), proposals)
+    except NotAllowed as exc:
+        toast(f"Not recorded: {exc}", ok=False)
+        return
+    ids = [d.stored.case_id for d in recorded]
+    message = f"{len(ids)} decision(s) recorded, one per case: {', '.join(ids) or 'none'}."
+    if skipped:
+        message += f" Skipped (claimed or decided by someone else): {', '.join(skipped)}."
+    st.session_state[flash_key] = {"ok": bool(ids), "message": message}
+    st.rerun()
+
+
+def pending_conflict(keys: QueueKeys, case_id: str) -> dict | None:
+    """The conflict this page met on `case_id` (someone decided it since the reviewer opened it), if any."""
+    conflict = st.session_state.get(keys.conflict)
+    return conflict if conflict and conflict["case"] == case_id else None

@@ -1,0 +1,154 @@
+"""The finance cases' recalls: cached per process, fresh across instances, the queue recalled in the background.
+
+A recall is cached under its case's freshness stamp (review.freshness): a decision on another instance
+bumps the stamp of its vendor and type, and the next open of a case of that scope recalls again. The
+case on screen is recalled first; the rest of the queue is recalled by one background job per queue
+(a single-thread executor), starting after the open case, each case usable as soon as its recall returns.
+Each computed recall keeps the case's flags in the review store; a cache hit writes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import streamlit as st
+from sqlalchemy.exc import SQLAlchemyError
+
+from dashboard.app import resources
+from dashboard.app.recall_cache import RecallCache
+from dashboard.finance import flags as finance_flags
+from dashboard.finance.decisions import document_id_for
+from dashboard.finance.models import ExceptionCase
+from dashboard.finance.recall import CaseKey, TwoStageResult, atwo_stage_recall, check_crowd_out, two_stage_recall
+
+logger = logging.getLogger(__name__)
+
+
+@st.cache_resource
+def _cache() -> RecallCache:
+    return RecallCache()
+
+
+class Background:
+    """One thread per server process recalls queues in the background (the server is about one core);
+    `started` names each job's queue, `drain` waits for every job submitted so far."""
+
+    def __init__(self):
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="prefetch")
+        self.started: list[tuple] = []
+
+    def submit(self, slot: tuple, job: Callable[[], object]) -> Future:
+        self.started.append(slot)
+        return self._pool.submit(job)
+
+    def drain(self, timeout: float | None = None) -> None:
+        self._pool.submit(lambda: None).result(timeout)  # one thread: it runs after every earlier job
+
+
+@st.cache_resource
+def background() -> Background:
+    return Background()
+
+
+def _slot(bank_id: str, key: CaseKey, query: str, k: int, own_document: str | None, stamp: int) -> tuple:
+    return (bank_id, key.scope, key.vendor_name, query.strip(), k, own_document, stamp)
+
+
+def stamps(bank_id: str, cases: Sequence[ExceptionCase]) -> dict[str, int]:
+    """case id -> its scope's freshness stamp, in one query."""
+    by_scope = resources.freshness().stamps(bank_id, {CaseKey.of(c).scope for c in cases})
+    return {c.id: by_scope[CaseKey.of(c).scope] for c in cases}
+
+
+def _keep_flags(casework, bank_id: str, results: dict[str, TwoStageResult]) -> None:
+    """Flags are a by-product of a recall: a store failure is logged, never fails the recall."""
+    try:
+        finance_flags.keep(casework, bank_id, results)
+    except SQLAlchemyError:
+        logger.warning("could not keep the finance flags in the review store", exc_info=True)
+
+
+def recall_case(bank_id: str, key: CaseKey, query: str, k: int, own_document: str | None = None, check: bool = False) -> TwoStageResult:
+    """The case's two-stage recall, from the cache while its scope is unchanged; `check` adds the crowd-out
+    check (pass 2 reused, or one more call, once per cache entry)."""
+    slot = _slot(bank_id, key, query, k, own_document, resources.freshness().stamp(bank_id, key.scope))
+    result = _cache().get(slot)
+    computed = result is None
+    if computed:
+        with st.spinner("Recalling precedents..."), resources.recall_log().timed("finance"):
+            result = two_stage_recall(resources.gateway().recall, bank_id, key, query, k=k, own_document=own_document)
+    if check and result.crowd_out is None:
+        with st.spinner("Checking crowd-out..."):
+            result = check_crowd_out(resources.gateway().recall, result)
+        computed = True
+    if computed:
+        _cache().put(slot, result)
+        case_id = own_document.removeprefix("decision-") if own_document else None
+        if case_id:
+            _keep_flags(resources.casework(), bank_id, {case_id: result})
+    return result
+
+
+def cached_cases(bank_id: str, cases: Sequence[ExceptionCase], k: int) -> dict[str, TwoStageResult]:
+    """case id -> its recall, for the cases the cache holds fresh (no network call; one store query)."""
+    fresh = stamps(bank_id, cases)
+    found = {}
+    for c in cases:
+        hit = _cache().get(_slot(bank_id, CaseKey.of(c), c.recall_query(), k, document_id_for(c.id), fresh[c.id]))
+        if hit is not None:
+            found[c.id] = hit
+    return found
+
+
+def load_queue(bank_id: str, cases: Sequence[ExceptionCase], k: int, progress: Callable[[int, int], None] | None = None) -> dict[str, int]:
+    """Recall every case not cached fresh, at most 4 in flight; returns counts: cached, loaded, failed."""
+    return _filler(bank_id)(cases, k, stamps(bank_id, cases), progress)
+
+
+def prefetch_queue(bank_id: str, cases: Sequence[ExceptionCase], k: int, after: str | None = None) -> Future:
+    """Recall the queue in the background, starting after `after` (where J and N go next), wrapping round."""
+    ids = [c.id for c in cases]
+    start = ids.index(after) + 1 if after in ids else 0
+    ordered = [*cases[start:], *cases[:start]]
+    return _prefetch(bank_id, tuple(ids), k, _job=lambda: _filler(bank_id)(ordered, k, stamps(bank_id, ordered), None))
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def _prefetch(bank_id: str, ids: tuple[str, ...], k: int, _job: Callable[[], dict[str, int]]) -> Future:
+    # Once per (bank, queue, k) per server process, whatever the clicks and reruns: an expired or stale
+    # entry is recalled again when its case is opened (recall_case).
+    return background().submit((bank_id, ids, k), _job)
+
+
+def _filler(bank_id: str) -> Callable[..., dict[str, int]]:
+    """The queue loader, bound on the script thread to this process's gateway, cache, log and store: the
+    background job calls it off the script thread, where no Streamlit call belongs."""
+    gateway, cache, log, casework = resources.gateway(), _cache(), resources.recall_log(), resources.casework()
+
+    def fill(cases: Sequence[ExceptionCase], k: int, fresh: dict[str, int], progress: Callable[[int, int], None] | None) -> dict[str, int]:
+        slots = {c.id: _slot(bank_id, CaseKey.of(c), c.recall_query(), k, document_id_for(c.id), fresh[c.id]) for c in cases}
+        todo = [c for c in cases if cache.get(slots[c.id]) is None]
+        counts = {"cached": len(cases) - len(todo), "loaded": 0, "failed": 0}
+
+        async def timed(case: ExceptionCase) -> TwoStageResult:
+            started = time.perf_counter()  # inside the coroutine: its own wait on the server, not the other jobs'
+            result = await atwo_stage_recall(gateway.arecall, bank_id, CaseKey.of(case), case.recall_query(), k=k, own_document=document_id_for(case.id))
+            log.add_latency("finance", (time.perf_counter() - started) * 1000)
+            return result
+
+        def arrived(i: int, result: TwoStageResult | BaseException) -> None:
+            if isinstance(result, BaseException):
+                counts["failed"] += 1
+                return
+            counts["loaded"] += 1
+            cache.put(slots[todo[i].id], result)  # under the stamp read before: a decision since makes it stale
+            _keep_flags(casework, bank_id, {todo[i].id: result})
+
+        if todo:
+            gateway.recall_many([(lambda c=c: timed(c)) for c in todo], progress=progress, on_result=arrived)
+        return counts
+
+    return fill

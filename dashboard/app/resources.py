@@ -1,0 +1,121 @@
+"""What one server process holds for every session: the settings, the Hindsight gateway, the review store
+(its decision outbox, casework, freshness generations, agent runs), the decision service, the delivery
+worker thread and the recall log. Each is made once per process (`st.cache_resource`); the server's
+health and mode are read at most every few seconds (`st.cache_data`)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from dashboard.hindsight.errors import HindsightError, HindsightUnavailable
+from dashboard.hindsight.gateway import HindsightGateway
+from dashboard.hindsight.wire import MemoryMode
+from dashboard.reporting.recall_log import RecallLog
+from dashboard.review.agent_runs import AgentRunStore
+from dashboard.review.casework import Casework
+from dashboard.review.db import make_engine
+from dashboard.review.decisions import DecisionService
+from dashboard.review.freshness import EVERYTHING, Freshness
+from dashboard.review.outbox import DeliveryReport, Outbox
+from dashboard.review.worker import DeliveryWorker
+from dashboard.settings import Settings, load_settings
+
+
+@st.cache_resource
+def settings() -> Settings:
+    return load_settings()
+
+
+@st.cache_resource
+def gateway() -> HindsightGateway:
+    s = settings()
+    return HindsightGateway(s.base_url, s.api_key)
+
+
+@st.cache_resource
+def outbox() -> Outbox:
+    """The review store's decisions: SQLite in the data directory, or the team's PostgreSQL (migrated to head)."""
+    s = settings()
+    return Outbox(make_engine(s.store_url, s.data_dir))
+
+
+@st.cache_resource
+def casework() -> Casework:
+    """Claims, comments and the per-case flags, on the review store's engine."""
+    return Casework(outbox().engine)
+
+
+@st.cache_resource
+def freshness() -> Freshness:
+    """The decisions' generations per scope, shared by every instance on the same store."""
+    return Freshness(outbox().engine)
+
+
+@st.cache_resource
+def agent_runs() -> AgentRunStore:
+    """Agent runs and the audit-log projection, in the same store as the reviewers' decisions."""
+    return AgentRunStore(outbox().engine)
+
+
+@st.cache_resource
+def decisions() -> DecisionService:
+    """The one way a page records a decision (role, claim, outbox, freshness, release)."""
+    return DecisionService(outbox(), casework(), freshness(), gateway().retain)
+
+
+@st.cache_resource
+def recall_log() -> RecallLog:
+    """Wall times of this process's recalls (the last 500 per kind), for the Overview."""
+    return RecallLog()
+
+
+def _stop_worker(worker: DeliveryWorker | None) -> None:
+    if worker is not None:
+        worker.stop()
+
+
+@st.cache_resource(on_release=_stop_worker)
+def worker() -> DeliveryWorker | None:
+    """This process's delivery worker thread (None when configured off: `python -m dashboard worker` delivers)."""
+    s = settings()
+    if not s.delivery_worker:
+        return None
+    fresh = freshness()
+
+    def late_delivery(_report: DeliveryReport) -> None:
+        # A decision delivered late changes what the next recall finds: every instance recalls again.
+        for bank in s.banks:
+            fresh.bump(bank, EVERYTHING)
+
+    return DeliveryWorker(outbox(), gateway().retain, on_delivered=late_delivery).start()
+
+
+@st.cache_data(ttl=5, show_spinner=False)
+def connection_error() -> str | None:
+    """None when Hindsight answers healthy; otherwise what is wrong. Re-checked every 5 s."""
+    try:
+        answer = gateway().health()
+    except HindsightUnavailable as exc:
+        return str(exc)
+    return None if answer.get("status") == "healthy" else f"Hindsight reports: {answer}"
+
+
+@st.cache_data(ttl=60, show_spinner=False)
+def memory_modes(bank_ids: tuple[str, ...]) -> dict[str, MemoryMode | None]:
+    """How the server stores each bank (verbatim or extracting, observations), as it says; None: unknown."""
+    modes: dict[str, MemoryMode | None] = {}
+    for bank in bank_ids:
+        try:
+            modes[bank] = gateway().memory_mode(bank)
+        except HindsightError:
+            modes[bank] = None
+    return modes
+
+
+def deliver_now() -> None:
+    """Someone pressed "Deliver now": every pending decision is due, and the worker looks at once."""
+    outbox().retry_now()
+    connection_error.clear()
+    running = worker()
+    if running is not None:
+        running.wake()

@@ -1,0 +1,74 @@
+"""The processes the project starts: a child is stopped with its whole group, one that dies during start-up
+fails at once with its log, and a test session stopped by SIGTERM or SIGINT leaves no server behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from dashboard import processes
+from dashboard.processes import Child, ProcessFailed
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_a_child_and_everything_it_started_are_stopped_together(tmp_path):
+    script = "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)']); time.sleep(300)"
+    child = Child([sys.executable, "-c", script], env=dict(os.environ), log=tmp_path / "child.log", cwd=tmp_path, name="sleeper")
+    child.wait_until(lambda: len(child.process.children()) == 1, timeout=30)
+    grandchild = child.process.children()[0]
+    child.stop(timeout=10)
+    assert not child.running() and not grandchild.is_running()
+
+
+def test_a_child_that_exits_during_start_up_fails_at_once_with_its_log(tmp_path):
+    child = Child([sys.executable, "-c", "print('no such config'); raise SystemExit(3)"], env=dict(os.environ),
+                  log=tmp_path / "child.log", cwd=tmp_path, name="broken")  # fmt: skip
+    started = time.monotonic()
+    with pytest.raises(ProcessFailed, match="broken exited during start-up(.|\n)*no such config"):
+        child.wait_until(lambda: False, timeout=60)
+    assert time.monotonic() - started < 30
+
+
+def test_stop_all_stops_the_children_still_running_and_runs_the_stoppers(tmp_path):
+    child = Child([sys.executable, "-c", "import time; time.sleep(300)"], env=dict(os.environ), log=tmp_path / "c.log", cwd=tmp_path, name="c")
+    ran = []
+    processes.on_exit(lambda: ran.append("stopped"))
+    forget = processes.on_exit(lambda: ran.append("forgotten"))
+    forget()
+    processes.stop_all()
+    assert not child.running() and ran == ["stopped"]
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_test_session_stopped_by_a_signal_stops_every_server_it_started(tmp_path, sig):
+    probe = tmp_path / "servers.json"
+    env = {**os.environ, "RECALL_REVIEW_PROBE_FILE": str(probe)}
+    session = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(REPO / "tests" / "probes" / "holds_a_server.py")],
+        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 180
+        while not probe.exists():
+            assert session.poll() is None, session.stdout.read().decode()[-3000:]
+            assert time.monotonic() < deadline, "the probe session never started its server"
+            time.sleep(0.2)  # polls for the probe's file; the signal below is what is tested
+        servers = json.loads(probe.read_text())
+        alive = [psutil.Process(servers["api_pid"]), psutil.Process(servers["pg_pid"])]
+        session.send_signal(sig)
+        session.wait(timeout=120)
+    finally:
+        if session.poll() is None:
+            session.kill()
+            session.wait()
+    gone, still = psutil.wait_procs(alive, timeout=30)
+    assert not still, [p.pid for p in still]

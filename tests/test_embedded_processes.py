@@ -1,5 +1,5 @@
 """The embedded server's process handling: a PID counts as ours only with its create time (psutil),
-stop waits with psutil.wait_procs, health polling (tenacity) fails at once when the API exits.
+stop waits with psutil.wait_procs (start-up polling is tested in test_processes.py).
 
 The stand-in processes are `sleep`s this test starts and stops; the real server is only read."""
 
@@ -17,7 +17,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from dashboard.hindsight.embedded import EmbeddedServer, ServerError
+from dashboard.hindsight.embedded import EmbeddedServer
 from dashboard.settings import Settings
 from dashboard.processes import free_port
 
@@ -80,20 +80,6 @@ def test_a_stale_postmaster_pid_is_not_our_postgres(server, stranger):
     assert stranger.is_running() and stranger.status() != psutil.STATUS_ZOMBIE
     _write_postmaster_pid(server, stranger.pid, stranger.create_time())  # the start time it recorded: ours
     assert server.status().pg_pid == stranger.pid
-
-
-def test_health_polling_stops_at_once_when_the_api_exits(server):
-    quitter = subprocess.Popen(["sleep", "0.2"])
-    try:
-        with pytest.raises(ServerError, match="exited during start-up"):
-            server._wait_healthy(psutil.Process(quitter.pid), timeout=120)
-    finally:
-        quitter.wait()
-
-
-def test_health_polling_gives_up_after_its_timeout(server, stranger):
-    with pytest.raises(ServerError, match="not healthy after 1 s"):
-        server._wait_healthy(stranger, timeout=1)
 
 
 def test_the_real_server_is_recorded_with_create_times(hindsight):

@@ -96,10 +96,11 @@ def test_graph_weight_0_on_the_demo_queue_shows_which_cases_change(hindsight, se
     print(f"graph weight 0 changes {len(changed)} case(s): {changed}; {summary}")
 
     # A what-if that must move things, whatever the ties: with the keyword arm alone, a precedent that shares no
-    # word with its case's query (V12's, retained below) has no score left and drops out of pass 1.
+    # word with its case's query has no score left and drops out of pass 1. V12's second precedent, retained
+    # below, says what E-1015 says in other words: the semantic arm finds it by default, the keyword arm never.
     hindsight.gateway.retain(finance, [
         precedent("PREC-V12-PRI-01", "V12", "price_variance", "approve", text="Brightline Freight linehaul billed above the quoted lane rate: approved."),
-        precedent("PREC-V12-PRI-02", "V12", "price_variance", "reject", text="Overbilled units at the dock; refused."),
+        precedent("PREC-V12-PRI-02", "V12", "price_variance", "reject", text="Haulage charges invoiced over agreed route tariff: declined."),
     ])  # fmt: skip
     keywords = compare(hindsight.gateway, finance, support, cases, tickets, Variant(name="a"),
                        Variant(name="kw", kind="whatif", whatif=WhatIf.parse("semantic=0,graph=0,temporal=0")))

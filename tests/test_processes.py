@@ -38,7 +38,17 @@ def test_a_child_that_exits_during_start_up_fails_at_once_with_its_log(tmp_path)
     assert time.monotonic() - started < 30
 
 
-def test_stop_all_stops_the_children_still_running_and_runs_the_stoppers(tmp_path):
+def test_a_child_that_never_answers_is_stopped_after_its_timeout(tmp_path):
+    child = Child([sys.executable, "-c", "import time; time.sleep(300)"], env=dict(os.environ), log=tmp_path / "c.log", cwd=tmp_path, name="mute")
+    with pytest.raises(ProcessFailed, match="mute not healthy after 1 s"):
+        child.wait_until(lambda: False, timeout=1)
+    assert not child.running()
+
+
+def test_stop_all_stops_the_children_still_running_and_runs_the_stoppers(tmp_path, monkeypatch):
+    # a registry of this test's own: the real one holds this worker's session server
+    monkeypatch.setattr(processes, "_children", {})
+    monkeypatch.setattr(processes, "_stoppers", [])
     child = Child([sys.executable, "-c", "import time; time.sleep(300)"], env=dict(os.environ), log=tmp_path / "c.log", cwd=tmp_path, name="c")
     ran = []
     processes.on_exit(lambda: ran.append("stopped"))

@@ -8,7 +8,6 @@ import sys
 from datetime import datetime
 
 from dashboard.cli.registry import command, input_error, open_gateway, print_json
-from dashboard.hindsight.errors import HindsightError
 
 
 def open_stores(settings):
@@ -69,9 +68,6 @@ def run_agent(args: argparse.Namespace) -> int:
                 runs.append(run_exception(gateway, store, settings.finance_bank, item, args.variant))
             else:
                 runs.append(run_ticket(gateway, store, settings.support_bank, item, args.variant, retain=not args.no_retain))
-    except HindsightError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
     finally:
         gateway.close()
     if args.json:
@@ -119,9 +115,6 @@ def run_audit_recalls(args: argparse.Namespace) -> int:
         if args.incidents:
             runs = [r for r in store.runs(bank_id=args.bank) if r.started_at >= since]
             payload["incidents"] = [i.model_dump(mode="json") for i in find_incidents(gateway, store, outbox, runs)]
-    except HindsightError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
     finally:
         gateway.close()
     if args.json:
@@ -204,9 +197,6 @@ def run_decide(args: argparse.Namespace) -> int:
         stored, report = done.stored, done.report
     except (NotAllowed, Refused) as exc:
         print(f"error: not recorded: {exc}", file=sys.stderr)
-        return 1
-    except HindsightError as exc:
-        print(f"error: {exc}", file=sys.stderr)
         return 1
     finally:
         gateway.close()

@@ -134,9 +134,6 @@ def run_recall_ticket(args: argparse.Namespace) -> int:
     settings, gateway = open_gateway()
     try:
         result = recall_for_ticket(gateway.recall, args.bank or settings.support_bank, args.customer, args.issue, read_document=gateway.document)
-    except HindsightError as exc:
-        print(f"error: recall from Hindsight at {settings.base_url} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 1
     finally:
         gateway.close()
     if args.json:
@@ -194,9 +191,6 @@ def run_migrate(args: argparse.Namespace) -> int:
                 "mode": "apply", "bank": bank, "converted": report.converted, "remaining_reliable": report.remaining_reliable,
                 "before": report.before.as_json(), "after": report.after.as_json(), "error": report.error,
             }
-    except HindsightError as exc:
-        print(f"error: migration against Hindsight at {settings.base_url} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 1
     except migration.MigrationError as exc:
         print(f"error: migration of {bank} stopped: {exc}", file=sys.stderr)
         return 1
@@ -242,9 +236,6 @@ def run_recall_exception(args: argparse.Namespace) -> int:
     try:
         result = two_stage_recall(gateway.recall, args.bank or settings.finance_bank, key, args.query, k=k)
         result = check_crowd_out(gateway.recall, result)  # reuses pass 2; one more call only when it was skipped
-    except HindsightError as exc:
-        print(f"error: recall from Hindsight at {settings.base_url} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 1
     finally:
         gateway.close()
     result, rec = assess(result)

@@ -6,7 +6,6 @@ import argparse
 import sys
 
 from dashboard.cli.registry import command, input_error, open_gateway, print_json
-from dashboard.hindsight.errors import HindsightError
 
 
 def _evidence_args(parser: argparse.ArgumentParser) -> None:
@@ -46,9 +45,6 @@ def run_evidence_bench(args: argparse.Namespace) -> int:
         return input_error("--bank", "is required with --set")
     try:
         report = bench(gateway, bank, cases, k=args.k, grid=not args.no_grid)
-    except HindsightError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
     finally:
         gateway.close()
     if args.json:
@@ -123,9 +119,6 @@ def run_ab_compare(args: argparse.Namespace) -> int:
         report = compare(gateway, settings.finance_bank, settings.support_bank, cases, tickets, a, b, open_other)
     except (QueueFileError, ValueError) as exc:
         return input_error("A/B", str(exc))
-    except HindsightError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
     finally:
         gateway.close()
     if args.json:

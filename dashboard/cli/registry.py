@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from pydantic import ValidationError
 
+from dashboard.hindsight.errors import HindsightError
 from dashboard.settings import load_settings, settings_problem
 
 BANK_ID_MAX = 200
@@ -78,6 +79,9 @@ def main(argv: list[str] | None = None) -> int:
     _help, _add, run = COMMANDS[args.command]
     try:
         return run(args)
+    except HindsightError as exc:  # the server's words (never an error class name); exit 1: worth retrying later
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     except ValidationError as exc:
         if exc.title != "Settings":
             raise

@@ -81,7 +81,7 @@ def test_audit_a_ticket_with_legacy_evidence_and_approve_it(app, page: Page, sho
     page.locator('input[aria-label="Reviewer name (required; recorded as unauthenticated)"]').press("Tab")
     settled(page)
     press(page, "a")  # approved: a toast, and on to the next unreviewed ticket
-    expect(page.get_by_text(re.compile(r"T-2004: decision #\d+ recorded: retained into Hindsight"))).to_be_visible()
+    expect(page.get_by_text(re.compile(r"T-2004: decision \(approve\) recorded \(audit #\d+\) and retained into "))).to_be_visible()
     expect(page.get_by_role("heading", name="Ticket T-2005")).to_be_visible()
     settled(page)
     press(page, "k")

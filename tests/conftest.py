@@ -92,6 +92,18 @@ def pytest_configure(config: pytest.Config) -> None:
     processes.stop_children_on_signals()
 
 
+EXTRACTING_FIXTURES = {"live", "hindsight_llm"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups (--dist loadgroup, scripts/test)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """One worker per test file, as --dist loadfile would, except that every file with a test on the extracting
+    server goes to one worker: the other never starts that server or seeds its demo (~100 s)."""
+    extracting = {item.path for item in items if EXTRACTING_FIXTURES & set(getattr(item, "fixturenames", ()))}
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group("extracting" if item.path in extracting else str(item.path)))
+
+
 @pytest.fixture(scope="session")
 def hindsight() -> Iterator[LiveHindsight]:
     """The verbatim server: no LLM, each retained text stored as one memory."""

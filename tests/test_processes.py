@@ -58,8 +58,40 @@ def test_stop_all_stops_the_children_still_running_and_runs_the_stoppers(tmp_pat
     assert not child.running() and ran == ["stopped"]
 
 
+HOLDS_A_CHILD = """
+import json, sys, time
+from pathlib import Path
+from dashboard import processes
+processes.stop_children_on_signals()
+child = processes.Child([sys.executable, "-c", "import time; time.sleep(300)"], env={}, log=Path(sys.argv[2]), cwd=".", name="held")
+open(sys.argv[1], "w").write(json.dumps(child.pid))
+time.sleep(300)
+"""
+
+
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_a_test_session_stopped_by_a_signal_stops_every_server_it_started(tmp_path, sig):
+def test_a_process_stopped_by_a_signal_stops_its_children(tmp_path, sig):
+    pid_file = tmp_path / "child.json"
+    holder = subprocess.Popen([sys.executable, "-c", HOLDS_A_CHILD, str(pid_file), str(tmp_path / "held.log")], cwd=REPO)
+    try:
+        deadline = time.monotonic() + 60
+        while not pid_file.exists() or not pid_file.read_text():
+            assert holder.poll() is None and time.monotonic() < deadline, "the holder never started its child"
+            time.sleep(0.1)  # polls for the holder's file; the signal below is what is tested
+        child = psutil.Process(json.loads(pid_file.read_text()))
+        holder.send_signal(sig)
+        holder.wait(timeout=60)
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+            holder.wait()
+    assert holder.returncode != 0  # ended as by KeyboardInterrupt, not left running
+    assert not psutil.wait_procs([child], timeout=30)[1]
+
+
+def test_a_test_session_stopped_by_sigterm_stops_every_server_it_started(tmp_path):
+    """The real case (a CI timeout): a pytest session holding an embedded Hindsight; SIGINT takes the same handler."""
+    sig = signal.SIGTERM
     probe = tmp_path / "servers.json"
     env = {**os.environ, "RECALL_REVIEW_PROBE_FILE": str(probe)}
     session = subprocess.Popen(

@@ -9,10 +9,10 @@ import streamlit as st
 from dashboard.finance.decisions import REASON_CODES
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import Recommendation
-from dashboard.review.decision import OUTCOMES
+from dashboard.review.decision import NOTE_MAX_CHARS, OUTCOMES
 
 APPROVE, OVERRIDE = "Approve the recommendation", "Override"
-SUBMIT_KEY = "decision_submit"
+SUBMIT_KEY, NOTE_KEY, LONG_NOTE_KEY = "decision_submit", "decision_note", "decision_long_note"
 
 
 @dataclass(frozen=True)
@@ -34,22 +34,47 @@ def reviewer_field(me) -> None:
     st.text_input("Reviewer name", max_chars=120, key="reviewer_name", help="Required. Recorded as unauthenticated: login is not configured.")
 
 
+def hold_long_note(case_id: str, note: str) -> None:
+    """A note over the limit was refused: the next run keeps its first NOTE_MAX_CHARS characters in the box
+    and shows the rest in full beside it, so nothing typed is lost (call st.rerun after)."""
+    st.session_state[LONG_NOTE_KEY] = {"case": case_id, "kept": note[:NOTE_MAX_CHARS], "cut": note[NOTE_MAX_CHARS:], "applied": False}
+
+
+def _long_note(case_id: str) -> None:
+    held = st.session_state.get(LONG_NOTE_KEY)
+    if not held or held["case"] != case_id:
+        st.session_state.pop(LONG_NOTE_KEY, None)
+        return
+    if not held["applied"]:  # set before the box is drawn: a widget's value cannot change once it is
+        st.session_state[NOTE_KEY], held["applied"] = held["kept"], True
+    st.warning(
+        f"Not submitted: your note was {len(held['kept']) + len(held['cut']):,} characters; the limit is {NOTE_MAX_CHARS:,}. The box keeps "
+        f"the first {NOTE_MAX_CHARS:,}; the last {len(held['cut']):,} were cut and are below, to copy what you need.",
+        icon=":material/content_cut:",
+    )
+    st.code(held["cut"], language=None, wrap_lines=True, height=240)  # plain text, in full (it scrolls)
+
+
 def decision_form(case: ExceptionCase, rec: Recommendation, me, *, disabled: bool = False) -> FormInput | None:
     """Draw the form (after `reviewer_field`); returns what was submitted (not yet validated), or None."""
+    _long_note(case.id)
     with st.form(key=f"decision_form_{case.id}"):
         choice = st.radio(
             "Decision", [APPROVE, OVERRIDE], horizontal=True, key="decision_choice",
             captions=[f"record {rec.action}, as recommended", "record another outcome, with a reason"], disabled=disabled,
         )
         a, b = st.columns(2)
+        others = [o for o in OUTCOMES if o != rec.action]  # overriding to the recommendation is approving it
         outcome = a.selectbox(
-            "Override outcome", OUTCOMES, index=None, placeholder="approve / reject / escalate", key="decision_outcome", disabled=disabled
+            "Override outcome", others, index=None, placeholder="choose an outcome", key="decision_outcome", disabled=disabled,
+            help=f"The agent recommends {rec.action}: an override records one of the others.",
         )
         reason = b.selectbox(
             "Reason code (required for an override)", list(REASON_CODES), index=None, placeholder="choose a reason",
             format_func=lambda code: f"{code}: {REASON_CODES[code]}", key="decision_reason", disabled=disabled,
         )
-        note = st.text_area("Note", max_chars=4000, key="decision_note", disabled=disabled)
+        # No max_chars: the browser would drop a longer paste whole; the limit is checked on submit instead.
+        note = st.text_area("Note", key=NOTE_KEY, disabled=disabled, help=f"At most {NOTE_MAX_CHARS:,} characters.")
         submitted = st.form_submit_button("Submit decision", type="primary", key=SUBMIT_KEY, disabled=disabled)
     if not submitted:
         return None

@@ -26,6 +26,16 @@ def select_case(table_key: str, param: str, ids: Sequence[str], case_id: str) ->
     st.query_params[param] = case_id
 
 
+def unknown_link(what: str, linked: str, ids: Sequence[str], decided: Container[str], *, goto_key: str) -> None:
+    """A deep link to a case the queue does not hold: said once, with the way on (the first unreviewed case,
+    opened by the next run through `keep_selection`, before the table is drawn)."""
+    st.warning(md(f"No {what} {linked!r} in the queue (or it is filtered out)."), icon=":material/link_off:")
+    first = next_unreviewed(list(ids), None, decided)
+    if first is not None and st.button(f"Open {first}, the first unreviewed {what}", key=f"{goto_key}_first", type="primary"):
+        st.session_state[goto_key] = first
+        st.rerun()
+
+
 def selected_rows(table_key: str) -> list[int]:
     state = st.session_state.get(table_key) or {}
     return list((state.get("selection") or {}).get("rows") or [])

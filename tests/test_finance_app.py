@@ -5,6 +5,7 @@ import uuid
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from components.safe_text import md
 from dashboard.cli.seed import finance_records, seed_bank
 from tests.conftest import APP
 from tests.helpers import AUTH, open_page
@@ -126,8 +127,11 @@ def test_deep_link_opens_a_case_and_a_guard_case_escalates(exceptions_page):
     at.button(key="check_crowd_E-1001_5").click().run()
     assert "one extra any_strict recall" in _texts(at)
 
-    at = start(case="E-9999")
-    assert any("not in the queue" in w.value for w in at.warning)
+    at = start(case="E-9999")  # an unknown link: said once (escaped: the id was typed), with the way on
+    assert [w.value for w in at.warning] == [md("No exception 'E-9999' in the queue (or it is filtered out).")]
+    assert not [i.value for i in at.info if "empty" in i.value]
+    at.button(key="exceptions_goto_first").click().run()
+    assert at.query_params["case"] in ("E-1001", ["E-1001"]) and any(h.value.startswith("E-1001:") for h in at.header)
 
 
 def test_guard_when_nothing_relevant(exceptions_page):
@@ -173,3 +177,22 @@ def test_required_login_without_auth_configured_says_so(exceptions_page, monkeyp
     at = AppTest.from_file(APP, default_timeout=60).run()
     assert any("no [auth] section is configured" in e.value for e in at.error)
     assert not at.title
+
+
+def test_a_long_note_is_kept_up_to_the_limit_with_what_was_cut_shown_and_override_offers_only_other_outcomes(exceptions_page):
+    start, _bank, outbox = exceptions_page
+    at = _select(start(), "E-1001")
+    recommended = {m.label: m.value for m in at.metric}["Action"].lower()
+    offered = at.selectbox(key="decision_outcome").options
+    assert recommended not in offered and len(offered) == 2  # overriding to the recommendation is approving it
+
+    note = "".join(f"{i:05d} " for i in range(834))  # a 5,004-character paste
+    at = _submit(at, choice="Override", outcome=offered[0], reason="OTHER", note=note)
+    assert outbox.latest("exception", "E-1001") is None  # refused, and said so
+    assert "Not submitted: your note was 5,004 characters; the limit is 4,000" in _texts(at)
+    assert at.text_area(key="decision_note").value == note[:4000]  # kept up to the limit
+    assert [c.value for c in at.code] == [note[4000:]]  # and the rest in full, nothing lost
+
+    at = _submit(at, choice="Override", outcome=offered[0], reason="OTHER")  # the kept note, as it stands
+    stored = outbox.latest("exception", "E-1001")
+    assert stored is not None and stored.decision.note == note[:4000].strip() and stored.decision.outcome == offered[0]

@@ -66,6 +66,13 @@ def test_an_override_needs_a_reason_code_from_the_list_and_a_different_outcome(a
     assert {"PRICE_AGREED", "CONTRACT_AMENDMENT", "DUPLICATE_CONFIRMED", "GOODS_NOT_RECEIVED", "TAX_RATE_ERROR", "OTHER"} <= set(REASON_CODES)
 
 
+def test_a_note_over_the_limit_is_refused_naming_its_length_and_one_at_the_limit_is_kept(approve_rec):
+    with pytest.raises(DecisionError, match="The note is 4,001 characters; the limit is 4,000") as err:
+        _decide(approve_rec, action="override", outcome="reject", reason_code="OTHER", note="x" * 4001)
+    assert err.value.field == "note"
+    assert _decide(approve_rec, action="override", outcome="reject", reason_code="OTHER", note="x" * 4000).note == "x" * 4000
+
+
 def test_decision_and_record_carry_what_the_audit_needs(approve_rec):
     decision = _decide(approve_rec, action="override", outcome="reject", reason_code="CONTRACT_AMENDMENT", note="Fixed price to 2027")
     assert (decision.outcome, decision.overridden, decision.agent_recommendation) == ("reject", True, "approve")

@@ -1,7 +1,7 @@
 """The Overview: metrics core on plain data, and the page through AppTest (unreachable server; real server,
 figures on the first load from the review store's flags, and the same figures after a restart)."""
 
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, timedelta
 
 import pytest
 import streamlit as st
@@ -151,6 +151,8 @@ def test_overview_recall_all_with_the_crowd_out_check_measures_every_case(hindsi
     gw, fin = hindsight.gateway, demo_banks.finance
     point_app(hindsight.env(finance=fin, support=demo_banks.support))
     at = open_page(PAGE, timeout=180)
+    today = date.today()
+    assert at.date_input(key="overview_period").value == (today - timedelta(days=30), today)  # nothing decided: the last 30 days
     checked = {c.id: check_crowd_out(gw.recall, two_stage_recall(gw.recall, fin, CaseKey.of(c), c.recall_query(), k=DEFAULT_K)).crowd_out
                for c in CASES}
     at.checkbox(key="overview_check_all").check().run()

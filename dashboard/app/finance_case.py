@@ -10,7 +10,7 @@ from datetime import UTC, date, datetime
 import streamlit as st
 
 from components.conflict import render_conflict
-from components.decision_form import OVERRIDE, decision_form, quick_approval, reviewer_field
+from components.decision_form import OVERRIDE, decision_form, hold_long_note, quick_approval, reviewer_field
 from components.evidence import render_case_facts, render_decided
 from components.safe_text import md
 from components.workflow import auto_advance_toggle, confirm_bulk, render_comments, toast
@@ -20,7 +20,7 @@ from dashboard.finance.decisions import DecisionError, evidence_snapshot, except
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import Recommendation, assess
 from dashboard.finance.recall import CaseKey, TwoStageResult
-from dashboard.review.decision import conflict_escalation
+from dashboard.review.decision import NOTE_MAX_CHARS, conflict_escalation
 from dashboard.review.decisions import Proposal
 
 __all__ = ["KEYS", "KIND", "OVERRIDE", "bulk_bar", "decision_area"]
@@ -82,6 +82,9 @@ def decision_area(bank: str, case: ExceptionCase, queue, result: TwoStageResult 
                 )
             except DecisionError as exc:
                 toast(f"Not submitted: {exc}", ok=False)
+                if exc.field == "note" and len(submitted.note) > NOTE_MAX_CHARS:
+                    hold_long_note(case.id, submitted.note)
+                    st.rerun()
                 st.error(f"Not submitted: {md(exc)}", icon=":material/block:")
             else:
                 st.session_state.pop(seen_key, None)

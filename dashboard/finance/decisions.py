@@ -19,7 +19,7 @@ from dashboard.finance.models import REVIEWER_TAG, ExceptionCase, type_tag, vend
 from dashboard.finance.policy import Recommendation
 from dashboard.finance.recall import TwoStageResult
 from dashboard.hindsight.wire import MemoryRecord
-from dashboard.review.decision import OUTCOMES, EvidenceItem, EvidenceSnapshot, ReviewerDecision, text_hash
+from dashboard.review.decision import NOTE_MAX_CHARS, OUTCOMES, EvidenceItem, EvidenceSnapshot, ReviewerDecision, text_hash
 
 # AP-style reason codes; an override must give one.
 REASON_CODES: dict[str, str] = {
@@ -89,6 +89,8 @@ def exception_decision(
         raise DecisionError("action", f"Unknown action {action!r}.")
     if reason_code == "OTHER" and not note:
         raise DecisionError("note", "Reason OTHER needs a note that explains it.")
+    if len(note) > NOTE_MAX_CHARS:
+        raise DecisionError("note", f"The note is {len(note):,} characters; the limit is {NOTE_MAX_CHARS:,}.")
     try:
         return ReviewerDecision(
             case_id=case.id, case_kind="exception", reviewer=reviewer, authenticated=authenticated, outcome=final,

@@ -12,6 +12,7 @@ from dashboard.strict import StrictModel
 
 Outcome = Literal["approve", "reject", "escalate"]
 OUTCOMES: tuple[str, ...] = Outcome.__args__
+NOTE_MAX_CHARS = 4000  # a reviewer's note; a longer paste is refused with what was cut shown, never dropped
 
 
 class ReviewerDecision(StrictModel):
@@ -24,7 +25,7 @@ class ReviewerDecision(StrictModel):
     outcome: Outcome
     overridden: bool
     reason_code: str | None = None
-    note: str = Field(default="", max_length=4000)
+    note: str = Field(default="", max_length=NOTE_MAX_CHARS)
     agent_recommendation: Outcome | None = None
     cited_evidence: list[str] = Field(default_factory=list)
     decided_at: datetime
@@ -63,6 +64,6 @@ def conflict_escalation(mine: ReviewerDecision, theirs: ReviewerDecision, decide
         update={
             "outcome": "escalate", "overridden": mine.agent_recommendation not in (None, "escalate"),
             "reason_code": mine.reason_code or ("OTHER" if mine.case_kind == "exception" else None),
-            "note": note[:4000], "decided_at": decided_at,
+            "note": note[:NOTE_MAX_CHARS], "decided_at": decided_at,
         }
     )

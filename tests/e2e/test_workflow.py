@@ -1,6 +1,6 @@
 """The review queue workflow in headless Chromium against a real Hindsight: N skips decided cases, a claim
-holds against a second reviewer's browser, bulk approval records one decision per case, and a long
-precedent is readable in full."""
+holds against a second reviewer's browser, bulk approval records one decision per case, a long
+precedent is readable in full, and a pasted long note is kept up to the limit with the rest shown."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from playwright.sync_api import Browser, Page, expect
 from dashboard.finance.policy import Recommendation
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.casework import Casework
-from tests.e2e.conftest import VIEWPORT, WAIT, heading, press, settled
+from tests.e2e.conftest import VIEWPORT, WAIT, choose, heading, press, settled
 from tests.helpers import demo_case, record_exception_decision
 
 pytestmark = pytest.mark.browser
@@ -115,3 +115,33 @@ def test_a_long_precedent_is_readable_in_full(app, hindsight, page: Page, shots)
     box = end.bounding_box()
     assert box is not None and box["x"] + box["width"] <= VIEWPORT["width"]  # within the page, not clipped off to the right
     shots(page, "exceptions-long-precedent")
+
+
+def test_an_unknown_link_offers_the_first_unreviewed_case(app, page: Page):
+    page.goto(f"{app.url}/exceptions?case=NOPE")
+    expect(page.get_by_text("No exception 'NOPE' in the queue (or it is filtered out).")).to_be_visible()
+    settled(page)
+    assert page.get_by_text("in the queue", exact=False).count() == 1 and page.get_by_text("queue is empty").count() == 0
+    page.get_by_role("button", name="Open E-1001, the first unreviewed exception").click()
+    expect(heading(page, "E-1001:")).to_be_visible()
+    assert page.url.endswith("case=E-1001")
+
+
+def test_a_pasted_long_note_is_kept_up_to_the_limit_and_the_override_offers_only_other_outcomes(app, page: Page, shots):
+    page.goto(f"{app.url}/exceptions?case=E-1002")  # the agent recommends reject
+    expect(heading(page, "E-1002:")).to_be_visible()
+    _name(page, "Pat Paste")
+    page.get_by_test_id("stRadioGroup").get_by_text("Override", exact=True).click()
+    page.get_by_test_id("stSelectbox").filter(has_text="Override outcome").locator("input").click()
+    offered = page.get_by_role("option").all_inner_texts()
+    assert sorted(o.strip() for o in offered) == ["approve", "escalate"]  # never the outcome already recommended
+    page.get_by_role("option").filter(has_text="approve").first.click()
+    choose(page, "Reason code", "OTHER: ")
+    note = "".join(f"{i:05d} " for i in range(834))  # 5,004 characters, as a paste
+    page.locator('textarea[aria-label="Note"]').fill(note)
+    page.get_by_role("button", name="Submit decision").click()
+    expect(page.get_by_text(re.compile(r"Not submitted: your note was 5,004 characters; the limit is 4,000"))).to_be_visible()
+    settled(page)
+    assert page.locator('textarea[aria-label="Note"]').input_value() == note[:4000]
+    assert page.get_by_test_id("stCode").inner_text().strip() == note[4000:].strip()  # the cut part, in full
+    shots(page, "exceptions-long-note")

@@ -14,7 +14,7 @@ from components.review_keys import review_keys
 from components.safe_text import md
 from components.status_banner import render_evidence_unavailable
 from components.then_now import render_then_now
-from components.workflow import age_badge, claim_controls, flash, keep_selection, my_queue_filter
+from components.workflow import age_badge, claim_controls, flash, keep_selection, my_queue_filter, unknown_link
 from dashboard.agents.incidents import incident_text, is_relevant_ref
 from dashboard.app import access, audit, finance_case, finance_recalls, resources
 from dashboard.finance import queue as exception_queue
@@ -120,10 +120,11 @@ def page() -> None:
         + (f"{md(case.id)} is open: select another row to switch." if case else "Select a row to review it.")
     )
     if problem:
-        st.warning("The linked exception is not in the queue (or is filtered out).", icon=":material/link_off:")
-        st.text(problem)
+        unknown_link("exception", st.query_params["case"], queue.ids, queue.decided, goto_key=finance_case.KEYS.goto)
+        return
     if case is None:
-        st.info("No case to show: the queue is empty with these filters.", icon=":material/inbox:")
+        st.info("Select a case in the queue to review it." if queue.shown else "No case to show: the queue is empty with these filters.",
+                icon=":material/inbox:")  # fmt: skip
         return
     if st.query_params.get("case") != case.id:
         st.query_params["case"] = case.id  # a shareable deep link to this case

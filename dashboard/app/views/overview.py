@@ -79,11 +79,13 @@ def page() -> None:
 
     history = resources.outbox().history()
     today = date.today()
-    first_day = min((s.decision.decided_at.date() for s in history), default=today - timedelta(days=30))
+    # at least the last 30 days, and back to the first decision when there are older ones
+    first_day = min((s.decision.decided_at.date() for s in history), default=today)
+    first_day = min(first_day, today - timedelta(days=30))
     reachable = resources.connection_error() is None
     headline = st.container()  # the one-line story comes first; it is written once the figures are known
     with st.container(horizontal=True, vertical_alignment="bottom"):
-        period = st.date_input("Decisions made between", value=(min(first_day, today), today), key="overview_period", width=320)
+        period = st.date_input("Decisions made between", value=(first_day, today), key="overview_period", width=320)
         recall_all = st.button("Recall the whole queue now", key="overview_recall_all", icon=":material/refresh:", disabled=not reachable,
                                help="Recall every queued exception and ticket (cached answers are reused), so every case counts below.")
         check_all = st.checkbox("with the crowd-out check where pass 2 was skipped (one extra recall each)", key="overview_check_all")

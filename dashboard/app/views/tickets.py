@@ -12,7 +12,7 @@ from components.review_keys import review_keys
 from components.safe_text import md
 from components.status_banner import render_evidence_unavailable
 from components.then_now import render_then_now
-from components.workflow import age_badge, claim_controls, flash, keep_selection
+from components.workflow import age_badge, claim_controls, flash, keep_selection, unknown_link
 from dashboard.agents.incidents import incident_text, ownership
 from dashboard.app import access, audit, resources, ticket_case, ticket_recalls
 from dashboard.app.ticket_evidence import render_ticket_evidence
@@ -76,8 +76,8 @@ def page() -> None:
     by_id = {t.id: t for t in tickets}
     ticket_id = queue_table(bank, tickets, latest)
     if ticket_id is not None and ticket_id not in by_id:
-        st.warning("The link names a ticket that is not in the queue:")
-        st.text(ticket_id)
+        decided = {case_id for (_kind, case_id) in latest}
+        unknown_link("ticket", ticket_id, list(by_id), decided, goto_key=ticket_case.KEYS.goto)
         return
     if ticket_id is None:
         st.info("Select a ticket in the queue to audit its recall.", icon=":material/touch_app:")

@@ -74,10 +74,8 @@ def render_crowd_out(result: TwoStageResult, check_key: str) -> bool:
     reviewer asks for the on-demand check."""
     co = result.crowd_out
     if co is None:
-        st.text(
-            (result.pass2_skipped_reason() or "")
-            + " A single any_strict pass was not run; checking costs one more recall."
-        )
+        # the reason pass 2 was skipped is said once, just above, by render_recall_details
+        st.text("Crowd-out not checked: a single any_strict pass was not run; checking costs one more recall.")
         return st.button("Check crowd-out", key=check_key, icon=":material/compare_arrows:")
     source = "pass 2's response reused" if co.reused_pass2 else "one extra any_strict recall"
     verdict = "Crowded out" if co.crowded_out else "Not crowded out"

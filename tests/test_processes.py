@@ -9,6 +9,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import psutil
@@ -64,53 +66,53 @@ from pathlib import Path
 from dashboard import processes
 processes.stop_children_on_signals()
 child = processes.Child([sys.executable, "-c", "import time; time.sleep(300)"], env={}, log=Path(sys.argv[2]), cwd=".", name="held")
-open(sys.argv[1], "w").write(json.dumps(child.pid))
+Path(sys.argv[1] + ".tmp").write_text(json.dumps(child.pid))
+Path(sys.argv[1] + ".tmp").replace(sys.argv[1])  # whole, or not there
 time.sleep(300)
 """
+
+
+@contextmanager
+def _started(argv: list[str], **popen) -> Iterator[subprocess.Popen]:
+    """A process for one test, killed at the end if the test left it running."""
+    proc = subprocess.Popen(argv, cwd=REPO, **popen)
+    try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def _written_by(proc: subprocess.Popen, path: Path, timeout: float):
+    """The JSON `proc` writes to `path` once it is ready (polled: the signal sent after is what is tested)."""
+    deadline = time.monotonic() + timeout
+    while not (path.exists() and path.read_text()):
+        assert proc.poll() is None, f"exited before writing {path.name}: {proc.stdout.read().decode()[-3000:] if proc.stdout else ''}"
+        assert time.monotonic() < deadline, f"{path.name} never appeared"
+        time.sleep(0.1)
+    return json.loads(path.read_text())
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
 def test_a_process_stopped_by_a_signal_stops_its_children(tmp_path, sig):
     pid_file = tmp_path / "child.json"
-    holder = subprocess.Popen([sys.executable, "-c", HOLDS_A_CHILD, str(pid_file), str(tmp_path / "held.log")], cwd=REPO)
-    try:
-        deadline = time.monotonic() + 60
-        while not pid_file.exists() or not pid_file.read_text():
-            assert holder.poll() is None and time.monotonic() < deadline, "the holder never started its child"
-            time.sleep(0.1)  # polls for the holder's file; the signal below is what is tested
-        child = psutil.Process(json.loads(pid_file.read_text()))
+    with _started([sys.executable, "-c", HOLDS_A_CHILD, str(pid_file), str(tmp_path / "held.log")]) as holder:
+        child = psutil.Process(_written_by(holder, pid_file, timeout=60))
         holder.send_signal(sig)
         holder.wait(timeout=60)
-    finally:
-        if holder.poll() is None:
-            holder.kill()
-            holder.wait()
     assert holder.returncode != 0  # ended as by KeyboardInterrupt, not left running
     assert not psutil.wait_procs([child], timeout=30)[1]
 
 
 def test_a_test_session_stopped_by_sigterm_stops_every_server_it_started(tmp_path):
     """The real case (a CI timeout): a pytest session holding an embedded Hindsight; SIGINT takes the same handler."""
-    sig = signal.SIGTERM
     probe = tmp_path / "servers.json"
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(REPO / "tests" / "probes" / "holds_a_server.py")]
     env = {**os.environ, "RECALL_REVIEW_PROBE_FILE": str(probe)}
-    session = subprocess.Popen(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(REPO / "tests" / "probes" / "holds_a_server.py")],
-        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 180
-        while not probe.exists():
-            assert session.poll() is None, session.stdout.read().decode()[-3000:]
-            assert time.monotonic() < deadline, "the probe session never started its server"
-            time.sleep(0.2)  # polls for the probe's file; the signal below is what is tested
-        servers = json.loads(probe.read_text())
+    with _started(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT) as session:
+        servers = _written_by(session, probe, timeout=180)
         alive = [psutil.Process(servers["api_pid"]), psutil.Process(servers["pg_pid"])]
-        session.send_signal(sig)
+        session.send_signal(signal.SIGTERM)
         session.wait(timeout=120)
-    finally:
-        if session.poll() is None:
-            session.kill()
-            session.wait()
-    gone, still = psutil.wait_procs(alive, timeout=30)
-    assert not still, [p.pid for p in still]
+    assert not psutil.wait_procs(alive, timeout=30)[1]

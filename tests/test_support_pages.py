@@ -4,6 +4,7 @@
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from components.safe_text import md
 from dashboard.cli.seed import seed_bank, support_records
 from dashboard.support import migration
 from dashboard.support.recall import recall_for_ticket
@@ -86,6 +87,17 @@ def test_deep_link_opens_a_ticket_on_the_tagged_path(hindsight, app_env):
     tagged = at.dataframe[2].value  # after the table of legacy records left out (SUP-L-012)
     assert set(tagged["record"]) == {"SUP-T-005"} and "SUP-L-012" not in set(tagged["record"])
     assert not any(s.value.startswith("Records found but not used") for s in at.subheader)
+
+
+def test_an_unknown_ticket_link_says_so_once_and_opens_the_first_unreviewed_ticket(hindsight, app_env):
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["ticket"] = "T-NOPE"
+    at.run()
+    at.switch_page("views/tickets.py").run()
+    assert not at.exception, at.exception
+    assert [w.value for w in at.warning] == [md("No ticket 'T-NOPE' in the queue (or it is filtered out).")]
+    at.button(key="ticket_goto_first").click().run()
+    assert at.query_params["ticket"] in ("T-2001", ["T-2001"]) and any(h.value == md("Ticket T-2001") for h in at.header)
 
 
 def test_migration_page_dry_run_then_apply(hindsight, app_env):

@@ -35,7 +35,7 @@ def _status(latest: dict, ticket_id: str) -> str:
     return f"{(stored.decision.ticket_action or stored.decision.outcome).replace('_', ' ')} ({stored.state})"
 
 
-def queue_table(bank: str, tickets: list[Ticket], latest: dict) -> str | None:
+def queue_table(bank: str, tickets: list[Ticket], latest: dict, decided: set[str]) -> str | None:
     """The queue (flags from the review store); returns the ticket to open: selected, else deep-linked."""
     flags = resources.casework().flags(bank, "ticket")  # measured as tickets are recalled, kept in the store
     queue = pd.DataFrame(
@@ -44,7 +44,7 @@ def queue_table(bank: str, tickets: list[Ticket], latest: dict) -> str | None:
          for t in tickets]
     )
     ids = [t.id for t in tickets]
-    keep_selection(QUEUE_KEY, "ticket", ids, {case_id for (_kind, case_id) in latest}, ticket_case.KEYS.goto, open_first=False)
+    keep_selection(QUEUE_KEY, "ticket", ids, decided, ticket_case.KEYS.goto, open_first=False)
     event = st.dataframe(queue, key=QUEUE_KEY, on_select="rerun", selection_mode="single-row", hide_index=True, width="stretch")
     rows = list(event.selection.rows) if event is not None else []
     if rows:
@@ -74,9 +74,9 @@ def page() -> None:
     latest = latest_per_case(resources.outbox().history("ticket"), {"ticket": bank})  # one read of the log per run
     me = access.reviewer("ticket_reviewer")
     by_id = {t.id: t for t in tickets}
-    ticket_id = queue_table(bank, tickets, latest)
+    decided = {case_id for (_kind, case_id) in latest}
+    ticket_id = queue_table(bank, tickets, latest, decided)
     if ticket_id is not None and ticket_id not in by_id:
-        decided = {case_id for (_kind, case_id) in latest}
         unknown_link("ticket", ticket_id, list(by_id), decided, goto_key=ticket_case.KEYS.goto)
         return
     if ticket_id is None:
@@ -84,7 +84,6 @@ def page() -> None:
         return
 
     ticket = by_id[ticket_id]
-    decided = {case_id for (_kind, case_id) in latest}
     st.divider()
     st.header(md(f"Ticket {ticket.id}"))
     with st.container(horizontal=True, vertical_alignment="center"):

@@ -1,48 +1,27 @@
 """Several instances on one PostgreSQL review store: every decision reaches Hindsight exactly once, through
 an outage in the middle. Two app processes (each submitting and running its worker thread) and two
-`python -m dashboard worker` processes share the store; Hindsight is a second embedded server of its
-own, stopped and started while decisions keep coming (the shared server and its pg0 keep the store)."""
+`python -m dashboard worker` processes share the store; they reach the session's Hindsight through a path
+the test cuts while decisions keep coming, and restores (tests/outage.py)."""
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections import Counter
 from pathlib import Path
 
-import pytest
-
-from dashboard.hindsight.embedded import EmbeddedServer
 from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.review.db import make_engine
 from dashboard.review.outbox import Outbox
-from dashboard.settings import Settings
-from dashboard.processes import free_port
 from tests.conftest import review_database
+from tests.outage import Outage
 
 ROOT = Path(__file__).resolve().parents[1]
 PER_APP = 40
-
-
-@pytest.fixture(scope="module")
-def target():
-    """A second embedded Hindsight that this test may stop and start."""
-    data_dir = Path(tempfile.mkdtemp(prefix="recall-review-team-"))
-    os.chmod(data_dir, 0o755)
-    settings = Settings(data_dir=data_dir, api_port=free_port(), pg_port=free_port())
-    server = EmbeddedServer(settings, log=lambda _: None)
-    server.start()
-    try:
-        yield settings, server
-    finally:
-        server.stop()
-        shutil.rmtree(data_dir, ignore_errors=True)
 
 
 def _spawn(args: list[str], env: dict[str, str]) -> subprocess.Popen:
@@ -69,27 +48,20 @@ def _all_memories(gateway: HindsightGateway, bank: str) -> list[dict]:
         offset += 100
 
 
-def test_two_apps_and_two_workers_deliver_80_decisions_exactly_once_through_an_outage(hindsight, target):
-    settings, server = target
-    bank = "team-delivery"
-    gateway = HindsightGateway(settings.base_url)
-    gateway.ensure_bank(bank)
-    with review_database(hindsight.settings) as url:
-        env = {
-            **os.environ, "PYTHONPATH": str(ROOT), "RECALL_REVIEW_DATABASE_URL": url,
-            "RECALL_REVIEW_DATA_DIR": str(settings.data_dir), "RECALL_REVIEW_API_PORT": str(settings.api_port),
-        }
-        env.pop("HINDSIGHT_API_URL", None)
-        engine = make_engine(url, settings.data_dir)
+def test_two_apps_and_two_workers_deliver_80_decisions_exactly_once_through_an_outage(hindsight, bank_id):
+    bank, gateway = bank_id, hindsight.gateway
+    with review_database(hindsight.settings) as url, Outage(hindsight.settings.base_url) as path:
+        env = {**os.environ, "PYTHONPATH": str(ROOT), "RECALL_REVIEW_DATABASE_URL": url, "HINDSIGHT_API_URL": path.url}
+        engine = make_engine(url, hindsight.settings.data_dir)
         store = Outbox(engine)
         apps = [_spawn(["tests.review_app_process", url, bank, str(1 + n * PER_APP), str(PER_APP)], env) for n in range(2)]
         workers = [_spawn(["dashboard", "worker", "--idle", "0.2"], env) for _ in range(2)]
         try:
             _wait(lambda: len(store.history()) >= PER_APP // 2, 120, "the first decisions")
-            server.stop()  # Hindsight goes away in the middle; the apps keep recording
+            path.down()  # Hindsight goes out of reach in the middle; the apps keep recording
             _wait(lambda: len(store.history()) >= PER_APP + PER_APP // 2, 120, "decisions recorded during the outage")
             assert store.pending_count() > 0
-            server.start()
+            path.up()
             store.retry_now()  # what "Deliver now" does; otherwise the backoff decides when
             outputs = [app.communicate(timeout=300)[0] for app in apps]
             _wait(lambda: store.pending_count() == 0, 120, "every decision delivered")
@@ -114,4 +86,3 @@ def test_two_apps_and_two_workers_deliver_80_decisions_exactly_once_through_an_o
     memories = _all_memories(gateway, bank)
     per_document = Counter(m["document_id"] for m in memories)
     assert len(per_document) == 2 * PER_APP and set(per_document.values()) == {1}
-    gateway.close()

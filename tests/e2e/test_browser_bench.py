@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import psutil
 
@@ -48,3 +50,25 @@ def test_bench_browser_reports_both_sizes_and_stops_what_it_started(hindsight):
     assert report["viewport"] == "1440x900"
     assert hindsight.server.status().healthy  # the bench reused the server and left it running
     assert set(_started_by_a_bench()) <= before, "the bench left an app or browser process running"
+
+
+def test_bench_browser_stopped_by_sigterm_stops_the_app_it_started(hindsight):
+    env = {**os.environ, **hindsight.env()}
+    env.pop("HINDSIGHT_API_URL", None)
+    before = set(_started_by_a_bench())
+    bench = subprocess.Popen(
+        [sys.executable, "-m", "dashboard", "bench-browser", "--sizes", "18", "--runs", "3", "--json"],
+        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while not set(_started_by_a_bench()) - before - {bench.pid}:  # its app (or browser) is up
+            assert bench.poll() is None and time.monotonic() < deadline, "the bench never started its app"
+            time.sleep(0.2)
+        bench.send_signal(signal.SIGTERM)
+        bench.wait(timeout=120)
+    finally:
+        if bench.poll() is None:
+            bench.kill()
+            bench.wait()
+    assert not set(_started_by_a_bench()) - before, "a bench stopped by SIGTERM left an app or browser process running"

@@ -1,4 +1,4 @@
-"""Streamlit entry point: `streamlit run dashboard/app/main.py`."""
+"""Streamlit entry point: `streamlit run dashboard/app/main.py` (scripts/dashboard runs it warmed: serve.py)."""
 
 from pathlib import Path
 

@@ -1,5 +1,6 @@
-"""Run the dashboard as people do: `streamlit run dashboard/app/main.py` in a process of its own, on a free
-loopback port, stopped by PID with its whole process group. Used by the browser bench and the browser tests."""
+"""Run the dashboard as people do (`python -m dashboard.app.serve`: `streamlit run` with the app's modules imported
+first) in a process of its own, on a free loopback port, stopped by PID with its whole process group. Used by the
+browser bench and the browser tests."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ def serve_app(env: dict[str, str], data_dir: Path) -> Iterator[str]:
     path = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)  # this checkout's code
     env = {**env, "RECALL_REVIEW_DATA_DIR": str(data_dir), "HOME": str(data_dir), "PYTHONPATH": path}
     port = free_port()
-    cmd = [sys.executable, "-m", "streamlit", "run", "dashboard/app/main.py", "--server.headless", "true",
+    cmd = [sys.executable, "-m", "dashboard.app.serve", "--server.headless", "true",
            "--server.address", HOST, "--server.port", str(port), "--browser.gatherUsageStats", "false",
            "--server.fileWatcherType", "none"]
     app = Child(cmd, env=env, log=data_dir / "streamlit.log", cwd=REPO, name="streamlit")

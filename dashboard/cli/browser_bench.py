@@ -7,10 +7,14 @@ and a fresh browser context at 1440x900, then times:
 
 - cold: a reviewer opens the app (Home), then `goto(/exceptions?case=<first case of the queue>)` until that
   case's evidence is visible: no recall cached, the app process already serving;
-- first page of a fresh process: the same goto as the very first request of a new app process (it also
-  pays Python's imports of the app, about 2.5 s here, once per process);
-- J: the next case's evidence visible after pressing J on the settled page (warm process);
-- N: the same for "next unreviewed" (J when the page has no such key; the report says which).
+- first page of a fresh process: the same goto as the very first request of a new app process (started as
+  people start it, warmed: dashboard/app/serve.py imports the app's modules before it serves);
+- J, K: the next (previous) case's evidence visible after pressing J (K) on the settled page (warm process);
+- N: the same for "next unreviewed" (J when the page has no such key; the report says which);
+- decision: A (approve) on the settled page until the confirmation is on screen with the next case's evidence.
+
+With `--hog` every size is measured twice: at the machine's load, then beside a CPU hog (one process
+spinning on one core), each against its own target.
 
 "Evidence visible" is the agreed marker, the `st.container(key="case_evidence")` holding visible text
 that this run drew (no stale element of the previous case counts); on a page without that container the
@@ -28,21 +32,34 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from dashboard.cli.app_server import serve_app
 from dashboard.cli.registry import command
+from dashboard.processes import Child
 
-TARGETS_MS = {"cold": 1500.0, "first": 1500.0, "J": 500.0, "N": 500.0}
-LABELS = {
-    "cold": "cold open to the first case's evidence",
-    "first": "the same, as a fresh app process's first page",
-    "J": "J (next) to its evidence, warm",
-    "N": "N (next unreviewed) to its evidence, warm",
+LOADS = ("quiet", "hog")  # at the machine's load; beside a CPU hog
+TARGETS_MS = {  # (quiet, under the hog)
+    "first": (1500.0, 3000.0),
+    "cold": (1000.0, 2000.0),
+    "J": (300.0, 600.0),
+    "K": (300.0, 600.0),
+    "N": (300.0, 600.0),
+    "decision": (500.0, 1000.0),
 }
+LABELS = {
+    "first": "a fresh app process's first page, to the first case's evidence",
+    "cold": "cold open (app already serving) to the first case's evidence",
+    "J": "J (next) to its evidence, warm",
+    "K": "K (previous) to its evidence, warm",
+    "N": "N (next unreviewed) to its evidence, warm",
+    "decision": "A (approve) to the confirmation with the next case drawn",
+}
+REVIEWER = "Bench Reviewer"
 VIEWPORT = {"width": 1440, "height": 900}
 WAIT_MS = 900_000  # today a cold open of a large queue recalls it first: minutes on a busy machine
 CHROMIUM = os.environ.get("RECALL_REVIEW_CHROMIUM", "/usr/bin/chromium")
@@ -80,7 +97,8 @@ class Queue:
 @dataclass
 class SizeResult:
     label: str
-    samples: dict[str, list[float]] = field(default_factory=lambda: {"cold": [], "first": [], "J": [], "N": []})
+    load: str = "quiet"
+    samples: dict[str, list[float]] = field(default_factory=lambda: {what: [] for what in TARGETS_MS})
     keys: set[str] = field(default_factory=set)  # the key pressed for "N" (N, or J when the page has no N)
 
     def median(self, what: str) -> float | None:
@@ -132,13 +150,16 @@ def _case_in_url(page) -> str | None:
     return page.evaluate("() => new URLSearchParams(location.search).get('case')")
 
 
-def _press(page, key: str) -> tuple[float, str]:
-    """Press `key` (no field focused) and time it until the next case's evidence is shown; (ms, marker)."""
+def _press(page, key: str, *, confirmed: bool = False) -> tuple[float, str]:
+    """Press `key` (no field focused) and time it until the next case's evidence is shown (and, `confirmed`,
+    the decision's confirmation); (ms, marker)."""
     previous = _case_in_url(page)
     page.evaluate("() => document.activeElement && document.activeElement.blur()")
     start = time.perf_counter()
     page.keyboard.press(key)
     marker = _wait_evidence(page, previous)
+    if confirmed:
+        page.get_by_text(re.compile(r"recorded", re.IGNORECASE)).first.wait_for(state="visible", timeout=WAIT_MS)
     return (time.perf_counter() - start) * 1000.0, marker
 
 
@@ -172,20 +193,41 @@ def _one_run(browser, env: dict[str, str], queue: Queue, result: SizeResult, mar
             page.goto(f"{url}/exceptions?case={queue.first_case}")
             markers.add(_wait_evidence(page, None))
             result.samples["cold"].append((time.perf_counter() - start) * 1000.0)
-            for what in ("J", "N"):
+            for what in ("J", "K", "N"):
                 _settle(page)
-                key = "j" if what == "J" or not _has_next_unreviewed(page) else "n"
+                key = what.lower() if what != "N" or _has_next_unreviewed(page) else "j"
                 if what == "N":
                     result.keys.add(key.upper())
                 ms, marker = _press(page, key)
                 markers.add(marker)
                 result.samples[what].append(ms)
+            name = page.locator('input[aria-label="Reviewer name"]')  # who decides (sign-in is off here)
+            name.fill(REVIEWER)
+            name.press("Tab")
+            _settle(page)
+            ms, marker = _press(page, "a", confirmed=True)
+            markers.add(marker)
+            result.samples["decision"].append(ms)
             log("  " + ", ".join(f"{what} {samples[-1] / 1000:.2f} s" for what, samples in result.samples.items()))
         finally:
             context.close()
 
 
-def run(sizes: list[int], runs: int, bank_size: int, log: Callable[[str], None] = print) -> dict:
+@contextmanager
+def _load(load: str, work: Path) -> Iterator[None]:
+    """The machine as it is, or with a CPU hog beside it (stopped by PID after, whatever happens)."""
+    if load == "quiet":
+        yield
+        return
+    hog = Child([sys.executable, "-c", "while True: pass"], env={**os.environ, "HOME": str(work)}, log=work / "hog.log", cwd=work,
+                name="cpu hog")
+    try:
+        yield
+    finally:
+        hog.stop(timeout=10)
+
+
+def run(sizes: list[int], runs: int, bank_size: int, hog: bool = False, log: Callable[[str], None] = print) -> dict:
     from playwright.sync_api import sync_playwright
 
     from dashboard.cli.bench import machine, server_running
@@ -209,49 +251,55 @@ def run(sizes: list[int], runs: int, bank_size: int, log: Callable[[str], None] 
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, env={**os.environ, "HOME": work})
             try:
-                for queue in queues:
-                    env = {**os.environ, "RECALL_REVIEW_FINANCE_BANK": queue.bank, "RECALL_REVIEW_EXCEPTIONS_FILE": str(queue.queue_file),
-                           "RECALL_REVIEW_API_PORT": str(settings.api_port), "RECALL_REVIEW_PG_PORT": str(settings.pg_port)}
-                    result = SizeResult(label=queue.label)
-                    for n in range(runs):
-                        log(f"{queue.label}: run {n + 1} of {runs} (fresh app process and browser context) ...")
-                        _one_run(browser, env, queue, result, markers, log)
-                    results.append(result)
+                for load in LOADS[: 2 if hog else 1]:
+                    with _load(load, Path(work)):
+                        for queue in queues:
+                            env = {**os.environ, "RECALL_REVIEW_FINANCE_BANK": queue.bank, "RECALL_REVIEW_EXCEPTIONS_FILE": str(queue.queue_file),
+                                   "RECALL_REVIEW_API_PORT": str(settings.api_port), "RECALL_REVIEW_PG_PORT": str(settings.pg_port)}
+                            result = SizeResult(label=queue.label, load=load)
+                            for n in range(runs):
+                                log(f"{queue.label}, {load}: run {n + 1} of {runs} (fresh app process and browser context) ...")
+                                _one_run(browser, env, queue, result, markers, log)
+                            results.append(result)
             finally:
                 browser.close()
     notes.append("evidence marker: " + "; ".join(MARKERS[m] for m in sorted(markers)))
+    if hog:
+        notes.append("hog: one process spinning on one core beside the app, the server and the browser")
     for result in results:
         if result.keys != {"N"}:
             notes.append(f"{result.label}: the page has no next-unreviewed key; N was timed with J")
-    return _report(results, runs, notes)
+    return summarise(results, runs, notes)
 
 
-def _report(results: list[SizeResult], runs: int, notes: list[str]) -> dict:
+def summarise(results: list[SizeResult], runs: int, notes: list[str]) -> dict:
+    """Medians per measurement, one cell per (size, load), each judged against its load's target."""
     rows = []
     for what, label in LABELS.items():
-        target = TARGETS_MS[what]
+        targets = dict(zip(LOADS, TARGETS_MS[what], strict=True))
         cells = []
         for r in results:
             med = r.median(what)
-            cells.append({"size": r.label, "median_ms": None if med is None else round(med, 1),
+            cells.append({"size": r.label, "load": r.load, "median_ms": None if med is None else round(med, 1),
                           "samples_ms": [round(s, 1) for s in r.samples[what]],
-                          "verdict": None if med is None else ("PASS" if med <= target else "MISS")})
-        rows.append({"name": label, "target_ms": target, "sizes": cells})
+                          "verdict": None if med is None else ("PASS" if med <= targets[r.load] else "MISS")})
+        rows.append({"name": label, "targets_ms": targets, "sizes": cells})
     return {"runs": runs, "viewport": f"{VIEWPORT['width']}x{VIEWPORT['height']}", "rows": rows, "notes": notes}
 
 
 def print_report(report: dict, out=sys.stdout) -> None:
-    sizes = [c["size"] for c in report["rows"][0]["sizes"]] if report["rows"] else []
+    columns = [f"{c['size']}, {c['load']}" for c in report["rows"][0]["sizes"]] if report["rows"] else []
     w = max(len(r["name"]) for r in report["rows"])
-    cw = max([len(s) for s in sizes] + [16])
+    cw = max([len(s) for s in columns] + [16])
     print(f"\nChromium {report['viewport']}, medians of {report['runs']} run(s)", file=out)
-    print(f"{'measurement'.ljust(w)}  " + "  ".join(s.rjust(cw) for s in sizes) + "    target", file=out)
+    print(f"{'measurement'.ljust(w)}  " + "  ".join(s.rjust(cw) for s in columns) + "    target (quiet / hog)", file=out)
     for row in report["rows"]:
         cells = []
         for c in row["sizes"]:
             value = "-" if c["median_ms"] is None else f"{c['median_ms'] / 1000:.2f} s {c['verdict']}"
             cells.append(value.rjust(cw))
-        print(f"{row['name'].ljust(w)}  " + "  ".join(cells) + f"    <= {row['target_ms'] / 1000:g} s", file=out)
+        targets = " / ".join(f"{t / 1000:g} s" for t in row["targets_ms"].values())
+        print(f"{row['name'].ljust(w)}  " + "  ".join(cells) + f"    <= {targets}", file=out)
     for note in report["notes"]:
         print(f"note: {note}", file=out)
 
@@ -274,12 +322,13 @@ def _args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--bank-size", type=int, default=10_000, help="memories in the bench bank of the synthetic queues"
     )
+    parser.add_argument("--hog", action="store_true", help="measure again beside a CPU hog (one process spinning on one core)")
     parser.add_argument("--json", action="store_true")
 
 
 @command(
     "bench-browser",
-    "time the Finance exceptions page in Chromium: cold open to the first case's evidence, J and N",
+    "time the Finance exceptions page in Chromium: first page, cold open, J, K, N and a decision",
     _args,
 )
 def run_bench_browser(args: argparse.Namespace) -> int:
@@ -289,9 +338,9 @@ def run_bench_browser(args: argparse.Namespace) -> int:
     if args.bank_size < 1:
         print("error: --bank-size: must be at least 1", file=sys.stderr)
         return 2
-    report = run(args.sizes, args.runs, args.bank_size, log=lambda m: print(m, file=sys.stderr, flush=True))
+    figures = run(args.sizes, args.runs, args.bank_size, args.hog, log=lambda m: print(m, file=sys.stderr, flush=True))
     if args.json:
-        print(json.dumps(report, indent=2))
+        print(json.dumps(figures, indent=2))
     else:
-        print_report(report)
+        print_report(figures)
     return 0

@@ -14,7 +14,7 @@ import time
 import psutil
 
 from dashboard.cli.app_server import REPO
-from dashboard.cli.browser_bench import MARKERS, TARGETS_MS
+from dashboard.cli.browser_bench import LABELS, MARKERS, TARGETS_MS, SizeResult, summarise
 
 
 def _started_by_a_bench() -> list[int]:
@@ -40,12 +40,12 @@ def test_bench_browser_reports_both_sizes_and_stops_what_it_started(hindsight):
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout)
 
-    assert [row["target_ms"] for row in report["rows"]] == list(TARGETS_MS.values())
+    assert [row["name"] for row in report["rows"]] == list(LABELS.values())  # first, cold, J, K, N, decision
     for row in report["rows"]:
-        assert [cell["size"] for cell in row["sizes"]] == ["18 cases (demo)", "5 cases, 40-memory bank"]
+        assert [(cell["size"], cell["load"]) for cell in row["sizes"]] == [("18 cases (demo)", "quiet"), ("5 cases, 40-memory bank", "quiet")]
         for cell in row["sizes"]:
             assert len(cell["samples_ms"]) == 1 and cell["median_ms"] > 0, cell
-            assert cell["verdict"] == ("PASS" if cell["median_ms"] <= row["target_ms"] else "MISS"), cell
+            assert cell["verdict"] == ("PASS" if cell["median_ms"] <= row["targets_ms"]["quiet"] else "MISS"), cell
     assert any(note.startswith("evidence marker: ") and any(m in note for m in MARKERS.values()) for note in report["notes"])
     assert report["viewport"] == "1440x900"
     assert hindsight.server.status().healthy  # the bench reused the server and left it running
@@ -72,3 +72,11 @@ def test_bench_browser_stopped_by_sigterm_stops_the_app_it_started(hindsight):
             bench.kill()
             bench.wait()
     assert not set(_started_by_a_bench()) - before, "a bench stopped by SIGTERM left an app or browser process running"
+
+
+def test_each_load_is_judged_against_its_own_target():
+    quiet, hog = SizeResult("18 cases (demo)", "quiet"), SizeResult("18 cases (demo)", "hog")
+    quiet.samples["J"], hog.samples["J"] = [200.0, 400.0, 350.0], [400.0, 500.0, 700.0]  # medians 350 and 500
+    row = next(r for r in summarise([quiet, hog], 3, [])["rows"] if r["name"] == LABELS["J"])
+    assert row["targets_ms"] == {"quiet": TARGETS_MS["J"][0], "hog": TARGETS_MS["J"][1]} == {"quiet": 300.0, "hog": 600.0}
+    assert [(c["load"], c["median_ms"], c["verdict"]) for c in row["sizes"]] == [("quiet", 350.0, "MISS"), ("hog", 500.0, "PASS")]

@@ -1,0 +1,43 @@
+"""`python -m dashboard.app.serve [streamlit options]`: `streamlit run dashboard/app/main.py`, warmed.
+
+Streamlit imports a page's modules on the first script run, so the first reviewer after a start would pay
+Python's imports of the app (pandas, the Hindsight client, SQLAlchemy, plotly: about 4 s of CPU here).
+This imports them before the server answers, then hands over to Streamlit's own command line.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import sys
+from pathlib import Path
+
+import components
+import dashboard.app
+
+MAIN = Path(__file__).with_name("main.py")
+PAGES = "dashboard.app.views."  # a page draws itself when imported: Streamlit runs them, never this
+SKIP = {"dashboard.app.main", "dashboard.app.serve"}  # the entry point runs the app; this is the launcher
+
+
+def import_app_modules() -> list[str]:
+    """Import every module the pages build on (components and the app room, not the pages); their names."""
+    names = []
+    for package in (components, dashboard.app):
+        for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+            if not module.name.startswith(PAGES) and module.name not in SKIP:
+                importlib.import_module(module.name)
+                names.append(module.name)
+    return names
+
+
+def main(argv: list[str]) -> None:
+    import_app_modules()
+    from streamlit.web import cli
+
+    sys.argv = ["streamlit", "run", str(MAIN), *argv]
+    cli.main()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -10,8 +10,8 @@ NORTH = "site:north"
 BATTERY_QUERY = "forklift battery overheating during charging"
 CONVEYOR_QUERY = "conveyor belt jam on the packing line"
 
-BATTERY = [  # (document id, text, tagged with NORTH), best match first
-    ("bat-hit", "Forklift battery overheating during charging: the charger was replaced.", True),
+BATTERY = [  # (document id, text, tagged with NORTH); the first says what the query says (first in every arm)
+    ("bat-hit", "Forklift battery overheating during charging.", True),
     ("bat-near", "Forklift battery overheating reported twice; the charging station was rewired.", True),
     ("bat-third", "Battery charging for the forklift fleet runs hot on night shifts.", True),
     ("bat-untagged", "Forklift battery overheating during charging was fixed with a new cooling fan.", False),
@@ -19,8 +19,8 @@ BATTERY = [  # (document id, text, tagged with NORTH), best match first
     ("bat-weaker", "The warehouse moved its charging schedule to the mornings.", True),
     ("off-topic", "Quarterly tax filing for the Lisbon office was submitted on time.", True),
 ]
-CONVEYOR = [  # the first is the best match but eight years old; the rest are recent
-    ("conv-old", "Conveyor belt jam on the packing line stopped shipping.", True),
+CONVEYOR = [  # the first says what the query says but is eight years old; the rest are recent
+    ("conv-old", "Conveyor belt jam on the packing line.", True),
     ("conv-1", "The packing line conveyor belt jammed on a loose roller.", True),
     ("conv-2", "A belt jam halted the conveyor near packing station 3.", True),
     ("conv-3", "Packing line stopped: conveyor belt slipped off its pulley.", True),

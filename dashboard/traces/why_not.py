@@ -38,6 +38,7 @@ LOOSER_TAGS_MATCH = {
     "any": (),
 }
 MEMORY_PAGE = 100
+SEARCH_LIMIT = 20
 MAX_TOKENS_LIMIT = 1 << 20  # the max_tokens search stops here: beyond it the budget's candidate cut is what binds
 
 
@@ -111,10 +112,17 @@ class Judged:
             return Judged(int(change.value), self.max_tokens, self.knobs)
         if change.setting == "max_tokens":
             return Judged(self.k, int(change.value), self.knobs)
+        return Judged(self.k, self.max_tokens, knobs_after(self.knobs, [change]))
+
+
+def knobs_after(knobs: ReplaySettings, changes: list[Change]) -> ReplaySettings:
+    """The server's settings once the server-wide changes among `changes` are made (the server caps every arm alike)."""
+    for change in changes:
         if change.setting == "per_source_cap":
-            caps = dict.fromkeys(SOURCES, int(change.value)) if change.value else {}
-            return Judged(self.k, self.max_tokens, self.knobs.model_copy(update={"caps": caps}))
-        return Judged(self.k, self.max_tokens, self.knobs.model_copy(update={"reranker_max_candidates": int(change.value)}))
+            knobs = knobs.model_copy(update={"caps": dict.fromkeys(SOURCES, int(change.value)) if change.value else {}})
+        elif change.setting == "reranker_max_candidates":
+            knobs = knobs.model_copy(update={"reranker_max_candidates": int(change.value)})
+    return knobs
 
 
 def _document_of(node_id: str, traced: TracedRecall) -> str | None:
@@ -182,7 +190,7 @@ def diagnose(traced: TracedRecall, document: Document, judged: Judged) -> Findin
     prediction = predict(trace, judged.knobs, facts=facts)
     fused = [c for c in prediction.replay.merged if c.node_id in document.memory_ids]
     if not fused:
-        best, arm = min(arm_ranks)
+        best, arm = min(arm_ranks, key=lambda pair: (pair[0], SOURCES.index(pair[1])))  # ties: in fusion order
         return Finding(
             stage="source_cap",
             sentence=f"{name} was cut by the per-source cap of {judged.knobs.cap(arm)}: its best arm rank is "
@@ -297,6 +305,12 @@ def load_document(gateway, bank: str, document_id: str) -> Document | None:
         if not items or len(ids) >= int(page.get("total") or 0):
             break
     return Document(id=stored.id, tags=tuple(stored.tags), memory_ids=frozenset(ids))
+
+
+def find_documents(gateway, bank: str, text: str, limit: int = SEARCH_LIMIT) -> list[dict[str, str]]:
+    """The bank's documents whose id or text contains `text` (the server's own search): {"document", "tags"}."""
+    items = gateway.list_documents(bank, search=text.strip(), limit=limit).get("items") or []
+    return [{"document": item["id"], "tags": ", ".join(item.get("tags") or [])} for item in items]
 
 
 def explain(

@@ -4,17 +4,23 @@ k in both server modes; the command's JSON and input errors; the box on the Trac
 
 from __future__ import annotations
 
+import csv
 import json
 import time
 import uuid
 
+from pathlib import Path
+
 import pytest
 
+from dashboard import demo_data
 from dashboard.hindsight.documents import group
 from dashboard.traces.request import TraceRequest, fetch_trace
 from dashboard.traces.scoring import server_knobs
 from dashboard.traces.why_not import Change, load_document, tags_admit, why_not
-from tests.helpers import open_page, run_command, texts
+from dashboard.lab.fix_reach import cases_altered
+from tests.conftest import shared_demo_of
+from tests.helpers import DEMO_CASES, DEMO_TICKETS, demo_case, open_page, run_command, texts
 from tests.why_not_data import BATTERY_QUERY, CONVEYOR_QUERY, NORTH, planted_records
 
 PAGE = "views/traces.py"
@@ -172,3 +178,45 @@ def test_the_traces_page_box_says_why_not(point_app, hindsight):
     shown = texts(at)
     assert "cut by the per-source cap of 1" in shown and "Smallest change: per-source cap 3" in shown
     assert at.button(key="why_not_queue")  # a server setting: the queue count is offered, run only when pressed
+
+
+def small_queue(directory: Path, case_ids: tuple[str, ...], ticket_ids: tuple[str, ...]) -> dict[str, str]:
+    """The demo queue files cut down to these cases and tickets (a queue run costs a traced recall per case)."""
+    env = {}
+    for name, source, ids in (("EXCEPTIONS", demo_data.EXCEPTIONS, case_ids), ("TICKETS", demo_data.TICKETS, ticket_ids)):
+        header, *rows = csv.reader(Path(source).read_text().splitlines(keepends=True))
+        path = directory / Path(source).name
+        with path.open("w", newline="") as out:
+            csv.writer(out).writerows([header, *(r for r in rows if r[0] in ids)])
+        env[f"RECALL_REVIEW_{name}_FILE"] = str(path)
+    return env
+
+
+def test_the_queue_count_of_a_fix_runs_only_for_a_server_setting(hindsight, monkeypatch, capsys, tmp_path):
+    banks = shared_demo_of(hindsight)
+    case = demo_case("E-1004")
+    request = TraceRequest(bank=banks.finance, query=case.recall_query(), tags=tuple(case.tags), tags_match="all_strict")
+    trace = fetch_trace(hindsight.gateway, request)
+    last = max(trace.response.trace.rrf_merged, key=lambda c: c.final_rrf_rank)  # its last exact precedent by fusion
+    document = trace.labels[last.node_id].document_id
+    assert last.final_rrf_rank > 1
+
+    # A server handing its reranker one candidate loses it; the fix is a server setting, so the queue is counted.
+    monkeypatch.setenv("RECALL_REVIEW_SUPPORT_BANK", banks.support)
+    for name, value in small_queue(tmp_path, ("E-1002", "E-1004", "E-1005"), ("T-2004",)).items():
+        monkeypatch.setenv(name, value)
+    code, out, err = run_command(monkeypatch, capsys, hindsight, banks.finance, "why-not", "--bank", banks.finance,
+                                 "--query", request.query, "--tags", *request.tags, "--tags-match", "all_strict",
+                                 "--document", document, "--reranker-candidates", "1", "--queue", "--json")  # fmt: skip
+    assert code == 0, err
+    payload = json.loads(out)
+    assert payload["stage"] == "reranker_cut" and payload["changes"][0] == {
+        "setting": "reranker_max_candidates", "value": last.final_rrf_rank}  # fmt: skip
+    queue_ids = {"E-1002", "E-1004", "E-1005", "T-2004"}
+    # One candidate per recall leaves every case with several exact precedents only one: E-1004 is such a case.
+    assert "E-1004" in payload["queue_cases_altered"] and set(payload["queue_cases_altered"]) <= queue_ids
+
+    # A change of the request alone alters no other case: nothing is recalled to say so.
+    answer = why_not(trace, load_document(hindsight.gateway, banks.finance, document), 1, lambda _: pytest.fail("no recall"))
+    assert answer.changes and not any(c.server_wide for c in answer.changes)
+    assert cases_altered(None, banks.finance, banks.support, DEMO_CASES, DEMO_TICKETS, server_knobs(), answer) == []

@@ -145,7 +145,7 @@ def run_ab_compare(args: argparse.Namespace) -> int:
 def _why_not_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bank", required=True, type=bank_arg)
     parser.add_argument("--query", required=True, type=query_arg)
-    parser.add_argument("--tags", nargs="+", default=[], metavar="T", help="the recall's tags")
+    parser.add_argument("--tags", nargs="+", action="extend", default=[], metavar="T", help="the recall's tags")
     parser.add_argument("--tags-match", default="any", choices=TAGS_MATCH_VALUES)
     parser.add_argument("--k", type=int, default=10, help="documents the caller takes (default 10)")
     parser.add_argument("--max-tokens", type=int, default=4096)

@@ -177,8 +177,8 @@ def diagnose(traced: TracedRecall, document: Document, judged: Judged) -> Findin
             change=Change(setting="tags_match", value=looser) if looser else Change(setting="tags"),
         )
     trace = traced.response.trace
-    ungated = source_lists(trace, judged.knobs.model_copy(update={"caps": {}}))[0]
-    arm_ranks = [(i, s) for s, hits in ungated.items() for i, h in enumerate(hits, 1) if h.node_id in document.memory_ids]
+    uncapped = source_lists(trace, judged.knobs.model_copy(update={"caps": {}}))[0]
+    arm_ranks = [(i, s) for s, hits in uncapped.items() for i, h in enumerate(hits, 1) if h.node_id in document.memory_ids]
     if not arm_ranks:
         return Finding(
             stage="no_arm",

@@ -30,8 +30,8 @@ def render_why_not(
     with st.container(border=True):
         st.subheader("Why not this one?")
         st.caption(
-            "Name a document that should have been recalled: the recall runs again with a trace, and the replay "
-            "says where it was lost and the smallest setting change that brings it in."
+            "Name a document that should have been recalled: the replay of the trace above says where it was lost "
+            "and the smallest setting change that brings it in (a looser tag filter is tried with a new recall)."
         )
         search = st.text_input("Document id, or words to search the bank's documents", key="why_not_search")
         if not search.strip():
@@ -73,6 +73,8 @@ def render_why_not(
             return
         st.info(md(answer.sentence, max_chars=1000), icon=":material/lightbulb:")
         st.text(f"Smallest change: {answer.fix}")
+        if not answer.changes:
+            return  # returned, or no setting brings it in
         if not any(c.server_wide for c in answer.changes):
             st.caption("A change of this recall's own request: it alters no other case of the queue.")
             return

@@ -6,7 +6,9 @@ cap, RRF fusion, the reranker's candidate limit, scoring after fusion, then the 
 within max_tokens. A DOCUMENT is the unit: in extracting mode it is several facts, and it is returned when any
 of its facts is; it went as far as its furthest fact. Everything after the tag filter is judged on one trace
 with `scoring.predict` under `knobs`: the server's settings by default, or a server that does not exist
-(`server_knobs(per_source_cap=5)`) to ask what such a server would lose.
+(`server_knobs(per_source_cap=5)`) to ask what such a server would lose. Below k, a document is `outranked`
+when fusion put it in the top k and the scoring after it (recency, temporal proximity, proof count) pushed
+it out, and `cut_by_k` when it was below k after fusion already (or max_tokens ran out before it).
 
 The fix is found stage by stage: the smallest value of the setting that lost the document (the cap that
 keeps its best-ranked fact, the reranker limit that reaches its best fused rank, the k or max_tokens that

@@ -1,11 +1,16 @@
-"""Fusion lab commands: `evidence-bench` (labelled evidence sets) and `ab-compare` (A/B on the same queue)."""
+"""Fusion lab commands: `evidence-bench` (labelled evidence sets), `ab-compare` (A/B on the same queue) and
+`why-not` (where a document that should have been recalled was lost)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from dashboard.cli.registry import command, input_error, open_gateway, print_json
+from pydantic import ValidationError
+
+from dashboard.cli.registry import bank_arg, command, input_error, open_gateway, print_json, query_arg
+from dashboard.traces.replay import DEFAULT_RERANKER_MAX_CANDIDATES
+from dashboard.traces.request import TAGS_MATCH_VALUES
 
 
 def _evidence_args(parser: argparse.ArgumentParser) -> None:
@@ -134,4 +139,75 @@ def run_ab_compare(args: argparse.Namespace) -> int:
             print(f"  {row['case']:<10} exact +[{row['exact gained']}] -[{row['exact lost']}]  "
                   f"recommendation {row['recommendation A']} -> {row['recommendation B']}  "
                   f"legacy +[{row['legacy admitted gained']}] -[{row['legacy admitted lost']}]  {row['error']}")
+    return 0
+
+
+def _why_not_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--bank", required=True, type=bank_arg)
+    parser.add_argument("--query", required=True, type=query_arg)
+    parser.add_argument("--tags", nargs="+", action="extend", default=[], metavar="T", help="the recall's tags")
+    parser.add_argument("--tags-match", default="any", choices=TAGS_MATCH_VALUES)
+    parser.add_argument("--k", type=int, default=10, help="documents the caller takes (default 10)")
+    parser.add_argument("--max-tokens", type=int, default=4096)
+    parser.add_argument("--document", required=True, help="the document that should have been recalled")
+    parser.add_argument("--per-source-cap", type=int, default=0, metavar="N",
+                        help="judge as a server with HINDSIGHT_API_RECALL_MAX_CANDIDATES_PER_SOURCE=N (0 = off)")
+    parser.add_argument("--reranker-candidates", type=int, default=DEFAULT_RERANKER_MAX_CANDIDATES, metavar="N",
+                        help="judge as a server with HINDSIGHT_API_RERANKER_MAX_CANDIDATES=N")
+    parser.add_argument("--queue", action="store_true",
+                        help="also count the cases of the queue the fix would alter (one traced recall per case)")
+    parser.add_argument("--json", action="store_true")
+
+
+@command("why-not", "where a document that should have been recalled was lost, and the smallest change that brings it in",
+         _why_not_args)
+def run_why_not(args: argparse.Namespace) -> int:
+    from dashboard.finance.models import ExceptionCase
+    from dashboard.hindsight.errors import HindsightRequestRejected
+    from dashboard.hindsight.gateway import check_tags
+    from dashboard.lab.fix_reach import cases_altered
+    from dashboard.queue_files import load_rows
+    from dashboard.support.models import Ticket
+    from dashboard.traces.request import TraceRequest
+    from dashboard.traces.scoring import server_knobs
+    from dashboard.traces.why_not import explain, load_document
+
+    if not 1 <= args.k <= 100:
+        return input_error("--k", "must be from 1 to 100")
+    if args.per_source_cap < 0:
+        return input_error("--per-source-cap", "must be 0 (off) or more")
+    if args.reranker_candidates < 1:
+        return input_error("--reranker-candidates", "must be 1 or more")
+    if not args.document.strip():
+        return input_error("--document", "must not be empty")
+    try:
+        check_tags(args.tags)
+    except HindsightRequestRejected as exc:
+        return input_error("--tags", str(exc))
+    try:
+        request = TraceRequest(bank=args.bank, query=args.query, tags=tuple(args.tags), tags_match=args.tags_match,
+                               max_tokens=args.max_tokens)
+    except ValidationError as exc:
+        problem = exc.errors()[0]
+        return input_error("--" + str(problem["loc"][0]).replace("_", "-"), problem["msg"])
+    knobs = server_knobs(per_source_cap=args.per_source_cap, reranker_max_candidates=args.reranker_candidates)
+    settings, gateway = open_gateway()
+    try:
+        document = load_document(gateway, args.bank, args.document.strip())
+        if document is None:
+            return input_error("--document", f"bank {args.bank} has no document {args.document.strip()!r}")
+        answer = explain(gateway, request, document, args.k, knobs)
+        altered = None
+        if args.queue:
+            cases, tickets = load_rows(settings.exceptions_file, ExceptionCase), load_rows(settings.tickets_file, Ticket)
+            altered = cases_altered(gateway, settings.finance_bank, settings.support_bank, cases, tickets, knobs, answer)
+    finally:
+        gateway.close()
+    if args.json:
+        print_json({**answer.as_json(), **({} if altered is None else {"queue_cases_altered": altered})})
+        return 0
+    print(answer.sentence)
+    print(f"fix: {answer.fix}")
+    if altered is not None:
+        print(f"it would alter {len(altered)} case(s) of the queue" + (f": {', '.join(altered)}" if altered else ""))
     return 0

@@ -151,10 +151,15 @@ class HindsightGateway:
         body = self._get(f"{_bank(bank_id)}/documents/{urllib.parse.quote(document_id, safe='')}", missing=None)
         return None if body is None else StoredDocument.model_validate(body)
 
-    def list_documents(self, bank_id: str, *, untagged: bool = False, limit: int = 100, offset: int = 0) -> dict:
+    def list_documents(
+        self, bank_id: str, *, untagged: bool = False, search: str | None = None, limit: int = 100, offset: int = 0
+    ) -> dict:
         """One page of the bank's documents, without their text: {"items": [{id, tags, content_hash, ...}], "total"}.
-        `untagged`: only documents retained without tags (the server's `exact` match on no tags)."""
-        params = {"limit": limit, "offset": offset, **({"tags_match": "exact"} if untagged else {})}
+        `untagged`: only documents retained without tags (the server's `exact` match on no tags); `search`: only
+        those whose id or text contains it (case-insensitive, the server's `q`)."""
+        params = {
+            "limit": limit, "offset": offset, **({"tags_match": "exact"} if untagged else {}), **({"q": search} if search else {}),
+        }  # fmt: skip
         return self._get(f"{_bank(bank_id)}/documents?{urllib.parse.urlencode(params)}")
 
     def memory_mode(self, bank_id: str) -> MemoryMode:

@@ -21,7 +21,7 @@ from pydantic import Field, field_validator
 
 from dashboard.hindsight.wire import SOURCES, RecalledMemory, RecallResponse, Scores
 from dashboard.strict import StrictModel
-from dashboard.traces.replay import ReplaySettings
+from dashboard.traces.replay import DEFAULT_RERANKER_MAX_CANDIDATES, ReplaySettings
 from dashboard.traces.scoring import predict
 
 WEIGHTS = (0.0, 0.5, 1.0)  # the evidence grid's
@@ -36,11 +36,13 @@ KNOB_TRACES = (
 
 
 class WhatIf(StrictModel):
-    """The evidence grid's knobs: a weight per arm (absent = 1, 0 = off), one cap for every arm, a BM25 gate."""
+    """The evidence grid's knobs: a weight per arm (absent = 1, 0 = off), one cap for every arm, a BM25 gate;
+    and the reranker's candidate limit (absent = the server's 300)."""
 
     weights: dict[str, float] = Field(default_factory=dict)
     cap: int | None = Field(default=None, ge=1)
     min_bm25: float | None = Field(default=None, ge=0)
+    reranker_max_candidates: int | None = Field(default=None, ge=1)
 
     @field_validator("weights")
     @classmethod
@@ -56,11 +58,24 @@ class WhatIf(StrictModel):
 
     @property
     def is_default(self) -> bool:
-        return not self.weights and self.cap is None and self.min_bm25 is None
+        return not self.weights and self.cap is None and self.min_bm25 is None and self.reranker_max_candidates is None
 
     def settings(self) -> ReplaySettings:
         return ReplaySettings(
-            weights=dict(self.weights), caps=dict.fromkeys(SOURCES, self.cap) if self.cap else {}, min_bm25=self.min_bm25
+            weights=dict(self.weights), caps=dict.fromkeys(SOURCES, self.cap) if self.cap else {}, min_bm25=self.min_bm25,
+            reranker_max_candidates=self.reranker_max_candidates or DEFAULT_RERANKER_MAX_CANDIDATES,
+        )
+
+    @classmethod
+    def of(cls, settings: ReplaySettings) -> WhatIf:
+        """The what-if of replay settings that cap every arm alike (as the server's per-source cap does)."""
+        caps = {settings.cap(s) for s in SOURCES}
+        if len(caps) > 1:
+            raise ValueError("a what-if caps every arm alike")
+        reranker = settings.reranker_max_candidates
+        return cls(
+            weights=dict(settings.weights), cap=caps.pop() or None, min_bm25=settings.min_bm25,
+            reranker_max_candidates=None if reranker == DEFAULT_RERANKER_MAX_CANDIDATES else reranker,
         )
 
     def describe(self) -> str:
@@ -69,6 +84,8 @@ class WhatIf(StrictModel):
             parts.append(f"each arm capped at {self.cap}")
         if self.min_bm25 is not None:
             parts.append(f"BM25 gate {self.min_bm25:g}")
+        if self.reranker_max_candidates is not None:
+            parts.append(f"reranker candidates {self.reranker_max_candidates}")
         return "what-if: " + (", ".join(parts) or "the server's settings")
 
     @classmethod

@@ -7,16 +7,20 @@ from components.ab_view import render_ab_tab
 from components.evidence_view import render_evidence_tab, render_knob_guide
 from components.trace_link import case_focus, link_back, trace_url
 from components.trace_view import render_console, render_trace
+from components.why_not_view import render_why_not
 from dashboard.app import access, resources
 from dashboard.finance.models import ExceptionCase
 from dashboard.hindsight.errors import HindsightError
 from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.lab.ab import compare
 from dashboard.lab.finance_set import demo_finance_cases
+from dashboard.lab.fix_reach import cases_altered
 from dashboard.queue_files import load_rows
 from dashboard.support.models import Ticket
 from dashboard.traces.evidence import bench
+from dashboard.traces.replay import ReplaySettings
 from dashboard.traces.request import TraceRequest, TraceStore, case_of_link, reachable
+from dashboard.traces.why_not import WhyNot, explain, find_documents, load_document
 
 STORE_KEY = "trace_store"
 STORE_CAPACITY = 5
@@ -91,6 +95,33 @@ except HindsightError as exc:
     st.stop()
 
 render_trace(traced, trace_url(linked), focus)
+
+
+def why_not_box() -> None:
+    """"Why not this one?" on the trace shown: where a named document was lost and the change that brings it in."""
+    if not access.can("trace"):
+        st.caption("Why not this one? recalls again: it is for reviewers.")
+        return
+    gateway, request = resources.gateway(), traced.request
+
+    def explain_one(document_id: str, k: int, knobs: ReplaySettings) -> WhyNot | None:
+        if not access.permitted("trace"):
+            st.stop()
+        document = load_document(gateway, request.bank, document_id)
+        return None if document is None else explain(gateway, request, document, k, knobs, traced=traced)
+
+    def count_cases(answer: WhyNot, knobs: ReplaySettings) -> list[str]:
+        if not access.permitted("trace"):
+            st.stop()
+        cases, tickets = load_rows(cfg.exceptions_file, ExceptionCase), load_rows(cfg.tickets_file, Ticket)
+        return cases_altered(
+            gateway, cfg.finance_bank, cfg.support_bank, cases, tickets, knobs, answer, exclude=focus.id if focus else None
+        )
+
+    render_why_not(request.key(), lambda text: find_documents(gateway, request.bank, text), explain_one, count_cases)
+
+
+why_not_box()
 
 # -- fusion lab (additive): evidence on a labelled set for this trace's bank, and the knob guide ------
 def lab(bank: str) -> None:

@@ -148,3 +148,27 @@ def test_the_decide_command_holds_then_releases_on_a_second_approval(hindsight, 
         assert code == 0, err
         assert json.loads(out)["state"] == "delivered"
         assert hindsight.gateway.document(demo_banks.finance, document) is not None
+
+
+def test_the_overview_lists_approvals_waiting_with_their_age_and_counts_no_held_decision(tmp_path):
+    from datetime import timedelta
+
+    from dashboard.finance.policy import Recommendation
+    from dashboard.reporting import overview
+
+    outbox = Outbox(tmp_path / "store.sqlite3")
+    service = DecisionService(outbox, Casework(outbox.engine), Freshness(outbox.engine), None, LIMITS)
+    rec = Recommendation(action="approve", confidence=0.9, cited=[], rationale="r", policy="precedent")
+    decision = exception_decision(CASE, rec, reviewer="Dana", authenticated=False, action="approve_recommendation")
+    service.decide("fin", "reviewer", Proposal(decision=decision, record=precedent_record(CASE, decision, rec), scope="s",
+                                               amount=CASE.invoice_amount))  # fmt: skip
+    (waiting,) = service.approvals.waiting()
+    metrics = overview.build(
+        history=outbox.history(), bank_for={"exception": "fin", "ticket": "sup"}, cases=[CASE], tickets=[],
+        finance_flags={}, ticket_flags={}, latencies=[], waiting=[waiting], now=waiting.proposed.at + timedelta(hours=5),
+    )
+    assert metrics.decisions_in_range == 0 and metrics.queues[0].open == 1
+    assert [(w.case_id, w.proposer, w.amount, w.limit, w.age_hours) for w in metrics.approvals_waiting] == [
+        (CASE.id, "Dana", 42_000, 20_000, 5.0)
+    ]
+    assert "1 approval waiting for a second approver (the oldest for 5 h)" in overview.headline(metrics)

@@ -53,6 +53,16 @@ class HeldDecision(BaseModel):
     def awaiting(self) -> bool:
         return self.stored.state == AWAITING
 
+    @property
+    def status(self) -> str:
+        """As the queues show it."""
+        return "awaiting second approval" if self.awaiting else "returned"
+
+    def limit_words(self) -> str:
+        """The amount against the proposer's limit, in plain words."""
+        p = self.proposed
+        return f"{p.actor}'s limit as {p.role} is {p.limit:,.2f}; this invoice is {p.amount:,.2f}, above it."
+
     def summary(self) -> str:
         """Who decided what, and (once settled) who rejected it, in plain words."""
         d, p = self.stored.decision, self.proposed

@@ -113,6 +113,14 @@ class DecisionService:
         """The case's newest decision when it awaits a second approval or was returned by one; else None."""
         return self.approvals.held(bank_id, case_kind, case_id).get(case_id)
 
+    def held_cases(self, bank_id: str, case_kind: str) -> dict[str, HeldDecision]:
+        """case id -> its decision awaiting a second approval or returned by one (the queue's status column)."""
+        return self.approvals.held(bank_id, case_kind)
+
+    def approval_problem(self, held: HeldDecision, approver: str, role: Role) -> str | None:
+        """Why `approver` may not confirm or reject `held` (the page disables its buttons with it); None: they may."""
+        return second_approver_problem(held, approver, role, self.limits)
+
     def second_approval(
         self, bank_id: str, role: Role, case_kind: str, case_id: str, approver: str, *, confirm: bool, note: str = ""
     ) -> Decided:
@@ -129,7 +137,7 @@ class DecisionService:
         if held is None or held.stored.state != AWAITING:
             raise Refused(f"{case_id} has no decision awaiting a second approval.")
         self._check_claim(bank_id, case_kind, case_id, approver)
-        problem = second_approver_problem(held, approver, role, self.limits)
+        problem = self.approval_problem(held, approver, role)
         if problem:
             raise Refused(problem)
         limit = self.limits.limit_for(approver, role).amount

@@ -1,0 +1,49 @@
+"""The Exceptions page with a decision above its reviewer's approval limit (AppTest, the real server): the
+pending view names who decided what and the amount against the limit; the proposer's controls are disabled
+with why; "Needs my approval" keeps the case for an eligible approver, whose Confirm releases it to memory."""
+
+import json
+
+from dashboard.finance.decisions import document_id_for, exception_decision, precedent_record
+from dashboard.finance.policy import Recommendation
+from dashboard.review.casework import Casework
+from dashboard.review.decisions import DecisionService, Proposal
+from dashboard.review.freshness import Freshness
+from dashboard.review.limits import ApprovalLimits
+from tests.helpers import demo_case, open_page, texts
+
+LIMITS = {"reviewer": 1000, "Lee": 10000}
+REC = Recommendation(action="reject", confidence=1.0, cited=[], rationale="r", policy="precedent")
+
+
+def test_the_pending_case_and_its_second_approval(hindsight, point_app, demo_banks):
+    env = hindsight.env(finance=demo_banks.finance, support=demo_banks.support)
+    outbox = point_app({**env, "RECALL_REVIEW_APPROVAL_LIMITS": json.dumps(LIMITS), "RECALL_REVIEW_ROLE": "reviewer"})
+    case = demo_case("E-1001")  # 5,120.00
+    decision = exception_decision(case, REC, reviewer="Dana", authenticated=False, action="approve_recommendation")
+    service = DecisionService(outbox, Casework(outbox.engine), Freshness(outbox.engine), None, ApprovalLimits(LIMITS))
+    proposal = Proposal(decision=decision, record=precedent_record(case, decision, REC), scope="s", amount=case.invoice_amount)
+    assert service.decide(demo_banks.finance, "reviewer", proposal).stored.state == "awaiting_approval"
+
+    at = open_page("views/exceptions.py", case=case.id)
+    shown = texts(at)
+    assert "Awaiting second approval" in shown and "Dana decided reject on 5,120.00" in shown
+    assert "Dana's limit as reviewer is 1,000.00; this invoice is 5,120.00, above it." in shown
+    assert at.button(key="second_confirm").disabled  # no name yet
+
+    at.text_input(key="reviewer_name").input("Dana").run()
+    assert at.button(key="second_confirm").disabled and at.button(key="second_reject").disabled
+    assert "the second approver must be someone else" in texts(at)
+
+    at.text_input(key="reviewer_name").input("Lee").run()
+    at.toggle(key="exceptions_needs_me").set_value(True).run()
+    assert list(at.dataframe(key="exception_queue").value["case"]) == [case.id]
+    assert list(at.dataframe(key="exception_queue").value["status"]) == ["awaiting second approval"]
+    assert not at.button(key="second_confirm").disabled
+    assert hindsight.gateway.document(demo_banks.finance, document_id_for(case.id)) is None
+
+    at.button(key="second_confirm").click().run()
+    assert not at.exception, at.exception
+    assert any("confirmed by Lee and retained into" in t.value for t in at.toast)
+    assert hindsight.gateway.document(demo_banks.finance, document_id_for(case.id)) is not None
+    assert outbox.latest("exception", case.id).state == "delivered"

@@ -116,6 +116,9 @@ def test_a_rejected_second_approval_returns_the_case_to_the_queue_naming_both(tm
     assert held.stored.state == "returned" and outbox.pending_count() == 0 and decisions_by_case(outbox, "fin") == {}
     assert held.summary().startswith("Dana decided approve on 42,000.00 at ") and "; Lee rejected it at " in held.summary()
     assert held.settled.note == "PO amendment missing"
+    assert [(s["step"], s["actor"], s["case_id"]) for s in service.approvals.log()] == [
+        ("rejected", "Lee", CASE.id), ("proposed", "Dana", CASE.id)
+    ]
     # back in the queue: the next decision is made on the case's current revision; a lead's limit covers it
     again = service.decide("fin", "lead", proposal("Lee", held.stored.revision))
     assert again.stored.state == "pending" and again.held_because is None and service.held("fin", "exception", CASE.id) is None

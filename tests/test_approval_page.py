@@ -47,3 +47,7 @@ def test_the_pending_case_and_its_second_approval(hindsight, point_app, demo_ban
     assert any("confirmed by Lee and retained into" in t.value for t in at.toast)
     assert hindsight.gateway.document(demo_banks.finance, document_id_for(case.id)) is not None
     assert outbox.latest("exception", case.id).state == "delivered"
+
+    audit = open_page("views/audit.py")  # the append-only trail: who proposed, who confirmed
+    (steps,) = [d.value for d in audit.dataframe if "step" in d.value.columns]
+    assert [(r.step, r.actor, r.case_id) for r in steps.itertuples()] == [("confirmed", "Lee", case.id), ("proposed", "Dana", case.id)]

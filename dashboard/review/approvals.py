@@ -122,6 +122,17 @@ class Approvals:
             decisions.c.id.in_(sa.select(approvals.c.decision_id)),
         ))
 
+    def log(self) -> list[dict]:
+        """Every step of every second approval, newest first, with its case (the Audit log page)."""
+        query = (
+            sa.select(approvals.c.decision_id, decisions.c.bank_id, decisions.c.case_id, approvals.c.step, approvals.c.actor,
+                      approvals.c.role, approvals.c.amount, approvals.c["limit"], approvals.c.note, approvals.c.at)
+            .join(decisions, decisions.c.id == approvals.c.decision_id)
+            .order_by(approvals.c.id.desc())
+        )  # fmt: skip
+        with self.engine.connect() as conn:
+            return [{**row._mapping, "at": _utc(row.at)} for row in conn.execute(query)]
+
     def _with_steps(self, query) -> list[HeldDecision]:
         with self.engine.connect() as conn:
             rows = [_stored(r) for r in conn.execute(query.order_by(decisions.c.id))]

@@ -30,6 +30,7 @@ def test_the_pending_case_and_its_second_approval(hindsight, point_app, demo_ban
     assert "Awaiting second approval" in shown and "Dana decided reject on 5,120.00" in shown
     assert "Dana's limit as reviewer is 1,000.00; this invoice is 5,120.00, above it." in shown
     assert at.button(key="second_confirm").disabled  # no name yet
+    assert "2-way match" in shown and "No receipt in the queue file" in shown  # the demo file gives no receipt: not guessed
 
     at.text_input(key="reviewer_name").input("Dana").run()
     assert at.button(key="second_confirm").disabled and at.button(key="second_reject").disabled

@@ -11,12 +11,13 @@ import streamlit as st
 
 from components.conflict import render_conflict
 from components.decision_form import OVERRIDE, decision_form, hold_long_note, quick_approval, reviewer_field
-from components.evidence import render_case_facts, render_decided
+from components.evidence import render_case_facts, render_decided, render_match
 from components.safe_text import md
 from components.workflow import auto_advance_toggle, confirm_bulk, render_comments, toast
 from dashboard.app import access, deciding, finance_recalls, resources, second_approval
 from dashboard.finance import queue as exception_queue
 from dashboard.finance.decisions import DecisionError, evidence_snapshot, exception_decision, precedent_record
+from dashboard.finance.matching import match_status
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import Recommendation, assess
 from dashboard.finance.recall import CaseKey, TwoStageResult
@@ -102,6 +103,7 @@ def decision_area(bank: str, case: ExceptionCase, queue, result: TwoStageResult 
     auto_advance_toggle()
     render_comments(resources.casework(), bank, KIND, case.id, me.name, lambda: access.permitted("decide"))
     st.subheader("Invoice and PO")
+    render_match(match_status(case))
     render_case_facts(case, date.today())
 
 

@@ -30,7 +30,6 @@ from dashboard.review.freshness import Freshness
 from dashboard.review.limits import ApprovalLimits, in_words
 from dashboard.review.outbox import DeliveryReport, Outbox, RevisionConflict, StoredDecision
 from dashboard.review.roles import NotAllowed, require
-from dashboard.review.schema import AWAITING
 from dashboard.review.workflow import next_unreviewed
 from dashboard.settings import Role
 
@@ -134,10 +133,10 @@ class DecisionService:
         if len(note) > NOTE_MAX_CHARS:
             raise Refused(f"The note is {len(note):,} characters; the limit is {NOTE_MAX_CHARS:,}.")
         held = self.held(bank_id, case_kind, case_id)
-        if held is None or held.stored.state != AWAITING:
+        if held is None:
             raise Refused(f"{case_id} has no decision awaiting a second approval.")
         self._check_claim(bank_id, case_kind, case_id, approver)
-        problem = self.approval_problem(held, approver, role)
+        problem = self.approval_problem(held, approver, role)  # also: a returned decision awaits nothing
         if problem:
             raise Refused(problem)
         limit = self.limits.limit_for(approver, role).amount

@@ -1,6 +1,7 @@
-"""The Exceptions page with a decision above its reviewer's approval limit (AppTest, the real server): the
+"""The Exceptions page with decisions above their reviewer's approval limit (AppTest, the real server): the
 pending view names who decided what and the amount against the limit; the proposer's controls are disabled
-with why; "Needs my approval" keeps the case for an eligible approver, whose Confirm releases it to memory."""
+with why; "Needs my approval" keeps the cases for an eligible approver, whose Confirm releases one to memory
+and whose Reject returns the other to the queue, naming both."""
 
 import json
 
@@ -10,7 +11,7 @@ from dashboard.review.casework import Casework
 from dashboard.review.decisions import DecisionService, Proposal
 from dashboard.review.freshness import Freshness
 from dashboard.review.limits import ApprovalLimits
-from tests.helpers import demo_case, open_page, texts
+from tests.helpers import demo_case, open_page, select_row, texts
 
 LIMITS = {"reviewer": 1000, "Lee": 10000}
 REC = Recommendation(action="reject", confidence=1.0, cited=[], rationale="r", policy="precedent")
@@ -19,11 +20,12 @@ REC = Recommendation(action="reject", confidence=1.0, cited=[], rationale="r", p
 def test_the_pending_case_and_its_second_approval(hindsight, point_app, demo_banks):
     env = hindsight.env(finance=demo_banks.finance, support=demo_banks.support)
     outbox = point_app({**env, "RECALL_REVIEW_APPROVAL_LIMITS": json.dumps(LIMITS), "RECALL_REVIEW_ROLE": "reviewer"})
-    case = demo_case("E-1001")  # 5,120.00
-    decision = exception_decision(case, REC, reviewer="Dana", authenticated=False, action="approve_recommendation")
     service = DecisionService(outbox, Casework(outbox.engine), Freshness(outbox.engine), None, ApprovalLimits(LIMITS))
-    proposal = Proposal(decision=decision, record=precedent_record(case, decision, REC), scope="s", amount=case.invoice_amount)
-    assert service.decide(demo_banks.finance, "reviewer", proposal).stored.state == "awaiting_approval"
+    case, other = demo_case("E-1001"), demo_case("E-1002")  # 5,120.00 and 1,890.00: both above 1,000
+    for c in (case, other):
+        decision = exception_decision(c, REC, reviewer="Dana", authenticated=False, action="approve_recommendation")
+        proposal = Proposal(decision=decision, record=precedent_record(c, decision, REC), scope="s", amount=c.invoice_amount)
+        assert service.decide(demo_banks.finance, "reviewer", proposal).stored.state == "awaiting_approval"
 
     at = open_page("views/exceptions.py", case=case.id)
     shown = texts(at)
@@ -38,8 +40,8 @@ def test_the_pending_case_and_its_second_approval(hindsight, point_app, demo_ban
 
     at.text_input(key="reviewer_name").input("Lee").run()
     at.toggle(key="exceptions_needs_me").set_value(True).run()
-    assert list(at.dataframe(key="exception_queue").value["case"]) == [case.id]
-    assert list(at.dataframe(key="exception_queue").value["status"]) == ["awaiting second approval"]
+    assert list(at.dataframe(key="exception_queue").value["case"]) == [case.id, other.id]
+    assert set(at.dataframe(key="exception_queue").value["status"]) == {"awaiting second approval"}
     assert not at.button(key="second_confirm").disabled
     assert hindsight.gateway.document(demo_banks.finance, document_id_for(case.id)) is None
 
@@ -49,6 +51,17 @@ def test_the_pending_case_and_its_second_approval(hindsight, point_app, demo_ban
     assert hindsight.gateway.document(demo_banks.finance, document_id_for(case.id)) is not None
     assert outbox.latest("exception", case.id).state == "delivered"
 
+    select_row(at, "exception_queue", "case", other.id)  # the one left that needs Lee
+    at.button(key="second_reject").click().run()
+    assert any(f"{other.id}: Dana's reject rejected by Lee; the case is back in the queue." in t.value for t in at.toast)
+    at.toggle(key="exceptions_needs_me").set_value(False).run()  # it needs nobody's approval now: back in the queue
+    select_row(at, "exception_queue", "case", other.id)
+    assert at.dataframe(key="exception_queue").value.set_index("case").loc[other.id, "status"] == "returned"
+    assert "Returned to the queue: Dana decided reject on 1,890.00" in texts(at) and "; Lee rejected it at " in texts(at)
+    assert hindsight.gateway.document(demo_banks.finance, document_id_for(other.id)) is None
+
     audit = open_page("views/audit.py")  # the append-only trail: who proposed, who confirmed
     (steps,) = [d.value for d in audit.dataframe if "step" in d.value.columns]
-    assert [(r.step, r.actor, r.case_id) for r in steps.itertuples()] == [("confirmed", "Lee", case.id), ("proposed", "Dana", case.id)]
+    assert [(r.step, r.actor, r.case_id) for r in steps.itertuples()] == [
+        ("rejected", "Lee", other.id), ("confirmed", "Lee", case.id), ("proposed", "Dana", other.id), ("proposed", "Dana", case.id)
+    ]

@@ -5,8 +5,9 @@ the UI confirms it; the retained record has a document id derived from the case,
 or a revised decision, replaces the memory and never duplicates it. Decisions are append-only: each
 carries the revision of the case it was made on, and one made on a stale revision raises
 `RevisionConflict` instead of overwriting. A decision above its reviewer's approval limit is recorded
-`awaiting_approval` with its "proposed" step (review/approvals.py): delivery never claims it. Delivery claims due rows with a lease (and `FOR UPDATE SKIP
-LOCKED` on PostgreSQL) so several workers never send one row twice; failures are per row. No Streamlit.
+`awaiting_approval` with its "proposed" step (review/approvals.py): delivery never claims it. Delivery
+claims due rows with a lease (and `FOR UPDATE SKIP LOCKED` on PostgreSQL) so several workers never send
+one row twice; failures are per row. No Streamlit.
 """
 
 from __future__ import annotations

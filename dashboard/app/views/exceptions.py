@@ -41,7 +41,7 @@ class Queue:
         return [c.id for c in self.shown]
 
 
-def approval_filter(bank: str, held: dict, me: str | None) -> set[str] | None:
+def approval_filter(held: dict, me: str | None) -> set[str] | None:
     """The "Needs my approval" toggle: the held cases `me` may confirm or reject when it is on, else None."""
     on = st.toggle("Needs my approval", key="exceptions_needs_me", disabled=me is None,
                    help="Only the decisions above someone's approval limit that you may confirm or reject")  # fmt: skip
@@ -64,7 +64,7 @@ def queue_panel(bank: str, cases: list[ExceptionCase], decided: dict, me: str | 
         sort = f4.selectbox("Sort", list(exception_queue.SORTS), key="queue_sort")
         with f5:
             mine = my_queue_filter(resources.casework(), bank, finance_case.KIND, me, key="exceptions_my_queue")
-            to_approve = approval_filter(bank, held, me)
+            to_approve = approval_filter(held, me)
         statuses_held = {c: h.status for c, h in held.items()}
         shown = exception_queue.select(cases, decided, vendors=vendors, types=types, statuses=statuses, sort=sort, held=statuses_held)
         for only in (mine, to_approve):

@@ -65,3 +65,20 @@ def test_the_pending_case_and_its_second_approval(hindsight, point_app, demo_ban
     assert [(r.step, r.actor, r.case_id) for r in steps.itertuples()] == [
         ("rejected", "Lee", other.id), ("confirmed", "Lee", case.id), ("proposed", "Dana", other.id), ("proposed", "Dana", case.id)
     ]
+
+
+def test_the_overview_shows_the_approvals_waiting_and_their_age(point_app, tmp_path):
+    from dashboard.processes import free_port
+
+    outbox = point_app({"RECALL_REVIEW_DATA_DIR": str(tmp_path), "RECALL_REVIEW_API_PORT": str(free_port())})  # no server needed
+    service = DecisionService(outbox, Casework(outbox.engine), Freshness(outbox.engine), None, ApprovalLimits(LIMITS))
+    case = demo_case("E-1001")
+    decision = exception_decision(case, REC, reviewer="Dana", authenticated=False, action="approve_recommendation")
+    service.decide("recall-review-finance", "reviewer", Proposal(decision=decision, record=precedent_record(case, decision, REC),
+                                                                 scope="s", amount=case.invoice_amount))  # fmt: skip
+    at = open_page("views/overview.py")
+    (waiting,) = [d.value for d in at.dataframe if "waiting for" in d.value.columns]
+    (row,) = waiting.to_dict("records")
+    age = row.pop("waiting for")  # proposed moments ago: minutes, however slow the machine
+    assert row == {"case": case.id, "decided by": "Dana", "outcome": "reject", "amount": 5120.0, "their limit": 1000.0}
+    assert age.endswith(" min") and f"1 approval waiting for a second approver (the oldest for {age})" in texts(at)

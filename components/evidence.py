@@ -12,6 +12,7 @@ import streamlit as st
 
 from components.safe_text import md
 from components.trace_link import trace_link
+from dashboard.finance.matching import MatchStatus
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import Recommendation
 from dashboard.finance.recall import PassInfo, PrecedentEvidence, TwoStageResult
@@ -33,6 +34,12 @@ def render_case_facts(case: ExceptionCase, today: date) -> None:
         f"Opened {case.opened_on.isoformat()} ({(today - case.opened_on).days} days ago)"
     )
     st.text(case.description)
+
+
+def render_match(status: MatchStatus) -> None:
+    """The case's 2-way or 3-way match, each check in plain words (what the queue file does not give says so)."""
+    (st.warning if status.failed else st.info)(status.headline, icon=":material/rule:")
+    st.text("\n".join(status.lines))
 
 
 def render_decided(stored: StoredDecision | None) -> None:

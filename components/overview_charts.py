@@ -10,7 +10,7 @@ import plotly.express as px
 import streamlit as st
 
 from components.safe_text import md
-from dashboard.reporting.overview import OverviewMetrics, headline, incident_label
+from dashboard.reporting.overview import OverviewMetrics, age_words, headline, incident_label
 from dashboard.reporting.recall_log import LatencySample
 
 COLORS = {"approved": "#2e7d32", "overridden": "#c62828", "open": "#90a4ae", "decided": "#2e7d32", "pending delivery": "#f9a825",
@@ -58,6 +58,18 @@ def render_queues(m: OverviewMetrics) -> None:
                  labels={"queue": "", "cases": "cases", "status": ""})
     _counts(fig, max((q.total for q in m.queues), default=0), axis="x")
     st.plotly_chart(_layout(fig, 220), key="overview_queues", width="stretch")
+
+def render_approvals_waiting(m: OverviewMetrics) -> None:
+    """Decisions above their reviewer's approval limit, waiting for a second approver, oldest first."""
+    st.subheader("Approvals waiting")
+    if not m.approvals_waiting:
+        st.caption("No decision is waiting for a second approver.")
+        return
+    rows = [{"case": w.case_id, "decided by": w.proposer, "outcome": w.outcome, "amount": w.amount,
+             "their limit": w.limit, "waiting for": age_words(w.age_hours)} for w in m.approvals_waiting]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="overview_approvals",
+                 column_config={"amount": st.column_config.NumberColumn(format="%.2f"), "their limit": st.column_config.NumberColumn(format="%.2f")})
+
 
 def render_agreement(m: OverviewMetrics) -> None:
     st.subheader("Agent and reviewer agreement")

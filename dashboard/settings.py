@@ -8,13 +8,15 @@ store is a SQLite file in the data directory (one instance); a PostgreSQL URL le
 from __future__ import annotations
 
 import ipaddress
+import json
+import math
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
-from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
+from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SECRETS_FILE = REPO_ROOT / ".streamlit" / "secrets.toml"
@@ -75,6 +77,9 @@ class Settings(BaseSettings):
     # The role of everyone when sign-in is off (one trusted user on their own machine, by default).
     role: Role = _env("RECALL_REVIEW_ROLE", "lead")
     roles: RoleMap = Field(default_factory=RoleMap, validation_alias="RECALL_REVIEW_ROLES")
+    # The largest invoice a role or a named reviewer may decide alone (a name wins over its role; no entry: no
+    # limit). NoDecode: a malformed JSON reaches our validator, which names the setting, not pydantic-settings.
+    approval_limits: Annotated[dict[str, float], NoDecode] = Field(default_factory=dict, validation_alias="RECALL_REVIEW_APPROVAL_LIMITS")
     # A case open longer than this many days is overdue (the queues' age badges); due from the day before.
     sla_days: int = _env("RECALL_REVIEW_SLA_DAYS", 5, ge=1, le=365)
     # queue and directory files the pages load (CSV or JSON); the demo files by default
@@ -111,6 +116,26 @@ class Settings(BaseSettings):
         if scheme not in ("postgresql+psycopg", "sqlite"):
             raise ValueError(f"RECALL_REVIEW_DATABASE_URL must start with postgresql+psycopg:// (or sqlite://), got {scheme[:30]!r}://")
         return url
+
+    @field_validator("approval_limits", mode="before")
+    @classmethod
+    def _limits_json(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        try:
+            return json.loads(value)
+        except ValueError:
+            raise ValueError(
+                'RECALL_REVIEW_APPROVAL_LIMITS must be a JSON object of role or reviewer name to amount, e.g. {"reviewer": 10000}'
+            ) from None
+
+    @field_validator("approval_limits")
+    @classmethod
+    def _limits_positive(cls, limits: dict[str, float]) -> dict[str, float]:
+        for name, amount in limits.items():
+            if not name.strip() or not math.isfinite(amount) or amount < 0:
+                raise ValueError("RECALL_REVIEW_APPROVAL_LIMITS: every entry needs a name and an amount of 0 or more")
+        return limits
 
     @model_validator(mode="after")
     def _no_key_in_clear_text(self) -> Settings:
@@ -169,7 +194,8 @@ class Settings(BaseSettings):
 
 class SecretsToml(TomlConfigSettingsSource):
     """`.streamlit/secrets.toml`: top-level keys named like the environment variables, a `[hindsight]` table
-    (the same keys), and a `[roles]` table (RECALL_REVIEW_ROLES). Empty values count as unset."""
+    (the same keys), a `[roles]` table (RECALL_REVIEW_ROLES) and an `[approval_limits]` table
+    (RECALL_REVIEW_APPROVAL_LIMITS). Empty values count as unset."""
 
     def __init__(self, settings_cls: type[BaseSettings], path: Path):
         super().__init__(settings_cls, toml_file=path)
@@ -180,6 +206,8 @@ class SecretsToml(TomlConfigSettingsSource):
             data = {**data, **data.pop("hindsight")}
         if isinstance(data.get("roles"), dict):
             data["RECALL_REVIEW_ROLES"] = data.pop("roles")
+        if isinstance(data.get("approval_limits"), dict):
+            data["RECALL_REVIEW_APPROVAL_LIMITS"] = data.pop("approval_limits")
         return {key: value for key, value in data.items() if value not in (None, "")}
 
 

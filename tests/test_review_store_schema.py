@@ -24,3 +24,19 @@ def test_upgrade_creates_the_store_with_wal_and_foreign_keys_and_is_idempotent(t
         # The migration and schema.py describe the same tables.
         assert compare_metadata(MigrationContext.configure(conn), metadata) == []
     engine.dispose()
+
+
+def test_the_approvals_migration_upgrades_and_downgrades_on_both_engines(review_engine):
+    from alembic import command
+
+    upgrade(review_engine)
+    config = alembic_config(review_engine)
+    with review_engine.connect() as conn:
+        assert "review_approvals" in sa.inspect(conn).get_table_names()
+        assert compare_metadata(MigrationContext.configure(conn), metadata) == []
+    command.downgrade(config, "0003_generations")
+    with review_engine.connect() as conn:
+        assert "review_approvals" not in sa.inspect(conn).get_table_names()
+    command.upgrade(config, "head")
+    with review_engine.connect() as conn:
+        assert {c["name"] for c in sa.inspect(conn).get_columns("review_approvals")} >= {"decision_id", "step", "actor", "amount", "limit"}

@@ -5,7 +5,7 @@ from dashboard.settings import load_settings, settings_problem
 
 ENV_NAMES = (
     "HINDSIGHT_API_URL", "HINDSIGHT_API_KEY", "RECALL_REVIEW_FINANCE_BANK", "RECALL_REVIEW_ALLOW_INSECURE_HTTP",
-    "RECALL_REVIEW_DATABASE_URL", "RECALL_REVIEW_ROLE", "RECALL_REVIEW_ROLES",
+    "RECALL_REVIEW_DATABASE_URL", "RECALL_REVIEW_ROLE", "RECALL_REVIEW_ROLES", "RECALL_REVIEW_APPROVAL_LIMITS",
 )  # fmt: skip
 
 
@@ -81,3 +81,14 @@ def test_bad_store_url_role_and_bank_name_the_setting(tmp_path, env):
     assert _problem(tmp_path).startswith("RECALL_REVIEW_ROLE:")
     env(RECALL_REVIEW_ROLE="viewer", RECALL_REVIEW_FINANCE_BANK="x" * 300)
     assert _problem(tmp_path).startswith("RECALL_REVIEW_FINANCE_BANK:")
+
+
+def test_approval_limits_from_the_environment_or_secrets_and_a_bad_value_names_the_setting(tmp_path, env):
+    secrets = tmp_path / "secrets.toml"
+    secrets.write_text('[approval_limits]\nreviewer = 10000\nDana = 20000\n')
+    assert load_settings(secrets_file=secrets).approval_limits == {"reviewer": 10000, "Dana": 20000}
+    env(RECALL_REVIEW_APPROVAL_LIMITS='{"lead": 50000}')
+    assert load_settings(secrets_file=secrets).approval_limits == {"lead": 50000}  # the environment wins
+    for bad in ('{"reviewer": 10000', '{"reviewer": -5}', '{"reviewer": "lots"}', "[10000]"):
+        env(RECALL_REVIEW_APPROVAL_LIMITS=bad)
+        assert _problem(tmp_path).startswith("RECALL_REVIEW_APPROVAL_LIMITS"), bad

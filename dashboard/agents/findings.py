@@ -32,10 +32,11 @@ def entries_of(store: AgentRunStore, runs: list[AgentRun]) -> dict[str, AuditRec
 
 
 def human_decisions(outbox, bank_id: str) -> list[HumanDecision]:
-    """The reviewers' exception decisions in this bank, from the review store (newest revision per case)."""
+    """The reviewers' exception decisions in this bank, from the review store (newest revision per case); one
+    awaiting a second approval (or returned by it) is not a human decision the agent should have seen."""
     latest = {}
     for stored in outbox.history("exception"):  # newest first
-        if stored.bank_id == bank_id:
+        if stored.bank_id == bank_id and not stored.held:
             latest.setdefault(stored.case_id, stored)
     return [
         HumanDecision(

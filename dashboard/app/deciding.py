@@ -34,12 +34,15 @@ def record(bank_id: str, proposal: Proposal, keys: QueueKeys, *, queue: Sequence
     except RevisionConflict as exc:
         st.session_state[keys.conflict] = {"case": decision.case_id, "proposal": proposal, "theirs": exc.theirs}
         st.rerun()
-    delivery = (
-        f" and retained into {bank_id} as {done.stored.document_id}" if done.delivered else "; it is delivered to memory when Hindsight answers"
-    )
+    if done.held_because:
+        delivery = f", awaiting a second approval before it reaches memory. {done.held_because}"
+    elif done.delivered:
+        delivery = f" and retained into {bank_id} as {done.stored.document_id}."
+    else:
+        delivery = "; it is delivered to memory when Hindsight answers."
     st.session_state[keys.flash] = {
-        "ok": done.delivered, "error": None if done.delivered else done.report.error,
-        "message": f"{decision.case_id}: {what} recorded (audit #{done.stored.id}){delivery}.",
+        "ok": done.delivered or bool(done.held_because), "error": None if done.delivered or done.held_because else done.report.error,
+        "message": f"{decision.case_id}: {what} recorded (audit #{done.stored.id}){delivery}",
     }
     if done.next_case is not None and st.session_state.get("auto_advance", True):
         st.session_state[keys.goto] = done.next_case
@@ -55,9 +58,30 @@ def record_many(bank_id: str, proposals: Sequence[Proposal], flash_key: str) -> 
         return
     ids = [d.stored.case_id for d in recorded]
     message = f"{len(ids)} decision(s) recorded, one per case: {', '.join(ids) or 'none'}."
+    held = [d.stored.case_id for d in recorded if d.held_because]
+    if held:
+        message += f" Above your approval limit, awaiting a second approval: {', '.join(held)}."
     if skipped:
         message += f" Skipped (claimed or decided by someone else): {', '.join(skipped)}."
     st.session_state[flash_key] = {"ok": bool(ids), "message": message}
+    st.rerun()
+
+
+def second_approval(bank_id: str, kind: str, case_id: str, approver: str, keys: QueueKeys, *, confirm: bool, note: str) -> None:
+    """Confirm (released to memory) or reject (back to the queue) the case's held decision, through the service."""
+    try:
+        done = resources.decisions().second_approval(bank_id, access.current_role(), kind, case_id, approver, confirm=confirm, note=note)
+    except (NotAllowed, Refused) as exc:
+        toast(f"Not recorded: {exc}", ok=False)
+        return
+    theirs = done.stored.decision
+    if not confirm:
+        message = f"{case_id}: {theirs.reviewer}'s {theirs.outcome} rejected by {approver}; the case is back in the queue."
+    elif done.delivered:
+        message = f"{case_id}: {theirs.reviewer}'s {theirs.outcome} confirmed by {approver} and retained into {bank_id} as {done.stored.document_id}."
+    else:
+        message = f"{case_id}: {theirs.reviewer}'s {theirs.outcome} confirmed by {approver}; it is delivered to memory when Hindsight answers."
+    st.session_state[keys.flash] = {"ok": True, "error": done.report.error, "message": message}
     st.rerun()
 
 

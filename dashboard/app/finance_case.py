@@ -11,12 +11,13 @@ import streamlit as st
 
 from components.conflict import render_conflict
 from components.decision_form import OVERRIDE, decision_form, hold_long_note, quick_approval, reviewer_field
-from components.evidence import render_case_facts, render_decided
+from components.evidence import render_case_facts, render_decided, render_match
 from components.safe_text import md
 from components.workflow import auto_advance_toggle, confirm_bulk, render_comments, toast
-from dashboard.app import access, deciding, finance_recalls, resources
+from dashboard.app import access, deciding, finance_recalls, resources, second_approval
 from dashboard.finance import queue as exception_queue
 from dashboard.finance.decisions import DecisionError, evidence_snapshot, exception_decision, precedent_record
+from dashboard.finance.matching import match_status
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import Recommendation, assess
 from dashboard.finance.recall import CaseKey, TwoStageResult
@@ -31,7 +32,10 @@ BULK = "exceptions_bulk_confirmed"
 
 def _proposal(case: ExceptionCase, rec: Recommendation, decision, base_revision: int, snapshot) -> Proposal:
     record = precedent_record(case, decision, rec)
-    return Proposal(decision=decision, record=record, scope=CaseKey.of(case).scope, base_revision=base_revision, evidence=snapshot)
+    return Proposal(
+        decision=decision, record=record, scope=CaseKey.of(case).scope, base_revision=base_revision, evidence=snapshot,
+        amount=case.invoice_amount,  # the approval limits apply to it
+    )
 
 
 def _seen_revision(bank: str, case_id: str, current: int) -> tuple[str, int]:
@@ -60,16 +64,22 @@ def _conflict(bank: str, case: ExceptionCase, queue, conflict: dict) -> None:
 
 
 def decision_area(bank: str, case: ExceptionCase, queue, result: TwoStageResult | None, rec: Recommendation, *, free: bool, approve_key: bool, me) -> None:
-    """The right column: the decided box, the form (or the conflict, or why the role cannot decide), comments, facts."""
-    stored = queue.decided.get(case.id)
+    """The right column: the decided box, the form (or the conflict, the second approval, or why the role cannot
+    decide), comments, facts."""
+    stored, held = queue.decided.get(case.id), queue.held.get(case.id)
     render_decided(stored)
-    seen_key, seen = _seen_revision(bank, case.id, stored.revision if stored else 0)
+    current = held.stored.revision if held else (stored.revision if stored else 0)  # a held row is the newest
+    seen_key, seen = _seen_revision(bank, case.id, current)
     conflict = deciding.pending_conflict(KEYS, case.id)
-    if conflict:
+    if held is not None and held.awaiting:
+        second_approval.approval_panel(bank, KIND, held, me, KEYS, free=free)
+    elif conflict:
         _conflict(bank, case, queue, conflict)
     elif not access.can("decide"):
         st.info(f"Your role ({access.current_role()}) can read this case but not decide it.", icon=":material/visibility:")
     else:
+        if held is not None:
+            second_approval.held_notice(held)
         reviewer_field(me)
         submitted = decision_form(case, rec, me, disabled=not free)
         if approve_key and not submitted and free:
@@ -93,13 +103,14 @@ def decision_area(bank: str, case: ExceptionCase, queue, result: TwoStageResult 
     auto_advance_toggle()
     render_comments(resources.casework(), bank, KIND, case.id, me.name, lambda: access.permitted("decide"))
     st.subheader("Invoice and PO")
+    render_match(match_status(case))
     render_case_facts(case, date.today())
 
 
 def _open_cases(bank: str, queue, me: str | None) -> list[ExceptionCase]:
     """The queue's open cases nobody else holds."""
     holders = resources.casework().live_claims(bank, KIND)
-    return [c for c in queue.shown if c.id not in queue.decided and holders.get(c.id, me) == me]
+    return [c for c in queue.shown if c.id not in queue.decided and c.id not in queue.held and holders.get(c.id, me) == me]
 
 
 def _candidates(bank: str, queue, me: str | None) -> list[tuple[ExceptionCase, TwoStageResult, Recommendation]]:

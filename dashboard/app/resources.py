@@ -16,6 +16,7 @@ from dashboard.review.casework import Casework
 from dashboard.review.db import make_engine
 from dashboard.review.decisions import DecisionService
 from dashboard.review.freshness import EVERYTHING, Freshness
+from dashboard.review.limits import ApprovalLimits
 from dashboard.review.outbox import DeliveryReport, Outbox
 from dashboard.review.worker import DeliveryWorker
 from dashboard.settings import Settings, load_settings
@@ -59,8 +60,8 @@ def agent_runs() -> AgentRunStore:
 
 @st.cache_resource
 def decisions() -> DecisionService:
-    """The one way a page records a decision (role, claim, outbox, freshness, release)."""
-    return DecisionService(outbox(), casework(), freshness(), gateway().retain)
+    """The one way a page records a decision (role, claim, approval limits, outbox, freshness, release)."""
+    return DecisionService(outbox(), casework(), freshness(), gateway().retain, ApprovalLimits(settings().approval_limits))
 
 
 @st.cache_resource

@@ -129,7 +129,11 @@ def run_audit_recalls(args: argparse.Namespace) -> int:
 # -- decide ---------------------------------------------------------------------------------------
 def _decide_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--case", required=True, help="an exception id (E-...) or a ticket id of the configured queues")
-    parser.add_argument("--outcome", required=True, choices=["approve", "reject", "escalate"])
+    parser.add_argument("--outcome", choices=["approve", "reject", "escalate"], help="the decision (or --second-approval)")
+    parser.add_argument(
+        "--second-approval", choices=["confirm", "reject"],
+        help="confirm or reject the case's decision held above its reviewer's approval limit, as --reviewer",
+    )
     parser.add_argument("--reason", help="finance: a reason code (an override needs one)")
     parser.add_argument("--note", default="", help="finance: a note (reason OTHER needs one); tickets: why the draft was overridden")
     parser.add_argument("--response", help="tickets: the response that replaces the draft (outcome reject)")
@@ -137,10 +141,22 @@ def _decide_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true")
 
 
+def _decision_service(outbox, gateway, settings):
+    from dashboard.review.casework import Casework
+    from dashboard.review.decisions import DecisionService
+    from dashboard.review.freshness import Freshness
+    from dashboard.review.limits import ApprovalLimits
+
+    return DecisionService(
+        outbox, Casework(outbox.engine), Freshness(outbox.engine), gateway.retain, ApprovalLimits(settings.approval_limits)
+    )
+
+
 @command("decide", "record a reviewer's decision like the page does: stored first, then retained into Hindsight", _decide_args)
 def run_decide(args: argparse.Namespace) -> int:
     """For scripts and bulk imports of decisions made elsewhere: the same decision service as the pages (role,
-    claim, outbox, freshness), under RECALL_REVIEW_ROLE; the reviewer is recorded as unauthenticated."""
+    claim, approval limits, outbox, freshness), under RECALL_REVIEW_ROLE; the reviewer is recorded as
+    unauthenticated. A decision above the reviewer's limit is held; `--second-approval` confirms or rejects it."""
     from datetime import UTC
 
     from dashboard.finance.decisions import DecisionError, document_id_for, exception_decision, precedent_record
@@ -148,13 +164,15 @@ def run_decide(args: argparse.Namespace) -> int:
     from dashboard.finance.policy import assess
     from dashboard.finance.recall import CaseKey, two_stage_recall
     from dashboard.queue_files import QueueFileError, load_rows
-    from dashboard.review.casework import Casework
-    from dashboard.review.decisions import DecisionService, NotAllowed, Proposal, Refused
-    from dashboard.review.freshness import Freshness
+    from dashboard.review.decisions import NotAllowed, Proposal, Refused
     from dashboard.support.customers import customer_tag
     from dashboard.support.decisions import TicketDecisionError, interaction_record, ticket_decision
     from dashboard.support.models import Ticket
 
+    if (args.outcome is None) == (args.second_approval is None):
+        return input_error("--outcome", "give either --outcome (a decision) or --second-approval confirm|reject, not both")
+    if args.second_approval and (args.reason or args.response):
+        return input_error("--reason" if args.reason else "--response", "a second approval confirms or rejects the decision as made")
     settings, gateway = open_gateway()
     try:
         cases = {c.id: c for c in load_rows(settings.exceptions_file, ExceptionCase)}
@@ -166,8 +184,15 @@ def run_decide(args: argparse.Namespace) -> int:
         gateway.close()
         return input_error("--case", f"{args.case!r} is in neither the exception nor the ticket queue")
     outbox, _ = open_stores(settings)
+    service = _decision_service(outbox, gateway, settings)
     try:
-        if args.case in cases:
+        if args.second_approval:
+            kind, bank = ("exception", settings.finance_bank) if args.case in cases else ("ticket", settings.support_bank)
+            done = service.second_approval(
+                bank, settings.role, kind, args.case, args.reviewer, confirm=args.second_approval == "confirm", note=args.note
+            )
+            decision = done.stored.decision
+        elif args.case in cases:
             case, bank = cases[args.case], settings.finance_bank
             _, rec = assess(two_stage_recall(gateway.recall, bank, CaseKey.of(case), case.recall_query(), own_document=document_id_for(case.id)))
             action = "approve_recommendation" if args.outcome == rec.action else "override"
@@ -178,7 +203,11 @@ def run_decide(args: argparse.Namespace) -> int:
                 )
             except DecisionError as exc:
                 return input_error("--reason" if exc.field == "reason_code" else f"--{exc.field}", str(exc))
-            memory = precedent_record(case, decision, rec)
+            proposal = Proposal(
+                decision=decision, record=precedent_record(case, decision, rec), scope=CaseKey.of(case).scope,
+                base_revision=None, amount=case.invoice_amount,
+            )
+            done = service.decide(bank, settings.role, proposal)
         else:
             ticket, bank = tickets[args.case], settings.support_bank
             if args.outcome == "escalate":
@@ -190,22 +219,24 @@ def run_decide(args: argparse.Namespace) -> int:
                 )
             except TicketDecisionError as exc:
                 return input_error(f"--{exc.field}", str(exc))
-            memory = interaction_record(ticket, decision)
-        service = DecisionService(outbox, Casework(outbox.engine), Freshness(outbox.engine), gateway.retain)
-        scope = CaseKey.of(case).scope if args.case in cases else customer_tag(ticket.customer)
-        done = service.decide(bank, settings.role, Proposal(decision=decision, record=memory, scope=scope, base_revision=None))
-        stored, report = done.stored, done.report
+            proposal = Proposal(decision=decision, record=interaction_record(ticket, decision), scope=customer_tag(ticket.customer), base_revision=None)
+            done = service.decide(bank, settings.role, proposal)
     except (NotAllowed, Refused) as exc:
         print(f"error: not recorded: {exc}", file=sys.stderr)
         return 1
     finally:
         gateway.close()
+    stored = done.stored
     payload = {
         "audit_id": stored.id, "case": args.case, "bank": bank, "document_id": stored.document_id, "state": stored.state,
-        "outcome": decision.outcome, "overridden": decision.overridden, "delivery_error": report.error,
+        "outcome": decision.outcome, "overridden": decision.overridden, "delivery_error": done.report.error,
+        "held_because": done.held_because, "second_approval": args.second_approval,
     }
     if args.json:
         print_json(payload)
+    elif args.second_approval:
+        print(f"{args.case}: {decision.reviewer}'s {decision.outcome} {args.second_approval}ed by {args.reviewer} (audit #{stored.id}), {stored.state}")
     else:
-        print(f"{args.case}: {decision.outcome} recorded (audit #{stored.id}), {stored.state}")
+        held = f": awaiting a second approval. {done.held_because}" if done.held_because else ""
+        print(f"{args.case}: {decision.outcome} recorded (audit #{stored.id}), {stored.state}{held}")
     return 0

@@ -151,14 +151,15 @@ def evidence_snapshot(result: TwoStageResult | None, recommendation: Recommendat
 
 
 def latest_decision(outbox, bank_id: str, case_id: str):
-    """The newest decision for this exception in this bank (the outbox's audit log), or None."""
-    return next((d for d in outbox.history("exception", case_id) if d.bank_id == bank_id), None)
+    """The newest decision for this exception in this bank (the outbox's audit log), or None. A decision held
+    for a second approval is not one yet (review/approvals.py)."""
+    return next((d for d in outbox.history("exception", case_id) if d.bank_id == bank_id and not d.held), None)
 
 
 def decisions_by_case(outbox, bank_id: str) -> dict:
-    """case id -> newest decision in this bank, in one read of the log."""
+    """case id -> newest decision in this bank, in one read of the log (held ones are not decisions yet)."""
     latest: dict = {}
     for stored in outbox.history("exception"):  # newest first
-        if stored.bank_id == bank_id:
+        if stored.bank_id == bank_id and not stored.held:
             latest.setdefault(stored.case_id, stored)
     return latest

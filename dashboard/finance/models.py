@@ -97,6 +97,11 @@ class ExceptionCase(_HasVendor):
     po_amount: float = Field(ge=0)
     description: str = Field(min_length=1, max_length=2000)
     opened_on: date
+    # Optional columns for the match status (finance/matching.py); absent means not known, never guessed.
+    invoiced_quantity: float | None = Field(default=None, ge=0)
+    received_quantity: float | None = Field(default=None, ge=0)
+    received_amount: float | None = Field(default=None, ge=0)
+    tolerance_pct: float | None = Field(default=None, ge=0, le=100)  # allowed difference, % of the PO or receipt
 
     @property
     def variance(self) -> float:

@@ -14,7 +14,7 @@ from dashboard.finance.policy import Recommendation
 from dashboard.review.outbox import StoredDecision
 from dashboard.review.workflow import sla_state
 
-STATUSES = ("open", "decided", "pending delivery")
+STATUSES = ("open", "decided", "pending delivery", "awaiting second approval", "returned")
 SORTS = {
     "Age (oldest first)": (lambda c: c.opened_on, False),
     "Age (newest first)": (lambda c: c.opened_on, True),
@@ -26,7 +26,10 @@ COLUMNS = ["case", "vendor", "type", "invoice amount", "variance", "variance %",
            "exact precedents", "agent recommends", "crowd-out", "incident"]
 
 
-def status_of(stored: StoredDecision | None) -> str:
+def status_of(stored: StoredDecision | None, held: str | None = None) -> str:
+    """`held`: the status of a decision held for a second approval (HeldDecision.status), which wins."""
+    if held:
+        return held
     if stored is None:
         return "open"
     return "pending delivery" if stored.state == "pending" else "decided"
@@ -40,14 +43,16 @@ def select(
     types: Iterable[str] = (),
     statuses: Iterable[str] = (),
     sort: str = DEFAULT_SORT,
+    held: Mapping[str, str] | None = None,
 ) -> list[ExceptionCase]:
-    """Filter (an empty filter keeps everything) and sort; ties keep the file's order."""
-    vendors, types, statuses = set(vendors), set(types), set(statuses)
+    """Filter (an empty filter keeps everything) and sort; ties keep the file's order. `held`: case id -> the
+    status of its decision held for a second approval."""
+    vendors, types, statuses, held = set(vendors), set(types), set(statuses), held or {}
     kept = [
         c for c in cases
         if (not vendors or c.vendor_code in vendors)
         and (not types or c.exception_type in types)
-        and (not statuses or status_of(decided.get(c.id)) in statuses)
+        and (not statuses or status_of(decided.get(c.id), held.get(c.id)) in statuses)
     ]
     key, reverse = SORTS.get(sort, SORTS[DEFAULT_SORT])
     return sorted(kept, key=key, reverse=reverse)
@@ -59,11 +64,11 @@ def recommends(flags: FinanceFlags) -> str:
 
 def queue_frame(
     cases: list[ExceptionCase], decided: Mapping[str, StoredDecision], today: date,
-    flags: Mapping[str, dict] | None = None, incidents: Mapping[str, str] | None = None,
+    flags: Mapping[str, dict] | None = None, incidents: Mapping[str, str] | None = None, held: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
-    """The queue table. `flags`: case id -> its stored flags; `incidents`: case id -> its incident cell.
-    A flag column is blank for a case not measured yet."""
-    flags, incidents = flags or {}, incidents or {}
+    """The queue table. `flags`: case id -> its stored flags; `incidents`: case id -> its incident cell; `held`:
+    case id -> the status of its held decision. A flag column is blank for a case not measured yet."""
+    flags, incidents, held = flags or {}, incidents or {}, held or {}
     rows = []
     for c in cases:
         stored = decided.get(c.id)
@@ -71,7 +76,7 @@ def queue_frame(
         rows.append({
             "case": c.id, "vendor": f"{c.vendor_code} {c.vendor_name}", "type": c.exception_type,
             "invoice amount": c.invoice_amount, "variance": c.variance, "variance %": c.variance_pct,
-            "age (days)": (today - c.opened_on).days, "status": status_of(stored),
+            "age (days)": (today - c.opened_on).days, "status": status_of(stored, held.get(c.id)),
             "decision": stored.decision.outcome if stored else "",
             "exact precedents": measured.exact if measured else None,
             "agent recommends": recommends(measured) if measured else "",

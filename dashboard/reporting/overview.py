@@ -6,7 +6,8 @@ path and the legacy records admitted or rejected; both: incident kinds from the 
 audit log), the migration coverage and this process's recall latency samples. A date range applies to
 decisions (by decided_at, UTC day); queues, flags and coverage are "now". Agreement and overrides count
 the LATEST decision per case decided in the range (a revised decision replaces the earlier one, as it
-does in memory). Legacy records are counted once each, however many tickets judged them.
+does in memory); a decision held for a second approval is not one yet: it is listed among the approvals
+waiting, with its age. Legacy records are counted once each, however many tickets judged them.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import date
+from datetime import UTC, date, datetime
 
 from pydantic import BaseModel, Field
 
@@ -24,6 +25,7 @@ from dashboard.finance.models import ExceptionCase
 from dashboard.finance.queue import status_of
 from dashboard.hindsight.wire import tag_value
 from dashboard.reporting.recall_log import LatencySample
+from dashboard.review.approvals import HeldDecision
 from dashboard.review.outbox import StoredDecision
 from dashboard.support.flags import TicketFlags
 from dashboard.support.migration import Coverage
@@ -105,6 +107,17 @@ class LatencyStat(BaseModel):
     max_ms: float
 
 
+class WaitingApproval(BaseModel):
+    """A decision above its reviewer's approval limit, waiting for a second approver."""
+
+    case_id: str
+    proposer: str
+    outcome: str
+    amount: float
+    limit: float | None
+    age_hours: float
+
+
 class OverviewMetrics(BaseModel):
     start: date | None
     end: date | None
@@ -119,6 +132,7 @@ class OverviewMetrics(BaseModel):
     coverage: Coverage | None = None
     coverage_error: str | None = None
     latency: list[LatencyStat]
+    approvals_waiting: list[WaitingApproval] = Field(default_factory=list)  # oldest first
 
 
 def in_range(stored: StoredDecision, start: date | None, end: date | None) -> bool:
@@ -131,7 +145,7 @@ def latest_per_case(history: Iterable[StoredDecision], bank_for: Mapping[str, st
     latest: dict[tuple[str, str], StoredDecision] = {}
     for stored in sorted(history, key=lambda s: s.id, reverse=True):
         bank = bank_for.get(stored.case_kind)
-        if bank is not None and stored.bank_id != bank:
+        if stored.held or (bank is not None and stored.bank_id != bank):
             continue
         latest.setdefault((stored.case_kind, stored.case_id), stored)
     return latest
@@ -242,6 +256,24 @@ def incident_summary(kinds: Mapping[tuple[str, str], list[str] | None], agent_ta
     return summary
 
 
+def approvals_waiting(waiting: Iterable[HeldDecision], now: datetime) -> list[WaitingApproval]:
+    rows = [
+        WaitingApproval(
+            case_id=h.stored.case_id, proposer=h.proposed.actor, outcome=h.stored.decision.outcome, amount=h.proposed.amount,
+            limit=h.proposed.limit, age_hours=round((now - h.proposed.at).total_seconds() / 3600, 1),
+        )
+        for h in waiting
+    ]
+    return sorted(rows, key=lambda w: w.age_hours, reverse=True)
+
+
+def age_words(hours: float) -> str:
+    """An age a person reads at a glance: "40 min", "5 h", "3 days"."""
+    if hours < 1:
+        return f"{round(hours * 60)} min"
+    return f"{round(hours)} h" if hours < 48 else f"{round(hours / 24)} days"
+
+
 def _n(count: int, one: str, many: str | None = None) -> str:
     return f"{count} {one if count == 1 else (many or one + 's')}"
 
@@ -260,6 +292,9 @@ def headline(m: OverviewMetrics) -> str:
         if kind == "exception" and overruled:
             part += f" (the agent was overruled on {overruled})"
         parts.append(part)
+    if m.approvals_waiting:
+        oldest = age_words(m.approvals_waiting[0].age_hours)
+        parts.append(f"{_n(len(m.approvals_waiting), 'approval')} waiting for a second approver (the oldest for {oldest})")
     co = m.crowd_out
     parts.append(_n(co.prevented, "crowd-out") + " caught" if co.checked else "no crowd-out check made yet")
     inc = m.incidents
@@ -315,6 +350,8 @@ def build(
     coverage_error: str | None = None,
     start: date | None = None,
     end: date | None = None,
+    waiting: Iterable[HeldDecision] = (),
+    now: datetime | None = None,
 ) -> OverviewMetrics:
     latest = latest_per_case(history, bank_for)
     decided = [s for s in latest.values() if in_range(s, start, end)]
@@ -325,4 +362,5 @@ def build(
         crowd_out=crowd_out_summary(cases, finance_flags), legacy=legacy_summary(tickets, ticket_flags),
         incidents=incident_summary(incident_kinds or {}, agent_tally),
         coverage=coverage, coverage_error=coverage_error, latency=latency_stats(latencies),
+        approvals_waiting=approvals_waiting(waiting, now or datetime.now(UTC)),
     )

@@ -51,6 +51,15 @@ class EvidenceSnapshot(StrictModel):
     agent_audit_entry: str | None = Field(default=None, max_length=200)  # the agent's recall in Hindsight's audit log
 
 
+class Hold(StrictModel):
+    """Why a decision waits for a second approver: its amount is above its reviewer's approval limit."""
+
+    role: str = Field(max_length=20)  # the proposer's role
+    amount: float
+    limit: float | None
+    scope: str = Field(max_length=200)  # what recalls its release changes (as Proposal.scope)
+
+
 def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 

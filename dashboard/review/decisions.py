@@ -4,9 +4,11 @@ A page (or the CLI) builds the decision and the memory it is retained as with it
 (finance.decisions, support.decisions); this service then, in order:
 
 1. checks the reviewer's role (roles.require: NotAllowed);
-2. checks nobody else holds a live claim on the case (Refused);
+2. checks nobody else holds a live claim on the case, and no decision on it awaits a second approval (Refused);
 3. stores it in the outbox FIRST, on the revision the reviewer saw (RevisionConflict when another decision
-   landed since), then delivers that row when Hindsight answers (else the worker does, later);
+   landed since), then delivers that row when Hindsight answers (else the worker does, later). A decision on
+   an amount above the reviewer's approval limit is stored awaiting a second approval instead: not delivered,
+   not a human decision anywhere, until `second_approval` confirms it (review/approvals.py);
 4. bumps the decision's scope in the review store, so every instance recalls that scope again at its next
    case open, and releases the reviewer's claim;
 5. returns what the page shows next: the stored decision, its delivery, and the next unreviewed case.
@@ -21,9 +23,11 @@ from dataclasses import dataclass
 
 from dashboard.hindsight.calls import RetainFn
 from dashboard.hindsight.wire import MemoryRecord
+from dashboard.review.approvals import Approvals, HeldDecision, second_approver_problem
 from dashboard.review.casework import Casework
-from dashboard.review.decision import EvidenceSnapshot, ReviewerDecision
+from dashboard.review.decision import NOTE_MAX_CHARS, EvidenceSnapshot, Hold, ReviewerDecision
 from dashboard.review.freshness import Freshness
+from dashboard.review.limits import ApprovalLimits, in_words
 from dashboard.review.outbox import DeliveryReport, Outbox, RevisionConflict, StoredDecision
 from dashboard.review.roles import NotAllowed, require
 from dashboard.review.workflow import next_unreviewed
@@ -42,6 +46,7 @@ class Decided:
     stored: StoredDecision
     report: DeliveryReport
     next_case: str | None  # the next unreviewed case of the queue, None at its end
+    held_because: str | None = None  # awaiting a second approval: the amount against the limit, in plain words
 
     @property
     def delivered(self) -> bool:
@@ -57,11 +62,16 @@ class Proposal:
     scope: str  # what recalls it changes: finance.models.decision_scope, support.customers.customer_tag
     base_revision: int | None = 0  # the case revision the reviewer saw; None appends (imports, tools)
     evidence: EvidenceSnapshot | None = None
+    amount: float | None = None  # the invoice amount approval limits apply to; None: no limit applies (tickets)
 
 
 class DecisionService:
-    def __init__(self, outbox: Outbox, casework: Casework, freshness: Freshness, retain: RetainFn | None):
-        self.outbox, self.casework, self.freshness, self.retain = outbox, casework, freshness, retain
+    def __init__(
+        self, outbox: Outbox, casework: Casework, freshness: Freshness, retain: RetainFn | None,
+        limits: ApprovalLimits = ApprovalLimits(),
+    ):
+        self.outbox, self.casework, self.freshness, self.retain, self.limits = outbox, casework, freshness, retain, limits
+        self.approvals = Approvals(outbox.engine, outbox.clock)
 
     def decide(
         self, bank_id: str, role: Role, proposal: Proposal, *, queue: Sequence[str] = (), decided: Collection[str] = ()
@@ -69,20 +79,80 @@ class DecisionService:
         """Record one decision (see the module's steps); NotAllowed, Refused or RevisionConflict name why not."""
         decision = proposal.decision
         require(role, "decide")
-        held = self.casework.holder_of(bank_id, decision.case_kind, decision.case_id)
-        if held is not None and held.holder != decision.reviewer:
-            raise Refused(f"{decision.case_id} is claimed by {held.holder} until {held.expires_at:%H:%M} UTC.")
+        self._check_claim(bank_id, decision.case_kind, decision.case_id, decision.reviewer)
+        waiting = self.held(bank_id, decision.case_kind, decision.case_id)
+        if waiting is not None and waiting.awaiting:
+            raise Refused(f"{decision.case_id} awaits a second approval ({waiting.summary()}): confirm or reject it first.")
+        hold, held_because = self._hold(role, proposal)
         stored, report = self.outbox.submit(
-            bank_id, decision, proposal.record, self.retain, base_revision=proposal.base_revision, evidence=proposal.evidence
+            bank_id, decision, proposal.record, self.retain, base_revision=proposal.base_revision, evidence=proposal.evidence,
+            hold=hold,
         )
-        self.freshness.bump(bank_id, proposal.scope)
+        if hold is None:  # a held decision changes no recall until it is confirmed
+            self.freshness.bump(bank_id, proposal.scope)
         self.casework.release(bank_id, decision.case_kind, decision.case_id, decision.reviewer)
         following = next_unreviewed(queue, decision.case_id, {*decided, decision.case_id}) if queue else None
-        return Decided(stored=stored, report=report, next_case=following)
+        return Decided(stored=stored, report=report, next_case=following, held_because=held_because)
+
+    def _hold(self, role: Role, proposal: Proposal) -> tuple[Hold | None, str | None]:
+        amount, reviewer = proposal.amount, proposal.decision.reviewer
+        if amount is None:
+            return None, None
+        limit = self.limits.limit_for(reviewer, role)
+        if limit.covers(amount):
+            return None, None
+        return Hold(role=role, amount=amount, limit=limit.amount, scope=proposal.scope), in_words(reviewer, limit, amount)
+
+    def _check_claim(self, bank_id: str, case_kind: str, case_id: str, who: str) -> None:
+        held = self.casework.holder_of(bank_id, case_kind, case_id)
+        if held is not None and held.holder != who:
+            raise Refused(f"{case_id} is claimed by {held.holder} until {held.expires_at:%H:%M} UTC.")
+
+    def held(self, bank_id: str, case_kind: str, case_id: str) -> HeldDecision | None:
+        """The case's newest decision when it awaits a second approval or was returned by one; else None."""
+        return self.approvals.held(bank_id, case_kind, case_id).get(case_id)
+
+    def held_cases(self, bank_id: str, case_kind: str) -> dict[str, HeldDecision]:
+        """case id -> its decision awaiting a second approval or returned by one (the queue's status column)."""
+        return self.approvals.held(bank_id, case_kind)
+
+    def approval_problem(self, held: HeldDecision, approver: str, role: Role) -> str | None:
+        """Why `approver` may not confirm or reject `held` (the page disables its buttons with it); None: they may."""
+        return second_approver_problem(held, approver, role, self.limits)
+
+    def second_approval(
+        self, bank_id: str, role: Role, case_kind: str, case_id: str, approver: str, *, confirm: bool, note: str = ""
+    ) -> Decided:
+        """A second approver confirms the held decision (it is delivered like any decision) or rejects it (the
+        case returns to the queue). Refused names why not: not someone else, a limit below the amount, no held
+        decision, or another approver settled it first."""
+        require(role, "decide")
+        approver, note = approver.strip(), note.strip()
+        if not approver:
+            raise Refused("A second approver's name is required.")
+        if len(note) > NOTE_MAX_CHARS:
+            raise Refused(f"The note is {len(note):,} characters; the limit is {NOTE_MAX_CHARS:,}.")
+        held = self.held(bank_id, case_kind, case_id)
+        if held is None:
+            raise Refused(f"{case_id} has no decision awaiting a second approval.")
+        self._check_claim(bank_id, case_kind, case_id, approver)
+        problem = self.approval_problem(held, approver, role)  # also: a returned decision awaits nothing
+        if problem:
+            raise Refused(problem)
+        limit = self.limits.limit_for(approver, role).amount
+        if not self.approvals.settle(held, approver, role, limit, confirm=confirm, note=note):
+            raise Refused(f"{case_id}'s second approval was given by someone else meanwhile.")
+        report = DeliveryReport()
+        if confirm:
+            if self.retain is not None:
+                report = self.outbox.deliver_due(self.retain, only_id=held.stored.id)
+            self.freshness.bump(bank_id, held.proposed.scope)
+        return Decided(stored=self.outbox.get(held.stored.id), report=report, next_case=None)
 
     def decide_many(self, bank_id: str, role: Role, proposals: Sequence[Proposal]) -> tuple[list[Decided], list[str]]:
         """Bulk approval: each proposal recorded on its own, on revision 0; (recorded, skipped case ids). A case
-        claimed or decided by someone else meanwhile is skipped: theirs stands."""
+        claimed or decided by someone else meanwhile is skipped: theirs stands. One above the reviewer's limit is
+        recorded awaiting a second approval, like a single decision."""
         require(role, "decide")
         recorded, skipped = [], []
         for proposal in proposals:

@@ -4,8 +4,10 @@ A decision is written to the review store (SQLite in the data directory, or a te
 the UI confirms it; the retained record has a document id derived from the case, so delivering twice,
 or a revised decision, replaces the memory and never duplicates it. Decisions are append-only: each
 carries the revision of the case it was made on, and one made on a stale revision raises
-`RevisionConflict` instead of overwriting. Delivery claims due rows with a lease (and `FOR UPDATE SKIP
-LOCKED` on PostgreSQL) so several workers never send one row twice; failures are per row. No Streamlit.
+`RevisionConflict` instead of overwriting. A decision above its reviewer's approval limit is recorded
+`awaiting_approval` with its "proposed" step (review/approvals.py): delivery never claims it. Delivery
+claims due rows with a lease (and `FOR UPDATE SKIP LOCKED` on PostgreSQL) so several workers never send
+one row twice; failures are per row. No Streamlit.
 """
 
 from __future__ import annotations
@@ -26,8 +28,8 @@ from dashboard.hindsight.calls import RetainFn
 from dashboard.hindsight.errors import HindsightRequestRejected, HindsightUnavailable
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.db import sqlite_engine, upgrade
-from dashboard.review.decision import EvidenceSnapshot, ReviewerDecision
-from dashboard.review.schema import DELIVERED, DISCARDED, FAILED, PENDING, SUPERSEDED, decisions
+from dashboard.review.decision import EvidenceSnapshot, Hold, ReviewerDecision
+from dashboard.review.schema import AWAITING, DELIVERED, DISCARDED, FAILED, HELD, PENDING, SUPERSEDED, approvals, decisions
 
 MAX_BACKOFF_S = 300.0
 LEASE_S = 120.0  # longer than any retain call; a crashed worker's rows are claimed again after it
@@ -46,11 +48,16 @@ class StoredDecision(BaseModel):
     record: MemoryRecord
     evidence: EvidenceSnapshot | None = None
     created_at: datetime
-    state: str  # pending | delivered | superseded | failed | discarded
+    state: str  # pending | delivered | superseded | failed | discarded | awaiting_approval | returned
     attempts: int
     last_error: str | None
     next_attempt_at: datetime
     delivered_at: datetime | None
+
+    @property
+    def held(self) -> bool:
+        """Awaiting a second approval, or returned by one: not (yet) a decision memory or an agent may see."""
+        return self.state in HELD
 
 
 class DeliveryReport(BaseModel):
@@ -127,15 +134,17 @@ class Outbox:
         *,
         base_revision: int | None = None,
         evidence: EvidenceSnapshot | None = None,
+        hold: Hold | None = None,
     ) -> int:
         """Store the decision durably; returns its audit id. Delivery is a separate step.
 
         `base_revision` is the case's revision the reviewer saw; when another decision landed since,
         `RevisionConflict` is raised and nothing is written. None appends as the newest (imports, tools).
+        With `hold` the row awaits a second approval, its "proposed" step written in the same transaction.
         """
         for _attempt in range(5):
             try:
-                return self._insert(bank_id, decision, memory, base_revision, evidence)
+                return self._insert(bank_id, decision, memory, base_revision, evidence, hold)
             except IntegrityError:
                 # Someone took this revision between our read and our insert.
                 if base_revision is not None:
@@ -143,7 +152,7 @@ class Outbox:
                     raise RevisionConflict(theirs, base_revision) from None
         raise RuntimeError(f"could not record a decision on {decision.case_id}: the case is being written too often")
 
-    def _insert(self, bank_id, decision, memory, base_revision, evidence) -> int:
+    def _insert(self, bank_id, decision, memory, base_revision, evidence, hold) -> int:
         now = self.clock()
         with self.engine.begin() as conn:
             current = self._revision(conn, bank_id, decision.case_kind, decision.case_id)
@@ -161,10 +170,15 @@ class Outbox:
                     document_id=memory.document_id, reviewer=decision.reviewer,
                     decision=decision.model_dump(mode="json"), record=memory.model_dump(mode="json"),
                     evidence=evidence.model_dump(mode="json") if evidence else None,
-                    created_at=now, state=PENDING, attempts=0, next_attempt_at=now,
+                    created_at=now, state=AWAITING if hold else PENDING, attempts=0, next_attempt_at=now,
                 )
             )
-            return int(result.inserted_primary_key[0])
+            audit_id = int(result.inserted_primary_key[0])
+            if hold:
+                conn.execute(approvals.insert().values(
+                    decision_id=audit_id, step="proposed", actor=decision.reviewer, at=now, **hold.model_dump()
+                ))
+            return audit_id
 
     def submit(
         self,
@@ -175,6 +189,7 @@ class Outbox:
         *,
         base_revision: int | None = None,
         evidence: EvidenceSnapshot | None = None,
+        hold: Hold | None = None,
     ) -> tuple[StoredDecision, DeliveryReport]:
         """Record the decision durably FIRST, then try to deliver that one row (None: leave it to the worker).
 
@@ -183,11 +198,11 @@ class Outbox:
 
         Returns (this decision as stored, delivery report): the row is read back by its own audit id,
         so a concurrent reviewer's decision on the same case is never reported as this one. Other due
-        rows are the worker's; a reviewer never waits behind them.
+        rows are the worker's; a reviewer never waits behind them. A held decision is not delivered.
         """
-        audit_id = self.record(bank_id, decision, memory, base_revision=base_revision, evidence=evidence)
-        report = self.deliver_due(retain, only_id=audit_id) if retain is not None else DeliveryReport()
-        if retain is None:
+        audit_id = self.record(bank_id, decision, memory, base_revision=base_revision, evidence=evidence, hold=hold)
+        report = self.deliver_due(retain, only_id=audit_id) if retain is not None and not hold else DeliveryReport()
+        if retain is None or hold:
             report.still_pending = self.pending_count()
         return self.get(audit_id), report
 
@@ -231,7 +246,7 @@ class Outbox:
             newer = conn.execute(
                 sa.select(decisions.c.id).where(
                     decisions.c.bank_id == row.bank_id, decisions.c.document_id == row.document_id,
-                    decisions.c.id > row.id, decisions.c.state != DISCARDED,
+                    decisions.c.id > row.id, decisions.c.state.notin_([DISCARDED, *HELD]),
                 ).limit(1)
             ).first()
         return newer is not None

@@ -2,12 +2,14 @@
 
 Decisions are append-only: a revised decision is a new row whose `revision` is one more than the
 case's latest, and (bank, kind, case, revision) is unique, so two reviewers racing on one revision
-cannot both land. Only the delivery columns of a row change after it is written.
+cannot both land. Only the delivery columns of a row change after it is written (and the state of a row
+held for a second approval: `awaiting_approval` becomes `pending` when confirmed, `returned` when rejected;
+each step is a row of `review_approvals`).
 """
 
 from __future__ import annotations
 
-from sqlalchemy import JSON, Column, DateTime, Index, Integer, String, Table, Text, UniqueConstraint
+from sqlalchemy import JSON, Column, DateTime, Float, ForeignKey, Index, Integer, String, Table, Text, UniqueConstraint
 
 from dashboard.review.db import metadata
 
@@ -16,6 +18,9 @@ NAME = 120  # reviewer names and claim holders
 
 # Delivery states of a decision row.
 PENDING, DELIVERED, SUPERSEDED, FAILED, DISCARDED = "pending", "delivered", "superseded", "failed", "discarded"
+# A decision above its reviewer's approval limit: never delivered, never a human decision, until confirmed.
+AWAITING, RETURNED = "awaiting_approval", "returned"
+HELD = (AWAITING, RETURNED)
 
 decisions = Table(
     "review_decisions",
@@ -89,4 +94,22 @@ generations = Table(
     Column("scope", String(ID), primary_key=True),
     Column("generation", Integer, nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+
+# The append-only steps of a four-eyes release: "proposed" (with the amount and the proposer's limit),
+# then "confirmed" or "rejected" by a second approver.
+approvals = Table(
+    "review_approvals",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("decision_id", Integer, ForeignKey("review_decisions.id"), nullable=False),
+    Column("step", String(20), nullable=False),
+    Column("actor", String(NAME), nullable=False),
+    Column("role", String(20), nullable=False),
+    Column("amount", Float, nullable=False),
+    Column("limit", Float, nullable=True),  # the actor's limit; None: no limit
+    Column("scope", String(ID), nullable=False),  # the decision's recall scope, bumped when it is released
+    Column("note", Text, nullable=False, server_default=""),
+    Column("at", DateTime(timezone=True), nullable=False),
+    Index("ix_review_approvals_decision", "decision_id"),
 )

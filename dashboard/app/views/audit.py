@@ -11,6 +11,8 @@ st.caption("Every reviewer decision, newest first, and whether it is stored in H
 DELIVERY = {
     "pending": "waiting to be stored", "delivered": "stored in Hindsight", "superseded": "replaced by a newer decision",
     "failed": "refused by Hindsight", "discarded": "discarded by a lead",
+    "awaiting_approval": "held: above the reviewer's limit, awaiting a second approval",
+    "returned": "held, then rejected by the second approver",
 }  # fmt: skip
 
 outbox = resources.outbox()
@@ -69,3 +71,13 @@ st.caption(f"{len(kept)} of {len(rows)} decisions")
 with st.container(horizontal=True):
     st.download_button("Export CSV", to_csv(kept), "recall-review-audit.csv", "text/csv", icon=":material/download:")
     st.download_button("Export JSON", to_json(kept), "recall-review-audit.json", "application/json", icon=":material/download:")
+
+steps = resources.decisions().approvals.log()
+if steps:
+    st.subheader("Second approvals")
+    st.caption("Every step of the decisions held above their reviewer's approval limit, newest first: who, in which role, when.")
+    st.dataframe(
+        pd.DataFrame(steps), hide_index=True, width="stretch", key="audit_approvals",
+        column_config={"decision_id": "decision #", "bank_id": "memory bank", "case_id": "case", "actor": "by",
+                       "limit": "their limit", "at": "at"},
+    )  # fmt: skip

@@ -33,6 +33,7 @@ class Queue:
     cases: list[ExceptionCase]
     shown: list[ExceptionCase]
     decided: dict  # case id -> its latest decision in this bank
+    held: dict  # case id -> its decision awaiting a second approval, or returned by one
     k: int
 
     @property
@@ -40,9 +41,20 @@ class Queue:
         return [c.id for c in self.shown]
 
 
+def approval_filter(held: dict, me: str | None) -> set[str] | None:
+    """The "Needs my approval" toggle: the held cases `me` may confirm or reject when it is on, else None."""
+    on = st.toggle("Needs my approval", key="exceptions_needs_me", disabled=me is None,
+                   help="Only the decisions above someone's approval limit that you may confirm or reject")  # fmt: skip
+    if not on or me is None:
+        return None
+    service, role = resources.decisions(), access.current_role()
+    return {case_id for case_id, h in held.items() if service.approval_problem(h, me, role) is None}
+
+
 def queue_panel(bank: str, cases: list[ExceptionCase], decided: dict, me: str | None, today: date) -> tuple[Queue, list[int], st.delta_generator.DeltaGenerator]:
-    """The queue: filters, sort, "My queue", the table (flags from the review store), bulk approval."""
+    """The queue: filters, sort, "My queue", "Needs my approval", the table (flags from the review store), bulk approval."""
     settings = resources.settings()
+    held = resources.decisions().held_cases(bank, finance_case.KIND)
     k = int(st.session_state.get("exceptions_k", DEFAULT_K))
     with st.expander(f"Queue: {len(cases)} exceptions, {sum(1 for c in cases if c.id in decided)} decided", icon=":material/list:"):
         f1, f2, f3, f4, f5 = st.columns([3, 3, 3, 3, 2], vertical_alignment="bottom")
@@ -52,13 +64,16 @@ def queue_panel(bank: str, cases: list[ExceptionCase], decided: dict, me: str | 
         sort = f4.selectbox("Sort", list(exception_queue.SORTS), key="queue_sort")
         with f5:
             mine = my_queue_filter(resources.casework(), bank, finance_case.KIND, me, key="exceptions_my_queue")
-        shown = exception_queue.select(cases, decided, vendors=vendors, types=types, statuses=statuses, sort=sort)
-        if mine is not None:
-            shown = [c for c in shown if c.id in mine]
-        queue = Queue(cases=cases, shown=shown, decided=decided, k=k)
+            to_approve = approval_filter(held, me)
+        statuses_held = {c: h.status for c, h in held.items()}
+        shown = exception_queue.select(cases, decided, vendors=vendors, types=types, statuses=statuses, sort=sort, held=statuses_held)
+        for only in (mine, to_approve):
+            if only is not None:
+                shown = [c for c in shown if c.id in only]
+        queue = Queue(cases=cases, shown=shown, decided=decided, held=held, k=k)
         keep_selection(QUEUE_KEY, "case", queue.ids, decided, finance_case.KEYS.goto)
         flags = resources.casework().flags(bank, "exception")  # measured as cases are recalled, kept in the store
-        table = exception_queue.queue_frame(shown, decided, today, flags, {c: incident_text(f) for c, f in flags.items()})
+        table = exception_queue.queue_frame(shown, decided, today, flags, {c: incident_text(f) for c, f in flags.items()}, statuses_held)
         event = st.dataframe(
             exception_queue.with_sla(table, settings.sla_days), key=QUEUE_KEY,
             on_select="rerun", selection_mode="single-row", hide_index=True, width="stretch",
@@ -77,8 +92,12 @@ def case_header(bank: str, case: ExceptionCase, queue: Queue, me: str | None, to
         with st.container(horizontal=True, vertical_alignment="center"):
             st.text(f"{case.vendor_name}   invoice {case.invoice_amount:,.2f}   variance {case.variance:+,.2f}")
             age_badge((today - case.opened_on).days, resources.settings().sla_days)
-            status = exception_queue.status_of(stored)
-            st.badge(status if stored is None else f"{status}: {stored.decision.outcome}", color="blue" if stored is None else "green")
+            held = queue.held.get(case.id)
+            status = exception_queue.status_of(stored, held.status if held else None)
+            if held is not None:
+                st.badge(f"{status}: {held.stored.decision.outcome}", color="orange")
+            else:
+                st.badge(status if stored is None else f"{status}: {stored.decision.outcome}", color="blue" if stored is None else "green")
             free = claim_controls(resources.casework(), bank, finance_case.KIND, case.id, me, lambda: access.permitted("decide"))
         keys = review_keys(
             queue.ids, case.id, table_key=QUEUE_KEY, param="case", prefix="exc", override_state=("decision_choice", finance_case.OVERRIDE),

@@ -127,6 +127,7 @@ def page() -> None:
         ticket_flags={t.id: ticket_flags.stored(ticket_stored.get(t.id)) for t in tickets},
         incident_kinds=incident_kinds, agent_tally=resources.agent_runs().tally(list(settings.banks)),
         latencies=log.latencies(), coverage=coverage, coverage_error=coverage_error, start=start, end=end,
+        waiting=resources.decisions().approvals.waiting(),
     )
     with headline:
         charts.render_headline(metrics)
@@ -134,6 +135,7 @@ def page() -> None:
     left, right = st.columns(2)
     with left:
         charts.render_queues(metrics)
+        charts.render_approvals_waiting(metrics)
         charts.render_recommendations(metrics)
         charts.render_overrides(metrics)
         charts.render_legacy(metrics)

@@ -1,0 +1,163 @@
+"""Four-eyes release: a decision above its reviewer's approval limit waits for a second approver. No Streamlit.
+
+The outbox records such a decision `awaiting_approval` with its "proposed" step; delivery never claims it
+and no reader counts it as a human decision. A second approver (someone else, whose limit covers the amount)
+confirms it, and the row becomes `pending` (delivered like any decision), or rejects it, and the row becomes
+`returned` (the case is back in the queue). Each step is appended to `review_approvals`: who, in which role,
+when, what, with the amount and their limit. The decision service (decisions.py) checks roles and limits.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import sqlalchemy as sa
+from pydantic import BaseModel
+from sqlalchemy import Engine
+
+from dashboard.review.limits import ApprovalLimits, in_words
+from dashboard.review.outbox import StoredDecision, _stored, _utc
+from dashboard.review.roles import allowed
+from dashboard.review.schema import AWAITING, HELD, PENDING, RETURNED, approvals, decisions
+from dashboard.settings import Role
+
+CONFIRMED, REJECTED = "confirmed", "rejected"
+
+
+class Step(BaseModel):
+    step: str  # proposed | confirmed | rejected
+    actor: str
+    role: str
+    amount: float
+    limit: float | None
+    scope: str
+    note: str
+    at: datetime
+
+
+class HeldDecision(BaseModel):
+    """A decision held for a second approval (or returned by one), with its steps, oldest first."""
+
+    stored: StoredDecision
+    steps: list[Step]
+
+    @property
+    def proposed(self) -> Step:
+        return self.steps[0]
+
+    @property
+    def settled(self) -> Step | None:
+        return self.steps[-1] if len(self.steps) > 1 else None
+
+    @property
+    def awaiting(self) -> bool:
+        return self.stored.state == AWAITING
+
+    @property
+    def status(self) -> str:
+        """As the queues show it."""
+        return "awaiting second approval" if self.awaiting else "returned"
+
+    def limit_words(self) -> str:
+        """The amount against the proposer's limit, in plain words."""
+        p = self.proposed
+        return f"{p.actor}'s limit as {p.role} is {p.limit:,.2f}; this invoice is {p.amount:,.2f}, above it."
+
+    def summary(self) -> str:
+        """Who decided what, and (once settled) who rejected it, in plain words."""
+        d, p = self.stored.decision, self.proposed
+        text = f"{d.reviewer} decided {d.outcome} on {p.amount:,.2f} at {p.at:%Y-%m-%d %H:%M} UTC"
+        if self.settled is not None:
+            text += f"; {self.settled.actor} {self.settled.step} it at {self.settled.at:%Y-%m-%d %H:%M} UTC"
+        return text + "."
+
+
+def _same_person(a: str, b: str) -> bool:
+    return a.strip().casefold() == b.strip().casefold()
+
+
+def second_approver_problem(held: HeldDecision, approver: str, role: Role, limits: ApprovalLimits) -> str | None:
+    """Why `approver` may not confirm or reject this held decision, for a person; None when they may."""
+    if not held.awaiting:
+        return f"{held.stored.case_id} has no decision awaiting a second approval."
+    if not allowed(role, "decide"):
+        return f"Your role ({role}) may not decide cases."
+    if _same_person(approver, held.stored.decision.reviewer):
+        return f"{held.stored.decision.reviewer} proposed this decision; the second approver must be someone else."
+    limit = limits.limit_for(approver, role)
+    if not limit.covers(held.proposed.amount):
+        return f"{in_words(approver, limit, held.proposed.amount)} The second approver's limit must cover it."
+    return None
+
+
+class Approvals:
+    """The held decisions of the review store and their steps."""
+
+    def __init__(self, engine: Engine, clock=lambda: datetime.now(UTC)):
+        self.engine, self.clock = engine, clock
+
+    def held(self, bank_id: str, case_kind: str, case_id: str | None = None) -> dict[str, HeldDecision]:
+        """case id -> its held decision, for the cases (or the one case) whose newest decision is awaiting
+        approval or returned."""
+        mine = sa.and_(decisions.c.bank_id == bank_id, decisions.c.case_kind == case_kind)
+        if case_id is not None:
+            mine = sa.and_(mine, decisions.c.case_id == case_id)
+        newest = (
+            sa.select(decisions.c.case_id, sa.func.max(decisions.c.revision).label("revision"))
+            .where(mine).group_by(decisions.c.case_id).subquery()
+        )
+        query = sa.select(decisions).join(
+            newest, sa.and_(decisions.c.case_id == newest.c.case_id, decisions.c.revision == newest.c.revision)
+        ).where(mine, decisions.c.state.in_(HELD))
+        return {h.stored.case_id: h for h in self._with_steps(query)}
+
+    def waiting(self) -> list[HeldDecision]:
+        """Every decision awaiting a second approval, in every bank, oldest first (the Overview)."""
+        return self._with_steps(sa.select(decisions).where(decisions.c.state == AWAITING))
+
+    def trail(self, bank_id: str, case_kind: str, case_id: str) -> list[HeldDecision]:
+        """Every decision on the case that went through a second approval, with all its steps, oldest first."""
+        return self._with_steps(sa.select(decisions).where(
+            decisions.c.bank_id == bank_id, decisions.c.case_kind == case_kind, decisions.c.case_id == case_id,
+            decisions.c.id.in_(sa.select(approvals.c.decision_id)),
+        ))
+
+    def log(self) -> list[dict]:
+        """Every step of every second approval, newest first, with its case (the Audit log page)."""
+        query = (
+            sa.select(approvals.c.decision_id, decisions.c.bank_id, decisions.c.case_id, approvals.c.step, approvals.c.actor,
+                      approvals.c.role, approvals.c.amount, approvals.c["limit"], approvals.c.note, approvals.c.at)
+            .join(decisions, decisions.c.id == approvals.c.decision_id)
+            .order_by(approvals.c.id.desc())
+        )  # fmt: skip
+        with self.engine.connect() as conn:
+            return [{**row._mapping, "at": _utc(row.at)} for row in conn.execute(query)]
+
+    def _with_steps(self, query) -> list[HeldDecision]:
+        with self.engine.connect() as conn:
+            rows = [_stored(r) for r in conn.execute(query.order_by(decisions.c.id))]
+            steps = conn.execute(
+                sa.select(approvals).where(approvals.c.decision_id.in_([r.id for r in rows])).order_by(approvals.c.id)
+            ).all() if rows else []
+        by_row: dict[int, list[Step]] = {}
+        for s in steps:
+            by_row.setdefault(s.decision_id, []).append(Step.model_validate({**s._mapping, "at": _utc(s.at)}))
+        return [HeldDecision(stored=r, steps=by_row[r.id]) for r in rows]
+
+    def settle(self, held: HeldDecision, approver: str, role: Role, limit: float | None, *, confirm: bool, note: str = "") -> bool:
+        """Confirm (the row becomes pending, due now) or reject (returned), with its step, in one transaction.
+        False when someone settled it first: only one second approval lands."""
+        now = self.clock()
+        with self.engine.begin() as conn:
+            changed = conn.execute(
+                decisions.update()
+                .where(decisions.c.id == held.stored.id, decisions.c.state == AWAITING)
+                .values(state=PENDING if confirm else RETURNED, next_attempt_at=now)
+            ).rowcount
+            if changed != 1:
+                return False
+            conn.execute(approvals.insert().values(
+                decision_id=held.stored.id, step=CONFIRMED if confirm else REJECTED, actor=approver, role=role,
+                amount=held.proposed.amount, limit=limit, scope=held.proposed.scope, note=note, at=now,
+            ))
+        return True

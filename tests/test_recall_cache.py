@@ -8,14 +8,13 @@ import pytest
 
 from dashboard.finance.models import ExceptionCase
 from dashboard.app.recall_cache import RecallCache
-from dashboard.finance.recall import CaseKey, two_stage_recall
+from dashboard.finance.recall import CaseKey
 from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.hindsight.wire import RecallResponse
 from dashboard.queue_files import load_rows
 from dashboard.review.freshness import EVERYTHING, Freshness
 from dashboard.review.outbox import Outbox
 from dashboard.traces.request import TracedRecall, TraceRequest, TraceStore
-from tests.finance_helpers import FakeRecall, precedent
 
 A = CaseKey(vendor_code="V01", exception_type="price_variance")
 B = CaseKey(vendor_code="V02", exception_type="price_variance")

@@ -11,14 +11,14 @@ Tables are created by the Alembic migration 0002_agent_audit. No Streamlit here.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Literal
 
 import sqlalchemy as sa
 from pydantic import BaseModel, Field
 from sqlalchemy import JSON, Boolean, Column, DateTime, Engine, Index, Integer, String, Table, Text
 
-from dashboard.review.db import metadata, upgrade
+from dashboard.review.db import as_utc, metadata, upgrade
 
 ID = 200
 TZ = DateTime(timezone=True)
@@ -134,10 +134,6 @@ class AuditRecall(BaseModel):
     text_hash: str = ""
 
 
-def _utc(value: datetime) -> datetime:
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
-
-
 class AgentRunStore:
     """Agent runs and the audit projection, on the review store's engine."""
 
@@ -166,7 +162,7 @@ class AgentRunStore:
             rows = conn.execute(query).mappings().all()
         return [
             AgentRun.model_validate({**{k: v for k, v in r.items() if k != "id"},
-                                     "started_at": _utc(r["started_at"]), "ended_at": _utc(r["ended_at"])})
+                                     "started_at": as_utc(r["started_at"]), "ended_at": as_utc(r["ended_at"])})
             for r in rows
         ]
 
@@ -208,7 +204,7 @@ class AgentRunStore:
     def entry(self, entry_id: str) -> AuditRecall | None:
         with self.engine.connect() as conn:
             row = conn.execute(sa.select(audit_recalls).where(audit_recalls.c.entry_id == entry_id)).mappings().first()
-        return None if row is None else AuditRecall.model_validate({**row, "started_at": _utc(row["started_at"])})
+        return None if row is None else AuditRecall.model_validate({**row, "started_at": as_utc(row["started_at"])})
 
     def entries(self, bank_id: str, since: datetime | None = None) -> list[AuditRecall]:
         """Oldest first."""
@@ -217,14 +213,14 @@ class AgentRunStore:
             query = query.where(audit_recalls.c.started_at >= since)
         with self.engine.connect() as conn:
             rows = conn.execute(query).mappings().all()
-        return [AuditRecall.model_validate({**r, "started_at": _utc(r["started_at"])}) for r in rows]
+        return [AuditRecall.model_validate({**r, "started_at": as_utc(r["started_at"])}) for r in rows]
 
     def synced_until(self, bank_id: str) -> datetime | None:
         with self.engine.connect() as conn:
             value = conn.execute(
                 sa.select(audit_sync_state.c.synced_until).where(audit_sync_state.c.bank_id == bank_id)
             ).scalar_one_or_none()
-        return None if value is None else _utc(value)
+        return None if value is None else as_utc(value)
 
     def set_synced_until(self, bank_id: str, until: datetime, added: int) -> None:
         with self.engine.begin() as conn:

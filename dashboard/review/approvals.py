@@ -16,7 +16,8 @@ from pydantic import BaseModel
 from sqlalchemy import Engine
 
 from dashboard.review.limits import ApprovalLimits, in_words
-from dashboard.review.outbox import StoredDecision, _stored, _utc
+from dashboard.review.db import as_utc
+from dashboard.review.outbox import StoredDecision, stored_decision
 from dashboard.review.roles import allowed
 from dashboard.review.schema import AWAITING, HELD, PENDING, RETURNED, approvals, decisions
 from dashboard.settings import Role
@@ -131,17 +132,17 @@ class Approvals:
             .order_by(approvals.c.id.desc())
         )  # fmt: skip
         with self.engine.connect() as conn:
-            return [{**row._mapping, "at": _utc(row.at)} for row in conn.execute(query)]
+            return [{**row._mapping, "at": as_utc(row.at)} for row in conn.execute(query)]
 
     def _with_steps(self, query) -> list[HeldDecision]:
         with self.engine.connect() as conn:
-            rows = [_stored(r) for r in conn.execute(query.order_by(decisions.c.id))]
+            rows = [stored_decision(r) for r in conn.execute(query.order_by(decisions.c.id))]
             steps = conn.execute(
                 sa.select(approvals).where(approvals.c.decision_id.in_([r.id for r in rows])).order_by(approvals.c.id)
             ).all() if rows else []
         by_row: dict[int, list[Step]] = {}
         for s in steps:
-            by_row.setdefault(s.decision_id, []).append(Step.model_validate({**s._mapping, "at": _utc(s.at)}))
+            by_row.setdefault(s.decision_id, []).append(Step.model_validate({**s._mapping, "at": as_utc(s.at)}))
         return [HeldDecision(stored=r, steps=by_row[r.id]) for r in rows]
 
     def settle(self, held: HeldDecision, approver: str, role: Role, limit: float | None, *, confirm: bool, note: str = "") -> bool:

@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 from sqlalchemy import Engine
 from sqlalchemy.dialects import postgresql, sqlite
 
+from dashboard.review.db import as_utc
 from dashboard.review.schema import NAME, case_flags, claims, comments
 
 CLAIM_S = 15 * 60
@@ -32,10 +33,6 @@ class Comment(BaseModel):
     author: str = Field(max_length=NAME)
     body: str
     created_at: datetime
-
-
-def _utc(value: datetime) -> datetime:
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
 def _upsert(engine: Engine, table: sa.Table):
@@ -89,7 +86,7 @@ class Casework:
         if row is None:
             return None
         data = dict(row._mapping)
-        return Claim(**{**data, "claimed_at": _utc(data["claimed_at"]), "expires_at": _utc(data["expires_at"])})
+        return Claim(**{**data, "claimed_at": as_utc(data["claimed_at"]), "expires_at": as_utc(data["expires_at"])})
 
     def may_decide(self, bank_id: str, case_kind: str, case_id: str, who: str | None) -> bool:
         """The rule right before a write: nobody but `who` holds a live claim on the case."""
@@ -134,7 +131,7 @@ class Casework:
             .order_by(comments.c.id)
         )
         with self.engine.connect() as conn:
-            return [Comment(**{**dict(r._mapping), "created_at": _utc(r.created_at)}) for r in conn.execute(query)]
+            return [Comment(**{**dict(r._mapping), "created_at": as_utc(r.created_at)}) for r in conn.execute(query)]
 
     # -- per-case flags for the Overview -----------------------------------------------------
 

@@ -9,6 +9,7 @@ No Streamlit here.
 from __future__ import annotations
 
 import weakref
+from datetime import UTC, datetime
 from pathlib import Path
 
 from alembic import command
@@ -20,6 +21,11 @@ metadata = MetaData()
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 SQLITE_FILE = "review.sqlite3"
+
+
+def as_utc(value: datetime | None) -> datetime | None:
+    """A datetime read back from the store, zoned: SQLite hands them back naive, and everything stored is UTC."""
+    return value if value is None or value.tzinfo else value.replace(tzinfo=UTC)
 
 
 def make_engine(url: str | None, data_dir: Path) -> Engine:

@@ -27,7 +27,7 @@ from sqlalchemy.exc import IntegrityError
 from dashboard.hindsight.calls import RetainFn
 from dashboard.hindsight.errors import HindsightRequestRejected, HindsightUnavailable
 from dashboard.hindsight.wire import MemoryRecord
-from dashboard.review.db import sqlite_engine, upgrade
+from dashboard.review.db import as_utc, sqlite_engine, upgrade
 from dashboard.review.decision import EvidenceSnapshot, Hold, ReviewerDecision
 from dashboard.review.schema import AWAITING, DELIVERED, DISCARDED, FAILED, HELD, PENDING, SUPERSEDED, approvals, decisions
 
@@ -79,15 +79,11 @@ class RevisionConflict(Exception):
         self.expected_revision = expected_revision
 
 
-def _utc(value: datetime | None) -> datetime | None:
-    # SQLite hands datetimes back without a zone; everything stored is UTC.
-    return value if value is None or value.tzinfo else value.replace(tzinfo=UTC)
-
-
-def _stored(row: sa.Row) -> StoredDecision:
+def stored_decision(row: sa.Row) -> StoredDecision:
+    """A decisions row as the model, its times zoned."""
     data = dict(row._mapping)
     for key in ("created_at", "next_attempt_at", "delivered_at"):
-        data[key] = _utc(data[key])
+        data[key] = as_utc(data[key])
     return StoredDecision.model_validate(data)
 
 
@@ -163,7 +159,7 @@ class Outbox:
                         decisions.c.case_id == decision.case_id, decisions.c.revision == current,
                     )
                 ).one()
-                raise RevisionConflict(_stored(theirs), base_revision)
+                raise RevisionConflict(stored_decision(theirs), base_revision)
             result = conn.execute(
                 decisions.insert().values(
                     bank_id=bank_id, case_kind=decision.case_kind, case_id=decision.case_id, revision=current + 1,
@@ -231,7 +227,7 @@ class Outbox:
                 .values(lease_owner=owner, lease_until=now + timedelta(seconds=LEASE_S))
             )
             rows = conn.execute(sa.select(decisions).where(decisions.c.id.in_(ids)).order_by(decisions.c.id)).all()
-        return [_stored(row) for row in rows]
+        return [stored_decision(row) for row in rows]
 
     def _finish(self, row_id: int, owner: str, **values) -> None:
         with self.engine.begin() as conn:
@@ -344,7 +340,7 @@ class Outbox:
             ).scalar()
         if soonest is None:
             return None
-        return max(0.0, (_utc(soonest) - self.clock()).total_seconds())
+        return max(0.0, (as_utc(soonest) - self.clock()).total_seconds())
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -364,12 +360,12 @@ class Outbox:
         if case_id:
             query = query.where(decisions.c.case_id == case_id)
         with self.engine.connect() as conn:
-            return [_stored(row) for row in conn.execute(query)]
+            return [stored_decision(row) for row in conn.execute(query)]
 
     def get(self, audit_id: int) -> StoredDecision | None:
         with self.engine.connect() as conn:
             row = conn.execute(sa.select(decisions).where(decisions.c.id == audit_id)).first()
-        return None if row is None else _stored(row)
+        return None if row is None else stored_decision(row)
 
     def latest(self, case_kind: str, case_id: str) -> StoredDecision | None:
         entries = self.history(case_kind, case_id)
@@ -384,4 +380,4 @@ class Outbox:
         )
         with self.engine.connect() as conn:
             row = conn.execute(query).first()
-        return None if row is None else _stored(row)
+        return None if row is None else stored_decision(row)

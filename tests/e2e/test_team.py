@@ -20,7 +20,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from dashboard.review.db import make_engine
 from dashboard.processes import free_port
-from tests.e2e.conftest import press, serve_app, settled
+from tests.e2e.conftest import serve_app, settled
 
 pytestmark = pytest.mark.browser
 HOSTILE_NAME = "![x](http://127.0.0.1:9/p.png) <b>x</b> [y](javascript:alert(1))"

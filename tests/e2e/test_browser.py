@@ -112,11 +112,14 @@ def test_open_a_trace_and_change_a_what_if_knob(app, page: Page, shots):
     # the verdict in plain words, the case's exact precedents counted, the way back to the case
     expect(page.get_by_text(re.compile(r"supplied \d+ % of the top-\d+ score; .* of the top \d+ are this case's exact precedents"))).to_be_visible()
     expect(page.get_by_role("link", name="Back to case E-1002")).to_be_visible()
+    # it opens on the verdict and the charts; the request console and the raw fusion scores are out of the way
+    expect(page.get_by_role("tab", name="Charts")).to_have_attribute("aria-selected", "true")
+    assert not page.get_by_role("textbox", name="Query").is_visible()
     settled(page)
     shots(page, "traces", readme=True)
-    page.get_by_role("tab", name="Charts").click()
+    page.get_by_role("tab", name="Results").click()
     settled(page)
-    shots(page, "traces-charts")
+    shots(page, "traces-results")
 
     page.get_by_role("tab", name="What-if").click()
     expect(page.get_by_text("Server settings (k=60, no caps, weights 1)")).to_be_visible()

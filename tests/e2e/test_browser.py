@@ -114,7 +114,7 @@ def test_open_a_trace_and_change_a_what_if_knob(app, page: Page, shots):
     expect(page.get_by_role("link", name="Back to case E-1002")).to_be_visible()
     # it opens on the verdict and the charts; the request console and the raw fusion scores are out of the way
     expect(page.get_by_role("tab", name="Charts")).to_have_attribute("aria-selected", "true")
-    assert not page.get_by_role("textbox", name="Query").is_visible()
+    assert not page.get_by_role("textbox", name="Query", exact=True).is_visible()
     settled(page)
     shots(page, "traces", readme=True)
     page.get_by_role("tab", name="Results").click()

@@ -10,6 +10,7 @@ import plotly.express as px
 import streamlit as st
 
 from components.safe_text import md
+from components.when import local_day
 from components.admission import plain_verdict
 from dashboard.reporting.overview import MISSED, OverviewMetrics, headline, incident_label
 from dashboard.reporting.recall_log import LatencySample
@@ -70,7 +71,7 @@ def render_agreement(m: OverviewMetrics) -> None:
     if not m.daily:
         st.caption("No decision in this date range yet.")
         return
-    rows = [{"day": d.day.isoformat(), "queue": KIND_TITLES.get(d.kind, d.kind), "decision": name, "decisions": n}
+    rows = [{"day": local_day(d.day), "queue": KIND_TITLES.get(d.kind, d.kind), "decision": name, "decisions": n}
             for d in m.daily for name, n in (("approved", d.approved), ("overridden", d.overridden))]
     fig = px.bar(pd.DataFrame(rows), x="day", y="decisions", color="decision", facet_col="queue", color_discrete_map=COLORS,
                  barmode="stack", labels={"day": "", "decision": ""})

@@ -74,9 +74,10 @@ def decision_form(case: ExceptionCase, rec: Recommendation, me, *, disabled: boo
             "Override outcome", others, index=None, placeholder="Only for an override", key="decision_outcome", disabled=disabled,
             help=f"The agent recommends {rec.action}: an override records one of the others.",
         )
-        # The whole width of the form: a code and its label read in full, never cut ("GOODS_NOT_...").
-        reason = st.selectbox(
-            "Reason code (required for an override)", list(REASON_CODES), index=None, placeholder="Only for an override",
+        # A list, not a select box: at the form's width a select box cuts "GOODS_NOT_RECEIVED: Goods or ..."; each
+        # code and its label read in full, wrapped.
+        reason = st.radio(
+            "Reason code (required for an override)", list(REASON_CODES), index=None,
             format_func=lambda code: f"{code}: {REASON_CODES[code]}", key="decision_reason", disabled=disabled,
         )
         # No max_chars: the browser would drop a longer paste whole; the limit is checked on submit instead.

@@ -58,7 +58,7 @@ def _submit(at: AppTest, **widgets) -> AppTest:
     if "outcome" in widgets:
         at.selectbox(key="decision_outcome").set_value(widgets["outcome"])
     if "reason" in widgets:
-        at.selectbox(key="decision_reason").set_value(widgets["reason"])
+        at.radio(key="decision_reason").set_value(widgets["reason"])
     if "note" in widgets:
         at.text_area(key="decision_note").input(widgets["note"])
     at.text_input(key="reviewer_name").input(widgets.get("reviewer", "Dana Reviewer"))

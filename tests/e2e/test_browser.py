@@ -52,7 +52,9 @@ def test_review_an_exception_with_keys_approve_then_override(app, page: Page, sh
     settled(page)
     expect(page.get_by_test_id("stForm").get_by_role("radio", name="Override")).to_be_checked()
     choose(page, "Override outcome", "approve")
-    choose(page, "Reason code", "PRICE_AGREED: ")
+    reason = page.get_by_test_id("stForm").get_by_text("PRICE_AGREED: Price change agreed with the vendor", exact=True)
+    assert reason.evaluate("e => e.scrollWidth <= e.clientWidth")  # the code and its label read in full, never cut
+    reason.click()
     page.locator('textarea[aria-label="Note"]').fill("New price list from 1 Nov")
     page.get_by_role("button", name="Submit decision").click()
     expect(page.get_by_text(re.compile(r"E-1002: decision approve recorded \(audit #\d+\) and retained"))).to_be_visible()

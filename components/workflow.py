@@ -86,8 +86,9 @@ def notice(message: str, ok: bool = True) -> None:
 def flash(key: str) -> None:
     """Show the confirmation a previous run left before its rerun, with what was decided (the note in full)."""
     pending = st.session_state.pop(key, None)
-    if pending:
-        notice(pending["message"], pending.get("ok", True))
+    if pending:  # not ok: recorded, but not in memory yet (or nothing recorded in a bulk approval)
+        delivered = pending.get("ok", True)
+        (st.success if delivered else st.warning)(md(pending["message"]), icon=":material/check_circle:" if delivered else ":material/schedule:")
         if pending.get("details"):
             st.text(pending["details"])
         if pending.get("error"):

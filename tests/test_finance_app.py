@@ -49,7 +49,7 @@ def _texts(at: AppTest) -> str:
 def _notices(at: AppTest) -> str:
     """The confirmations and refusals, inline beside the form (never toasts: a toast lies over the form's fields)."""
     assert not at.toast
-    return "\n".join(e.value for e in [*at.success, *at.error])
+    return "\n".join(e.value for e in [*at.success, *at.warning, *at.error])
 
 
 def _submit(at: AppTest, **widgets) -> AppTest:

@@ -1,6 +1,5 @@
 """The Tickets and Migration pages through AppTest, against the real server with demo support data."""
 
-import re
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -11,7 +10,7 @@ from dashboard.support import migration
 from dashboard.support.recall import recall_for_ticket
 from dashboard.review.outbox import Outbox
 from tests.conftest import APP
-from tests.helpers import AUTH, open_page
+from tests.helpers import AUTH, open_page, record_cards
 from tests.test_migration import CUSTOMERS
 
 
@@ -27,8 +26,8 @@ def _page(path: str) -> AppTest:
 
 
 def _verdicts(at) -> dict[str, str]:
-    """Each record card's id and verdict, read from its first text ("<id>\n<verdict>")."""
-    return dict(t.value.split("\n", 1) for t in at.text if re.match(r"^\S+\n(not )?used", t.value))
+    """Each record card's id and verdict."""
+    return {ref: status for ref, status, _why in record_cards(at)}
 
 
 def _texts(at) -> str:
@@ -49,8 +48,8 @@ def test_tickets_page_shows_legacy_evidence_with_reasons_and_a_decision_lands_on
     verdicts = _verdicts(at)  # every record a card of wrapped text: id, verdict, why, text in full
     assert {r for r, v in verdicts.items() if v == "used"} == {"SUP-L-001", "SUP-L-002"}
     assert {"SUP-L-003", "SUP-L-004", "SUP-L-005", "SUP-L-006"} <= {r for r, v in verdicts.items() if v.startswith("not used")}
-    whys = [t.value for t in at.text if t.value.startswith("Why: ")]
-    assert len(whys) == len(verdicts) and all(len(w) > len("Why: ") for w in whys)  # a reason on every verdict
+    whys = [why for _ref, _status, why in record_cards(at)]
+    assert all(whys)  # a reason on every verdict
     assert "not used: names another customer" in verdicts.values()
     assert "another customer's marker" in " ".join(whys)
     assert any(s.value.startswith("Records found but not used (") for s in at.subheader)

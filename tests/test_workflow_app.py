@@ -50,7 +50,7 @@ def _name(at: AppTest, name: str, key: str = "reviewer_name") -> AppTest:
 def _notices(at: AppTest) -> str:
     """The confirmations, inline beside the form (never toasts: a toast lies over the form's fields)."""
     assert not at.toast
-    return "\n".join(e.value for e in [*at.success, *at.error])
+    return "\n".join(e.value for e in [*at.success, *at.warning, *at.error])
 
 
 def test_next_unreviewed_rules():

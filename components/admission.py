@@ -7,6 +7,8 @@ support lead reads (a record, why it was used or not) is wrapped text in full, n
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pandas as pd
 import streamlit as st
 
@@ -51,7 +53,7 @@ def plain_verdict(verdict: str) -> str:
         return verdict
 
 
-def record_card(ref: str, status: str, why: str, text: str, *, tags: list[str] | None = None, facts: list[str] = ()) -> None:
+def record_card(ref: str, status: str, why: str, text: str, *, tags: list[str] | None = None, facts: Sequence[str] = ()) -> None:
     """One record read in full: its id and status beside why, its tags and its text, wrapped (never cut)."""
     with st.container(border=True):
         about, body = st.columns([2, 5])

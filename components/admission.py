@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import pandas as pd
 import streamlit as st
 
 from components.glossary import SUPPORT_TERMS, render_glossary
@@ -188,15 +187,9 @@ def render_plan(plan: MigrationPlan) -> None:
         f"Old untagged records: {counts['untagged']}. Owner proven, can be migrated: {counts['reliable']}. "
         f"Owner not proven, stay untagged: {counts['failed']}."
     )
-    rows = [
-        {"record": c.document_id or "", "status": STATUS_TEXT[c.status], "customer": c.customer or "", "new tag": c.tag or "",
-         "why": c.reason, "text": c.text}
-        for c in plan.reliable + plan.failed
-    ]
-    st.dataframe(
-        pd.DataFrame(rows, columns=["record", "status", "customer", "new tag", "why", "text"]),
-        hide_index=True, width="stretch", key="migration_records",
-    )
+    for c in plan.reliable + plan.failed:  # each record read in full: a grid cell would cut its reason and text
+        owner = f", for {c.customer} (new tag {c.tag})" if c.customer and c.tag else ""
+        record_card(c.document_id or "(no document id)", STATUS_TEXT[c.status] + owner, c.reason, c.text)
 
 
 def render_report(report: MigrationReport) -> None:

@@ -1,16 +1,21 @@
 """Support audit pieces: a ticket's recall with a verdict and reason on every candidate, the decision
 state, and the migration's coverage and per-record classification.
 
-Memory text is untrusted: it is drawn only with st.dataframe / st.text, never through markdown.
+Memory text is untrusted: it is drawn only with st.dataframe / st.text, never through markdown. Text a
+support lead reads (a record, why it was used or not) is wrapped text in full, never a grid cell that cuts it.
 """
 
 from __future__ import annotations
 
-import pandas as pd
+from collections.abc import Sequence
+
 import streamlit as st
 
+from components.glossary import SUPPORT_TERMS, render_glossary
 from components.status_banner import plain_error
 from components.trace_link import trace_link
+from components.when import local_time
+from dashboard.review.decision import decision_summary
 from dashboard.review.outbox import StoredDecision
 from dashboard.support.admission import Verdict, marker
 from dashboard.support.migration import Coverage, MigrationPlan, MigrationReport
@@ -38,8 +43,6 @@ PLAIN_VERDICTS = {
     Verdict.OBSERVATION_OWN: "used: every record behind it is this customer's",
     Verdict.OBSERVATION_MIXES: "not used: built partly from another customer's records",
 }
-COLUMNS = ["record", "used", "verdict", "why", "tags", "text", "facts"]
-USED = st.column_config.CheckboxColumn("used", help="May reach the response")
 
 
 def plain_verdict(verdict: str) -> str:
@@ -49,18 +52,22 @@ def plain_verdict(verdict: str) -> str:
         return verdict
 
 
-def _frame(items: list[TicketEvidence]) -> pd.DataFrame:
-    rows = [
-        {"record": e.ref, "used": e.admitted, "verdict": plain_verdict(e.verdict), "why": e.reason,
-         "tags": ", ".join(e.tags) or "(untagged)", "text": e.text, "facts": " / ".join(e.facts)}
-        for e in items
-    ]
-    return pd.DataFrame(rows, columns=COLUMNS)
+def record_card(ref: str, status: str, why: str, text: str, *, tags: list[str] | None = None, facts: Sequence[str] = ()) -> None:
+    """One record read in full: its id and status beside why, its tags and its text, wrapped (never cut)."""
+    with st.container(border=True):
+        about, body = st.columns([2, 5])
+        about.text(f"{ref}\n{status}")
+        if tags is not None:
+            about.text(f"Tags: {', '.join(tags) or '(untagged)'}")
+        body.text(f"Why: {why}")
+        body.text(text)
+        for fact in facts:  # with an LLM: what the server rewrote the record into, and matched
+            body.text(f"- {fact}")
 
 
-def _table(items: list[TicketEvidence], key: str) -> None:
-    # height="content": every row is on screen, none hidden behind the grid's own scrollbar.
-    st.dataframe(_frame(items), hide_index=True, width="stretch", height="content", column_config={"used": USED}, key=key)
+def _cards(items: list[TicketEvidence]) -> None:
+    for e in items:
+        record_card(e.ref, plain_verdict(e.verdict), e.reason, e.text, tags=e.tags, facts=e.facts)
 
 
 def render_path(recall: TicketRecall) -> None:
@@ -83,37 +90,38 @@ def render_observations(observations: list[TicketEvidence]) -> None:
                 st.text(f"from {where}, {whose}. Fact: {source.fact}")
 
 
-def render_evidence(recall: TicketRecall, key: str) -> None:
+def render_evidence(recall: TicketRecall) -> None:
     """What reached the ticket, and (when old records were searched) every candidate that did not, with why."""
     if recall.path == "tagged":
         st.subheader(f"History used ({len(recall.tagged)})")
-        _table(recall.tagged, f"{key}_tagged")
+        _cards(recall.tagged)
         render_observations(recall.observations)
         return
     st.subheader(f"Old records used ({len(recall.legacy_admitted)})")
     if recall.legacy_admitted:
-        _table(recall.legacy_admitted, f"{key}_legacy")
+        _cards(recall.legacy_admitted)
     else:
         st.text("No old record proved it belongs to this customer.")
     st.subheader(f"Records found but not used ({len(recall.legacy_rejected)})")
     st.caption("The search found them; none of them is this customer's by the rule, so none reaches the response.")
     if recall.legacy_rejected:
-        _table(recall.legacy_rejected, f"{key}_rejected")
+        _cards(recall.legacy_rejected)
 
 
 def render_how_recalled(recall: TicketRecall, bank_id: str, ticket_id: str | None = None) -> None:
     """The technical account (tags, tags_match, the fallback's candidate search), for who wants it."""
     with st.expander("How this was recalled"):
+        render_glossary(SUPPORT_TERMS)
         st.text(f"Customer tag: {recall.tag}   bank: {bank_id}")
         for step, request in enumerate(recall.requests, 1):
             scope = f"tags {', '.join(request.tags)}, tags_match={request.tags_match}" if request.tags else "bank-wide, no tag filter"
             st.text(f"Recall {step}: {scope}; query: {request.query}")
         if recall.path == "tagged":
-            st.text(f"The tagged recall (any_strict: untagged records excluded) returned {len(recall.tagged)} document(s), so the legacy fallback did not run.")
+            st.text(f"The tagged recall returned {len(recall.tagged)} document(s), so the legacy fallback did not run.")
         else:
             st.text(
-                "The tagged recall returned no document, so the legacy fallback ran: the bank-wide recall only proposes "
-                f"candidates ({len(recall.legacy_admitted) + len(recall.legacy_rejected)}); each document is admitted only if "
+                "The tagged recall returned no document, so the legacy fallback ran and proposed "
+                f"{len(recall.legacy_admitted) + len(recall.legacy_rejected)} candidates; each document is admitted only if "
                 f"it is untagged and its original text starts with '{marker(recall.customer)}' (each name part escaped, "
                 "flexible spaces, case-insensitive, anchored at the start). Observations are never admitted."
             )
@@ -144,7 +152,7 @@ def render_decision_state(stored: StoredDecision | None) -> None:
     box = st.success if stored.state == "delivered" else st.warning
     box(f"Decided ({(d.ticket_action or d.outcome).replace('_', ' ')}), audit #{stored.id}: {delivery}.", icon=":material/gavel:")
     who = "signed in" if d.authenticated else "unauthenticated"
-    st.text(f"By {d.reviewer} ({who}) at {d.decided_at:%Y-%m-%d %H:%M} UTC")
+    st.text(f"By {d.reviewer} ({who}) on {local_time(d.decided_at)}\n{decision_summary(d)}")
     if stored.last_error:
         st.text(f"Last delivery error: {plain_error(stored.last_error)}")
     with st.expander("Retained response"):
@@ -179,15 +187,9 @@ def render_plan(plan: MigrationPlan) -> None:
         f"Old untagged records: {counts['untagged']}. Owner proven, can be migrated: {counts['reliable']}. "
         f"Owner not proven, stay untagged: {counts['failed']}."
     )
-    rows = [
-        {"record": c.document_id or "", "status": STATUS_TEXT[c.status], "customer": c.customer or "", "new tag": c.tag or "",
-         "why": c.reason, "text": c.text}
-        for c in plan.reliable + plan.failed
-    ]
-    st.dataframe(
-        pd.DataFrame(rows, columns=["record", "status", "customer", "new tag", "why", "text"]),
-        hide_index=True, width="stretch", key="migration_records",
-    )
+    for c in plan.reliable + plan.failed:  # each record read in full: a grid cell would cut its reason and text
+        owner = f", for {c.customer} (new tag {c.tag})" if c.customer and c.tag else ""
+        record_card(c.document_id or "(no document id)", STATUS_TEXT[c.status] + owner, c.reason, c.text)
 
 
 def render_report(report: MigrationReport) -> None:

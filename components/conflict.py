@@ -7,7 +7,9 @@ from typing import Literal
 import streamlit as st
 
 from components.safe_text import md
-from dashboard.review.decision import ReviewerDecision
+from components.when import local_time
+from dashboard.finance.decisions import REASON_CODES
+from dashboard.review.decision import ReviewerDecision, decision_summary
 from dashboard.review.outbox import StoredDecision
 
 Choice = Literal["keep_theirs", "replace", "escalate"]
@@ -17,17 +19,13 @@ def render_conflict(theirs: StoredDecision, mine: ReviewerDecision, key: str, ca
     """Returns what the reviewer chose, or None while they have not chosen."""
     d = theirs.decision
     st.warning(
-        f"Not recorded yet: {md(d.reviewer)} decided this case meanwhile ({md(d.outcome)} at "
-        f"{d.decided_at:%Y-%m-%d %H:%M} UTC, audit #{theirs.id}, revision {theirs.revision}). Nothing was overwritten: choose.",
+        f"Not recorded yet: {md(d.reviewer)} decided this case meanwhile ({md(d.outcome)} on "
+        f"{local_time(d.decided_at)}, audit #{theirs.id}, revision {theirs.revision}). Nothing was overwritten: choose.",
         icon=":material/sync_problem:",
     )
-    st.dataframe(
-        [
-            {"": "theirs", "reviewer": d.reviewer, "outcome": d.outcome, "reason": d.reason_code or "", "note": d.note},
-            {"": "yours", "reviewer": mine.reviewer, "outcome": mine.outcome, "reason": mine.reason_code or "", "note": mine.note},
-        ],
-        hide_index=True, width="stretch", key=f"{key}_table",
-    )
+    theirs_col, yours_col = st.columns(2)  # both read in full, side by side
+    theirs_col.text(f"Theirs, by {d.reviewer}\n{decision_summary(d, REASON_CODES)}")
+    yours_col.text(f"Yours, by {mine.reviewer}\n{decision_summary(mine, REASON_CODES)}")
     with st.container(horizontal=True):
         if st.button("Keep theirs", key=f"{key}_keep", icon=":material/undo:"):
             return "keep_theirs"

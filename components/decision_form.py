@@ -34,19 +34,23 @@ def reviewer_field(me) -> None:
     st.text_input("Reviewer name", max_chars=120, key="reviewer_name", help="Required. Recorded as unauthenticated: login is not configured.")
 
 
-def hold_long_note(case_id: str, note: str) -> None:
+def hold_long_note(case_id: str, note: str, box_key: str = NOTE_KEY) -> None:
     """A note over the limit was refused: the next run keeps its first NOTE_MAX_CHARS characters in the box
-    and shows the rest in full beside it, so nothing typed is lost (call st.rerun after)."""
-    st.session_state[LONG_NOTE_KEY] = {"case": case_id, "kept": note[:NOTE_MAX_CHARS], "cut": note[NOTE_MAX_CHARS:], "applied": False}
+    `box_key` and shows the rest in full beside it, so nothing typed is lost (call st.rerun after)."""
+    st.session_state[LONG_NOTE_KEY] = {
+        "case": case_id, "box": box_key, "kept": note[:NOTE_MAX_CHARS], "cut": note[NOTE_MAX_CHARS:], "applied": False,
+    }
 
 
-def _long_note(case_id: str) -> None:
+def long_note(case_id: str) -> None:
+    """Before the note box is drawn: a note held by `hold_long_note` for this case goes back into its box, cut to
+    the limit, with what was cut shown in full."""
     held = st.session_state.get(LONG_NOTE_KEY)
     if not held or held["case"] != case_id:
         st.session_state.pop(LONG_NOTE_KEY, None)
         return
     if not held["applied"]:  # set before the box is drawn: a widget's value cannot change once it is
-        st.session_state[NOTE_KEY], held["applied"] = held["kept"], True
+        st.session_state[held["box"]], held["applied"] = held["kept"], True
     st.warning(
         f"Not submitted: your note was {len(held['kept']) + len(held['cut']):,} characters; the limit is {NOTE_MAX_CHARS:,}. The box keeps "
         f"the first {NOTE_MAX_CHARS:,}; the last {len(held['cut']):,} were cut and are below, to copy what you need.",
@@ -57,20 +61,23 @@ def _long_note(case_id: str) -> None:
 
 def decision_form(case: ExceptionCase, rec: Recommendation, me, *, disabled: bool = False) -> FormInput | None:
     """Draw the form (after `reviewer_field`); returns what was submitted (not yet validated), or None."""
-    _long_note(case.id)
+    long_note(case.id)
+    if disabled:  # a greyed-out form says why
+        st.caption("The form is off: someone else holds this case (see who above).")
     with st.form(key=f"decision_form_{case.id}"):
         choice = st.radio(
             "Decision", [APPROVE, OVERRIDE], horizontal=True, key="decision_choice",
             captions=[f"record {rec.action}, as recommended", "record another outcome, with a reason"], disabled=disabled,
         )
-        a, b = st.columns(2)
         others = [o for o in OUTCOMES if o != rec.action]  # overriding to the recommendation is approving it
-        outcome = a.selectbox(
-            "Override outcome", others, index=None, placeholder="choose an outcome", key="decision_outcome", disabled=disabled,
+        outcome = st.selectbox(
+            "Override outcome", others, index=None, placeholder="Only for an override", key="decision_outcome", disabled=disabled,
             help=f"The agent recommends {rec.action}: an override records one of the others.",
         )
-        reason = b.selectbox(
-            "Reason code (required for an override)", list(REASON_CODES), index=None, placeholder="choose a reason",
+        # A list, not a select box: at the form's width a select box cuts "GOODS_NOT_RECEIVED: Goods or ..."; each
+        # code and its label read in full, wrapped.
+        reason = st.radio(
+            "Reason code (required for an override)", list(REASON_CODES), index=None,
             format_func=lambda code: f"{code}: {REASON_CODES[code]}", key="decision_reason", disabled=disabled,
         )
         # No max_chars: the browser would drop a longer paste whole; the limit is checked on submit instead.

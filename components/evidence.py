@@ -12,10 +12,13 @@ import streamlit as st
 
 from components.safe_text import md
 from components.trace_link import trace_link
+from components.when import local_day, local_time
+from dashboard.finance.decisions import REASON_CODES
 from dashboard.finance.matching import MatchStatus
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import Recommendation
 from dashboard.finance.recall import PassInfo, PrecedentEvidence, TwoStageResult
+from dashboard.review.decision import decision_summary
 from dashboard.review.outbox import StoredDecision
 from dashboard.traces.request import TraceRequest
 
@@ -31,7 +34,7 @@ def render_case_facts(case: ExceptionCase, today: date) -> None:
         st.metric("Variance", f"{case.variance:+,.2f}", pct, delta_color="inverse", width="content")
     st.text(
         f"Vendor: {case.vendor_code} {case.vendor_name}\nInvoice {case.invoice}, PO {case.po}\n"
-        f"Opened {case.opened_on.isoformat()} ({(today - case.opened_on).days} days ago)"
+        f"Opened {local_day(case.opened_on)} ({(today - case.opened_on).days} days ago)"
     )
     st.text(case.description)
 
@@ -50,13 +53,14 @@ def render_decided(stored: StoredDecision | None) -> None:
     who = f"{d.reviewer} ({'signed in' if d.authenticated else 'unauthenticated'})"
     how = f"override of {d.agent_recommendation}" if d.overridden else "recommendation approved"
     # The reviewer's name was typed by a person: escaped, it shows as written and nothing in it is fetched.
-    line = f"Decided: {d.outcome} ({how}) by {md(who)} at {d.decided_at:%Y-%m-%d %H:%M} UTC; audit #{stored.id}"
+    line = f"Decided: {d.outcome} ({how}) by {md(who)} on {local_time(d.decided_at)}; audit #{stored.id}"
     if stored.state == "pending":
         st.warning(line + ". Delivery to memory is pending.", icon=":material/schedule:")
     elif stored.state in ("failed", "discarded"):
         st.error(line + f". Hindsight refused it ({stored.state}); a lead can retry or discard it on the Audit log.", icon=":material/report:")
     else:
-        st.success(line + f"; retained as {md(stored.document_id)}.", icon=":material/task_alt:")
+        st.success(line + "; stored in Hindsight.", icon=":material/task_alt:")
+    st.text(decision_summary(d, REASON_CODES))  # the reason and the note, in full
     if stored.last_error and stored.state != "delivered":
         st.text(f"last error: {stored.last_error}")
 

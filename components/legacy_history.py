@@ -3,17 +3,18 @@ one record: flag it for review, tag it for this customer.
 
 These pieces draw and collect; they never write. They return what the person asked for, and the page
 checks the role right before it writes. Memory text, document ids, names and notes are untrusted: they
-are drawn with st.text / st.dataframe only.
+are drawn with st.text only, wrapped in full.
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-import pandas as pd
 import streamlit as st
 from pydantic import BaseModel
 
+from components.admission import record_card
+from components.when import local_time
 from dashboard.review.casework import Comment
 from dashboard.support.legacy_history import NotConsulted, RecordRow
 
@@ -37,12 +38,9 @@ def render_not_consulted(skipped: NotConsulted | None, *, can_migrate: bool, key
         return False
     st.warning(skipped.sentence(), icon=":material/history:")
     migratable = {c.document_id for c in skipped.migratable}
-    frame = pd.DataFrame(
-        [{"record": c.document_id, "can be migrated": c.document_id in migratable, "why": c.reason, "text": c.text}
-         for c in skipped.records],
-        columns=["record", "can be migrated", "why", "text"],
-    )
-    st.dataframe(frame, hide_index=True, width="stretch", height="content", key=f"{key}_not_consulted")
+    for c in skipped.records:
+        record_card(c.document_id or "(no document id)", "can be migrated" if c.document_id in migratable else "cannot be migrated",
+                    c.reason, c.text)
     if skipped.not_migratable:
         st.text(f"{len(skipped.not_migratable)} of them cannot be migrated: the migration needs a document id and a customer of the directory.")
     if not can_migrate:
@@ -86,7 +84,7 @@ def _record_actions(
     st.text(f"{record.key}: {record.where}\nWhy: {record.reason}\nTags: {', '.join(record.tags) or '(untagged)'}")
     st.text(record.text)
     for flag in flags.get(record.key, []):
-        st.text(f"Flag by {flag.author} at {flag.created_at:%Y-%m-%d %H:%M} UTC: {flag.body}")
+        st.text(f"Flag by {flag.author} on {local_time(flag.created_at)}: {flag.body}")
     if not can_flag:
         return None
     with st.form(f"{key}_record_form"):

@@ -10,12 +10,16 @@ import plotly.express as px
 import streamlit as st
 
 from components.safe_text import md
-from dashboard.reporting.overview import OverviewMetrics, age_words, headline, incident_label
+from components.admission import plain_verdict
+from components.when import local_day
+from dashboard.reporting.overview import MISSED, OverviewMetrics, age_words, headline, incident_label
 from dashboard.reporting.recall_log import LatencySample
 
 COLORS = {"approved": "#2e7d32", "overridden": "#c62828", "open": "#90a4ae", "decided": "#2e7d32", "pending delivery": "#f9a825",
           "admitted": "#2e7d32", "rejected": "#c62828", "approve": "#2e7d32", "reject": "#c62828", "escalate": "#f9a825"}
 KIND_TITLES = {"exception": "Finance exceptions", "ticket": "Support tickets"}
+RECALL_NAMES = {"finance": "a finance exception's precedents", "ticket": "a support ticket's history", "trace": "a trace"}
+PATHS = {"tagged": "tagged history", "legacy": "old records", "none": "none"}
 
 
 def _layout(fig, height: int = 300):
@@ -44,9 +48,12 @@ def render_kpis(m: OverviewMetrics) -> None:
         st.metric("Decisions in range", m.decisions_in_range, border=True)
         st.metric("Finance agreement", _pct(fin.rate if fin else None), help="Agent recommendation approved as is", border=True)
         st.metric("Ticket drafts approved", _pct(tic.rate if tic else None), help="Approve or edit-and-approve", border=True)
-        st.metric("Crowd-outs caught", co.prevented, help=f"{co.precedents_saved} exact precedent(s) kept; {co.checked} of {co.cases} cases checked", border=True)
-        st.metric("Legacy records admitted / rejected", f"{lg.admitted} / {lg.rejected}", help="Each record counted once, however many tickets judged it", border=True)
-        st.metric("Incidents", inc.cases if inc.checked else "not checked", help=f"Cases with an incident, of {inc.checked} whose agent runs were checked",
+        st.metric("Exceptions where a plain search misses precedents", co.prevented, border=True,
+                  help=f"A plain search over this vendor or this type would have missed {co.precedents_saved} exact precedent(s) "
+                       f"in them; the two searches kept them. {co.checked} of {co.cases} exceptions checked")
+        st.metric("Old untagged records used / not used", f"{lg.admitted} / {lg.rejected}", help="Each record counted once, however many tickets judged it", border=True)
+        st.metric("Cases with incidents", inc.cases if inc.checked else "not checked",
+                  help=f"Of {inc.checked} cases whose agent runs were checked; a case can have several incidents (the Incidents page lists each)",
                   border=True)
         st.metric("Tagged share", _pct(m.coverage.tagged_share) if m.coverage else "unavailable", border=True)
 
@@ -76,7 +83,7 @@ def render_agreement(m: OverviewMetrics) -> None:
     if not m.daily:
         st.caption("No decision in this date range yet.")
         return
-    rows = [{"day": d.day.isoformat(), "queue": KIND_TITLES.get(d.kind, d.kind), "decision": name, "decisions": n}
+    rows = [{"day": local_day(d.day), "queue": KIND_TITLES.get(d.kind, d.kind), "decision": name, "decisions": n}
             for d in m.daily for name, n in (("approved", d.approved), ("overridden", d.overridden))]
     fig = px.bar(pd.DataFrame(rows), x="day", y="decisions", color="decision", facet_col="queue", color_discrete_map=COLORS,
                  barmode="stack", labels={"day": "", "decision": ""})
@@ -100,17 +107,17 @@ def render_overrides(m: OverviewMetrics) -> None:
 
 def render_crowd_out(m: OverviewMetrics) -> None:
     co = m.crowd_out
-    st.subheader("Crowd-outs caught by the two-stage recall")
+    st.subheader("Exact precedents a plain search would have missed")
     st.caption(
         f"{co.recalled} of {co.cases} queued cases measured; {co.checked} checked against a plain single search over this vendor or this type. "
-        f"{co.unchecked_pass2_skipped} case(s) had pass 2 skipped (their own precedents filled k) and were not checked."
+        f"{co.unchecked_pass2_skipped} case(s) were not checked: their exact precedents alone filled the list, so the wider search never ran."
     )
     if not co.per_case:
         st.caption("No finance case measured yet.")
         return
     counts = pd.DataFrame(co.per_case)["state"].value_counts().rename_axis("state").reset_index(name="cases")
     fig = px.bar(counts, x="state", y="cases", color="state", text="cases", labels={"state": ""},
-                 color_discrete_map={"crowd-out caught": "#c62828", "no crowd-out": "#2e7d32", "not checked": "#90a4ae"})
+                 color_discrete_map={MISSED: "#c62828", "a plain search misses none": "#2e7d32", "not checked": "#90a4ae"})
     _counts(fig, counts["cases"].max())
     st.plotly_chart(_layout(fig, 260).update_layout(showlegend=False), key="overview_crowd", width="stretch")
     with st.expander("Per case"):
@@ -131,15 +138,15 @@ def render_recommendations(m: OverviewMetrics) -> None:
 
 def render_legacy(m: OverviewMetrics) -> None:
     lg = m.legacy
-    st.subheader("Legacy records admitted vs rejected")
+    st.subheader("Old untagged records: used vs not used")
     st.caption(f"{lg.recalled} of {lg.tickets} tickets measured. History used: "
-               + (", ".join(f"{k} {v}" for k, v in sorted(lg.paths.items())) or "none yet")
+               + (", ".join(f"{PATHS.get(k, k)} {v}" for k, v in sorted(lg.paths.items())) or "none yet")
                + f". Each untagged record counted once; {lg.tagged_candidates} tagged record(s) of other customers "
-               "also came up in the fallback and were never admitted.")
+               "also came up in the search of old records and were never used.")
     if not lg.recalled:
         return
-    rows = [{"verdict": "admitted", "reason": "ownership marker at the start", "records": lg.admitted}]
-    rows += [{"verdict": "rejected", "reason": reason.replace("_", " "), "records": n} for reason, n in sorted(lg.rejected_by_reason.items())]
+    rows = [{"verdict": "used", "reason": "names this customer first", "records": lg.admitted}]
+    rows += [{"verdict": "not used", "reason": plain_verdict(reason).removeprefix("not used: "), "records": n} for reason, n in sorted(lg.rejected_by_reason.items())]
     fig = px.bar(pd.DataFrame(rows), x="verdict", y="records", color="reason", text="records", labels={"verdict": ""})
     _counts(fig, max(lg.admitted, lg.rejected))
     st.plotly_chart(_layout(fig, 260), key="overview_legacy", width="stretch")
@@ -165,22 +172,26 @@ def render_coverage(m: OverviewMetrics) -> None:
         st.info("Coverage unavailable: " + md(m.coverage_error or "Hindsight not reachable."), icon=":material/cloud_off:")
         return
     c = m.coverage
-    frame = pd.DataFrame([{"records": "tagged", "count": c.tagged}, {"records": "untagged, convertible", "count": c.convertible},
-                          {"records": "untagged, stays (failed validation)", "count": c.untagged - c.convertible}])
+    frame = pd.DataFrame([{"records": "tagged", "count": c.tagged}, {"records": "untagged, can be migrated", "count": c.convertible},
+                          {"records": "untagged, owner not proven", "count": c.untagged - c.convertible}])
     fig = px.pie(frame, names="records", values="count", hole=0.5, color="records",
-                 color_discrete_map={"tagged": "#2e7d32", "untagged, convertible": "#f9a825",
-                                     "untagged, stays (failed validation)": "#90a4ae"})
+                 color_discrete_map={"tagged": "#2e7d32", "untagged, can be migrated": "#f9a825", "untagged, owner not proven": "#90a4ae"})
     st.plotly_chart(_layout(fig, 260), key="overview_coverage", width="stretch")
-    st.caption(f"{c.total} memories, {c.tagged_share:.0%} tagged. "
-               + ("Ready to retire the legacy fallback." if c.ready_to_retire_fallback else f"{c.convertible} convertible record(s) left."))
+    st.caption(f"{c.total} documents, {c.tagged_share:.0%} tagged. "
+               + ("Ready to stop searching old records." if c.ready_to_retire_fallback else f"{c.convertible} record(s) can still be migrated."))
+
+def _recall_name(kind: str) -> str:
+    return RECALL_NAMES.get(kind, kind.replace("_", " "))
 
 def render_latency(m: OverviewMetrics, samples: list[LatencySample]) -> None:
     st.subheader("Recall latency")
     if not samples:
         st.caption("No recall made by this server process since it started (the figures above come from the review store).")
         return
-    frame = pd.DataFrame([{"recall": s.kind, "milliseconds": s.ms} for s in samples])
+    frame = pd.DataFrame([{"recall": _recall_name(s.kind), "milliseconds": s.ms} for s in samples])
     fig = px.box(frame, x="recall", y="milliseconds", points="all", labels={"recall": ""})
     st.plotly_chart(_layout(fig, 280), key="overview_latency", width="stretch")
-    st.dataframe(pd.DataFrame([s.model_dump() for s in m.latency]), hide_index=True, width="stretch", key="overview_latency_stats")
+    stats = [{"recall": _recall_name(s.kind), "recalls": s.count, "failed": s.failed, "typical (ms, median)": s.p50_ms,
+              "19 in 20 within (ms)": s.p95_ms, "slowest (ms)": s.max_ms} for s in m.latency]
+    st.dataframe(pd.DataFrame(stats), hide_index=True, width="stretch", key="overview_latency_stats")
     st.caption("Wall time around each recall made by this dashboard server (last 500 per kind; cached answers are not counted).")

@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from components.safe_text import md
+from components.when import local_time
 from dashboard.hindsight.wire import SOURCES
 from dashboard.traces.analysis import TraceAnalysis, analyse, rows_table
 from dashboard.traces.labels import CandidateLabel, chart_name, display_name
@@ -57,7 +58,6 @@ def _count_axis(largest: float) -> dict:
 def render_console(default: TraceRequest | None, banks: list[str]) -> TraceRequest | None:
     """The ad-hoc query form over the configured `banks` only. Returns a request when it was submitted and valid."""
     with st.form("trace_console"):
-        st.subheader("Query console")
         left, right = st.columns([2, 1])
         bank = left.selectbox(
             "Bank", banks, index=banks.index(default.bank) if default and default.bank in banks else 0, key="console_bank"
@@ -116,7 +116,7 @@ def render_header(traced: TracedRecall, analysis: TraceAnalysis, focus: CaseFocu
     if focus:
         cols[2].metric(focus.noun[0].upper() + focus.noun[1:], len(exact & {r.node_id for r in analysis.rows}))
     with st.expander("How this was recalled"):
-        st.caption(f"Trace fetched {traced.fetched_at:%Y-%m-%d %H:%M:%S} UTC")
+        st.caption(f"Trace fetched {local_time(traced.fetched_at)}")
         st.text(
             f"bank {req.bank} | query {req.query!r} | tags {list(req.tags)} ({req.tags_match}) | "
             f"budget {req.budget} | max_tokens {req.max_tokens} | types {list(req.types) if req.types else 'default'}"
@@ -360,8 +360,8 @@ def render_trace(traced: TracedRecall, deep_link: str, focus: CaseFocus | None =
     analysis = analyse(traced.response)
     render_verdict(traced, analysis, focus)
     render_header(traced, analysis, focus)
-    tab_results, tab_charts, tab_whatif, tab_phases, tab_export = st.tabs(
-        ["Results", "Charts", "What-if", "Timings", "Export"]
+    tab_charts, tab_results, tab_whatif, tab_phases, tab_export = st.tabs(  # the charts first; the raw scores a tab away
+        ["Charts", "Results", "What-if", "Timings", "Export"]
     )
     with tab_results:
         render_results(analysis, traced.labels, focus)

@@ -1,6 +1,6 @@
 """Queue workflow pieces shared by the review pages: the table's selection kept on the case shown, the next
-unreviewed case after a decision, claims with a lease, age badges against the SLA, comments, toasts and
-the bulk approval's confirmation.
+unreviewed case after a decision, claims with a lease, age badges against the SLA, comments, the inline
+confirmations (never toasts: a toast lies over the form's fields) and the bulk approval's confirmation.
 
 The rules live in dashboard.review (workflow, casework); writes go through the `require` the page passes
 (its role check, True when the write may go ahead). Names, comments and holders were typed by people: text elements or `md()` only.
@@ -13,6 +13,7 @@ from collections.abc import Callable, Container, Sequence
 import streamlit as st
 
 from components.safe_text import md
+from components.when import local_clock, local_time
 from dashboard.review.casework import Casework
 from dashboard.review.workflow import age_label, next_unreviewed, sla_state
 
@@ -77,16 +78,19 @@ def age_badge(age_days: int, sla_days: int) -> None:
     st.badge(age_label(age_days, sla_days), color=SLA_COLORS[state], icon=":material/schedule:")
 
 
-def toast(message: str, ok: bool = True) -> None:
-    """A confirmation or a refusal, shown where the reviewer looks whatever they clicked (escaped: it may hold names)."""
-    st.toast(md(message), icon=":material/check_circle:" if ok else ":material/block:", duration="long" if not ok else "short")
+def notice(message: str, ok: bool = True) -> None:
+    """A confirmation or a refusal, inline where it is called: beside the form, covering nothing (escaped: it may hold names)."""
+    (st.success if ok else st.error)(md(message), icon=":material/check_circle:" if ok else ":material/block:")
 
 
 def flash(key: str) -> None:
-    """Show the toast a previous run left before its rerun."""
+    """Show the confirmation a previous run left before its rerun, with what was decided (the note in full)."""
     pending = st.session_state.pop(key, None)
-    if pending:
-        toast(pending["message"], pending.get("ok", True))
+    if pending:  # not ok: recorded, but not in memory yet (or nothing recorded in a bulk approval)
+        delivered = pending.get("ok", True)
+        (st.success if delivered else st.warning)(md(pending["message"]), icon=":material/check_circle:" if delivered else ":material/schedule:")
+        if pending.get("details"):
+            st.text(pending["details"])
         if pending.get("error"):
             st.text(f"Delivery error: {pending['error']}")
 
@@ -97,12 +101,12 @@ def claim_controls(casework: Casework, bank: str, kind: str, case_id: str, me: s
     with st.container(horizontal=True, vertical_alignment="center", key=f"claim_{kind}"):
         if held is not None and held.holder != me:
             st.warning(
-                f"Claimed by {md(held.holder)} until {held.expires_at:%H:%M} UTC: only they can decide it now.",
+                f"Claimed by {md(held.holder)} until {local_clock(held.expires_at)}: only they can decide it now.",
                 icon=":material/lock:",
             )
             return False
         if held is not None:
-            st.badge(f"Yours until {held.expires_at:%H:%M} UTC", color="green", icon=":material/person:")
+            st.badge(f"Yours until {local_clock(held.expires_at)}", color="green", icon=":material/person:")
             if st.button("Release", key=f"release_{kind}", icon=":material/lock_open:") and require():
                 casework.release(bank, kind, case_id, me)
                 st.rerun()
@@ -112,9 +116,12 @@ def claim_controls(casework: Casework, bank: str, kind: str, case_id: str, me: s
             help="Type your reviewer name first" if me is None else "Hold this case so nobody else decides it meanwhile",
         ) and require():
             now_held = casework.claim(bank, kind, case_id, me)
-            if now_held.holder != me:
-                toast(f"{now_held.holder} claimed this case first.", ok=False)
-            st.rerun()
+            if now_held.holder == me:
+                st.rerun()
+            notice(f"{now_held.holder} claimed this case first.", ok=False)
+            return False
+        if me is None:  # a greyed-out button says why
+            st.caption("Claim: type your reviewer name first.")
     return True
 
 
@@ -130,14 +137,15 @@ def render_comments(casework: Casework, bank: str, kind: str, case_id: str, me: 
     notes = casework.comments(bank, kind, case_id)
     with st.expander(f"Comments ({len(notes)})", icon=":material/forum:", expanded=bool(notes)):
         for note in notes:
-            st.text(f"{note.author}, {note.created_at:%Y-%m-%d %H:%M} UTC")
+            st.text(f"{note.author}, {local_time(note.created_at)}")
             st.text(note.body)  # typed by a person: literal text, wrapped
         with st.form(key=f"comment_form_{kind}_{case_id}", clear_on_submit=True, border=False):
             body = st.text_area("Add a comment", max_chars=4000, key=f"comment_body_{kind}")
-            sent = st.form_submit_button("Comment", icon=":material/send:", disabled=me is None)
+            sent = st.form_submit_button("Comment", icon=":material/send:", disabled=me is None,
+                                         help="Type your reviewer name first" if me is None else None)
         if sent:
             if not body.strip():
-                toast("An empty comment was not saved.", ok=False)
+                notice("An empty comment was not saved.", ok=False)
             elif require():
                 casework.comment(bank, kind, case_id, me, body.strip())
                 st.rerun()

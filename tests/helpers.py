@@ -60,6 +60,19 @@ def texts(at: AppTest) -> str:
     return "\n".join(str(e.value) for kind in kinds for e in kind)
 
 
+def record_cards(at: AppTest) -> list[tuple[str, str, str]]:
+    """The record cards of a ticket's page, in page order: (id, status, why). A card's first text is
+    "<id>\n<status>", then come "Tags: ..." (evidence) and "Why: ..."."""
+    values = [t.value for t in at.text]
+    cards = []
+    for i, value in enumerate(values[:-1]):
+        lines = value.split("\n")
+        if len(lines) == 2 and values[i + 1].startswith(("Tags: ", "Why: ")):
+            why = next(v for v in values[i + 1:] if v.startswith("Why: "))
+            cards.append((lines[0], lines[1], why.removeprefix("Why: ")))
+    return cards
+
+
 def exception_case(case_id: str, vendor: str, etype: str = "price_variance", description: str = "Brackets billed above the PO price.") -> ExceptionCase:
     return ExceptionCase(
         id=case_id, vendor_code=vendor, vendor_name=f"Vendor {vendor}", exception_type=etype, invoice="INV-1", po="PO-1",

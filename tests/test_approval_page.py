@@ -47,13 +47,13 @@ def test_the_pending_case_and_its_second_approval(hindsight, point_app, demo_ban
 
     at.button(key="second_confirm").click().run()
     assert not at.exception, at.exception
-    assert any("confirmed by Lee and retained into" in t.value for t in at.toast)
+    assert "confirmed by Lee and retained into" in texts(at) and not at.toast  # inline: a toast lies over the form
     assert hindsight.gateway.document(demo_banks.finance, document_id_for(case.id)) is not None
     assert outbox.latest("exception", case.id).state == "delivered"
 
     select_row(at, "exception_queue", "case", other.id)  # the one left that needs Lee
     at.button(key="second_reject").click().run()
-    assert any(f"{other.id}: Dana's reject rejected by Lee; the case is back in the queue." in t.value for t in at.toast)
+    assert f"{other.id}: Dana's reject rejected by Lee; the case is back in the queue." in texts(at)
     at.toggle(key="exceptions_needs_me").set_value(False).run()  # it needs nobody's approval now: back in the queue
     select_row(at, "exception_queue", "case", other.id)
     assert at.dataframe(key="exception_queue").value.set_index("case").loc[other.id, "status"] == "returned"

@@ -116,11 +116,12 @@ def test_headline_tells_the_story_in_one_line():
         incident_kinds={("ticket", "T-1"): ["other_customer"], ("exception", "E-1"): ["crowded_out"]},
     )
     assert overview.headline(m) == (
-        "2 exceptions, 0 decided; 0 tickets, 0 decided; 1 crowd-out caught; 1 ticket where another customer's records reached the "
-        "agent; 1 other case with an incident."
+        "2 exceptions, 0 decided; 0 tickets, 0 decided; 1 exception where a plain search would have missed exact precedents; "
+        "1 ticket where another customer's records reached the agent; 1 other case with incidents."
     )
     assert (m.crowd_out.recalled, m.crowd_out.prevented, m.crowd_out.recommendations, m.crowd_out.no_relevant) == (1, 1, {"reject": 1}, 0)
     quiet = overview.build(history=[], bank_for={}, cases=[], tickets=[], latencies=[], finance_flags={}, ticket_flags={})
     assert overview.headline(quiet) == (
-        "0 exceptions, 0 decided; 0 tickets, 0 decided; no crowd-out check made yet; the agents' runs not checked for incidents yet."
+        "0 exceptions, 0 decided; 0 tickets, 0 decided; not yet checked whether a plain search would miss exact precedents; "
+        "the agents' runs not checked for incidents yet."
     )

@@ -46,8 +46,10 @@ def _texts(at: AppTest) -> str:
     return "\n".join(e.value for e in [*at.subheader, *at.header, *at.text, *at.caption, *at.success, *at.warning, *at.error, *at.info])
 
 
-def _toasts(at: AppTest) -> str:
-    return "\n".join(t.value for t in at.toast)
+def _notices(at: AppTest) -> str:
+    """The confirmations and refusals, inline beside the form (never toasts: a toast lies over the form's fields)."""
+    assert not at.toast
+    return "\n".join(e.value for e in [*at.success, *at.warning, *at.error])
 
 
 def _submit(at: AppTest, **widgets) -> AppTest:
@@ -56,7 +58,7 @@ def _submit(at: AppTest, **widgets) -> AppTest:
     if "outcome" in widgets:
         at.selectbox(key="decision_outcome").set_value(widgets["outcome"])
     if "reason" in widgets:
-        at.selectbox(key="decision_reason").set_value(widgets["reason"])
+        at.radio(key="decision_reason").set_value(widgets["reason"])
     if "note" in widgets:
         at.text_area(key="decision_note").input(widgets["note"])
     at.text_input(key="reviewer_name").input(widgets.get("reviewer", "Dana Reviewer"))
@@ -82,7 +84,8 @@ def test_queue_select_a_case_see_both_sections_approve_then_override(exceptions_
     assert "crowd" in text.lower() and "pass 2's response reused" in text
 
     at = _submit(at, choice="Approve the recommendation")
-    assert "E-1002: decision reject recorded" in _toasts(at) and "retained into" in _toasts(at)
+    assert "E-1002: decision reject recorded" in _notices(at) and "retained into" in _notices(at)
+    assert "Outcome: reject, as the agent recommended. Note: none" in _texts(at)  # what was decided, in words
     assert at.query_params["case"] in ("E-1003", ["E-1003"])  # on to the next unreviewed case
     at = _select(at, "E-1002")
     exact = _evidence(at, "exact")
@@ -93,7 +96,12 @@ def test_queue_select_a_case_see_both_sections_approve_then_override(exceptions_
     assert (queue.loc["E-1002", "status"], queue.loc["E-1002", "decision"]) == ("decided", "reject")
 
     at = _submit(at, choice="Override", outcome="approve", reason="PRICE_AGREED", note="New price list from 1 Nov")
-    assert "E-1002: decision approve recorded" in _toasts(at)
+    assert "E-1002: decision approve recorded" in _notices(at)
+    decided = ("Outcome: approve, an override of the agent's reject. Reason: PRICE_AGREED (Price change agreed with the vendor). "
+               "Note: New price list from 1 Nov")
+    assert decided in _texts(at)  # the confirmation names outcome, override, reason and note
+    at = _select(at, "E-1002")
+    assert decided in _texts(at)  # and so does the Decided box
     stored = outbox.latest("exception", "E-1002")
     assert (stored.decision.outcome, stored.decision.overridden, stored.decision.reason_code) == ("approve", True, "PRICE_AGREED")
     assert stored.decision.reviewer == "Dana Reviewer" and stored.decision.authenticated is False and stored.state == "delivered"
@@ -106,9 +114,9 @@ def test_a_decision_without_reviewer_or_override_reason_is_not_submitted(excepti
     start, _bank, outbox = exceptions_page
     at = _select(start(), "E-1001")
     at = _submit(at, choice="Approve the recommendation", reviewer="")
-    assert "reviewer name is required" in _toasts(at)  # a toast: seen wherever the reviewer clicked
+    assert "reviewer name is required" in _notices(at)  # inline, beside the form
     at = _submit(at, choice="Override", outcome="reject", reviewer="Dana")
-    assert "needs a reason code" in _toasts(at)
+    assert "needs a reason code" in _notices(at)
     assert outbox.history("exception") == []
     assert at.dataframe(key="exception_queue").value.set_index("case").loc["E-1001", "status"] == "open"
 

@@ -64,11 +64,11 @@ def test_crowd_out_summary_says_what_was_and_was_not_computed(hindsight, bank_id
     assert (summary.cases, summary.recalled, summary.checked, summary.unchecked_pass2_skipped) == (4, 3, 2, 1)
     assert (summary.prevented, summary.precedents_saved) == (1, 2)
     assert [(r["case"], r["exact precedents"], r["lost by a single pass"], r["state"]) for r in summary.per_case] == [
-        ("E-A", 2, 2, "crowd-out caught"), ("E-C", 2, 0, "no crowd-out"), ("E-D", 3, None, "not checked"),
+        ("E-A", 2, 2, "a plain search misses some"), ("E-C", 2, 0, "a plain search misses none"), ("E-D", 3, None, "not checked"),
     ]
     results["E-D"] = check_crowd_out(recall, results["E-D"])  # the check was asked for: now it is known
     again = overview_metrics.crowd_out_summary([crowded, alone, full, never], {cid: finance_flags(r) for cid, r in results.items()})
-    assert (again.checked, again.unchecked_pass2_skipped, again.per_case[2]["state"]) == (3, 0, "no crowd-out")
+    assert (again.checked, again.unchecked_pass2_skipped, again.per_case[2]["state"]) == (3, 0, "a plain search misses none")
 
 
 def test_overview_renders_when_hindsight_is_unreachable_and_nothing_is_decided(monkeypatch, tmp_path):
@@ -126,13 +126,13 @@ def test_overview_shows_figures_on_first_load_and_after_a_restart(hindsight, poi
     metrics, text, states = _figures(at)
     n = len(CASES)
     assert metrics["Decisions in range"] == "1" and metrics["Finance agreement"] == "0%"
-    assert metrics["Crowd-outs caught"] == str(len(caught)) and len(caught) >= 1
-    assert metrics["Legacy records admitted / rejected"] == f"{len(admitted)} / {len(rejected)}"  # records, not judgements
-    assert f"{n} exceptions, 1 decided (the agent was overruled on 1); {len(TICKETS)} tickets, 0 decided; {len(caught)} crowd-out" in text
+    assert metrics["Exceptions where a plain search misses precedents"] == str(len(caught)) and len(caught) >= 1
+    assert metrics["Old untagged records used / not used"] == f"{len(admitted)} / {len(rejected)}"  # records, not judgements
+    assert f"{n} exceptions, 1 decided (the agent was overruled on 1); {len(TICKETS)} tickets, 0 decided; {len(caught)} exception" in text
     assert f"{n} of {n} queued cases measured" in text and f"{len(TICKETS)} of {len(TICKETS)} tickets measured" in text
-    assert f"{len(skipped)} case(s) had pass 2 skipped" in _crowd_caption(at)
+    assert f"{len(skipped)} case(s) were not checked: their exact precedents alone filled the list" in _crowd_caption(at)
     assert {cid for cid, state in states.items() if state == "not checked"} == skipped
-    assert {cid for cid, state in states.items() if state == "crowd-out caught"} == caught
+    assert {cid for cid, state in states.items() if state == "a plain search misses some"} == caught
     assert "Coverage unavailable" not in text and "n/a" not in text
     assert len(at.get("plotly_chart")) >= 6
 
@@ -159,10 +159,10 @@ def test_overview_recall_all_with_the_crowd_out_check_measures_every_case(hindsi
     at.button(key="overview_recall_all").click().run()
     assert not at.exception, at.exception
     n = len(CASES)
-    assert f"{n} checked against a plain single search over this vendor or this type. 0 case(s) had pass 2 skipped" in _crowd_caption(at)
+    assert f"{n} checked against a plain single search over this vendor or this type. 0 case(s) were not checked" in _crowd_caption(at)
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Crowd-outs caught"] == str(sum(co.crowded_out for co in checked.values()))
-    assert _states(at) == {cid: "crowd-out caught" if co.crowded_out else "no crowd-out" for cid, co in checked.items()}
+    assert metrics["Exceptions where a plain search misses precedents"] == str(sum(co.crowded_out for co in checked.values()))
+    assert _states(at) == {cid: "a plain search misses some" if co.crowded_out else "a plain search misses none" for cid, co in checked.items()}
 
 
 def test_p95_interpolates_between_samples():

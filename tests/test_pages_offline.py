@@ -21,7 +21,7 @@ OWN_MESSAGE = {
     "tickets.py": "Select a ticket in the queue to audit its recall.",
     "traces.py": "Run a query above, or open a trace from a recall on another page.",
     "audit.py": "No decisions recorded yet.",
-    "incidents.py": "0 incident(s) of 0.",
+    "incidents.py": "0 case(s) with incidents (0 incident(s)).",
     "exceptions.py": None,  # its queue still loads from the file: checked below
 }
 

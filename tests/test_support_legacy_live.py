@@ -7,13 +7,12 @@ from datetime import UTC, datetime
 import pytest
 import streamlit as st
 
-from components.admission import COLUMNS
 from dashboard.cli.seed import stored_documents
 from dashboard.review.casework import Casework
 from dashboard.support.decisions import interaction_record, ticket_decision
 from dashboard.support.recall import recall_for_ticket
 from dashboard.support.record_flags import RECORD_KIND
-from tests.helpers import demo_ticket, open_page, texts
+from tests.helpers import demo_ticket, open_page, record_cards, texts
 
 ANN_LEGACY = {"SUP-L-001", "SUP-L-002"}  # the ownership rule admits exactly these two for Ann Lee
 
@@ -36,14 +35,14 @@ def _ticket(ticket_id: str):
     return open_page("views/tickets.py", ticket=ticket_id)
 
 
-def _left_out(at):
-    """The table of the customer's legacy records the tagged recall left out."""
-    return next(df.value for df in at.dataframe if "can be migrated" in df.value.columns)
+def _left_out(at) -> dict[str, str]:
+    """The customer's legacy records the tagged recall left out, each read in full: id -> can be migrated or not."""
+    return {ref: status for ref, status, _why in record_cards(at) if status.endswith("be migrated")}
 
 
-def _evidence(at) -> list:
-    """The evidence tables in page order: tagged path [used]; legacy path [used, found but not used]."""
-    return [df.value for df in at.dataframe if list(df.value.columns) == COLUMNS]
+def _used(at) -> list[str]:
+    """The records used for the ticket, in page order."""
+    return [ref for ref, status, _why in record_cards(at) if status == "used"]
 
 
 def _button(at, label: str):
@@ -64,9 +63,8 @@ def test_t2012_after_t2004_is_approved_shows_the_legacy_records_left_out_and_mig
     assert any("Used this customer's tagged history" in s.value for s in at.success)
     sentence = "2 legacy records of this customer were not consulted because a tagged record exists: migrate them."
     assert sentence in [w.value for w in at.warning], texts(at)
-    left_out = _left_out(at)
-    assert set(left_out["record"]) == ANN_LEGACY and left_out["can be migrated"].all()
-    assert list(_evidence(at)[0]["record"]) == ["ticket-T-2004"]
+    assert _left_out(at) == dict.fromkeys(ANN_LEGACY, "can be migrated")
+    assert _used(at) == ["ticket-T-2004"]
 
     _button(at, "Migrate this customer's legacy records").click().run()  # not confirmed: nothing written
     assert any("Tick 'I have checked these records' first." in e.value for e in at.error)
@@ -82,7 +80,7 @@ def test_t2012_after_t2004_is_approved_shows_the_legacy_records_left_out_and_mig
     assert tags["SUP-L-005"] == [] and tags["SUP-L-012"] == []  # another verdict, another customer: untouched
 
     # the page recalled again: the tagged path now brings the migrated records, nothing is left out
-    assert set(_evidence(at)[0]["record"]) == ANN_LEGACY | {"ticket-T-2004"}
+    assert set(_used(at)) == ANN_LEGACY | {"ticket-T-2004"}
     assert not any("not consulted" in w.value for w in at.warning)
     after = recall_for_ticket(hindsight.gateway.recall, bank, "Ann Lee", demo_ticket("T-2012").issue)
     assert after.path == "tagged" and {e.document_id for e in after.tagged} == ANN_LEGACY | {"ticket-T-2004"}
@@ -93,18 +91,17 @@ def test_t2003_shows_sup_l_012_as_left_out(hindsight, support_env):
     assert "1 legacy record of this customer was not consulted because a tagged record exists: migrate them." in [
         w.value for w in at.warning
     ]
-    assert list(_left_out(at)["record"]) == ["SUP-L-012"]
+    assert list(_left_out(at)) == ["SUP-L-012"]
 
 
 def test_every_rejected_candidate_is_listed_with_its_reason(hindsight, support_env):
     bank, _outbox = support_env
     at = _ticket("T-2004")
     recall = recall_for_ticket(hindsight.gateway.recall, bank, "Ann Lee", demo_ticket("T-2004").issue)
-    used, rejected = _evidence(at)
-    assert list(used["record"]) == [e.document_id for e in recall.legacy_admitted] and used["used"].all()
-    assert len(recall.legacy_rejected) > 10  # more than the grid's default ten visible rows
-    assert list(rejected["record"]) == [e.document_id for e in recall.legacy_rejected]
-    assert (rejected["why"].str.len() > 0).all() and not rejected["used"].any()
+    assert sorted(_used(at)) == sorted(e.document_id for e in recall.legacy_admitted)  # (ranking ties may reorder)
+    assert len(recall.legacy_rejected) > 10  # more than a grid's default ten visible rows: every one is a card
+    rejected = {ref: why for ref, status, why in record_cards(at) if status.startswith("not used")}
+    assert rejected == {e.document_id: e.reason for e in recall.legacy_rejected}  # each one, with its reason in full
     assert f"Records found but not used ({len(recall.legacy_rejected)})" in [s.value for s in at.subheader]
 
 

@@ -10,7 +10,7 @@ from dashboard.support import migration
 from dashboard.support.recall import recall_for_ticket
 from dashboard.review.outbox import Outbox
 from tests.conftest import APP
-from tests.helpers import AUTH, open_page
+from tests.helpers import AUTH, open_page, record_cards
 from tests.test_migration import CUSTOMERS
 
 
@@ -25,8 +25,9 @@ def _page(path: str) -> AppTest:
     return open_page(path)
 
 
-def _frames(at) -> dict[str, object]:
-    return {df.proto.id: df.value for df in at.dataframe}
+def _verdicts(at) -> dict[str, str]:
+    """Each record card's id and verdict."""
+    return {ref: status for ref, status, _why in record_cards(at)}
 
 
 def _texts(at) -> str:
@@ -44,12 +45,13 @@ def test_tickets_page_shows_legacy_evidence_with_reasons_and_a_decision_lands_on
     assert not at.exception, at.exception
     assert at.query_params["ticket"] in (["T-2004"], "T-2004")
     assert any("no tagged history yet: old untagged records were searched" in w.value for w in at.warning)
-    admitted, rejected = at.dataframe[1].value, at.dataframe[2].value
-    assert set(admitted["record"]) == {"SUP-L-001", "SUP-L-002"} and admitted["used"].all()
-    assert not rejected["used"].any() and {"SUP-L-003", "SUP-L-004", "SUP-L-005", "SUP-L-006"} <= set(rejected["record"])
-    assert (admitted["why"].str.len() > 0).all() and (rejected["why"].str.len() > 0).all()  # a reason on every verdict
-    assert "not used: names another customer" in set(rejected["verdict"])
-    assert "another customer's marker" in " ".join(rejected["why"])
+    verdicts = _verdicts(at)  # every record a card of wrapped text: id, verdict, why, text in full
+    assert {r for r, v in verdicts.items() if v == "used"} == {"SUP-L-001", "SUP-L-002"}
+    assert {"SUP-L-003", "SUP-L-004", "SUP-L-005", "SUP-L-006"} <= {r for r, v in verdicts.items() if v.startswith("not used")}
+    whys = [why for _ref, _status, why in record_cards(at)]
+    assert all(whys)  # a reason on every verdict
+    assert "not used: names another customer" in verdicts.values()
+    assert "another customer's marker" in " ".join(whys)
     assert any(s.value.startswith("Records found but not used (") for s in at.subheader)
     assert any(e.label == "How this was recalled" for e in at.expander)
     assert "I think I was charged twice again this month." in _texts(at)
@@ -69,7 +71,7 @@ def test_tickets_page_shows_legacy_evidence_with_reasons_and_a_decision_lands_on
     assert not at.exception, at.exception
     assert any("retained into Hindsight" in s.value for s in at.success), _texts(at)
     assert any("Used this customer's tagged history" in s.value for s in at.success)  # cache invalidated: the new recall is tagged
-    assert list(at.dataframe[2].value["record"]) == ["ticket-T-2004"]  # after the table of legacy records left out
+    assert [r for r, v in _verdicts(at).items() if v == "used"] == ["ticket-T-2004"]
     assert "By Rita Reviewer (unauthenticated)" in _texts(at)
     assert at.dataframe[0].value.set_index("ticket").loc["T-2004", "status"] == "edit and approve (delivered)"
 
@@ -84,8 +86,8 @@ def test_deep_link_opens_a_ticket_on_the_tagged_path(hindsight, app_env):
     at.switch_page("views/tickets.py").run()
     assert not at.exception, at.exception
     assert any("Used this customer's tagged history" in s.value for s in at.success)
-    tagged = at.dataframe[2].value  # after the table of legacy records left out (SUP-L-012)
-    assert set(tagged["record"]) == {"SUP-T-005"} and "SUP-L-012" not in set(tagged["record"])
+    used = {r for r, v in _verdicts(at).items() if v == "used"}
+    assert used == {"SUP-T-005"}  # SUP-L-012 is among the legacy records left out, not used
     assert not any(s.value.startswith("Records found but not used") for s in at.subheader)
 
 
@@ -102,18 +104,19 @@ def test_an_unknown_ticket_link_says_so_once_and_opens_the_first_unreviewed_tick
 
 def test_migration_page_dry_run_then_apply(hindsight, app_env):
     at = _page("views/migration.py")
-    records = next(df.value for df in at.dataframe if "status" in df.value.columns)
-    assert (records["status"] == "can be migrated").sum() == 9 and (records["status"] == "stays untagged").sum() == 4
-    assert (records["why"].str.len() > 0).all()
+    records = record_cards(at)  # every untagged record read in full: status, reason, text
+    statuses = [status for _ref, status, _why in records]
+    assert sum(s.startswith("can be migrated, for ") for s in statuses) == 9 and statuses.count("stays untagged") == 4
+    assert all(why for _ref, _status, why in records)
     assert {m.label: m.value for m in at.metric}["Can be migrated"] == "9"
     assert len(migration.legacy_documents(hindsight.gateway, app_env)) == 13  # showing the plan wrote nothing
 
-    next(b for b in at.button if b.label == "Apply migration").click().run()
-    assert any("Tick" in e.value for e in at.error)
-    assert len(migration.legacy_documents(hindsight.gateway, app_env)) == 13
+    assert at.button(key="migration_apply").disabled  # greyed out until the list is confirmed, and it says why
+    assert "Apply migration is off: tick 'I have checked the list above' first." in [c.value for c in at.caption]
 
-    at.checkbox(key="migration_confirm").check()
-    next(b for b in at.button if b.label == "Apply migration").click().run()
+    at.checkbox(key="migration_confirm").check().run()
+    assert not at.button(key="migration_apply").disabled
+    at.button(key="migration_apply").click().run()
     assert not at.exception, at.exception
     assert any("Tagged 9 record(s) in place" in s.value for s in at.success)
     assert any("Ready to retire the search of old records" in s.value for s in at.success)

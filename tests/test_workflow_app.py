@@ -47,8 +47,10 @@ def _name(at: AppTest, name: str, key: str = "reviewer_name") -> AppTest:
     return at
 
 
-def _toasts(at: AppTest) -> str:
-    return "\n".join(t.value for t in at.toast)
+def _notices(at: AppTest) -> str:
+    """The confirmations, inline beside the form (never toasts: a toast lies over the form's fields)."""
+    assert not at.toast
+    return "\n".join(e.value for e in [*at.success, *at.warning, *at.error])
 
 
 def test_next_unreviewed_rules():
@@ -84,7 +86,7 @@ def test_a_decision_advances_to_the_next_unreviewed_case(app):
     at = _name(open_page(EXC, timeout=120, case="E-1005"), "Kay Reviewer")
     at = _click(at, "exc_approve")
     assert outbox.latest("exception", "E-1005").decision.reviewer == "Kay Reviewer"
-    assert "E-1005: decision" in _toasts(at)
+    assert "E-1005: decision" in _notices(at)
     assert _case(at) == "E-1007" and any(h.value.startswith("E-1007:") for h in at.header)  # E-1006 was decided
 
     at.toggle(key="auto_advance").set_value(False).run()
@@ -140,7 +142,7 @@ def test_bulk_approval_records_one_decision_per_case(app):
         assert stored.decision.reviewer == "Bea Bulk" and not stored.decision.overridden
         assert stored.evidence is not None and stored.evidence.available and stored.evidence.items  # its own snapshot
         assert {i.id for i in stored.evidence.items if i.relevant}
-    assert f"{count} decision(s) recorded, one per case" in _toasts(at)
+    assert f"{count} decision(s) recorded, one per case" in _notices(at)
 
 
 def test_comments_are_kept_and_shown_as_plain_text(app):

@@ -250,3 +250,10 @@ def incident_text(flags: dict | None) -> str:
     if kinds is None:
         return ""
     return ", ".join(SHORT_LABELS.get(k, k) for k in kinds) or "none"
+
+
+def incidents_count(shown: list[Incident], found: list[Incident]) -> str:
+    """The Incidents page's count, in the Overview's words: cases first (a case can have several incidents)."""
+    cases = {(i.case_kind, i.case_id) for i in shown}
+    text = f"{len(cases)} case(s) with incidents ({len(shown)} incident(s))"
+    return text + (f", of {len(found)} incident(s) in all." if len(shown) != len(found) else ".")

@@ -36,6 +36,21 @@ class ThenNow(BaseModel):
     left: list[ResultRef] = Field(default_factory=list)  # in the agent's evidence then, not now
 
 
+# A recall's scope in a reviewer's words; the request itself (tags, tags_match) is on the Traces page.
+SCOPE_NAMES = {"exact": "exact precedents", "decisions": "reviewer decisions", "broader": "broader precedents",
+               "tagged": "this customer's tagged history", "bank_wide": "the whole bank"}
+
+
+def plain_scope(label: str, tags: list[str], tags_match: str | None) -> str:
+    """e.g. "exact precedents: same vendor V01 and type price variance"; "the whole bank (no filter)"."""
+    name = SCOPE_NAMES.get(label, label.replace("_", " "))
+    words = [tag.replace(":", " ", 1).replace("_", " ") for tag in tags if not tag.startswith("source:")]
+    if not words:
+        return f"{name} (no filter)"
+    joiner = " and " if (tags_match or "").startswith("all") else " or "
+    return f"{name}: same {joiner.join(words)}"
+
+
 def diff(then: list[ResultRef], now: list[ResultRef]) -> tuple[list[ResultRef], list[ResultRef]]:
     """(appeared, left), compared by document id (else memory id), in each list's order."""
     before, after = {r.ref for r in then}, {r.ref for r in now}
@@ -71,7 +86,7 @@ def then_vs_now(run: AgentRun | None, entries: dict[str, AuditRecall], now: list
                 seen.setdefault(r.ref, r)
     appeared, left = diff(list(seen.values()), now)
     note = (
-        f"What the {run.agent} agent ({run.variant}) recalled at {run.started_at:%Y-%m-%d %H:%M:%S} UTC, "
+        f"What the {run.agent} agent ({run.variant}) recalled, "
         + ("as Hindsight's audit log recorded it." if from_log else "as the agent recorded it (some audit entries not synced yet).")
     )
     return ThenNow(

@@ -81,11 +81,12 @@ def can(action: Action) -> bool:
 
 def permitted(action: Action) -> bool:
     """The rule right before a page's own write (a claim, a comment, a migration): roles.require, its
-    refusal shown to the user as a toast; True when the write may go ahead."""
+    refusal shown inline where the write was asked for (a toast would lie over the form); True when the write
+    may go ahead."""
     try:
         require(current_role(), action)
     except NotAllowed as exc:
-        st.toast(md(f"Not allowed: {exc}"), icon=":material/lock:", duration="long")
+        st.error(md(f"Not allowed: {exc}"), icon=":material/lock:")
         return False
     return True
 

@@ -1,6 +1,7 @@
 """Recording a decision from a page: the decision service does the work (role, claim, outbox, freshness,
-release); this turns its answer into what the reviewer sees next: a toast, the next unreviewed case, or
-the conflict screen when someone else decided the case meanwhile."""
+release); this turns its answer into what the reviewer sees next: a confirmation beside the form (what was
+decided: outcome, override or not, reason, note), the next unreviewed case, or the conflict screen when
+someone else decided the case meanwhile."""
 
 from __future__ import annotations
 
@@ -9,14 +10,16 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from components.workflow import toast
+from components.workflow import notice
 from dashboard.app import access, resources
+from dashboard.finance.decisions import REASON_CODES
+from dashboard.review.decision import decision_summary
 from dashboard.review.decisions import NotAllowed, Proposal, Refused, RevisionConflict
 
 
 @dataclass(frozen=True)
 class QueueKeys:
-    """The session keys of one queue page: its pending toast, its conflict, the case its next run opens."""
+    """The session keys of one queue page: its pending confirmation, its conflict, the case its next run opens."""
 
     flash: str
     conflict: str
@@ -24,12 +27,13 @@ class QueueKeys:
 
 
 def record(bank_id: str, proposal: Proposal, keys: QueueKeys, *, queue: Sequence[str], decided: Collection[str], what: str) -> None:
-    """Record `proposal`; on success the next run toasts `what` and (auto-advance on) opens the next unreviewed case."""
+    """Record `proposal`; on success the next run confirms `what`, with what was decided, and (auto-advance on)
+    opens the next unreviewed case."""
     decision = proposal.decision
     try:
         done = resources.decisions().decide(bank_id, access.current_role(), proposal, queue=queue, decided=decided)
     except (NotAllowed, Refused) as exc:
-        toast(f"Not recorded: {exc}", ok=False)
+        notice(f"Not recorded: {exc}", ok=False)
         return
     except RevisionConflict as exc:
         st.session_state[keys.conflict] = {"case": decision.case_id, "proposal": proposal, "theirs": exc.theirs}
@@ -42,7 +46,7 @@ def record(bank_id: str, proposal: Proposal, keys: QueueKeys, *, queue: Sequence
         delivery = "; it is delivered to memory when Hindsight answers."
     st.session_state[keys.flash] = {
         "ok": done.delivered or bool(done.held_because), "error": None if done.delivered or done.held_because else done.report.error,
-        "message": f"{decision.case_id}: {what} recorded (audit #{done.stored.id}){delivery}",
+        "message": f"{decision.case_id}: {what} recorded (audit #{done.stored.id}){delivery}", "details": decision_summary(decision, REASON_CODES),
     }
     if done.next_case is not None and st.session_state.get("auto_advance", True):
         st.session_state[keys.goto] = done.next_case
@@ -54,7 +58,7 @@ def record_many(bank_id: str, proposals: Sequence[Proposal], flash_key: str) -> 
     try:
         recorded, skipped = resources.decisions().decide_many(bank_id, access.current_role(), proposals)
     except NotAllowed as exc:
-        toast(f"Not recorded: {exc}", ok=False)
+        notice(f"Not recorded: {exc}", ok=False)
         return
     ids = [d.stored.case_id for d in recorded]
     message = f"{len(ids)} decision(s) recorded, one per case: {', '.join(ids) or 'none'}."
@@ -72,7 +76,7 @@ def second_approval(bank_id: str, kind: str, case_id: str, approver: str, keys: 
     try:
         done = resources.decisions().second_approval(bank_id, access.current_role(), kind, case_id, approver, confirm=confirm, note=note)
     except (NotAllowed, Refused) as exc:
-        toast(f"Not recorded: {exc}", ok=False)
+        notice(f"Not recorded: {exc}", ok=False)
         return
     theirs = done.stored.decision
     if not confirm:

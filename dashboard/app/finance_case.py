@@ -12,8 +12,7 @@ import streamlit as st
 from components.conflict import render_conflict
 from components.decision_form import OVERRIDE, decision_form, hold_long_note, quick_approval, reviewer_field
 from components.evidence import render_case_facts, render_decided, render_match
-from components.safe_text import md
-from components.workflow import auto_advance_toggle, confirm_bulk, render_comments, toast
+from components.workflow import auto_advance_toggle, confirm_bulk, flash, notice, render_comments
 from dashboard.app import access, deciding, finance_recalls, resources, second_approval
 from dashboard.finance import queue as exception_queue
 from dashboard.finance.decisions import DecisionError, evidence_snapshot, exception_decision, precedent_record
@@ -68,6 +67,7 @@ def decision_area(bank: str, case: ExceptionCase, queue, result: TwoStageResult 
     decide), comments, facts."""
     stored, held = queue.decided.get(case.id), queue.held.get(case.id)
     render_decided(stored)
+    flash(KEYS.flash)  # the last decision's confirmation, here beside the form: a toast would lie over its fields
     current = held.stored.revision if held else (stored.revision if stored else 0)  # a held row is the newest
     seen_key, seen = _seen_revision(bank, case.id, current)
     conflict = deciding.pending_conflict(KEYS, case.id)
@@ -91,11 +91,10 @@ def decision_area(bank: str, case: ExceptionCase, queue, result: TwoStageResult 
                     outcome=submitted.outcome, reason_code=submitted.reason_code, note=submitted.note,
                 )
             except DecisionError as exc:
-                toast(f"Not submitted: {exc}", ok=False)
                 if exc.field == "note" and len(submitted.note) > NOTE_MAX_CHARS:
                     hold_long_note(case.id, submitted.note)
                     st.rerun()
-                st.error(f"Not submitted: {md(exc)}", icon=":material/block:")
+                notice(f"Not submitted: {exc}", ok=False)
             else:
                 st.session_state.pop(seen_key, None)
                 proposal = _proposal(case, rec, decision, seen, evidence_snapshot(result, rec))
@@ -138,7 +137,7 @@ def bulk_bar(bank: str, queue, me: str | None) -> None:
             if candidates:
                 confirm_bulk({c.id: f"{c.id}: {c.vendor_code} {c.exception_type.replace('_', ' ')}, {r.action}" for c, _res, r in candidates}, BULK)
             else:
-                toast("No open case has a well-supported recommendation at hand yet.", ok=False)
+                notice("No open case has a well-supported recommendation at hand yet.", ok=False)
         open_ids = [c for c in queue.shown if c.id not in queue.decided]
         loading = len(open_ids) - len(finance_recalls.cached_cases(bank, open_ids, queue.k))
         if loading:

@@ -12,8 +12,10 @@ import streamlit as st
 
 from components.admission import render_decision_state
 from components.conflict import render_conflict
-from components.workflow import auto_advance_toggle, render_comments
+from components.decision_form import hold_long_note, long_note
+from components.workflow import auto_advance_toggle, flash, render_comments
 from dashboard.app import access, deciding, resources
+from dashboard.review.decision import NOTE_MAX_CHARS
 from dashboard.review.decisions import Proposal
 from dashboard.support.customers import customer_tag
 from dashboard.support.decisions import ACTIONS, TicketDecisionError, interaction_record, ticket_decision, ticket_evidence_snapshot
@@ -21,6 +23,10 @@ from dashboard.support.models import Ticket
 from dashboard.support.recall import TicketRecall
 
 KEYS = deciding.QueueKeys(flash="ticket_flash", conflict="ticket_conflict", goto="ticket_goto")
+
+
+def _note_key(ticket: Ticket) -> str:
+    return f"ticket_note_{ticket.id}"
 
 
 def _form(ticket: Ticket, me, free: bool) -> tuple[bool, str, str, str, str | None, bool]:
@@ -31,13 +37,17 @@ def _form(ticket: Ticket, me, free: bool) -> tuple[bool, str, str, str, str | No
         reviewer = me.name
     else:
         reviewer = st.text_input("Reviewer name (required; recorded as unauthenticated)", key="ticket_reviewer", max_chars=120)
+    long_note(ticket.id)
+    if not free:  # a greyed-out button says why
+        st.caption("Record decision is off: someone else holds this ticket (see who above).")
     with st.form(f"ticket_decision_{ticket.id}", clear_on_submit=False):
         action = st.radio("Action", list(ACTIONS), format_func=ACTIONS.get, key=f"ticket_action_{ticket.id}", horizontal=True)
         response = st.text_area(
             "Response (used by edit-and-approve and override; approve sends the draft as it is)",
             value=ticket.drafted_response, key=f"ticket_response_{ticket.id}", max_chars=8000,
         )
-        note = st.text_area("Note (required for an override)", key=f"ticket_note_{ticket.id}", max_chars=4000)
+        # No max_chars: the browser would drop a longer paste whole; the limit is checked on submit instead.
+        note = st.text_area("Note (required for an override)", key=_note_key(ticket), help=f"At most {NOTE_MAX_CHARS:,} characters.")
         submitted = st.form_submit_button("Record decision", type="primary", icon=":material/gavel:", disabled=not free)
     return submitted, action, response, note, reviewer, me.signed_in
 
@@ -49,6 +59,7 @@ def decision_area(
     st.subheader("Decision")
     stored = resources.outbox().latest_in_bank(bank, "ticket", ticket.id)
     render_decision_state(stored)  # a pending one is delivered by the delivery worker
+    flash(KEYS.flash)  # the last decision's confirmation, here beside the form: a toast would lie over its fields
     # The revision this page showed: a decision made on it meets any that landed since as a conflict.
     seen_key = f"tic_seen_{bank}_{ticket.id}"
     seen = st.session_state.get(seen_key, stored.revision if stored else 0)
@@ -83,6 +94,9 @@ def decision_area(
         )
         record = interaction_record(ticket, decision)
     except TicketDecisionError as exc:  # it covers pydantic's ValidationError too, naming the field
+        if exc.field == "note" and len(note) > NOTE_MAX_CHARS:
+            hold_long_note(ticket.id, note, _note_key(ticket))
+            st.rerun()
         st.error("Not recorded:", icon=":material/error:")
         st.text(str(exc))
         return

@@ -188,6 +188,9 @@ def decision_metrics(
     return list(agreement.values()), override_rows, [daily[key] for key in sorted(daily)]
 
 
+MISSED = "a plain search misses some"  # a crowd-out caught, in a stakeholder's words
+
+
 def crowd_out_summary(cases: Sequence[ExceptionCase], flags: Mapping[str, FinanceFlags | None]) -> CrowdOutSummary:
     """`flags`: case id -> its stored flags (None or absent when it was never recalled)."""
     summary = CrowdOutSummary(cases=len(cases))
@@ -208,7 +211,7 @@ def crowd_out_summary(cases: Sequence[ExceptionCase], flags: Mapping[str, Financ
             if lost:
                 summary.prevented += 1
                 summary.precedents_saved += lost
-            state = "crowd-out caught" if lost else "no crowd-out"
+            state = MISSED if lost else "a plain search misses none"
         summary.per_case.append({"case": case.id, "vendor": case.vendor_code, "type": case.exception_type.replace("_", " "),
                                  "exact precedents": measured.exact, "lost by a single pass": lost, "state": state,
                                  "agent recommends": measured.action})
@@ -296,7 +299,8 @@ def headline(m: OverviewMetrics) -> str:
         oldest = age_words(m.approvals_waiting[0].age_hours)
         parts.append(f"{_n(len(m.approvals_waiting), 'approval')} waiting for a second approver (the oldest for {oldest})")
     co = m.crowd_out
-    parts.append(_n(co.prevented, "crowd-out") + " caught" if co.checked else "no crowd-out check made yet")
+    parts.append(f"{_n(co.prevented, 'exception')} where a plain search would have missed exact precedents" if co.checked
+                 else "not yet checked whether a plain search would miss exact precedents")
     inc = m.incidents
     if not inc.checked:
         parts.append("the agents' runs not checked for incidents yet")
@@ -306,7 +310,7 @@ def headline(m: OverviewMetrics) -> str:
         parts.append("no cross-customer leak")
     others = inc.cases - inc.leaks
     if inc.checked and others > 0:
-        parts.append(f"{_n(others, 'other case')} with an incident")
+        parts.append(f"{_n(others, 'other case')} with incidents")
     return "; ".join(parts) + "."
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 from datetime import datetime
 from typing import Literal
 
@@ -58,6 +59,24 @@ class Hold(StrictModel):
     amount: float
     limit: float | None
     scope: str = Field(max_length=200)  # what recalls its release changes (as Proposal.scope)
+
+
+TICKET_ACTIONS = {"approve": "the drafted response approved as it is", "edit_and_approve": "the drafted response edited, then approved",
+                  "override": "an override: the drafted response replaced"}
+
+
+def decision_summary(d: ReviewerDecision, reasons: Mapping[str, str] | None = None) -> str:
+    """What was decided, in a reviewer's words: the outcome, override or not, the reason (with its label from
+    `reasons`) and the note, e.g. "Outcome: approve, an override of the agent's reject. Reason: ... Note: ..."."""
+    if d.ticket_action:
+        what = f"Action: {TICKET_ACTIONS[d.ticket_action]}."
+    elif d.overridden:
+        what = f"Outcome: {d.outcome}, an override of the agent's {d.agent_recommendation or 'recommendation'}."
+    else:
+        what = f"Outcome: {d.outcome}, as the agent recommended."
+    label = (reasons or {}).get(d.reason_code or "")
+    reason = f" Reason: {d.reason_code}" + (f" ({label})." if label else ".") if d.reason_code else ""
+    return f"{what}{reason} Note: {d.note or 'none'}"
 
 
 def text_hash(text: str) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import REPO, metric, serve_app
+from tests.e2e.conftest import REPO, metric, serve_app, settled
 
 
 def test_a_fresh_demo_start_shows_overview_figures_without_pressing_anything(hindsight, page: Page, shots):
@@ -34,19 +34,39 @@ def test_a_fresh_demo_start_shows_overview_figures_without_pressing_anything(hin
             expect(page.get_by_role("heading", name="Overview")).to_be_visible(timeout=60_000)
             expect(page.get_by_text(re.compile(r"^18 of 18 queued cases measured"))).to_be_visible(timeout=60_000)
             expect(page.get_by_text(re.compile(r"^12 of 12 tickets measured"))).to_be_visible()
-            headline = page.get_by_role("heading", name=re.compile(r"^18 exceptions, 0 decided; 12 tickets, 0 decided; \d+ crowd-outs? caught; "))
+            headline = page.get_by_role("heading", name=re.compile(r"^18 exceptions, 0 decided; 12 tickets, 0 decided; \d+ exceptions? where a plain search would have missed exact precedents; "))
             expect(headline).to_be_visible()
             # the demo's naive agents leaked another customer's records into T-2004 and T-2010, and were crowded out
             expect(headline).to_contain_text(re.compile(r"2 tickets where another customer's records reached the agent"))
-            expect(metric(page, "Crowd-outs caught")).to_have_text(re.compile(r"^[1-9]\d*$"))
-            expect(metric(page, "Incidents")).to_have_text(re.compile(r"^[1-9]\d*$"))
-            expect(metric(page, "Legacy records admitted / rejected")).to_have_text(re.compile(r"^[1-9]\d* / [1-9]\d*$"))
+            expect(metric(page, "Exceptions where a plain search misses precedents")).to_have_text(re.compile(r"^[1-9]\d*$"))
+            expect(metric(page, "Cases with incidents")).to_have_text(re.compile(r"^[1-9]\d*$"))
+            expect(metric(page, "Old untagged records used / not used")).to_have_text(re.compile(r"^[1-9]\d* / [1-9]\d*$"))
             audited = re.compile(r"from [1-9]\d* agent runs and [1-9]\d* recalls read from Hindsight's audit log")
             expect(page.get_by_text(audited)).to_be_visible()  # the audit log's projection, in the store since the seed
             expect(page.get_by_test_id("stPlotlyChart").first).to_be_visible()
             assert page.get_by_text("Measuring the cases no one has recalled yet").count() == 0  # the seed measured them
             body = page.inner_text("body")
             assert "n/a" not in body and "kind=" not in body and "queue=" not in body
+            assert "p50_ms" not in body and "crowd-outs" not in body.lower()  # plain words
+            cases_with_incidents = metric(page, "Cases with incidents").inner_text()
             shots(page, "overview-fresh")
+
+            # the Incidents page counts them in the same words, and reads each summary in full as text
+            page.goto(f"{url}/incidents")
+            count = page.get_by_text(re.compile(r"^\d+ case\(s\) with incidents \(\d+ incident\(s\)\)\.$"))
+            expect(count).to_be_visible(timeout=60_000)
+            assert count.inner_text().startswith(f"{cases_with_incidents} case(s) with incidents")
+            expect(page.get_by_text(re.compile(r"^T-2004: another customer's records reached the answer")).first).to_be_visible()
+            settled(page)
+            shots(page, "incidents", readme=True)
+
+            # a case's then vs now: each request in plain words, no raw tags or audit ids
+            page.goto(f"{url}/exceptions?case=E-1002")
+            request = re.compile(r"precedents: same vendor V02 (and|or) type price variance$")
+            expect(page.get_by_text(request).first).to_be_visible(timeout=60_000)
+            settled(page)
+            assert "audit entry" not in page.inner_text("body")
+            page.get_by_text("What the agent recalled then, and what recall returns now").scroll_into_view_if_needed()
+            shots(page, "then_vs_now", readme=True)
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)

@@ -13,7 +13,7 @@ from playwright.sync_api import Browser, Page, expect
 from dashboard.finance.policy import Recommendation
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.casework import Casework
-from tests.e2e.conftest import VIEWPORT, WAIT, choose, heading, press, settled
+from tests.e2e.conftest import VIEWPORT, WAIT, heading, press, settled
 from tests.helpers import demo_case, record_exception_decision
 
 pytestmark = pytest.mark.browser
@@ -136,7 +136,7 @@ def test_a_pasted_long_note_is_kept_up_to_the_limit_and_the_override_offers_only
     offered = page.get_by_role("option").all_inner_texts()
     assert sorted(o.strip() for o in offered) == ["approve", "escalate"]  # never the outcome already recommended
     page.get_by_role("option").filter(has_text="approve").first.click()
-    choose(page, "Reason code", "OTHER: ")
+    page.get_by_test_id("stForm").get_by_text("OTHER: Other (explain in the note)", exact=True).click()
     note = "".join(f"{i:05d} " for i in range(834))  # 5,004 characters, as a paste
     page.locator('textarea[aria-label="Note"]').fill(note)
     page.get_by_role("button", name="Submit decision").click()

@@ -1,7 +1,10 @@
+from datetime import datetime
+
 import pandas as pd
 import streamlit as st
 
 from components.status_banner import plain_error
+from components.when import local_time
 from dashboard.app import access, resources
 from dashboard.reporting.audit_export import AuditFilter, audit_row, to_csv, to_json
 
@@ -14,6 +17,20 @@ DELIVERY = {
     "awaiting_approval": "held: above the reviewer's limit, awaiting a second approval",
     "returned": "held, then rejected by the second approver",
 }  # fmt: skip
+STORED = {
+    "pending": "not yet, waiting to be stored", "delivered": "yes", "superseded": "replaced by a newer decision",
+    "failed": "no, refused by Hindsight", "discarded": "no, discarded by a lead",
+}  # fmt: skip
+
+
+def decision_text(r) -> str:
+    """One decision read in full: what was decided, over what, why, by whom, when, whether it is stored, its note."""
+    how = f"overrode the agent's {r.agent_recommendation}" if r.overridden else "as the agent recommended"
+    reason = f", reason {r.reason_code}" if r.reason_code else ""
+    when = local_time(datetime.fromisoformat(r.decided_at))
+    return (f"#{r.audit_id} {r.case_id}: {r.outcome} ({how}{reason}), by {r.reviewer}, {when}. "
+            f"Stored in Hindsight? {STORED.get(r.delivery, r.delivery)}\nNote: {r.note or '(none)'}")
+
 
 outbox = resources.outbox()
 history = outbox.history()
@@ -66,8 +83,16 @@ if "delivery" in frame:
     frame["delivery"] = frame["delivery"].map(lambda d: DELIVERY.get(d, d))
 if "last_error" in frame:
     frame["last_error"] = frame["last_error"].map(lambda e: plain_error(e) if e else "")
-st.dataframe(frame, hide_index=True, width="stretch", key="audit_table", column_config=HEADERS)
+for column in ("decided_at", "delivered_at"):  # readable times, not ISO strings
+    if column in frame:
+        frame[column] = pd.to_datetime(frame[column], errors="coerce", utc=True)
+times = {c: st.column_config.DatetimeColumn(HEADERS[c], format="D MMM YYYY, HH:mm") for c in ("decided_at", "delivered_at")}
 st.caption(f"{len(kept)} of {len(rows)} decisions")
+st.subheader("Each decision, its note, and whether it is stored in Hindsight")
+for r in kept:  # read in full, wrapped: the grid below cuts a long note
+    st.text(decision_text(r))
+st.subheader("As a table (sort, export)")
+st.dataframe(frame, hide_index=True, width="stretch", key="audit_table", column_config={**HEADERS, **times})
 with st.container(horizontal=True):
     st.download_button("Export CSV", to_csv(kept), "recall-review-audit.csv", "text/csv", icon=":material/download:")
     st.download_button("Export JSON", to_json(kept), "recall-review-audit.json", "application/json", icon=":material/download:")

@@ -10,11 +10,12 @@ from datetime import date
 import streamlit as st
 
 from components.evidence import render_crowd_out, render_evidence, render_recall_details, render_recommendation
+from components.glossary import FINANCE_TERMS, render_glossary
 from components.review_keys import review_keys
 from components.safe_text import md
 from components.status_banner import render_evidence_unavailable
 from components.then_now import render_then_now
-from components.workflow import age_badge, claim_controls, flash, keep_selection, my_queue_filter, unknown_link
+from components.workflow import age_badge, claim_controls, keep_selection, my_queue_filter, unknown_link
 from dashboard.agents.incidents import incident_text, is_relevant_ref
 from dashboard.app import access, audit, finance_case, finance_recalls, resources
 from dashboard.finance import queue as exception_queue
@@ -26,6 +27,8 @@ from dashboard.hindsight.errors import HindsightError
 from dashboard.queue_files import QueueFileError, load_rows
 
 QUEUE_KEY = "exception_queue"
+# Pinned to the left: what a reviewer scans the queue for stays in view at 1440 wide, without scrolling sideways.
+KEY_COLUMNS = ("case", "exact precedents", "agent recommends", "crowd-out", "incident")
 
 
 @dataclass
@@ -77,7 +80,8 @@ def queue_panel(bank: str, cases: list[ExceptionCase], decided: dict, me: str | 
         event = st.dataframe(
             exception_queue.with_sla(table, settings.sla_days), key=QUEUE_KEY,
             on_select="rerun", selection_mode="single-row", hide_index=True, width="stretch",
-            column_config={"invoice amount": st.column_config.NumberColumn(format="%.2f"), "variance": st.column_config.NumberColumn(format="%+.2f")},
+            column_config={"invoice amount": st.column_config.NumberColumn(format="%.2f"), "variance": st.column_config.NumberColumn(format="%+.2f"),
+                           **{c: st.column_config.Column(pinned=True) for c in KEY_COLUMNS}},
         )
         caption = st.empty()
         finance_case.bulk_bar(bank, queue, me)
@@ -131,7 +135,6 @@ def page() -> None:
         st.text(str(exc))
         return
     me = access.reviewer("reviewer_name")
-    flash(finance_case.KEYS.flash)
     queue, rows, caption = queue_panel(bank, cases, decisions_by_case(resources.outbox(), bank), me.name, today)
     case, problem = exception_queue.resolve_case(queue.shown, rows, st.query_params.get("case"))
     caption.caption(
@@ -166,6 +169,7 @@ def page() -> None:
     with right:
         finance_case.decision_area(bank, case, queue, result, rec, free=free, approve_key=keys.approve, me=me)
     with st.expander("How this was recalled", icon=":material/manage_search:"):
+        render_glossary(FINANCE_TERMS)
         st.number_input("Precedents to recall (k)", min_value=1, max_value=MAX_K, value=DEFAULT_K, key="exceptions_k")
         if result is not None:
             render_recall_details(result, case.id)
@@ -177,7 +181,6 @@ def page() -> None:
         render_then_now(  # "now" lists this case's own decision too, flagged: it is what changed, never evidence
             audit.then_now(bank, "exception", case.id, result.records + ([result.own_decision] if result.own_decision else [])),
             lambda r: "your decision (not evidence)" if r.ref == own else ("relevant" if is_relevant_ref(r, case.vendor_code, case.exception_type) else "not relevant"),
-            key=f"then_now_{case.id}",
         )
 
 

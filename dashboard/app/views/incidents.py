@@ -5,7 +5,8 @@ import streamlit as st
 
 from components.then_now import request_of
 from components.trace_link import trace_link
-from dashboard.agents.incidents import KIND_LABELS
+from components.when import local_time
+from dashboard.agents.incidents import KIND_LABELS, incidents_count
 from dashboard.app import audit, resources
 
 st.title("Incidents")
@@ -21,7 +22,7 @@ for bank in banks:
 found = audit.incidents(banks, fresh=st.button("Check again", icon=":material/refresh:"))
 kinds = st.multiselect("Kind", list(KIND_LABELS), format_func=KIND_LABELS.get, key="incident_kinds")
 shown = [i for i in found if not kinds or i.kind in kinds]
-st.text(f"{len(shown)} incident(s) of {len(found)}.")
+st.text(incidents_count(shown, found))
 if not shown:
     st.stop()
 
@@ -30,16 +31,21 @@ def _link(incident) -> str:
     return f"/exceptions?case={incident.case_id}" if incident.case_kind == "exception" else f"/tickets?ticket={incident.case_id}"
 
 
+st.subheader("What happened")
+for i in shown:  # read in full, wrapped: a grid cell would cut the summary
+    st.text(f"{i.case_id}: {i.label} ({i.agent} agent, {i.variant}), {local_time(i.at)}\n{i.summary}")
+
+st.subheader("Look into one")
 frame = pd.DataFrame(
     [
-        {"when": i.at, "kind": i.label, "case": _link(i), "agent": f"{i.agent}/{i.variant}", "summary": i.summary,
-         "records": ", ".join(i.records), "used in answer": ", ".join(i.used_in_answer), "audit entries": ", ".join(i.audit_ids)}
+        {"when": i.at, "kind": i.label, "case": _link(i), "agent": f"{i.agent}/{i.variant}",
+         "records": ", ".join(i.records), "used in answer": ", ".join(i.used_in_answer)}
         for i in shown
     ]
 )  # fmt: skip
 event = st.dataframe(
     frame, hide_index=True, width="stretch", key="incidents_table", on_select="rerun", selection_mode="single-row",
-    column_config={"case": st.column_config.LinkColumn(display_text=r"=(.*)$"), "when": st.column_config.DatetimeColumn(format="YYYY-MM-DD HH:mm:ss")},
+    column_config={"case": st.column_config.LinkColumn(display_text=r"=(.*)$"), "when": st.column_config.DatetimeColumn(format="D MMM YYYY, HH:mm")},
 )  # fmt: skip
 st.caption("Select an incident to see what the agent recalled for it.")
 if event.selection.rows:

@@ -13,6 +13,7 @@ from dashboard.support import migration
 from dashboard.support.models import Customer
 
 REPORT_KEY = "migration_report"
+CONFIRM = "I have checked the list above"
 
 
 def apply(bank: str, customers: list[Customer], batch: int) -> None:
@@ -72,19 +73,21 @@ def page() -> None:
     if not access.can("apply_migration"):
         st.info(f"Your role ({access.current_role()}) can read this list; migrating needs the lead role.", icon=":material/lock:")
         return
-    with st.form("migration_apply"):
-        st.text(
-            f"Migrating tags the {len(plan.reliable)} record(s) marked 'can be migrated'. It is safe to run again: a record "
-            "already tagged is not touched twice, and a run that stopped is finished by running it again."
-        )
-        batch = st.number_input("Records sent to Hindsight at a time", min_value=1, max_value=100, value=10, key="migration_batch")
-        confirmed = st.checkbox("I have checked the list above", key="migration_confirm")
-        clicked = st.form_submit_button("Apply migration", type="primary", disabled=bool(plan.directory_problems))
+    # Not a form: the button must grey out until the box is ticked, and a form's box is only read on submit.
+    st.text(
+        f"Migrating tags the {len(plan.reliable)} record(s) marked 'can be migrated'. It is safe to run again: a record "
+        "already tagged is not touched twice, and a run that stopped is finished by running it again."
+    )
+    batch = st.number_input("Records sent to Hindsight at a time", min_value=1, max_value=100, value=10, key="migration_batch")
+    confirmed = st.checkbox(CONFIRM, key="migration_confirm")
+    blocked = "the customer directory is not safe to migrate against" if plan.directory_problems else None
+    if not confirmed and not blocked:
+        blocked = f"tick '{CONFIRM}' first"
+    clicked = st.button("Apply migration", type="primary", key="migration_apply", disabled=blocked is not None,
+                        help=f"Off: {blocked}." if blocked else None)
+    if blocked:  # a greyed-out button says why
+        st.caption(f"Apply migration is off: {blocked}.")
     if clicked and access.permitted("apply_migration"):
-        if confirmed:
-            apply(bank, customers, int(batch))
-        else:
-            st.error("Tick 'I have checked the list above' first.")
-
+        apply(bank, customers, int(batch))
 
 page()

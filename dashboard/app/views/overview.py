@@ -88,7 +88,8 @@ def page() -> None:
         period = st.date_input("Decisions made between", value=(first_day, today), key="overview_period", width=320)
         recall_all = st.button("Recall the whole queue now", key="overview_recall_all", icon=":material/refresh:", disabled=not reachable,
                                help="Recall every queued exception and ticket (cached answers are reused), so every case counts below.")
-        check_all = st.checkbox("with the crowd-out check where pass 2 was skipped (one extra recall each)", key="overview_check_all")
+        check_all = st.checkbox("also check whether a plain search would miss precedents where the wider search was skipped (one extra recall each)",
+                                key="overview_check_all")
     start, end = period if isinstance(period, tuple) and len(period) == 2 else (None, None)
 
     finance_stored, ticket_stored = _stored_flags(settings)

@@ -12,7 +12,8 @@ from components.review_keys import review_keys
 from components.safe_text import md
 from components.status_banner import render_evidence_unavailable
 from components.then_now import render_then_now
-from components.workflow import age_badge, claim_controls, flash, keep_selection, unknown_link
+from components.when import local_day
+from components.workflow import age_badge, claim_controls, keep_selection, unknown_link
 from dashboard.agents.incidents import incident_text, ownership
 from dashboard.app import access, audit, resources, ticket_case, ticket_recalls
 from dashboard.app.ticket_evidence import render_ticket_evidence
@@ -39,13 +40,14 @@ def queue_table(bank: str, tickets: list[Ticket], latest: dict, decided: set[str
     """The queue (flags from the review store); returns the ticket to open: selected, else deep-linked."""
     flags = resources.casework().flags(bank, "ticket")  # measured as tickets are recalled, kept in the store
     queue = pd.DataFrame(
-        [{"ticket": t.id, "customer": t.customer, "issue": t.issue, "opened": t.opened_on.isoformat(), "status": _status(latest, t.id),
+        [{"ticket": t.id, "customer": t.customer, "issue": t.issue, "opened": t.opened_on, "status": _status(latest, t.id),
           "history used": history_used(stored_ticket_flags(flags.get(t.id))), "incident": incident_text(flags.get(t.id))}
          for t in tickets]
     )
     ids = [t.id for t in tickets]
     keep_selection(QUEUE_KEY, "ticket", ids, decided, ticket_case.KEYS.goto, open_first=False)
-    event = st.dataframe(queue, key=QUEUE_KEY, on_select="rerun", selection_mode="single-row", hide_index=True, width="stretch")
+    event = st.dataframe(queue, key=QUEUE_KEY, on_select="rerun", selection_mode="single-row", hide_index=True, width="stretch",
+                         column_config={"opened": st.column_config.DateColumn(format="D MMM YYYY")})
     rows = list(event.selection.rows) if event is not None else []
     if rows:
         st.query_params["ticket"] = ids[rows[0]]  # the address bar becomes a deep link to this ticket
@@ -93,11 +95,10 @@ def page() -> None:
         [t.id for t in tickets], ticket.id, table_key=QUEUE_KEY, param="ticket", prefix="tic",
         override_state=(f"ticket_action_{ticket.id}", "override"), decided=decided, can_decide=free and access.can("decide"),
     )
-    st.text(f"Customer: {ticket.customer}   opened {ticket.opened_on.isoformat()}")
+    st.text(f"Customer: {ticket.customer}   opened {local_day(ticket.opened_on)}")
     if ticket.customer not in {c.name for c in customers}:
         st.warning("This customer is not in the customer directory.")
     st.text("Issue:\n" + ticket.issue)
-    flash(ticket_case.KEYS.flash)
 
     try:
         recall = ticket_recalls.recall_ticket(bank, ticket.customer, ticket.issue)
@@ -110,7 +111,7 @@ def page() -> None:
         recall = None
     if recall is not None:
         render_ticket_evidence(ticket, recall, customers, bank)
-        render_then_now(audit.then_now(bank, "ticket", ticket.id, recall.evidence), lambda r: ownership(r, recall.tag), key=f"then_now_{ticket.id}")
+        render_then_now(audit.then_now(bank, "ticket", ticket.id, recall.evidence), lambda r: ownership(r, recall.tag))
 
     st.subheader("Drafted response")
     st.text(ticket.drafted_response)

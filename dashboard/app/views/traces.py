@@ -47,8 +47,11 @@ if linked is not None and not reachable(linked, banks):
     st.error("This link names a bank this dashboard is not configured for; it cannot be traced here.", icon=":material/block:")
 
 submitted = None
+recent = store.requests()
 if access.can("trace_any_query"):
-    submitted = render_console(linked, banks)
+    # Collapsed while there is a trace to read: the page opens on its verdict and charts, not on request fields.
+    with st.expander("Query console: trace any recall", icon=":material/terminal:", expanded=linked is None and not recent):
+        submitted = render_console(linked, banks)
 else:
     st.caption("The query console is for leads; the trace links on the other pages open here.")
 if submitted is not None and not (access.permitted("trace_any_query") and reachable(submitted, banks)):
@@ -59,7 +62,6 @@ if submitted is not None:
     st.query_params.from_dict(submitted.to_query_params())  # the address bar becomes the deep link
     linked = submitted
 
-recent = store.requests()
 if linked is None and recent:
     linked = recent[0]
 

@@ -15,7 +15,7 @@ from components.review_keys import review_keys
 from components.safe_text import md
 from components.status_banner import render_evidence_unavailable
 from components.then_now import render_then_now
-from components.workflow import age_badge, claim_controls, keep_selection, my_queue_filter, unknown_link
+from components.workflow import age_badge, claim_controls, flash, keep_selection, my_queue_filter, unknown_link
 from dashboard.agents.incidents import incident_text, is_relevant_ref
 from dashboard.app import access, audit, finance_case, finance_recalls, resources
 from dashboard.finance import queue as exception_queue
@@ -141,6 +141,8 @@ def page() -> None:
         f"{len(queue.shown)} of {len(cases)} exceptions; {sum(1 for c in queue.shown if c.id in queue.decided)} decided. "
         + (f"{md(case.id)} is open: select another row to switch." if case else "Select a row to review it.")
     )
+    if problem or case is None:
+        flash(finance_case.KEYS.flash)  # the last decision's confirmation, when its case left the queue shown
     if problem:
         unknown_link("exception", st.query_params["case"], queue.ids, queue.decided, goto_key=finance_case.KEYS.goto)
         return

@@ -13,7 +13,7 @@ from components.safe_text import md
 from components.status_banner import render_evidence_unavailable
 from components.then_now import render_then_now
 from components.when import local_day
-from components.workflow import age_badge, claim_controls, keep_selection, unknown_link
+from components.workflow import age_badge, claim_controls, flash, keep_selection, unknown_link
 from dashboard.agents.incidents import incident_text, ownership
 from dashboard.app import access, audit, resources, ticket_case, ticket_recalls
 from dashboard.app.ticket_evidence import render_ticket_evidence
@@ -78,6 +78,8 @@ def page() -> None:
     by_id = {t.id: t for t in tickets}
     decided = {case_id for (_kind, case_id) in latest}
     ticket_id = queue_table(bank, tickets, latest, decided)
+    if ticket_id is None or ticket_id not in by_id:
+        flash(ticket_case.KEYS.flash)  # the last decision's confirmation, when no ticket is open
     if ticket_id is not None and ticket_id not in by_id:
         unknown_link("ticket", ticket_id, list(by_id), decided, goto_key=ticket_case.KEYS.goto)
         return

@@ -1,0 +1,54 @@
+"""Four-eyes curation on the Finance exceptions page's evidence cards, through AppTest against the real server."""
+
+import uuid
+
+from dashboard.cli.seed import finance_records, seed_bank
+from tests.helpers import open_page, texts
+
+PAGE = "views/exceptions.py"
+DOC = "PREC-V02-PRI-01"  # an exact precedent of E-1002 (Acme Fasteners, price variance)
+
+
+def _exact(at) -> set[str]:
+    frames = [d.value for d in at.dataframe if "pass" in d.value.columns and len(d.value) and set(d.value["pass"]) == {"exact"}]
+    return set(frames[0]["precedent"]) if frames else set()
+
+
+def _as(at, name: str):
+    at.text_input(key="reviewer_name").input(name)
+    return at
+
+
+def _toasts(at) -> str:
+    return "\n".join(t.value for t in at.toast)
+
+
+def test_a_reviewer_proposes_on_a_card_the_proposer_cannot_approve_a_lead_does(hindsight, point_app):
+    bank = f"fin-{uuid.uuid4().hex[:8]}"
+    seed_bank(hindsight.gateway, bank, finance_records())
+    point_app(hindsight.env(finance=bank, support=f"sup-{bank}"))
+    at = open_page(PAGE, case="E-1002")
+    assert DOC in _exact(at)
+
+    key = f"curate_{DOC}"
+    _as(at, "Dana").selectbox(key=f"{key}_label").set_value("outdated")
+    at.text_area(key=f"{key}_reason").input("x" * 600)
+    at.button(key=f"{key}_propose").click().run()
+    assert "Not recorded: reason: 600 characters; the limit is 500" in _toasts(at)
+    assert at.text_area(key=f"{key}_reason").value == "x" * 600  # nothing lost: the reviewer shortens it
+
+    at.text_area(key=f"{key}_reason").input("supplier contract ended")
+    at.button(key=f"{key}_propose").click().run()
+    assert not at.exception, at.exception
+    assert f"Proposed: {DOC} waits for a lead" in _toasts(at).replace("\\", "")
+    assert "Proposed by Dana on " in texts(at) and "Reason: supplier contract ended" in texts(at)
+
+    at.button(key=f"{key}_approve").click().run()
+    assert "Dana proposed this; another lead must approve it (four eyes)." in _toasts(at)
+    assert hindsight.gateway.list_memories(bank, document_id=DOC)["total"] == 1
+
+    _as(at, "Lee").button(key=f"{key}_approve").click().run()
+    assert not at.exception, at.exception
+    assert f"Approved: {DOC} is invalidated." in _toasts(at).replace("\\", "")
+    assert DOC not in _exact(at)  # the case recalled again: the retired precedent is gone
+    assert hindsight.gateway.list_memories(bank, document_id=DOC)["total"] == 0

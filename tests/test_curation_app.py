@@ -2,7 +2,7 @@
 
 import uuid
 
-from dashboard.cli.seed import finance_records, seed_bank
+from dashboard.cli.seed import finance_records, seed_bank, support_records
 from tests.helpers import open_page, texts
 
 PAGE = "views/exceptions.py"
@@ -52,3 +52,20 @@ def test_a_reviewer_proposes_on_a_card_the_proposer_cannot_approve_a_lead_does(h
     assert f"Approved: {DOC} is invalidated." in _toasts(at).replace("\\", "")
     assert DOC not in _exact(at)  # the case recalled again: the retired precedent is gone
     assert hindsight.gateway.list_memories(bank, document_id=DOC)["total"] == 0
+
+
+def test_a_tickets_record_is_proposed_and_approved_from_the_ticket_page(hindsight, bank_id, point_app):
+    seed_bank(hindsight.gateway, bank_id, support_records())
+    point_app(hindsight.env(support=bank_id, finance=bank_id + "-fin"))
+    at = open_page("views/tickets.py", ticket="T-2003")  # the tagged path: SUP-T-005 reaches the ticket
+    key = "curate_SUP-T-005"
+    assert at.selectbox(key="curate_record_T-2003").value == "SUP-T-005"
+    at.text_input(key="ticket_reviewer").input("Dana")
+    at.selectbox(key=f"{key}_label").set_value("another_customer")
+    at.text_area(key=f"{key}_reason").input("it is Ann Leeds's call")
+    at.button(key=f"{key}_propose").click().run()
+    at.text_input(key="ticket_reviewer").input("Lee")
+    at.button(key=f"{key}_approve").click().run()
+    assert not at.exception, at.exception
+    assert "Approved: SUP-T-005 is invalidated." in "\n".join(t.value for t in at.toast).replace("\\", "")
+    assert hindsight.gateway.list_memories(bank_id, document_id="SUP-T-005")["total"] == 0

@@ -52,3 +52,12 @@ def card_controls(bank: str, document_ids: Iterable[str], name_key: str, flash_k
         st.rerun()
 
     return controls
+
+
+def record_controls(bank: str, document_ids: list[str], name_key: str, flash_key: str, key: str) -> None:
+    """The same controls for evidence drawn as a table (a ticket's records): pick a record, then curate it."""
+    if not document_ids:
+        return
+    st.subheader("Curate a record used")
+    chosen = st.selectbox("Record", document_ids, key=key, help="Propose retiring a record that is wrong, outdated, another customer's or a duplicate.")
+    card_controls(bank, [chosen], name_key, flash_key)(chosen)

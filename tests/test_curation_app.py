@@ -2,8 +2,11 @@
 
 import uuid
 
+from dashboard.agents.runner import run_exception
 from dashboard.cli.seed import finance_records, seed_bank, support_records
-from tests.helpers import open_page, texts
+from dashboard.review.agent_runs import AgentRunStore
+from dashboard.review.curation import Curation
+from tests.helpers import demo_case, open_page, texts
 
 PAGE = "views/exceptions.py"
 DOC = "PREC-V02-PRI-01"  # an exact precedent of E-1002 (Acme Fasteners, price variance)
@@ -26,7 +29,9 @@ def _toasts(at) -> str:
 def test_a_reviewer_proposes_on_a_card_the_proposer_cannot_approve_a_lead_does(hindsight, point_app):
     bank = f"fin-{uuid.uuid4().hex[:8]}"
     seed_bank(hindsight.gateway, bank, finance_records())
-    point_app(hindsight.env(finance=bank, support=f"sup-{bank}"))
+    hindsight.gateway.enable_audit_log(bank)
+    outbox = point_app(hindsight.env(finance=bank, support=f"sup-{bank}"))
+    run_exception(hindsight.gateway, AgentRunStore(outbox.engine), bank, demo_case("E-1002"), "reviewed")  # "then"
     at = open_page(PAGE, case="E-1002")
     assert DOC in _exact(at)
 
@@ -51,6 +56,8 @@ def test_a_reviewer_proposes_on_a_card_the_proposer_cannot_approve_a_lead_does(h
     assert not at.exception, at.exception
     assert f"Approved: {DOC} is invalidated." in _toasts(at).replace("\\", "")
     assert DOC not in _exact(at)  # the case recalled again: the retired precedent is gone
+    approved_on = Curation(outbox.engine).history()[0].created_at.date().isoformat()
+    assert f"{DOC}: invalidated by Lee on {approved_on}: supplier contract ended (outdated, proposed by Dana)" in texts(at)  # then vs now
     assert hindsight.gateway.list_memories(bank, document_id=DOC)["total"] == 0
 
 

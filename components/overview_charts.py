@@ -49,6 +49,9 @@ def render_kpis(m: OverviewMetrics) -> None:
         st.metric("Incidents", inc.cases if inc.checked else "not checked", help=f"Cases with an incident, of {inc.checked} whose agent runs were checked",
                   border=True)
         st.metric("Tagged share", _pct(m.coverage.tagged_share) if m.coverage else "unavailable", border=True)
+        cu = m.curation
+        st.metric("Curation proposed / approved / reverted", f"{cu.proposals} / {cu.approvals} / {cu.reverts}", border=True,
+                  help=f"Documents retired from recall by four-eyes curation; {cu.rejections} proposal(s) rejected; reverts are approvals too")
 
 def render_queues(m: OverviewMetrics) -> None:
     st.subheader("Queue status")

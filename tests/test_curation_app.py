@@ -2,10 +2,14 @@
 
 import uuid
 
+import streamlit as st
+
 from dashboard.agents.runner import run_exception
 from dashboard.cli.seed import finance_records, seed_bank, support_records
 from dashboard.review.agent_runs import AgentRunStore
+from dashboard.processes import free_port
 from dashboard.review.curation import Curation
+from dashboard.review.db import make_engine
 from tests.helpers import demo_case, open_page, texts
 
 PAGE = "views/exceptions.py"
@@ -76,3 +80,20 @@ def test_a_tickets_record_is_proposed_and_approved_from_the_ticket_page(hindsigh
     assert not at.exception, at.exception
     assert "Approved: SUP-T-005 is invalidated." in "\n".join(t.value for t in at.toast).replace("\\", "")
     assert hindsight.gateway.list_memories(bank_id, document_id="SUP-T-005")["total"] == 0
+
+
+def test_the_overview_counts_proposals_approvals_and_reverts_from_the_store(monkeypatch, tmp_path):
+    curation = Curation(make_engine(None, tmp_path))  # the store the page opens in its data directory
+    first = curation.propose("b", "d1", role="reviewer", proposer="Dana", label="wrong", reason="misfiled")
+    curation.approve(first.id, role="lead", lead="Lee")
+    back = curation.propose("b", "d1", role="reviewer", proposer="Kim", change="revert", reason="it was right")
+    curation.approve(back.id, role="lead", lead="Lee")
+    other = curation.propose("b", "d2", role="reviewer", proposer="Dana", label="duplicate", reason="same as d1")
+    curation.reject(other.id, role="lead", lead="Lee")
+    monkeypatch.setenv("RECALL_REVIEW_DATA_DIR", str(tmp_path))
+    monkeypatch.setenv("RECALL_REVIEW_API_PORT", str(free_port()))  # nothing listens there: the figures need no Hindsight
+    monkeypatch.delenv("HINDSIGHT_API_URL", raising=False)
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    at = open_page("views/overview.py")
+    assert {m.label: m.value for m in at.metric}["Curation proposed / approved / reverted"] == "3 / 2 / 1"

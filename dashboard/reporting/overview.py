@@ -14,7 +14,7 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import date
+from datetime import UTC, date, datetime, time, timedelta
 
 from pydantic import BaseModel, Field
 
@@ -105,6 +105,15 @@ class LatencyStat(BaseModel):
     max_ms: float
 
 
+class CurationCounts(BaseModel):
+    """Four-eyes curation in the date range, counted by the review store (Curation.counts)."""
+
+    proposals: int = 0
+    approvals: int = 0
+    rejections: int = 0
+    reverts: int = 0  # approved reverts (also counted in approvals)
+
+
 class OverviewMetrics(BaseModel):
     start: date | None
     end: date | None
@@ -119,6 +128,14 @@ class OverviewMetrics(BaseModel):
     coverage: Coverage | None = None
     coverage_error: str | None = None
     latency: list[LatencyStat]
+    curation: CurationCounts = Field(default_factory=CurationCounts)
+
+
+def day_bounds(start: date | None, end: date | None) -> tuple[datetime | None, datetime | None]:
+    """The date range as UTC instants: from the start of `start` to the end of `end` (either open)."""
+    since = datetime.combine(start, time.min, UTC) if start else None
+    until = datetime.combine(end + timedelta(days=1), time.min, UTC) if end else None
+    return since, until
 
 
 def in_range(stored: StoredDecision, start: date | None, end: date | None) -> bool:
@@ -313,6 +330,7 @@ def build(
     agent_tally: tuple[int, int] = (0, 0),
     coverage: Coverage | None = None,
     coverage_error: str | None = None,
+    curation: Mapping[str, int] | None = None,
     start: date | None = None,
     end: date | None = None,
 ) -> OverviewMetrics:
@@ -325,4 +343,5 @@ def build(
         crowd_out=crowd_out_summary(cases, finance_flags), legacy=legacy_summary(tickets, ticket_flags),
         incidents=incident_summary(incident_kinds or {}, agent_tally),
         coverage=coverage, coverage_error=coverage_error, latency=latency_stats(latencies),
+        curation=CurationCounts.model_validate(curation or {}),
     )

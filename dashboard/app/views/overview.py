@@ -127,6 +127,7 @@ def page() -> None:
         ticket_flags={t.id: ticket_flags.stored(ticket_stored.get(t.id)) for t in tickets},
         incident_kinds=incident_kinds, agent_tally=resources.agent_runs().tally(list(settings.banks)),
         latencies=log.latencies(), coverage=coverage, coverage_error=coverage_error, start=start, end=end,
+        curation=resources.curation().counts(*overview_metrics.day_bounds(start, end)),
     )
     with headline:
         charts.render_headline(metrics)

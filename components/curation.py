@@ -8,9 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pandas as pd
 import streamlit as st
 
-from dashboard.review.curation import INVALIDATED, LABELS, VALID, DocumentCuration
+from components.status_banner import plain_error
+from dashboard.review.curation import INVALIDATED, LABELS, VALID, CurationEvent, DocumentCuration
 
 
 @dataclass(frozen=True)
@@ -51,4 +53,34 @@ def render_curation(document_id: str, status: DocumentCuration | None, key: str,
             reason = st.text_area("Reason (required, at most 500 characters)", key=f"{key}_reason")
             if st.form_submit_button("Propose", icon=":material/send:", key=f"{key}_propose"):
                 return CurationAction("revert" if revert else "propose", label=label, reason=reason)
+    return None
+
+
+def render_curation_log(events: list[CurationEvent], *, can_manage: bool) -> tuple[str, int] | None:
+    """The append-only curation log, newest first, and the approvals Hindsight refused; returns ("retry" or
+    "discard", event id) when a lead asks for it."""
+    parked = [e for e in events if e.state == "failed"]
+    with st.expander(f"Curation log ({len(events)} events, {len(parked)} refused by Hindsight)", icon=":material/flag:", expanded=bool(parked)):
+        if not events:
+            st.text("No curation yet.")
+            return None
+        st.dataframe(
+            pd.DataFrame([{
+                "event #": e.id, "at": f"{e.created_at:%Y-%m-%d %H:%M}", "document": e.document_id, "bank": e.bank_id, "actor": e.actor,
+                "action": e.action, "change": e.what if e.change == "invalidate" else "revert", "before": e.before, "after": e.after,
+                "reason": e.reason, "delivery": e.state or "", "last error": plain_error(e.last_error) if e.last_error else "",
+            } for e in events]),
+            hide_index=True, width="stretch", key="curation_log",
+        )  # fmt: skip
+        if not parked:
+            return None
+        if not can_manage:
+            st.caption("A lead can retry or discard the approvals Hindsight refused.")
+            return None
+        with st.container(horizontal=True, vertical_alignment="bottom"):
+            chosen = st.selectbox("Refused approval", [e.id for e in parked], format_func=lambda i: f"event #{i}", key="curation_parked_pick")
+            if st.button("Try again", key="curation_retry", icon=":material/replay:"):
+                return "retry", chosen
+            if st.button("Discard", key="curation_discard", icon=":material/delete:"):
+                return "discard", chosen
     return None

@@ -7,6 +7,7 @@ import streamlit as st
 from dashboard.agents.runner import run_exception
 from dashboard.cli.seed import finance_records, seed_bank, support_records
 from dashboard.review.agent_runs import AgentRunStore
+from dashboard.hindsight.errors import HindsightRequestRejected
 from dashboard.processes import free_port
 from dashboard.review.curation import Curation
 from dashboard.review.db import make_engine
@@ -97,3 +98,24 @@ def test_the_overview_counts_proposals_approvals_and_reverts_from_the_store(monk
     st.cache_data.clear()
     at = open_page("views/overview.py")
     assert {m.label: m.value for m in at.metric}["Curation proposed / approved / reverted"] == "3 / 2 / 1"
+
+
+def test_the_audit_log_lists_curation_and_a_lead_discards_a_refused_approval(point_app, tmp_path):
+    outbox = point_app({"RECALL_REVIEW_DATA_DIR": str(tmp_path), "RECALL_REVIEW_API_PORT": str(free_port())})
+    curation = Curation(outbox.engine)
+    proposal = curation.propose("b", "doc-1", role="reviewer", proposer="Dana", label="duplicate", reason="same as doc-0")
+    approval, _ = curation.approve(proposal.id, role="lead", lead="Lee")
+
+    def refusing(*_args):
+        raise HindsightRequestRejected("Hindsight refused the request: no such bank")
+
+    assert curation.deliver_due(refusing).failed == 1
+    at = open_page("views/audit.py")
+    [log] = [d.value for d in at.dataframe if "event #" in d.value.columns]  # display-only tables have no key in AppTest
+    assert list(zip(log["actor"], log["action"], log["after"], log["delivery"], strict=True)) == [
+        ("Lee", "approve", "invalidated", "failed"), ("Dana", "propose", "invalidation proposed", "")
+    ]
+    assert "no such bank" in log["last error"][0]
+    at.button(key="curation_discard").click().run()
+    assert not at.exception, at.exception
+    assert curation.get(approval.id).state == "discarded"

@@ -122,8 +122,9 @@ def memory_modes(bank_ids: tuple[str, ...]) -> dict[str, MemoryMode | None]:
 
 
 def deliver_now() -> None:
-    """Someone pressed "Deliver now": every pending decision is due, and the worker looks at once."""
+    """Someone pressed "Deliver now": every pending decision and curation approval is due, and the worker looks at once."""
     outbox().retry_now()
+    curation().retry_now()
     connection_error.clear()
     running = worker()
     if running is not None:

@@ -1,6 +1,7 @@
 import pandas as pd
 import streamlit as st
 
+from components.curation import render_curation_log
 from components.status_banner import plain_error
 from dashboard.app import access, resources
 from dashboard.reporting.audit_export import AuditFilter, audit_row, to_csv, to_json
@@ -12,6 +13,15 @@ DELIVERY = {
     "pending": "waiting to be stored", "delivered": "stored in Hindsight", "superseded": "replaced by a newer decision",
     "failed": "refused by Hindsight", "discarded": "discarded by a lead",
 }  # fmt: skip
+
+curation = resources.curation()
+step = render_curation_log(curation.history(), can_manage=access.can("manage_deliveries"))
+if step is not None and access.permitted("manage_deliveries"):
+    action, event_id = step
+    done = curation.retry_failed(event_id) if action == "retry" else curation.discard_failed(event_id)
+    if done and action == "retry":
+        resources.deliver_now()
+    st.rerun()
 
 outbox = resources.outbox()
 history = outbox.history()

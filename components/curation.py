@@ -67,7 +67,7 @@ def render_curation_log(events: list[CurationEvent], *, can_manage: bool) -> tup
         st.dataframe(
             pd.DataFrame([{
                 "event #": e.id, "at": f"{e.created_at:%Y-%m-%d %H:%M}", "document": e.document_id, "bank": e.bank_id, "actor": e.actor,
-                "action": e.action, "change": e.what if e.change == "invalidate" else "revert", "before": e.before, "after": e.after,
+                "action": e.action, "change": e.what, "before": e.before, "after": e.after,
                 "reason": e.reason, "delivery": e.state or "", "last error": plain_error(e.last_error) if e.last_error else "",
             } for e in events]),
             hide_index=True, width="stretch", key="curation_log",

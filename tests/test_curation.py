@@ -198,6 +198,11 @@ def test_the_curate_command(monkeypatch, capsys, hindsight, bank_id):
         "--reason", "x" * 600, "--by", "Dana",
     )  # fmt: skip
     assert code == 2 and "--reason: 600 characters; the limit is 500" in err
+    code, out, err = run_command(
+        monkeypatch, capsys, hindsight, bank_id, "curate", "propose", "--document", "PRECEDENT-TYPO", "--label", "wrong",
+        "--reason", "r", "--by", "Dana",
+    )  # fmt: skip
+    assert code == 2 and f"--document: 'PRECEDENT-TYPO' is not a document of bank {bank_id}" in err
     code, out, _ = run_command(
         monkeypatch, capsys, hindsight, bank_id, "curate", "propose", "--document", PLANTED.document_id, "--label", "wrong",
         "--reason", "another vendor's contract", "--by", "Dana", "--json",

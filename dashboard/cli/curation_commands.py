@@ -38,8 +38,11 @@ def run_curate(args: argparse.Namespace) -> int:
         curation = Curation(engine, gateway.set_document_state, freshness=Freshness(engine))
         report = None
         if args.step in ("propose", "revert"):
+            bank = args.bank or settings.finance_bank
+            if args.step == "propose" and gateway.document(bank, args.document) is None:  # a typo would retire nothing
+                return input_error("--document", f"{args.document!r} is not a document of bank {bank}")
             event = curation.propose(
-                args.bank or settings.finance_bank, args.document, role=settings.role, proposer=args.by, reason=args.reason,
+                bank, args.document, role=settings.role, proposer=args.by, reason=args.reason,
                 change="invalidate" if args.step == "propose" else "revert", label=args.label,
             )  # fmt: skip
         elif args.step == "approve":

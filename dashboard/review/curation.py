@@ -75,7 +75,8 @@ class CurationEvent(BaseModel):
 
     @property
     def what(self) -> str:
-        return LABELS.get(self.label or "", "revert") if self.change == "invalidate" else "revert"
+        """The label as people read it ("another customer's"); "revert" for a revert."""
+        return LABELS[self.label] if self.change == "invalidate" else "revert"
 
 
 class DocumentCuration(BaseModel):

@@ -94,7 +94,8 @@ generations = Table(
 # Four-eyes curation of a document's memories (review.curation): an append-only log per document. A proposal
 # row, then the lead's approve or reject row naming it; (bank, document, revision) is unique, so two people
 # acting on one document at once cannot both land. An approve row is delivered like a decision (the same
-# delivery columns; NULL state on the rows that send nothing), and only its delivery columns change later.
+# delivery columns; NULL state on the rows that send nothing, which therefore never supersede an approval), and
+# only its delivery columns change later.
 curation = Table(
     "review_curation",
     metadata,

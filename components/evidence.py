@@ -5,6 +5,7 @@ Memory text is untrusted: it is drawn only with st.dataframe / st.text, never th
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import date
 
 import pandas as pd
@@ -22,6 +23,7 @@ from dashboard.review.decision import decision_summary
 from dashboard.review.outbox import StoredDecision
 from dashboard.traces.request import TraceRequest
 
+Curate = Callable[[str], None]
 ACTION_ICONS = {"approve": ":material/check_circle:", "reject": ":material/cancel:", "escalate": ":material/priority_high:"}
 
 
@@ -108,8 +110,9 @@ def render_crowd_out_flag(result: TwoStageResult) -> None:
         )
 
 
-def _card(e: PrecedentEvidence) -> None:
-    """One precedent: its id, outcome, date and relevance beside its text, wrapped (never cut)."""
+def _card(e: PrecedentEvidence, curate: Curate | None) -> None:
+    """One precedent: its id, outcome, date and relevance beside its text, wrapped (never cut); beneath, its
+    curation (`curate(document id)`) when the page offers it."""
     with st.container(border=True):
         about, body = st.columns([2, 5])
         with about:
@@ -130,6 +133,8 @@ def _card(e: PrecedentEvidence) -> None:
                 st.caption(f"{len(facts)} fact(s) the server extracted from it matched:")
                 for fact in facts:
                     st.text(f"- {fact.text}", wrap=True)
+        if curate is not None and e.document_id:
+            curate(e.document_id)
 
 
 def render_observations(result: TwoStageResult) -> None:
@@ -146,11 +151,12 @@ def render_observations(result: TwoStageResult) -> None:
             st.text(f"Built from: {sources}{missing}")
 
 
-def render_evidence(result: TwoStageResult) -> None:
-    """The precedents as cards, exact ones first; the technical detail is in `render_recall_details`."""
+def render_evidence(result: TwoStageResult, curate: Curate | None = None) -> None:
+    """The precedents as cards, exact ones first; the technical detail is in `render_recall_details`.
+    `curate(document id)` draws a card's curation part (the page's, dashboard.app.curating)."""
     st.subheader(f"Exact: this vendor AND this type ({len(result.exact)})")
     for e in result.exact:
-        _card(e)
+        _card(e, curate)
     if not result.exact:
         st.text("No record is about both this vendor and this type.")
     render_crowd_out_flag(result)
@@ -161,7 +167,7 @@ def render_evidence(result: TwoStageResult) -> None:
         return
     st.caption("Shown for context; cited only when relevant.")
     for e in result.broader:
-        _card(e)
+        _card(e, curate)
     if not result.broader:
         st.text("Nothing beyond the exact precedents.")
     render_observations(result)

@@ -56,6 +56,9 @@ def render_kpis(m: OverviewMetrics) -> None:
                   help=f"Of {inc.checked} cases whose agent runs were checked; a case can have several incidents (the Incidents page lists each)",
                   border=True)
         st.metric("Tagged share", _pct(m.coverage.tagged_share) if m.coverage else "unavailable", border=True)
+        cu = m.curation
+        st.metric("Curation proposed / approved / reverted", f"{cu.proposals} / {cu.approvals} / {cu.reverts}", border=True,
+                  help=f"Documents retired from recall by four-eyes curation; {cu.rejections} proposal(s) rejected; reverts are approvals too")
 
 def render_queues(m: OverviewMetrics) -> None:
     st.subheader("Queue status")

@@ -61,3 +61,5 @@ def render_then_now(view: ThenNow, flag: Callable[[ResultRef], str]) -> None:
             f"Since then: {len(view.appeared)} appeared ({', '.join(r.ref for r in view.appeared) or 'none'}); "
             f"{len(view.left)} left ({', '.join(r.ref for r in view.left) or 'none'})."
         )
+    for document_id, sentence in view.curated.items():  # a reviewer and a lead retired it (or brought it back)
+        st.text(f"{document_id}: {sentence}")

@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from dashboard.review.agent_runs import AgentRun, AuditRecall, ResultRef
+from dashboard.review.curation import DocumentCuration
 
 Source = Literal["audit", "agent_run", "recompute"]
 
@@ -34,6 +35,16 @@ class ThenNow(BaseModel):
     now: list[ResultRef] = Field(default_factory=list)
     appeared: list[ResultRef] = Field(default_factory=list)  # in the evidence now, not then (e.g. a reviewer's decision)
     left: list[ResultRef] = Field(default_factory=list)  # in the agent's evidence then, not now
+    curated: dict[str, str] = Field(default_factory=dict)  # document id -> "invalidated by Lee on ...: why"
+
+    def documents(self) -> set[str]:
+        """Every document then and now (the ones curation may have touched)."""
+        return {r.document_id for r in [*self.now, *(r for recall in self.then for r in recall.results)] if r.document_id}
+
+    def with_curation(self, statuses: dict[str, DocumentCuration]) -> ThenNow:
+        """The view with what curation did to its documents, said in a sentence each (a retired one left recall)."""
+        curated = {doc: status.sentence for doc, status in sorted(statuses.items()) if status.sentence}
+        return self.model_copy(update={"curated": curated})
 
 
 # A recall's scope in a reviewer's words; the request itself (tags, tags_match) is on the Traces page.

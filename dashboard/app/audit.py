@@ -50,7 +50,8 @@ def then_now(bank_id: str, case_kind: str, case_id: str, now_records) -> ThenNow
     """What the agent recalled for the case then (its latest run, as the audit log recorded it) beside now."""
     sync_audit_log(bank_id)
     store = resources.agent_runs()
-    return case_then_now(store, store.latest_run(case_kind, case_id, bank_id), now_records, audit_log_on(bank_id))
+    view = case_then_now(store, store.latest_run(case_kind, case_id, bank_id), now_records, audit_log_on(bank_id))
+    return view.with_curation(resources.curation().statuses(bank_id, view.documents()))
 
 
 @st.cache_resource

@@ -13,6 +13,7 @@ from dashboard.hindsight.wire import MemoryMode
 from dashboard.reporting.recall_log import RecallLog
 from dashboard.review.agent_runs import AgentRunStore
 from dashboard.review.casework import Casework
+from dashboard.review.curation import Curation
 from dashboard.review.db import make_engine
 from dashboard.review.decisions import DecisionService
 from dashboard.review.freshness import EVERYTHING, Freshness
@@ -53,6 +54,12 @@ def freshness() -> Freshness:
 
 
 @st.cache_resource
+def curation() -> Curation:
+    """Four-eyes curation of documents, on the review store's engine; an approval is delivered at once when it can."""
+    return Curation(outbox().engine, gateway().set_document_state, freshness=freshness())
+
+
+@st.cache_resource
 def agent_runs() -> AgentRunStore:
     """Agent runs and the audit-log projection, in the same store as the reviewers' decisions."""
     return AgentRunStore(outbox().engine)
@@ -88,7 +95,9 @@ def worker() -> DeliveryWorker | None:
         for bank in s.banks:
             fresh.bump(bank, EVERYTHING)
 
-    return DeliveryWorker(outbox(), gateway().retain, on_delivered=late_delivery).start()
+    return DeliveryWorker(
+        outbox(), gateway().retain, on_delivered=late_delivery, also=[(curation(), gateway().set_document_state)]
+    ).start()
 
 
 @st.cache_data(ttl=5, show_spinner=False)
@@ -114,8 +123,9 @@ def memory_modes(bank_ids: tuple[str, ...]) -> dict[str, MemoryMode | None]:
 
 
 def deliver_now() -> None:
-    """Someone pressed "Deliver now": every pending decision is due, and the worker looks at once."""
+    """Someone pressed "Deliver now": every pending decision and curation approval is due, and the worker looks at once."""
     outbox().retry_now()
+    curation().retry_now()
     connection_error.clear()
     running = worker()
     if running is not None:

@@ -21,6 +21,7 @@ def _worker_args(parser: argparse.ArgumentParser) -> None:
 
 @command("worker", "deliver recorded decisions from the review store to Hindsight until stopped (SIGTERM/Ctrl-C)", _worker_args)
 def run_worker(args: argparse.Namespace) -> int:
+    from dashboard.review.curation import Curation
     from dashboard.review.db import make_engine
     from dashboard.review.outbox import Outbox
     from dashboard.review.worker import DeliveryWorker
@@ -30,7 +31,8 @@ def run_worker(args: argparse.Namespace) -> int:
     settings, gateway = open_gateway()
     engine = make_engine(settings.store_url, settings.data_dir)
     try:
-        worker = DeliveryWorker(Outbox(engine), gateway.retain, idle_s=args.idle)
+        also = [(Curation(engine), gateway.set_document_state)]
+        worker = DeliveryWorker(Outbox(engine), gateway.retain, idle_s=args.idle, also=also)
         if args.once:
             report = worker.run_once()
             if args.json:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Sequence
 from typing import Protocol
 
-from dashboard.hindsight.wire import Budget, MemoryRecord, RecallResponse, TagsMatch
+from dashboard.hindsight.wire import Budget, CurationState, MemoryRecord, RecallResponse, TagsMatch
 
 
 class RecallFn(Protocol):
@@ -30,3 +30,9 @@ class AsyncRecallFn(Protocol):
 
 class RetainFn(Protocol):
     def __call__(self, bank_id: str, records: Sequence[MemoryRecord]) -> object: ...
+
+
+class CurateFn(Protocol):
+    """HindsightGateway.set_document_state: every memory of a document to `state`; returns how many changed."""
+
+    def __call__(self, bank_id: str, document_id: str, state: CurationState, reason: str | None = None) -> object: ...

@@ -31,7 +31,7 @@ from hindsight_client_api.models.source_facts_include_options import SourceFacts
 
 from dashboard.hindsight.documents import CHUNK_TOKENS, SOURCE_FACT_TOKENS
 from dashboard.hindsight.errors import HindsightFailed, HindsightRequestRejected, HindsightUnavailable
-from dashboard.hindsight.wire import MAX_TAG_LENGTH, Budget, MemoryMode, MemoryRecord, RecallResponse, StoredDocument, TagsMatch
+from dashboard.hindsight.wire import MAX_TAG_LENGTH, Budget, CurationState, MemoryMode, MemoryRecord, RecallResponse, StoredDocument, TagsMatch
 
 RETAIN_BATCH_SIZE = 50
 RETAIN_TIMEOUT_S = 300.0
@@ -289,14 +289,36 @@ class HindsightGateway:
 
     def list_memories(
         self, bank_id: str, *, tags: list[str] | None = None, tags_match: TagsMatch | None = None,
-        document_id: str | None = None, limit: int = 100, offset: int = 0,
+        document_id: str | None = None, state: CurationState | None = None, limit: int = 100, offset: int = 0,
     ) -> dict:
+        """One page of memories (the server lists only valid ones unless `state` says "invalidated")."""
         response = self._run(
             self._client.alist_memories(
-                bank_id, tags=tags, tags_match=tags_match, document_id=document_id, limit=limit, offset=offset
+                bank_id, tags=tags, tags_match=tags_match, document_id=document_id, state=state, limit=limit, offset=offset
             )
         )
         return response.to_dict() if hasattr(response, "to_dict") else dict(response)
+
+    def set_document_state(self, bank_id: str, document_id: str, state: CurationState, reason: str | None = None) -> int:
+        """Curate every memory of a document (each fact, with an LLM): "invalidated" retires them from recall (the
+        server prunes the observations derived from them and keeps them for audit), "valid" brings them back.
+        Returns how many changed. Idempotent: only the memories not yet in `state` are listed and patched, so a
+        repeat after a partial failure finishes the job."""
+        from hindsight_client_api.models.update_memory_request import UpdateMemoryRequest
+
+        other = "valid" if state == "invalidated" else "invalidated"
+        ids: list[str] = []
+        while True:  # list first, then patch: patching while paging would shift the pages
+            page = self._run(
+                self._client.alist_memories(bank_id, document_id=document_id, state=other, limit=100, offset=len(ids))
+            )
+            ids += [item.id for item in page.items]
+            if not page.items or len(ids) >= page.total:
+                break
+        request = UpdateMemoryRequest(state=state, reason=reason if state == "invalidated" else None)
+        for memory_id in ids:
+            self._run(self._client.memory.update_memory(bank_id, memory_id, request, _request_timeout=self._timeout))
+        return len(ids)
 
     def close(self) -> None:
         try:

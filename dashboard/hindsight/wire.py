@@ -17,6 +17,7 @@ from dashboard.strict import StrictModel
 
 TagsMatch = Literal["any", "all", "any_strict", "all_strict", "exact"]
 Budget = Literal["low", "mid", "high"]
+CurationState = Literal["valid", "invalidated"]  # a memory's curation state (PATCH .../memories/{id})
 SOURCES = ("semantic", "bm25", "graph", "temporal")
 MAX_TAG_LENGTH = 200
 

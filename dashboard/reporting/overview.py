@@ -15,7 +15,7 @@ from __future__ import annotations
 import statistics
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from datetime import UTC, date, datetime
+from datetime import UTC, date, datetime, time, timedelta
 
 from pydantic import BaseModel, Field
 
@@ -118,6 +118,15 @@ class WaitingApproval(BaseModel):
     age_hours: float
 
 
+class CurationCounts(BaseModel):
+    """Four-eyes curation in the date range, counted by the review store (Curation.counts)."""
+
+    proposals: int = 0
+    approvals: int = 0
+    rejections: int = 0
+    reverts: int = 0  # approved reverts (also counted in approvals)
+
+
 class OverviewMetrics(BaseModel):
     start: date | None
     end: date | None
@@ -133,6 +142,14 @@ class OverviewMetrics(BaseModel):
     coverage_error: str | None = None
     latency: list[LatencyStat]
     approvals_waiting: list[WaitingApproval] = Field(default_factory=list)  # oldest first
+    curation: CurationCounts = Field(default_factory=CurationCounts)
+
+
+def day_bounds(start: date | None, end: date | None) -> tuple[datetime | None, datetime | None]:
+    """The date range as UTC instants: from the start of `start` to the end of `end` (either open)."""
+    since = datetime.combine(start, time.min, UTC) if start else None
+    until = datetime.combine(end + timedelta(days=1), time.min, UTC) if end else None
+    return since, until
 
 
 def in_range(stored: StoredDecision, start: date | None, end: date | None) -> bool:
@@ -352,6 +369,7 @@ def build(
     agent_tally: tuple[int, int] = (0, 0),
     coverage: Coverage | None = None,
     coverage_error: str | None = None,
+    curation: Mapping[str, int] | None = None,
     start: date | None = None,
     end: date | None = None,
     waiting: Iterable[HeldDecision] = (),
@@ -367,4 +385,5 @@ def build(
         incidents=incident_summary(incident_kinds or {}, agent_tally),
         coverage=coverage, coverage_error=coverage_error, latency=latency_stats(latencies),
         approvals_waiting=approvals_waiting(waiting, now or datetime.now(UTC)),
+        curation=CurationCounts.model_validate(curation or {}),
     )

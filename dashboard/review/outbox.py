@@ -87,7 +87,7 @@ def stored_decision(row: sa.Row) -> StoredDecision:
     return StoredDecision.model_validate(data)
 
 
-def _now() -> datetime:
+def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
@@ -100,13 +100,190 @@ def backoff_s(attempts: int) -> float:
     return min(MAX_BACKOFF_S, 2.0 ** max(attempts - 1, 0))
 
 
-class Outbox:
-    """The decision log of the review store. `store` is an engine, or a SQLite file path (tests, tools)."""
+class DeliveryQueue:
+    """Rows of one review-store table delivered to Hindsight with a lease, a backoff and per-row failures.
 
-    def __init__(self, store: Engine | Path, clock: Callable[[], datetime] = _now):
+    The table has the delivery columns of `review_decisions` (state, attempts, last_error, next_attempt_at,
+    lease_owner, lease_until, delivered_at) plus bank_id and document_id; a subclass says how a row is
+    read (`_parse`) and sent (`_send`). The decisions (Outbox) and curation (review.curation) share it.
+    """
+
+    table: sa.Table
+    inert_states: tuple[str, ...] = (DISCARDED,)  # a newer row in these states replaces nothing
+
+    def __init__(self, store: Engine | Path, clock: Callable[[], datetime] = utc_now):
         self.engine = store if isinstance(store, Engine) else sqlite_engine(store)
         self.clock = clock
         upgrade(self.engine)
+
+    def _parse(self, row: sa.Row):
+        raise NotImplementedError
+
+    def _send(self, send: Callable, row) -> None:
+        raise NotImplementedError
+
+    # -- delivery ------------------------------------------------------------------------
+
+    def _claim(self, owner: str, now: datetime, limit: int, only_id: int | None) -> list:
+        """Lease up to `limit` due rows to `owner`, oldest first; rows another worker holds are skipped."""
+        lease_free = sa.or_(self.table.c.lease_until.is_(None), self.table.c.lease_until < now)
+        query = (
+            sa.select(self.table.c.id)
+            .where(self.table.c.state == PENDING, self.table.c.next_attempt_at <= now, lease_free)
+            .order_by(self.table.c.id)
+            .limit(limit)
+        )
+        if only_id is not None:
+            query = query.where(self.table.c.id == only_id)
+        with self.engine.begin() as conn:  # SQLite: BEGIN IMMEDIATE, one claimer at a time
+            if conn.dialect.name == "postgresql":
+                query = query.with_for_update(skip_locked=True)
+            ids = list(conn.execute(query).scalars())
+            if not ids:
+                return []
+            conn.execute(
+                self.table.update()
+                .where(self.table.c.id.in_(ids))
+                .values(lease_owner=owner, lease_until=now + timedelta(seconds=LEASE_S))
+            )
+            rows = conn.execute(sa.select(self.table).where(self.table.c.id.in_(ids)).order_by(self.table.c.id)).all()
+        return [self._parse(row) for row in rows]
+
+    def _finish(self, row_id: int, owner: str, **values) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(
+                self.table.update()
+                .where(self.table.c.id == row_id, self.table.c.lease_owner == owner)
+                .values(lease_owner=None, lease_until=None, **values)
+            )
+
+    def _newer_exists(self, row) -> bool:
+        with self.engine.connect() as conn:
+            newer = conn.execute(
+                sa.select(self.table.c.id).where(
+                    self.table.c.bank_id == row.bank_id, self.table.c.document_id == row.document_id,
+                    self.table.c.id > row.id, self.table.c.state.notin_(self.inert_states),
+                ).limit(1)
+            ).first()
+        return newer is not None
+
+    def deliver_due(
+        self, send: Callable, *, owner: str | None = None, limit: int = CLAIM_BATCH, only_id: int | None = None
+    ) -> DeliveryReport:
+        """Claim and deliver due rows, oldest first; every failure stays with its own row.
+
+        `send` is what `_send` calls: for decisions `retain(bank_id, records)`, HindsightGateway.retain. A row
+        a newer row on the same document will replace (or undo) is marked superseded instead of sent.
+        Hindsight unavailable: every due row backs off (1, 2, 4 ... 300 s) and this pass stops. Hindsight rejects a row (4xx): that row
+        is parked `failed` with the server's message for a lead; the rest go on.
+        """
+        owner = owner or worker_name()
+        report = DeliveryReport()
+        now = self.clock()
+        claimed = self._claim(owner, now, limit, only_id)
+        for index, row in enumerate(claimed):
+            if self._newer_exists(row):
+                self._finish(row.id, owner, state=SUPERSEDED)
+                report.superseded += 1
+                continue
+            try:
+                self._send(send, row)
+            except HindsightUnavailable as exc:
+                report.error = str(exc)
+                for left in claimed[index:]:
+                    self._back_off(left, owner, now, report.error)
+                self._back_off_unclaimed(now, report.error)
+                break
+            except HindsightRequestRejected as exc:
+                self._finish(row.id, owner, state=FAILED, attempts=row.attempts + 1, last_error=str(exc)[:ERROR_CHARS])
+                report.failed += 1
+                continue
+            except Exception as exc:  # noqa: BLE001 - an unexpected error stays with its row, which is retried
+                report.error = f"{type(exc).__name__}: {exc}"
+                self._back_off(row, owner, now, report.error)
+                continue
+            self._finish(row.id, owner, state=DELIVERED, delivered_at=self.clock(), attempts=row.attempts + 1, last_error=None)
+            report.delivered += 1
+        report.still_pending = self.pending_count()
+        return report
+
+    def _back_off(self, row, owner: str, now: datetime, error: str) -> None:
+        attempts = row.attempts + 1
+        wait = timedelta(seconds=backoff_s(attempts))
+        self._finish(row.id, owner, attempts=attempts, last_error=error[:ERROR_CHARS], next_attempt_at=now + wait)
+
+    def _back_off_unclaimed(self, now: datetime, error: str) -> None:
+        """The server is down: rows due now, not leased by anyone, wait too (one backoff step each)."""
+        lease_free = sa.or_(self.table.c.lease_until.is_(None), self.table.c.lease_until < now)
+        with self.engine.begin() as conn:
+            rows = conn.execute(
+                sa.select(self.table.c.id, self.table.c.attempts).where(
+                    self.table.c.state == PENDING, self.table.c.next_attempt_at <= now, lease_free
+                )
+            ).all()
+            for row_id, attempts in rows:
+                conn.execute(
+                    self.table.update().where(self.table.c.id == row_id).values(
+                        attempts=attempts + 1, last_error=error[:ERROR_CHARS],
+                        next_attempt_at=now + timedelta(seconds=backoff_s(attempts + 1)),
+                    )
+                )
+
+    def retry_now(self) -> None:
+        """Make every pending decision due immediately (someone pressed "deliver now")."""
+        with self.engine.begin() as conn:
+            conn.execute(self.table.update().where(self.table.c.state == PENDING).values(next_attempt_at=self.clock()))
+
+    def retry_failed(self, audit_id: int) -> bool:
+        """A lead sends a parked row again (after fixing what the server rejected). False if it was not failed."""
+        with self.engine.begin() as conn:
+            result = conn.execute(
+                self.table.update()
+                .where(self.table.c.id == audit_id, self.table.c.state == FAILED)
+                .values(state=PENDING, next_attempt_at=self.clock(), lease_owner=None, lease_until=None)
+            )
+        return result.rowcount == 1
+
+    def discard_failed(self, audit_id: int) -> bool:
+        """A lead gives up on a parked row; it stays in the log as discarded. False if it was not failed."""
+        with self.engine.begin() as conn:
+            result = conn.execute(
+                self.table.update().where(self.table.c.id == audit_id, self.table.c.state == FAILED).values(state=DISCARDED)
+            )
+        return result.rowcount == 1
+
+    def next_due_in(self) -> float | None:
+        """Seconds until the next pending row is due (0 if one is due now); None when nothing is pending."""
+        with self.engine.connect() as conn:
+            soonest = conn.execute(
+                sa.select(sa.func.min(self.table.c.next_attempt_at)).where(self.table.c.state == PENDING)
+            ).scalar()
+        if soonest is None:
+            return None
+        return max(0.0, (as_utc(soonest) - self.clock()).total_seconds())
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def pending_count(self) -> int:
+        with self.engine.connect() as conn:
+            return int(conn.execute(sa.select(sa.func.count()).where(self.table.c.state == PENDING)).scalar_one())
+
+    def failed_count(self) -> int:
+        with self.engine.connect() as conn:
+            return int(conn.execute(sa.select(sa.func.count()).where(self.table.c.state == FAILED)).scalar_one())
+
+
+class Outbox(DeliveryQueue):
+    """The decision log of the review store. `store` is an engine, or a SQLite file path (tests, tools)."""
+
+    table = decisions
+    inert_states = (DISCARDED, *HELD)  # a held decision is not (yet) one: it replaces nothing
+
+    def _parse(self, row: sa.Row) -> StoredDecision:
+        return stored_decision(row)
+
+    def _send(self, send: RetainFn, row: StoredDecision) -> None:
+        send(row.bank_id, [row.record])
 
     # -- recording ---------------------------------------------------------------------
 
@@ -202,155 +379,7 @@ class Outbox:
             report.still_pending = self.pending_count()
         return self.get(audit_id), report
 
-    # -- delivery ------------------------------------------------------------------------
-
-    def _claim(self, owner: str, now: datetime, limit: int, only_id: int | None) -> list[StoredDecision]:
-        """Lease up to `limit` due rows to `owner`, oldest first; rows another worker holds are skipped."""
-        lease_free = sa.or_(decisions.c.lease_until.is_(None), decisions.c.lease_until < now)
-        query = (
-            sa.select(decisions.c.id)
-            .where(decisions.c.state == PENDING, decisions.c.next_attempt_at <= now, lease_free)
-            .order_by(decisions.c.id)
-            .limit(limit)
-        )
-        if only_id is not None:
-            query = query.where(decisions.c.id == only_id)
-        with self.engine.begin() as conn:  # SQLite: BEGIN IMMEDIATE, one claimer at a time
-            if conn.dialect.name == "postgresql":
-                query = query.with_for_update(skip_locked=True)
-            ids = list(conn.execute(query).scalars())
-            if not ids:
-                return []
-            conn.execute(
-                decisions.update()
-                .where(decisions.c.id.in_(ids))
-                .values(lease_owner=owner, lease_until=now + timedelta(seconds=LEASE_S))
-            )
-            rows = conn.execute(sa.select(decisions).where(decisions.c.id.in_(ids)).order_by(decisions.c.id)).all()
-        return [stored_decision(row) for row in rows]
-
-    def _finish(self, row_id: int, owner: str, **values) -> None:
-        with self.engine.begin() as conn:
-            conn.execute(
-                decisions.update()
-                .where(decisions.c.id == row_id, decisions.c.lease_owner == owner)
-                .values(lease_owner=None, lease_until=None, **values)
-            )
-
-    def _newer_exists(self, row: StoredDecision) -> bool:
-        with self.engine.connect() as conn:
-            newer = conn.execute(
-                sa.select(decisions.c.id).where(
-                    decisions.c.bank_id == row.bank_id, decisions.c.document_id == row.document_id,
-                    decisions.c.id > row.id, decisions.c.state.notin_([DISCARDED, *HELD]),
-                ).limit(1)
-            ).first()
-        return newer is not None
-
-    def deliver_due(
-        self, retain: RetainFn, *, owner: str | None = None, limit: int = CLAIM_BATCH, only_id: int | None = None
-    ) -> DeliveryReport:
-        """Claim and deliver due rows, oldest first; every failure stays with its own row.
-
-        `retain(bank_id, records)` is HindsightGateway.retain. A row a newer decision on the same
-        document will replace is marked superseded instead of sent. Hindsight unavailable: every due
-        row backs off (1, 2, 4 ... 300 s) and this pass stops. Hindsight rejects a row (4xx): that row
-        is parked `failed` with the server's message for a lead; the rest go on.
-        """
-        owner = owner or worker_name()
-        report = DeliveryReport()
-        now = self.clock()
-        claimed = self._claim(owner, now, limit, only_id)
-        for index, row in enumerate(claimed):
-            if self._newer_exists(row):
-                self._finish(row.id, owner, state=SUPERSEDED)
-                report.superseded += 1
-                continue
-            try:
-                retain(row.bank_id, [row.record])
-            except HindsightUnavailable as exc:
-                report.error = str(exc)
-                for left in claimed[index:]:
-                    self._back_off(left, owner, now, report.error)
-                self._back_off_unclaimed(now, report.error)
-                break
-            except HindsightRequestRejected as exc:
-                self._finish(row.id, owner, state=FAILED, attempts=row.attempts + 1, last_error=str(exc)[:ERROR_CHARS])
-                report.failed += 1
-                continue
-            except Exception as exc:  # noqa: BLE001 - an unexpected error stays with its row, which is retried
-                report.error = f"{type(exc).__name__}: {exc}"
-                self._back_off(row, owner, now, report.error)
-                continue
-            self._finish(row.id, owner, state=DELIVERED, delivered_at=self.clock(), attempts=row.attempts + 1, last_error=None)
-            report.delivered += 1
-        report.still_pending = self.pending_count()
-        return report
-
-    def _back_off(self, row: StoredDecision, owner: str, now: datetime, error: str) -> None:
-        attempts = row.attempts + 1
-        wait = timedelta(seconds=backoff_s(attempts))
-        self._finish(row.id, owner, attempts=attempts, last_error=error[:ERROR_CHARS], next_attempt_at=now + wait)
-
-    def _back_off_unclaimed(self, now: datetime, error: str) -> None:
-        """The server is down: rows due now, not leased by anyone, wait too (one backoff step each)."""
-        lease_free = sa.or_(decisions.c.lease_until.is_(None), decisions.c.lease_until < now)
-        with self.engine.begin() as conn:
-            rows = conn.execute(
-                sa.select(decisions.c.id, decisions.c.attempts).where(
-                    decisions.c.state == PENDING, decisions.c.next_attempt_at <= now, lease_free
-                )
-            ).all()
-            for row_id, attempts in rows:
-                conn.execute(
-                    decisions.update().where(decisions.c.id == row_id).values(
-                        attempts=attempts + 1, last_error=error[:ERROR_CHARS],
-                        next_attempt_at=now + timedelta(seconds=backoff_s(attempts + 1)),
-                    )
-                )
-
-    def retry_now(self) -> None:
-        """Make every pending decision due immediately (someone pressed "deliver now")."""
-        with self.engine.begin() as conn:
-            conn.execute(decisions.update().where(decisions.c.state == PENDING).values(next_attempt_at=self.clock()))
-
-    def retry_failed(self, audit_id: int) -> bool:
-        """A lead sends a parked row again (after fixing what the server rejected). False if it was not failed."""
-        with self.engine.begin() as conn:
-            result = conn.execute(
-                decisions.update()
-                .where(decisions.c.id == audit_id, decisions.c.state == FAILED)
-                .values(state=PENDING, next_attempt_at=self.clock(), lease_owner=None, lease_until=None)
-            )
-        return result.rowcount == 1
-
-    def discard_failed(self, audit_id: int) -> bool:
-        """A lead gives up on a parked row; it stays in the log as discarded. False if it was not failed."""
-        with self.engine.begin() as conn:
-            result = conn.execute(
-                decisions.update().where(decisions.c.id == audit_id, decisions.c.state == FAILED).values(state=DISCARDED)
-            )
-        return result.rowcount == 1
-
-    def next_due_in(self) -> float | None:
-        """Seconds until the next pending row is due (0 if one is due now); None when nothing is pending."""
-        with self.engine.connect() as conn:
-            soonest = conn.execute(
-                sa.select(sa.func.min(decisions.c.next_attempt_at)).where(decisions.c.state == PENDING)
-            ).scalar()
-        if soonest is None:
-            return None
-        return max(0.0, (as_utc(soonest) - self.clock()).total_seconds())
-
     # -- reading ---------------------------------------------------------------------------
-
-    def pending_count(self) -> int:
-        with self.engine.connect() as conn:
-            return int(conn.execute(sa.select(sa.func.count()).where(decisions.c.state == PENDING)).scalar_one())
-
-    def failed_count(self) -> int:
-        with self.engine.connect() as conn:
-            return int(conn.execute(sa.select(sa.func.count()).where(decisions.c.state == FAILED)).scalar_one())
 
     def history(self, case_kind: str | None = None, case_id: str | None = None) -> list[StoredDecision]:
         """The append-only log, newest first, optionally for one case."""

@@ -12,7 +12,8 @@ from typing import Literal
 from dashboard.settings import ROLES, Role, RoleMap
 
 Action = Literal[
-    "read", "decide", "deliver_now", "trace", "manage_deliveries", "apply_migration", "trace_any_query", "compare_configs"
+    "read", "decide", "deliver_now", "trace", "manage_deliveries", "apply_migration", "trace_any_query", "compare_configs",
+    "propose_curation", "approve_curation",
 ]
 
 # The least role each action needs.
@@ -25,11 +26,13 @@ NEEDS: dict[str, Role] = {
     "apply_migration": "lead",
     "trace_any_query": "lead",  # the trace console's free query; everyone may open a page's own trace links
     "compare_configs": "lead",  # the fusion lab's A/B: it clones banks and may call another Hindsight
+    "propose_curation": "reviewer",  # propose retiring a document's memories, or bringing them back
+    "approve_curation": "lead",  # approve or reject someone else's proposal (four eyes)
 }
 WHAT = {
     "viewer": "read the Overview, queues and the audit log",
-    "reviewer": "also decide cases and open the traces of the pages' recalls",
-    "lead": "also apply the tag migration, retry or discard parked deliveries, trace any query on the configured banks and run A/B comparisons",
+    "reviewer": "also decide cases, propose curating a document and open the traces of the pages' recalls",
+    "lead": "also approve others' curation proposals, apply the tag migration, retry or discard parked deliveries, trace any query on the configured banks and run A/B comparisons",
 }
 
 

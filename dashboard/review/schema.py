@@ -113,3 +113,36 @@ approvals = Table(
     Column("at", DateTime(timezone=True), nullable=False),
     Index("ix_review_approvals_decision", "decision_id"),
 )
+
+# Four-eyes curation of a document's memories (review.curation): an append-only log per document. A proposal
+# row, then the lead's approve or reject row naming it; (bank, document, revision) is unique, so two people
+# acting on one document at once cannot both land. An approve row is delivered like a decision (the same
+# delivery columns; NULL state on the rows that send nothing, which therefore never supersede an approval), and
+# only its delivery columns change later.
+curation = Table(
+    "review_curation",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("bank_id", String(ID), nullable=False),
+    Column("document_id", String(ID + 40), nullable=False),
+    Column("revision", Integer, nullable=False),  # 1 for the document's first event, then 2, 3 ...
+    Column("action", String(20), nullable=False),  # propose | approve | reject
+    Column("change", String(20), nullable=False),  # invalidate | revert
+    Column("label", String(40), nullable=True),  # wrong | outdated | another_customer | duplicate (invalidate)
+    Column("reason", Text, nullable=False),  # the proposer's reason; on an approval, the reason sent to Hindsight
+    Column("actor", String(NAME), nullable=False),
+    Column("proposal_id", Integer, nullable=True),  # the proposal an approve or reject answers
+    Column("before", String(40), nullable=False),  # the document's curation status before and after the event
+    Column("after", String(40), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    # delivery (approve rows only)
+    Column("state", String(20), nullable=True),
+    Column("attempts", Integer, nullable=False, server_default="0"),
+    Column("last_error", Text, nullable=True),
+    Column("next_attempt_at", DateTime(timezone=True), nullable=True),
+    Column("lease_owner", String(NAME), nullable=True),
+    Column("lease_until", DateTime(timezone=True), nullable=True),
+    Column("delivered_at", DateTime(timezone=True), nullable=True),
+    UniqueConstraint("bank_id", "document_id", "revision", name="uq_review_curation_document_revision"),
+    Index("ix_review_curation_due", "state", "next_attempt_at"),
+)

@@ -1,4 +1,4 @@
-"""The delivery worker: sends recorded decisions to Hindsight off the request path.
+"""The delivery worker: sends recorded decisions (and approved curation) to Hindsight off the request path.
 
 One runs as a thread in every app process (unless configured off) and any number more as
 `python -m dashboard worker`; they share the review store and claim rows with a lease, so each row is
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from dashboard.hindsight.calls import RetainFn
-from dashboard.review.outbox import CLAIM_BATCH, DeliveryReport, Outbox, worker_name
+from dashboard.review.outbox import CLAIM_BATCH, DeliveryQueue, DeliveryReport, Outbox, worker_name
 
 log = logging.getLogger(__name__)
 IDLE_S = 2.0  # how often an idle worker looks for new rows (another instance may have recorded some)
@@ -27,9 +27,12 @@ class DeliveryWorker:
         idle_s: float = IDLE_S,
         on_delivered: Callable[[DeliveryReport], None] | None = None,
         name: str | None = None,
+        also: Sequence[tuple[DeliveryQueue, Callable]] = (),
     ):
+        """`also`: more queues of the same store and what each sends with, e.g. (Curation, gateway.set_document_state)."""
         self.outbox = outbox
         self.retain = retain
+        self.queues: list[tuple[DeliveryQueue, Callable]] = [(outbox, retain), *also]
         self.idle_s = idle_s
         self.on_delivered = on_delivered
         self.name = name or worker_name()
@@ -40,8 +43,15 @@ class DeliveryWorker:
         self._thread: threading.Thread | None = None
 
     def run_once(self) -> DeliveryReport:
-        """One pass: claim due rows, deliver them, report. Never raises for a delivery failure."""
-        report = self.outbox.deliver_due(self.retain, owner=self.name)
+        """One pass over every queue: claim due rows, deliver them, report (summed). Never raises for a delivery failure."""
+        report = DeliveryReport()
+        for queue, send in self.queues:
+            one = queue.deliver_due(send, owner=self.name)
+            report = DeliveryReport(
+                delivered=report.delivered + one.delivered, failed=report.failed + one.failed,
+                superseded=report.superseded + one.superseded, still_pending=report.still_pending + one.still_pending,
+                error=report.error or one.error,
+            )
         self.last_report = report
         self.delivered += report.delivered
         if report.delivered and self.on_delivered is not None:
@@ -51,7 +61,8 @@ class DeliveryWorker:
     def _pause(self, report: DeliveryReport) -> float:
         if report.error is None and report.delivered + report.failed + report.superseded >= CLAIM_BATCH:
             return 0.0  # a full batch went through: more may be due
-        due_in = self.outbox.next_due_in()
+        due = [d for d in (queue.next_due_in() for queue, _ in self.queues) if d is not None]
+        due_in = min(due, default=None)
         return self.idle_s if due_in is None else min(self.idle_s, max(due_in, 0.05))
 
     def run(self, stop: threading.Event | None = None) -> None:

@@ -3,6 +3,7 @@ from datetime import datetime
 import pandas as pd
 import streamlit as st
 
+from components.curation import render_curation_log
 from components.status_banner import plain_error
 from components.when import local_time
 from dashboard.app import access, resources
@@ -31,6 +32,15 @@ def decision_text(r) -> str:
     return (f"#{r.audit_id} {r.case_id}: {r.outcome} ({how}{reason}), by {r.reviewer}, {when}. "
             f"Stored in Hindsight? {STORED.get(r.delivery, r.delivery)}\nNote: {r.note or '(none)'}")
 
+
+curation = resources.curation()
+step = render_curation_log(curation.history(), can_manage=access.can("manage_deliveries"))
+if step is not None and access.permitted("manage_deliveries"):
+    action, event_id = step
+    done = curation.retry_failed(event_id) if action == "retry" else curation.discard_failed(event_id)
+    if done and action == "retry":
+        resources.deliver_now()
+    st.rerun()
 
 outbox = resources.outbox()
 history = outbox.history()

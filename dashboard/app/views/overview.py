@@ -129,6 +129,7 @@ def page() -> None:
         incident_kinds=incident_kinds, agent_tally=resources.agent_runs().tally(list(settings.banks)),
         latencies=log.latencies(), coverage=coverage, coverage_error=coverage_error, start=start, end=end,
         waiting=resources.decisions().approvals.waiting(),
+        curation=resources.curation().counts(*overview_metrics.day_bounds(start, end)),
     )
     with headline:
         charts.render_headline(metrics)

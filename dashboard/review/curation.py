@@ -1,0 +1,301 @@
+"""Four-eyes curation: a reviewer proposes retiring a DOCUMENT's memories, another person, a lead, approves.
+
+A document a reviewer finds wrong, outdated, another customer's or a duplicate should stop reaching the
+agents, without deleting it. A reviewer proposes it with a reason; a lead who is not the proposer approves
+or rejects. An approval invalidates every memory of the document in Hindsight (each fact, with an LLM) with
+a reason naming the proposer and the lead; a revert is proposed and approved the same way and sets them
+valid again.
+
+Every step is a row of one append-only log per document (actor, action, status before and after, time),
+on the document's next revision, so a stale or concurrent step is refused instead of overwriting. An
+approval is stored first and delivered like a decision (the outbox's DeliveryQueue: lease, backoff, parked
+on a 4xx, exactly once); an approval a newer one on the same document undoes before it was sent is
+superseded. No Streamlit here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from pathlib import Path
+from typing import Literal
+
+import sqlalchemy as sa
+from pydantic import BaseModel
+from sqlalchemy import Engine
+from sqlalchemy.exc import IntegrityError
+
+from dashboard.hindsight.calls import CurateFn
+from dashboard.review.decisions import NotAllowed, Refused
+from dashboard.review.freshness import EVERYTHING, Freshness
+from dashboard.review.db import as_utc
+from dashboard.review.outbox import PENDING, DeliveryQueue, DeliveryReport, utc_now
+from dashboard.review.roles import require
+from dashboard.review.schema import NAME, curation
+from dashboard.settings import Role
+
+__all__ = ["Curation", "CurationEvent", "CurationInputError", "DocumentCuration", "NotAllowed", "Refused"]
+
+Label = Literal["wrong", "outdated", "another_customer", "duplicate"]
+LABELS: dict[str, str] = {"wrong": "wrong", "outdated": "outdated", "another_customer": "another customer's", "duplicate": "duplicate"}
+Change = Literal["invalidate", "revert"]
+REASON_MAX_CHARS = 500
+
+# A document's curation status: what a new event may do to it, and what it leaves it in.
+VALID, INVALIDATION_PROPOSED, INVALIDATED, REVERT_PROPOSED = "valid", "invalidation proposed", "invalidated", "revert proposed"
+_PROPOSE = {"invalidate": (VALID, INVALIDATION_PROPOSED), "revert": (INVALIDATED, REVERT_PROPOSED)}
+_APPROVED = {"invalidate": INVALIDATED, "revert": VALID}
+
+
+class CurationInputError(ValueError):
+    """An input a person typed is not acceptable; the message starts with the field's name."""
+
+    def __init__(self, field: str, problem: str):
+        super().__init__(f"{field}: {problem}")
+        self.field = field
+
+
+class CurationEvent(BaseModel):
+    id: int
+    bank_id: str
+    document_id: str
+    revision: int
+    action: Literal["propose", "approve", "reject"]
+    change: Change
+    label: str | None
+    reason: str
+    actor: str
+    proposal_id: int | None
+    before: str
+    after: str
+    created_at: datetime
+    state: str | None  # an approval's delivery: pending | delivered | superseded | failed | discarded
+    attempts: int
+    last_error: str | None
+    delivered_at: datetime | None
+
+    @property
+    def what(self) -> str:
+        """The label as people read it ("another customer's"); "revert" for a revert."""
+        return LABELS[self.label] if self.change == "invalidate" else "revert"
+
+
+class DocumentCuration(BaseModel):
+    bank_id: str
+    document_id: str
+    status: str = VALID
+    revision: int = 0  # of its latest event
+    proposal: CurationEvent | None = None  # the open proposal, when there is one
+    approval: CurationEvent | None = None  # the approval behind the status (invalidated, or valid again)
+    approved: CurationEvent | None = None  # the proposal `approval` approved
+
+    @property
+    def sentence(self) -> str | None:
+        """E.g. "invalidated by Lee on 2026-12-03: supplier contract ended (wrong, proposed by Dana)"; None when
+        the document was never curated."""
+        if self.approval is None:
+            return None
+        a, p = self.approval, self.approved
+        done = "invalidated" if a.change == "invalidate" else "made valid again"
+        delivery = "" if a.state == "delivered" else f"; delivery to memory {a.state}"
+        why = f"{p.reason} ({a.what}, proposed by {p.actor}{delivery})" if p else a.reason
+        return f"{done} by {a.actor} on {a.created_at:%Y-%m-%d}: {why}"
+
+
+def _event(row: sa.Row) -> CurationEvent:
+    data = dict(row._mapping)
+    for key in ("created_at", "delivered_at"):
+        data[key] = as_utc(data[key])
+    return CurationEvent.model_validate(data)
+
+
+def _text(field: str, value: str | None, limit: int) -> str:
+    text = (value or "").strip()
+    if not text:
+        raise CurationInputError(field, "required")
+    if len(text) > limit:
+        raise CurationInputError(field, f"{len(text):,} characters; the limit is {limit:,}")
+    if any(ord(ch) < 32 and ch not in "\n\t" for ch in text):
+        raise CurationInputError(field, "must not contain control characters")
+    return text
+
+
+def _same_person(a: str, b: str) -> bool:
+    return a.strip().casefold() == b.strip().casefold()
+
+
+class Curation(DeliveryQueue):
+    """The curation log. `curate` is HindsightGateway.set_document_state (None: the worker delivers later);
+    `freshness` is bumped for the bank when an approval reaches memory, so cached recalls are made again."""
+
+    table = curation
+
+    def __init__(
+        self, store: Engine | Path, curate: CurateFn | None = None, *, freshness: Freshness | None = None,
+        clock: Callable[[], datetime] = utc_now,
+    ):
+        super().__init__(store, clock)
+        self.curate, self.freshness = curate, freshness
+
+    def _parse(self, row: sa.Row) -> CurationEvent:
+        return _event(row)
+
+    def _send(self, send: CurateFn, row: CurationEvent) -> None:
+        send(row.bank_id, row.document_id, "invalidated" if row.change == "invalidate" else "valid", row.reason)
+
+    # -- writing -------------------------------------------------------------------------
+
+    def propose(
+        self, bank_id: str, document_id: str, *, role: Role, proposer: str, reason: str,
+        change: Change = "invalidate", label: str | None = None,
+    ) -> CurationEvent:
+        """A reviewer's proposal: invalidate (with a label) a valid document, or revert an invalidated one."""
+        require(role, "propose_curation")
+        proposer = _text("proposer", proposer, NAME)
+        reason = _text("reason", reason, REASON_MAX_CHARS)
+        document_id = _text("document", document_id, 240)
+        if change == "invalidate" and label not in LABELS:
+            raise CurationInputError("label", f"one of {', '.join(LABELS)}")
+        if change == "revert":
+            label = None
+        needs, after = _PROPOSE[change]
+
+        def values(current: DocumentCuration) -> dict:
+            if current.status != needs:
+                raise Refused(f"{document_id} is {current.status}: a proposal to {change} needs it {needs}.")
+            return dict(action="propose", change=change, label=label, reason=reason, actor=proposer, after=after)
+
+        return self._append(bank_id, document_id, values)
+
+    def approve(self, proposal_id: int, *, role: Role, lead: str) -> tuple[CurationEvent, DeliveryReport]:
+        """A lead other than the proposer approves: stored first, then delivered at once when Hindsight answers
+        (else by the worker, later). Returns the approval as stored and the delivery report."""
+        require(role, "approve_curation")
+        lead = _text("lead", lead, NAME)
+        proposal = self._open(proposal_id)
+        if _same_person(proposal.actor, lead):
+            raise Refused(f"{lead} proposed this; another lead must approve it (four eyes).")
+        sent = f"{proposal.what}: {proposal.reason} (proposed by {proposal.actor}, approved by {lead})"
+        now = self.clock()
+        approval = self._append(proposal.bank_id, proposal.document_id, lambda _: dict(
+            action="approve", change=proposal.change, label=proposal.label, reason=sent, actor=lead,
+            proposal_id=proposal.id, after=_APPROVED[proposal.change], state=PENDING, next_attempt_at=now,
+        ), expected=proposal.revision)  # fmt: skip
+        report = self.deliver_due(self.curate, only_id=approval.id) if self.curate is not None else DeliveryReport()
+        if report.delivered and self.freshness is not None:
+            self.freshness.bump(approval.bank_id, EVERYTHING)
+        return self.get(approval.id), report
+
+    def reject(self, proposal_id: int, *, role: Role, lead: str) -> CurationEvent:
+        """A lead other than the proposer rejects: the document keeps its status; nothing is sent."""
+        require(role, "approve_curation")
+        lead = _text("lead", lead, NAME)
+        proposal = self._open(proposal_id)
+        if _same_person(proposal.actor, lead):
+            raise Refused(f"{lead} proposed this; another lead must reject it (four eyes).")
+        return self._append(proposal.bank_id, proposal.document_id, lambda _: dict(
+            action="reject", change=proposal.change, label=proposal.label, reason=proposal.reason, actor=lead,
+            proposal_id=proposal.id, after=proposal.before,
+        ), expected=proposal.revision)  # fmt: skip
+
+    def _open(self, proposal_id: int) -> CurationEvent:
+        proposal = self.get(proposal_id)
+        if proposal is None or proposal.action != "propose":
+            raise CurationInputError("proposal", f"{proposal_id} is not a curation proposal")
+        open_now = self.status(proposal.bank_id, proposal.document_id).proposal
+        if open_now is None or open_now.id != proposal.id:
+            raise Refused(f"Proposal {proposal_id} on {proposal.document_id} was already approved or rejected.")
+        return proposal
+
+    def _append(self, bank_id: str, document_id: str, values: Callable[[DocumentCuration], dict], expected: int | None = None) -> CurationEvent:
+        """One event on the document's next revision; `expected` is the revision the actor acted on."""
+        try:
+            with self.engine.begin() as conn:  # SQLite: BEGIN IMMEDIATE; PostgreSQL: the unique revision decides
+                current = self._status(conn, bank_id, document_id)
+                revision = current.revision
+                if expected is not None and revision != expected:
+                    raise Refused(f"{document_id} changed meanwhile; look again.")
+                result = conn.execute(curation.insert().values(
+                    bank_id=bank_id, document_id=document_id, revision=revision + 1, before=current.status,
+                    created_at=self.clock(), **values(current),
+                ))  # fmt: skip
+                new_id = int(result.inserted_primary_key[0])
+        except IntegrityError:
+            raise Refused(f"{document_id} changed meanwhile; look again.") from None
+        return self.get(new_id)
+
+    # -- reading -------------------------------------------------------------------------
+
+    def _status(self, conn: sa.Connection, bank_id: str, document_id: str) -> DocumentCuration:
+        rows = conn.execute(
+            sa.select(curation).where(curation.c.bank_id == bank_id, curation.c.document_id == document_id)
+            .order_by(curation.c.revision)
+        ).all()  # fmt: skip
+        return _fold(bank_id, document_id, [_event(r) for r in rows])
+
+    def status(self, bank_id: str, document_id: str) -> DocumentCuration:
+        with self.engine.connect() as conn:
+            return self._status(conn, bank_id, document_id)
+
+    def statuses(self, bank_id: str, document_ids: Iterable[str]) -> dict[str, DocumentCuration]:
+        """The curated documents among these (never-curated ones are left out), in one query."""
+        wanted = list(dict.fromkeys(document_ids))
+        if not wanted:
+            return {}
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                sa.select(curation).where(curation.c.bank_id == bank_id, curation.c.document_id.in_(wanted))
+                .order_by(curation.c.revision)
+            ).all()  # fmt: skip
+        events: dict[str, list[CurationEvent]] = {}
+        for row in rows:
+            events.setdefault(row.document_id, []).append(_event(row))
+        return {doc: _fold(bank_id, doc, evs) for doc, evs in events.items()}
+
+    def get(self, event_id: int) -> CurationEvent | None:
+        with self.engine.connect() as conn:
+            row = conn.execute(sa.select(curation).where(curation.c.id == event_id)).first()
+        return None if row is None else _event(row)
+
+    def history(self, bank_id: str | None = None, document_id: str | None = None) -> list[CurationEvent]:
+        """The append-only log, newest first."""
+        query = sa.select(curation).order_by(curation.c.id.desc())
+        if bank_id:
+            query = query.where(curation.c.bank_id == bank_id)
+        if document_id:
+            query = query.where(curation.c.document_id == document_id)
+        with self.engine.connect() as conn:
+            return [_event(r) for r in conn.execute(query)]
+
+    def counts(self, since: datetime | None = None, until: datetime | None = None) -> dict[str, int]:
+        """Proposals, approvals (of either change), rejections and reverts (approved reverts) in a time range,
+        counted in SQL."""
+        approved = curation.c.action == "approve"
+        query = sa.select(
+            sa.func.count().filter(curation.c.action == "propose"),
+            sa.func.count().filter(approved),
+            sa.func.count().filter(curation.c.action == "reject"),
+            sa.func.count().filter(approved, curation.c.change == "revert"),
+        )
+        if since is not None:
+            query = query.where(curation.c.created_at >= since)
+        if until is not None:
+            query = query.where(curation.c.created_at < until)
+        with self.engine.connect() as conn:
+            proposals, approvals, rejections, reverts = conn.execute(query).one()
+        return {"proposals": proposals, "approvals": approvals, "rejections": rejections, "reverts": reverts}
+
+
+def _fold(bank_id: str, document_id: str, events: list[CurationEvent]) -> DocumentCuration:
+    """The document's status from its events in revision order."""
+    view = DocumentCuration(bank_id=bank_id, document_id=document_id)
+    proposals: dict[int, CurationEvent] = {}
+    for e in events:
+        view.status, view.revision = e.after, e.revision
+        if e.action == "propose":
+            proposals[e.id] = view.proposal = e
+            continue
+        view.proposal = None
+        if e.action == "approve":
+            view.approval, view.approved = e, proposals.get(e.proposal_id or -1)
+    return view

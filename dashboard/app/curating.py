@@ -2,7 +2,8 @@
 
 One query for the statuses of the cards on screen; each card's controls (components.curation); the person is
 the signed-in user or the name typed in the page's reviewer field, and the role is checked by the service
-right before it writes. Confirmations and refusals are toasts.
+right before it writes. A refusal shows inline at the card; a confirmation beside the decision form, after the rerun
+(never toasts: a toast lies over the form's fields).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Callable, Iterable
 import streamlit as st
 
 from components.curation import render_curation
-from components.workflow import toast
+from components.workflow import notice
 from dashboard.app import access, resources
 from dashboard.review.curation import CurationInputError, NotAllowed, Refused
 
@@ -43,10 +44,10 @@ def card_controls(bank: str, document_ids: Iterable[str], name_key: str, flash_k
                 done = f"Rejected: {document_id} stays as it was."
         except CurationInputError as exc:
             field = "your name (the reviewer name field)" if exc.field in ("proposer", "lead") else exc.field
-            toast(f"Not recorded: {field}: {str(exc).split(': ', 1)[1]}", ok=False)
+            notice(f"Not recorded: {field}: {str(exc).split(': ', 1)[1]}", ok=False)
             return
         except (NotAllowed, Refused) as exc:
-            toast(f"Not recorded: {exc}", ok=False)
+            notice(f"Not recorded: {exc}", ok=False)
             return
         st.session_state[flash_key] = {"message": done}
         st.rerun()

@@ -40,7 +40,7 @@ def render_ticket_evidence(ticket: Ticket, recall: TicketRecall, customers: Sequ
             st.text(plain_error(exc))
     if render_not_consulted(skipped, can_migrate=access.can("apply_migration"), key=key) and access.permitted("apply_migration"):
         _write(bank, ticket, lambda: migrate_customer(resources.gateway(), bank, customers, ticket.customer))
-    render_evidence(recall, key=f"recall_{ticket.id}")
+    render_evidence(recall)
     used = recall.tagged if recall.path == "tagged" else recall.legacy_admitted
     documents = list(dict.fromkeys(e.document_id for e in used if e.document_id))
     curating.record_controls(bank, documents, "ticket_reviewer", ticket_case.KEYS.flash, key=f"curate_record_{ticket.id}")

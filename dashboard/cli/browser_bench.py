@@ -33,7 +33,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -180,7 +180,8 @@ def _cold_open(browser, url: str, queue: Queue, markers: set[str]) -> float:
         context.close()
 
 
-def _one_run(browser, env: dict[str, str], queue: Queue, result: SizeResult, markers: set[str], log) -> None:
+def _one_run(browser, env: dict[str, str], queue: Queue, result: SizeResult, markers: set[str], log) -> str:
+    """One fresh app process for the first page, another for the rest; returns the case it decided."""
     with tempfile.TemporaryDirectory(prefix="bench-browser-app-") as data_dir, serve_app(env, Path(data_dir)) as url:
         result.samples["first"].append(_cold_open(browser, url, queue, markers))
     with tempfile.TemporaryDirectory(prefix="bench-browser-app-") as data_dir, serve_app(env, Path(data_dir)) as url:
@@ -205,12 +206,14 @@ def _one_run(browser, env: dict[str, str], queue: Queue, result: SizeResult, mar
             name.fill(REVIEWER)
             name.press("Tab")
             _settle(page)
+            decided = _case_in_url(page)
             ms, marker = _press(page, "a", confirmed=True)
             markers.add(marker)
             result.samples["decision"].append(ms)
             log("  " + ", ".join(f"{what} {samples[-1] / 1000:.2f} s" for what, samples in result.samples.items()))
         finally:
             context.close()
+    return decided
 
 
 @contextmanager
@@ -231,6 +234,7 @@ def run(sizes: list[int], runs: int, bank_size: int, hog: bool = False, log: Cal
     from playwright.sync_api import sync_playwright
 
     from dashboard.cli.bench import machine, server_running
+    from dashboard.finance.decisions import document_id_for
     from dashboard.hindsight.gateway import HindsightGateway
     from dashboard.settings import load_settings
 
@@ -242,12 +246,12 @@ def run(sizes: list[int], runs: int, bank_size: int, hog: bool = False, log: Cal
     ]
     results: list[SizeResult] = []
     markers: set[str] = set()
-    with server_running(settings, log), tempfile.TemporaryDirectory(prefix="bench-browser-") as work:
-        gw = HindsightGateway(settings.base_url, settings.api_key, timeout=300.0)
-        try:
-            queues = [_prepare(gw, size, bank_size, Path(work), log) for size in sizes]
-        finally:
-            gw.close()
+    with (
+        server_running(settings, log),
+        tempfile.TemporaryDirectory(prefix="bench-browser-") as work,
+        closing(HindsightGateway(settings.base_url, settings.api_key, timeout=300.0)) as gw,
+    ):
+        queues = [_prepare(gw, size, bank_size, Path(work), log) for size in sizes]
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, env={**os.environ, "HOME": work})
             try:
@@ -259,7 +263,8 @@ def run(sizes: list[int], runs: int, bank_size: int, hog: bool = False, log: Cal
                             result = SizeResult(label=queue.label, load=load)
                             for n in range(runs):
                                 log(f"{queue.label}, {load}: run {n + 1} of {runs} (fresh app process and browser context) ...")
-                                _one_run(browser, env, queue, result, markers, log)
+                                decided = _one_run(browser, env, queue, result, markers, log)
+                                gw.delete_document(queue.bank, document_id_for(decided))  # the bank as the bench found it
                             results.append(result)
             finally:
                 browser.close()

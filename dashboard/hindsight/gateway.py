@@ -151,6 +151,13 @@ class HindsightGateway:
         body = self._get(f"{_bank(bank_id)}/documents/{urllib.parse.quote(document_id, safe='')}", missing=None)
         return None if body is None else StoredDocument.model_validate(body)
 
+    def delete_document(self, bank_id: str, document_id: str) -> bool:
+        """Delete the document and its memories; False when the bank has no such document."""
+        if self.document(bank_id, document_id) is None:
+            return False
+        self._run(self._client.documents.delete_document(bank_id, document_id, _request_timeout=self._timeout))
+        return True
+
     def list_documents(
         self, bank_id: str, *, untagged: bool = False, search: str | None = None, limit: int = 100, offset: int = 0
     ) -> dict:

@@ -184,6 +184,7 @@ def test_overview_shows_what_reviewers_and_memory_did(app, page: Page, shots):
     expect(page.get_by_text(re.compile(r"^12 of 12 tickets measured"))).to_be_visible()
     expect(page.get_by_role("heading", name=re.compile(r"^18 exceptions, 1 decided \(the agent was overruled on 1\); 12 tickets, 1 decided"))).to_be_visible()
     expect(page.get_by_test_id("stPlotlyChart").first).to_be_visible()
+    settled(page)  # every chart drawn, not just the first
     assert page.get_by_test_id("stPlotlyChart").count() >= 6
     # the latest decision per case: E-1002 (overridden) and T-2004 (approved)
     expect(metric(page, "Decisions in range")).to_have_text(re.compile(r"^2$"))

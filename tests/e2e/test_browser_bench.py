@@ -14,7 +14,8 @@ import time
 import psutil
 
 from dashboard.cli.app_server import REPO
-from dashboard.cli.browser_bench import LABELS, MARKERS, TARGETS_MS, SizeResult, summarise
+from dashboard.cli import bench_data
+from dashboard.cli.browser_bench import DEMO_BANK, LABELS, MARKERS, TARGETS_MS, SizeResult, summarise
 
 
 def _started_by_a_bench() -> list[int]:
@@ -61,6 +62,8 @@ def test_bench_browser_reports_both_sizes_and_stops_what_it_started(hindsight):
     assert any(note.startswith("evidence marker: ") and any(m in note for m in MARKERS.values()) for note in report["notes"])
     assert report["viewport"] == "1440x900"
     assert hindsight.server.status().healthy  # the bench reused the server and left it running
+    for bank in (DEMO_BANK, bench_data.bench_bank(40)):  # its decisions deleted: the banks as it found them
+        assert not hindsight.gateway.list_documents(bank, search="decision-")["items"], bank
     assert not _left_behind(before), "the bench left an app or browser process running"
 
 

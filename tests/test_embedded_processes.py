@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -107,6 +108,10 @@ def test_a_state_file_without_create_time_is_believed_only_for_a_running_hindsig
     fake_api.write_text("import time\ntime.sleep(300)\n")
     proc = subprocess.Popen([sys.executable, str(fake_api)], start_new_session=True)
     try:
+        deadline = time.monotonic() + 30
+        while str(fake_api) not in psutil.Process(proc.pid).cmdline():  # until the child has exec'd its program
+            assert time.monotonic() < deadline, "the stand-in API never started"
+            time.sleep(0.05)
         server.state_file.write_text(json.dumps({"api_pid": proc.pid, "pg_pid": None, "url": server.url}))
         assert server.status().api_pid == proc.pid
         server.stop(timeout=5)

@@ -252,11 +252,6 @@ class Curation(DeliveryQueue):
             events.setdefault(row.document_id, []).append(_event(row))
         return {doc: _fold(bank_id, doc, evs) for doc, evs in events.items()}
 
-    def get(self, event_id: int) -> CurationEvent | None:
-        with self.engine.connect() as conn:
-            row = conn.execute(sa.select(curation).where(curation.c.id == event_id)).first()
-        return None if row is None else _event(row)
-
     def history(self, bank_id: str | None = None, document_id: str | None = None) -> list[CurationEvent]:
         """The append-only log, newest first."""
         query = sa.select(curation).order_by(curation.c.id.desc())

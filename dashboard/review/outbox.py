@@ -264,6 +264,12 @@ class DeliveryQueue:
 
     # -- reading ---------------------------------------------------------------------------
 
+    def get(self, row_id: int):
+        """One row by its id (a decision's audit id), parsed; None when there is none."""
+        with self.engine.connect() as conn:
+            row = conn.execute(sa.select(self.table).where(self.table.c.id == row_id)).first()
+        return None if row is None else self._parse(row)
+
     def pending_count(self) -> int:
         with self.engine.connect() as conn:
             return int(conn.execute(sa.select(sa.func.count()).where(self.table.c.state == PENDING)).scalar_one())
@@ -391,10 +397,6 @@ class Outbox(DeliveryQueue):
         with self.engine.connect() as conn:
             return [stored_decision(row) for row in conn.execute(query)]
 
-    def get(self, audit_id: int) -> StoredDecision | None:
-        with self.engine.connect() as conn:
-            row = conn.execute(sa.select(decisions).where(decisions.c.id == audit_id)).first()
-        return None if row is None else stored_decision(row)
 
     def latest(self, case_kind: str, case_id: str) -> StoredDecision | None:
         entries = self.history(case_kind, case_id)

@@ -170,3 +170,16 @@ def grid_cells(page: Page, *expected: str) -> str:
             arg=list(expected), timeout=WAIT,
         )
     return "\n".join(page.locator("[id^=glide-cell]").all_inner_texts())
+
+
+def paste_over_the_limit(page: Page, note_label: str, submit: str) -> None:
+    """Paste a 5,004-character note and submit: refused, the box keeps the first 4,000 and the cut part is shown
+    in full (a browser would drop a paste over a field's max length whole)."""
+    note = "".join(f"{i:05d} " for i in range(834))
+    box = page.locator(f'textarea[aria-label="{note_label}"]')
+    box.fill(note)
+    page.get_by_role("button", name=submit).click()
+    expect(page.get_by_text(re.compile(r"Not submitted: your note was 5,004 characters; the limit is 4,000"))).to_be_visible()
+    settled(page)
+    assert box.input_value() == note[:4000]
+    assert page.get_by_test_id("stCode").inner_text().strip() == note[4000:].strip()  # the cut part, in full

@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from dashboard.finance.policy import Recommendation
-from tests.e2e.conftest import PROBE_CASE, XSS_IMG, XSS_LINK, XSS_REMOTE, choose, grid_cells, heading, metric, press, settled
+from tests.e2e.conftest import PROBE_CASE, XSS_IMG, XSS_LINK, XSS_REMOTE, choose, grid_cells, heading, metric, paste_over_the_limit, press, settled
 from tests.helpers import demo_case, demo_ticket, record_exception_decision, record_ticket_decision
 
 pytestmark = pytest.mark.browser
@@ -84,13 +84,7 @@ def test_audit_a_ticket_with_legacy_evidence_and_approve_it(app, page: Page, sho
     settled(page)
     # A pasted note over the limit is kept up to it, with what was cut shown: the browser drops nothing silently.
     page.get_by_test_id("stForm").get_by_text("Override with my own response", exact=True).click()
-    note = "".join(f"{i:05d} " for i in range(834))  # 5,004 characters, as a paste
-    page.locator('textarea[aria-label="Note (required for an override)"]').fill(note)
-    page.get_by_role("button", name="Record decision").click()
-    expect(page.get_by_text(re.compile(r"Not submitted: your note was 5,004 characters; the limit is 4,000"))).to_be_visible()
-    settled(page)
-    assert page.locator('textarea[aria-label="Note (required for an override)"]').input_value() == note[:4000]
-    assert page.get_by_test_id("stCode").inner_text().strip() == note[4000:].strip()  # the cut part, in full
+    paste_over_the_limit(page, "Note (required for an override)", "Record decision")
     shots(page, "tickets-long-note")
     press(page, "a")  # approved (the drafted response, no note): confirmed beside the form, on to the next unreviewed ticket
     expect(page.get_by_text(re.compile(r"T-2004: decision \(approve\) recorded \(audit #\d+\) and retained into "))).to_be_visible()

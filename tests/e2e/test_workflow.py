@@ -13,7 +13,7 @@ from playwright.sync_api import Browser, Page, expect
 from dashboard.finance.policy import Recommendation
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.casework import Casework
-from tests.e2e.conftest import VIEWPORT, WAIT, heading, press, settled
+from tests.e2e.conftest import VIEWPORT, WAIT, heading, paste_over_the_limit, press, settled
 from tests.helpers import demo_case, record_exception_decision
 
 pytestmark = pytest.mark.browser
@@ -137,11 +137,5 @@ def test_a_pasted_long_note_is_kept_up_to_the_limit_and_the_override_offers_only
     assert sorted(o.strip() for o in offered) == ["approve", "escalate"]  # never the outcome already recommended
     page.get_by_role("option").filter(has_text="approve").first.click()
     page.get_by_test_id("stForm").get_by_text("OTHER: Other (explain in the note)", exact=True).click()
-    note = "".join(f"{i:05d} " for i in range(834))  # 5,004 characters, as a paste
-    page.locator('textarea[aria-label="Note"]').fill(note)
-    page.get_by_role("button", name="Submit decision").click()
-    expect(page.get_by_text(re.compile(r"Not submitted: your note was 5,004 characters; the limit is 4,000"))).to_be_visible()
-    settled(page)
-    assert page.locator('textarea[aria-label="Note"]').input_value() == note[:4000]
-    assert page.get_by_test_id("stCode").inner_text().strip() == note[4000:].strip()  # the cut part, in full
+    paste_over_the_limit(page, "Note", "Submit decision")
     shots(page, "exceptions-long-note")

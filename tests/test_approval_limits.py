@@ -6,6 +6,7 @@ app instances; the `decide` command does the same."""
 from __future__ import annotations
 
 import json
+import uuid
 from datetime import UTC, datetime
 
 import pytest
@@ -61,20 +62,23 @@ def _in_memory(hindsight, bank: str, case: ExceptionCase) -> bool:
     return document_id_for(case.id) in [e.document_id for e in result.exact]
 
 
-def test_above_the_limit_memory_holds_nothing_until_a_different_eligible_approver_confirms(hindsight, bank_id, tmp_path):
-    hindsight.gateway.retain(bank_id, [precedent("PREC-L-1", "VL", "price_variance", "approve", "2025-03-01")])
-    with review_database(hindsight.settings) as url:
-        first, second = _service(url, hindsight, tmp_path / "a"), _service(url, hindsight, tmp_path / "b")
-        done = first.decide(bank_id, "reviewer", _proposal(hindsight, bank_id, CASE, "Dana"))
+def test_above_the_limit_memory_holds_nothing_until_a_different_eligible_approver_confirms(live, tmp_path):
+    bank_id = f"limits-{uuid.uuid4().hex[:8]}"  # in both server modes: the decision is one document, several facts when extracted
+    live.gateway.ensure_bank(bank_id)
+    live.gateway.retain(bank_id, [precedent("PREC-L-1", "VL", "price_variance", "approve", "2025-03-01")])
+    live.settle(bank_id)
+    with review_database(live.settings) as url:
+        first, second = _service(url, live, tmp_path / "a"), _service(url, live, tmp_path / "b")
+        done = first.decide(bank_id, "reviewer", _proposal(live, bank_id, CASE, "Dana"))
         assert done.stored.state == "awaiting_approval" and not done.delivered and done.report.delivered == 0
         assert done.held_because == "Dana's own limit is 20,000.00; this invoice is 42,000.00, above it."
         # no instance delivers it, and nothing reads it as a human decision
-        assert second.outbox.deliver_due(hindsight.gateway.retain).delivered == 0
-        assert hindsight.gateway.document(bank_id, document_id_for(CASE.id)) is None and not _in_memory(hindsight, bank_id, CASE)
+        assert second.outbox.deliver_due(live.gateway.retain).delivered == 0
+        assert live.gateway.document(bank_id, document_id_for(CASE.id)) is None and not _in_memory(live, bank_id, CASE)
         assert decisions_by_case(second.outbox, bank_id) == {} and human_decisions(second.outbox, bank_id) == []
         # nobody decides it again meanwhile, on either instance
         with pytest.raises(Refused, match="awaits a second approval"):
-            second.decide(bank_id, "lead", _proposal(hindsight, bank_id, CASE, "Lee"))
+            second.decide(bank_id, "lead", _proposal(live, bank_id, CASE, "Lee"))
 
         with pytest.raises(Refused, match="the second approver must be someone else"):
             second.second_approval(bank_id, "lead", "exception", CASE.id, " dana ", confirm=True)
@@ -82,10 +86,11 @@ def test_above_the_limit_memory_holds_nothing_until_a_different_eligible_approve
             second.second_approval(bank_id, "reviewer", "exception", CASE.id, "Lee", confirm=True)
         with pytest.raises(NotAllowed):
             second.second_approval(bank_id, "viewer", "exception", CASE.id, "Lee", confirm=True)
-        assert hindsight.gateway.document(bank_id, document_id_for(CASE.id)) is None
+        assert live.gateway.document(bank_id, document_id_for(CASE.id)) is None
 
         confirmed = second.second_approval(bank_id, "lead", "exception", CASE.id, "Lee", confirm=True)
-        assert confirmed.delivered and _in_memory(hindsight, bank_id, CASE)
+        live.settle(bank_id)
+        assert confirmed.delivered and _in_memory(live, bank_id, CASE)
         assert decisions_by_case(first.outbox, bank_id)[CASE.id].decision.reviewer == "Dana"
         with pytest.raises(Refused, match="no decision awaiting"):  # confirmed once, on whichever instance
             first.second_approval(bank_id, "lead", "exception", CASE.id, "Kim", confirm=True)

@@ -154,3 +154,27 @@ def test_labels_from_three_cases_feed_the_bench_the_export_and_the_overview(
     assert (everything["precision@5"], everything["MRR"]) == (round(precision5, 3), round(mrr, 3))
     assert set(frame[frame["by"] == "vendor"]["group"]) == {"V06", "V03", "V01"}
     assert {m.label: m.value for m in at.metric}["Label MRR"] == f"{mrr:.2f}"
+
+
+def test_a_tickets_record_is_labelled_by_a_click_and_the_fusion_lab_runs_on_the_reviewers_labels(
+    hindsight, demo_banks, store_url, point_app, tmp_path
+):
+    engine = make_engine(store_url, tmp_path)
+    point_app(hindsight.env(finance=demo_banks.finance, support=demo_banks.support), outbox=Outbox(engine))
+    at = open_page("views/tickets.py", ticket="T-2003")  # the tagged path: SUP-T-005 reaches the ticket
+    at.text_input(key="ticket_reviewer").input("Dana").run()
+    at.segmented_control(key="relevance_ticket_T-2003_SUP-T-005_Dana").set_value("relevant").run()
+    assert not at.exception, at.exception
+    [stored] = RelevanceLabels(engine).latest(case=(demo_banks.support, "ticket", "T-2003"))
+    assert (stored.document_id, stored.label, stored.reviewer, stored.tags_match) == ("SUP-T-005", "relevant", "Dana", "any_strict")
+    assert stored.tags and "SUP-T-005" in stored.ranked
+
+    at = open_page("views/traces.py")
+    at.selectbox(key="console_bank").set_value(demo_banks.support)
+    at.text_input(key="console_query").input("refund")
+    at.form_submit_button[0].click().run()
+    at.radio(key="lab_set_source").set_value("Reviewers' labels").run()
+    at.button(key="lab_run").click().run()
+    assert not at.exception, at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Cases"] == "1" and metrics["Evidence in returned top 10"] == "1 (100%)"  # its own request finds it

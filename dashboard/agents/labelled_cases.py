@@ -4,7 +4,7 @@ without an agent run, the one the dashboard made for the case; the expected docu
 reviewers call relevant.
 
 Of a run's several recalls (the finance agent's exact and broader passes), the one that returned most of the
-labelled documents is the case's request. Plain Python.
+documents labelled relevant is the case's request (ties: the earlier one). Plain Python.
 """
 
 from __future__ import annotations
@@ -47,7 +47,8 @@ def _from_run(store: AgentRunStore, verdict: CaseVerdict) -> tuple[Source, Recal
     run = store.latest_run(verdict.case_kind, verdict.case_id, verdict.bank_id)
     if run is None or not run.recalls:
         return None
-    snapshot = max(run.recalls, key=lambda s: len(set(_documents(s)) & set(verdict.votes)))  # ties: the first
+    relevant = set(verdict.relevant)
+    snapshot = max(run.recalls, key=lambda s: len(relevant & set(_documents(s))))  # ties: the earlier recall
     entry = store.entry(snapshot.audit_id) if snapshot.audit_id else None
     if entry is not None:
         ranked = [r.document_id for r in entry.results if r.kind == "document" and r.document_id]

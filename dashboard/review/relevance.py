@@ -92,13 +92,14 @@ class CaseVerdict:
         return max(label.created_at for label in self.labels)
 
     def context(self) -> RecallContext | None:
-        """The dashboard's request that brought most of the labelled documents (the newest list of it)."""
+        """The dashboard's request most relevant labels (then most labels) were given on; the newest list of it."""
         with_request = [label for label in self.labels if label.query]
         if not with_request:
             return None
-        counts: dict[tuple, int] = {}
+        counts: dict[tuple, tuple[int, int]] = {}
         for label in with_request:
-            counts[label.request] = counts.get(label.request, 0) + 1
+            relevant, given = counts.get(label.request, (0, 0))
+            counts[label.request] = (relevant + (label.label == "relevant"), given + 1)
         best = max(counts.values())
         return max((label for label in with_request if counts[label.request] == best), key=lambda label: label.id)
 

@@ -23,12 +23,18 @@ def render_label_quality(rows: Sequence[QualityRow], k: int) -> None:
         st.text("No relevance label yet: label the evidence cards on Finance exceptions or Support tickets.")
         return
     latest = rows[0]  # newest week, all cases
+    behind = f"{latest.cases} case(s), {latest.labels} label(s), week of {latest.week}"
     cols = st.columns(3)
-    cols[0].metric(f"Label precision@{k}", f"{latest.precision_at_k:.2f}", help=f"{latest.cases} case(s), {latest.labels} label(s), week of {latest.week}")
-    cols[1].metric("Label MRR", f"{latest.mrr:.2f}", help=f"{latest.cases} case(s), week of {latest.week}")
-    cols[2].metric(f"Evidence in top {k} (labels)", f"{latest.evidence_at_k} / {latest.cases}", help=f"week of {latest.week}")
-    frame = pd.DataFrame([{
-        "week of": r.week.isoformat(), "by": r.by, "group": r.group, "cases": r.cases, "labels": r.labels, "relevant documents": r.relevant,
-        f"precision@{k}": round(r.precision_at_k, 3), "MRR": round(r.mrr, 3), f"evidence in top {k}": f"{r.evidence_at_k} / {r.cases}",
-    } for r in rows])
+    cols[0].metric(f"Label precision@{k}", f"{latest.precision_at_k:.2f}", help=behind)
+    cols[1].metric("Label MRR", f"{latest.mrr:.2f}", help=behind)
+    cols[2].metric(f"Evidence in top {k} (labels)", f"{latest.evidence_at_k} / {latest.cases}", help=behind)
+    frame = pd.DataFrame([_row(r, k) for r in rows])
     st.dataframe(frame, hide_index=True, width="stretch", key="overview_label_quality")
+
+
+def _row(r: QualityRow, k: int) -> dict:
+    return {
+        "week of": r.week.isoformat(), "by": r.by, "group": r.group, "cases": r.cases, "labels": r.labels,
+        "relevant documents": r.relevant, f"precision@{k}": round(r.precision_at_k, 3), "MRR": round(r.mrr, 3),
+        f"evidence in top {k}": f"{r.evidence_at_k} / {r.cases}",
+    }

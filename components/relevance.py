@@ -16,9 +16,11 @@ from dashboard.review.relevance import LABELS, RelevanceLabel
 
 
 def render_relevance(
-    current: RelevanceLabel | None, key: str, on_pick: Callable[[str], None], *, disabled: bool, problem: str | None = None
+    current: RelevanceLabel | None, key: str, on_pick: Callable[[str], None], *, disabled: str | None = None,
+    problem: str | None = None,
 ) -> None:
-    """The three choices, showing the reviewer's current label; a click calls `on_pick` (before the rerun)."""
+    """The three choices, showing the reviewer's current label; a click calls `on_pick` (before the rerun).
+    `disabled`: why the person cannot label (the control is greyed out and says so)."""
 
     def picked() -> None:
         value = st.session_state.get(key)
@@ -27,7 +29,8 @@ def render_relevance(
 
     st.segmented_control(
         "Your relevance label", list(LABELS), format_func=LABELS.get, default=current.label if current else None, key=key,
-        on_change=picked, disabled=disabled, help="One click: relevant, not relevant or wrong. It feeds the fusion lab and the Overview.",
+        on_change=picked, disabled=disabled is not None,
+        help=disabled or "One click: relevant, not relevant or wrong. It feeds the fusion lab and the Overview.",
     )
     if problem:
         st.error(md(f"Label not recorded: {problem}"), icon=":material/block:")

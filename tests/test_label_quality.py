@@ -7,8 +7,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from dashboard.agents.labelled_cases import LabelledCase
+from dashboard.agents.labelled_cases import LabelledCase, labelled_case
 from dashboard.reporting.label_quality import case_attributes, label_quality, week_of
+from dashboard.review.agent_runs import AgentRun, AgentRunStore, RecallSnapshot, ResultRef
 from dashboard.review.db import make_engine
 from dashboard.review.relevance import LabelInputError, NotAllowed, RecallContext, RelevanceLabels, case_verdicts
 from dashboard.support.models import Customer
@@ -91,3 +92,29 @@ def test_label_quality_per_week_vendor_type_and_segment():
     assert this_week[("segment", "enterprise")].mrr == 1.0
     assert rows[0].week == week_of(monday) and rows[0].by == "all"  # newest week first, "all" first in a week
     assert [r.cases for r in rows if r.week == week_of(monday - timedelta(days=3))] == [1, 1, 1]
+
+
+def _snapshot(label: str, tags_match: str, documents: list[str]) -> RecallSnapshot:
+    results = [ResultRef(id=d, document_id=d) for d in documents]
+    return RecallSnapshot(label=label, query="q", tags=["vendor:V02"], tags_match=tags_match, results=results)
+
+
+def test_a_cases_request_is_the_agents_recall_that_returned_most_relevant_documents_else_the_dashboards(tmp_path):
+    engine = make_engine(None, tmp_path)
+    labels, runs = RelevanceLabels(engine), AgentRunStore(engine)
+    shown = RecallContext(query="shown", tags=["vendor:V02"], tags_match="all_strict", ranked=["d1", "d2"])
+    for document, value in (("d1", "relevant"), ("d3", "not_relevant"), ("d4", "not_relevant")):
+        labels.record(*CASE, document, value, role="reviewer", reviewer="Dana", context=shown)
+    [verdict] = case_verdicts(labels.latest())
+    case = labelled_case(runs, verdict)
+    assert (case.source, case.query, case.ranked, case.relevant) == ("dashboard", "shown", ["d1", "d2"], ["d1"])
+
+    now = datetime.now(UTC)
+    exact, broader = _snapshot("exact", "all_strict", ["d1", "d2"]), _snapshot("broader", "any_strict", ["d3", "d4", "d1"])
+    run = AgentRun(
+        run_id="r1", bank_id="fin", case_kind="exception", case_id="E-1002", agent="finance", variant="reviewed",
+        started_at=now, ended_at=now, audit_log=False, recalls=[exact, broader],
+    )
+    runs.record_run(run)
+    case = labelled_case(runs, verdict)  # both returned the one relevant document: the earlier recall, though the other has more labelled
+    assert (case.source, case.tags_match, case.ranked) == ("agent run", "all_strict", ["d1", "d2"])

@@ -45,6 +45,9 @@ def card_labels(bank: str, kind: str, case_id: str, contexts: Mapping[str, Recal
     store, role = resources.relevance_labels(), access.current_role()
     me = access.reviewer(name_key).name
     mine = store.mine((bank, kind, case_id), me)
+    why_not = None if access.can("decide") else f"Your role ({role}) can read the labels but not give one."
+    if me is None:
+        why_not = "Type your reviewer name first."
 
     def label(document_id: str) -> None:
         key = f"relevance_{kind}_{case_id}_{document_id}_{me or ''}"
@@ -62,7 +65,7 @@ def card_labels(bank: str, kind: str, case_id: str, contexts: Mapping[str, Recal
         problem = shown_problem[1] if shown_problem and shown_problem[0] == key else None
         if problem:
             st.session_state.pop(PROBLEM_KEY)
-        render_relevance(mine.get(document_id), key, record, disabled=me is None or not access.can("decide"), problem=problem)
+        render_relevance(mine.get(document_id), key, record, disabled=why_not, problem=problem)
 
     return label
 

@@ -133,8 +133,10 @@ class RelevanceLabels:
         """One click: a new row (a change of mind is a new row too)."""
         require(role, "decide")
         try:
-            checked = _Input(bank_id=bank_id, case_kind=case_kind, case_id=case_id, document_id=document_id, label=label,
-                             reviewer=(reviewer or "").strip())  # fmt: skip
+            checked = _Input(
+                bank_id=bank_id, case_kind=case_kind, case_id=case_id, document_id=document_id, label=label,
+                reviewer=(reviewer or "").strip(),
+            )
         except ValidationError as exc:
             problem = exc.errors()[0]
             raise LabelInputError(f"{problem['loc'][0]}: {problem['msg']}") from None

@@ -150,7 +150,7 @@ def page() -> None:
         charts.render_incidents(metrics)
         charts.render_coverage(metrics)
     charts.render_latency(metrics, log.latencies())
-    labelled = from_store(resources.relevance_labels(), resources.agent_runs())
+    labelled = [c for bank in settings.banks for c in from_store(resources.relevance_labels(), resources.agent_runs(), bank)]
     render_label_quality(label_quality(labelled, case_attributes(cases, tickets, customers), DEFAULT_K), DEFAULT_K)
 
 

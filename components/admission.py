@@ -7,7 +7,7 @@ support lead reads (a record, why it was used or not) is wrapped text in full, n
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import streamlit as st
 
@@ -52,8 +52,12 @@ def plain_verdict(verdict: str) -> str:
         return verdict
 
 
-def record_card(ref: str, status: str, why: str, text: str, *, tags: list[str] | None = None, facts: Sequence[str] = ()) -> None:
-    """One record read in full: its id and status beside why, its tags and its text, wrapped (never cut)."""
+def record_card(
+    ref: str, status: str, why: str, text: str, *, tags: list[str] | None = None, facts: Sequence[str] = (),
+    below: Callable[[], None] | None = None,
+) -> None:
+    """One record read in full: its id and status beside why, its tags and its text, wrapped (never cut); `below`
+    draws what the page adds at the card's foot (a relevance label)."""
     with st.container(border=True):
         about, body = st.columns([2, 5])
         about.text(f"{ref}\n{status}")
@@ -63,11 +67,14 @@ def record_card(ref: str, status: str, why: str, text: str, *, tags: list[str] |
         body.text(text)
         for fact in facts:  # with an LLM: what the server rewrote the record into, and matched
             body.text(f"- {fact}")
+        if below is not None:
+            below()
 
 
-def _cards(items: list[TicketEvidence]) -> None:
+def _cards(items: list[TicketEvidence], label: Callable[[str], None] | None = None) -> None:
     for e in items:
-        record_card(e.ref, plain_verdict(e.verdict), e.reason, e.text, tags=e.tags, facts=e.facts)
+        below = (lambda d=e.document_id: label(d)) if label is not None and e.document_id else None
+        record_card(e.ref, plain_verdict(e.verdict), e.reason, e.text, tags=e.tags, facts=e.facts, below=below)
 
 
 def render_path(recall: TicketRecall) -> None:
@@ -90,16 +97,17 @@ def render_observations(observations: list[TicketEvidence]) -> None:
                 st.text(f"from {where}, {whose}. Fact: {source.fact}")
 
 
-def render_evidence(recall: TicketRecall) -> None:
-    """What reached the ticket, and (when old records were searched) every candidate that did not, with why."""
+def render_evidence(recall: TicketRecall, label: Callable[[str], None] | None = None) -> None:
+    """What reached the ticket, and (when old records were searched) every candidate that did not, with why;
+    `label(document id)` draws a used record's relevance label (the page's, dashboard.app.labelling)."""
     if recall.path == "tagged":
         st.subheader(f"History used ({len(recall.tagged)})")
-        _cards(recall.tagged)
+        _cards(recall.tagged, label)
         render_observations(recall.observations)
         return
     st.subheader(f"Old records used ({len(recall.legacy_admitted)})")
     if recall.legacy_admitted:
-        _cards(recall.legacy_admitted)
+        _cards(recall.legacy_admitted, label)
     else:
         st.text("No old record proved it belongs to this customer.")
     st.subheader(f"Records found but not used ({len(recall.legacy_rejected)})")

@@ -96,20 +96,27 @@ def render_report(report: dict) -> None:
     if best:
         st.plotly_chart(grid_figure(report), key="lab_grid")
     cases = pd.DataFrame(
-        [{k2: c[k2] for k2 in ("evidence", "first_evidence_rank", "returned", "query")} for c in report["per_case"]]
+        [{k2: c[k2] for k2 in ("evidence", "first_evidence_rank", "precision_at_k", "returned", "query")} for c in report["per_case"]]
     )
     st.dataframe(cases, hide_index=True, width="stretch", key="lab_cases")
 
 
-def choose_set(finance_cases: Callable[[], list[EvidenceCase]]) -> tuple[str, list[EvidenceCase]] | None:
+def choose_set(
+    finance_cases: Callable[[], list[EvidenceCase]], reviewed_cases: Callable[[], list[EvidenceCase]] | None = None
+) -> tuple[str, list[EvidenceCase]] | None:
     source = st.radio(
         "Labelled set",
-        ["Finance queue (same vendor and type)", "Upload JSON Lines"],
+        ["Finance queue (same vendor and type)", *(["Reviewers' labels"] if reviewed_cases else []), "Upload JSON Lines"],
         horizontal=True,
         key="lab_set_source",
     )
     if source.startswith("Finance"):
         return "finance", finance_cases()
+    if source.startswith("Reviewers") and reviewed_cases is not None:
+        cases = reviewed_cases()
+        st.caption("Each labelled case's recall request (the agent's, else the dashboard's); expected: the documents most "
+                   f"of their reviewers label relevant. {len(cases)} case(s) on this bank.")
+        return ("reviews", cases) if cases else None
     upload = st.file_uploader(
         "JSON Lines: query, tags?, tags_match?, expected_document_ids",
         type=["jsonl", "json", "txt"],
@@ -126,14 +133,15 @@ def choose_set(finance_cases: Callable[[], list[EvidenceCase]]) -> tuple[str, li
 
 
 def render_evidence_tab(
-    bank: str, finance_cases: Callable[[], list[EvidenceCase]], run_bench: Callable[..., dict]
+    bank: str, finance_cases: Callable[[], list[EvidenceCase]], run_bench: Callable[..., dict],
+    reviewed_cases: Callable[[], list[EvidenceCase]] | None = None,
 ) -> None:
     """`run_bench(bank, cases, k, progress)` returns an evidence report (dashboard.traces.evidence.bench), or None
     when the run is refused."""
     st.subheader("Evidence on a labelled set")
     st.caption("Each case is recalled once with a trace; the per-arm figures come from those traces and the grid "
                "from the predicted RETURNED top k under each what-if (weights 0/0.5/1, caps, BM25 gates).")
-    chosen = choose_set(finance_cases)
+    chosen = choose_set(finance_cases, reviewed_cases)
     k = st.number_input("k", min_value=1, max_value=100, value=10, key="lab_k")
     st.text(f"bank {bank}")
     reports: dict = st.session_state.setdefault("lab_reports", {})

@@ -19,6 +19,7 @@ from dashboard.review.decisions import DecisionService
 from dashboard.review.freshness import EVERYTHING, Freshness
 from dashboard.review.limits import ApprovalLimits
 from dashboard.review.outbox import DeliveryReport, Outbox
+from dashboard.review.relevance import RelevanceLabels
 from dashboard.review.worker import DeliveryWorker
 from dashboard.settings import Settings, load_settings
 
@@ -57,6 +58,12 @@ def freshness() -> Freshness:
 def curation() -> Curation:
     """Four-eyes curation of documents, on the review store's engine; an approval is delivered at once when it can."""
     return Curation(outbox().engine, gateway().set_document_state, freshness=freshness())
+
+
+@st.cache_resource
+def relevance_labels() -> RelevanceLabels:
+    """The reviewers' relevance labels on evidence cards, on the review store's engine."""
+    return RelevanceLabels(outbox().engine)
 
 
 @st.cache_resource

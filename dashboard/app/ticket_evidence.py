@@ -15,7 +15,7 @@ from components.admission import render_evidence, render_how_recalled, render_pa
 from components.legacy_history import RecordAction, render_not_consulted, render_record_actions
 from components.safe_text import md
 from components.status_banner import plain_error
-from dashboard.app import access, curating, resources, ticket_case, ticket_recalls
+from dashboard.app import access, curating, labelling, resources, ticket_case, ticket_recalls
 from dashboard.hindsight.errors import HindsightError
 from dashboard.review.casework import Casework
 from dashboard.support.legacy_history import migrate_customer, not_consulted, tag_for_customer, ticket_records
@@ -40,7 +40,7 @@ def render_ticket_evidence(ticket: Ticket, recall: TicketRecall, customers: Sequ
             st.text(plain_error(exc))
     if render_not_consulted(skipped, can_migrate=access.can("apply_migration"), key=key) and access.permitted("apply_migration"):
         _write(bank, ticket, lambda: migrate_customer(resources.gateway(), bank, customers, ticket.customer))
-    render_evidence(recall)
+    render_evidence(recall, labelling.card_labels(bank, "ticket", ticket.id, labelling.ticket_contexts(recall), "ticket_reviewer"))
     used = recall.tagged if recall.path == "tagged" else recall.legacy_admitted
     documents = list(dict.fromkeys(e.document_id for e in used if e.document_id))
     curating.record_controls(bank, documents, "ticket_reviewer", ticket_case.KEYS.flash, key=f"curate_record_{ticket.id}")

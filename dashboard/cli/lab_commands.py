@@ -21,7 +21,11 @@ def _evidence_args(parser: argparse.ArgumentParser) -> None:
     source.add_argument(
         "--finance", action="store_true", help="the finance exception queue (relevant = same vendor and type)"
     )
-    parser.add_argument("--bank", help="bank to recall from (default: the finance bank with --finance)")
+    source.add_argument(
+        "--from-reviews", action="store_true",
+        help="the reviewers' relevance labels: each labelled case's recall request, relevant = most reviewers say so",
+    )
+    parser.add_argument("--bank", help="bank to recall from (default: the finance bank with --finance or --from-reviews)")
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--no-grid", action="store_true", help="skip the what-if grid")
     parser.add_argument("--json", action="store_true")
@@ -39,12 +43,19 @@ def run_evidence_bench(args: argparse.Namespace) -> int:
     if not 1 <= args.k <= 100:
         return input_error("--k", "must be from 1 to 100")
     settings, gateway = open_gateway()
+    bank = args.bank or (settings.finance_bank if args.finance or args.from_reviews else None)
+    labelled = None
     try:
-        cases = demo_finance_cases(settings.exceptions_file) if args.finance else load_cases(args.set_file)
+        if args.from_reviews:
+            cases, labelled = _reviewed_set(settings, bank)
+        else:
+            cases = demo_finance_cases(settings.exceptions_file) if args.finance else load_cases(args.set_file)
     except (EvidenceSetError, ValueError) as exc:
         gateway.close()
         return input_error("--set" if args.set_file else "--finance", str(exc))
-    bank = args.bank or (settings.finance_bank if args.finance else None)
+    if labelled is not None and not cases:
+        gateway.close()
+        return input_error("--from-reviews", f"no case of bank {bank} has a document most of its reviewers label relevant")
     if not bank:
         gateway.close()
         return input_error("--bank", "is required with --set")
@@ -52,11 +63,21 @@ def run_evidence_bench(args: argparse.Namespace) -> int:
         report = bench(gateway, bank, cases, k=args.k, grid=not args.no_grid)
     finally:
         gateway.close()
+    if labelled is not None:
+        report["labelled_set"] = [
+            {
+                "case": c.case_id, "kind": c.case_kind, "request_from": c.source, "query": c.query, "tags": c.tags,
+                "tags_match": c.tags_match, "expected_document_ids": c.relevant, "labels": c.labels,
+            }
+            for c in labelled
+        ]
     if args.json:
         print_json(report)
         return 0
+    for c in labelled or []:
+        print(f"{c.case_id}: request from the {c.source}, {len(c.relevant)} relevant document(s)")
     print(f"{report['cases']} cases on bank {bank}: evidence in the returned top {args.k} for {report['evidence_at_k']} "
-          f"({report['evidence_rate']:.0%})")
+          f"({report['evidence_rate']:.0%}); precision@{args.k} {report['precision_at_k']:.2f}, MRR {report['mrr']:.2f}")
     print(f"{'arm':<10}{'in list':>9}{'in pool':>9}{'in top k':>10}{'share of top k':>16}")
     for arm, row in report["per_arm"].items():
         print(f"{arm:<10}{row['in_list']:>9}{row['in_pool']:>9}{row['in_top_k']:>10}{row['share_of_top_k']:>16.0%}")
@@ -68,6 +89,20 @@ def run_evidence_bench(args: argparse.Namespace) -> int:
     for failed in report["failed"]:
         print(f"failed: {failed['query']}: {failed['error']}", file=sys.stderr)
     return 0
+
+
+def _reviewed_set(settings, bank: str):
+    """The reviewers' labels of `bank` as a labelled set: (bench cases, the labelled cases they are)."""
+    from dashboard.agents.labelled_cases import from_store, review_set
+    from dashboard.review.agent_runs import AgentRunStore
+    from dashboard.review.db import make_engine
+    from dashboard.review.relevance import RelevanceLabels
+
+    engine = make_engine(settings.store_url, settings.data_dir)
+    try:
+        return review_set(from_store(RelevanceLabels(engine), AgentRunStore(engine), bank))
+    finally:
+        engine.dispose()
 
 
 def _ab_args(parser: argparse.ArgumentParser) -> None:

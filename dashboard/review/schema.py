@@ -146,3 +146,25 @@ curation = Table(
     UniqueConstraint("bank_id", "document_id", "revision", name="uq_review_curation_document_revision"),
     Index("ix_review_curation_due", "state", "next_attempt_at"),
 )
+
+# Reviewers' relevance labels on evidence cards (review.relevance): append-only, one row per click; the latest
+# row per (bank, case, document, reviewer) counts. The recall request the card came from is kept with the label
+# (query, tags, tags_match and the documents it returned, best first), so an export names its provenance.
+relevance_labels = Table(
+    "review_relevance_labels",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("bank_id", String(ID), nullable=False),
+    Column("case_kind", String(20), nullable=False),
+    Column("case_id", String(ID), nullable=False),
+    Column("document_id", String(ID + 40), nullable=False),
+    Column("label", String(20), nullable=False),  # relevant | not_relevant | wrong
+    Column("reviewer", String(NAME), nullable=False),
+    Column("role", String(20), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("query", Text, nullable=True),
+    Column("tags", JSON, nullable=False),
+    Column("tags_match", String(20), nullable=True),
+    Column("ranked", JSON, nullable=False),  # document ids the request returned, best first
+    Index("ix_review_relevance_labels_case", "bank_id", "case_kind", "case_id", "document_id", "reviewer"),
+)

@@ -21,6 +21,7 @@ from pydantic import Field, ValidationError
 
 from dashboard.hindsight.wire import SOURCES, RecallResponse, TagsMatch
 from dashboard.strict import StrictModel
+from dashboard.traces.ranking import distinct, rank_figures
 from dashboard.traces.replay import ReplaySettings
 from dashboard.traces.scoring import Prediction, predict, trace_facts
 
@@ -140,9 +141,12 @@ def case_figures(run: CaseRun, docs: dict[str, str], k: int) -> dict:
             "in_top_k": any(m.id in expected and m.id in found for m in top),
             "top_k_slots": sum(1 for m in top if m.id in found),
         }
+    ranking = rank_figures(distinct(m.document_id for m in run.response.results), set(run.case.expected_document_ids), k)
     return {
         "query": run.case.query,
         "evidence": any(m.id in expected for m in top),
+        "precision_at_k": ranking.precision,  # over documents (traces.ranking)
+        "reciprocal_rank": ranking.reciprocal_rank,
         "returned": len(top),
         "first_evidence_rank": next((i for i, m in enumerate(run.response.results, 1) if m.id in expected), None),
         "arms": arms,
@@ -219,6 +223,8 @@ def evidence_report(runs: list[CaseRun], docs: dict[str, str], k: int = 10, grid
         "k": k,
         "evidence_at_k": sum(f["evidence"] for f in figures),
         "evidence_rate": (sum(f["evidence"] for f in figures) / n) if n else 0.0,
+        "precision_at_k": (sum(f["precision_at_k"] for f in figures) / n) if n else 0.0,
+        "mrr": (sum(f["reciprocal_rank"] for f in figures) / n) if n else 0.0,
         "predicted_evidence_at_k_default": default_predicted,
         "per_arm": per_arm,
         "per_case": figures,

@@ -17,7 +17,7 @@ from components.status_banner import render_evidence_unavailable
 from components.then_now import render_then_now
 from components.workflow import age_badge, claim_controls, flash, keep_selection, my_queue_filter, unknown_link
 from dashboard.agents.incidents import incident_text, is_relevant_ref
-from dashboard.app import access, audit, curating, finance_case, finance_recalls, resources
+from dashboard.app import access, audit, curating, finance_case, finance_recalls, labelling, resources
 from dashboard.finance import queue as exception_queue
 from dashboard.finance.decisions import decisions_by_case, document_id_for
 from dashboard.finance.models import EXCEPTION_TYPES, ExceptionCase
@@ -162,7 +162,8 @@ def page() -> None:
         with st.container(key="case_evidence"):  # the browser bench waits for this section's text
             if result is not None:
                 cards = [e.document_id for e in result.exact + result.broader if e.document_id]
-                render_evidence(result, curating.card_controls(bank, cards, "reviewer_name", finance_case.KEYS.flash))
+                label = labelling.card_labels(bank, finance_case.KIND, case.id, labelling.finance_contexts(result), "reviewer_name")
+                render_evidence(result, labelling.both(label, curating.card_controls(bank, cards, "reviewer_name", finance_case.KEYS.flash)))
             else:
                 render_evidence_unavailable(settings.base_url, recall_error)
         if result is not None and result.own_decision is not None:

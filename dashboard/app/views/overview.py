@@ -8,6 +8,7 @@ from datetime import date, timedelta
 import streamlit as st
 
 from components import overview_charts as charts
+from components.label_quality import render_label_quality
 from dashboard.agents.incidents import INCIDENTS_KEY
 from dashboard.app import audit, finance_recalls, resources, ticket_recalls
 from dashboard.finance import flags as finance_flags
@@ -16,7 +17,9 @@ from dashboard.finance.models import ExceptionCase
 from dashboard.finance.recall import DEFAULT_K, CaseKey
 from dashboard.hindsight.errors import HindsightError
 from dashboard.queue_files import QueueFileError, load_rows
+from dashboard.agents.labelled_cases import from_store
 from dashboard.reporting import overview as overview_metrics
+from dashboard.reporting.label_quality import case_attributes, label_quality
 from dashboard.support import flags as ticket_flags
 from dashboard.support.models import Customer, Ticket
 
@@ -147,6 +150,8 @@ def page() -> None:
         charts.render_incidents(metrics)
         charts.render_coverage(metrics)
     charts.render_latency(metrics, log.latencies())
+    labelled = [c for bank in settings.banks for c in from_store(resources.relevance_labels(), resources.agent_runs(), bank)]
+    render_label_quality(label_quality(labelled, case_attributes(cases, tickets, customers), DEFAULT_K), DEFAULT_K)
 
 
 page()

@@ -14,6 +14,7 @@ from dashboard.hindsight.errors import HindsightError
 from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.lab.ab import compare
 from dashboard.lab.finance_set import demo_finance_cases
+from dashboard.agents.labelled_cases import from_store, review_set
 from dashboard.lab.fix_reach import cases_altered
 from dashboard.queue_files import load_rows
 from dashboard.support.models import Ticket
@@ -144,6 +145,7 @@ def lab(bank: str) -> None:
         render_evidence_tab(
             bank,
             finance_cases=lambda: demo_finance_cases(cfg.exceptions_file),
+            reviewed_cases=lambda: review_set(from_store(resources.relevance_labels(), resources.agent_runs(), bank))[0],
             run_bench=lambda bank, cases, k, progress: (
                 bench(resources.gateway(), bank, cases, k=k, progress=progress) if access.permitted("trace_any_query") else None
             ),

@@ -1,0 +1,80 @@
+"""Relevance labels on the evidence cards: the page's side of dashboard.review.relevance.
+
+Each card gets one control keyed per case, document and reviewer; a click is recorded at once (the role is
+checked by the store right before it writes) with the recall request the card came from. The person is the
+signed-in user or the name typed in the page's reviewer field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+
+import streamlit as st
+
+from components.relevance import render_relevance
+from dashboard.app import access, resources
+from dashboard.finance.recall import TwoStageResult
+from dashboard.review.relevance import LabelInputError, NotAllowed, RecallContext
+from dashboard.support.recall import TicketRecall
+
+Card = Callable[[str], None]
+PROBLEM_KEY = "relevance_problem"  # (control key, why a click was not recorded), shown at that card after the rerun
+
+
+def finance_contexts(result: TwoStageResult) -> dict[str, RecallContext]:
+    """Each card's request: pass 1 (exact) or pass 2 (broader), with the documents the two-stage result ranks."""
+    ranked = [e.document_id for e in result.records if e.document_id]
+    contexts = {}
+    for e in result.records:
+        info = result.pass1 if e.pass_ == "exact" or result.pass2 is None else result.pass2
+        if e.document_id:
+            contexts[e.document_id] = RecallContext(query=result.query, tags=info.tags, tags_match=info.tags_match, ranked=ranked)
+    return contexts
+
+
+def ticket_contexts(recall: TicketRecall) -> dict[str, RecallContext]:
+    """The tagged recall's (or, on the legacy path, the candidate search's) request, with the records used."""
+    request = recall.requests[0] if recall.path == "tagged" or len(recall.requests) < 2 else recall.requests[-1]
+    ranked = [e.document_id for e in recall.evidence if e.document_id]
+    context = RecallContext(query=request.query, tags=request.tags, tags_match=request.tags_match, ranked=ranked)
+    return dict.fromkeys(ranked, context)
+
+
+def card_labels(bank: str, kind: str, case_id: str, contexts: Mapping[str, RecallContext], name_key: str) -> Card:
+    """What an evidence card calls with its document id to draw its relevance label."""
+    store, role = resources.relevance_labels(), access.current_role()
+    me = access.reviewer(name_key).name
+    mine = store.mine((bank, kind, case_id), me)
+    why_not = None if access.can("decide") else f"Your role ({role}) can read the labels but not give one."
+    if me is None:
+        why_not = "Type your reviewer name first."
+
+    def label(document_id: str) -> None:
+        key = f"relevance_{kind}_{case_id}_{document_id}_{me or ''}"
+
+        def record(value: str) -> None:
+            try:
+                store.record(bank, kind, case_id, document_id, value, role=role, reviewer=me or "", context=contexts.get(document_id))
+            except LabelInputError as exc:
+                field, _, problem = str(exc).partition(": ")
+                st.session_state[PROBLEM_KEY] = (key, f"your name (the reviewer name field): {problem}" if field == "reviewer" else str(exc))
+            except NotAllowed as exc:
+                st.session_state[PROBLEM_KEY] = (key, str(exc))
+
+        shown_problem = st.session_state.get(PROBLEM_KEY)
+        problem = shown_problem[1] if shown_problem and shown_problem[0] == key else None
+        if problem:
+            st.session_state.pop(PROBLEM_KEY)
+        render_relevance(mine.get(document_id), key, record, disabled=why_not, problem=problem)
+
+    return label
+
+
+def both(*cards: Card) -> Card:
+    """One card callback drawing each part in turn (the label, then curation)."""
+
+    def draw(document_id: str) -> None:
+        for card in cards:
+            card(document_id)
+
+    return draw

@@ -80,6 +80,8 @@ class Settings(BaseSettings):
     # The largest invoice a role or a named reviewer may decide alone (a name wins over its role; no entry: no
     # limit). NoDecode: a malformed JSON reaches our validator, which names the setting, not pydantic-settings.
     approval_limits: Annotated[dict[str, float], NoDecode] = Field(default_factory=dict, validation_alias="RECALL_REVIEW_APPROVAL_LIMITS")
+    # The share of decided cases a blind second reviewer decides again (chosen by a stable hash of the case id).
+    second_review_share: float = _env("RECALL_REVIEW_SECOND_REVIEW_SHARE", 0.10, ge=0, le=1)
     # A case open longer than this many days is overdue (the queues' age badges); due from the day before.
     sla_days: int = _env("RECALL_REVIEW_SLA_DAYS", 5, ge=1, le=365)
     # queue and directory files the pages load (CSV or JSON); the demo files by default

@@ -148,7 +148,8 @@ def _decision_service(outbox, gateway, settings):
     from dashboard.review.limits import ApprovalLimits
 
     return DecisionService(
-        outbox, Casework(outbox.engine), Freshness(outbox.engine), gateway.retain, ApprovalLimits(settings.approval_limits)
+        outbox, Casework(outbox.engine), Freshness(outbox.engine), gateway.retain, ApprovalLimits(settings.approval_limits),
+        settings.second_review_share,
     )
 
 

@@ -7,7 +7,7 @@ from components.curation import render_curation_log
 from components.status_banner import plain_error
 from components.when import local_time
 from dashboard.app import access, resources
-from dashboard.reporting.audit_export import AuditFilter, audit_row, to_csv, to_json
+from dashboard.reporting.audit_export import AuditFilter, audit_rows, to_csv, to_json
 
 st.title("Decision audit log")
 st.caption("Every reviewer decision, newest first, and whether it is stored in Hindsight yet. A revised decision is a new row: nothing is overwritten.")
@@ -44,7 +44,7 @@ if step is not None and access.permitted("manage_deliveries"):
 
 outbox = resources.outbox()
 history = outbox.history()
-rows = [audit_row(entry) for entry in history]
+rows = audit_rows(history, resources.decisions().second_reviews.trail([e.id for e in history]))  # with blind second reviews
 if not rows:
     st.info("No decisions recorded yet.", icon=":material/info:")
     st.stop()

@@ -1,0 +1,115 @@
+"""Blind second review against the real Hindsight: a sampled case's first decision is in no memory until a second
+reviewer (someone else) agrees; a disagreement goes to a lead (neither of the two), whose decision is the one the
+next recall finds, while both reviewers' decisions stay in the review store's audit and its export."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from dashboard.agents.findings import human_decisions
+from dashboard.finance.decisions import decisions_by_case, document_id_for, exception_decision, precedent_record
+from dashboard.finance.policy import assess
+from dashboard.finance.recall import CaseKey, two_stage_recall
+from dashboard.reporting.audit_export import audit_rows, to_json
+from dashboard.review.casework import Casework
+from dashboard.review.decisions import DecisionService, NotAllowed, Proposal, Refused
+from dashboard.review.freshness import Freshness
+from dashboard.review.outbox import Outbox
+from dashboard.review.second_review import selected
+from tests.finance_helpers import precedent
+from tests.helpers import demo_case
+
+CASE = demo_case("E-1002")  # V02 price variance
+
+
+def test_the_sample_is_a_stable_share_of_case_ids():
+    ids = [f"E-{n}" for n in range(10_000)]
+    assert [i for i in ids if selected(i, 0.10)] == [i for i in ids if selected(i, 0.10)]  # no per-process salt
+    assert 900 < sum(selected(i, 0.10) for i in ids) < 1100
+    assert not any(selected(i, 0.0) for i in ids) and all(selected(i, 1.0) for i in ids)
+    assert selected("E-1013", 0.10) and not selected("E-1002", 0.10)  # sha256: the same on every machine
+
+
+def _service(hindsight, tmp_path) -> DecisionService:
+    outbox = Outbox(tmp_path / "store.sqlite3")
+    return DecisionService(outbox, Casework(outbox.engine), Freshness(outbox.engine), hindsight.gateway.retain, second_review_share=1.0)
+
+
+def _proposal(hindsight, bank: str, reviewer: str, outcome: str | None = None, note: str = "") -> Proposal:
+    _, rec = assess(two_stage_recall(hindsight.gateway.recall, bank, CaseKey.of(CASE), CASE.recall_query(),
+                                     own_document=document_id_for(CASE.id)))  # fmt: skip
+    action = "approve_recommendation" if outcome in (None, rec.action) else "override"
+    decision = exception_decision(CASE, rec, reviewer=reviewer, authenticated=False, action=action, outcome=outcome,
+                                  reason_code="CONTRACT_AMENDMENT" if action == "override" else None, note=note)  # fmt: skip
+    return Proposal(decision=decision, record=precedent_record(CASE, decision, rec), scope=CaseKey.of(CASE).scope)
+
+
+def _bank(hindsight) -> str:
+    bank = f"blind-{uuid.uuid4().hex[:8]}"
+    hindsight.gateway.ensure_bank(bank)
+    hindsight.gateway.retain(bank, [precedent("PREC-B-1", CASE.vendor_code, CASE.exception_type, "approve", "2025-03-01")])
+    return bank
+
+
+def _memory_reviewer(hindsight, bank: str) -> str | None:
+    """Who decided the case, as the next recall finds its decision (None: not in memory)."""
+    result = two_stage_recall(hindsight.gateway.recall, bank, CaseKey.of(CASE), CASE.recall_query())
+    own = [e for e in result.exact if e.document_id == document_id_for(CASE.id)]
+    doc = hindsight.gateway.document(bank, document_id_for(CASE.id))
+    assert bool(own) == (doc is not None)
+    return None if doc is None else next(r for r in ("Dana", "Lee", "Max") if f"by reviewer {r} " in own[0].text)
+
+
+def test_an_agreeing_pair_the_first_decision_reaches_memory_only_after_the_second_review(hindsight, tmp_path):
+    bank, service = _bank(hindsight), _service(hindsight, tmp_path)
+    done = service.decide(bank, "reviewer", _proposal(hindsight, bank, "Dana", note="Checked the contract"))
+    assert done.blind and done.stored.state == "awaiting_second_review" and not done.delivered
+    assert service.outbox.deliver_due(hindsight.gateway.retain).delivered == 0  # no worker delivers it
+    assert _memory_reviewer(hindsight, bank) is None
+    assert decisions_by_case(service.outbox, bank) == {} and human_decisions(service.outbox, bank) == []
+    with pytest.raises(Refused, match="awaits a blind second review"):
+        service.decide(bank, "lead", _proposal(hindsight, bank, "Lee"))
+    with pytest.raises(Refused, match="must be someone else"):
+        service.second_review(bank, "reviewer", _proposal(hindsight, bank, " dana "))
+    with pytest.raises(NotAllowed):
+        service.second_review(bank, "viewer", _proposal(hindsight, bank, "Lee"))
+
+    agreed = service.second_review(bank, "reviewer", _proposal(hindsight, bank, "Lee"))
+    assert agreed.delivered and agreed.stored.decision.reviewer == "Dana"
+    assert _memory_reviewer(hindsight, bank) == "Dana"
+    assert service.blind_case(bank, "exception", CASE.id) is None
+    rows = audit_rows(service.outbox.history(), service.second_reviews.trail([agreed.stored.id]))
+    assert [(r.reviewer, r.review_step, r.role, r.delivery, r.provenance) for r in rows] == [
+        ("Dana", "first", "reviewer", "delivered", "delivered"),
+        ("Lee", "second", "reviewer", "audit only", "audit only: agreed with the first decision"),
+    ]
+
+
+def test_a_disagreement_goes_to_a_lead_whose_decision_is_what_memory_holds(hindsight, tmp_path):
+    bank, service = _bank(hindsight), _service(hindsight, tmp_path)
+    first = service.decide(bank, "reviewer", _proposal(hindsight, bank, "Dana", note="Dana's private note"))
+    second = service.second_review(bank, "reviewer", _proposal(hindsight, bank, "Lee", outcome="reject", note="Lee says no"))
+    assert second.stored.state == "awaiting_lead" and not second.delivered and _memory_reviewer(hindsight, bank) is None
+    with pytest.raises(NotAllowed):
+        service.lead_decision(bank, "reviewer", _proposal(hindsight, bank, "Max", outcome="escalate"))
+    for already in ("Dana", "Lee"):
+        with pytest.raises(Refused, match="neither of the two"):
+            service.lead_decision(bank, "lead", _proposal(hindsight, bank, already, outcome="escalate"))
+
+    lead = service.lead_decision(bank, "lead", _proposal(hindsight, bank, "Max", outcome="escalate"))
+    assert lead.delivered and lead.stored.decision.outcome == "escalate"
+    assert _memory_reviewer(hindsight, bank) == "Max"  # the next recall finds the lead's decision, not the others
+    assert decisions_by_case(service.outbox, bank)[CASE.id].decision.reviewer == "Max"
+    assert service.outbox.get(first.stored.id).state == "superseded"
+    history = service.outbox.history()
+    exported = audit_rows(history, service.second_reviews.trail([h.id for h in history]))
+    assert [(r.reviewer, r.outcome, r.review_step, r.role, r.provenance) for r in exported] == [
+        ("Max", "escalate", "lead", "lead", "the lead's decision: delivered"),
+        ("Dana", "approve", "first", "reviewer", "superseded by the lead Max"),
+        ("Lee", "reject", "second", "reviewer", "superseded by the lead Max"),
+    ]
+    assert "Dana's private note" in to_json(exported) and "Lee says no" in to_json(exported)  # in our audit only
+    with pytest.raises(Refused, match="no decision awaiting"):
+        service.lead_decision(bank, "lead", _proposal(hindsight, bank, "Kim", outcome="reject"))

@@ -9,7 +9,7 @@ import uuid
 import pytest
 
 from dashboard.agents.findings import human_decisions
-from dashboard.finance.decisions import decisions_by_case, document_id_for, exception_decision, precedent_record
+from dashboard.finance.decisions import decisions_by_case, document_id_for
 from dashboard.finance.policy import assess
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.reporting.audit_export import audit_rows, to_json
@@ -19,7 +19,7 @@ from dashboard.review.freshness import Freshness
 from dashboard.review.outbox import Outbox
 from dashboard.review.second_review import selected
 from tests.finance_helpers import precedent
-from tests.helpers import demo_case
+from tests.helpers import demo_case, exception_proposal
 
 CASE = demo_case("E-1002")  # V02 price variance
 
@@ -39,11 +39,8 @@ def _service(hindsight, tmp_path) -> DecisionService:
 
 def _proposal(hindsight, bank: str, reviewer: str, outcome: str | None = None, note: str = "") -> Proposal:
     _, rec = assess(two_stage_recall(hindsight.gateway.recall, bank, CaseKey.of(CASE), CASE.recall_query(),
-                                     own_document=document_id_for(CASE.id)))  # fmt: skip
-    action = "approve_recommendation" if outcome in (None, rec.action) else "override"
-    decision = exception_decision(CASE, rec, reviewer=reviewer, authenticated=False, action=action, outcome=outcome,
-                                  reason_code="CONTRACT_AMENDMENT" if action == "override" else None, note=note)  # fmt: skip
-    return Proposal(decision=decision, record=precedent_record(CASE, decision, rec), scope=CaseKey.of(CASE).scope)
+                                     own_document=document_id_for(CASE.id)))
+    return exception_proposal(CASE, rec, reviewer, outcome, note)
 
 
 def _bank(hindsight) -> str:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from dashboard.hindsight.calls import RetainFn
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.approvals import Approvals, HeldDecision, second_approver_problem
+from dashboard.review.calibration import calibration_counts
 from dashboard.review.casework import Casework
 from dashboard.review.decision import NOTE_MAX_CHARS, EvidenceSnapshot, Hold, ReviewerDecision
 from dashboard.review.freshness import Freshness
@@ -172,6 +173,14 @@ class DecisionService:
     def second_review_problem(self, case: BlindCase, who: str, role: Role) -> str | None:
         """Why `who` may not give the blind second review (the page disables its form with it); None: they may."""
         return second_review_problem(case, who, role) if case.awaiting_second else lead_problem(case, who, role)
+
+    def agreement_counts(self) -> list[tuple[str, str, str, str, int]]:
+        """(first reviewer, second reviewer, their outcomes, cases) of every blind second review (the Overview)."""
+        return self.second_reviews.pair_counts()
+
+    def calibration_counts(self, bank_id: str) -> dict[str, tuple[int, int]]:
+        """confidence band -> (standing decisions, recommendations kept) in this finance bank (the Overview)."""
+        return calibration_counts(self.outbox.engine, bank_id)
 
     def second_review(self, bank_id: str, role: Role, proposal: Proposal) -> Decided:
         """The blind second reviewer's decision: the same outcome releases the first decision to memory; another

@@ -8,6 +8,7 @@ from datetime import date, timedelta
 import streamlit as st
 
 from components import overview_charts as charts
+from components.review_agreement import render_calibration, render_reviewer_agreement
 from dashboard.agents.incidents import INCIDENTS_KEY
 from dashboard.app import audit, finance_recalls, resources, ticket_recalls
 from dashboard.finance import flags as finance_flags
@@ -16,6 +17,7 @@ from dashboard.finance.models import ExceptionCase
 from dashboard.finance.recall import DEFAULT_K, CaseKey
 from dashboard.hindsight.errors import HindsightError
 from dashboard.queue_files import QueueFileError, load_rows
+from dashboard.reporting import agreement
 from dashboard.reporting import overview as overview_metrics
 from dashboard.support import flags as ticket_flags
 from dashboard.support.models import Customer, Ticket
@@ -143,6 +145,8 @@ def page() -> None:
         charts.render_legacy(metrics)
     with right:
         charts.render_agreement(metrics)
+        render_reviewer_agreement(agreement.agreements(resources.decisions().agreement_counts()))
+        render_calibration(agreement.calibration(resources.decisions().calibration_counts(settings.finance_bank)))
         charts.render_crowd_out(metrics)
         charts.render_incidents(metrics)
         charts.render_coverage(metrics)

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from components.safe_text import md
+
 from dashboard.finance.decisions import REASON_CODES
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import Recommendation
@@ -59,11 +61,12 @@ def long_note(case_id: str) -> None:
     st.code(held["cut"], language=None, wrap_lines=True, height=240)  # plain text, in full (it scrolls)
 
 
-def decision_form(case: ExceptionCase, rec: Recommendation, me, *, disabled: bool = False) -> FormInput | None:
+def decision_form(case: ExceptionCase, rec: Recommendation, me, *, disabled: bool = False,
+                  why: str = "someone else holds this case (see who above)") -> FormInput | None:
     """Draw the form (after `reviewer_field`); returns what was submitted (not yet validated), or None."""
     long_note(case.id)
     if disabled:  # a greyed-out form says why
-        st.caption("The form is off: someone else holds this case (see who above).")
+        st.caption(md(f"The form is off: {why}."))
     with st.form(key=f"decision_form_{case.id}"):
         choice = st.radio(
             "Decision", [APPROVE, OVERRIDE], horizontal=True, key="decision_choice",

@@ -13,7 +13,7 @@ from components.conflict import render_conflict
 from components.decision_form import OVERRIDE, decision_form, hold_long_note, quick_approval, reviewer_field
 from components.evidence import render_case_facts, render_decided, render_match
 from components.workflow import auto_advance_toggle, confirm_bulk, flash, notice, render_comments
-from dashboard.app import access, deciding, finance_recalls, resources, second_approval
+from dashboard.app import access, blind_review, deciding, finance_recalls, resources, second_approval
 from dashboard.finance import queue as exception_queue
 from dashboard.finance.decisions import DecisionError, evidence_snapshot, exception_decision, precedent_record
 from dashboard.finance.matching import match_status
@@ -71,8 +71,15 @@ def decision_area(bank: str, case: ExceptionCase, queue, result: TwoStageResult 
     current = held.stored.revision if held else (stored.revision if stored else 0)  # a held row is the newest
     seen_key, seen = _seen_revision(bank, case.id, current)
     conflict = deciding.pending_conflict(KEYS, case.id)
+    blind = queue.blind.get(case.id)
     if held is not None and held.awaiting:
         second_approval.approval_panel(bank, KIND, held, me, KEYS, free=free)
+    elif blind is not None:
+        def submit(decision, lead: bool) -> None:
+            proposal = _proposal(case, rec, decision, blind.first.revision, evidence_snapshot(result, rec))
+            deciding.second_review(bank, proposal, KEYS, lead=lead)
+
+        blind_review.blind_panel(case, blind, rec, submit, me=me, free=free)
     elif conflict:
         _conflict(bank, case, queue, conflict)
     elif not access.can("decide"):
@@ -109,7 +116,8 @@ def decision_area(bank: str, case: ExceptionCase, queue, result: TwoStageResult 
 def _open_cases(bank: str, queue, me: str | None) -> list[ExceptionCase]:
     """The queue's open cases nobody else holds."""
     holders = resources.casework().live_claims(bank, KIND)
-    return [c for c in queue.shown if c.id not in queue.decided and c.id not in queue.held and holders.get(c.id, me) == me]
+    waiting = {*queue.decided, *queue.held, *queue.blind}
+    return [c for c in queue.shown if c.id not in waiting and holders.get(c.id, me) == me]
 
 
 def _candidates(bank: str, queue, me: str | None) -> list[tuple[ExceptionCase, TwoStageResult, Recommendation]]:

@@ -32,9 +32,8 @@ def _side_by_side(case) -> None:
             st.text(decision_summary(d, REASON_CODES))
 
 
-def blind_panel(case, blind, rec, submit, *, me, free: bool) -> None:
-    """The second reviewer's form, or (awaiting a lead) both decisions and the lead's form. `submit(decision, lead)`
-    records through the service."""
+def blind_heading(blind) -> None:
+    """Awaiting the second review: only that one is asked for. Awaiting a lead: both decisions side by side."""
     if blind.awaiting_second:
         st.subheader("Blind second review")
         st.info("A blind second review is asked for: decide this case on its evidence. Another reviewer's decision "
@@ -42,10 +41,22 @@ def blind_panel(case, blind, rec, submit, *, me, free: bool) -> None:
     else:
         st.subheader("The reviewers disagree: a lead decides")
         _side_by_side(blind)
-    reviewer_field(me)
+
+
+def problem_caption(blind, me, *, free: bool) -> str | None:
+    """Why `me` cannot decide this case here, said under the heading; None when they can."""
     why = _problem(blind, me, free=free)
     if why:
         st.caption(md(f"You cannot decide it here: {why}"))
+    return why
+
+
+def blind_panel(case, blind, rec, submit, *, me, free: bool) -> None:
+    """The second reviewer's form, or (awaiting a lead) both decisions and the lead's form. `submit(decision, lead)`
+    records through the service."""
+    blind_heading(blind)
+    reviewer_field(me)
+    why = problem_caption(blind, me, free=free)
     submitted = decision_form(case, rec, me, disabled=why is not None, why=why or "")
     if not submitted:
         return

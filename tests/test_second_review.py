@@ -4,6 +4,7 @@ next recall finds, while both reviewers' decisions stay in the review store's au
 
 from __future__ import annotations
 
+import json
 import uuid
 
 import pytest
@@ -110,3 +111,25 @@ def test_a_disagreement_goes_to_a_lead_whose_decision_is_what_memory_holds(hinds
     assert "Dana's private note" in to_json(exported) and "Lee says no" in to_json(exported)  # in our audit only
     with pytest.raises(Refused, match="no decision awaiting"):
         service.lead_decision(bank, "lead", _proposal(hindsight, bank, "Kim", outcome="reject"))
+
+
+def test_the_export_command_carries_every_reviewers_decision_with_its_provenance(monkeypatch, capsys, tmp_path):
+    from dashboard.cli import main
+    from dashboard.finance.policy import Recommendation
+    from dashboard.review.db import make_engine
+
+    monkeypatch.setenv("RECALL_REVIEW_DATA_DIR", str(tmp_path))
+    outbox = Outbox(make_engine(None, tmp_path))  # the store the command opens from the same settings
+    service = DecisionService(outbox, Casework(outbox.engine), Freshness(outbox.engine), None, second_review_share=1.0)
+    rec = Recommendation(action="approve", confidence=0.8, cited=[], rationale="r", policy="precedent")
+    service.decide("fin", "reviewer", exception_proposal(CASE, rec, "Dana", note="first"))
+    service.second_review("fin", "reviewer", exception_proposal(CASE, rec, "Lee", "reject", note="second"))
+    service.lead_decision("fin", "lead", exception_proposal(CASE, rec, "Max", "escalate", note="lead"))
+    assert main(["export-audit", "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    assert [(r["reviewer"], r["role"], r["review_step"], r["note"], r["delivery"], r["provenance"]) for r in rows] == [
+        ("Max", "lead", "lead", "lead", "pending", "the lead's decision: pending"),
+        ("Dana", "reviewer", "first", "first", "superseded", "superseded by the lead Max"),
+        ("Lee", "reviewer", "second", "second", "audit only", "superseded by the lead Max"),
+    ]
+    assert all(r["decided_at"] for r in rows)

@@ -123,7 +123,7 @@ class SecondReviews:
             rows = [stored_decision(r) for r in conn.execute(query.order_by(decisions.c.id))]
             steps = conn.execute(
                 sa.select(second_reviews).where(second_reviews.c.decision_id.in_([r.id for r in rows])).order_by(second_reviews.c.id)
-            ).all() if rows else []  # fmt: skip
+            ).all() if rows else []
         by_row: dict[int, list[ReviewStep]] = {}
         for s in steps:
             by_row.setdefault(s.decision_id, []).append(ReviewStep.model_validate({**s._mapping, "at": as_utc(s.at)}))
@@ -153,7 +153,7 @@ class SecondReviews:
             changed = conn.execute(
                 decisions.update().where(decisions.c.id == case.first.id, decisions.c.state == before)
                 .values(state=after, next_attempt_at=now)
-            ).rowcount  # fmt: skip
+            ).rowcount
             if changed != 1:
                 return False
             conn.execute(second_reviews.insert().values(

@@ -67,6 +67,9 @@ def record_many(bank_id: str, proposals: Sequence[Proposal], flash_key: str) -> 
     held = [d.stored.case_id for d in recorded if d.held_because]
     if held:
         message += f" Above your approval limit, awaiting a second approval: {', '.join(held)}."
+    blind = [d.stored.case_id for d in recorded if d.blind]
+    if blind:
+        message += f" Held for a blind second review: {', '.join(blind)}."
     if skipped:
         message += f" Skipped (claimed or decided by someone else): {', '.join(skipped)}."
     st.session_state[flash_key] = {"ok": bool(ids), "message": message}

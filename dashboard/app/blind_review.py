@@ -51,19 +51,19 @@ def problem_caption(blind, me, *, free: bool) -> str | None:
     return why
 
 
-def blind_panel(case, blind, rec, submit, *, me, free: bool) -> None:
+def blind_panel(case, blind, rec, submit, *, me, free: bool, reasons: dict[str, str]) -> None:
     """The second reviewer's form, or (awaiting a lead) both decisions and the lead's form. `submit(decision, lead)`
     records through the service."""
     blind_heading(blind)
     reviewer_field(me)
     why = problem_caption(blind, me, free=free)
-    submitted = decision_form(case, rec, me, disabled=why is not None, why=why or "")
+    submitted = decision_form(case, rec, me, disabled=why is not None, why=why or "", reasons=reasons)
     if not submitted:
         return
     try:
         decision = exception_decision(case, rec, reviewer=submitted.reviewer, authenticated=submitted.authenticated,
                                       action=submitted.action, outcome=submitted.outcome, reason_code=submitted.reason_code,
-                                      note=submitted.note)
+                                      note=submitted.note, reasons=reasons)
     except DecisionError as exc:
         notice(f"Not submitted: {exc}", ok=False)
         return

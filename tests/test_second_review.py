@@ -63,7 +63,7 @@ def _memory_reviewer(hindsight, bank: str) -> str | None:
 def test_an_agreeing_pair_the_first_decision_reaches_memory_only_after_the_second_review(hindsight, tmp_path):
     bank, service = _bank(hindsight), _service(hindsight, tmp_path)
     done = service.decide(bank, "reviewer", _proposal(hindsight, bank, "Dana", note="Checked the contract"))
-    assert done.blind and done.stored.state == "awaiting_second_review" and not done.delivered
+    assert done.blind and done.stored.state == "awaiting_second" and not done.delivered
     assert service.outbox.deliver_due(hindsight.gateway.retain).delivered == 0  # no worker delivers it
     assert _memory_reviewer(hindsight, bank) is None
     assert decisions_by_case(service.outbox, bank) == {} and human_decisions(service.outbox, bank) == []
@@ -133,3 +133,20 @@ def test_the_export_command_carries_every_reviewers_decision_with_its_provenance
         ("Lee", "reviewer", "second", "second", "audit only", "superseded by the lead Max"),
     ]
     assert all(r["decided_at"] for r in rows)
+
+
+def test_agreement_and_calibration_are_counted_in_sql_on_both_engines(review_engine):
+    from dashboard.finance.policy import Recommendation
+
+    outbox = Outbox(review_engine)
+    service = DecisionService(outbox, Casework(outbox.engine), Freshness(outbox.engine), None, second_review_share=1.0)
+    sure = Recommendation(action="approve", confidence=0.95, cited=[], rationale="r", policy="precedent")
+    unsure = Recommendation(action="approve", confidence=0.4, cited=[], rationale="r", policy="precedent")
+    for case_id, rec, second in (("E-1001", sure, "approve"), ("E-1002", unsure, "reject")):
+        case = demo_case(case_id)
+        service.decide("fin", "reviewer", exception_proposal(case, rec, "Dana"))
+        service.second_review("fin", "reviewer", exception_proposal(case, rec, "Lee", second))
+    service.lead_decision("fin", "lead", exception_proposal(demo_case("E-1002"), unsure, "Max", "escalate"))
+    assert sorted(service.agreement_counts()) == [("Dana", "Lee", "approve", "approve", 1), ("Dana", "Lee", "approve", "reject", 1)]
+    # E-1001: Dana's approve stands (0.95, kept); E-1002: the lead's escalate (0.4, an override)
+    assert service.calibration_counts("fin") == {">=0.9": (1, 1), "<0.5": (1, 0)}

@@ -48,7 +48,7 @@ class StoredDecision(BaseModel):
     record: MemoryRecord
     evidence: EvidenceSnapshot | None = None
     created_at: datetime
-    state: str  # pending | delivered | superseded | failed | discarded | awaiting_approval | returned | awaiting_second_review | awaiting_lead
+    state: str  # pending | delivered | superseded | failed | discarded | awaiting_approval | returned | awaiting_second | awaiting_lead
     attempts: int
     last_error: str | None
     next_attempt_at: datetime

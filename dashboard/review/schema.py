@@ -22,8 +22,9 @@ PENDING, DELIVERED, SUPERSEDED, FAILED, DISCARDED = "pending", "delivered", "sup
 AWAITING, RETURNED = "awaiting_approval", "returned"
 APPROVAL_HELD = (AWAITING, RETURNED)
 # A first decision sampled for a blind second review (review/second_review.py): held like one above a limit,
-# then `awaiting_lead` when the second reviewer decided otherwise; `superseded` once the lead decides.
-AWAITING_SECOND, AWAITING_LEAD = "awaiting_second_review", "awaiting_lead"
+# then `awaiting_lead` when the second reviewer decided otherwise; `superseded` once the lead decides (every
+# state name fits the 20-character column).
+AWAITING_SECOND, AWAITING_LEAD = "awaiting_second", "awaiting_lead"
 SECOND_HELD = (AWAITING_SECOND, AWAITING_LEAD)
 HELD = (*APPROVAL_HELD, *SECOND_HELD)
 

@@ -1,6 +1,6 @@
 """Blind second review: a share of cases, chosen by a stable hash of the case id, is decided twice. No Streamlit.
 
-The first decision on a selected case is recorded `awaiting_second_review` (not delivered, not a human decision
+The first decision on a selected case is recorded `awaiting_second` (not delivered, not a human decision
 anywhere). A different reviewer decides it again without seeing it. The same outcome releases the first decision
 (`pending`, delivered as usual); another outcome holds it `awaiting_lead`, and a lead (neither of the two) decides:
 the lead's decision is a new decisions row, delivered; the first becomes `superseded`. The second reviewer's and

@@ -10,6 +10,7 @@ from datetime import date
 from pydantic import BaseModel
 
 from dashboard.review.outbox import StoredDecision
+from dashboard.review.schema import AWAITING_SECOND
 from dashboard.review.second_review import FIRST, LEAD, SECOND, ReviewStep
 
 
@@ -111,6 +112,16 @@ def audit_rows(history: list[StoredDecision], trail: dict[int, list[ReviewStep]]
         if row.audit_id in lead_rows and not row.review_step:
             row.review_step, row.role, row.provenance = LEAD, lead_rows[row.audit_id].role, f"the lead's decision: {row.delivery}"
     return rows
+
+
+HIDDEN = "(hidden until the blind second review)"
+
+
+def blind_until_reviewed(rows: list[AuditRow]) -> list[AuditRow]:
+    """The Audit log page's rows: a first decision still awaiting its blind second review names no reviewer,
+    outcome, reason or note, so the second reviewer cannot read it there. `export-audit` keeps everything."""
+    secret = {"reviewer": HIDDEN, "outcome": HIDDEN, "overridden": False, "reason_code": "", "note": "", "role": ""}
+    return [row.model_copy(update=secret) if row.delivery == AWAITING_SECOND else row for row in rows]
 
 
 class AuditFilter(BaseModel):

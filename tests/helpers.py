@@ -115,12 +115,12 @@ def bank_ids(gateway) -> list[str]:
         return [bank["bank_id"] for bank in json.loads(resp.read()).get("banks", [])]
 
 
-def run_command(monkeypatch, capsys, hindsight, finance_bank: str, *argv: str) -> tuple[int, str, str]:
-    """`python -m dashboard *argv` in this process, pointed at the test server and `finance_bank`:
+def run_command(monkeypatch, capsys, hindsight, finance_bank: str, *argv: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    """`python -m dashboard *argv` in this process, pointed at the test server and `finance_bank` (plus `env`):
     (exit code, stdout, stderr)."""
     from dashboard.cli import main
 
-    for key, value in hindsight.env(finance=finance_bank).items():
+    for key, value in {**hindsight.env(finance=finance_bank), **(env or {})}.items():
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("HINDSIGHT_API_URL", raising=False)
     code = main(list(argv))

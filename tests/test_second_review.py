@@ -20,7 +20,7 @@ from dashboard.review.freshness import Freshness
 from dashboard.review.outbox import Outbox
 from dashboard.review.second_review import selected
 from tests.finance_helpers import precedent
-from tests.helpers import demo_case, exception_proposal
+from tests.helpers import demo_case, exception_proposal, run_command
 
 CASE = demo_case("E-1002")  # V02 price variance
 
@@ -150,3 +150,13 @@ def test_agreement_and_calibration_are_counted_in_sql_on_both_engines(review_eng
     assert sorted(service.agreement_counts()) == [("Dana", "Lee", "approve", "approve", 1), ("Dana", "Lee", "approve", "reject", 1)]
     # E-1001: Dana's approve stands (0.95, kept); E-1002: the lead's escalate (0.4, an override)
     assert service.calibration_counts("fin") == {">=0.9": (1, 1), "<0.5": (1, 0)}
+
+
+def test_the_decide_command_obeys_the_sample(hindsight, bank_id, monkeypatch, capsys):
+    sampled = {"RECALL_REVIEW_SECOND_REVIEW_SHARE": "0.10"}  # E-1013 is in the default tenth
+    argv = ("decide", "--case", "E-1013", "--outcome", "escalate", "--reviewer", "Dana", "--json")
+    code, out, err = run_command(monkeypatch, capsys, hindsight, bank_id, *argv, env=sampled)
+    assert code == 0, err
+    assert json.loads(out)["state"] == "awaiting_second" and hindsight.gateway.document(bank_id, document_id_for("E-1013")) is None
+    code, _out, err = run_command(monkeypatch, capsys, hindsight, bank_id, *argv, env=sampled)  # not decided again meanwhile
+    assert code != 0 and "awaits a blind second review" in err

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import streamlit as st
+
+from components.safe_text import md
 
 from dashboard.finance.decisions import REASON_CODES
 from dashboard.finance.models import ExceptionCase
@@ -59,11 +62,12 @@ def long_note(case_id: str) -> None:
     st.code(held["cut"], language=None, wrap_lines=True, height=240)  # plain text, in full (it scrolls)
 
 
-def decision_form(case: ExceptionCase, rec: Recommendation, me, *, disabled: bool = False) -> FormInput | None:
+def decision_form(case: ExceptionCase, rec: Recommendation, me, *, disabled: bool = False,
+                  why: str = "someone else holds this case (see who above)", reasons: Mapping[str, str] = REASON_CODES) -> FormInput | None:
     """Draw the form (after `reviewer_field`); returns what was submitted (not yet validated), or None."""
     long_note(case.id)
     if disabled:  # a greyed-out form says why
-        st.caption("The form is off: someone else holds this case (see who above).")
+        st.caption(md(f"The form is off: {why}."))
     with st.form(key=f"decision_form_{case.id}"):
         choice = st.radio(
             "Decision", [APPROVE, OVERRIDE], horizontal=True, key="decision_choice",
@@ -77,8 +81,8 @@ def decision_form(case: ExceptionCase, rec: Recommendation, me, *, disabled: boo
         # A list, not a select box: at the form's width a select box cuts "GOODS_NOT_RECEIVED: Goods or ..."; each
         # code and its label read in full, wrapped.
         reason = st.radio(
-            "Reason code (required for an override)", list(REASON_CODES), index=None,
-            format_func=lambda code: f"{code}: {REASON_CODES[code]}", key="decision_reason", disabled=disabled,
+            "Reason code (required for an override)", list(reasons), index=None,
+            format_func=lambda code: f"{code}: {reasons[code]}", key="decision_reason", disabled=disabled,
         )
         # No max_chars: the browser would drop a longer paste whole; the limit is checked on submit instead.
         note = st.text_area("Note", key=NOTE_KEY, disabled=disabled, help=f"At most {NOTE_MAX_CHARS:,} characters.")

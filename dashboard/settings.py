@@ -80,6 +80,11 @@ class Settings(BaseSettings):
     # The largest invoice a role or a named reviewer may decide alone (a name wins over its role; no entry: no
     # limit). NoDecode: a malformed JSON reaches our validator, which names the setting, not pydantic-settings.
     approval_limits: Annotated[dict[str, float], NoDecode] = Field(default_factory=dict, validation_alias="RECALL_REVIEW_APPROVAL_LIMITS")
+    # The share of decided cases a blind second reviewer decides again (chosen by a stable hash of the case id).
+    second_review_share: float = _env("RECALL_REVIEW_SECOND_REVIEW_SHARE", 0.10, ge=0, le=1)
+    # Reason codes per exception type, each with its label ({"price_variance": {"PRICE_AGREED": "..."}, "default":
+    # {...}}): a type with no entry takes "default", else the built-in list (finance.reasons).
+    reason_codes: Annotated[dict[str, dict[str, str]], NoDecode] = Field(default_factory=dict, validation_alias="RECALL_REVIEW_REASON_CODES")
     # A case open longer than this many days is overdue (the queues' age badges); due from the day before.
     sla_days: int = _env("RECALL_REVIEW_SLA_DAYS", 5, ge=1, le=365)
     # queue and directory files the pages load (CSV or JSON); the demo files by default
@@ -136,6 +141,26 @@ class Settings(BaseSettings):
             if not name.strip() or not math.isfinite(amount) or amount < 0:
                 raise ValueError("RECALL_REVIEW_APPROVAL_LIMITS: every entry needs a name and an amount of 0 or more")
         return limits
+
+    @field_validator("reason_codes", mode="before")
+    @classmethod
+    def _reasons_json(cls, value: Any) -> Any:
+        if not isinstance(value, str):
+            return value
+        try:
+            return json.loads(value)
+        except ValueError:
+            raise ValueError(
+                'RECALL_REVIEW_REASON_CODES must be a JSON object of exception type to {code: label}, e.g. {"price_variance": {"PRICE_AGREED": "Price agreed"}}'
+            ) from None
+
+    @field_validator("reason_codes")
+    @classmethod
+    def _reasons_named(cls, reasons: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+        for kind, codes in reasons.items():
+            if not kind.strip() or not codes or any(not code.strip() or not label.strip() for code, label in codes.items()):
+                raise ValueError("RECALL_REVIEW_REASON_CODES: every exception type needs at least one code, each with a label")
+        return reasons
 
     @model_validator(mode="after")
     def _no_key_in_clear_text(self) -> Settings:
@@ -194,8 +219,8 @@ class Settings(BaseSettings):
 
 class SecretsToml(TomlConfigSettingsSource):
     """`.streamlit/secrets.toml`: top-level keys named like the environment variables, a `[hindsight]` table
-    (the same keys), a `[roles]` table (RECALL_REVIEW_ROLES) and an `[approval_limits]` table
-    (RECALL_REVIEW_APPROVAL_LIMITS). Empty values count as unset."""
+    (the same keys), a `[roles]` table (RECALL_REVIEW_ROLES), an `[approval_limits]` table
+    (RECALL_REVIEW_APPROVAL_LIMITS) and `[reason_codes.<type>]` tables (RECALL_REVIEW_REASON_CODES). Empty values count as unset."""
 
     def __init__(self, settings_cls: type[BaseSettings], path: Path):
         super().__init__(settings_cls, toml_file=path)
@@ -208,6 +233,8 @@ class SecretsToml(TomlConfigSettingsSource):
             data["RECALL_REVIEW_ROLES"] = data.pop("roles")
         if isinstance(data.get("approval_limits"), dict):
             data["RECALL_REVIEW_APPROVAL_LIMITS"] = data.pop("approval_limits")
+        if isinstance(data.get("reason_codes"), dict):
+            data["RECALL_REVIEW_REASON_CODES"] = data.pop("reason_codes")
         return {key: value for key, value in data.items() if value not in (None, "")}
 
 

@@ -50,6 +50,8 @@ class LiveHindsight:
             "RECALL_REVIEW_DATA_DIR": str(self.settings.data_dir),
             "RECALL_REVIEW_API_PORT": str(self.settings.api_port),
             "RECALL_REVIEW_PG_PORT": str(self.settings.pg_port),
+            # No blind second review unless a test asks for it: other tests decide cases the sample would hold.
+            "RECALL_REVIEW_SECOND_REVIEW_SHARE": "0",
         }
         env.update({f"RECALL_REVIEW_{role.upper()}_BANK": bank for role, bank in banks.items()})
         return env

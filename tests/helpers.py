@@ -17,9 +17,11 @@ from dashboard import demo_data
 from dashboard.finance.decisions import exception_decision, precedent_record
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import Recommendation
+from dashboard.finance.recall import CaseKey
 from dashboard.queue_files import load_rows
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.decision import ReviewerDecision
+from dashboard.review.decisions import Proposal
 from dashboard.review.outbox import Outbox
 from dashboard.support.decisions import interaction_record, ticket_decision
 from dashboard.support.models import Ticket
@@ -113,12 +115,12 @@ def bank_ids(gateway) -> list[str]:
         return [bank["bank_id"] for bank in json.loads(resp.read()).get("banks", [])]
 
 
-def run_command(monkeypatch, capsys, hindsight, finance_bank: str, *argv: str) -> tuple[int, str, str]:
-    """`python -m dashboard *argv` in this process, pointed at the test server and `finance_bank`:
+def run_command(monkeypatch, capsys, hindsight, finance_bank: str, *argv: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
+    """`python -m dashboard *argv` in this process, pointed at the test server and `finance_bank` (plus `env`):
     (exit code, stdout, stderr)."""
     from dashboard.cli import main
 
-    for key, value in hindsight.env(finance=finance_bank).items():
+    for key, value in {**hindsight.env(finance=finance_bank), **(env or {})}.items():
         monkeypatch.setenv(key, value)
     monkeypatch.delenv("HINDSIGHT_API_URL", raising=False)
     code = main(list(argv))
@@ -148,3 +150,12 @@ def select_row(at: AppTest, table_key: str, column: str, value: str) -> AppTest:
     at.run()
     assert not at.exception, at.exception
     return at
+
+
+def exception_proposal(case: ExceptionCase, rec: Recommendation, reviewer: str, outcome: str | None = None, note: str = "") -> Proposal:
+    """A reviewer's decision on `case` as the Exceptions page proposes it: the recommendation approved, or (another
+    `outcome`) overridden with a reason code."""
+    action = "approve_recommendation" if outcome in (None, rec.action) else "override"
+    decision = exception_decision(case, rec, reviewer=reviewer, authenticated=False, action=action, outcome=outcome,
+                                  reason_code="CONTRACT_AMENDMENT" if action == "override" else None, note=note)
+    return Proposal(decision=decision, record=precedent_record(case, decision, rec), scope=CaseKey.of(case).scope)

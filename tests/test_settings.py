@@ -6,6 +6,7 @@ from dashboard.settings import load_settings, settings_problem
 ENV_NAMES = (
     "HINDSIGHT_API_URL", "HINDSIGHT_API_KEY", "RECALL_REVIEW_FINANCE_BANK", "RECALL_REVIEW_ALLOW_INSECURE_HTTP",
     "RECALL_REVIEW_DATABASE_URL", "RECALL_REVIEW_ROLE", "RECALL_REVIEW_ROLES", "RECALL_REVIEW_APPROVAL_LIMITS",
+    "RECALL_REVIEW_SECOND_REVIEW_SHARE", "RECALL_REVIEW_REASON_CODES",
 )  # fmt: skip
 
 
@@ -92,3 +93,27 @@ def test_approval_limits_from_the_environment_or_secrets_and_a_bad_value_names_t
     for bad in ('{"reviewer": 10000', '{"reviewer": -5}', '{"reviewer": "lots"}', "[10000]"):
         env(RECALL_REVIEW_APPROVAL_LIMITS=bad)
         assert _problem(tmp_path).startswith("RECALL_REVIEW_APPROVAL_LIMITS"), bad
+
+
+def test_the_second_review_share_defaults_to_a_tenth_comes_from_secrets_or_the_environment_and_is_checked(tmp_path, env):
+    assert load_settings(secrets_file=tmp_path / "none.toml").second_review_share == 0.10
+    secrets = tmp_path / "secrets.toml"
+    secrets.write_text("RECALL_REVIEW_SECOND_REVIEW_SHARE = 0.25\n")
+    assert load_settings(secrets_file=secrets).second_review_share == 0.25
+    env(RECALL_REVIEW_SECOND_REVIEW_SHARE="0.5")
+    assert load_settings(secrets_file=secrets).second_review_share == 0.5  # the environment wins
+    for bad in ("1.5", "-0.1", "a tenth"):
+        env(RECALL_REVIEW_SECOND_REVIEW_SHARE=bad)
+        assert _problem(tmp_path).startswith("RECALL_REVIEW_SECOND_REVIEW_SHARE"), bad
+
+
+def test_reason_codes_per_exception_type_from_secrets_or_the_environment_and_a_bad_value_names_the_setting(tmp_path, env):
+    assert load_settings(secrets_file=tmp_path / "none.toml").reason_codes == {}
+    secrets = tmp_path / "secrets.toml"
+    secrets.write_text('[reason_codes.price_variance]\nPRICE_AGREED = "Price agreed with the vendor"\n')
+    assert load_settings(secrets_file=secrets).reason_codes == {"price_variance": {"PRICE_AGREED": "Price agreed with the vendor"}}
+    env(RECALL_REVIEW_REASON_CODES='{"default": {"OTHER": "Other"}}')
+    assert load_settings(secrets_file=secrets).reason_codes == {"default": {"OTHER": "Other"}}  # the environment wins
+    for bad in ('{"price_variance": ', '{"price_variance": {}}', '{"price_variance": {"X": ""}}', '["PRICE_AGREED"]'):
+        env(RECALL_REVIEW_REASON_CODES=bad)
+        assert _problem(tmp_path).startswith("RECALL_REVIEW_REASON_CODES"), bad

@@ -40,12 +40,14 @@ def record(bank_id: str, proposal: Proposal, keys: QueueKeys, *, queue: Sequence
         st.rerun()
     if done.held_because:
         delivery = f", awaiting a second approval before it reaches memory. {done.held_because}"
+    elif done.blind:
+        delivery = ", held for a blind second review: it reaches memory once another reviewer agrees."
     elif done.delivered:
         delivery = f" and retained into {bank_id} as {done.stored.document_id}."
     else:
         delivery = "; it is delivered to memory when Hindsight answers."
     st.session_state[keys.flash] = {
-        "ok": done.delivered or bool(done.held_because), "error": None if done.delivered or done.held_because else done.report.error,
+        "ok": done.delivered or done.stored.held, "error": None if done.delivered or done.stored.held else done.report.error,
         "message": f"{decision.case_id}: {what} recorded (audit #{done.stored.id}){delivery}", "details": decision_summary(decision, REASON_CODES),
     }
     if done.next_case is not None and st.session_state.get("auto_advance", True):
@@ -65,6 +67,9 @@ def record_many(bank_id: str, proposals: Sequence[Proposal], flash_key: str) -> 
     held = [d.stored.case_id for d in recorded if d.held_because]
     if held:
         message += f" Above your approval limit, awaiting a second approval: {', '.join(held)}."
+    blind = [d.stored.case_id for d in recorded if d.blind]
+    if blind:
+        message += f" Held for a blind second review: {', '.join(blind)}."
     if skipped:
         message += f" Skipped (claimed or decided by someone else): {', '.join(skipped)}."
     st.session_state[flash_key] = {"ok": bool(ids), "message": message}
@@ -86,6 +91,26 @@ def second_approval(bank_id: str, kind: str, case_id: str, approver: str, keys: 
     else:
         message = f"{case_id}: {theirs.reviewer}'s {theirs.outcome} confirmed by {approver}; it is delivered to memory when Hindsight answers."
     st.session_state[keys.flash] = {"ok": True, "error": done.report.error, "message": message}
+    st.rerun()
+
+
+def second_review(bank_id: str, proposal: Proposal, keys: QueueKeys, *, lead: bool) -> None:
+    """The blind second review (lead=False) or a lead's decision on a disagreement, through the service."""
+    service, decision = resources.decisions(), proposal.decision
+    try:
+        settle = service.lead_decision if lead else service.second_review
+        done = settle(bank_id, access.current_role(), proposal)
+    except (NotAllowed, Refused) as exc:
+        notice(f"Not recorded: {exc}", ok=False)
+        return
+    if lead:
+        message = f"{decision.case_id}: the lead's decision {decision.outcome} recorded; it replaces both reviewers' in memory."
+    elif done.stored.state == "awaiting_lead":
+        message = f"{decision.case_id}: second review recorded; the two decisions differ, so a lead decides."
+    else:
+        message = f"{decision.case_id}: second review recorded; the two decisions agree and the first is released to memory."
+    st.session_state[keys.flash] = {"ok": True, "error": done.report.error, "message": message,
+                                    "details": decision_summary(decision, REASON_CODES)}
     st.rerun()
 
 

@@ -13,9 +13,9 @@ from components.conflict import render_conflict
 from components.decision_form import OVERRIDE, decision_form, hold_long_note, quick_approval, reviewer_field
 from components.evidence import render_case_facts, render_decided, render_match
 from components.workflow import auto_advance_toggle, confirm_bulk, flash, notice, render_comments
-from dashboard.app import access, deciding, finance_recalls, resources, second_approval
+from dashboard.app import access, blind_review, deciding, finance_recalls, resources, second_approval
 from dashboard.finance import queue as exception_queue
-from dashboard.finance.decisions import DecisionError, evidence_snapshot, exception_decision, precedent_record
+from dashboard.finance.decisions import DecisionError, evidence_snapshot, exception_decision, precedent_record, reasons_for
 from dashboard.finance.matching import match_status
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import Recommendation, assess
@@ -29,8 +29,13 @@ KEYS = deciding.QueueKeys(flash="exceptions_flash", conflict="exceptions_conflic
 BULK = "exceptions_bulk_confirmed"
 
 
+def _reasons(case: ExceptionCase) -> dict[str, str]:
+    """The reason codes offered for the case's type (RECALL_REVIEW_REASON_CODES)."""
+    return reasons_for(case.exception_type, resources.settings().reason_codes)
+
+
 def _proposal(case: ExceptionCase, rec: Recommendation, decision, base_revision: int, snapshot) -> Proposal:
-    record = precedent_record(case, decision, rec)
+    record = precedent_record(case, decision, rec, _reasons(case))
     return Proposal(
         decision=decision, record=record, scope=CaseKey.of(case).scope, base_revision=base_revision, evidence=snapshot,
         amount=case.invoice_amount,  # the approval limits apply to it
@@ -71,8 +76,15 @@ def decision_area(bank: str, case: ExceptionCase, queue, result: TwoStageResult 
     current = held.stored.revision if held else (stored.revision if stored else 0)  # a held row is the newest
     seen_key, seen = _seen_revision(bank, case.id, current)
     conflict = deciding.pending_conflict(KEYS, case.id)
+    blind = queue.blind.get(case.id)
     if held is not None and held.awaiting:
         second_approval.approval_panel(bank, KIND, held, me, KEYS, free=free)
+    elif blind is not None:
+        def submit(decision, lead: bool) -> None:
+            proposal = _proposal(case, rec, decision, blind.first.revision, evidence_snapshot(result, rec))
+            deciding.second_review(bank, proposal, KEYS, lead=lead)
+
+        blind_review.blind_panel(case, blind, rec, submit, me=me, free=free, reasons=_reasons(case))
     elif conflict:
         _conflict(bank, case, queue, conflict)
     elif not access.can("decide"):
@@ -81,14 +93,14 @@ def decision_area(bank: str, case: ExceptionCase, queue, result: TwoStageResult 
         if held is not None:
             second_approval.held_notice(held)
         reviewer_field(me)
-        submitted = decision_form(case, rec, me, disabled=not free)
+        submitted = decision_form(case, rec, me, disabled=not free, reasons=_reasons(case))
         if approve_key and not submitted and free:
             submitted = quick_approval(me)
         if submitted:
             try:
                 decision = exception_decision(
                     case, rec, reviewer=submitted.reviewer, authenticated=submitted.authenticated, action=submitted.action,
-                    outcome=submitted.outcome, reason_code=submitted.reason_code, note=submitted.note,
+                    outcome=submitted.outcome, reason_code=submitted.reason_code, note=submitted.note, reasons=_reasons(case),
                 )
             except DecisionError as exc:
                 if exc.field == "note" and len(submitted.note) > NOTE_MAX_CHARS:
@@ -109,7 +121,8 @@ def decision_area(bank: str, case: ExceptionCase, queue, result: TwoStageResult 
 def _open_cases(bank: str, queue, me: str | None) -> list[ExceptionCase]:
     """The queue's open cases nobody else holds."""
     holders = resources.casework().live_claims(bank, KIND)
-    return [c for c in queue.shown if c.id not in queue.decided and c.id not in queue.held and holders.get(c.id, me) == me]
+    waiting = {*queue.decided, *queue.held, *queue.blind}
+    return [c for c in queue.shown if c.id not in waiting and holders.get(c.id, me) == me]
 
 
 def _candidates(bank: str, queue, me: str | None) -> list[tuple[ExceptionCase, TwoStageResult, Recommendation]]:

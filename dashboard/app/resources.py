@@ -75,7 +75,8 @@ def agent_runs() -> AgentRunStore:
 @st.cache_resource
 def decisions() -> DecisionService:
     """The one way a page records a decision (role, claim, approval limits, outbox, freshness, release)."""
-    return DecisionService(outbox(), casework(), freshness(), gateway().retain, ApprovalLimits(settings().approval_limits))
+    return DecisionService(outbox(), casework(), freshness(), gateway().retain, ApprovalLimits(settings().approval_limits),
+                           settings().second_review_share)
 
 
 @st.cache_resource

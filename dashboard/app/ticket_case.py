@@ -13,8 +13,9 @@ import streamlit as st
 from components.admission import render_decision_state
 from components.conflict import render_conflict
 from components.decision_form import hold_long_note, long_note
+from components.safe_text import md
 from components.workflow import auto_advance_toggle, flash, render_comments
-from dashboard.app import access, deciding, resources
+from dashboard.app import access, blind_review, deciding, resources
 from dashboard.review.decision import NOTE_MAX_CHARS
 from dashboard.review.decisions import Proposal
 from dashboard.support.customers import customer_tag
@@ -29,7 +30,7 @@ def _note_key(ticket: Ticket) -> str:
     return f"ticket_note_{ticket.id}"
 
 
-def _form(ticket: Ticket, me, free: bool) -> tuple[bool, str, str, str, str | None, bool]:
+def _form(ticket: Ticket, me, free: bool, why: str = "someone else holds this ticket (see who above)") -> tuple[bool, str, str, str, str | None, bool]:
     """(submitted, action, response, note, reviewer, signed in): the name field outside the form, so the
     Approve key (A) records under it without submitting the form."""
     if me.signed_in:
@@ -39,7 +40,7 @@ def _form(ticket: Ticket, me, free: bool) -> tuple[bool, str, str, str, str | No
         reviewer = st.text_input("Reviewer name (required; recorded as unauthenticated)", key="ticket_reviewer", max_chars=120)
     long_note(ticket.id)
     if not free:  # a greyed-out button says why
-        st.caption("Record decision is off: someone else holds this ticket (see who above).")
+        st.caption(md(f"Record decision is off: {why}."))
     with st.form(f"ticket_decision_{ticket.id}", clear_on_submit=False):
         action = st.radio("Action", list(ACTIONS), format_func=ACTIONS.get, key=f"ticket_action_{ticket.id}", horizontal=True)
         response = st.text_area(
@@ -58,7 +59,11 @@ def decision_area(
 ) -> None:
     st.subheader("Decision")
     stored = resources.outbox().latest_in_bank(bank, "ticket", ticket.id)
-    render_decision_state(stored)  # a pending one is delivered by the delivery worker
+    blind = resources.decisions().blind_case(bank, "ticket", ticket.id)
+    if blind is None:
+        render_decision_state(stored)  # a pending one is delivered by the delivery worker
+    else:  # nothing of the first decision while the second review is blind
+        blind_review.blind_heading(blind)
     flash(KEYS.flash)  # the last decision's confirmation, here beside the form: a toast would lie over its fields
     # The revision this page showed: a decision made on it meets any that landed since as a conflict.
     seen_key = f"tic_seen_{bank}_{ticket.id}"
@@ -80,7 +85,8 @@ def decision_area(
         st.info(f"Your role ({access.current_role()}) can read this ticket but not decide it.", icon=":material/visibility:")
         return
 
-    submitted, action, response, note, reviewer, signed_in = _form(ticket, me, free)
+    why = blind_review.problem_caption(blind, me, free=free) if blind is not None else None
+    submitted, action, response, note, reviewer, signed_in = _form(ticket, me, free and why is None, why or "someone else holds this ticket (see who above)")
     auto_advance_toggle()
     render_comments(resources.casework(), bank, "ticket", ticket.id, me.name, lambda: access.permitted("decide"))
     if approve_key and not submitted and free:  # the A key: approve the drafted response as it is
@@ -105,4 +111,7 @@ def decision_area(
         decision=decision, record=record, scope=customer_tag(ticket.customer), base_revision=seen,
         evidence=ticket_evidence_snapshot(recall),
     )
+    if blind is not None:
+        deciding.second_review(bank, replace(proposal, base_revision=blind.first.revision), KEYS, lead=blind.awaiting_lead)
+        return
     deciding.record(bank, proposal, KEYS, queue=queue, decided=decided, what=f"decision ({decision.ticket_action.replace('_', ' ')})")

@@ -148,7 +148,8 @@ def _decision_service(outbox, gateway, settings):
     from dashboard.review.limits import ApprovalLimits
 
     return DecisionService(
-        outbox, Casework(outbox.engine), Freshness(outbox.engine), gateway.retain, ApprovalLimits(settings.approval_limits)
+        outbox, Casework(outbox.engine), Freshness(outbox.engine), gateway.retain, ApprovalLimits(settings.approval_limits),
+        settings.second_review_share,
     )
 
 
@@ -159,7 +160,7 @@ def run_decide(args: argparse.Namespace) -> int:
     unauthenticated. A decision above the reviewer's limit is held; `--second-approval` confirms or rejects it."""
     from datetime import UTC
 
-    from dashboard.finance.decisions import DecisionError, document_id_for, exception_decision, precedent_record
+    from dashboard.finance.decisions import DecisionError, document_id_for, exception_decision, precedent_record, reasons_for
     from dashboard.finance.models import ExceptionCase
     from dashboard.finance.policy import assess
     from dashboard.finance.recall import CaseKey, two_stage_recall
@@ -196,15 +197,16 @@ def run_decide(args: argparse.Namespace) -> int:
             case, bank = cases[args.case], settings.finance_bank
             _, rec = assess(two_stage_recall(gateway.recall, bank, CaseKey.of(case), case.recall_query(), own_document=document_id_for(case.id)))
             action = "approve_recommendation" if args.outcome == rec.action else "override"
+            reasons = reasons_for(case.exception_type, settings.reason_codes)
             try:
                 decision = exception_decision(
                     case, rec, reviewer=args.reviewer, authenticated=False, action=action, outcome=args.outcome,
-                    reason_code=args.reason, note=args.note,
+                    reason_code=args.reason, note=args.note, reasons=reasons,
                 )
             except DecisionError as exc:
                 return input_error("--reason" if exc.field == "reason_code" else f"--{exc.field}", str(exc))
             proposal = Proposal(
-                decision=decision, record=precedent_record(case, decision, rec), scope=CaseKey.of(case).scope,
+                decision=decision, record=precedent_record(case, decision, rec, reasons), scope=CaseKey.of(case).scope,
                 base_revision=None, amount=case.invoice_amount,
             )
             done = service.decide(bank, settings.role, proposal)

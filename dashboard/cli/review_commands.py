@@ -51,3 +51,25 @@ def run_worker(args: argparse.Namespace) -> int:
     finally:
         gateway.close()
         engine.dispose()
+
+
+def _export_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--format", choices=("csv", "json"), default="csv", help="CSV (default) or JSON, on stdout")
+
+
+@command("export-audit", "print the decision audit log: every reviewer's decision on a case, with its provenance", _export_args)
+def run_export_audit(args: argparse.Namespace) -> int:
+    """The Audit log page's export: a blind second review's first, second and lead decisions each as a row, with
+    the reviewer, role, time, step and whether it was delivered or superseded."""
+    from dashboard.reporting.audit_export import audit_rows, to_csv, to_json
+    from dashboard.review.db import make_engine
+    from dashboard.review.outbox import Outbox
+    from dashboard.review.second_review import SecondReviews
+    from dashboard.settings import load_settings
+
+    settings = load_settings()
+    outbox = Outbox(make_engine(settings.store_url, settings.data_dir))
+    history = outbox.history()
+    rows = audit_rows(history, SecondReviews(outbox.engine).trail([h.id for h in history]))
+    print(to_csv(rows) if args.format == "csv" else to_json(rows), end="")
+    return 0

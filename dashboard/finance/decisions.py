@@ -9,7 +9,7 @@ decision replaces the earlier one and never duplicates it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import Literal
 
@@ -37,6 +37,13 @@ REASON_CODES: dict[str, str] = {
     "OTHER": "Other (explain in the note)",
 }
 Action = Literal["approve_recommendation", "override"]
+
+
+def reasons_for(exception_type: str, configured: Mapping[str, Mapping[str, str]] | None = None) -> dict[str, str]:
+    """The reason codes (code -> label) offered for this exception type: its configured list
+    (RECALL_REVIEW_REASON_CODES), else the configured "default", else the built-in REASON_CODES."""
+    configured = configured or {}
+    return dict(configured.get(exception_type) or configured.get("default") or REASON_CODES)
 
 
 class DecisionError(ValueError):
@@ -67,14 +74,16 @@ def exception_decision(
     reason_code: str | None = None,
     note: str = "",
     now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    reasons: Mapping[str, str] = REASON_CODES,
 ) -> ReviewerDecision:
+    """`reasons`: the codes offered for the case's type (reasons_for); a code outside them is refused."""
     reviewer = (reviewer or "").strip()
     if not reviewer:
         raise DecisionError("reviewer", "A reviewer name is required to record a decision.")
     note = (note or "").strip()
     reason_code = reason_code or None
-    if reason_code is not None and reason_code not in REASON_CODES:
-        raise DecisionError("reason_code", f"Unknown reason code {reason_code!r}; choose one of {', '.join(REASON_CODES)}.")
+    if reason_code is not None and reason_code not in reasons:
+        raise DecisionError("reason_code", f"Unknown reason code {reason_code!r}; choose one of {', '.join(reasons)}.")
     if action == "approve_recommendation":
         final, overridden = recommendation.action, False
     elif action == "override":
@@ -102,14 +111,17 @@ def exception_decision(
         raise DecisionError(str(err["loc"][0]) if err["loc"] else "decision", err["msg"]) from None
 
 
-def precedent_record(case: ExceptionCase, decision: ReviewerDecision, recommendation: Recommendation) -> MemoryRecord:
-    """The precedent retained into the finance bank for this decision."""
+def precedent_record(
+    case: ExceptionCase, decision: ReviewerDecision, recommendation: Recommendation, reasons: Mapping[str, str] = REASON_CODES
+) -> MemoryRecord:
+    """The precedent retained into the finance bank for this decision (`reasons`: the labels of its type's codes)."""
     verdict = (
         f"overriding the agent's recommendation to {decision.agent_recommendation}"
         if decision.overridden
         else f"approving the agent's recommendation ({decision.agent_recommendation})"
     )
-    reason = f" Reason: {REASON_CODES[decision.reason_code]} ({decision.reason_code})." if decision.reason_code else ""
+    code = decision.reason_code
+    reason = f" Reason: {reasons.get(code) or REASON_CODES.get(code, code)} ({code})." if code else ""
     note = f" Note: {decision.note}" if decision.note else ""
     text = (
         f"Vendor {case.vendor_code} ({case.vendor_name}) {case.exception_type.replace('_', ' ')} on invoice {case.invoice}, "

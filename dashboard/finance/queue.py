@@ -14,7 +14,8 @@ from dashboard.finance.policy import Recommendation
 from dashboard.review.outbox import StoredDecision
 from dashboard.review.workflow import sla_state
 
-STATUSES = ("open", "decided", "pending delivery", "awaiting second approval", "returned")
+STATUSES = ("open", "decided", "pending delivery", "awaiting second approval", "returned", "awaiting blind second review",
+            "awaiting lead")
 SORTS = {
     "Age (oldest first)": (lambda c: c.opened_on, False),
     "Age (newest first)": (lambda c: c.opened_on, True),

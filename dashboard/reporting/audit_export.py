@@ -10,6 +10,8 @@ from datetime import date
 from pydantic import BaseModel
 
 from dashboard.review.outbox import StoredDecision
+from dashboard.review.schema import AWAITING_SECOND
+from dashboard.review.second_review import FIRST, LEAD, SECOND, ReviewStep
 
 
 class AuditRow(BaseModel):
@@ -33,6 +35,9 @@ class AuditRow(BaseModel):
     attempts: int
     last_error: str
     delivered_at: str
+    review_step: str = ""  # first | second | lead under a blind second review; "" for a single review
+    role: str = ""  # the reviewer's role, where it was recorded (the second-review steps)
+    provenance: str = ""  # delivered, held, audit only or superseded by the lead, in plain words
 
 
 def evidence_summary(entry: StoredDecision) -> str:
@@ -71,6 +76,52 @@ def audit_row(entry: StoredDecision) -> AuditRow:
         last_error=entry.last_error or "",
         delivered_at=entry.delivered_at.isoformat(timespec="seconds") if entry.delivered_at else "",
     )
+
+
+def _provenance(step: ReviewStep, steps: list[ReviewStep], first: StoredDecision) -> str:
+    lead = next((s for s in steps if s.step == LEAD), None)
+    if lead is not None and step.step != LEAD:
+        return f"superseded by the lead {lead.actor}"
+    if step.step == SECOND:
+        second_agrees = step.outcome == first.decision.outcome
+        return "audit only: agreed with the first decision" if second_agrees else "audit only: disagreed, awaiting a lead"
+    return first.state
+
+
+def audit_rows(history: list[StoredDecision], trail: dict[int, list[ReviewStep]]) -> list[AuditRow]:
+    """Every reviewer's decision on a case with its provenance: the decisions rows, and after a first decision held
+    for a blind second review, the second reviewer's (`trail`: first decision id -> its steps)."""
+    rows = []
+    for entry in history:
+        row = audit_row(entry)
+        steps = trail.get(entry.id, [])
+        first = next((s for s in steps if s.step == FIRST), None)
+        if first is not None:
+            row = row.model_copy(update={"review_step": FIRST, "role": first.role, "provenance": _provenance(first, steps, entry)})
+        rows.append(row)
+        for step in (s for s in steps if s.step == SECOND):
+            d = step.decision
+            rows.append(row.model_copy(update={
+                "decided_at": d.decided_at.isoformat(timespec="seconds"), "reviewer": d.reviewer, "authenticated": d.authenticated,
+                "outcome": d.outcome, "overridden": d.overridden, "reason_code": d.reason_code or "", "note": d.note,
+                "delivery": "audit only", "attempts": 0, "last_error": "", "delivered_at": "", "review_step": SECOND,
+                "role": step.role, "provenance": _provenance(step, steps, entry),
+            }))
+    lead_rows = {s.lead_decision_id: s for steps in trail.values() for s in steps if s.step == LEAD}
+    for row in rows:
+        if row.audit_id in lead_rows and not row.review_step:
+            row.review_step, row.role, row.provenance = LEAD, lead_rows[row.audit_id].role, f"the lead's decision: {row.delivery}"
+    return rows
+
+
+HIDDEN = "(hidden until the blind second review)"
+
+
+def blind_until_reviewed(rows: list[AuditRow]) -> list[AuditRow]:
+    """The Audit log page's rows: a first decision still awaiting its blind second review names no reviewer,
+    outcome, reason or note, so the second reviewer cannot read it there. `export-audit` keeps everything."""
+    secret = {"reviewer": HIDDEN, "outcome": HIDDEN, "overridden": False, "reason_code": "", "note": "", "role": ""}
+    return [row.model_copy(update=secret) if row.delivery == AWAITING_SECOND else row for row in rows]
 
 
 class AuditFilter(BaseModel):

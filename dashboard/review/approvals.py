@@ -19,7 +19,7 @@ from dashboard.review.limits import ApprovalLimits, in_words
 from dashboard.review.db import as_utc
 from dashboard.review.outbox import StoredDecision, stored_decision
 from dashboard.review.roles import allowed
-from dashboard.review.schema import AWAITING, HELD, PENDING, RETURNED, approvals, decisions
+from dashboard.review.schema import APPROVAL_HELD, AWAITING, PENDING, RETURNED, approvals, decisions
 from dashboard.settings import Role
 
 CONFIRMED, REJECTED = "confirmed", "rejected"
@@ -109,7 +109,7 @@ class Approvals:
         )
         query = sa.select(decisions).join(
             newest, sa.and_(decisions.c.case_id == newest.c.case_id, decisions.c.revision == newest.c.revision)
-        ).where(mine, decisions.c.state.in_(HELD))
+        ).where(mine, decisions.c.state.in_(APPROVAL_HELD))
         return {h.stored.case_id: h for h in self._with_steps(query)}
 
     def waiting(self) -> list[HeldDecision]:

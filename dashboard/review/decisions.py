@@ -8,7 +8,9 @@ A page (or the CLI) builds the decision and the memory it is retained as with it
 3. stores it in the outbox FIRST, on the revision the reviewer saw (RevisionConflict when another decision
    landed since), then delivers that row when Hindsight answers (else the worker does, later). A decision on
    an amount above the reviewer's approval limit is stored awaiting a second approval instead: not delivered,
-   not a human decision anywhere, until `second_approval` confirms it (review/approvals.py);
+   not a human decision anywhere, until `second_approval` confirms it (review/approvals.py). The first decision
+   on a case sampled for a blind second review (review/second_review.py) is held the same way until
+   `second_review` agrees with it, or `lead_decision` settles a disagreement;
 4. bumps the decision's scope in the review store, so every instance recalls that scope again at its next
    case open, and releases the reviewer's claim;
 5. returns what the page shows next: the stored decision, its delivery, and the next unreviewed case.
@@ -24,12 +26,14 @@ from dataclasses import dataclass
 from dashboard.hindsight.calls import RetainFn
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.approvals import Approvals, HeldDecision, second_approver_problem
+from dashboard.review.calibration import calibration_counts
 from dashboard.review.casework import Casework
 from dashboard.review.decision import NOTE_MAX_CHARS, EvidenceSnapshot, Hold, ReviewerDecision
 from dashboard.review.freshness import Freshness
 from dashboard.review.limits import ApprovalLimits, in_words
 from dashboard.review.outbox import DeliveryReport, Outbox, RevisionConflict, StoredDecision
 from dashboard.review.roles import NotAllowed, require
+from dashboard.review.second_review import BlindCase, SecondReviews, lead_problem, second_review_problem, selected
 from dashboard.review.workflow import next_unreviewed
 from dashboard.settings import Role
 
@@ -47,6 +51,7 @@ class Decided:
     report: DeliveryReport
     next_case: str | None  # the next unreviewed case of the queue, None at its end
     held_because: str | None = None  # awaiting a second approval: the amount against the limit, in plain words
+    blind: bool = False  # held for a blind second review
 
     @property
     def delivered(self) -> bool:
@@ -68,10 +73,11 @@ class Proposal:
 class DecisionService:
     def __init__(
         self, outbox: Outbox, casework: Casework, freshness: Freshness, retain: RetainFn | None,
-        limits: ApprovalLimits = ApprovalLimits(),
+        limits: ApprovalLimits = ApprovalLimits(), second_review_share: float = 0.0,
     ):
         self.outbox, self.casework, self.freshness, self.retain, self.limits = outbox, casework, freshness, retain, limits
         self.approvals = Approvals(outbox.engine, outbox.clock)
+        self.second_reviews, self.second_review_share = SecondReviews(outbox.engine, outbox.clock), second_review_share
 
     def decide(
         self, bank_id: str, role: Role, proposal: Proposal, *, queue: Sequence[str] = (), decided: Collection[str] = ()
@@ -83,16 +89,23 @@ class DecisionService:
         waiting = self.held(bank_id, decision.case_kind, decision.case_id)
         if waiting is not None and waiting.awaiting:
             raise Refused(f"{decision.case_id} awaits a second approval ({waiting.summary()}): confirm or reject it first.")
+        if self.blind_case(bank_id, decision.case_kind, decision.case_id) is not None:
+            raise Refused(f"{decision.case_id} awaits a blind second review or a lead: decide it there.")
         hold, held_because = self._hold(role, proposal)
+        # A four-eyes hold is a second look already; otherwise the first decision on a sampled case waits blind.
+        blind = hold is None and selected(decision.case_id, self.second_review_share) and (
+            self.outbox.current_revision(bank_id, decision.case_kind, decision.case_id) == 0)
         stored, report = self.outbox.submit(
             bank_id, decision, proposal.record, self.retain, base_revision=proposal.base_revision, evidence=proposal.evidence,
-            hold=hold,
+            hold=hold, blind=blind,
         )
-        if hold is None:  # a held decision changes no recall until it is confirmed
+        if blind:
+            self.second_reviews.record_first(stored, role)
+        if hold is None and not blind:  # a held decision changes no recall until it is released
             self.freshness.bump(bank_id, proposal.scope)
         self.casework.release(bank_id, decision.case_kind, decision.case_id, decision.reviewer)
         following = next_unreviewed(queue, decision.case_id, {*decided, decision.case_id}) if queue else None
-        return Decided(stored=stored, report=report, next_case=following, held_because=held_because)
+        return Decided(stored=stored, report=report, next_case=following, held_because=held_because, blind=blind)
 
     def _hold(self, role: Role, proposal: Proposal) -> tuple[Hold | None, str | None]:
         amount, reviewer = proposal.amount, proposal.decision.reviewer
@@ -148,6 +161,72 @@ class DecisionService:
                 report = self.outbox.deliver_due(self.retain, only_id=held.stored.id)
             self.freshness.bump(bank_id, held.proposed.scope)
         return Decided(stored=self.outbox.get(held.stored.id), report=report, next_case=None)
+
+    def blind_case(self, bank_id: str, case_kind: str, case_id: str) -> BlindCase | None:
+        """The case's first decision when it awaits a blind second review or a lead; else None."""
+        return self.second_reviews.open(bank_id, case_kind, case_id).get(case_id)
+
+    def blind_cases(self, bank_id: str, case_kind: str) -> dict[str, BlindCase]:
+        """case id -> its first decision awaiting a blind second review or a lead (the queue's filters)."""
+        return self.second_reviews.open(bank_id, case_kind)
+
+    def second_review_problem(self, case: BlindCase, who: str, role: Role) -> str | None:
+        """Why `who` may not give the blind second review (the page disables its form with it); None: they may."""
+        return second_review_problem(case, who, role) if case.awaiting_second else lead_problem(case, who, role)
+
+    def agreement_counts(self) -> list[tuple[str, str, str, str, int]]:
+        """(first reviewer, second reviewer, their outcomes, cases) of every blind second review (the Overview)."""
+        return self.second_reviews.pair_counts()
+
+    def calibration_counts(self, bank_id: str) -> dict[str, tuple[int, int]]:
+        """confidence band -> (standing decisions, recommendations kept) in this finance bank (the Overview)."""
+        return calibration_counts(self.outbox.engine, bank_id)
+
+    def second_review(self, bank_id: str, role: Role, proposal: Proposal) -> Decided:
+        """The blind second reviewer's decision: the same outcome releases the first decision to memory; another
+        sends the case to a lead. Refused names why not (the first reviewer, nothing awaiting, someone first)."""
+        require(role, "decide")
+        decision = proposal.decision
+        case = self._blind(bank_id, decision.case_kind, decision.case_id, decision.reviewer)
+        problem = second_review_problem(case, decision.reviewer, role)
+        if problem:
+            raise Refused(problem)
+        if not self.second_reviews.record_second(case, role, decision):
+            raise Refused(f"{case.case_id}'s second review was given by someone else meanwhile.")
+        report = DeliveryReport()
+        if decision.outcome == case.first.decision.outcome:
+            if self.retain is not None:
+                report = self.outbox.deliver_due(self.retain, only_id=case.first.id)
+            self.freshness.bump(bank_id, proposal.scope)
+        self.casework.release(bank_id, decision.case_kind, decision.case_id, decision.reviewer)
+        return Decided(stored=self.outbox.get(case.first.id), report=report, next_case=None)
+
+    def lead_decision(self, bank_id: str, role: Role, proposal: Proposal) -> Decided:
+        """A lead settles a disagreement: their decision is recorded and delivered; the first is superseded, and
+        both reviewers' decisions stay in the audit."""
+        require(role, "settle_disagreement")
+        decision = proposal.decision
+        case = self._blind(bank_id, decision.case_kind, decision.case_id, decision.reviewer)
+        problem = lead_problem(case, decision.reviewer, role)
+        if problem:
+            raise Refused(problem)
+        try:
+            audit_id = self.outbox.record(bank_id, decision, proposal.record, base_revision=case.first.revision, evidence=proposal.evidence)
+        except RevisionConflict:
+            raise Refused(f"{case.case_id} was settled by another lead meanwhile.") from None
+        if not self.second_reviews.record_lead(case, role, decision, audit_id):
+            raise Refused(f"{case.case_id} was settled by another lead meanwhile.")
+        report = self.outbox.deliver_due(self.retain, only_id=audit_id) if self.retain is not None else DeliveryReport()
+        self.freshness.bump(bank_id, proposal.scope)
+        self.casework.release(bank_id, decision.case_kind, decision.case_id, decision.reviewer)
+        return Decided(stored=self.outbox.get(audit_id), report=report, next_case=None)
+
+    def _blind(self, bank_id: str, case_kind: str, case_id: str, who: str) -> BlindCase:
+        case = self.blind_case(bank_id, case_kind, case_id)
+        if case is None:
+            raise Refused(f"{case_id} has no decision awaiting a blind second review or a lead.")
+        self._check_claim(bank_id, case_kind, case_id, who)
+        return case
 
     def decide_many(self, bank_id: str, role: Role, proposals: Sequence[Proposal]) -> tuple[list[Decided], list[str]]:
         """Bulk approval: each proposal recorded on its own, on revision 0; (recorded, skipped case ids). A case

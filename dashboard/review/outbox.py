@@ -29,7 +29,7 @@ from dashboard.hindsight.errors import HindsightRequestRejected, HindsightUnavai
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.db import as_utc, sqlite_engine, upgrade
 from dashboard.review.decision import EvidenceSnapshot, Hold, ReviewerDecision
-from dashboard.review.schema import AWAITING, DELIVERED, DISCARDED, FAILED, HELD, PENDING, SUPERSEDED, approvals, decisions
+from dashboard.review.schema import AWAITING, AWAITING_SECOND, DELIVERED, DISCARDED, FAILED, HELD, PENDING, SUPERSEDED, approvals, decisions
 
 MAX_BACKOFF_S = 300.0
 LEASE_S = 120.0  # longer than any retain call; a crashed worker's rows are claimed again after it
@@ -48,7 +48,7 @@ class StoredDecision(BaseModel):
     record: MemoryRecord
     evidence: EvidenceSnapshot | None = None
     created_at: datetime
-    state: str  # pending | delivered | superseded | failed | discarded | awaiting_approval | returned
+    state: str  # pending | delivered | superseded | failed | discarded | awaiting_approval | returned | awaiting_second | awaiting_lead
     attempts: int
     last_error: str | None
     next_attempt_at: datetime
@@ -314,16 +314,18 @@ class Outbox(DeliveryQueue):
         base_revision: int | None = None,
         evidence: EvidenceSnapshot | None = None,
         hold: Hold | None = None,
+        blind: bool = False,
     ) -> int:
         """Store the decision durably; returns its audit id. Delivery is a separate step.
 
         `base_revision` is the case's revision the reviewer saw; when another decision landed since,
         `RevisionConflict` is raised and nothing is written. None appends as the newest (imports, tools).
-        With `hold` the row awaits a second approval, its "proposed" step written in the same transaction.
+        With `hold` the row awaits a second approval, its "proposed" step written in the same transaction; `blind`:
+        it awaits a blind second review (review/second_review.py).
         """
         for _attempt in range(5):
             try:
-                return self._insert(bank_id, decision, memory, base_revision, evidence, hold)
+                return self._insert(bank_id, decision, memory, base_revision, evidence, hold, blind)
             except IntegrityError:
                 # Someone took this revision between our read and our insert.
                 if base_revision is not None:
@@ -331,7 +333,7 @@ class Outbox(DeliveryQueue):
                     raise RevisionConflict(theirs, base_revision) from None
         raise RuntimeError(f"could not record a decision on {decision.case_id}: the case is being written too often")
 
-    def _insert(self, bank_id, decision, memory, base_revision, evidence, hold) -> int:
+    def _insert(self, bank_id, decision, memory, base_revision, evidence, hold, blind=False) -> int:
         now = self.clock()
         with self.engine.begin() as conn:
             current = self._revision(conn, bank_id, decision.case_kind, decision.case_id)
@@ -349,7 +351,7 @@ class Outbox(DeliveryQueue):
                     document_id=memory.document_id, reviewer=decision.reviewer,
                     decision=decision.model_dump(mode="json"), record=memory.model_dump(mode="json"),
                     evidence=evidence.model_dump(mode="json") if evidence else None,
-                    created_at=now, state=AWAITING if hold else PENDING, attempts=0, next_attempt_at=now,
+                    created_at=now, state=AWAITING if hold else (AWAITING_SECOND if blind else PENDING), attempts=0, next_attempt_at=now,
                 )
             )
             audit_id = int(result.inserted_primary_key[0])
@@ -369,6 +371,7 @@ class Outbox(DeliveryQueue):
         base_revision: int | None = None,
         evidence: EvidenceSnapshot | None = None,
         hold: Hold | None = None,
+        blind: bool = False,
     ) -> tuple[StoredDecision, DeliveryReport]:
         """Record the decision durably FIRST, then try to deliver that one row (None: leave it to the worker).
 
@@ -379,9 +382,10 @@ class Outbox(DeliveryQueue):
         so a concurrent reviewer's decision on the same case is never reported as this one. Other due
         rows are the worker's; a reviewer never waits behind them. A held decision is not delivered.
         """
-        audit_id = self.record(bank_id, decision, memory, base_revision=base_revision, evidence=evidence, hold=hold)
-        report = self.deliver_due(retain, only_id=audit_id) if retain is not None and not hold else DeliveryReport()
-        if retain is None or hold:
+        audit_id = self.record(bank_id, decision, memory, base_revision=base_revision, evidence=evidence, hold=hold, blind=blind)
+        held = hold is not None or blind
+        report = self.deliver_due(retain, only_id=audit_id) if retain is not None and not held else DeliveryReport()
+        if retain is None or held:
             report.still_pending = self.pending_count()
         return self.get(audit_id), report
 

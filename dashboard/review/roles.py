@@ -13,7 +13,7 @@ from dashboard.settings import ROLES, Role, RoleMap
 
 Action = Literal[
     "read", "decide", "deliver_now", "trace", "manage_deliveries", "apply_migration", "trace_any_query", "compare_configs",
-    "propose_curation", "approve_curation",
+    "propose_curation", "approve_curation", "settle_disagreement",
 ]
 
 # The least role each action needs.
@@ -28,11 +28,12 @@ NEEDS: dict[str, Role] = {
     "compare_configs": "lead",  # the fusion lab's A/B: it clones banks and may call another Hindsight
     "propose_curation": "reviewer",  # propose retiring a document's memories, or bringing them back
     "approve_curation": "lead",  # approve or reject someone else's proposal (four eyes)
+    "settle_disagreement": "lead",  # decide a case whose blind second review disagreed with the first
 }
 WHAT = {
     "viewer": "read the Overview, queues and the audit log",
     "reviewer": "also decide cases, propose curating a document and open the traces of the pages' recalls",
-    "lead": "also approve others' curation proposals, apply the tag migration, retry or discard parked deliveries, trace any query on the configured banks and run A/B comparisons",
+    "lead": "also approve others' curation proposals, settle blind second reviews that disagree, apply the tag migration, retry or discard parked deliveries, trace any query on the configured banks and run A/B comparisons",
 }
 
 

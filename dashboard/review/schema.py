@@ -20,7 +20,13 @@ NAME = 120  # reviewer names and claim holders
 PENDING, DELIVERED, SUPERSEDED, FAILED, DISCARDED = "pending", "delivered", "superseded", "failed", "discarded"
 # A decision above its reviewer's approval limit: never delivered, never a human decision, until confirmed.
 AWAITING, RETURNED = "awaiting_approval", "returned"
-HELD = (AWAITING, RETURNED)
+APPROVAL_HELD = (AWAITING, RETURNED)
+# A first decision sampled for a blind second review (review/second_review.py): held like one above a limit,
+# then `awaiting_lead` when the second reviewer decided otherwise; `superseded` once the lead decides (every
+# state name fits the 20-character column).
+AWAITING_SECOND, AWAITING_LEAD = "awaiting_second", "awaiting_lead"
+SECOND_HELD = (AWAITING_SECOND, AWAITING_LEAD)
+HELD = (*APPROVAL_HELD, *SECOND_HELD)
 
 decisions = Table(
     "review_decisions",
@@ -167,4 +173,22 @@ relevance_labels = Table(
     Column("tags_match", String(20), nullable=True),
     Column("ranked", JSON, nullable=False),  # document ids the request returned, best first
     Index("ix_review_relevance_labels_case", "bank_id", "case_kind", "case_id", "document_id", "reviewer"),
+)
+
+# The blind second review of a sampled first decision: who made it, in which role ("first"), the second reviewer's
+# decision ("second"), and, when it differs,
+# the lead's ("lead", naming the decisions row the lead's decision was delivered as). Append-only.
+second_reviews = Table(
+    "review_second_reviews",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("decision_id", Integer, ForeignKey("review_decisions.id"), nullable=False),  # the first decision
+    Column("step", String(20), nullable=False),  # first | second | lead
+    Column("actor", String(NAME), nullable=False),
+    Column("role", String(20), nullable=False),
+    Column("outcome", String(20), nullable=False),
+    Column("decision", JSON, nullable=False),  # ReviewerDecision: the actor's own, with its reason and note
+    Column("lead_decision_id", Integer, ForeignKey("review_decisions.id"), nullable=True),
+    Column("at", DateTime(timezone=True), nullable=False),
+    Index("ix_review_second_reviews_decision", "decision_id"),
 )

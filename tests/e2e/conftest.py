@@ -67,7 +67,13 @@ class App:
 
 
 @pytest.fixture
-def app(hindsight, demo_banks) -> App:
+def app_env() -> dict[str, str]:
+    """Settings a test module adds to its app's environment (override this fixture); none by default."""
+    return {}
+
+
+@pytest.fixture
+def app(hindsight, demo_banks, app_env) -> App:
     """A fresh app for each test: its own demo banks, its own empty decision outbox, its own process, so
     every test passes alone and in any order."""
     fin, sup = demo_banks.finance, demo_banks.support
@@ -78,6 +84,7 @@ def app(hindsight, demo_banks) -> App:
     data_dir = Path(tempfile.mkdtemp(prefix="recall-review-e2e-"))  # the app's own review store
     env = {k: v for k, v in os.environ.items() if k != "HINDSIGHT_API_URL"}
     env.update(hindsight.env(finance=fin, support=sup))
+    env.update(app_env)
     try:
         with serve_app(env, data_dir) as url:
             yield App(url=url, finance_bank=fin, support_bank=sup, data_dir=data_dir, log=data_dir / "streamlit.log")

@@ -7,7 +7,7 @@ from components.curation import render_curation_log
 from components.status_banner import plain_error
 from components.when import local_time
 from dashboard.app import access, resources
-from dashboard.reporting.audit_export import AuditFilter, audit_row, to_csv, to_json
+from dashboard.reporting.audit_export import AuditFilter, audit_rows, blind_until_reviewed, to_csv, to_json
 
 st.title("Decision audit log")
 st.caption("Every reviewer decision, newest first, and whether it is stored in Hindsight yet. A revised decision is a new row: nothing is overwritten.")
@@ -17,10 +17,14 @@ DELIVERY = {
     "failed": "refused by Hindsight", "discarded": "discarded by a lead",
     "awaiting_approval": "held: above the reviewer's limit, awaiting a second approval",
     "returned": "held, then rejected by the second approver",
+    "awaiting_second": "held: awaiting a blind second review", "awaiting_lead": "held: the two reviews differ, awaiting a lead",
+    "audit only": "a blind second review, kept in the audit only",
 }  # fmt: skip
 STORED = {
     "pending": "not yet, waiting to be stored", "delivered": "yes", "superseded": "replaced by a newer decision",
     "failed": "no, refused by Hindsight", "discarded": "no, discarded by a lead",
+    "awaiting_second": "no, held for a blind second review", "awaiting_lead": "no, held for a lead",
+    "audit only": "no, a blind second review kept in the audit",
 }  # fmt: skip
 
 
@@ -44,7 +48,7 @@ if step is not None and access.permitted("manage_deliveries"):
 
 outbox = resources.outbox()
 history = outbox.history()
-rows = [audit_row(entry) for entry in history]
+rows = blind_until_reviewed(audit_rows(history, resources.decisions().second_reviews.trail([e.id for e in history])))
 if not rows:
     st.info("No decisions recorded yet.", icon=":material/info:")
     st.stop()

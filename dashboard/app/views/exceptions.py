@@ -18,6 +18,7 @@ from components.then_now import render_then_now
 from components.workflow import age_badge, claim_controls, flash, keep_selection, my_queue_filter, unknown_link
 from dashboard.agents.incidents import incident_text, is_relevant_ref
 from dashboard.app import access, audit, curating, finance_case, finance_recalls, labelling, resources
+from dashboard.app.queue_filters import approval_filter, second_review_filter
 from dashboard.finance import queue as exception_queue
 from dashboard.finance.decisions import decisions_by_case, document_id_for
 from dashboard.finance.models import EXCEPTION_TYPES, ExceptionCase
@@ -37,6 +38,7 @@ class Queue:
     shown: list[ExceptionCase]
     decided: dict  # case id -> its latest decision in this bank
     held: dict  # case id -> its decision awaiting a second approval, or returned by one
+    blind: dict  # case id -> its first decision awaiting a blind second review or a lead
     k: int
 
     @property
@@ -44,20 +46,11 @@ class Queue:
         return [c.id for c in self.shown]
 
 
-def approval_filter(held: dict, me: str | None) -> set[str] | None:
-    """The "Needs my approval" toggle: the held cases `me` may confirm or reject when it is on, else None."""
-    on = st.toggle("Needs my approval", key="exceptions_needs_me", disabled=me is None,
-                   help="Only the decisions above someone's approval limit that you may confirm or reject")  # fmt: skip
-    if not on or me is None:
-        return None
-    service, role = resources.decisions(), access.current_role()
-    return {case_id for case_id, h in held.items() if service.approval_problem(h, me, role) is None}
-
-
 def queue_panel(bank: str, cases: list[ExceptionCase], decided: dict, me: str | None, today: date) -> tuple[Queue, list[int], st.delta_generator.DeltaGenerator]:
     """The queue: filters, sort, "My queue", "Needs my approval", the table (flags from the review store), bulk approval."""
     settings = resources.settings()
     held = resources.decisions().held_cases(bank, finance_case.KIND)
+    blind = resources.decisions().blind_cases(bank, finance_case.KIND)
     k = int(st.session_state.get("exceptions_k", DEFAULT_K))
     with st.expander(f"Queue: {len(cases)} exceptions, {sum(1 for c in cases if c.id in decided)} decided", icon=":material/list:"):
         f1, f2, f3, f4, f5 = st.columns([3, 3, 3, 3, 2], vertical_alignment="bottom")
@@ -68,12 +61,13 @@ def queue_panel(bank: str, cases: list[ExceptionCase], decided: dict, me: str | 
         with f5:
             mine = my_queue_filter(resources.casework(), bank, finance_case.KIND, me, key="exceptions_my_queue")
             to_approve = approval_filter(held, me)
-        statuses_held = {c: h.status for c, h in held.items()}
+            to_review, to_lead = second_review_filter(blind, me, lead=False), second_review_filter(blind, me, lead=True)
+        statuses_held = {c: h.status for c, h in (*held.items(), *blind.items())}
         shown = exception_queue.select(cases, decided, vendors=vendors, types=types, statuses=statuses, sort=sort, held=statuses_held)
-        for only in (mine, to_approve):
+        for only in (mine, to_approve, to_review, to_lead):
             if only is not None:
                 shown = [c for c in shown if c.id in only]
-        queue = Queue(cases=cases, shown=shown, decided=decided, held=held, k=k)
+        queue = Queue(cases=cases, shown=shown, decided=decided, held=held, blind=blind, k=k)
         keep_selection(QUEUE_KEY, "case", queue.ids, decided, finance_case.KEYS.goto)
         flags = resources.casework().flags(bank, "exception")  # measured as cases are recalled, kept in the store
         table = exception_queue.queue_frame(shown, decided, today, flags, {c: incident_text(f) for c, f in flags.items()}, statuses_held)
@@ -96,9 +90,11 @@ def case_header(bank: str, case: ExceptionCase, queue: Queue, me: str | None, to
         with st.container(horizontal=True, vertical_alignment="center"):
             st.text(f"{case.vendor_name}   invoice {case.invoice_amount:,.2f}   variance {case.variance:+,.2f}")
             age_badge((today - case.opened_on).days, resources.settings().sla_days)
-            held = queue.held.get(case.id)
+            held, blind = queue.held.get(case.id), queue.blind.get(case.id)
             status = exception_queue.status_of(stored, held.status if held else None)
-            if held is not None:
+            if blind is not None:  # nothing of the first decision: the second review is blind
+                st.badge(blind.status, color="orange")
+            elif held is not None:
                 st.badge(f"{status}: {held.stored.decision.outcome}", color="orange")
             else:
                 st.badge(status if stored is None else f"{status}: {stored.decision.outcome}", color="blue" if stored is None else "green")

@@ -9,6 +9,7 @@ import streamlit as st
 
 from components import overview_charts as charts
 from components.label_quality import render_label_quality
+from components.review_agreement import render_calibration, render_reviewer_agreement
 from dashboard.agents.incidents import INCIDENTS_KEY
 from dashboard.app import audit, finance_recalls, resources, ticket_recalls
 from dashboard.finance import flags as finance_flags
@@ -18,6 +19,7 @@ from dashboard.finance.recall import DEFAULT_K, CaseKey
 from dashboard.hindsight.errors import HindsightError
 from dashboard.queue_files import QueueFileError, load_rows
 from dashboard.agents.labelled_cases import from_store
+from dashboard.reporting import agreement
 from dashboard.reporting import overview as overview_metrics
 from dashboard.reporting.label_quality import case_attributes, label_quality
 from dashboard.support import flags as ticket_flags
@@ -146,6 +148,8 @@ def page() -> None:
         charts.render_legacy(metrics)
     with right:
         charts.render_agreement(metrics)
+        render_reviewer_agreement(agreement.agreements(resources.decisions().agreement_counts()))
+        render_calibration(agreement.calibration(resources.decisions().calibration_counts(settings.finance_bank)))
         charts.render_crowd_out(metrics)
         charts.render_incidents(metrics)
         charts.render_coverage(metrics)

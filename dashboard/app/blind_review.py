@@ -1,0 +1,71 @@
+"""A finance case under blind second review. The second reviewer decides it with the form alone: the page holds
+nothing of the first decision (no outcome, reviewer, reason or note), only that a blind second review is asked for.
+When the two differ, a lead (neither of the two) sees both side by side and decides. The rule itself is the
+decision service's (dashboard/review/decisions.py)."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from components.decision_form import decision_form, reviewer_field
+from components.safe_text import md
+from components.workflow import notice
+from dashboard.app import access, resources
+from dashboard.finance.decisions import REASON_CODES, DecisionError, exception_decision
+from dashboard.review.decision import decision_summary
+
+
+def _problem(case, me, *, free: bool) -> str | None:
+    if me.name is None:
+        return "type your reviewer name first"
+    if not free:
+        return "someone else holds this case"
+    return resources.decisions().second_review_problem(case, me.name, access.current_role())
+
+
+def _side_by_side(case) -> None:
+    """The two reviewers' decisions, for the lead: who, when, what, as plain text."""
+    first, second = case.first.decision, case.second.decision
+    for column, (step, d) in zip(st.columns(2), (("First review", first), ("Blind second review", second)), strict=True):
+        with column.container(border=True):
+            st.text(f"{step}: {d.reviewer}, {d.decided_at:%Y-%m-%d %H:%M} UTC")
+            st.text(decision_summary(d, REASON_CODES))
+
+
+def blind_heading(blind) -> None:
+    """Awaiting the second review: only that one is asked for. Awaiting a lead: both decisions side by side."""
+    if blind.awaiting_second:
+        st.subheader("Blind second review")
+        st.info("A blind second review is asked for: decide this case on its evidence. Another reviewer's decision "
+                "waits for yours and is not shown.", icon=":material/visibility_off:")
+    else:
+        st.subheader("The reviewers disagree: a lead decides")
+        _side_by_side(blind)
+
+
+def problem_caption(blind, me, *, free: bool) -> str | None:
+    """Why `me` cannot decide this case here, said under the heading; None when they can."""
+    why = _problem(blind, me, free=free)
+    if why:
+        st.caption(md(f"You cannot decide it here: {why}"))
+    return why
+
+
+def blind_panel(case, blind, rec, submit, *, me, free: bool, reasons: dict[str, str]) -> None:
+    """The second reviewer's form, or (awaiting a lead) both decisions and the lead's form. `submit(decision, lead)`
+    records through the service."""
+    blind_heading(blind)
+    reviewer_field(me)
+    why = problem_caption(blind, me, free=free)
+    submitted = decision_form(case, rec, me, disabled=why is not None, why=why or "", reasons=reasons)
+    if not submitted:
+        return
+    try:
+        decision = exception_decision(case, rec, reviewer=submitted.reviewer, authenticated=submitted.authenticated,
+                                      action=submitted.action, outcome=submitted.outcome, reason_code=submitted.reason_code,
+                                      note=submitted.note, reasons=reasons)
+    except DecisionError as exc:
+        notice(f"Not submitted: {exc}", ok=False)
+        return
+    submit(decision, lead=blind.awaiting_lead)
+

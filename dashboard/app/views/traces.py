@@ -150,7 +150,7 @@ def lab(bank: str) -> None:
         )
     with tab_ab:
         if access.can("compare_configs"):
-            render_ab_tab(run_compare)
+            render_ab_tab(run_compare, lambda: resources.outbox().decided_cases(cfg.finance_bank, "exception"))
         else:
             st.caption("A/B comparisons clone banks and may call another server: they are for leads.")
     with tab_knobs:

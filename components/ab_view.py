@@ -64,13 +64,13 @@ def choose_b(a: Variant | None = None) -> Variant | None:
     return Variant(name="b", kind="bank_config", bank_config=config) if config else None
 
 
-def render_decided(changes: list[DecidedChange]) -> None:
-    """The blast radius: decided cases whose evidence or recommendation B changes, each a link to its case."""
-    st.text(f"Decided cases B would change: {len(changes)}" + ("" if changes else " (no reviewer's decision rests on what changes)"))
+def render_decided(changes: list[DecidedChange], what: str = "B", key: str = "ab_decided") -> None:
+    """The blast radius: decided cases whose evidence or recommendation `what` changes, each a link to its case."""
+    st.text(f"Decided cases {what} would change: {len(changes)}" + ("" if changes else " (no reviewer's decision rests on what changes)"))
     if not changes:
         return
     st.dataframe(
-        pd.DataFrame([c.row() for c in changes]), hide_index=True, width="stretch", key="ab_decided",
+        pd.DataFrame([c.row() for c in changes]), hide_index=True, width="stretch", key=key,
         column_config={"case": st.column_config.LinkColumn(display_text=r"=(.*)$")},
     )
     for change in changes:  # read in full, wrapped: a grid cell would cut the evidence lists

@@ -11,10 +11,14 @@ from dashboard.finance.policy import assess
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.lab.ab import CaseDiff, Variant, compare
 from dashboard.lab.blast_radius import decided_changes
+from dashboard.lab.fix_reach import altered, fix_report
 from dashboard.lab.whatif import WhatIf
 from dashboard.queue_files import load_rows
 from dashboard.review.outbox import Outbox
-from tests.conftest import APP
+from dashboard.traces.request import TraceRequest, fetch_trace
+from dashboard.traces.scoring import server_knobs
+from dashboard.traces.why_not import explain, load_document
+from tests.conftest import APP, shared_demo_of
 from tests.finance_helpers import precedent
 from tests.helpers import demo_case, record_exception_decision
 
@@ -98,3 +102,25 @@ def test_the_lab_page_lists_the_decided_cases_a_whatif_would_change_with_links(p
     table = next(d.value for d in at.dataframe if "exact before" in d.value.columns)
     assert list(table["case"]) == ["/exceptions?case=E-1015"]
     assert "PREC-V12-PRI-02" in table.iloc[0]["exact before"] and "PREC-V12-PRI-02" not in table.iloc[0]["exact after"]
+
+
+def test_a_why_not_fix_that_is_a_server_setting_lists_the_decided_cases_it_would_change(hindsight, tmp_path):
+    banks = shared_demo_of(hindsight)  # read only: the decisions below are recorded, not delivered
+    gw = hindsight.gateway
+    case = demo_case("E-1004")
+    request = TraceRequest(bank=banks.finance, query=case.recall_query(), tags=tuple(case.tags), tags_match="all_strict")
+    trace = fetch_trace(gw, request)
+    last = max(trace.response.trace.rrf_merged, key=lambda c: c.final_rrf_rank)  # its last exact precedent by fusion
+    document = load_document(gw, banks.finance, trace.labels[last.node_id].document_id)
+    # A server handing its reranker one candidate loses it (see test_why_not); the fix is a server setting.
+    knobs = server_knobs(reranker_max_candidates=1)
+    answer = explain(gw, request, document, 5, knobs)
+    assert any(c.server_wide for c in answer.changes)
+    outbox = Outbox(tmp_path / "decisions.sqlite3")
+    queue = [demo_case(i) for i in ("E-1002", "E-1004", "E-1005")]
+    report = fix_report(gw, banks.finance, banks.support, queue, [], knobs, answer)
+    assert "E-1004" in altered(report)  # one candidate per recall leaves it one exact precedent of several
+    _decide(outbox, gw, banks.finance, "E-1004")
+    changes = decided_changes(report.diffs, outbox.decided_cases(banks.finance, "exception"))
+    assert [c.case_id for c in changes] == ["E-1004"]
+    assert len(changes[0].exact_before) < len(changes[0].exact_after) and changes[0].link == "/exceptions?case=E-1004"

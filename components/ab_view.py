@@ -66,7 +66,8 @@ def choose_b(a: Variant | None = None) -> Variant | None:
 
 def render_decided(changes: list[DecidedChange], what: str = "B", key: str = "ab_decided") -> None:
     """The blast radius: decided cases whose evidence or recommendation `what` changes, each a link to its case."""
-    st.text(f"Decided cases {what} would change: {len(changes)}" + ("" if changes else " (no reviewer's decision rests on what changes)"))
+    none = "" if changes else " (no reviewer's decision rests on what changes)"
+    st.text(f"Decided cases {what} would change: {len(changes)}{none}")
     if not changes:
         return
     st.dataframe(

@@ -18,7 +18,8 @@ def _old(doc: str, **fields) -> DocumentNow:
 
 
 def _kinds(appeared, left, documents, **inputs) -> dict[str, CauseKind]:
-    found = causes(appeared, left, CauseInputs(recalled_at=RECALLED, kept=5, documents={d.document_id: d for d in documents}, **inputs))
+    inputs = CauseInputs(recalled_at=RECALLED, kept=5, documents={d.document_id: d for d in documents}, **inputs)
+    found = causes(appeared, left, inputs)
     return {c.document_id: c.kind for c in found}
 
 
@@ -40,10 +41,14 @@ def test_each_change_of_the_document_itself_is_named():
 
 def test_changes_around_the_document_are_named_and_only_the_unexplained_is_unknown():
     newer = DocumentNow(document_id="decision", created_at=AFTER, updated_at=AFTER, rank=1)
-    kinds = _kinds([_ref("decision"), _ref("risen")], [_ref("pushed"), _ref("gone")],
-                   [newer, _old("pushed", rank=6), _old("risen", rank=3), DocumentNow(document_id="gone", stored=False)])
-    assert kinds == {"decision": CauseKind.RETAINED_AFTER, "pushed": CauseKind.OUTRANKED, "risen": CauseKind.MOVED_UP,
+    documents = [newer, _old("pushed", rank=6), _old("risen", rank=3), DocumentNow(document_id="gone", stored=False)]
+    kinds = _kinds([_ref("decision"), _ref("risen")], [_ref("pushed"), _ref("gone")], documents)
+    assert kinds == {"decision": CauseKind.RETAINED_AFTER, "pushed": CauseKind.OUTRANKED, "risen": CauseKind.RANKING_SHIFTED,
                      "gone": CauseKind.UNKNOWN}
+    # a retired precedent frees a place and shifts the scores: one still found drops below k, another rises
+    documents = [_old("retired", curation="invalidated by Lee"), _old("dropped", rank=7), _old("rose", rank=2)]
+    assert _kinds([_ref("rose")], [_ref("retired"), _ref("dropped")], documents) == {
+        "retired": CauseKind.INVALIDATED, "dropped": CauseKind.RANKING_SHIFTED, "rose": CauseKind.RANKING_SHIFTED}
     # nothing at all changed in the bank: a left document that is still found is unexplained
     assert _kinds([], [_ref("pushed")], [_old("pushed", rank=6)]) == {"pushed": CauseKind.UNKNOWN}
 
@@ -53,6 +58,7 @@ def test_a_config_change_explains_what_nothing_else_does_and_the_audit_log_switc
     now = {"enable_graph_retrieval": False, "audit_log_enabled": True}
     assert config_changes(then, now) == ["enable_graph_retrieval: True -> False"]
     assert config_changes(None, now) == []
-    assert _kinds([], [_ref("a")], [_old("a", rank=9)], config_then=then, config_now=now) == {"a": CauseKind.CONFIG_CHANGED}
-    assert _kinds([], [_ref("a")], [_old("a", rank=9)], config_then=then, config_now={**then, "audit_log_enabled": True}) == {
-        "a": CauseKind.UNKNOWN}
+    still_found = [_old("a", rank=9)]
+    assert _kinds([], [_ref("a")], still_found, config_then=then, config_now=now) == {"a": CauseKind.CONFIG_CHANGED}
+    audit_only = {**then, "audit_log_enabled": True}
+    assert _kinds([], [_ref("a")], still_found, config_then=then, config_now=audit_only) == {"a": CauseKind.UNKNOWN}

@@ -23,17 +23,20 @@ def _when(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value) if value else None
 
 
-def _document(gateway, bank_id: str, document_id: str, curation: DocumentCuration | None) -> DocumentNow:
+def _document(gateway, bank_id: str, document_id: str, curation: DocumentCuration | None, changed: bool) -> DocumentNow:
+    """The document as the bank holds it; for a changed one, also whether Hindsight holds it only as invalidated."""
     stored = gateway.document(bank_id, document_id)
-    valid = gateway.list_memories(bank_id, document_id=document_id, limit=1).get("total", 0)
-    retired = gateway.list_memories(bank_id, document_id=document_id, state="invalidated", limit=1).get("total", 0)
+    sentence = curation.sentence if curation else None
     if stored is None:
-        return DocumentNow(document_id=document_id, stored=False, curation=curation.sentence if curation else None)
+        return DocumentNow(document_id=document_id, stored=False, curation=sentence)
+    retired = changed and not gateway.list_memories(bank_id, document_id=document_id, limit=1).get("total", 0) and bool(
+        gateway.list_memories(bank_id, document_id=document_id, state="invalidated", limit=1).get("total", 0)
+    )
     metadata = stored.retain_params.get("metadata") or {}
     return DocumentNow(
-        document_id=document_id, created_at=_when(stored.created_at), updated_at=_when(stored.updated_at), tags=stored.tags,
-        migrated=bool(metadata.get("migrated_from")), invalidated=bool(retired) and not valid,
-        curation=curation.sentence if curation else None,
+        document_id=document_id, created_at=_when(stored.created_at), updated_at=_when(stored.updated_at),
+        tags=stored.tags,
+        migrated=bool(metadata.get("migrated_from")), invalidated=retired, curation=sentence,
     )
 
 
@@ -51,27 +54,32 @@ def _placed(doc: DocumentNow, found: RecalledDocuments) -> DocumentNow:
     rank = order.index(doc.document_id) + 1 if doc.document_id in order else None
     observations = [o.ref for o in found.observations if doc.document_id in o.source_documents]
     best = min((r for r in (rank, doc.rank) if r is not None), default=None)
-    return doc.model_copy(update={"rank": best, "observations": list(dict.fromkeys([*doc.observations, *observations]))})
+    merged = list(dict.fromkeys([*doc.observations, *observations]))
+    return doc.model_copy(update={"rank": best, "observations": merged})
 
 
 def cause_inputs(gateway, statuses: dict[str, DocumentCuration], view: ThenNow) -> CauseInputs | None:
-    """None when there is no "then" to explain (a recompute)."""
+    """None when there is nothing to explain: no "then" (a recompute), or nothing changed."""
     if view.run is None or view.source == "recompute":
         return None
     bank = view.run.bank_id
     changed = {r.ref for r in [*view.left, *view.appeared]}
-    again = [_sent_again(gateway, bank, recall) for recall in view.then] if changed else []
+    if not changed:
+        return None
+    again = [_sent_again(gateway, bank, recall) for recall in view.then]
     documents = {}
     # the evidence now too: a document kept but migrated (or retained again) explains what left around it
     for ref in dict.fromkeys(r.ref for r in [*view.left, *view.appeared, *view.now]):
-        doc = _document(gateway, bank, ref, statuses.get(ref))
-        if ref in changed:
-            mine = [found for recall, found in zip(view.then, again) if any(r.ref == ref for r in recall.results)] or again
-            for found in mine:
+        doc = _document(gateway, bank, ref, statuses.get(ref), ref in changed)
+        if ref in changed:  # its best place under the requests that returned it then (an appeared one: any of them)
+            mine = [found for recall, found in zip(view.then, again, strict=True)
+                    if any(r.ref == ref for r in recall.results)]
+            for found in mine or again:
                 doc = _placed(doc, found)
         documents[ref] = doc
     return CauseInputs(
-        recalled_at=view.run.started_at, kept=len(evidence_refs(view.run)), config_then=view.run.output.get("bank_config"),
+        recalled_at=view.run.started_at, kept=len(evidence_refs(view.run)),
+        config_then=view.run.output.get("bank_config"),
         config_now=recall_config(gateway, bank), documents=documents,
     )
 

@@ -28,7 +28,7 @@ class CauseKind(StrEnum):
     MIGRATED = "migrated to tags"
     CONFIG_CHANGED = "bank config changed"
     OUTRANKED = "outranked by a newer record"
-    MOVED_UP = "moved up"
+    RANKING_SHIFTED = "the ranking shifted"
     UNKNOWN = "cause unknown"
 
 
@@ -51,7 +51,7 @@ class DocumentNow(BaseModel):
     invalidated: bool = False  # Hindsight holds it only as invalidated memories
     curation: str | None = None  # our curation log's sentence
     observations: list[str] = Field(default_factory=list)  # observations the same request returns now, built from it
-    rank: int | None = None  # its place under the agent's same request sent again now (documents, from 1); None: not found
+    rank: int | None = None  # its place (from 1) under the agent's same request sent again now; None: not found
 
 
 class CauseInputs(BaseModel):
@@ -87,29 +87,38 @@ def _cause(doc: DocumentNow, change: Change, kind: CauseKind, sentence: str) -> 
     return Cause(document_id=doc.document_id, change=change, kind=kind, sentence=sentence)
 
 
-def _own_change(doc: DocumentNow, change: Change, at: datetime, tags_then: list[str] | None) -> Cause | None:
+def _own_sentence(
+    doc: DocumentNow, change: Change, at: datetime, tags_then: list[str] | None
+) -> tuple[CauseKind, str] | None:
     """What happened to the document itself: curated, migrated, retained again, retagged, consolidated."""
     when = _changed_after(doc, at)
+    left = change == "left"
     if doc.curation:
-        sentence = doc.curation[0].upper() + doc.curation[1:] + "."
-    elif change == "left" and doc.invalidated:
-        sentence = "Its memories are invalidated in Hindsight (not through this dashboard's curation)."
-    elif doc.migrated and when:
-        tags = ", ".join(doc.tags)
-        return _cause(doc, change, CauseKind.MIGRATED,
-                      f"Migrated from untagged legacy to {tags} on {_day(when)}, after the agent's recall on {_day(at)}.")
-    elif change == "appeared" and when:
+        return CauseKind.INVALIDATED, doc.curation[0].upper() + doc.curation[1:] + "."
+    if left and doc.invalidated:
+        return CauseKind.INVALIDATED, (
+            "Its memories are invalidated in Hindsight (not through this dashboard's curation)."
+        )
+    if doc.migrated and when:
+        return CauseKind.MIGRATED, (
+            f"Migrated from untagged legacy to {', '.join(doc.tags)} on {_day(when)}, "
+            f"after the agent's recall on {_day(at)}."
+        )
+    if not left and when:
         done = "Retained" if _new(doc, at) else "Retained again"
-        return _cause(doc, change, CauseKind.RETAINED_AFTER, f"{done} on {_day(when)}, after the agent's recall on {_day(at)}.")
-    elif change == "left" and doc.stored and tags_then is not None and sorted(tags_then) != sorted(doc.tags):
+        return CauseKind.RETAINED_AFTER, f"{done} on {_day(when)}, after the agent's recall on {_day(at)}."
+    if left and doc.stored and tags_then is not None and sorted(tags_then) != sorted(doc.tags):
         before, now = ", ".join(tags_then) or "none", ", ".join(doc.tags) or "none"
-        return _cause(doc, change, CauseKind.TAGS_CHANGED, f"Its tags changed from {before} to {now}.")
-    elif change == "left" and doc.observations and doc.rank is None:
-        return _cause(doc, change, CauseKind.CONSOLIDATED,
-                      f"Its memories now reach recall through observation {', '.join(doc.observations)}.")
-    else:
-        return None
-    return _cause(doc, change, CauseKind.INVALIDATED, sentence)
+        return CauseKind.TAGS_CHANGED, f"Its tags changed from {before} to {now}."
+    if left and doc.observations and doc.rank is None:
+        through = ", ".join(doc.observations)
+        return CauseKind.CONSOLIDATED, f"Its memories now reach recall through observation {through}."
+    return None
+
+
+def _own_change(doc: DocumentNow, change: Change, at: datetime, tags_then: list[str] | None) -> Cause | None:
+    found = _own_sentence(doc, change, at, tags_then)
+    return None if found is None else _cause(doc, change, *found)
 
 
 class _Context(BaseModel):
@@ -149,18 +158,24 @@ def _outside(doc: DocumentNow, change: Change, context: _Context) -> Cause | Non
     """A migration changed the agent's path, the config changed, a newer record outranks it or shifted the ranking."""
     if change == "left" and context.migrated and doc.stored:
         return _cause(doc, change, CauseKind.MIGRATED,
-                      f"{', '.join(context.migrated)} migrated to tags since the recall: the tagged recall answers now, "
+                      f"{', '.join(context.migrated)} migrated to tags since the recall: "
+                      "the tagged recall answers now, "
                       "so the fallback that found this one is not made.")
     if context.config:
-        return _cause(doc, change, CauseKind.CONFIG_CHANGED, f"The bank's config changed since the recall: {'; '.join(context.config)}.")
-    if change == "left":
-        return _outranked(doc, context)
-    if not doc.stored or not (context.freed or context.newer):
-        return None
-    # the bank changed only by these: they freed a place, or shifted every score (a new document changes the ranking)
-    why = [f"{c.document_id} left ({c.kind.value})" for c in context.freed]
+        changes = "; ".join(context.config)
+        return _cause(doc, change, CauseKind.CONFIG_CHANGED, f"The bank's config changed since the recall: {changes}.")
+    outranked = _outranked(doc, context) if change == "left" else None
+    if outranked is not None:
+        return outranked
+    # Held since before and still found: the bank changed only by these, which free places and shift every score
+    # (a document added or retired changes the keyword statistics and the links).
+    why = [f"{c.document_id} left ({c.kind.value})" for c in context.freed if c.document_id != doc.document_id]
     why += [f"{d.document_id} was retained after the recall" for d in context.newer if d.document_id != doc.document_id]
-    return _cause(doc, change, CauseKind.MOVED_UP, f"Held since before the recall; it moved up because {'; '.join(why)}.")
+    if not doc.stored or not why or (change == "left" and doc.rank is None):
+        return None
+    moved = "it moved up" if change == "appeared" else f"it moved down (place {doc.rank} under the same request)"
+    because = "; ".join(why)
+    return _cause(doc, change, CauseKind.RANKING_SHIFTED, f"Held since before the recall; {moved} because {because}.")
 
 
 def _outranked(doc: DocumentNow, context: _Context) -> Cause | None:

@@ -31,7 +31,8 @@ class DecidedChange(BaseModel):
         """e.g. "exact evidence P1, P2 -> P1, P3; recommendation approve -> reject"."""
         parts = []
         if self.exact_before != self.exact_after:
-            parts.append(f"exact evidence {', '.join(self.exact_before) or 'none'} -> {', '.join(self.exact_after) or 'none'}")
+            before, after = ", ".join(self.exact_before) or "none", ", ".join(self.exact_after) or "none"
+            parts.append(f"exact evidence {before} -> {after}")
         if self.recommendation_before != self.recommendation_after:
             parts.append(f"recommendation {self.recommendation_before} -> {self.recommendation_after}")
         return "; ".join(parts)

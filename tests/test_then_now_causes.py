@@ -1,6 +1,6 @@
-"""Then != now, explained, on the real server: every document that entered or left an agent's evidence since its
-recall carries its cause (a retain after the recall, in both modes; a four-eyes invalidation; a legacy -> tags
-migration), and "cause unknown" is left only where nothing explains the change."""
+"""Then != now, explained, on the real server in both modes: every document that entered or left an agent's evidence
+since its recall carries its cause (a retain after the recall; a four-eyes invalidation; a legacy -> tags migration),
+and "cause unknown" is left only where nothing explains the change (a document removed straight in Hindsight)."""
 
 from __future__ import annotations
 
@@ -92,11 +92,11 @@ def test_a_decision_retained_after_the_recall_is_named_as_the_cause(live, stores
     assert CauseKind.UNKNOWN not in kinds.values(), _said(view)  # whatever else changed, the decision explains it
 
 
-def test_four_eyes_invalidation_is_named_and_a_removal_outside_the_dashboard_is_the_only_unknown(hindsight, stores):
+def test_four_eyes_invalidation_is_named_and_a_removal_outside_the_dashboard_is_the_only_unknown(live, stores):
     outbox, store, _ = stores
-    gw = hindsight.gateway
+    gw = live.gateway
     curation = Curation(outbox.engine, curate=gw.set_document_state)
-    bank = _finance_bank(hindsight)
+    bank = _finance_bank(live)
     run = run_exception(gw, store, bank, CASE, "reviewed")
     retired, removed = [e["ref"] for e in run.output["evidence"]][:2]
 
@@ -104,6 +104,7 @@ def test_four_eyes_invalidation_is_named_and_a_removal_outside_the_dashboard_is_
                                 reason="superseded by the 2026 contract", label="outdated")
     _, report = curation.approve(proposal.id, role="lead", lead="Lee")
     assert report.delivered == 1
+    live.settle(bank)  # extracting: the observations built from its facts are pruned
     view = _case_view(gw, store, curation, bank)
     kinds = _kinds(view)
     assert kinds[retired] == CauseKind.INVALIDATED
@@ -111,6 +112,7 @@ def test_four_eyes_invalidation_is_named_and_a_removal_outside_the_dashboard_is_
     assert CauseKind.UNKNOWN not in kinds.values(), _said(view)  # what moved up took the freed place
 
     assert gw.delete_document(bank, removed)  # someone removes a precedent straight in Hindsight: no log says why
+    live.settle(bank)
     view = _case_view(gw, store, curation, bank)
     kinds = _kinds(view)
     assert kinds[retired] == CauseKind.INVALIDATED
@@ -123,11 +125,12 @@ def _support_now(gw, bank: str, ticket) -> list[ResultRef]:
     return [ResultRef(id=ref, document_id=ref) for ref in run.output["evidence"]]
 
 
-def test_a_legacy_to_tags_migration_is_named_for_the_records_it_moved_off_the_fallback(hindsight, stores):
+def test_a_legacy_to_tags_migration_is_named_for_the_records_it_moved_off_the_fallback(live, stores):
     _, store, curation = stores
-    gw = hindsight.gateway
-    bank = f"causes-sup-{uuid.uuid4().hex[:8]}"
+    gw = live.gateway
+    bank = f"causes-sup-{uuid.uuid4().hex[:8]}-{live.mode}"
     seed_bank(gw, bank, support_records())
+    live.settle(bank)
     ticket = demo_ticket("T-2004")  # Ann Lee: only untagged history, admitted by the ownership rule
     run = run_ticket(gw, store, bank, ticket, "reviewed", retain=False)
     assert run.output["path"] == "legacy" and {"SUP-L-001", "SUP-L-002"} <= set(run.output["evidence"])
@@ -136,6 +139,7 @@ def test_a_legacy_to_tags_migration_is_named_for_the_records_it_moved_off_the_fa
     # is not made
     report = migration.apply(gw, bank, CUSTOMERS, only=lambda c: c.document_id == "SUP-L-001", scope="one document")
     assert report.converted == ["SUP-L-001"]
+    live.settle(bank)
     view = then_vs_now(run, {}, _support_now(gw, bank, ticket), True)
     view = explained(gw, curation.statuses(bank, view.documents()), view)
     kinds = _kinds(view)

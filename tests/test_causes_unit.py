@@ -62,3 +62,12 @@ def test_a_config_change_explains_what_nothing_else_does_and_the_audit_log_switc
     assert _kinds([], [_ref("a")], still_found, config_then=then, config_now=now) == {"a": CauseKind.CONFIG_CHANGED}
     audit_only = {**then, "audit_log_enabled": True}
     assert _kinds([], [_ref("a")], still_found, config_then=then, config_now=audit_only) == {"a": CauseKind.UNKNOWN}
+
+
+def test_an_observation_that_appeared_or_left_is_named_as_consolidation():
+    came = ResultRef(id="obs-new", kind="observation", sources=["SUP-L-001", "SUP-L-002"])
+    went = ResultRef(id="obs-old", kind="observation")
+    found = causes([came], [went], CauseInputs(recalled_at=RECALLED))
+    assert [(c.document_id, c.change, c.kind) for c in found] == [
+        ("obs-old", "left", CauseKind.CONSOLIDATED), ("obs-new", "appeared", CauseKind.CONSOLIDATED)]
+    assert "from SUP-L-001, SUP-L-002" in found[1].sentence

@@ -69,7 +69,7 @@ def cause_inputs(gateway, statuses: dict[str, DocumentCuration], view: ThenNow) 
     again = [_sent_again(gateway, bank, recall) for recall in view.then]
     documents = {}
     # the evidence now too: a document kept but migrated (or retained again) explains what left around it
-    for ref in dict.fromkeys(r.ref for r in [*view.left, *view.appeared, *view.now]):
+    for ref in dict.fromkeys(r.ref for r in [*view.left, *view.appeared, *view.now] if r.kind == "document"):
         doc = _document(gateway, bank, ref, statuses.get(ref), ref in changed)
         if ref in changed:  # its best place under the requests that returned it then (an appeared one: any of them)
             mine = [found for recall, found in zip(view.then, again, strict=True)

@@ -116,6 +116,17 @@ def _own_sentence(
     return None
 
 
+def _observation(ref: ResultRef, change: Change) -> Cause:
+    """An observation is derived: consolidation builds it from facts, and rebuilds or prunes it when one changes."""
+    if change == "appeared":
+        sources = ", ".join(ref.sources) or "facts the response did not name"
+        sentence = f"Hindsight consolidated it since the recall from {sources}: it reaches recall in their place."
+    else:
+        sentence = ("Hindsight rebuilt or pruned it since the recall "
+                    "(consolidation does so when a fact under it changes).")
+    return Cause(document_id=ref.ref, change=change, kind=CauseKind.CONSOLIDATED, sentence=sentence)
+
+
 def _own_change(doc: DocumentNow, change: Change, at: datetime, tags_then: list[str] | None) -> Cause | None:
     found = _own_sentence(doc, change, at, tags_then)
     return None if found is None else _cause(doc, change, *found)
@@ -137,14 +148,15 @@ class _Context(BaseModel):
 
 
 def causes(appeared: list[ResultRef], left: list[ResultRef], inputs: CauseInputs) -> list[Cause]:
-    """One cause per left, then appeared, document."""
+    """One cause per left, then appeared, document (or observation)."""
     at = inputs.recalled_at
     docs = inputs.documents
     own: list[tuple[DocumentNow, Change, Cause | None]] = []
     for change, refs in (("left", left), ("appeared", appeared)):
         for ref in refs:
             doc = docs.get(ref.ref) or DocumentNow(document_id=ref.ref)
-            own.append((doc, change, _own_change(doc, change, at, ref.tags if change == "left" else None)))
+            found = _observation(ref, change) if ref.kind == "observation" else None
+            own.append((doc, change, found or _own_change(doc, change, at, ref.tags if change == "left" else None)))
     context = _Context(
         recalled_at=at, kept=inputs.kept, newer=[d for d in docs.values() if d.stored and _changed_after(d, at)],
         appeared={r.ref for r in appeared},

@@ -146,3 +146,16 @@ def test_a_legacy_to_tags_migration_is_named_for_the_records_it_moved_off_the_fa
     assert "SUP-L-002" in kinds and kinds["SUP-L-002"] == CauseKind.MIGRATED, _said(view)
     assert "SUP-L-001 migrated to tags" in next(c.sentence for c in view.causes if c.document_id == "SUP-L-002")
     assert CauseKind.UNKNOWN not in kinds.values(), _said(view)
+
+
+def test_a_bank_config_changed_since_the_recall_is_named(hindsight, stores):
+    _, store, curation = stores
+    gw = hindsight.gateway
+    bank = _finance_bank(hindsight)
+    run_exception(gw, store, bank, CASE, "reviewed")
+    # two candidates per arm cannot fill k=5 from V01's twelve price-variance precedents (see test_lab_ab)
+    gw.update_bank_config(bank, recall_budget_fixed_mid=2)
+    view = _case_view(gw, store, curation, bank)
+    kinds = _kinds(view)
+    assert view.left and set(kinds.values()) == {CauseKind.CONFIG_CHANGED}, _said(view)
+    assert all("recall_budget_fixed_mid: " in c.sentence and "-> 2" in c.sentence for c in view.causes), _said(view)

@@ -62,6 +62,8 @@ def test_a_config_change_explains_what_nothing_else_does_and_the_audit_log_switc
     assert _kinds([], [_ref("a")], still_found, config_then=then, config_now=now) == {"a": CauseKind.CONFIG_CHANGED}
     audit_only = {**then, "audit_log_enabled": True}
     assert _kinds([], [_ref("a")], still_found, config_then=then, config_now=audit_only) == {"a": CauseKind.UNKNOWN}
+    unrecorded = causes([], [_ref("a")], CauseInputs(recalled_at=RECALLED, documents={"a": still_found[0]}, config_now=now))
+    assert unrecorded[0].sentence.endswith("the bank's config then was not recorded.")
 
 
 def test_an_observation_that_appeared_or_left_is_named_as_consolidation():

@@ -135,8 +135,8 @@ def _own_change(doc: DocumentNow, change: Change, at: datetime, tags_then: list[
 class _Context(BaseModel):
     """What explains a change from outside the document."""
 
-    recalled_at: datetime
     kept: int
+    config_known: bool  # the run kept the bank's config it ran under
     newer: list[DocumentNow]  # documents retained (or re-retained) after the recall
     appeared: set[str]
     config: list[str]  # the bank's config changes
@@ -158,12 +158,13 @@ def causes(appeared: list[ResultRef], left: list[ResultRef], inputs: CauseInputs
             found = _observation(ref, change) if ref.kind == "observation" else None
             own.append((doc, change, found or _own_change(doc, change, at, ref.tags if change == "left" else None)))
     context = _Context(
-        recalled_at=at, kept=inputs.kept, newer=[d for d in docs.values() if d.stored and _changed_after(d, at)],
+        kept=inputs.kept, config_known=inputs.config_then is not None and inputs.config_now is not None,
+        newer=[d for d in docs.values() if d.stored and _changed_after(d, at)],
         appeared={r.ref for r in appeared},
         config=config_changes(inputs.config_then, inputs.config_now),
         freed=[cause for _, change, cause in own if change == "left" and cause is not None],
     )
-    return [cause or _outside(doc, change, context) or _unknown(doc, change) for doc, change, cause in own]
+    return [cause or _outside(doc, change, context) or _unknown(doc, change, context) for doc, change, cause in own]
 
 
 def _outside(doc: DocumentNow, change: Change, context: _Context) -> Cause | None:
@@ -200,9 +201,9 @@ def _outranked(doc: DocumentNow, context: _Context) -> Cause | None:
                   f"{', '.join(above)}, retained after the recall, now ranks above it.")
 
 
-def _unknown(doc: DocumentNow, change: Change) -> Cause:
-    sentence = ("Cause unknown: not retained, curated, retagged, migrated or consolidated since the recall, "
-                "and the bank's config is unchanged.")
+def _unknown(doc: DocumentNow, change: Change, context: _Context) -> Cause:
+    config = "the bank's config is unchanged" if context.config_known else "the bank's config then was not recorded"
+    sentence = f"Cause unknown: not retained, curated, retagged, migrated or consolidated since the recall; {config}."
     if not doc.stored:
         sentence += " The bank no longer holds this document, and no log here says who removed it."
     return _cause(doc, change, CauseKind.UNKNOWN, sentence)

@@ -11,6 +11,7 @@ import streamlit as st
 
 from dashboard.hindsight.wire import SOURCES
 from dashboard.lab.ab import ABReport, Variant
+from dashboard.lab.blast_radius import DecidedChange, decided_changes
 from dashboard.lab.whatif import CAPS, KNOB_TRACES, WEIGHTS, WhatIf
 
 ARM_LABELS = {"semantic": "meaning (semantic)", "bm25": "keywords (BM25)", "graph": "links (graph)", "temporal": "dates (temporal)"}
@@ -63,8 +64,24 @@ def choose_b(a: Variant | None = None) -> Variant | None:
     return Variant(name="b", kind="bank_config", bank_config=config) if config else None
 
 
-def render_ab_report(report: ABReport) -> None:
+def render_decided(changes: list[DecidedChange], what: str = "B", key: str = "ab_decided") -> None:
+    """The blast radius: decided cases whose evidence or recommendation `what` changes, each a link to its case."""
+    none = "" if changes else " (no reviewer's decision rests on what changes)"
+    st.text(f"Decided cases {what} would change: {len(changes)}{none}")
+    if not changes:
+        return
+    st.dataframe(
+        pd.DataFrame([c.row() for c in changes]), hide_index=True, width="stretch", key=key,
+        column_config={"case": st.column_config.LinkColumn(display_text=r"=(.*)$")},
+    )
+    for change in changes:  # read in full, wrapped: a grid cell would cut the evidence lists
+        st.text(f"{change.case_id}: {change.sentence}")
+
+
+def render_ab_report(report: ABReport, decided: set[str]) -> None:
+    """`decided`: the exceptions a reviewer decided (the review store)."""
     st.text(report.summary())
+    render_decided(decided_changes(report.diffs, decided))
     if report.prediction_checks:
         st.text(
             f"Check: predicted with the server's settings, {sum(report.prediction_checks)} of "
@@ -85,8 +102,9 @@ def render_ab_report(report: ABReport) -> None:
         st.text("Clones deleted when the comparison closed: " + ", ".join(report.clones_deleted))
 
 
-def render_ab_tab(run_compare: Callable[[Variant, Variant], ABReport]) -> None:
-    """`run_compare(a, b)` runs the queue under both (dashboard.lab.ab.compare) and closes the comparison."""
+def render_ab_tab(run_compare: Callable[[Variant, Variant], ABReport], decided: Callable[[], set[str]]) -> None:
+    """`run_compare(a, b)` runs the queue under both (dashboard.lab.ab.compare) and closes the comparison;
+    `decided()` the exceptions a reviewer decided."""
     st.subheader("A/B on the same queue")
     st.caption("A is the server as it is or a what-if setting. B is a bank configuration tried on clones of the "
                "finance and support banks (deleted when the comparison closes), another Hindsight server, or a "
@@ -106,4 +124,4 @@ def render_ab_tab(run_compare: Callable[[Variant, Variant], ABReport]) -> None:
             st.session_state["ab_report"] = run_compare(a, b)
     report = st.session_state.get("ab_report")
     if report is not None:
-        render_ab_report(report)
+        render_ab_report(report, decided())

@@ -61,5 +61,9 @@ def render_then_now(view: ThenNow, flag: Callable[[ResultRef], str]) -> None:
             f"Since then: {len(view.appeared)} appeared ({', '.join(r.ref for r in view.appeared) or 'none'}); "
             f"{len(view.left)} left ({', '.join(r.ref for r in view.left) or 'none'})."
         )
+    explained = {c.document_id for c in view.causes}
+    for cause in view.causes:  # one wrapped plain-text line each: ids and sentences come from memory and people
+        st.text(f"{cause.document_id} {cause.change}: {cause.kind.value}. {cause.sentence}")
     for document_id, sentence in view.curated.items():  # a reviewer and a lead retired it (or brought it back)
-        st.text(f"{document_id}: {sentence}")
+        if document_id not in explained:
+            st.text(f"{document_id}: {sentence}")

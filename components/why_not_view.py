@@ -10,8 +10,10 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
+from components.ab_view import render_decided
 from components.safe_text import md
 from dashboard.hindsight.errors import HindsightError
+from dashboard.lab.blast_radius import DecidedChange
 from dashboard.traces.replay import DEFAULT_RERANKER_MAX_CANDIDATES
 from dashboard.traces.scoring import server_knobs
 from dashboard.traces.why_not import WhyNot
@@ -23,10 +25,11 @@ def render_why_not(
     request_key: str,
     find: Callable[[str], list[dict[str, str]]],
     explain: Callable[..., WhyNot | None],
-    cases_altered: Callable[..., list[str]],
+    cases_altered: Callable[..., tuple[list[str], list[DecidedChange]]],
 ) -> None:
     """`find(text)` lists matching documents; `explain(document_id, k, knobs)` answers (None: no such document);
-    `cases_altered(answer, knobs)` names the queue's other cases the fix would alter. Each may raise HindsightError."""
+    `cases_altered(answer, knobs)` names the queue's other cases the fix would alter, and the decided ones among
+    them with what changes. Each may raise HindsightError."""
     with st.container(border=True):
         st.subheader("Why not this one?")
         st.caption(
@@ -87,4 +90,6 @@ def render_why_not(
                 return
             st.session_state[ANSWER_KEY] = (asked, answer, altered)
         if altered is not None:
-            st.text(f"It would alter {len(altered)} other case(s) of the queue" + (f": {', '.join(altered)}" if altered else "."))
+            ids, decided = altered
+            st.text(f"It would alter {len(ids)} other case(s) of the queue" + (f": {', '.join(ids)}" if ids else "."))
+            render_decided(decided, what="the fix", key="why_not_decided")

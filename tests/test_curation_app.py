@@ -58,7 +58,8 @@ def test_a_reviewer_proposes_on_a_card_the_proposer_cannot_approve_a_lead_does(h
     assert f"Approved: {DOC} is invalidated." in texts(at).replace("\\", "")
     assert DOC not in _exact(at)  # the case recalled again: the retired precedent is gone
     approved_on = Curation(outbox.engine).history()[0].created_at.date().isoformat()
-    assert f"{DOC}: invalidated by Lee on {approved_on}: supplier contract ended (outdated, proposed by Dana)" in texts(at)  # then vs now
+    # then vs now: the precedent left the agent's evidence, and its cause says who retired it and why
+    assert f"{DOC} left: invalidated. Invalidated by Lee on {approved_on}: supplier contract ended (outdated, proposed by Dana)." in texts(at)
     assert hindsight.gateway.list_memories(bank, document_id=DOC)["total"] == 0
 
 

@@ -56,6 +56,8 @@ def test_case_and_ticket_show_what_the_agent_recalled_then_and_the_incidents_pag
     appeared = since.split(" appeared (")[1].split(")")[0].split(", ")
     assert "decision-E-1002" in appeared, since
     assert "decision-E-1002: your decision (not evidence) (new since then)" in texts(at)  # one wrapped line per record
+    cause = next(t.value for t in at.text if t.value.startswith("decision-E-1002 appeared:"))  # its cause, plain text
+    assert cause.startswith("decision-E-1002 appeared: retained after the recall. Retained on ")
 
     at = open_page("views/tickets.py", timeout=90, ticket="T-2004")
     text = texts(at)

@@ -178,6 +178,10 @@ def test_the_traces_page_box_says_why_not(point_app, hindsight):
     shown = texts(at)
     assert "cut by the per-source cap of 1" in shown and "Smallest change: per-source cap 3" in shown
     assert at.button(key="why_not_queue")  # a server setting: the queue count is offered, run only when pressed
+    at.button(key="why_not_queue").click().run()
+    assert not at.exception, at.exception
+    shown = texts(at)  # no reviewer decided a case here: the blast radius is said to be empty, not left out
+    assert "other case(s) of the queue" in shown and "Decided cases the fix would change: 0 (no reviewer's decision" in shown
 
 
 def small_queue(directory: Path, case_ids: tuple[str, ...], ticket_ids: tuple[str, ...]) -> dict[str, str]:

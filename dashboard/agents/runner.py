@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from dashboard.agents.audit_sync import resolve_audit_ids
+from dashboard.agents.cause_inputs import recall_config
 from dashboard.agents.finance_agent import run_finance_agent
 from dashboard.agents.support_agent import run_support_agent
 from dashboard.finance.models import ExceptionCase
@@ -24,19 +25,24 @@ NAIVE_DEMO_EXCEPTIONS = ("E-1002", "E-1012")
 NAIVE_DEMO_TICKETS = ("T-2004", "T-2010")
 
 
-def run_exception(gateway: HindsightGateway, store: AgentRunStore, bank_id: str, case: ExceptionCase, variant: str) -> AgentRun:
-    run = resolve_audit_ids(gateway, store, run_finance_agent(gateway.recall, bank_id, case, variant))
+def _record(gateway: HindsightGateway, store: AgentRunStore, run: AgentRun) -> AgentRun:
+    """Match the run's recalls to the audit log and keep it, with the bank's config then (a later change explains
+    why recall returns something else now)."""
+    run = resolve_audit_ids(gateway, store, run)
+    run = run.model_copy(update={"output": {**run.output, "bank_config": recall_config(gateway, run.bank_id)}})
     store.record_run(run)
     return run
+
+
+def run_exception(gateway: HindsightGateway, store: AgentRunStore, bank_id: str, case: ExceptionCase, variant: str) -> AgentRun:
+    return _record(gateway, store, run_finance_agent(gateway.recall, bank_id, case, variant))
 
 
 def run_ticket(
     gateway: HindsightGateway, store: AgentRunStore, bank_id: str, ticket: Ticket, variant: str, retain: bool = True
 ) -> AgentRun:
     run = run_support_agent(gateway.recall, gateway.retain if retain else None, bank_id, ticket, variant, read_document=gateway.document)
-    run = resolve_audit_ids(gateway, store, run)
-    store.record_run(run)
-    return run
+    return _record(gateway, store, run)
 
 
 def seed_agent_runs(

@@ -46,9 +46,14 @@ def result_ref(record: RecalledDocument | RecalledObservation) -> ResultRef:
 
 
 def evidence_ref(row) -> ResultRef:
-    """A page's evidence row (PrecedentEvidence, TicketEvidence): a document already, its text the original."""
+    """A page's evidence row (PrecedentEvidence, TicketEvidence): a document, its text the original; or (support) an
+    observation, with the documents it came from."""
     text = row.text if getattr(row, "verbatim", True) else None
-    return _document_ref(row.id, row.document_id, row.tags, row.text, text, getattr(row, "metadata", None) or {})
+    ref = _document_ref(row.id, row.document_id, row.tags, row.text, text, getattr(row, "metadata", None) or {})
+    if getattr(row, "kind", "document") != "observation":
+        return ref
+    sources = dict.fromkeys(s.document_id for s in row.sources if s.document_id)
+    return ref.model_copy(update={"kind": "observation", "sources": list(sources)})
 
 
 def _document_ref(ref, document_id, tags, text, original_start, metadata, *, score=None, facts=1) -> ResultRef:

@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from dashboard.agents.causes import Cause
 from dashboard.review.agent_runs import AgentRun, AuditRecall, ResultRef
 from dashboard.review.curation import DocumentCuration
 
@@ -36,6 +37,7 @@ class ThenNow(BaseModel):
     appeared: list[ResultRef] = Field(default_factory=list)  # in the evidence now, not then (e.g. a reviewer's decision)
     left: list[ResultRef] = Field(default_factory=list)  # in the agent's evidence then, not now
     curated: dict[str, str] = Field(default_factory=dict)  # document id -> "invalidated by Lee on ...: why"
+    causes: list[Cause] = Field(default_factory=list)  # why each appeared or left document did (dashboard.agents.cause_inputs)
 
     def documents(self) -> set[str]:
         """Every document then and now (the ones curation may have touched)."""

@@ -9,6 +9,7 @@ import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
 
 from dashboard.agents.audit_sync import sync_bank
+from dashboard.agents.cause_inputs import explained
 from dashboard.agents.findings import case_then_now, find_incidents, store_incident_kinds
 from dashboard.agents.incidents import Incident
 from dashboard.agents.then_now import ThenNow
@@ -51,7 +52,13 @@ def then_now(bank_id: str, case_kind: str, case_id: str, now_records) -> ThenNow
     sync_audit_log(bank_id)
     store = resources.agent_runs()
     view = case_then_now(store, store.latest_run(case_kind, case_id, bank_id), now_records, audit_log_on(bank_id))
-    return view.with_curation(resources.curation().statuses(bank_id, view.documents()))
+    statuses = resources.curation().statuses(bank_id, view.documents())
+    view = view.with_curation(statuses)
+    try:  # the causes are an explanation on top: without them the view still shows what changed
+        return explained(resources.gateway(), statuses, view)
+    except HindsightError:
+        logger.warning("could not read why the evidence changed since the agent's recall", exc_info=True)
+        return view
 
 
 @st.cache_resource

@@ -206,6 +206,8 @@ class CaseDiff:
     latency_a_ms: float
     latency_b_ms: float
     error: str | None = None
+    exact_a: list[str] = field(default_factory=list)  # finance: the exact precedents under A, and under B
+    exact_b: list[str] = field(default_factory=list)
 
     @property
     def recommendation_changed(self) -> bool:
@@ -309,6 +311,8 @@ def diff(a: list[CaseOutcome], b: list[CaseOutcome]) -> list[CaseDiff]:
                 latency_a_ms=x.latency_ms,
                 latency_b_ms=y.latency_ms,
                 error=x.error or y.error,
+                exact_a=x.exact,
+                exact_b=y.exact,
             )
         )
     return out

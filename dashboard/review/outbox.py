@@ -402,6 +402,14 @@ class Outbox(DeliveryQueue):
             return [stored_decision(row) for row in conn.execute(query)]
 
 
+    def decided_cases(self, bank_id: str, case_kind: str) -> set[str]:
+        """The cases of this bank with a reviewer's decision (not one held for, or returned by, a second approval)."""
+        query = sa.select(decisions.c.case_id).distinct().where(
+            decisions.c.bank_id == bank_id, decisions.c.case_kind == case_kind, decisions.c.state.not_in([*HELD, DISCARDED])
+        )
+        with self.engine.connect() as conn:
+            return set(conn.execute(query).scalars())
+
     def latest(self, case_kind: str, case_id: str) -> StoredDecision | None:
         entries = self.history(case_kind, case_id)
         return entries[0] if entries else None

@@ -8,14 +8,15 @@ from components.evidence_view import render_evidence_tab, render_knob_guide
 from components.trace_link import case_focus, link_back, trace_url
 from components.trace_view import render_console, render_trace
 from components.why_not_view import render_why_not
+from dashboard.agents.labelled_cases import from_store, review_set
 from dashboard.app import access, resources
 from dashboard.finance.models import ExceptionCase
 from dashboard.hindsight.errors import HindsightError
 from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.lab.ab import compare
 from dashboard.lab.finance_set import demo_finance_cases
-from dashboard.agents.labelled_cases import from_store, review_set
-from dashboard.lab.fix_reach import cases_altered
+from dashboard.lab.blast_radius import DecidedChange, decided_changes
+from dashboard.lab.fix_reach import altered, fix_report
 from dashboard.queue_files import load_rows
 from dashboard.support.models import Ticket
 from dashboard.traces.evidence import bench
@@ -113,13 +114,13 @@ def why_not_box() -> None:
         document = load_document(gateway, request.bank, document_id)
         return None if document is None else explain(gateway, request, document, k, knobs, traced=traced)
 
-    def count_cases(answer: WhyNot, knobs: ReplaySettings) -> list[str]:
+    def count_cases(answer: WhyNot, knobs: ReplaySettings) -> tuple[list[str], list[DecidedChange]]:
         if not access.permitted("trace"):
             st.stop()
         cases, tickets = load_rows(cfg.exceptions_file, ExceptionCase), load_rows(cfg.tickets_file, Ticket)
-        return cases_altered(
-            gateway, cfg.finance_bank, cfg.support_bank, cases, tickets, knobs, answer, exclude=focus.id if focus else None
-        )
+        report = fix_report(gateway, cfg.finance_bank, cfg.support_bank, cases, tickets, knobs, answer)
+        decided = resources.outbox().decided_cases(cfg.finance_bank, "exception")
+        return altered(report, exclude=focus.id if focus else None), decided_changes(report.diffs if report else [], decided)
 
     render_why_not(request.key(), lambda text: find_documents(gateway, request.bank, text), explain_one, count_cases)
 
@@ -152,7 +153,7 @@ def lab(bank: str) -> None:
         )
     with tab_ab:
         if access.can("compare_configs"):
-            render_ab_tab(run_compare)
+            render_ab_tab(run_compare, lambda: resources.outbox().decided_cases(cfg.finance_bank, "exception"))
         else:
             st.caption("A/B comparisons clone banks and may call another server: they are for leads.")
     with tab_knobs:

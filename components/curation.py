@@ -44,7 +44,7 @@ def render_curation(document_id: str, status: DocumentCuration | None, key: str,
         return None
     revert = status.status == INVALIDATED
     with st.popover("Propose making it valid again" if revert else "Propose retiring this record", disabled=not can_propose,
-                    icon=":material/undo:" if revert else ":material/flag:"):  # fmt: skip
+                    icon=":material/undo:" if revert else ":material/flag:"):
         with st.form(f"{key}_form", border=False):
             label = None
             if not revert:
@@ -71,7 +71,7 @@ def render_curation_log(events: list[CurationEvent], *, can_manage: bool) -> tup
                 "reason": e.reason, "delivery": e.state or "", "last error": plain_error(e.last_error) if e.last_error else "",
             } for e in events]),
             hide_index=True, width="stretch", key="curation_log",
-        )  # fmt: skip
+        )
         if not parked:
             return None
         if not can_manage:

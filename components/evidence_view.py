@@ -32,7 +32,7 @@ KNOB_GUIDE = pd.DataFrame(
         {"server knob": "(none: the lab's own) arm weights 0.5, RRF k", "what-if": "weights, RRF k",
          "trace it needs": "any trace", "predicted exactly": "a what-if the server cannot do"},
     ]
-)  # fmt: skip
+)
 
 
 def render_knob_guide() -> None:

@@ -29,7 +29,7 @@ from tests.conftest import APP
 
 # A sign-in configuration for AppTest (`at.secrets["auth"] = AUTH`, then `at.user = {...}`): no provider is called.
 AUTH = {"redirect_uri": "http://127.0.0.1:8501/oauth2callback", "cookie_secret": "test", "client_id": "x",
-        "client_secret": "y", "server_metadata_url": "http://127.0.0.1:9/.well-known/openid-configuration"}  # fmt: skip
+        "client_secret": "y", "server_metadata_url": "http://127.0.0.1:9/.well-known/openid-configuration"}
 
 DEMO_CASES = load_rows(demo_data.EXCEPTIONS, ExceptionCase)
 DEMO_TICKETS = load_rows(demo_data.TICKETS, Ticket)

@@ -21,11 +21,11 @@ from dashboard.review.agent_runs import AgentRunStore
 from dashboard.review.outbox import Outbox
 from dashboard.support.models import Ticket
 
-ANN_LEE = Ticket(id="T-2004", customer="Ann Lee", issue="I was charged twice for the annual plan.", drafted_response="Hi Ann, I have refunded the duplicate charge.", opened_on="2026-11-12")  # fmt: skip
+ANN_LEE = Ticket(id="T-2004", customer="Ann Lee", issue="I was charged twice for the annual plan.", drafted_response="Hi Ann, I have refunded the duplicate charge.", opened_on="2026-11-12")
 ANN_LEE_OWN = {"SUP-L-001", "SUP-L-002"}  # the only records the ownership rule admits for Ann Lee
 
 
-def _case(case_id: str, vendor: str, etype: str = "price_variance", name: str = "Northwind Industrial Supply", description: str = "Steel brackets billed at 10.24 per unit against PO 9.96, a 2.8% variance.") -> ExceptionCase:  # fmt: skip
+def _case(case_id: str, vendor: str, etype: str = "price_variance", name: str = "Northwind Industrial Supply", description: str = "Steel brackets billed at 10.24 per unit against PO 9.96, a 2.8% variance.") -> ExceptionCase:
     return ExceptionCase(
         id=case_id, vendor_code=vendor, vendor_name=name, exception_type=etype, invoice=f"INV-{case_id}", po="PO-1",
         invoice_amount=5120.0, po_amount=4980.0, description=description, opened_on="2026-11-02",

@@ -31,7 +31,7 @@ CASE = ExceptionCase(
     id="E-8001", vendor_code="VL", vendor_name="Large Orders Ltd", exception_type="price_variance", invoice="INV-8",
     po="PO-8", invoice_amount=42_000.0, po_amount=40_000.0, description="Turbine parts billed 5% above the PO price.",
     opened_on="2026-11-02",
-)  # fmt: skip
+)
 
 
 # -- the rule -----------------------------------------------------------------------------------
@@ -53,7 +53,7 @@ def _proposal(hindsight, bank: str, case: ExceptionCase, reviewer: str) -> Propo
     _, rec = assess(two_stage_recall(hindsight.gateway.recall, bank, CaseKey.of(case), case.recall_query()))
     decision = exception_decision(case, rec, reviewer=reviewer, authenticated=False, action="approve_recommendation")
     return Proposal(decision=decision, record=precedent_record(case, decision, rec), scope=CaseKey.of(case).scope,
-                    amount=case.invoice_amount)  # fmt: skip
+                    amount=case.invoice_amount)
 
 
 def _in_memory(hindsight, bank: str, case: ExceptionCase) -> bool:
@@ -110,9 +110,9 @@ def test_a_rejected_second_approval_returns_the_case_to_the_queue_naming_both(tm
 
     def proposal(reviewer: str, base: int) -> Proposal:
         decision = exception_decision(CASE, rec, reviewer=reviewer, authenticated=False, action="approve_recommendation",
-                                      now=lambda: datetime(2026, 11, 30, 9, 0, tzinfo=UTC))  # fmt: skip
+                                      now=lambda: datetime(2026, 11, 30, 9, 0, tzinfo=UTC))
         return Proposal(decision=decision, record=precedent_record(CASE, decision, rec), scope="s", base_revision=base,
-                        amount=CASE.invoice_amount)  # fmt: skip
+                        amount=CASE.invoice_amount)
 
     recorded, skipped = service.decide_many("fin", "reviewer", [proposal("Dana", 0)])  # bulk approval holds it too
     assert skipped == [] and recorded[0].stored.state == "awaiting_approval"
@@ -169,7 +169,7 @@ def test_the_overview_lists_approvals_waiting_with_their_age_and_counts_no_held_
     rec = Recommendation(action="approve", confidence=0.9, cited=[], rationale="r", policy="precedent")
     decision = exception_decision(CASE, rec, reviewer="Dana", authenticated=False, action="approve_recommendation")
     service.decide("fin", "reviewer", Proposal(decision=decision, record=precedent_record(CASE, decision, rec), scope="s",
-                                               amount=CASE.invoice_amount))  # fmt: skip
+                                               amount=CASE.invoice_amount))
     (waiting,) = service.approvals.waiting()
     metrics = overview.build(
         history=outbox.history(), bank_for={"exception": "fin", "ticket": "sup"}, cases=[CASE], tickets=[],

@@ -75,7 +75,7 @@ def test_the_overview_shows_the_approvals_waiting_and_their_age(point_app, tmp_p
     case = demo_case("E-1001")
     decision = exception_decision(case, REC, reviewer="Dana", authenticated=False, action="approve_recommendation")
     service.decide("recall-review-finance", "reviewer", Proposal(decision=decision, record=precedent_record(case, decision, REC),
-                                                                 scope="s", amount=case.invoice_amount))  # fmt: skip
+                                                                 scope="s", amount=case.invoice_amount))
     at = open_page("views/overview.py")
     (waiting,) = [d.value for d in at.dataframe if "waiting for" in d.value.columns]
     (row,) = waiting.to_dict("records")

@@ -13,7 +13,7 @@ from dashboard.processes import free_port
 CASE = dict(
     id="E-1", vendor_code="V01", vendor_name="Northwind", exception_type="price_variance", invoice="INV-1",
     po="PO-1", invoice_amount=105.0, po_amount=100.0, description="Billed over PO", opened_on="2026-11-02",
-)  # fmt: skip
+)
 
 RECALL_INPUTS = [
     # (what, query, tags, expected message)

@@ -32,7 +32,7 @@ def _restart_without_hindsight(monkeypatch) -> None:
 
 def test_flags_written_as_cases_are_recalled_show_in_the_queues_of_a_new_session(
     hindsight, point_app, demo_banks, review_store_url, tmp_path, monkeypatch
-):  # fmt: skip
+):
     gw, fin, sup = hindsight.gateway, demo_banks.finance, demo_banks.support
     engine = make_engine(review_store_url, tmp_path / "store")
     point_app(hindsight.env(finance=fin, support=sup), Outbox(engine))

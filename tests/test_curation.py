@@ -196,17 +196,17 @@ def test_the_curate_command(monkeypatch, capsys, hindsight, bank_id):
     code, out, err = run_command(
         monkeypatch, capsys, hindsight, bank_id, "curate", "propose", "--document", PLANTED.document_id, "--label", "wrong",
         "--reason", "x" * 600, "--by", "Dana",
-    )  # fmt: skip
+    )
     assert code == 2 and "--reason: 600 characters; the limit is 500" in err
     code, out, err = run_command(
         monkeypatch, capsys, hindsight, bank_id, "curate", "propose", "--document", "PRECEDENT-TYPO", "--label", "wrong",
         "--reason", "r", "--by", "Dana",
-    )  # fmt: skip
+    )
     assert code == 2 and f"--document: 'PRECEDENT-TYPO' is not a document of bank {bank_id}" in err
     code, out, _ = run_command(
         monkeypatch, capsys, hindsight, bank_id, "curate", "propose", "--document", PLANTED.document_id, "--label", "wrong",
         "--reason", "another vendor's contract", "--by", "Dana", "--json",
-    )  # fmt: skip
+    )
     proposal = json.loads(out)["event"]
     assert code == 0 and proposal["action"] == "propose"
     code, _, err = run_command(monkeypatch, capsys, hindsight, bank_id, "curate", "approve", "--proposal", str(proposal["id"]), "--by", "Dana")

@@ -22,7 +22,7 @@ CASE = ExceptionCase(
     id="E-7001", vendor_code="VA", vendor_name="Alpha Tools", exception_type="price_variance", invoice="INV-1",
     po="PO-1", invoice_amount=1100.0, po_amount=1000.0, description="Brackets billed 10% above the PO price.",
     opened_on="2026-11-02",
-)  # fmt: skip
+)
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
 

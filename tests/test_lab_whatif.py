@@ -101,7 +101,7 @@ def test_graph_weight_0_on_the_demo_queue_shows_which_cases_change(hindsight, se
     hindsight.gateway.retain(finance, [
         precedent("PREC-V12-PRI-01", "V12", "price_variance", "approve", text="Brightline Freight linehaul billed above the quoted lane rate: approved."),
         precedent("PREC-V12-PRI-02", "V12", "price_variance", "reject", text="Haulage charges invoiced over agreed route tariff: declined."),
-    ])  # fmt: skip
+    ])
     keywords = compare(hindsight.gateway, finance, support, cases, tickets, Variant(name="a"),
                        Variant(name="kw", kind="whatif", whatif=WhatIf.parse("semantic=0,graph=0,temporal=0")))
     moved = [d for d in keywords.diffs if d.changed]

@@ -23,7 +23,7 @@ RELIABLE = {
     "SUP-L-001": "customer:ann-lee", "SUP-L-002": "customer:ann-lee", "SUP-L-003": "customer:ann-leeds",
     "SUP-L-004": "customer:ann-leeds", "SUP-L-007": "customer:sean-o-brien", "SUP-L-008": "customer:a-j-smith-uk",
     "SUP-L-010": "customer:jo-co-design", "SUP-L-011": "customer:dr-kwame-mensah", "SUP-L-012": "customer:priya-nair",
-}  # fmt: skip
+}
 FAILED = {"SUP-L-005": "not at the start", "SUP-L-006": "no 'Customer", "SUP-L-009": "unknown customer", "SUP-L-013": "unknown customer"}
 
 

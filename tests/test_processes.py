@@ -33,7 +33,7 @@ def test_a_child_and_everything_it_started_are_stopped_together(tmp_path):
 
 def test_a_child_that_exits_during_start_up_fails_at_once_with_its_log(tmp_path):
     child = Child([sys.executable, "-c", "print('no such config'); raise SystemExit(3)"], env=dict(os.environ),
-                  log=tmp_path / "child.log", cwd=tmp_path, name="broken")  # fmt: skip
+                  log=tmp_path / "child.log", cwd=tmp_path, name="broken")
     started = time.monotonic()
     with pytest.raises(ProcessFailed, match="broken exited during start-up(.|\n)*no such config"):
         child.wait_until(lambda: False, timeout=60)

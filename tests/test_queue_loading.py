@@ -38,7 +38,7 @@ def counted(hindsight, bank_id, monkeypatch, tmp_path):
     # pass 1 fills k=5; each RICH-i shares fewer of the query's words than RICH-(i-1), so the sixth is last by text
     words = "Brackets billed above the PO price".split()
     records = [precedent(f"RICH-{i}", "V01", "price_variance", text=f"Vendor V01 price variance: {' '.join(words[:5 - i])}.")
-               for i in range(6)]  # fmt: skip
+               for i in range(6)]
     records += [precedent("THIN-1", "V02", "price_variance"), precedent("THIN-2", "V02", "tax_mismatch")]
     records += [precedent(f"OTHER-{i}", "V03", "price_variance") for i in range(4)]
     gw.retain(bank_id, records)

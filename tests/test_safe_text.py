@@ -14,7 +14,7 @@ HOSTILE = [
     "![x](http://127.0.0.1:9/p.png) <b>x</b> [y](javascript:alert(1))",
     "<img src=x onerror=alert(1)>", "**bold** _it_ `code` ~~s~~", "# heading", "- item", "1. item", "> quote",
     "a | b\n--|--\nc | d", "    indented code", "&lt;b&gt;", "[ref]: http://x", "<http://x.invalid>", "$x^2$", "E-1001: V01",
-]  # fmt: skip
+]
 
 
 def _text(markup: str) -> str:

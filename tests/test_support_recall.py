@@ -128,7 +128,7 @@ def test_real_server_legacy_fallback_admits_only_the_right_records(live, support
     "customer, expected",
     [("Ann Leeds", {"SUP-L-003", "SUP-L-004"}), ("A.J. Smith (UK)", {"SUP-L-008"}), ("Jo+Co Design", {"SUP-L-010"}),
      ("Sean O'Brien", {"SUP-L-007"}), ("Dr. Kwame Mensah", {"SUP-L-011"}), ("Lena Fischer", set())],
-)  # fmt: skip
+)
 def test_real_server_legacy_admission_per_customer(live, support_bank, customer, expected):
     result = _recall(live, support_bank, customer, "billing and invoices")
     assert {e.document_id for e in result.legacy_admitted} == expected

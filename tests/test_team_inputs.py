@@ -26,7 +26,7 @@ CLI_INPUTS = [
     ("10,000-character query", ["recall-exception", "--vendor", "V01", "--type", "price_variance", "--query", "q" * 10_000],
      "argument --query: 10,000 characters; the limit is 5,000"),
     ("worker idle out of range", ["worker", "--idle", "0"], "--idle: must be from 0.05 to 3600 seconds"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize("what, argv, expected", CLI_INPUTS, ids=[c[0] for c in CLI_INPUTS])

@@ -157,7 +157,7 @@ def test_default_replay_of_the_flooding_trace_by_hand():
 
 @pytest.mark.parametrize(
     "knobs", [{"min_bm25": 0.1}, {"caps": {"bm25": 1}}], ids=["bm25-gate", "bm25-cap"]
-)  # fmt: skip
+)
 def test_a_gate_or_cap_removes_the_weak_candidates_and_changes_the_top_k(knobs):
     trace = flooding_trace()
     base = ReplaySettings(top_k=4, reranker_max_candidates=5)

@@ -29,14 +29,14 @@ PAGE = "views/traces.py"
 def test_the_tag_filter_is_the_servers():
     untagged, north, both = (), (NORTH,), (NORTH, "site:south")
     assert [tags_admit(untagged, north, m) for m in ("any", "all", "any_strict", "all_strict", "exact")] == [
-        True, True, False, False, False]  # fmt: skip
+        True, True, False, False, False]
     assert [tags_admit(("site:south",), north, m) for m in ("any", "all", "any_strict")] == [False, False, False]
     assert tags_admit(both, north, "any_strict") and tags_admit(both, north, "all_strict") and not tags_admit(both, north, "exact")
     assert not tags_admit(north, both, "all") and tags_admit(north, both, "any")
     assert tags_admit(("x",), (), "exact")  # no request tags: no filter
     assert [Change(setting="per_source_cap", value=0).describe(), Change(setting="k", value=7).describe(),
             Change(setting="reranker_max_candidates", value=400).describe(), Change(setting="tags").describe()] == [
-        "cap 0 (off)", "raise k to 7", "reranker candidates 400", "no tag filter"]  # fmt: skip
+        "cap 0 (off)", "raise k to 7", "reranker candidates 400", "no tag filter"]
 
 
 _PLANTED: dict[int, str] = {}
@@ -143,13 +143,13 @@ def test_the_command_answers_in_json_and_names_a_bad_flag(hindsight, monkeypatch
     assert payload["sentence"].startswith("bat-untagged was excluded by the tag filter")
 
     code, out, err = run_command(monkeypatch, capsys, hindsight, bank, *base, "--k", "3", "--document", "bat-third",
-                                 "--reranker-candidates", "2")  # fmt: skip
+                                 "--reranker-candidates", "2")
     assert code == 0, err
     assert out.splitlines() == [
-        "bat-third was cut by the reranker's candidate limit of 2: it was 3rd after fusion.", "fix: reranker candidates 3"]  # fmt: skip
+        "bat-third was cut by the reranker's candidate limit of 2: it was 3rd after fusion.", "fix: reranker candidates 3"]
 
     for flags, flag in [(("--document", "no-such-doc"), "--document"), (("--document", "bat-hit", "--k", "0"), "--k"),
-                        (("--document", "bat-hit", "--max-tokens", "0"), "--max-tokens")]:  # fmt: skip
+                        (("--document", "bat-hit", "--max-tokens", "0"), "--max-tokens")]:
         code, _, err = run_command(monkeypatch, capsys, hindsight, bank, *base, *flags)
         assert code == 2 and err.startswith(f"error: {flag}: "), (flags, err)
 
@@ -211,11 +211,11 @@ def test_the_queue_count_of_a_fix_runs_only_for_a_server_setting(hindsight, monk
         monkeypatch.setenv(name, value)
     code, out, err = run_command(monkeypatch, capsys, hindsight, banks.finance, "why-not", "--bank", banks.finance,
                                  "--query", request.query, "--tags", *request.tags, "--tags-match", "all_strict",
-                                 "--document", document, "--reranker-candidates", "1", "--queue", "--json")  # fmt: skip
+                                 "--document", document, "--reranker-candidates", "1", "--queue", "--json")
     assert code == 0, err
     payload = json.loads(out)
     assert payload["stage"] == "reranker_cut" and payload["changes"][0] == {
-        "setting": "reranker_max_candidates", "value": last.final_rrf_rank}  # fmt: skip
+        "setting": "reranker_max_candidates", "value": last.final_rrf_rank}
     queue_ids = {"E-1002", "E-1004", "E-1005", "T-2004"}
     # One candidate per recall leaves every case with several exact precedents only one: E-1004 is such a case.
     assert "E-1004" in payload["queue_cases_altered"] and set(payload["queue_cases_altered"]) <= queue_ids

@@ -20,7 +20,7 @@ from dashboard.support.customers import TAG_PREFIX, customer_tag
 KEPT_METADATA = (
     "outcome", "decided_on", "decided_at", "source", "vendor_code", "exception_type", "reviewer", "exception_id",
     "customer", "ticket_id", "overridden",
-)  # fmt: skip
+)
 
 
 def text_hash(text: str) -> str:

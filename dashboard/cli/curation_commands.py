@@ -44,7 +44,7 @@ def run_curate(args: argparse.Namespace) -> int:
             event = curation.propose(
                 bank, args.document, role=settings.role, proposer=args.by, reason=args.reason,
                 change="invalidate" if args.step == "propose" else "revert", label=args.label,
-            )  # fmt: skip
+            )
         elif args.step == "approve":
             event, report = curation.approve(args.proposal, role=settings.role, lead=args.by)
         else:
@@ -60,8 +60,8 @@ def run_curate(args: argparse.Namespace) -> int:
         engine.dispose()
     if args.json:
         print_json({"event": event.model_dump(mode="json"), "status": status.status, "sentence": status.sentence,
-                    "delivery": report.model_dump() if report else None})  # fmt: skip
+                    "delivery": report.model_dump() if report else None})
     else:
         print(f"{event.document_id}: {event.action} #{event.id} recorded; now {status.status}"
-              + (f"; delivery {event.state}" if event.state else ""))  # fmt: skip
+              + (f"; delivery {event.state}" if event.state else ""))
     return 0

@@ -41,7 +41,7 @@ RETAIN_ATTEMPTS = 4
 _INCLUDE = IncludeOptions(
     entities=None, chunks=ChunkIncludeOptions(max_tokens=CHUNK_TOKENS),
     source_facts=SourceFactsIncludeOptions(max_tokens=SOURCE_FACT_TOKENS),
-)  # fmt: skip
+)
 RECALL_CONCURRENCY = 4  # measured: the server is ~one core; more in flight only queues
 T = TypeVar("T")
 
@@ -166,7 +166,7 @@ class HindsightGateway:
         those whose id or text contains it (case-insensitive, the server's `q`)."""
         params = {
             "limit": limit, "offset": offset, **({"tags_match": "exact"} if untagged else {}), **({"q": search} if search else {}),
-        }  # fmt: skip
+        }
         return self._get(f"{_bank(bank_id)}/documents?{urllib.parse.urlencode(params)}")
 
     def memory_mode(self, bank_id: str) -> MemoryMode:
@@ -373,7 +373,7 @@ class HindsightGateway:
         and wait until all are complete."""
         pending = {
             source: self._run(self._client.aclone_bank(source, target, include_history=False)) for source, target in pairs.items()
-        }  # fmt: skip
+        }
         deadline = time.monotonic() + timeout
         while pending:
             for source, operation_id in list(pending.items()):

@@ -33,7 +33,7 @@ from dashboard.support.recall import recall_for_ticket
 BANK_SETTINGS = (
     "enable_graph_retrieval", "enable_text_search", "enable_temporal_retrieval",
     "recall_budget_fixed_low", "recall_budget_fixed_mid", "recall_budget_fixed_high",
-)  # fmt: skip
+)
 
 
 class Variant(StrictModel):

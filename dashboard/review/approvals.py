@@ -130,7 +130,7 @@ class Approvals:
                       approvals.c.role, approvals.c.amount, approvals.c["limit"], approvals.c.note, approvals.c.at)
             .join(decisions, decisions.c.id == approvals.c.decision_id)
             .order_by(approvals.c.id.desc())
-        )  # fmt: skip
+        )
         with self.engine.connect() as conn:
             return [{**row._mapping, "at": as_utc(row.at)} for row in conn.execute(query)]
 

@@ -180,7 +180,7 @@ class Curation(DeliveryQueue):
         approval = self._append(proposal.bank_id, proposal.document_id, lambda _: dict(
             action="approve", change=proposal.change, label=proposal.label, reason=sent, actor=lead,
             proposal_id=proposal.id, after=_APPROVED[proposal.change], state=PENDING, next_attempt_at=now,
-        ), expected=proposal.revision)  # fmt: skip
+        ), expected=proposal.revision)
         report = self.deliver_due(self.curate, only_id=approval.id) if self.curate is not None else DeliveryReport()
         if report.delivered and self.freshness is not None:
             self.freshness.bump(approval.bank_id, EVERYTHING)
@@ -196,7 +196,7 @@ class Curation(DeliveryQueue):
         return self._append(proposal.bank_id, proposal.document_id, lambda _: dict(
             action="reject", change=proposal.change, label=proposal.label, reason=proposal.reason, actor=lead,
             proposal_id=proposal.id, after=proposal.before,
-        ), expected=proposal.revision)  # fmt: skip
+        ), expected=proposal.revision)
 
     def _open(self, proposal_id: int) -> CurationEvent:
         proposal = self.get(proposal_id)
@@ -218,7 +218,7 @@ class Curation(DeliveryQueue):
                 result = conn.execute(curation.insert().values(
                     bank_id=bank_id, document_id=document_id, revision=revision + 1, before=current.status,
                     created_at=self.clock(), **values(current),
-                ))  # fmt: skip
+                ))
                 new_id = int(result.inserted_primary_key[0])
         except IntegrityError:
             raise Refused(f"{document_id} changed meanwhile; look again.") from None
@@ -230,7 +230,7 @@ class Curation(DeliveryQueue):
         rows = conn.execute(
             sa.select(curation).where(curation.c.bank_id == bank_id, curation.c.document_id == document_id)
             .order_by(curation.c.revision)
-        ).all()  # fmt: skip
+        ).all()
         return _fold(bank_id, document_id, [_event(r) for r in rows])
 
     def status(self, bank_id: str, document_id: str) -> DocumentCuration:
@@ -246,7 +246,7 @@ class Curation(DeliveryQueue):
             rows = conn.execute(
                 sa.select(curation).where(curation.c.bank_id == bank_id, curation.c.document_id.in_(wanted))
                 .order_by(curation.c.revision)
-            ).all()  # fmt: skip
+            ).all()
         events: dict[str, list[CurationEvent]] = {}
         for row in rows:
             events.setdefault(row.document_id, []).append(_event(row))

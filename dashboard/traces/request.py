@@ -28,7 +28,7 @@ TRACE_BUDGETS: tuple[str, ...] = ("low", "mid")
 # query parameter names of a deep link (short, stable: other pages build links with them)
 P_BANK, P_QUERY, P_TAGS, P_MATCH, P_BUDGET, P_MAX_TOKENS, P_TYPES = (
     "bank", "q", "tag", "match", "budget", "max_tokens", "type",
-)  # fmt: skip
+)
 
 
 class TraceRequest(BaseModel):

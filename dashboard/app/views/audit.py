@@ -19,13 +19,13 @@ DELIVERY = {
     "returned": "held, then rejected by the second approver",
     "awaiting_second": "held: awaiting a blind second review", "awaiting_lead": "held: the two reviews differ, awaiting a lead",
     "audit only": "a blind second review, kept in the audit only",
-}  # fmt: skip
+}
 STORED = {
     "pending": "not yet, waiting to be stored", "delivered": "yes", "superseded": "replaced by a newer decision",
     "failed": "no, refused by Hindsight", "discarded": "no, discarded by a lead",
     "awaiting_second": "no, held for a blind second review", "awaiting_lead": "no, held for a lead",
     "audit only": "no, a blind second review kept in the audit",
-}  # fmt: skip
+}
 
 
 def decision_text(r) -> str:
@@ -91,7 +91,7 @@ HEADERS = {
     "cited_evidence": "evidence cited", "decided_on_evidence": "evidence seen", "bank_id": "memory bank",
     "document_id": "stored as", "delivery": "stored in Hindsight?", "attempts": "delivery attempts",
     "last_error": "last delivery error", "delivered_at": "stored at",
-}  # fmt: skip
+}
 frame = pd.DataFrame([r.model_dump() for r in kept])
 if "delivery" in frame:
     frame["delivery"] = frame["delivery"].map(lambda d: DELIVERY.get(d, d))
@@ -119,4 +119,4 @@ if steps:
         pd.DataFrame(steps), hide_index=True, width="stretch", key="audit_approvals",
         column_config={"decision_id": "decision #", "bank_id": "memory bank", "case_id": "case", "actor": "by",
                        "limit": "their limit", "at": "at"},
-    )  # fmt: skip
+    )

@@ -144,7 +144,7 @@ def page() -> None:
         return
     if case is None:
         st.info("Select a case in the queue to review it." if queue.shown else "No case to show: the queue is empty with these filters.",
-                icon=":material/inbox:")  # fmt: skip
+                icon=":material/inbox:")
         return
     if st.query_params.get("case") != case.id:
         st.query_params["case"] = case.id  # a shareable deep link to this case

@@ -42,11 +42,11 @@ frame = pd.DataFrame(
          "records": ", ".join(i.records), "used in answer": ", ".join(i.used_in_answer)}
         for i in shown
     ]
-)  # fmt: skip
+)
 event = st.dataframe(
     frame, hide_index=True, width="stretch", key="incidents_table", on_select="rerun", selection_mode="single-row",
     column_config={"case": st.column_config.LinkColumn(display_text=r"=(.*)$"), "when": st.column_config.DatetimeColumn(format="D MMM YYYY, HH:mm")},
-)  # fmt: skip
+)
 st.caption("Select an incident to see what the agent recalled for it.")
 if event.selection.rows:
     incident = shown[event.selection.rows[0]]

@@ -85,7 +85,7 @@ with st.expander("Details of this recall"):
 pressed = st.button(
     "Run the recall again" if fetched else "Run this recall with a trace", key="trace_run",
     type="secondary" if fetched else "primary", icon=":material/refresh:" if fetched else ":material/play_arrow:",
-)  # fmt: skip
+)
 if pressed and not access.permitted("trace"):
     st.stop()
 if not fetched and not pressed:

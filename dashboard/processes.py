@@ -21,7 +21,8 @@ import subprocess
 import threading
 import urllib.error
 import urllib.request
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import psutil
@@ -85,13 +86,13 @@ class Child:
         """`stop_at_exit=False` for a server meant to outlive this interpreter (`server start`)."""
         self.name, self.log = name, log
         log.parent.mkdir(parents=True, exist_ok=True)
-        with log.open("ab") as out:
+        with signals_held(), log.open("ab") as out:  # a stop signalled while it starts finds it registered
             popen = subprocess.Popen(
                 list(argv), env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
             )
-        self.process = psutil.Process(popen.pid)
-        if stop_at_exit:
-            _register(self)
+            self.process = psutil.Process(popen.pid)
+            if stop_at_exit:
+                _register(self)
 
     @property
     def pid(self) -> int:
@@ -170,6 +171,28 @@ def stop_all() -> None:
             pass
 
 
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+@contextmanager
+def signals_held() -> Iterator[None]:
+    """Hold SIGTERM and SIGINT until the block ends, then act on the first one that came: a process started in
+    the block is registered for its stop before the stop runs. Only the main thread handles signals, so
+    elsewhere this holds nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    came: list[int] = []
+    before = {sig: signal.signal(sig, lambda signum, _frame: came.append(signum)) for sig in STOP_SIGNALS}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)  # None: a handler set outside Python
+        if came:
+            signal.raise_signal(came[0])
+
+
 def stop_children_on_signals() -> None:
     """SIGTERM and SIGINT stop every child first, then end the interpreter as KeyboardInterrupt would, so
     the caller's own clean-up (a test session's fixtures) runs too."""
@@ -178,7 +201,7 @@ def stop_children_on_signals() -> None:
         stop_all()
         raise KeyboardInterrupt(f"stopped by signal {signum}")
 
-    for sig in (signal.SIGTERM, signal.SIGINT):
+    for sig in STOP_SIGNALS:
         signal.signal(sig, handler)
 
 

@@ -72,6 +72,24 @@ time.sleep(300)
 """
 
 
+HOLDS_A_SIGNAL = """
+import os, signal
+from dashboard import processes
+came, started = [], False
+signal.signal(signal.SIGTERM, lambda signum, frame: came.append("once registered" if started else "while starting"))
+with processes.signals_held():
+    os.kill(os.getpid(), signal.SIGTERM)
+    sum(range(100_000))  # bytecode enough for an unheld handler to run here
+    started = True
+print(came)
+"""
+
+
+def test_a_stop_signalled_while_a_child_starts_waits_until_it_is_registered():
+    run = subprocess.run([sys.executable, "-c", HOLDS_A_SIGNAL], cwd=REPO, capture_output=True, text=True, timeout=60, check=True)
+    assert run.stdout.strip() == "['once registered']"
+
+
 @contextmanager
 def _started(argv: list[str], **popen) -> Iterator[subprocess.Popen]:
     """A process for one test, killed at the end if the test left it running."""

@@ -40,7 +40,7 @@ from pathlib import Path
 
 from dashboard.cli.app_server import serve_app
 from dashboard.cli.registry import command
-from dashboard.processes import Child
+from dashboard.processes import Child, signals_held
 
 LOADS = ("quiet", "hog")  # at the machine's load; beside a CPU hog
 TARGETS_MS = {  # (quiet, under the hog)
@@ -253,8 +253,10 @@ def run(sizes: list[int], runs: int, bank_size: int, hog: bool = False, log: Cal
     ):
         queues = [_prepare(gw, size, bank_size, Path(work), log) for size in sizes]
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, env={**os.environ, "HOME": work})
+            browser = None
             try:
+                with signals_held():  # a stop during the launch waits until the browser is ours to close
+                    browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, env={**os.environ, "HOME": work})
                 for load in LOADS[: 2 if hog else 1]:
                     with _load(load, Path(work)):
                         for queue in queues:
@@ -267,7 +269,8 @@ def run(sizes: list[int], runs: int, bank_size: int, hog: bool = False, log: Cal
                                 gw.delete_document(queue.bank, document_id_for(decided))  # the bank as the bench found it
                             results.append(result)
             finally:
-                browser.close()
+                if browser is not None:
+                    browser.close()
     notes.append("evidence marker: " + "; ".join(MARKERS[m] for m in sorted(markers)))
     if hog:
         notes.append("hog: one process spinning on one core beside the app, the server and the browser")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from dataclasses import replace
 
 import pytest
 
@@ -17,6 +18,7 @@ from dashboard.reporting.audit_export import audit_rows, to_json
 from dashboard.review.casework import Casework
 from dashboard.review.decisions import DecisionService, NotAllowed, Proposal, Refused
 from dashboard.review.freshness import Freshness
+from dashboard.review.limits import ApprovalLimits
 from dashboard.review.outbox import Outbox
 from dashboard.review.second_review import selected
 from tests.finance_helpers import precedent
@@ -111,6 +113,21 @@ def test_a_disagreement_goes_to_a_lead_whose_decision_is_what_memory_holds(hinds
     assert "Dana's private note" in to_json(exported) and "Lee says no" in to_json(exported)  # in our audit only
     with pytest.raises(Refused, match="no decision awaiting"):
         service.lead_decision(bank, "lead", _proposal(hindsight, bank, "Kim", outcome="reject"))
+
+
+def test_a_leads_decision_above_their_approval_limit_waits_for_a_second_approver(hindsight, tmp_path):
+    bank, service = _bank(hindsight), _service(hindsight, tmp_path)
+    service.limits = ApprovalLimits({"lead": CASE.invoice_amount - 1})
+    service.decide(bank, "reviewer", _proposal(hindsight, bank, "Dana"))
+    service.second_review(bank, "reviewer", _proposal(hindsight, bank, "Lee", outcome="reject"))
+    over_limit = replace(_proposal(hindsight, bank, "Max", outcome="escalate"), amount=CASE.invoice_amount)
+    lead = service.lead_decision(bank, "lead", over_limit)
+    assert lead.stored.state == "awaiting_approval" and lead.held_because and not lead.delivered
+    assert _memory_reviewer(hindsight, bank) is None  # neither reviewer's nor the lead's decision is in memory
+    with pytest.raises(Refused, match="someone else|different"):
+        service.second_approval(bank, "lead", "exception", CASE.id, "Max", confirm=True)
+    confirmed = service.second_approval(bank, "reviewer", "exception", CASE.id, "Ann", confirm=True)  # no reviewer limit
+    assert confirmed.delivered and _memory_reviewer(hindsight, bank) == "Max"
 
 
 def test_the_export_command_carries_every_reviewers_decision_with_its_provenance(monkeypatch, capsys, tmp_path):

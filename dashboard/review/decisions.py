@@ -202,24 +202,31 @@ class DecisionService:
         return Decided(stored=self.outbox.get(case.first.id), report=report, next_case=None)
 
     def lead_decision(self, bank_id: str, role: Role, proposal: Proposal) -> Decided:
-        """A lead settles a disagreement: their decision is recorded and delivered; the first is superseded, and
-        both reviewers' decisions stay in the audit."""
+        """A lead settles a disagreement: their decision is recorded and delivered (or, above the lead's approval
+        limit, held for a second approval like any decision); the first is superseded, and both reviewers'
+        decisions stay in the audit."""
         require(role, "settle_disagreement")
         decision = proposal.decision
         case = self._blind(bank_id, decision.case_kind, decision.case_id, decision.reviewer)
         problem = lead_problem(case, decision.reviewer, role)
         if problem:
             raise Refused(problem)
+        hold, held_because = self._hold(role, proposal)  # a lead's approval limit binds them like anyone's
         try:
-            audit_id = self.outbox.record(bank_id, decision, proposal.record, base_revision=case.first.revision, evidence=proposal.evidence)
+            audit_id = self.outbox.record(
+                bank_id, decision, proposal.record, base_revision=case.first.revision, evidence=proposal.evidence, hold=hold
+            )
         except RevisionConflict:
             raise Refused(f"{case.case_id} was settled by another lead meanwhile.") from None
         if not self.second_reviews.record_lead(case, role, decision, audit_id):
             raise Refused(f"{case.case_id} was settled by another lead meanwhile.")
-        report = self.outbox.deliver_due(self.retain, only_id=audit_id) if self.retain is not None else DeliveryReport()
-        self.freshness.bump(bank_id, proposal.scope)
+        report = DeliveryReport()
+        if hold is None:
+            if self.retain is not None:
+                report = self.outbox.deliver_due(self.retain, only_id=audit_id)
+            self.freshness.bump(bank_id, proposal.scope)
         self.casework.release(bank_id, decision.case_kind, decision.case_id, decision.reviewer)
-        return Decided(stored=self.outbox.get(audit_id), report=report, next_case=None)
+        return Decided(stored=self.outbox.get(audit_id), report=report, next_case=None, held_because=held_because)
 
     def _blind(self, bank_id: str, case_kind: str, case_id: str, who: str) -> BlindCase:
         case = self.blind_case(bank_id, case_kind, case_id)

@@ -133,9 +133,15 @@ def my_queue_filter(casework: Casework, bank: str, kind: str, me: str | None, ke
     return {case_id for case_id, holder in casework.live_claims(bank, kind).items() if holder == me}
 
 
-def render_comments(casework: Casework, bank: str, kind: str, case_id: str, me: str | None, require: Require) -> None:
-    notes = casework.comments(bank, kind, case_id)
-    with st.expander(f"Comments ({len(notes)})", icon=":material/forum:", expanded=bool(notes)):
+def render_comments(
+    casework: Casework, bank: str, kind: str, case_id: str, me: str | None, require: Require, *, hidden: str | None = None
+) -> None:
+    """The case's comments and a box to add one. `hidden`: why the comments are not shown (a blind second review:
+    a comment names its author, who may have made the first decision)."""
+    notes = [] if hidden else casework.comments(bank, kind, case_id)
+    with st.expander("Comments" if hidden else f"Comments ({len(notes)})", icon=":material/forum:", expanded=bool(notes or hidden)):
+        if hidden:
+            st.caption(hidden)
         for note in notes:
             st.text(f"{note.author}, {local_time(note.created_at)}")
             st.text(note.body)  # typed by a person: literal text, wrapped

@@ -43,6 +43,14 @@ def blind_heading(blind) -> None:
         _side_by_side(blind)
 
 
+def comments_hidden(blind) -> str | None:
+    """Why the case's comments are not shown now: while the second review is blind, a comment's author may be
+    the first reviewer. None when they are shown."""
+    if blind is None or not blind.awaiting_second:
+        return None
+    return "Comments are hidden until the blind second review is given: a comment names its author."
+
+
 def problem_caption(blind, me, *, free: bool) -> str | None:
     """Why `me` cannot decide this case here, said under the heading; None when they can."""
     why = _problem(blind, me, free=free)

@@ -112,7 +112,8 @@ def decision_area(bank: str, case: ExceptionCase, queue, result: TwoStageResult 
                 proposal = _proposal(case, rec, decision, seen, evidence_snapshot(result, rec))
                 deciding.record(bank, proposal, KEYS, queue=queue.ids, decided=queue.decided, what=f"decision {decision.outcome}")
     auto_advance_toggle()
-    render_comments(resources.casework(), bank, KIND, case.id, me.name, lambda: access.permitted("decide"))
+    render_comments(resources.casework(), bank, KIND, case.id, me.name, lambda: access.permitted("decide"),
+                    hidden=blind_review.comments_hidden(blind))
     st.subheader("Invoice and PO")
     render_match(match_status(case))
     render_case_facts(case, date.today())

@@ -88,7 +88,8 @@ def decision_area(
     why = blind_review.problem_caption(blind, me, free=free) if blind is not None else None
     submitted, action, response, note, reviewer, signed_in = _form(ticket, me, free and why is None, why or "someone else holds this ticket (see who above)")
     auto_advance_toggle()
-    render_comments(resources.casework(), bank, "ticket", ticket.id, me.name, lambda: access.permitted("decide"))
+    render_comments(resources.casework(), bank, "ticket", ticket.id, me.name, lambda: access.permitted("decide"),
+                    hidden=blind_review.comments_hidden(blind))
     if approve_key and not submitted and free:  # the A key: approve the drafted response as it is
         submitted, action, note = True, "approve", ""
     if not submitted:

@@ -43,6 +43,7 @@ def test_a_blind_second_review_that_disagrees_goes_to_a_lead_whose_decision_memo
     _, rec = assess(two_stage_recall(hindsight.gateway.recall, app.finance_bank, CaseKey.of(CASE), CASE.recall_query()))
     first_outcome, lead_outcome = [o for o in OUTCOMES if o != rec.action][:2]
     assert service.decide(app.finance_bank, "reviewer", exception_proposal(CASE, rec, FIRST, first_outcome, FIRST_NOTE)).blind
+    service.casework.comment(app.finance_bank, "exception", CASE.id, FIRST, "first-comment-9c2e: I'd reject this")
 
     page.goto(f"{app.url}/exceptions?case={CASE.id}")
     expect(heading(page, "Blind second review")).to_be_visible()
@@ -50,7 +51,8 @@ def test_a_blind_second_review_that_disagrees_goes_to_a_lead_whose_decision_memo
     settled(page)
     shots(page, "blind-second-review")
     dom = page.content()  # the whole DOM, hidden parts too
-    assert FIRST not in dom and "first-note-7f3a" not in dom and "Quincy" not in dom
+    assert FIRST not in dom and "first-note-7f3a" not in dom and "Quincy" not in dom and "first-comment-9c2e" not in dom
+    expect(page.get_by_text("Comments are hidden until the blind second review is given", exact=False)).to_have_count(1)
     assert f"Outcome: {first_outcome}" not in dom and f"review: {first_outcome}" not in dom
     assert first_outcome not in page.locator(".st-key-case_header").inner_text()  # the badge names no outcome
 
@@ -64,7 +66,7 @@ def test_a_blind_second_review_that_disagrees_goes_to_a_lead_whose_decision_memo
     _reviewer(page, "Max Lead")
     expect(page.get_by_text("You decided this case already", exact=False)).to_have_count(0)  # the rerun under the new name
     settled(page)
-    for seen in (f"First review: {FIRST}", "first-note-7f3a", "Blind second review: Lee Second"):  # the lead sees both
+    for seen in (f"First review: {FIRST}", "first-note-7f3a", "Blind second review: Lee Second", "first-comment-9c2e"):  # the lead sees all
         expect(page.get_by_text(seen, exact=False)).to_have_count(1)
     shots(page, "blind-review-lead")
     page.get_by_test_id("stForm").get_by_text("Override", exact=True).click()

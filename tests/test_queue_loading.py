@@ -40,7 +40,9 @@ def counted(hindsight, bank_id, monkeypatch, tmp_path):
     records = [precedent(f"RICH-{i}", "V01", "price_variance", text=f"Vendor V01 price variance: {' '.join(words[:5 - i])}.")
                for i in range(6)]
     records += [precedent("THIN-1", "V02", "price_variance"), precedent("THIN-2", "V02", "tax_mismatch")]
-    records += [precedent(f"OTHER-{i}", "V03", "price_variance") for i in range(4)]
+    # the OTHER-i too, in their own words: identical texts tie, and the server breaks ties differently call to call
+    records += [precedent(f"OTHER-{i}", "V03", "price_variance", text=f"Supplier V03 invoice over its order: {' '.join(words[:4 - i])}.")
+                for i in range(4)]
     gw.retain(bank_id, records)
     yield gw, calls
     st.cache_resource.clear()

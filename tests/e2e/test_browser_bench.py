@@ -42,6 +42,17 @@ def _left_behind(before: set[int], timeout: float = 30.0) -> set[int]:
     return {proc.pid for proc in alive}
 
 
+def _described(pids: set[int]) -> list[str]:
+    described = []
+    for pid in sorted(pids):
+        try:
+            proc = psutil.Process(pid)
+            described.append(f"{pid} (parent {proc.ppid()}): {' '.join(proc.cmdline())[:160]}")
+        except psutil.NoSuchProcess:
+            described.append(f"{pid}: gone")
+    return described
+
+
 def test_bench_browser_reports_both_sizes_and_stops_what_it_started(hindsight):
     before = set(_started_by_a_bench())
     env = {**os.environ, **hindsight.env()}
@@ -67,13 +78,14 @@ def test_bench_browser_reports_both_sizes_and_stops_what_it_started(hindsight):
     assert not _left_behind(before), "the bench left an app or browser process running"
 
 
-def test_bench_browser_stopped_by_sigterm_stops_the_app_it_started(hindsight):
+def test_bench_browser_stopped_by_sigterm_stops_the_app_it_started(hindsight, tmp_path):
     env = {**os.environ, **hindsight.env()}
     env.pop("HINDSIGHT_API_URL", None)
     before = set(_started_by_a_bench())
+    log = (tmp_path / "bench.log").open("w")
     bench = subprocess.Popen(
         [sys.executable, "-m", "dashboard", "bench-browser", "--sizes", "18", "--runs", "3", "--json"],
-        cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
     )
     try:
         deadline = time.monotonic() + 300
@@ -86,7 +98,9 @@ def test_bench_browser_stopped_by_sigterm_stops_the_app_it_started(hindsight):
         if bench.poll() is None:
             bench.kill()
             bench.wait()
-    assert not _left_behind(before), "a bench stopped by SIGTERM left an app or browser process running"
+    left = _left_behind(before)
+    log.close()
+    assert not left, f"a bench stopped by SIGTERM left {_described(left)}; its output: {(tmp_path / 'bench.log').read_text()[-3000:]}"
 
 
 def test_each_load_is_judged_against_its_own_target():

@@ -127,31 +127,6 @@ class Child:
         _unregister(self)
 
 
-def stop_strays(marker: str, timeout: float = 10.0) -> None:
-    """Stop every process whose environment names `marker`, a private temporary directory a run gave everything
-    it started: what the run could not stop in order, e.g. a browser left when its driver was interrupted
-    mid-call. The processes get SIGTERM, then SIGKILL after `timeout`."""
-    strays = []
-    for proc in psutil.process_iter():
-        try:
-            if proc.pid != os.getpid() and any(marker in value for value in proc.environ().values()):
-                strays.append(proc)
-        except (psutil.AccessDenied, psutil.NoSuchProcess, psutil.ZombieProcess):
-            continue
-    for proc in strays:
-        try:
-            proc.terminate()
-        except psutil.NoSuchProcess:
-            pass
-    _gone, alive = psutil.wait_procs(strays, timeout=timeout)
-    for left in alive:
-        try:
-            left.kill()
-        except psutil.NoSuchProcess:
-            pass
-    psutil.wait_procs(alive, timeout=5)
-
-
 # -- the children of this interpreter, stopped when it exits or is told to stop ------------------------
 _children: dict[int, Child] = {}
 _lock = threading.Lock()

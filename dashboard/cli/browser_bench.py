@@ -40,7 +40,7 @@ from pathlib import Path
 
 from dashboard.cli.app_server import serve_app
 from dashboard.cli.registry import command
-from dashboard.processes import Child, signals_held, stop_strays
+from dashboard.processes import Child, signals_held
 
 LOADS = ("quiet", "hog")  # at the machine's load; beside a CPU hog
 TARGETS_MS = {  # (quiet, under the hog)
@@ -252,28 +252,25 @@ def run(sizes: list[int], runs: int, bank_size: int, hog: bool = False, log: Cal
         closing(HindsightGateway(settings.base_url, settings.api_key, timeout=300.0)) as gw,
     ):
         queues = [_prepare(gw, size, bank_size, Path(work), log) for size in sizes]
-        try:
-            with sync_playwright() as pw:
-                browser = None
-                try:
-                    with signals_held():  # a stop during the launch waits until the browser is ours to close
-                        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, env={**os.environ, "HOME": work})
-                    for load in LOADS[: 2 if hog else 1]:
-                        with _load(load, Path(work)):
-                            for queue in queues:
-                                env = {**os.environ, "RECALL_REVIEW_FINANCE_BANK": queue.bank, "RECALL_REVIEW_EXCEPTIONS_FILE": str(queue.queue_file),
-                                       "RECALL_REVIEW_API_PORT": str(settings.api_port), "RECALL_REVIEW_PG_PORT": str(settings.pg_port)}
-                                result = SizeResult(label=queue.label, load=load)
-                                for n in range(runs):
-                                    log(f"{queue.label}, {load}: run {n + 1} of {runs} (fresh app process and browser context) ...")
-                                    decided = _one_run(browser, env, queue, result, markers, log)
-                                    gw.delete_document(queue.bank, document_id_for(decided))  # the bank as the bench found it
-                                results.append(result)
-                finally:
-                    if browser is not None:
-                        browser.close()
-        finally:
-            stop_strays(work)  # what could not be stopped in order: everything the bench started names `work`
+        with sync_playwright() as pw:
+            browser = None
+            try:
+                with signals_held():  # a stop during the launch waits until the browser is ours to close
+                    browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, env={**os.environ, "HOME": work})
+                for load in LOADS[: 2 if hog else 1]:
+                    with _load(load, Path(work)):
+                        for queue in queues:
+                            env = {**os.environ, "RECALL_REVIEW_FINANCE_BANK": queue.bank, "RECALL_REVIEW_EXCEPTIONS_FILE": str(queue.queue_file),
+                                   "RECALL_REVIEW_API_PORT": str(settings.api_port), "RECALL_REVIEW_PG_PORT": str(settings.pg_port)}
+                            result = SizeResult(label=queue.label, load=load)
+                            for n in range(runs):
+                                log(f"{queue.label}, {load}: run {n + 1} of {runs} (fresh app process and browser context) ...")
+                                decided = _one_run(browser, env, queue, result, markers, log)
+                                gw.delete_document(queue.bank, document_id_for(decided))  # the bank as the bench found it
+                            results.append(result)
+            finally:
+                if browser is not None:
+                    browser.close()
     notes.append("evidence marker: " + "; ".join(MARKERS[m] for m in sorted(markers)))
     if hog:
         notes.append("hog: one process spinning on one core beside the app, the server and the browser")

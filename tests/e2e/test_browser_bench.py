@@ -9,31 +9,46 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 
 import psutil
+import pytest
 
 from dashboard.cli.app_server import REPO
 from dashboard.cli import bench_data
 from dashboard.cli.browser_bench import DEMO_BANK, LABELS, MARKERS, TARGETS_MS, SizeResult, summarise
 
 
-def _started_by_a_bench() -> list[int]:
-    """Processes whose environment points into a bench-browser temporary directory (its apps and Chromium)."""
-    found = []
+@pytest.fixture
+def bench_env(hindsight) -> Iterator[tuple[dict[str, str], str]]:
+    """The bench's environment, its temporary files in a directory of this test's own, and the mark its processes
+    carry (its apps' and Chromium's environments name that directory): the other bench test may run beside
+    this one on another worker, and its processes are not this bench's. Short, under /tmp: Chromium's socket
+    path must fit in 108 bytes."""
+    with tempfile.TemporaryDirectory(prefix="bb-") as tmp:
+        env = {**os.environ, **hindsight.env(), "TMPDIR": tmp}
+        env.pop("HINDSIGHT_API_URL", None)
+        yield env, f"{tmp}/bench-browser-"
+
+
+def _started_by(mark: str) -> set[int]:
+    """Processes whose environment points into the bench's temporary directory (its apps and Chromium)."""
+    found = set()
     for proc in psutil.process_iter(["pid"]):
         try:
-            if any("/bench-browser-" in value for value in proc.environ().values()):
-                found.append(proc.pid)
+            if any(mark in value for value in proc.environ().values()):
+                found.add(proc.pid)
         except (psutil.AccessDenied, psutil.NoSuchProcess, psutil.ZombieProcess):
             continue
     return found
 
 
-def _left_behind(before: set[int], timeout: float = 30.0) -> set[int]:
+def _left_behind(mark: str, timeout: float = 30.0) -> set[int]:
     """The bench's processes still running `timeout` s after it ended (Chromium's children exit a moment after it)."""
     started = []
-    for pid in set(_started_by_a_bench()) - before:
+    for pid in _started_by(mark):
         try:
             started.append(psutil.Process(pid))
         except psutil.NoSuchProcess:
@@ -53,15 +68,13 @@ def _described(pids: set[int]) -> list[str]:
     return described
 
 
-def test_bench_browser_reports_both_sizes_and_stops_what_it_started(hindsight):
-    before = set(_started_by_a_bench())
-    env = {**os.environ, **hindsight.env()}
-    env.pop("HINDSIGHT_API_URL", None)
+def test_bench_browser_reports_both_sizes_and_stops_what_it_started(hindsight, bench_env):
+    env, mark = bench_env
     done = subprocess.run(
         [sys.executable, "-m", "dashboard", "bench-browser", "--sizes", "18,5", "--runs", "1", "--bank-size", "40", "--json"],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=900, check=False,
     )
-    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.returncode == 0, "\n".join(line for line in done.stderr.splitlines() if "crashpad" not in line)[-3000:]
     report = json.loads(done.stdout)
 
     assert [row["name"] for row in report["rows"]] == list(LABELS.values())  # first, cold, J, K, N, decision
@@ -75,13 +88,12 @@ def test_bench_browser_reports_both_sizes_and_stops_what_it_started(hindsight):
     assert hindsight.server.status().healthy  # the bench reused the server and left it running
     for bank in (DEMO_BANK, bench_data.bench_bank(40)):  # its decisions deleted: the banks as it found them
         assert not hindsight.gateway.list_documents(bank, search="decision-")["items"], bank
-    assert not _left_behind(before), "the bench left an app or browser process running"
+    left = _left_behind(mark)
+    assert not left, f"the bench left {_described(left)}"
 
 
-def test_bench_browser_stopped_by_sigterm_stops_the_app_it_started(hindsight, tmp_path):
-    env = {**os.environ, **hindsight.env()}
-    env.pop("HINDSIGHT_API_URL", None)
-    before = set(_started_by_a_bench())
+def test_bench_browser_stopped_by_sigterm_stops_the_app_it_started(bench_env, tmp_path):
+    env, mark = bench_env
     log = (tmp_path / "bench.log").open("w")
     bench = subprocess.Popen(
         [sys.executable, "-m", "dashboard", "bench-browser", "--sizes", "18", "--runs", "3", "--json"],
@@ -89,7 +101,7 @@ def test_bench_browser_stopped_by_sigterm_stops_the_app_it_started(hindsight, tm
     )
     try:
         deadline = time.monotonic() + 300
-        while not set(_started_by_a_bench()) - before - {bench.pid}:  # its app (or browser) is up
+        while not _started_by(mark):  # its browser (or app) is up
             assert bench.poll() is None and time.monotonic() < deadline, "the bench never started its app"
             time.sleep(0.2)
         bench.send_signal(signal.SIGTERM)
@@ -98,7 +110,7 @@ def test_bench_browser_stopped_by_sigterm_stops_the_app_it_started(hindsight, tm
         if bench.poll() is None:
             bench.kill()
             bench.wait()
-    left = _left_behind(before)
+    left = _left_behind(mark)
     log.close()
     assert not left, f"a bench stopped by SIGTERM left {_described(left)}; its output: {(tmp_path / 'bench.log').read_text()[-3000:]}"
 

@@ -99,7 +99,9 @@ def test_audit_a_ticket_with_legacy_evidence_and_approve_it(app, page: Page, sho
 def test_open_a_trace_and_change_a_what_if_knob(app, page: Page, shots):
     page.goto(f"{app.url}/exceptions?case=E-1002")
     expect(page.get_by_text("Exact: this vendor AND this type")).to_be_visible()
+    settled(page)  # a click during a rerun can land on an element the rerun replaces
     page.get_by_text("How this was recalled").click()
+    settled(page)
     page.get_by_role("link", name="Trace of pass 2 (broader)").click()
     expect(page.get_by_role("heading", name="Recall traces")).to_be_visible()
     expect(page).to_have_url(re.compile(r"/traces\?"))

@@ -27,6 +27,17 @@ Role = Literal["viewer", "reviewer", "lead"]
 ROLES: tuple[str, ...] = Role.__args__
 
 
+def _json_setting(value: Any, problem: str) -> Any:
+    """A setting given as JSON text (the environment) parsed; a table (secrets.toml) passes as it is. The message
+    names the setting and never echoes the value."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        raise ValueError(problem) from None
+
+
 class RoleMap(BaseModel):
     """Who gets which role: e-mail addresses, or `group:<name>` for a group claim of the identity provider.
 
@@ -125,14 +136,9 @@ class Settings(BaseSettings):
     @field_validator("approval_limits", mode="before")
     @classmethod
     def _limits_json(cls, value: Any) -> Any:
-        if not isinstance(value, str):
-            return value
-        try:
-            return json.loads(value)
-        except ValueError:
-            raise ValueError(
-                'RECALL_REVIEW_APPROVAL_LIMITS must be a JSON object of role or reviewer name to amount, e.g. {"reviewer": 10000}'
-            ) from None
+        return _json_setting(
+            value, 'RECALL_REVIEW_APPROVAL_LIMITS must be a JSON object of role or reviewer name to amount, e.g. {"reviewer": 10000}'
+        )
 
     @field_validator("approval_limits")
     @classmethod
@@ -145,14 +151,10 @@ class Settings(BaseSettings):
     @field_validator("reason_codes", mode="before")
     @classmethod
     def _reasons_json(cls, value: Any) -> Any:
-        if not isinstance(value, str):
-            return value
-        try:
-            return json.loads(value)
-        except ValueError:
-            raise ValueError(
-                'RECALL_REVIEW_REASON_CODES must be a JSON object of exception type to {code: label}, e.g. {"price_variance": {"PRICE_AGREED": "Price agreed"}}'
-            ) from None
+        return _json_setting(
+            value,
+            'RECALL_REVIEW_REASON_CODES must be a JSON object of exception type to {code: label}, e.g. {"price_variance": {"PRICE_AGREED": "Price agreed"}}',
+        )
 
     @field_validator("reason_codes")
     @classmethod

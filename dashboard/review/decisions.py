@@ -155,11 +155,7 @@ class DecisionService:
         limit = self.limits.limit_for(approver, role).amount
         if not self.approvals.settle(held, approver, role, limit, confirm=confirm, note=note):
             raise Refused(f"{case_id}'s second approval was given by someone else meanwhile.")
-        report = DeliveryReport()
-        if confirm:
-            if self.retain is not None:
-                report = self.outbox.deliver_due(self.retain, only_id=held.stored.id)
-            self.freshness.bump(bank_id, held.proposed.scope)
+        report = self._release(bank_id, held.stored.id, held.proposed.scope) if confirm else DeliveryReport()
         return Decided(stored=self.outbox.get(held.stored.id), report=report, next_case=None)
 
     def blind_case(self, bank_id: str, case_kind: str, case_id: str) -> BlindCase | None:
@@ -193,11 +189,8 @@ class DecisionService:
             raise Refused(problem)
         if not self.second_reviews.record_second(case, role, decision):
             raise Refused(f"{case.case_id}'s second review was given by someone else meanwhile.")
-        report = DeliveryReport()
-        if decision.outcome == case.first.decision.outcome:
-            if self.retain is not None:
-                report = self.outbox.deliver_due(self.retain, only_id=case.first.id)
-            self.freshness.bump(bank_id, proposal.scope)
+        agreed = decision.outcome == case.first.decision.outcome
+        report = self._release(bank_id, case.first.id, proposal.scope) if agreed else DeliveryReport()
         self.casework.release(bank_id, decision.case_kind, decision.case_id, decision.reviewer)
         return Decided(stored=self.outbox.get(case.first.id), report=report, next_case=None)
 
@@ -220,13 +213,16 @@ class DecisionService:
             raise Refused(f"{case.case_id} was settled by another lead meanwhile.") from None
         if not self.second_reviews.record_lead(case, role, decision, audit_id):
             raise Refused(f"{case.case_id} was settled by another lead meanwhile.")
-        report = DeliveryReport()
-        if hold is None:
-            if self.retain is not None:
-                report = self.outbox.deliver_due(self.retain, only_id=audit_id)
-            self.freshness.bump(bank_id, proposal.scope)
+        report = self._release(bank_id, audit_id, proposal.scope) if hold is None else DeliveryReport()
         self.casework.release(bank_id, decision.case_kind, decision.case_id, decision.reviewer)
         return Decided(stored=self.outbox.get(audit_id), report=report, next_case=None, held_because=held_because)
+
+    def _release(self, bank_id: str, row_id: int, scope: str) -> DeliveryReport:
+        """A decision that may now reach memory: delivered at once when Hindsight answers (else by the worker), and
+        its scope recalled again on every instance."""
+        report = self.outbox.deliver_due(self.retain, only_id=row_id) if self.retain is not None else DeliveryReport()
+        self.freshness.bump(bank_id, scope)
+        return report
 
     def _blind(self, bank_id: str, case_kind: str, case_id: str, who: str) -> BlindCase:
         case = self.blind_case(bank_id, case_kind, case_id)

@@ -143,6 +143,12 @@ def settled(page: Page) -> None:
     expect(page.get_by_test_id("stApp")).to_have_attribute("data-test-script-state", "notRunning", timeout=WAIT)
 
 
+def click_button(page: Page, name: str | re.Pattern) -> None:
+    """Click a button once the page's script run has finished: a click that lands while the page reruns can be lost."""
+    settled(page)
+    page.get_by_role("button", name=name).click()
+
+
 def press(page: Page, *keys: str) -> None:
     """Press review keys with the focus on no field (a key typed into a field never triggers them)."""
     page.evaluate("() => document.activeElement && document.activeElement.blur()")
@@ -185,7 +191,7 @@ def paste_over_the_limit(page: Page, note_label: str, submit: str) -> None:
     note = "".join(f"{i:05d} " for i in range(834))
     box = page.locator(f'textarea[aria-label="{note_label}"]')
     box.fill(note)
-    page.get_by_role("button", name=submit).click()
+    click_button(page, submit)
     expect(page.get_by_text(re.compile(r"Not submitted: your note was 5,004 characters; the limit is 4,000"))).to_be_visible()
     settled(page)
     assert box.input_value() == note[:4000]

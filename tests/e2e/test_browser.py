@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from dashboard.finance.policy import Recommendation
-from tests.e2e.conftest import PROBE_CASE, XSS_IMG, XSS_LINK, XSS_REMOTE, choose, grid_cells, heading, metric, paste_over_the_limit, press, settled
+from tests.e2e.conftest import PROBE_CASE, XSS_IMG, XSS_LINK, XSS_REMOTE, choose, click_button, grid_cells, heading, metric, paste_over_the_limit, press, settled
 from tests.helpers import demo_case, demo_ticket, record_exception_decision, record_ticket_decision
 
 pytestmark = pytest.mark.browser
@@ -56,7 +56,7 @@ def test_review_an_exception_with_keys_approve_then_override(app, page: Page, sh
     assert reason.evaluate("e => e.scrollWidth <= e.clientWidth")  # the code and its label read in full, never cut
     reason.click()
     page.locator('textarea[aria-label="Note"]').fill("New price list from 1 Nov")
-    page.get_by_role("button", name="Submit decision").click()
+    click_button(page, "Submit decision")
     expect(page.get_by_text(re.compile(r"E-1002: decision approve recorded \(audit #\d+\) and retained"))).to_be_visible()
     press(page, "k")
     expect(page.get_by_text(re.compile(r"Decided: approve \(override of reject\) by Jake Kojak Adams"))).to_be_visible()
@@ -105,7 +105,7 @@ def test_open_a_trace_and_change_a_what_if_knob(app, page: Page, shots):
     page.get_by_role("link", name="Trace of pass 2 (broader)").click()
     expect(page.get_by_role("heading", name="Recall traces")).to_be_visible()
     expect(page).to_have_url(re.compile(r"/traces\?"))
-    page.get_by_role("button", name="Run this recall with a trace").click()  # a link never runs a recall by itself
+    click_button(page, "Run this recall with a trace")  # a link never runs a recall by itself
     expect(page.get_by_role("tab", name="What-if")).to_be_visible()
     # the verdict in plain words, the case's exact precedents counted, the way back to the case
     expect(page.get_by_text(re.compile(r"supplied \d+ % of the top-\d+ score; .* of the top \d+ are this case's exact precedents"))).to_be_visible()
@@ -124,7 +124,7 @@ def test_open_a_trace_and_change_a_what_if_knob(app, page: Page, shots):
     cap = page.locator('input[aria-label="semantic cap (0 = none)"]')
     cap.fill("1")
     page.locator('input[aria-label="bm25 cap (0 = none)"]').fill("1")
-    page.get_by_role("button", name="Replay").click()
+    click_button(page, "Replay")
     expect(page.get_by_text("Server settings (k=60, no caps, weights 1)")).to_have_count(0)
     expect(page.get_by_text(re.compile(r"Top \d+ by RRF, server vs replay: \d+ in, \d+ out"))).to_be_visible()
     settled(page)
@@ -135,7 +135,7 @@ def test_open_a_trace_and_change_a_what_if_knob(app, page: Page, shots):
     page.get_by_text("a what-if setting (predicted)").last.click()
     page.locator('[data-testid="stSelectbox"]').filter(has_text="links (graph) weight").last.click()
     page.get_by_role("option", name="0", exact=True).click()
-    page.get_by_role("button", name="Compare A and B").click()
+    click_button(page, "Compare A and B")
     expect(page.get_by_text(re.compile(r"^under B \(what-if: graph arm weight 0\): "))).to_be_visible(timeout=120_000)
     expect(page.get_by_text(re.compile(r"Check: predicted with the server's settings, (\d+) of \1 recalls"))).to_be_visible()
     settled(page)
@@ -214,7 +214,7 @@ def test_untrusted_memory_text_renders_as_literal_text(app, page: Page, shots):
     page.get_by_text("How this was recalled").click()
     page.get_by_role("link", name="Trace of pass 1 (exact)").click()
     expect(page.get_by_role("heading", name="Recall traces")).to_be_visible()
-    page.get_by_role("button", name="Run this recall with a trace").click()
+    click_button(page, "Run this recall with a trace")
     page.get_by_role("tab", name="What-if").click()  # its top-k table shows each candidate's text
     expect(page.locator("[id^=glide-cell]").filter(has_text=XSS_IMG).first).to_be_attached()
     settled(page)

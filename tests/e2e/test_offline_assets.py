@@ -13,7 +13,7 @@ from playwright.sync_api import Page, expect
 
 from components.trace_link import trace_url
 from dashboard.traces.request import TraceRequest
-from tests.e2e.conftest import WAIT, settled
+from tests.e2e.conftest import WAIT, click_button, settled
 
 pytestmark = pytest.mark.browser
 LOCAL_HOSTS = {"127.0.0.1", "localhost"}
@@ -39,7 +39,7 @@ def test_no_request_leaves_the_machine(app, page: Page):
     trace = TraceRequest(bank=app.finance_bank, query="price variance V02", tags=("vendor:V02", "type:price_variance"),
                          tags_match="all_strict")
     _open(page, trace_url(trace, app.url), "Recall traces")
-    page.get_by_role("button", name=re.compile("Run this recall")).click()
+    click_button(page, re.compile("Run this recall"))
     expect(page.get_by_test_id("stPlotlyChart").first).to_be_visible(timeout=WAIT)  # the charts drawn too
     settled(page)
     _open(page, f"{app.url}/tickets?ticket=T-2004", "Ticket T-2004")

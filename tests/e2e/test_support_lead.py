@@ -10,7 +10,7 @@ from playwright.sync_api import Page, expect
 
 from dashboard.support.decisions import interaction_record, ticket_decision
 from dashboard.support.recall import recall_for_ticket
-from tests.e2e.conftest import VIEWPORT, WAIT, settled
+from tests.e2e.conftest import VIEWPORT, WAIT, click_button, settled
 from tests.helpers import demo_ticket
 
 
@@ -52,7 +52,7 @@ def test_a_lead_migrates_the_legacy_records_a_tagged_recall_left_out(app, hindsi
     shots(page, "tickets-legacy-left-out", readme=True)
 
     page.get_by_text("I have checked these records").click()
-    page.get_by_role("button", name="Migrate this customer's legacy records").click()
+    click_button(page, "Migrate this customer's legacy records")
     expect(page.get_by_text(re.compile(r"Tagged 2 record\(s\) in place"))).to_be_visible(timeout=WAIT)
     expect(page.get_by_text(sentence)).to_have_count(0)
     expect(page.get_by_text("History used (3)", exact=True)).to_be_visible()

@@ -20,7 +20,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from dashboard.review.db import make_engine
 from dashboard.processes import free_port
-from tests.e2e.conftest import serve_app, settled
+from tests.e2e.conftest import click_button, serve_app, settled
 
 pytestmark = pytest.mark.browser
 HOSTILE_NAME = "![x](http://127.0.0.1:9/p.png) <b>x</b> [y](javascript:alert(1))"
@@ -60,7 +60,7 @@ def _decide(page: Page, url: str, case: str, reviewer: str) -> None:
     page.locator('input[aria-label="Reviewer name"]').fill(reviewer)
     page.locator('input[aria-label="Reviewer name"]').press("Tab")
     settled(page)
-    page.get_by_role("button", name="Submit decision").click()
+    click_button(page, "Submit decision")
     expect(page.get_by_text(re.compile(r"recorded \(audit #\d+\); it is delivered to memory when Hindsight answers"))).to_be_visible()
 
 

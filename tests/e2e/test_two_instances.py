@@ -14,7 +14,7 @@ from playwright.sync_api import Browser, expect
 
 from dashboard import demo_data
 from tests.conftest import review_database
-from tests.e2e.conftest import VIEWPORT, heading, serve_app, settled
+from tests.e2e.conftest import VIEWPORT, click_button, heading, serve_app, settled
 
 pytestmark = pytest.mark.browser
 SIBLING = "E-1902"  # a second V02 price variance: E-1002's decision is its exact precedent
@@ -49,7 +49,7 @@ def test_a_decision_on_one_instance_is_in_the_others_evidence_at_its_next_case_o
                 first.locator('input[aria-label="Reviewer name"]').fill("Ivy Instance")
                 first.locator('input[aria-label="Reviewer name"]').press("Tab")
                 settled(first)
-                first.get_by_role("button", name="Submit decision").click()
+                click_button(first, "Submit decision")
                 expect(first.get_by_text(re.compile(r"E-1002: decision \w+ recorded \(audit #\d+\) and retained"))).to_be_visible()
 
                 second.goto(f"{second_url}/exceptions?case=E-1001")  # away, and back: the next open of the sibling

@@ -13,7 +13,7 @@ from playwright.sync_api import Browser, Page, expect
 from dashboard.finance.policy import Recommendation
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.casework import Casework
-from tests.e2e.conftest import VIEWPORT, WAIT, heading, paste_over_the_limit, press, settled
+from tests.e2e.conftest import VIEWPORT, WAIT, click_button, heading, paste_over_the_limit, press, settled
 from tests.helpers import demo_case, record_exception_decision
 
 pytestmark = pytest.mark.browser
@@ -55,9 +55,9 @@ def test_two_browsers_cannot_both_claim_a_case(app, browser: Browser):
             settled(page)
             _name(page, who)
             expect(page.get_by_role("button", name="Claim")).to_be_enabled()
-        ann.get_by_role("button", name="Claim").click()
+        click_button(ann, "Claim")
         expect(ann.get_by_text(re.compile(r"Yours until \d\d:\d\d UTC"))).to_be_visible()
-        bob.get_by_role("button", name="Claim").click()  # Bob's page still offered it: the store says no
+        click_button(bob, "Claim")  # Bob's page still offered it: the store says no
         expect(bob.get_by_text(re.compile(r"Claimed by Ann until"))).to_be_visible()
         expect(bob.get_by_role("button", name="Approve")).to_be_disabled()
         expect(bob.get_by_role("button", name="Submit decision")).to_be_disabled()
@@ -122,7 +122,7 @@ def test_an_unknown_link_offers_the_first_unreviewed_case(app, page: Page):
     expect(page.get_by_text("No exception 'NOPE' in the queue (or it is filtered out).")).to_be_visible()
     settled(page)
     assert page.get_by_text("in the queue", exact=False).count() == 1 and page.get_by_text("queue is empty").count() == 0
-    page.get_by_role("button", name="Open E-1001, the first unreviewed exception").click()
+    click_button(page, "Open E-1001, the first unreviewed exception")
     expect(heading(page, "E-1001:")).to_be_visible()
     assert page.url.endswith("case=E-1001")
 

@@ -43,12 +43,19 @@ def demo_ticket(ticket_id: str) -> Ticket:
     return next(t for t in DEMO_TICKETS if t.id == ticket_id)
 
 
-def open_page(page: str | None = None, timeout: float = 60, **query_params: str) -> AppTest:
-    """The app in AppTest, switched to `page` (a file page such as "views/overview.py"), with no exception."""
+QUEUE_PANEL = "exception_queue_open"  # the Exceptions page's queue panel: open, its table and bulk approval are drawn
+QUEUE_OPEN = {QUEUE_PANEL: True}
+
+
+def open_page(page: str | None = None, timeout: float = 60, *, state: dict | None = None, **query_params: str) -> AppTest:
+    """The app in AppTest, switched to `page` (a file page such as "views/overview.py"), with no exception.
+    `state`: session state set before the page's first run (e.g. a panel open: AppTest cannot click an expander)."""
     at = AppTest.from_file(APP, default_timeout=timeout).run()
     assert not at.exception, at.exception
     if page is not None:
         at.switch_page(page)
+        for key, value in (state or {}).items():
+            at.session_state[key] = value
         for name, value in query_params.items():
             at.query_params[name] = value
         at.run()

@@ -11,7 +11,7 @@ from dashboard.review.casework import Casework
 from dashboard.review.decisions import DecisionService, Proposal
 from dashboard.review.freshness import Freshness
 from dashboard.review.limits import ApprovalLimits
-from tests.helpers import demo_case, open_page, select_row, texts
+from tests.helpers import QUEUE_OPEN, demo_case, open_page, select_row, texts
 
 LIMITS = {"reviewer": 1000, "Lee": 10000}
 REC = Recommendation(action="reject", confidence=1.0, cited=[], rationale="r", policy="precedent")
@@ -27,7 +27,7 @@ def test_the_pending_case_and_its_second_approval(hindsight, point_app, demo_ban
         proposal = Proposal(decision=decision, record=precedent_record(c, decision, REC), scope="s", amount=c.invoice_amount)
         assert service.decide(demo_banks.finance, "reviewer", proposal).stored.state == "awaiting_approval"
 
-    at = open_page("views/exceptions.py", case=case.id)
+    at = open_page("views/exceptions.py", state=QUEUE_OPEN, case=case.id)
     shown = texts(at)
     assert "Awaiting second approval" in shown and "Dana decided reject on 5,120.00" in shown
     assert "Dana's limit as reviewer is 1,000.00; this invoice is 5,120.00, above it." in shown

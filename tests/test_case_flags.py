@@ -18,7 +18,7 @@ from dashboard.settings import Settings
 from dashboard.support import flags as ticket_flags
 from dashboard.support.recall import recall_for_ticket
 from dashboard.processes import free_port
-from tests.helpers import DEMO_CASES as CASES
+from tests.helpers import QUEUE_OPEN, DEMO_CASES as CASES
 from tests.helpers import DEMO_TICKETS as TICKETS
 from tests.helpers import demo_case, demo_ticket, open_page
 
@@ -57,7 +57,7 @@ def test_flags_written_as_cases_are_recalled_show_in_the_queues_of_a_new_session
     assert ticket_flags.stored(tickets_stored["T-2004"]) == ticket_flags.ticket_flags(recall) and recall.path == "legacy"
 
     _restart_without_hindsight(monkeypatch)
-    at = open_page("views/exceptions.py", timeout=120)
+    at = open_page("views/exceptions.py", timeout=120, state=QUEUE_OPEN)
     queue = at.dataframe(key="exception_queue").value.set_index("case")
     row = queue.loc["E-1002"]
     assert row["exact precedents"] == expected.exact

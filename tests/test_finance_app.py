@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 from components.safe_text import md
 from dashboard.cli.seed import finance_records, seed_bank
 from tests.conftest import APP
-from tests.helpers import AUTH, open_page
+from tests.helpers import AUTH, QUEUE_OPEN, QUEUE_PANEL, open_page
 
 PAGE = "views/exceptions.py"
 
@@ -21,7 +21,7 @@ def exceptions_page(hindsight, point_app):
     outbox = point_app(hindsight.env(finance=bank, support=f"sup-{bank}"))
 
     def start(**query_params):
-        return open_page(PAGE, **query_params)
+        return open_page(PAGE, state=QUEUE_OPEN, **query_params)
 
     return start, bank, outbox
 
@@ -162,6 +162,7 @@ def _app(user: dict | None) -> AppTest:
 def test_signed_in_reviewer_is_recorded_as_authenticated(exceptions_page):
     _start, _bank, outbox = exceptions_page
     at = _app({"is_logged_in": True, "name": "Dana Signed", "email": "dana@example.com"}).run()
+    at.session_state[QUEUE_PANEL] = True  # open (AppTest cannot click an expander)
     at.switch_page(PAGE).run()
     at = _select(at, "E-1001")
     assert any("Signed in as Dana Signed" in t.value for t in at.sidebar.text)

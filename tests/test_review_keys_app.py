@@ -4,15 +4,16 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from components.decision_form import OVERRIDE
-from tests.helpers import open_page
+from dashboard.finance import queue as exception_queue
+from tests.helpers import DEMO_CASES, QUEUE_OPEN, open_page
 
 
 @pytest.fixture
 def start(hindsight, point_app, demo_banks):
     outbox = point_app(hindsight.env(finance=demo_banks.finance, support=demo_banks.support))
 
-    def _start(page: str, **query_params) -> AppTest:
-        return open_page(page, timeout=120, **query_params)
+    def _start(page: str, *, state: dict | None = None, **query_params) -> AppTest:
+        return open_page(page, timeout=120, state=state, **query_params)
 
     _start.outbox = outbox
     return _start
@@ -30,7 +31,8 @@ def _click(at: AppTest, key: str) -> AppTest:
 
 
 def test_exceptions_next_previous_override_and_approve_keys(start):
-    at = start("views/exceptions.py", case="E-1002")
+    at = start("views/exceptions.py", state=QUEUE_OPEN, case="E-1002")
+    assert _drawn(at) == (True, True)  # the panel open
     ids = list(at.dataframe(key="exception_queue").value["case"])
     i = ids.index("E-1002")
     assert at.button(key="exc_next").proto.shortcut and at.button(key="exc_approve").proto.shortcut
@@ -51,6 +53,23 @@ def test_exceptions_next_previous_override_and_approve_keys(start):
     stored = start.outbox.latest("exception", "E-1002")
     assert stored is not None and stored.decision.overridden is False and stored.decision.reviewer == "Kay Reviewer"
     assert stored.decision.outcome == stored.decision.agent_recommendation
+
+
+def test_with_the_queue_panel_closed_the_keys_walk_the_queue_and_no_table_is_drawn(start):
+    ids = [c.id for c in exception_queue.select(DEMO_CASES, {})]  # the queue's order, as the table would show it
+    at = start("views/exceptions.py", case=ids[0])
+    assert _drawn(at) == (False, False)  # closed: neither the table nor the bulk approval is drawn
+    counts = f"{len(ids)} of {len(ids)} exceptions shown; 0 decided. {ids[0]} is open: J / K move through the queue, or open it to pick one."
+    assert counts in [c.value for c in at.caption]  # above the closed panel
+    for key, expected in (("exc_next", ids[1]), ("exc_next", ids[2]), ("exc_prev", ids[1]), ("exc_next_open", ids[2])):
+        at = _click(at, key)
+        assert _param(at, "case") == expected and any(h.value.startswith(expected + ":") for h in at.header)
+    assert _drawn(at) == (False, False)
+
+
+def _drawn(at: AppTest) -> tuple[bool, bool]:
+    """(the queue table, the bulk approval button) on the page."""
+    return "exception_queue" in [d.key for d in at.dataframe], "bulk_open" in [b.key for b in at.button]
 
 
 def test_tickets_next_previous_override_and_approve_keys(start):

@@ -8,7 +8,7 @@ from dashboard.finance.policy import Recommendation
 from dashboard.review.casework import Casework
 from dashboard.review.decisions import DecisionService
 from dashboard.review.freshness import Freshness
-from tests.helpers import demo_case, exception_proposal, open_page, texts
+from tests.helpers import QUEUE_OPEN, demo_case, exception_proposal, open_page, texts
 
 REC = Recommendation(action="reject", confidence=1.0, cited=[], rationale="r", policy="precedent")
 BLIND, SPLIT = demo_case("E-1013"), demo_case("E-1014")  # both in the default tenth sampled for a second review
@@ -32,7 +32,7 @@ def test_the_second_review_and_lead_queues_keep_the_cases_each_reviewer_may_act_
         assert service.decide(demo_banks.finance, "reviewer", exception_proposal(case, REC, "Dana", note=f"note-{case.id}")).blind
     service.second_review(demo_banks.finance, "reviewer", exception_proposal(SPLIT, REC, "Lee", "approve"))
 
-    at = open_page("views/exceptions.py")
+    at = open_page("views/exceptions.py", state=QUEUE_OPEN)
     assert _cases(at, "exceptions_needs_second", "Lee") == [BLIND.id]  # someone else decided it first
     queue = at.dataframe(key="exception_queue").value.set_index("case")
     assert (queue.loc[BLIND.id, "status"], queue.loc[BLIND.id, "decision"]) == ("awaiting blind second review", "")
@@ -41,7 +41,7 @@ def test_the_second_review_and_lead_queues_keep_the_cases_each_reviewer_may_act_
     assert at.dataframe(key="exception_queue").value.set_index("case").loc[SPLIT.id, "status"] == "awaiting lead"
     assert _cases(at, "exceptions_lead_queue", "Lee") == []  # he decided it: the lead must be neither
     # an empty queue shows no case, so no name field: the next name is typed on a fresh page
-    assert _cases(open_page("views/exceptions.py"), "exceptions_needs_second", "Dana") == []  # her own first decision
+    assert _cases(open_page("views/exceptions.py", state=QUEUE_OPEN), "exceptions_needs_second", "Dana") == []  # her own first decision
 
     audit = open_page("views/audit.py")  # what the second reviewer could read there
     table = next(d.value for d in audit.dataframe if "case_id" in d.value.columns).set_index("case_id")

@@ -13,6 +13,7 @@ from dashboard.review.casework import Casework
 from dashboard.review.workflow import age_label, next_unreviewed, sla_state
 from tests.helpers import (
     DEMO_CASES,
+    QUEUE_OPEN,
     demo_case,
     demo_ticket,
     open_page,
@@ -103,7 +104,7 @@ def test_a_case_claimed_by_another_reviewer_cannot_be_decided(app):
     assert any("Claimed by Olga Other until" in w.value for w in at.warning)
     assert at.button(key="exc_approve").disabled and at.button(key="decision_submit").disabled
 
-    at = _click(_name(open_page(EXC, timeout=120, case="E-1003"), "Dana"), "claim_exception_button")
+    at = _click(_name(open_page(EXC, timeout=120, state=QUEUE_OPEN, case="E-1003"), "Dana"), "claim_exception_button")
     assert work.holder_of(banks.finance, "exception", "E-1003").holder == "Dana"
     other = _name(open_page(EXC, timeout=120, case="E-1003"), "Olga Other")
     assert any("Claimed by Dana until" in w.value for w in other.warning)
@@ -119,7 +120,7 @@ def test_a_case_claimed_by_another_reviewer_cannot_be_decided(app):
 def test_bulk_approval_records_one_decision_per_case(app):
     outbox, banks, work = app
     work.claim(banks.finance, "exception", "E-1001", "Olga Other")  # held by someone else: left out
-    at = _name(open_page(EXC, timeout=120), "Bea Bulk")
+    at = _name(open_page(EXC, timeout=120, state=QUEUE_OPEN), "Bea Bulk")
     for _ in range(120):  # the queue is recalled in the background: wait for it (no timing asserted)
         if not any("still being recalled" in c.value for c in at.caption):
             break

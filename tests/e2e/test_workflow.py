@@ -73,13 +73,16 @@ def test_bulk_approval_records_one_decision_per_case(app, page: Page, shots):
     expect(page.locator(".st-key-case_evidence")).to_contain_text("Exact: this vendor AND this type")
     settled(page)
     _name(page, "Bea Bulk")
-    page.get_by_text(re.compile(r"^Queue: 18 exceptions")).click()
+    expect(page.get_by_text(re.compile(r"^18 of 18 exceptions shown; \d+ decided"))).to_be_visible()  # above the closed panel
+    page.locator(".st-key-exception_queue_open summary").click()
+    button = page.get_by_role("button", name="Approve well-supported recommendations")
+    expect(button).to_be_visible()  # the panel's table and bulk approval are drawn once it is open
+    settled(page)
     still = page.get_by_text(re.compile(r"still being recalled in the background"))
     deadline = time.monotonic() + WAIT / 1000
     while still.count() and time.monotonic() < deadline:  # the prefetch fills the cache; a rerun (R) shows what is ready
         press(page, "r")
         settled(page)
-    button = page.get_by_role("button", name="Approve well-supported recommendations")
     expect(button).to_be_enabled()
     button.click()
     dialog = page.get_by_role("dialog")

@@ -1,6 +1,6 @@
 """Finance exceptions: one case at a time, built for deciding (header, recommendation, Approve / Override,
-evidence), the queue in a panel above it. The case on screen is recalled first; the rest of the queue is
-recalled in the background."""
+evidence), the queue in a panel above it (its table drawn only while it is open, so a key press redraws the case
+alone). The case on screen is recalled first; the rest of the queue is recalled in the background."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ from dashboard.hindsight.errors import HindsightError
 from dashboard.queue_files import QueueFileError, load_rows
 
 QUEUE_KEY = "exception_queue"
+QUEUE_OPEN = "exception_queue_open"  # the panel's state: its table and bulk approval are drawn only while it is open
 # Pinned to the left: what a reviewer scans the queue for stays in view at 1440 wide, without scrolling sideways.
 KEY_COLUMNS = ("case", "exact precedents", "agent recommends", "crowd-out", "incident")
 
@@ -40,6 +41,7 @@ class Queue:
     held: dict  # case id -> its decision awaiting a second approval, or returned by one
     blind: dict  # case id -> its first decision awaiting a blind second review or a lead
     k: int
+    table_open: bool  # the panel is open: its table and bulk approval are drawn
 
     @property
     def ids(self) -> list[str]:
@@ -47,12 +49,19 @@ class Queue:
 
 
 def queue_panel(bank: str, cases: list[ExceptionCase], decided: dict, me: str | None, today: date) -> tuple[Queue, list[int], st.delta_generator.DeltaGenerator]:
-    """The queue: filters, sort, "My queue", "Needs my approval", the table (flags from the review store), bulk approval."""
+    """The queue: filters, sort, "My queue", "Needs my approval"; while the panel is open, the table (flags from the
+    review store) and bulk approval. Returns (queue, the table's selected rows, the caption's placeholder above the
+    panel, where the counts show while it is closed)."""
     settings = resources.settings()
     held = resources.decisions().held_cases(bank, finance_case.KIND)
     blind = resources.decisions().blind_cases(bank, finance_case.KIND)
     k = int(st.session_state.get("exceptions_k", DEFAULT_K))
-    with st.expander(f"Queue: {len(cases)} exceptions, {sum(1 for c in cases if c.id in decided)} decided", icon=":material/list:"):
+    caption = st.empty()
+    # One label always: the label is part of the panel's identity, and a new one (say, a count) would close it.
+    panel = st.expander("Queue: filters, table, bulk approval", icon=":material/list:", key=QUEUE_OPEN, on_change="rerun")
+    if not panel.open:  # the table is not drawn: the address bar says which case is open, not a stale row
+        st.session_state.pop(QUEUE_KEY, None)
+    with panel:
         f1, f2, f3, f4, f5 = st.columns([3, 3, 3, 3, 2], vertical_alignment="bottom")
         vendors = f1.multiselect("Vendor", sorted({c.vendor_code for c in cases}), key="filter_vendor")
         types = f2.multiselect("Type", list(EXCEPTION_TYPES), key="filter_type")
@@ -67,8 +76,10 @@ def queue_panel(bank: str, cases: list[ExceptionCase], decided: dict, me: str | 
         for only in (mine, to_approve, to_review, to_lead):
             if only is not None:
                 shown = [c for c in shown if c.id in only]
-        queue = Queue(cases=cases, shown=shown, decided=decided, held=held, blind=blind, k=k)
+        queue = Queue(cases=cases, shown=shown, decided=decided, held=held, blind=blind, k=k, table_open=panel.open)
         keep_selection(QUEUE_KEY, "case", queue.ids, decided, finance_case.KEYS.goto)
+        if not panel.open:  # a key press while the panel is closed redraws the case alone
+            return queue, [], caption
         flags = resources.casework().flags(bank, "exception")  # measured as cases are recalled, kept in the store
         table = exception_queue.queue_frame(shown, decided, today, flags, {c: incident_text(f) for c, f in flags.items()}, statuses_held)
         event = st.dataframe(
@@ -77,7 +88,6 @@ def queue_panel(bank: str, cases: list[ExceptionCase], decided: dict, me: str | 
             column_config={"invoice amount": st.column_config.NumberColumn(format="%.2f"), "variance": st.column_config.NumberColumn(format="%+.2f"),
                            **{c: st.column_config.Column(pinned=True) for c in KEY_COLUMNS}},
         )
-        caption = st.empty()
         finance_case.bulk_bar(bank, queue, me)
     return queue, list(event.selection.rows), caption
 
@@ -133,9 +143,10 @@ def page() -> None:
     me = access.reviewer("reviewer_name")
     queue, rows, caption = queue_panel(bank, cases, decisions_by_case(resources.outbox(), bank), me.name, today)
     case, problem = exception_queue.resolve_case(queue.shown, rows, st.query_params.get("case"))
+    pick = "select another row to switch" if queue.table_open else "J / K move through the queue, or open it to pick one"
     caption.caption(
-        f"{len(queue.shown)} of {len(cases)} exceptions; {sum(1 for c in queue.shown if c.id in queue.decided)} decided. "
-        + (f"{md(case.id)} is open: select another row to switch." if case else "Select a row to review it.")
+        f"{len(queue.shown)} of {len(cases)} exceptions shown; {sum(1 for c in queue.shown if c.id in queue.decided)} decided. "
+        + (f"{md(case.id)} is open: {pick}." if case else "Select a row to review it." if queue.table_open else "Open the queue to pick a case.")
     )
     if problem or case is None:
         flash(finance_case.KEYS.flash)  # the last decision's confirmation, when its case left the queue shown

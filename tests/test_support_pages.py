@@ -152,11 +152,12 @@ def test_tickets_page_shows_a_validation_error_as_plain_text(support_app):
     assert support_app.history() == []
 
 
-def test_tickets_page_reads_the_decision_log_once_per_run(support_app, monkeypatch):
+def test_tickets_page_reads_the_newest_decisions_in_one_query_per_run(support_app, bank_id, monkeypatch):
     at = _tickets_page()
     reads = []
-    monkeypatch.setattr(Outbox, "history", lambda self, *a, **kw: reads.append(a) or [])
+    monkeypatch.setattr(Outbox, "history", lambda self, *a, **kw: reads.append(("history", *a)) or [])
     monkeypatch.setattr(Outbox, "latest", lambda self, *a: reads.append(("latest", *a)))
+    monkeypatch.setattr(Outbox, "latest_per_case", lambda self, *a: reads.append(("latest_per_case", *a)) or {})
     at.run()
     assert not at.exception, at.exception
-    assert len(at.dataframe[0].value) == 12 and reads == [("ticket",)]
+    assert len(at.dataframe[0].value) == 12 and reads == [("latest_per_case", bank_id, "ticket")]

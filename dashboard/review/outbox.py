@@ -401,7 +401,6 @@ class Outbox(DeliveryQueue):
         with self.engine.connect() as conn:
             return [stored_decision(row) for row in conn.execute(query)]
 
-
     def decided_cases(self, bank_id: str, case_kind: str) -> set[str]:
         """The cases of this bank with a reviewer's decision (not one held for, or returned by, a second approval)."""
         query = sa.select(decisions.c.case_id).distinct().where(
@@ -409,6 +408,21 @@ class Outbox(DeliveryQueue):
         )
         with self.engine.connect() as conn:
             return set(conn.execute(query).scalars())
+
+    def latest_per_case(self, bank_id: str, case_kind: str) -> dict[str, StoredDecision]:
+        """case id -> newest decision of this kind in this bank (held ones are not decisions yet), in one query.
+
+        The newest id per case is found on the index `ix_review_decisions_case_latest` alone, so only one row
+        per case is read and built, however long each case's history is.
+        """
+        newest = (
+            sa.select(sa.func.max(decisions.c.id))
+            .where(decisions.c.bank_id == bank_id, decisions.c.case_kind == case_kind, decisions.c.state.not_in(HELD))
+            .group_by(decisions.c.case_id)
+        )
+        with self.engine.connect() as conn:
+            rows = conn.execute(sa.select(decisions).where(decisions.c.id.in_(newest)))
+            return {row.case_id: stored_decision(row) for row in rows}
 
     def latest(self, case_kind: str, case_id: str) -> StoredDecision | None:
         entries = self.history(case_kind, case_id)

@@ -19,7 +19,6 @@ from dashboard.app import access, audit, resources, ticket_case, ticket_recalls
 from dashboard.app.ticket_evidence import render_ticket_evidence
 from dashboard.hindsight.errors import HindsightError
 from dashboard.queue_files import QueueFileError, load_rows
-from dashboard.reporting.overview import latest_per_case
 from dashboard.support.admission import AmbiguousName
 from dashboard.support.directory import check_directory
 from dashboard.support.flags import history_used
@@ -30,7 +29,7 @@ QUEUE_KEY = "ticket_queue"
 
 
 def _status(latest: dict, ticket_id: str) -> str:
-    stored = latest.get(("ticket", ticket_id))
+    stored = latest.get(ticket_id)
     if stored is None:
         return "open"
     return f"{(stored.decision.ticket_action or stored.decision.outcome).replace('_', ' ')} ({stored.state})"
@@ -73,10 +72,10 @@ def page() -> None:
         st.error("Customer directory problem:")
         st.text(problem)
     bank = settings.support_bank
-    latest = latest_per_case(resources.outbox().history("ticket"), {"ticket": bank})  # one read of the log per run
+    latest = resources.outbox().latest_per_case(bank, "ticket")  # one indexed query per run
     me = access.reviewer("ticket_reviewer")
     by_id = {t.id: t for t in tickets}
-    decided = {case_id for (_kind, case_id) in latest}
+    decided = set(latest)
     ticket_id = queue_table(bank, tickets, latest, decided)
     if ticket_id is None or ticket_id not in by_id:
         flash(ticket_case.KEYS.flash)  # the last decision's confirmation, when no ticket is open

@@ -1,0 +1,182 @@
+"""`python -m dashboard bench-scale`: the PostgreSQL review store with a large history, measured.
+
+Seeds a scratch database in the embedded server's PostgreSQL (dropped after) with `--decisions` decisions
+over `--cases` exceptions (a case's decisions are its revisions; every 97th row is held for a second
+approval) and one flags row per case, by COPY, then times side by side, interleaved, what the pages read
+on every run: the newest decision per case in one indexed query, against reading the whole log into
+Python as the pages did before; the cases decided; one case's latest decision; the flags.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+
+from dashboard.cli.registry import command
+
+BANK = "bench-scale"
+
+
+@contextmanager
+def scratch_database(pg_port: int) -> Iterator[str]:
+    """A new database in the embedded PostgreSQL, dropped after (also on an error or Ctrl-C); yields its URL."""
+    import psycopg
+
+    from dashboard.hindsight.embedded import PG_PASSWORD, PG_USER
+
+    name = f"bench_scale_{uuid.uuid4().hex[:10]}"
+    admin = f"postgresql://{PG_USER}:{PG_PASSWORD}@127.0.0.1:{pg_port}/postgres"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield f"postgresql+psycopg://{PG_USER}:{PG_PASSWORD}@127.0.0.1:{pg_port}/{name}"
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _case(i: int) -> str:
+    return f"E-{i:06d}"
+
+
+def seed(engine, cases: int, decisions: int, log: Callable[[str], None]) -> None:
+    """`decisions` rows over `cases` cases (row n is revision n // cases + 1 of case n % cases), then the flags."""
+    from dashboard.finance.flags import FinanceFlags
+    from dashboard.hindsight.wire import MemoryRecord
+    from dashboard.review.decision import ReviewerDecision
+    from dashboard.review.schema import AWAITING, DELIVERED
+
+    at = datetime(2026, 12, 1, tzinfo=UTC)
+    templates = {}
+    for outcome in ("approve", "reject", "escalate"):
+        decision = ReviewerDecision(case_id="CASE", case_kind="exception", reviewer="Bench Reviewer", authenticated=False,
+                                    outcome=outcome, overridden=outcome != "approve", decided_at=at)
+        record = MemoryRecord(document_id="decision-CASE", content=f"Case CASE. Decision: {outcome}.", tags=["vendor:V01", "kind:decision"])
+        templates[outcome] = (decision.model_dump_json(), record.model_dump_json())
+    outcomes = list(templates)
+    flags = FinanceFlags(k=5, exact=3, relevant=4, broader=2, action="approve", confidence=0.8, policy="exact",
+                         crowd_out_lost=0, exact_ids=["PREC-V01-PRI-001"]).model_dump_json()
+    columns = ("bank_id, case_kind, case_id, revision, document_id, reviewer, decision, record, created_at, state, attempts,"
+               " next_attempt_at, delivered_at")
+    started = time.perf_counter()
+    pooled = engine.raw_connection()
+    raw = pooled.driver_connection  # psycopg's own connection, for COPY
+    try:
+        with raw.cursor() as cur:
+            with cur.copy(f"COPY review_decisions ({columns}) FROM STDIN") as copy:
+                for n in range(decisions):
+                    case = _case(n % cases)
+                    decision, record = templates[outcomes[n % 3]]
+                    state = AWAITING if n % 97 == 0 else DELIVERED
+                    copy.write_row((BANK, "exception", case, n // cases + 1, f"decision-{case}", "Bench Reviewer",
+                                    decision.replace("CASE", case), record.replace("CASE", case), at, state, 1, at, at))
+            with cur.copy("COPY review_case_flags (bank_id, case_kind, case_id, flags, updated_at) FROM STDIN") as copy:
+                for i in range(cases):
+                    copy.write_row((BANK, "exception", _case(i), flags, at))
+        raw.commit()
+        raw.autocommit = True  # VACUUM cannot run in a transaction; it also makes the index-only scans possible
+        with raw.cursor() as cur:
+            cur.execute("VACUUM ANALYZE review_decisions")
+            cur.execute("VACUUM ANALYZE review_case_flags")
+    finally:
+        raw.autocommit = False  # as the pool lent it
+        pooled.close()
+    log(f"seeded {decisions:,} decisions over {cases:,} cases and {cases:,} flags rows in {time.perf_counter() - started:.1f} s")
+
+
+def _timed(call: Callable[[], object]) -> tuple[float, object]:
+    started = time.perf_counter()
+    result = call()
+    return (time.perf_counter() - started) * 1000, result
+
+
+def measure(engine, cases: int, repeat: int, log: Callable[[str], None]) -> dict[str, dict]:
+    """Median and samples (ms) of each read, interleaved so every read sees the same load."""
+    from dashboard.reporting.overview import latest_per_case
+    from dashboard.review.casework import Casework
+    from dashboard.review.outbox import Outbox
+
+    outbox, casework = Outbox(engine), Casework(engine)
+    page = [_case(i) for i in range(50)]
+    reads: dict[str, Callable[[], object]] = {
+        "newest decision per case, one indexed query (the queue pages now)": lambda: outbox.latest_per_case(BANK, "exception"),
+        "newest decision per case, the whole log read into Python (before)":
+            lambda: latest_per_case(outbox.history("exception"), {"exception": BANK}),
+        "the cases decided (ids only)": lambda: outbox.decided_cases(BANK, "exception"),
+        "one case's latest decision (a case open)": lambda: outbox.latest_in_bank(BANK, "exception", _case(cases // 2)),
+        "every case's flags": lambda: casework.flags(BANK, "exception"),
+        "the flags of a page of 50 cases": lambda: casework.flags(BANK, "exception", page),
+    }
+    samples: dict[str, list[float]] = {name: [] for name in reads}
+    sizes: dict[str, int] = {}
+    for n in range(repeat):
+        for name, read in reads.items():
+            ms, result = _timed(read)
+            samples[name].append(ms)
+            sizes[name] = len(result) if hasattr(result, "__len__") else int(result is not None)
+        log(f"round {n + 1} of {repeat} done")
+    return {name: {"median_ms": round(statistics.median(s), 1), "samples_ms": [round(x, 1) for x in s], "rows": sizes[name]}
+            for name, s in samples.items()}
+
+
+def run(cases: int, decisions: int, repeat: int, log: Callable[[str], None] = print) -> dict:
+    from dashboard.cli.bench import machine, server_running
+    from dashboard.review.db import make_engine
+    from dashboard.review.outbox import Outbox
+    from dashboard.settings import load_settings
+
+    settings = load_settings()
+    if not settings.embedded:
+        raise RuntimeError("bench-scale seeds a scratch database in the embedded server's PostgreSQL: unset HINDSIGHT_API_URL")
+    notes = [f"machine: {machine()}; {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; load average {os.getloadavg()[0]:.1f} at start"]
+    with server_running(settings, log), scratch_database(settings.pg_port) as url:
+        engine = make_engine(url, settings.data_dir)
+        try:
+            Outbox(engine)  # the schema, by the migrations
+            seed(engine, cases, decisions, log)
+            figures = measure(engine, cases, repeat, log)
+        finally:
+            engine.dispose()
+    before = figures["newest decision per case, the whole log read into Python (before)"]["median_ms"]
+    now = figures["newest decision per case, one indexed query (the queue pages now)"]["median_ms"]
+    notes.append(f"the whole log read into Python / one indexed query: {before / now:.1f}x" if now else "no timing")
+    return {"cases": cases, "decisions": decisions, "repeat": repeat, "figures": figures, "notes": notes}
+
+
+def print_report(report: dict, out=sys.stdout) -> None:
+    print(f"review store: {report['decisions']:,} decisions over {report['cases']:,} cases, median of {report['repeat']}", file=out)
+    width = max(len(name) for name in report["figures"])
+    for name, row in report["figures"].items():
+        samples = ", ".join(f"{s:.1f}" for s in row["samples_ms"])
+        print(f"  {name:<{width}}  {row['median_ms']:>10.1f} ms  ({samples}; {row['rows']:,} rows)", file=out)
+    for note in report["notes"]:
+        print(f"  {note}", file=out)
+
+
+def _args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cases", type=int, default=100_000, help="exceptions in the queue (default 100,000)")
+    parser.add_argument("--decisions", type=int, default=1_000_000, help="decisions in the review store (default 1,000,000)")
+    parser.add_argument("--repeat", type=int, default=3, help="rounds of every read (the medians are of these)")
+    parser.add_argument("--json", action="store_true")
+
+
+@command("bench-scale", "time the review store's reads with a large history (a scratch PostgreSQL database, dropped after)", _args)
+def run_bench_scale(args: argparse.Namespace) -> int:
+    for flag, value in (("--cases", args.cases), ("--decisions", args.decisions), ("--repeat", args.repeat)):
+        if value < 1:
+            print(f"error: {flag}: must be at least 1", file=sys.stderr)
+            return 2
+    report = run(args.cases, args.decisions, args.repeat, log=lambda m: print(m, file=sys.stderr, flush=True))
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        print_report(report)
+    return 0

@@ -1,0 +1,39 @@
+"""`python -m dashboard bench-scale` on a small history: every read answers, and the scratch database is dropped."""
+
+from __future__ import annotations
+
+import json
+
+import psycopg
+
+from dashboard.hindsight.embedded import PG_PASSWORD, PG_USER
+from tests.helpers import run_command
+
+
+def _scratch_databases(port: int) -> list[str]:
+    with psycopg.connect(f"postgresql://{PG_USER}:{PG_PASSWORD}@127.0.0.1:{port}/postgres") as conn:
+        return [name for (name,) in conn.execute("SELECT datname FROM pg_database WHERE datname LIKE 'bench_scale_%'")]
+
+
+def test_bench_scale_times_every_read_on_the_seeded_history_and_drops_its_database(hindsight, bank_id, monkeypatch, capsys):
+    argv = ("bench-scale", "--cases", "300", "--decisions", "3000", "--repeat", "2", "--json")
+    code, out, err = run_command(monkeypatch, capsys, hindsight, bank_id, *argv)
+    assert code == 0, err
+    report = json.loads(out)
+    rows = {name: figure["rows"] for name, figure in report["figures"].items()}
+    assert rows == {
+        "newest decision per case, one indexed query (the queue pages now)": 300,
+        "newest decision per case, the whole log read into Python (before)": 300,
+        "the cases decided (ids only)": 300,
+        "one case's latest decision (a case open)": 1,
+        "every case's flags": 300,
+        "the flags of a page of 50 cases": 50,
+    }
+    assert all(len(figure["samples_ms"]) == 2 and figure["median_ms"] > 0 for figure in report["figures"].values())
+    assert "seeded 3,000 decisions over 300 cases" in err
+    assert _scratch_databases(hindsight.settings.pg_port) == []
+
+
+def test_bench_scale_refuses_an_empty_history(hindsight, bank_id, monkeypatch, capsys):
+    code, _out, err = run_command(monkeypatch, capsys, hindsight, bank_id, "bench-scale", "--decisions", "0")
+    assert code == 2 and "--decisions: must be at least 1" in err

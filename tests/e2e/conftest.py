@@ -112,6 +112,9 @@ class Shots:
         size = page.viewport_size
         page.set_viewport_size({"width": size["width"], "height": max(size["height"], min(int(height), 8000))})
         page.wait_for_timeout(300)
+        # an element whose code is still loading is drawn as a grey skeleton: a loaded machine left them in the README's pictures
+        settled(page)
+        page.wait_for_function("() => !document.querySelector('[data-testid=stSkeleton]')", timeout=WAIT)
         page.screenshot(path=str(path), full_page=True)
         page.set_viewport_size(size)
         if readme and UPDATE_SHOTS:

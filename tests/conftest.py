@@ -14,12 +14,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import psycopg
 import pytest
 import streamlit as st
 
 from dashboard.app import resources
-from dashboard.hindsight.embedded import PG_PASSWORD, PG_USER, EmbeddedServer
+from dashboard.hindsight.embedded import EmbeddedServer, scratch_database
 from dashboard.hindsight.gateway import HindsightGateway
 from dashboard import processes
 from dashboard.processes import free_port
@@ -127,18 +126,9 @@ def live(request: pytest.FixtureRequest) -> LiveHindsight:
     return request.getfixturevalue("hindsight" if request.param == "verbatim" else "hindsight_llm")
 
 
-@contextmanager
-def review_database(settings: Settings) -> Iterator[str]:
-    """A fresh PostgreSQL database for the review store in the embedded pg0 (dropped after); yields its URL."""
-    name = f"review_{uuid.uuid4().hex[:12]}"
-    admin = f"postgresql://{PG_USER}:{PG_PASSWORD}@127.0.0.1:{settings.pg_port}/postgres"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield f"postgresql+psycopg://{PG_USER}:{PG_PASSWORD}@127.0.0.1:{settings.pg_port}/{name}"
-    finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+def review_database(settings: Settings):
+    """A fresh PostgreSQL database for the review store in the embedded pg0, dropped after: a context yielding its URL."""
+    return scratch_database(settings.pg_port, prefix="review")
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

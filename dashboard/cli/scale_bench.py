@@ -15,32 +15,12 @@ import os
 import statistics
 import sys
 import time
-import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import UTC, datetime
 
 from dashboard.cli.registry import command
 
 BANK = "bench-scale"
-
-
-@contextmanager
-def scratch_database(pg_port: int) -> Iterator[str]:
-    """A new database in the embedded PostgreSQL, dropped after (also on an error or Ctrl-C); yields its URL."""
-    import psycopg
-
-    from dashboard.hindsight.embedded import PG_PASSWORD, PG_USER
-
-    name = f"bench_scale_{uuid.uuid4().hex[:10]}"
-    admin = f"postgresql://{PG_USER}:{PG_PASSWORD}@127.0.0.1:{pg_port}/postgres"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield f"postgresql+psycopg://{PG_USER}:{PG_PASSWORD}@127.0.0.1:{pg_port}/{name}"
-    finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def _case(i: int) -> str:
@@ -129,6 +109,7 @@ def measure(engine, cases: int, repeat: int, log: Callable[[str], None]) -> dict
 
 def run(cases: int, decisions: int, repeat: int, log: Callable[[str], None] = print) -> dict:
     from dashboard.cli.bench import machine, server_running
+    from dashboard.hindsight.embedded import scratch_database
     from dashboard.review.db import make_engine
     from dashboard.review.outbox import Outbox
     from dashboard.settings import load_settings
@@ -137,7 +118,7 @@ def run(cases: int, decisions: int, repeat: int, log: Callable[[str], None] = pr
     if not settings.embedded:
         raise RuntimeError("bench-scale seeds a scratch database in the embedded server's PostgreSQL: unset HINDSIGHT_API_URL")
     notes = [f"machine: {machine()}; {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; load average {os.getloadavg()[0]:.1f} at start"]
-    with server_running(settings, log), scratch_database(settings.pg_port) as url:
+    with server_running(settings, log), scratch_database(settings.pg_port, "bench_scale") as url:
         engine = make_engine(url, settings.data_dir)
         try:
             Outbox(engine)  # the schema, by the migrations

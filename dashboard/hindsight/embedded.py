@@ -22,6 +22,9 @@ import subprocess
 import sys
 import urllib.error
 import urllib.request
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -297,3 +300,20 @@ def _unprivileged_ids() -> tuple[int, int]:
     import pwd
 
     return pwd.getpwnam(UNPRIVILEGED_USER).pw_uid, grp.getgrnam(UNPRIVILEGED_GROUP).gr_gid
+
+
+@contextmanager
+def scratch_database(pg_port: int, prefix: str) -> Iterator[str]:
+    """A new database `<prefix>_<random>` in the embedded PostgreSQL, dropped after (also on an error or Ctrl-C); yields its URL.
+    For the benches and the tests' review stores on PostgreSQL."""
+    import psycopg
+
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    admin = f"postgresql://{PG_USER}:{PG_PASSWORD}@{HOST}:{pg_port}/postgres"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield f"postgresql+psycopg://{PG_USER}:{PG_PASSWORD}@{HOST}:{pg_port}/{name}"
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

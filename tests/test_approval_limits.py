@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 import pytest
 
 from dashboard.agents.findings import human_decisions
-from dashboard.finance.decisions import decisions_by_case, document_id_for, exception_decision, precedent_record
+from dashboard.finance.decisions import document_id_for, exception_decision, precedent_record
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import assess
 from dashboard.finance.recall import CaseKey, two_stage_recall
@@ -75,7 +75,7 @@ def test_above_the_limit_memory_holds_nothing_until_a_different_eligible_approve
         # no instance delivers it, and nothing reads it as a human decision
         assert second.outbox.deliver_due(live.gateway.retain).delivered == 0
         assert live.gateway.document(bank_id, document_id_for(CASE.id)) is None and not _in_memory(live, bank_id, CASE)
-        assert decisions_by_case(second.outbox, bank_id) == {} and human_decisions(second.outbox, bank_id) == []
+        assert second.outbox.latest_per_case(bank_id, "exception") == {} and human_decisions(second.outbox, bank_id) == []
         # nobody decides it again meanwhile, on either instance
         with pytest.raises(Refused, match="awaits a second approval"):
             second.decide(bank_id, "lead", _proposal(live, bank_id, CASE, "Lee"))
@@ -91,7 +91,7 @@ def test_above_the_limit_memory_holds_nothing_until_a_different_eligible_approve
         confirmed = second.second_approval(bank_id, "lead", "exception", CASE.id, "Lee", confirm=True)
         live.settle(bank_id)
         assert confirmed.delivered and _in_memory(live, bank_id, CASE)
-        assert decisions_by_case(first.outbox, bank_id)[CASE.id].decision.reviewer == "Dana"
+        assert first.outbox.latest_per_case(bank_id, "exception")[CASE.id].decision.reviewer == "Dana"
         with pytest.raises(Refused, match="no decision awaiting"):  # confirmed once, on whichever instance
             first.second_approval(bank_id, "lead", "exception", CASE.id, "Kim", confirm=True)
         (trail,) = first.approvals.trail(bank_id, "exception", CASE.id)  # the audit of every step: who, role, limit, when
@@ -118,7 +118,7 @@ def test_a_rejected_second_approval_returns_the_case_to_the_queue_naming_both(tm
     assert skipped == [] and recorded[0].stored.state == "awaiting_approval"
     service.second_approval("fin", "lead", "exception", CASE.id, "Lee", confirm=False, note="PO amendment missing")
     held = service.held("fin", "exception", CASE.id)
-    assert held.stored.state == "returned" and outbox.pending_count() == 0 and decisions_by_case(outbox, "fin") == {}
+    assert held.stored.state == "returned" and outbox.pending_count() == 0 and outbox.latest_per_case("fin", "exception") == {}
     assert held.summary().startswith("Dana decided approve on 42,000.00 at ") and "; Lee rejected it at " in held.summary()
     assert held.settled.note == "PO amendment missing"
     assert [(s["step"], s["actor"], s["case_id"]) for s in service.approvals.log()] == [

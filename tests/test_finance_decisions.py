@@ -7,9 +7,7 @@ import pytest
 from dashboard.finance.decisions import (
     REASON_CODES,
     DecisionError,
-    decisions_by_case,
     exception_decision,
-    latest_decision,
     precedent_record,
 )
 from dashboard.finance.models import ExceptionCase
@@ -98,8 +96,8 @@ def test_approve_round_trip_is_recalled_as_an_exact_precedent(hindsight, bank_id
     decision = _decide(rec, action="approve_recommendation")
     stored, report = outbox.submit(bank_id, decision, precedent_record(CASE, decision, rec), hindsight.gateway.retain)
     assert (report.delivered, report.error, stored.state) == (1, None, "delivered")
-    assert latest_decision(outbox, bank_id, CASE.id).decision.outcome == "approve"
-    assert latest_decision(outbox, "another-bank", CASE.id) is None
+    assert outbox.latest_per_case(bank_id, "exception")[CASE.id].decision.outcome == "approve"
+    assert outbox.latest_per_case("another-bank", "exception") == {}
 
     result, rec2 = _review(hindsight, bank_id)
     exact = {e.document_id: e for e in result.exact}
@@ -129,7 +127,7 @@ def test_override_then_revision_leaves_one_record_and_the_policy_follows(hindsig
     docs = hindsight.gateway.list_memories(bank_id, tags=["vendor:VA"], tags_match="any_strict")
     assert sorted(m["document_id"] for m in docs["items"]) == ["PREC-A-1", "decision-E-7001"]
     assert (rec3.action, rec3.policy, rec3.confidence) == ("approve", "human", 1.0)  # the revision replaced the reject
-    assert len(outbox.history("exception", CASE.id)) == 2 and decisions_by_case(outbox, bank_id)[CASE.id].decision.outcome == "approve"
+    assert len(outbox.history("exception", CASE.id)) == 2 and outbox.latest_per_case(bank_id, "exception")[CASE.id].decision.outcome == "approve"
 
 
 def test_failed_delivery_keeps_the_decision_pending(tmp_path, approve_rec):

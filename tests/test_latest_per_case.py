@@ -5,7 +5,7 @@ from datetime import UTC, datetime
 import sqlalchemy as sa
 
 from dashboard.hindsight.wire import MemoryRecord
-from dashboard.reporting.overview import latest_per_case
+from dashboard.reporting.overview import latest_in_history
 from dashboard.review.decision import Hold, ReviewerDecision
 from dashboard.review.outbox import Outbox
 
@@ -31,7 +31,7 @@ def test_the_newest_decision_per_case_skips_held_ones_other_banks_and_other_kind
     assert {case: stored.decision.outcome for case, stored in latest.items()} == {"E-1": "reject", "E-2": "escalate"}
     assert latest["E-1"].id == newest
     # the same answer as reading the whole log in Python, which is what it replaces
-    by_log = latest_per_case(outbox.history("exception"), {"exception": "fin"})
+    by_log = latest_in_history(outbox.history("exception"), {"exception": "fin"})
     assert {case: stored.id for (_kind, case), stored in by_log.items()} == {case: stored.id for case, stored in latest.items()}
 
 

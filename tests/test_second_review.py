@@ -11,7 +11,7 @@ from dataclasses import replace
 import pytest
 
 from dashboard.agents.findings import human_decisions
-from dashboard.finance.decisions import decisions_by_case, document_id_for
+from dashboard.finance.decisions import document_id_for
 from dashboard.finance.policy import assess
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.reporting.audit_export import audit_rows, to_json
@@ -68,7 +68,7 @@ def test_an_agreeing_pair_the_first_decision_reaches_memory_only_after_the_secon
     assert done.blind and done.stored.state == "awaiting_second" and not done.delivered
     assert service.outbox.deliver_due(hindsight.gateway.retain).delivered == 0  # no worker delivers it
     assert _memory_reviewer(hindsight, bank) is None
-    assert decisions_by_case(service.outbox, bank) == {} and human_decisions(service.outbox, bank) == []
+    assert service.outbox.latest_per_case(bank, "exception") == {} and human_decisions(service.outbox, bank) == []
     with pytest.raises(Refused, match="awaits a blind second review"):
         service.decide(bank, "lead", _proposal(hindsight, bank, "Lee"))
     with pytest.raises(Refused, match="must be someone else"):
@@ -101,7 +101,7 @@ def test_a_disagreement_goes_to_a_lead_whose_decision_is_what_memory_holds(hinds
     lead = service.lead_decision(bank, "lead", _proposal(hindsight, bank, "Max", outcome="escalate"))
     assert lead.delivered and lead.stored.decision.outcome == "escalate"
     assert _memory_reviewer(hindsight, bank) == "Max"  # the next recall finds the lead's decision, not the others
-    assert decisions_by_case(service.outbox, bank)[CASE.id].decision.reviewer == "Max"
+    assert service.outbox.latest_per_case(bank, "exception")[CASE.id].decision.reviewer == "Max"
     assert service.outbox.get(first.stored.id).state == "superseded"
     history = service.outbox.history()
     exported = audit_rows(history, service.second_reviews.trail([h.id for h in history]))

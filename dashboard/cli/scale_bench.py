@@ -80,7 +80,7 @@ def _timed(call: Callable[[], object]) -> tuple[float, object]:
 
 def measure(engine, cases: int, repeat: int, log: Callable[[str], None]) -> dict[str, dict]:
     """Median and samples (ms) of each read, interleaved so every read sees the same load."""
-    from dashboard.reporting.overview import latest_per_case
+    from dashboard.reporting.overview import latest_in_history
     from dashboard.review.casework import Casework
     from dashboard.review.outbox import Outbox
 
@@ -89,7 +89,7 @@ def measure(engine, cases: int, repeat: int, log: Callable[[str], None]) -> dict
     reads: dict[str, Callable[[], object]] = {
         "newest decision per case, one indexed query (the queue pages now)": lambda: outbox.latest_per_case(BANK, "exception"),
         "newest decision per case, the whole log read into Python (before)":
-            lambda: latest_per_case(outbox.history("exception"), {"exception": BANK}),
+            lambda: latest_in_history(outbox.history("exception"), {"exception": BANK}),
         "the cases decided (ids only)": lambda: outbox.decided_cases(BANK, "exception"),
         "one case's latest decision (a case open)": lambda: outbox.latest_in_bank(BANK, "exception", _case(cases // 2)),
         "every case's flags": lambda: casework.flags(BANK, "exception"),

@@ -160,14 +160,3 @@ def evidence_snapshot(result: TwoStageResult | None, recommendation: Recommendat
         return EvidenceSnapshot(available=False, recommendation=recommendation.action)
     items = [EvidenceItem(id=e.ref, text_sha256=text_hash(e.text), relevant=e.relevant) for e in [*result.exact, *result.broader]]
     return EvidenceSnapshot(available=True, items=items, recommendation=recommendation.action)
-
-
-def latest_decision(outbox, bank_id: str, case_id: str):
-    """The newest decision for this exception in this bank (the outbox's audit log), or None. A decision held
-    for a second approval is not one yet (review/approvals.py)."""
-    return next((d for d in outbox.history("exception", case_id) if d.bank_id == bank_id and not d.held), None)
-
-
-def decisions_by_case(outbox, bank_id: str) -> dict:
-    """case id -> newest decision in this bank, in one indexed query (held ones are not decisions yet)."""
-    return outbox.latest_per_case(bank_id, "exception")

@@ -157,7 +157,7 @@ def in_range(stored: StoredDecision, start: date | None, end: date | None) -> bo
     return (start is None or day >= start) and (end is None or day <= end)
 
 
-def latest_per_case(history: Iterable[StoredDecision], bank_for: Mapping[str, str]) -> dict[tuple[str, str], StoredDecision]:
+def latest_in_history(history: Iterable[StoredDecision], bank_for: Mapping[str, str]) -> dict[tuple[str, str], StoredDecision]:
     """(kind, case id) -> newest decision, for decisions in the bank of their kind (history is newest first)."""
     latest: dict[tuple[str, str], StoredDecision] = {}
     for stored in sorted(history, key=lambda s: s.id, reverse=True):
@@ -375,7 +375,7 @@ def build(
     waiting: Iterable[HeldDecision] = (),
     now: datetime | None = None,
 ) -> OverviewMetrics:
-    latest = latest_per_case(history, bank_for)
+    latest = latest_in_history(history, bank_for)
     decided = [s for s in latest.values() if in_range(s, start, end)]
     agreement, overrides, daily = decision_metrics(decided, {c.id: c.vendor_code for c in cases})
     return OverviewMetrics(

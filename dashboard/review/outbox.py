@@ -412,8 +412,8 @@ class Outbox(DeliveryQueue):
     def latest_per_case(self, bank_id: str, case_kind: str) -> dict[str, StoredDecision]:
         """case id -> newest decision of this kind in this bank (held ones are not decisions yet), in one query.
 
-        The newest id per case is found on the index `ix_review_decisions_case_latest` alone, so only one row
-        per case is read and built, however long each case's history is.
+        The newest id per case is grouped over the columns of the index `ix_review_decisions_case_latest`, and
+        only that one row per case is then read and built, however long each case's history is.
         """
         newest = (
             sa.select(sa.func.max(decisions.c.id))

@@ -53,7 +53,7 @@ decisions = Table(
     UniqueConstraint("bank_id", "case_kind", "case_id", "revision", name="uq_review_decisions_case_revision"),
     Index("ix_review_decisions_due", "state", "next_attempt_at"),
     Index("ix_review_decisions_document", "bank_id", "document_id"),
-    # the newest decision per case (Outbox.latest_per_case) from the index alone
+    # the newest decision per case (Outbox.latest_per_case), grouped over the index's columns
     Index("ix_review_decisions_case_latest", "bank_id", "case_kind", "case_id", "state", "id"),
 )
 

@@ -20,7 +20,7 @@ from dashboard.agents.incidents import incident_text, is_relevant_ref
 from dashboard.app import access, audit, curating, finance_case, finance_recalls, labelling, resources
 from dashboard.app.queue_filters import approval_filter, second_review_filter
 from dashboard.finance import queue as exception_queue
-from dashboard.finance.decisions import decisions_by_case, document_id_for
+from dashboard.finance.decisions import document_id_for
 from dashboard.finance.models import EXCEPTION_TYPES, ExceptionCase
 from dashboard.finance.policy import assess, no_evidence_recommendation
 from dashboard.finance.recall import DEFAULT_K, MAX_K, CaseKey
@@ -141,7 +141,7 @@ def page() -> None:
         st.text(str(exc))
         return
     me = access.reviewer("reviewer_name")
-    queue, rows, caption = queue_panel(bank, cases, decisions_by_case(resources.outbox(), bank), me.name, today)
+    queue, rows, caption = queue_panel(bank, cases, resources.outbox().latest_per_case(bank, "exception"), me.name, today)
     case, problem = exception_queue.resolve_case(queue.shown, rows, st.query_params.get("case"))
     pick = "select another row to switch" if queue.table_open else "J / K move through the queue, or open it to pick one"
     caption.caption(

@@ -1,0 +1,21 @@
+"""The suite runs one test file per worker (scripts/test: --dist loadgroup and tests/conftest.py), so a file's
+module fixtures and the extracting server are set up once. pytest 9.2 broke this silently with pytest-xdist 3.8
+(every test became its own work unit, and both workers started the extracting server): this catches it."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_the_tests_of_one_file_run_on_one_worker(tmp_path):
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", "--dist", "loadgroup",
+            str(REPO / "tests" / "probes" / "one_file.py")]
+    done = subprocess.run(argv, cwd=REPO, env={**os.environ, "RECALL_REVIEW_PROBE_DIR": str(tmp_path)},
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout[-2000:]
+    workers = {note.name: note.read_text() for note in tmp_path.iterdir()}
+    assert sorted(workers) == [str(n) for n in range(6)]
+    assert len(set(workers.values())) == 1 and set(workers.values()) <= {"gw0", "gw1"}, workers

@@ -1,5 +1,6 @@
 """The embedded server's lifecycle, against the real thing."""
 
+import psutil
 import pytest
 
 from dashboard.hindsight.embedded import _alive, health
@@ -75,3 +76,12 @@ def test_servers_listen_on_loopback_only(hindsight):
     loopback_v4 = "0100007F"  # 127.0.0.1, little-endian hex
     for port in (hindsight.settings.api_port, hindsight.settings.pg_port):
         assert _listening_addresses(port) == {loopback_v4}, port
+
+
+
+def test_the_server_reads_dates_in_the_configured_languages_only(hindsight, bank_id):
+    """`HINDSIGHT_API_QUERY_ANALYZER_LANGUAGES` (default `en`; unset, hindsight-api tries ~200 locales on every
+    recall) reaches the running hindsight-api, and a date in a query is still read."""
+    assert psutil.Process(hindsight.server.status().api_pid).environ()["HINDSIGHT_API_QUERY_ANALYZER_LANGUAGES"] == "en"
+    trace = hindsight.gateway.recall(bank_id, "invoices disputed last week", trace=True).trace
+    assert trace.query.temporal_constraint["start"] < trace.query.temporal_constraint["end"]

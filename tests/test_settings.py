@@ -117,3 +117,12 @@ def test_reason_codes_per_exception_type_from_secrets_or_the_environment_and_a_b
     for bad in ('{"price_variance": ', '{"price_variance": {}}', '{"price_variance": {"X": ""}}', '["PRICE_AGREED"]'):
         env(RECALL_REVIEW_REASON_CODES=bad)
         assert _problem(tmp_path).startswith("RECALL_REVIEW_REASON_CODES"), bad
+
+
+def test_the_embedded_servers_query_languages_default_to_english_and_a_bad_value_names_the_setting(tmp_path, env, monkeypatch):
+    monkeypatch.delenv("HINDSIGHT_API_QUERY_ANALYZER_LANGUAGES", raising=False)
+    assert load_settings(secrets_file=tmp_path / "none.toml").query_languages == "en"
+    env(HINDSIGHT_API_QUERY_ANALYZER_LANGUAGES="en,de")
+    assert load_settings(secrets_file=tmp_path / "none.toml").query_languages == "en,de"
+    env(HINDSIGHT_API_QUERY_ANALYZER_LANGUAGES="en; rm -rf /")
+    assert _problem(tmp_path).startswith("HINDSIGHT_API_QUERY_ANALYZER_LANGUAGES:")

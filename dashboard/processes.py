@@ -127,6 +127,15 @@ class Child:
         _unregister(self)
 
 
+class Adopted(Child):
+    """A process started some other way (a fork of a warmed parent, see dashboard.cli.app_server) that already
+    leads a session of its own: held, waited for and stopped as a Child is. Adopt it inside `signals_held()`."""
+
+    def __init__(self, process: psutil.Process, *, log: Path, name: str):  # noqa: D107 - no start: it runs
+        self.name, self.log, self.process = name, log, process
+        _register(self)
+
+
 # -- the children of this interpreter, stopped when it exits or is told to stop ------------------------
 _children: dict[int, Child] = {}
 _lock = threading.Lock()

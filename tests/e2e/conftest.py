@@ -1,5 +1,5 @@
 """Browser fixtures: one real embedded Hindsight (the session's `hindsight`); per test, fresh demo banks
-and one `streamlit run dashboard/app/main.py` subprocess on a free loopback port; Debian's Chromium driven
+and one app process (a warmed fork, see dashboard.cli.app_server) on a free loopback port; Debian's Chromium driven
 by Playwright. Everything started here is stopped here, by PID (the app's whole process group)."""
 
 from __future__ import annotations
@@ -86,7 +86,7 @@ def app(hindsight, demo_banks, app_env) -> App:
     env.update(hindsight.env(finance=fin, support=sup))
     env.update(app_env)
     try:
-        with serve_app(env, data_dir) as url:
+        with serve_app(env, data_dir, warmed=True) as url:
             yield App(url=url, finance_bank=fin, support_bank=sup, data_dir=data_dir, log=data_dir / "streamlit.log")
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)

@@ -1,7 +1,7 @@
 """A review team in a real browser: deciding while Hindsight is down, a hostile reviewer name seen by
 another viewer, a trace link to a bank this dashboard is not configured for, and roles enforced.
 
-Each test starts its own `streamlit run` (the session's `app` fixture is shared with other files), on a
+Each test starts its own app process (a warmed fork; the `app` fixture is shared with other files), on a
 free loopback port, and stops it by its process group."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def serve(**env_overrides: str) -> Iterator[tuple[str, Path]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("RECALL_REVIEW_", "HINDSIGHT_"))}
     env.update(env_overrides)
     try:
-        with serve_app(env, data_dir) as url:
+        with serve_app(env, data_dir, warmed=True) as url:
             yield url, data_dir
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)

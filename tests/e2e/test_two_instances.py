@@ -37,7 +37,7 @@ def test_a_decision_on_one_instance_is_in_the_others_evidence_at_its_next_case_o
         env.update(RECALL_REVIEW_DATABASE_URL=store_url, RECALL_REVIEW_EXCEPTIONS_FILE=str(queue_file))
         dirs = [Path(tempfile.mkdtemp(prefix="recall-review-instance-")) for _ in range(2)]
         try:
-            with serve_app(env, dirs[0]) as first_url, serve_app(env, dirs[1]) as second_url:
+            with serve_app(env, dirs[0], warmed=True) as first_url, serve_app(env, dirs[1], warmed=True) as second_url:
                 first, second = (browser.new_context(viewport=VIEWPORT).new_page() for _ in range(2))
                 evidence = second.locator(".st-key-case_evidence")
                 second.goto(f"{second_url}/exceptions?case={SIBLING}")  # instance 2 recalls (and caches) the sibling

@@ -2,10 +2,14 @@
 draws itself when imported), and freezes them out of the collection Streamlit makes after every run."""
 
 import json
+import os
 import subprocess
 import sys
 
-from dashboard.cli.app_server import REPO
+import psutil
+
+from dashboard.cli.app_server import REPO, serve_app
+from dashboard.processes import answers
 
 PROBE = """
 import gc, json, sys
@@ -26,3 +30,14 @@ def test_the_launcher_imports_the_app_modules_and_no_page():
     assert not [name for name in report["loaded"] if name.startswith("dashboard.app.views.") or name == "dashboard.app.main"]
     # what was imported is no longer scanned by each full collection: only what is made afterwards
     assert report["frozen"] > 100_000 and not report["pandas_scanned"] and report["still_scanned"] < report["frozen"] / 100
+
+
+def test_a_warmed_fork_serves_in_a_session_of_its_own_and_is_stopped_with_it(tmp_path):
+    # (that each fork reads its own environment, banks and review store, the browser tests show: each has its own)
+    with serve_app(dict(os.environ), tmp_path, warmed=True) as url:
+        assert answers(url + "/_stcore/health")
+        port = int(url.rsplit(":", 1)[1])
+        app = psutil.Process(next(c.pid for c in psutil.net_connections("tcp") if c.laddr.port == port and c.status == psutil.CONN_LISTEN))
+        assert os.getpgid(app.pid) == app.pid  # a session of its own: its stop is one signal to its group
+    assert not app.is_running()
+    assert f"started on 127.0.0.1:{port}" in (tmp_path / "streamlit.log").read_text()  # its output went to its own log

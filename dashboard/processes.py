@@ -128,7 +128,7 @@ class Child:
 
 
 class Adopted(Child):
-    """A process started some other way (a fork of a warmed parent, see dashboard.cli.app_server) that already
+    """A process started some other way (e.g. forked from a warmed parent: the browser tests' apps) that already
     leads a session of its own: held, waited for and stopped as a Child is. Adopt it inside `signals_held()`."""
 
     def __init__(self, process: psutil.Process, *, log: Path, name: str):  # noqa: D107 - no start: it runs

@@ -1,5 +1,6 @@
 """The warmed launcher imports what the pages build on before Streamlit serves, and never a page (a page
-draws itself when imported), and freezes them out of the collection Streamlit makes after every run."""
+draws itself when imported), and freezes them out of the collection Streamlit makes after every run; the browser
+tests' warmed fork of it runs in a session of its own."""
 
 import json
 import os
@@ -10,6 +11,7 @@ import psutil
 
 from dashboard.cli.app_server import REPO, serve_app
 from dashboard.processes import answers
+from tests.warm_app import start_warmed
 
 PROBE = """
 import gc, json, sys
@@ -34,7 +36,7 @@ def test_the_launcher_imports_the_app_modules_and_no_page():
 
 def test_a_warmed_fork_serves_in_a_session_of_its_own_and_is_stopped_with_it(tmp_path):
     # (that each fork reads its own environment, banks and review store, the browser tests show: each has its own)
-    with serve_app(dict(os.environ), tmp_path, warmed=True) as url:
+    with serve_app(dict(os.environ), tmp_path, start=start_warmed) as url:
         assert answers(url + "/_stcore/health")
         port = int(url.rsplit(":", 1)[1])
         app = psutil.Process(next(c.pid for c in psutil.net_connections("tcp") if c.laddr.port == port and c.status == psutil.CONN_LISTEN))

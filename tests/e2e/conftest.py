@@ -1,5 +1,5 @@
 """Browser fixtures: one real embedded Hindsight (the session's `hindsight`); per test, fresh demo banks
-and one app process (a warmed fork, see dashboard.cli.app_server) on a free loopback port; Debian's Chromium driven
+and one app process (a fork of a warmed one, tests/warm_app.py) on a free loopback port; Debian's Chromium driven
 by Playwright. Everything started here is stopped here, by PID (the app's whole process group)."""
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from dashboard.cli.app_server import serve_app
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.db import make_engine
 from dashboard.review.outbox import Outbox
+from tests.warm_app import start_warmed
 
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = os.environ.get("RECALL_REVIEW_CHROMIUM", "/usr/bin/chromium")
@@ -86,7 +87,7 @@ def app(hindsight, demo_banks, app_env) -> App:
     env.update(hindsight.env(finance=fin, support=sup))
     env.update(app_env)
     try:
-        with serve_app(env, data_dir, warmed=True) as url:
+        with serve_app(env, data_dir, start=start_warmed) as url:
             yield App(url=url, finance_bank=fin, support_bank=sup, data_dir=data_dir, log=data_dir / "streamlit.log")
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)

@@ -16,6 +16,7 @@ from pathlib import Path
 from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import REPO, metric, serve_app, settled
+from tests.warm_app import start_warmed
 
 
 def test_a_fresh_demo_start_shows_overview_figures_without_pressing_anything(hindsight, page: Page, shots):
@@ -29,7 +30,7 @@ def test_a_fresh_demo_start_shows_overview_figures_without_pressing_anything(hin
                                 text=True, timeout=600, check=False)
         assert seeded.returncode == 0, seeded.stderr[-3000:]
         assert json.loads(seeded.stdout)["case_flags"]["exceptions"] == 18
-        with serve_app(env, data_dir, warmed=True) as url:
+        with serve_app(env, data_dir, start=start_warmed) as url:
             page.goto(f"{url}/overview")
             expect(page.get_by_role("heading", name="Overview")).to_be_visible(timeout=60_000)
             expect(page.get_by_text(re.compile(r"^18 of 18 queued cases measured"))).to_be_visible(timeout=60_000)

@@ -21,6 +21,7 @@ from playwright.sync_api import Browser, Page, expect
 from dashboard.review.db import make_engine
 from dashboard.processes import free_port
 from tests.e2e.conftest import click_button, serve_app, settled
+from tests.warm_app import start_warmed
 
 pytestmark = pytest.mark.browser
 HOSTILE_NAME = "![x](http://127.0.0.1:9/p.png) <b>x</b> [y](javascript:alert(1))"
@@ -33,7 +34,7 @@ def serve(**env_overrides: str) -> Iterator[tuple[str, Path]]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("RECALL_REVIEW_", "HINDSIGHT_"))}
     env.update(env_overrides)
     try:
-        with serve_app(env, data_dir, warmed=True) as url:
+        with serve_app(env, data_dir, start=start_warmed) as url:
             yield url, data_dir
     finally:
         shutil.rmtree(data_dir, ignore_errors=True)

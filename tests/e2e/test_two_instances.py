@@ -15,6 +15,7 @@ from playwright.sync_api import Browser, expect
 from dashboard import demo_data
 from tests.conftest import review_database
 from tests.e2e.conftest import VIEWPORT, click_button, heading, serve_app, settled
+from tests.warm_app import start_warmed
 
 pytestmark = pytest.mark.browser
 SIBLING = "E-1902"  # a second V02 price variance: E-1002's decision is its exact precedent
@@ -37,7 +38,7 @@ def test_a_decision_on_one_instance_is_in_the_others_evidence_at_its_next_case_o
         env.update(RECALL_REVIEW_DATABASE_URL=store_url, RECALL_REVIEW_EXCEPTIONS_FILE=str(queue_file))
         dirs = [Path(tempfile.mkdtemp(prefix="recall-review-instance-")) for _ in range(2)]
         try:
-            with serve_app(env, dirs[0], warmed=True) as first_url, serve_app(env, dirs[1], warmed=True) as second_url:
+            with serve_app(env, dirs[0], start=start_warmed) as first_url, serve_app(env, dirs[1], start=start_warmed) as second_url:
                 first, second = (browser.new_context(viewport=VIEWPORT).new_page() for _ in range(2))
                 evidence = second.locator(".st-key-case_evidence")
                 second.goto(f"{second_url}/exceptions?case={SIBLING}")  # instance 2 recalls (and caches) the sibling

@@ -131,7 +131,7 @@ class Adopted(Child):
     """A process started some other way (e.g. forked from a warmed parent: the browser tests' apps) that already
     leads a session of its own: held, waited for and stopped as a Child is. Adopt it inside `signals_held()`."""
 
-    def __init__(self, process: psutil.Process, *, log: Path, name: str):  # noqa: D107 - no start: it runs
+    def __init__(self, process: psutil.Process, *, log: Path, name: str):  # it runs already: nothing to start
         self.name, self.log, self.process = name, log, process
         _register(self)
 

@@ -27,21 +27,14 @@ PAGES = "dashboard.app.views."  # a page draws itself when imported: Streamlit r
 SKIP = {"dashboard.app.main", "dashboard.app.serve"}  # the entry point runs the app; this is the launcher
 
 
-def app_module_names() -> list[str]:
-    """Every module the pages build on (components and the app room, not the pages), by name."""
-    return [
-        module.name
-        for package in (components, dashboard.app)
-        for module in pkgutil.walk_packages(package.__path__, package.__name__ + ".")
-        if not module.name.startswith(PAGES) and module.name not in SKIP
-    ]
-
-
 def import_app_modules() -> list[str]:
-    """Import every module the pages build on; their names."""
-    names = app_module_names()
-    for name in names:
-        importlib.import_module(name)
+    """Import every module the pages build on (components and the app room, not the pages); their names."""
+    names = []
+    for package in (components, dashboard.app):
+        for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+            if not module.name.startswith(PAGES) and module.name not in SKIP:
+                importlib.import_module(module.name)
+                names.append(module.name)
     return names
 
 

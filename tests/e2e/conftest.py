@@ -40,6 +40,24 @@ def pytest_collection_modifyitems(items):
             item.add_marker(pytest.mark.browser)
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed browser test leaves a picture of every page it had open (test-artifacts/e2e/failed/): the page
+    as it stood when the assertion gave up, which the assertion's message alone does not say."""
+    report = yield
+    browser = item.funcargs.get("browser")
+    if report.when == "call" and report.failed and browser is not None:
+        pages = [page for context in browser.contexts for page in context.pages]
+        folder = ARTIFACTS / "failed"
+        folder.mkdir(parents=True, exist_ok=True)
+        for n, page in enumerate(pages, 1):
+            try:
+                page.screenshot(path=str(folder / f"{item.name}-{n}.png"), full_page=True, timeout=10_000)
+            except Exception as exc:  # a closed page: say so, never hide the test's own failure
+                report.sections.append(("failure screenshot", f"page {n}: {exc}"))
+    return report
+
+
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args, tmp_path_factory):
     if not os.access(CHROMIUM, os.X_OK):

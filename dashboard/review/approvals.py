@@ -17,7 +17,7 @@ from sqlalchemy import Engine
 
 from dashboard.review.limits import ApprovalLimits, in_words
 from dashboard.review.db import as_utc
-from dashboard.review.outbox import StoredDecision, stored_decision
+from dashboard.review.outbox import StoredDecision, leased_to, stored_decision
 from dashboard.review.roles import allowed
 from dashboard.review.schema import APPROVAL_HELD, AWAITING, PENDING, RETURNED, approvals, decisions
 from dashboard.settings import Role
@@ -145,15 +145,18 @@ class Approvals:
             by_row.setdefault(s.decision_id, []).append(Step.model_validate({**s._mapping, "at": as_utc(s.at)}))
         return [HeldDecision(stored=r, steps=by_row[r.id]) for r in rows]
 
-    def settle(self, held: HeldDecision, approver: str, role: Role, limit: float | None, *, confirm: bool, note: str = "") -> bool:
-        """Confirm (the row becomes pending, due now) or reject (returned), with its step, in one transaction.
-        False when someone settled it first: only one second approval lands."""
+    def settle(
+        self, held: HeldDecision, approver: str, role: Role, limit: float | None, *, confirm: bool, note: str = "",
+        writer: str | None = None,
+    ) -> bool:
+        """Confirm (the row becomes pending, due now, leased to `writer`: see outbox.leased_to) or reject (returned),
+        with its step, in one transaction. False when someone settled it first: only one second approval lands."""
         now = self.clock()
         with self.engine.begin() as conn:
             changed = conn.execute(
                 decisions.update()
                 .where(decisions.c.id == held.stored.id, decisions.c.state == AWAITING)
-                .values(state=PENDING if confirm else RETURNED, next_attempt_at=now)
+                .values(state=PENDING if confirm else RETURNED, next_attempt_at=now, **(leased_to(writer, now) if confirm else {}))
             ).rowcount
             if changed != 1:
                 return False

@@ -29,7 +29,7 @@ from dashboard.hindsight.calls import CurateFn
 from dashboard.review.decisions import NotAllowed, Refused
 from dashboard.review.freshness import EVERYTHING, Freshness
 from dashboard.review.db import as_utc
-from dashboard.review.outbox import PENDING, DeliveryQueue, DeliveryReport, utc_now
+from dashboard.review.outbox import PENDING, DeliveryQueue, DeliveryReport, leased_to, utc_now, worker_name
 from dashboard.review.roles import require
 from dashboard.review.schema import NAME, curation
 from dashboard.settings import Role
@@ -177,11 +177,12 @@ class Curation(DeliveryQueue):
             raise Refused(f"{lead} proposed this; another lead must approve it (four eyes).")
         sent = f"{proposal.what}: {proposal.reason} (proposed by {proposal.actor}, approved by {lead})"
         now = self.clock()
+        writer = worker_name() if self.curate is not None else None  # it sends the approval at once (outbox.leased_to)
         approval = self._append(proposal.bank_id, proposal.document_id, lambda _: dict(
             action="approve", change=proposal.change, label=proposal.label, reason=sent, actor=lead,
-            proposal_id=proposal.id, after=_APPROVED[proposal.change], state=PENDING, next_attempt_at=now,
+            proposal_id=proposal.id, after=_APPROVED[proposal.change], state=PENDING, next_attempt_at=now, **leased_to(writer, now),
         ), expected=proposal.revision)
-        report = self.deliver_due(self.curate, only_id=approval.id) if self.curate is not None else DeliveryReport()
+        report = self.deliver_due(self.curate, only_id=approval.id, owner=writer) if writer is not None else DeliveryReport()
         if report.delivered and self.freshness is not None:
             self.freshness.bump(approval.bank_id, EVERYTHING)
         return self.get(approval.id), report

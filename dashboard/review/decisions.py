@@ -31,7 +31,7 @@ from dashboard.review.casework import Casework
 from dashboard.review.decision import NOTE_MAX_CHARS, EvidenceSnapshot, Hold, ReviewerDecision
 from dashboard.review.freshness import Freshness
 from dashboard.review.limits import ApprovalLimits, in_words
-from dashboard.review.outbox import DeliveryReport, Outbox, RevisionConflict, StoredDecision
+from dashboard.review.outbox import DeliveryReport, Outbox, RevisionConflict, StoredDecision, worker_name
 from dashboard.review.roles import NotAllowed, require
 from dashboard.review.second_review import BlindCase, SecondReviews, lead_problem, second_review_problem, selected
 from dashboard.review.workflow import next_unreviewed
@@ -153,9 +153,10 @@ class DecisionService:
         if problem:
             raise Refused(problem)
         limit = self.limits.limit_for(approver, role).amount
-        if not self.approvals.settle(held, approver, role, limit, confirm=confirm, note=note):
+        writer = self._writer()
+        if not self.approvals.settle(held, approver, role, limit, confirm=confirm, note=note, writer=writer):
             raise Refused(f"{case_id}'s second approval was given by someone else meanwhile.")
-        report = self._release(bank_id, held.stored.id, held.proposed.scope) if confirm else DeliveryReport()
+        report = self._release(bank_id, held.stored.id, held.proposed.scope, writer) if confirm else DeliveryReport()
         return Decided(stored=self.outbox.get(held.stored.id), report=report, next_case=None)
 
     def blind_case(self, bank_id: str, case_kind: str, case_id: str) -> BlindCase | None:
@@ -187,10 +188,11 @@ class DecisionService:
         problem = second_review_problem(case, decision.reviewer, role)
         if problem:
             raise Refused(problem)
-        if not self.second_reviews.record_second(case, role, decision):
+        writer = self._writer()
+        if not self.second_reviews.record_second(case, role, decision, writer):
             raise Refused(f"{case.case_id}'s second review was given by someone else meanwhile.")
         agreed = decision.outcome == case.first.decision.outcome
-        report = self._release(bank_id, case.first.id, proposal.scope) if agreed else DeliveryReport()
+        report = self._release(bank_id, case.first.id, proposal.scope, writer) if agreed else DeliveryReport()
         self.casework.release(bank_id, decision.case_kind, decision.case_id, decision.reviewer)
         return Decided(stored=self.outbox.get(case.first.id), report=report, next_case=None)
 
@@ -205,22 +207,28 @@ class DecisionService:
         if problem:
             raise Refused(problem)
         hold, held_because = self._hold(role, proposal)  # a lead's approval limit binds them like anyone's
+        writer = self._writer()
         try:
             audit_id = self.outbox.record(
-                bank_id, decision, proposal.record, base_revision=case.first.revision, evidence=proposal.evidence, hold=hold
+                bank_id, decision, proposal.record, base_revision=case.first.revision, evidence=proposal.evidence, hold=hold,
+                writer=writer,
             )
         except RevisionConflict:
             raise Refused(f"{case.case_id} was settled by another lead meanwhile.") from None
         if not self.second_reviews.record_lead(case, role, decision, audit_id):
             raise Refused(f"{case.case_id} was settled by another lead meanwhile.")
-        report = self._release(bank_id, audit_id, proposal.scope) if hold is None else DeliveryReport()
+        report = self._release(bank_id, audit_id, proposal.scope, writer) if hold is None else DeliveryReport()
         self.casework.release(bank_id, decision.case_kind, decision.case_id, decision.reviewer)
         return Decided(stored=self.outbox.get(audit_id), report=report, next_case=None, held_because=held_because)
 
-    def _release(self, bank_id: str, row_id: int, scope: str) -> DeliveryReport:
-        """A decision that may now reach memory: delivered at once when Hindsight answers (else by the worker), and
-        its scope recalled again on every instance."""
-        report = self.outbox.deliver_due(self.retain, only_id=row_id) if self.retain is not None else DeliveryReport()
+    def _writer(self) -> str | None:
+        """Who sends a row this request writes or releases, at once (outbox.leased_to); None: the workers do."""
+        return worker_name() if self.retain is not None else None
+
+    def _release(self, bank_id: str, row_id: int, scope: str, writer: str | None) -> DeliveryReport:
+        """A decision that may now reach memory (written or released leased to `writer`): delivered at once when
+        Hindsight answers (else by the worker), and its scope recalled again on every instance."""
+        report = self.outbox.deliver_due(self.retain, only_id=row_id, owner=writer) if writer is not None else DeliveryReport()
         self.freshness.bump(bank_id, scope)
         return report
 

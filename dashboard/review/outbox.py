@@ -7,7 +7,10 @@ carries the revision of the case it was made on, and one made on a stale revisio
 `RevisionConflict` instead of overwriting. A decision above its reviewer's approval limit is recorded
 `awaiting_approval` with its "proposed" step (review/approvals.py): delivery never claims it. Delivery
 claims due rows with a lease (and `FOR UPDATE SKIP LOCKED` on PostgreSQL) so several workers never send
-one row twice; failures are per row. No Streamlit.
+one row twice; failures are per row. A row its writer sends at once (a reviewer's own decision) is written
+already leased to that writer: the workers poll the store every few seconds, and one taking the row between the
+write and the writer's attempt would leave the reviewer told "delivered later" about a row being delivered.
+No Streamlit.
 """
 
 from __future__ import annotations
@@ -95,6 +98,13 @@ def worker_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
 
 
+def leased_to(writer: str | None, now: datetime) -> dict:
+    """The delivery columns of a row written already leased to `writer`, who sends it next (`deliver_due(...,
+    only_id=..., owner=writer)`); None: any worker may take it. A writer that dies leaves it to the workers
+    once the lease runs out."""
+    return {} if writer is None else {"lease_owner": writer, "lease_until": now + timedelta(seconds=LEASE_S)}
+
+
 def backoff_s(attempts: int) -> float:
     """Seconds before the next try after `attempts` failed ones: 1, 2, 4 ... capped at MAX_BACKOFF_S."""
     return min(MAX_BACKOFF_S, 2.0 ** max(attempts - 1, 0))
@@ -125,8 +135,11 @@ class DeliveryQueue:
     # -- delivery ------------------------------------------------------------------------
 
     def _claim(self, owner: str, now: datetime, limit: int, only_id: int | None) -> list:
-        """Lease up to `limit` due rows to `owner`, oldest first; rows another worker holds are skipped."""
+        """Lease up to `limit` due rows to `owner`, oldest first; rows another worker holds are skipped (`only_id`:
+        also the row written leased to `owner`)."""
         lease_free = sa.or_(self.table.c.lease_until.is_(None), self.table.c.lease_until < now)
+        if only_id is not None:
+            lease_free = sa.or_(lease_free, self.table.c.lease_owner == owner)
         query = (
             sa.select(self.table.c.id)
             .where(self.table.c.state == PENDING, self.table.c.next_attempt_at <= now, lease_free)
@@ -315,8 +328,10 @@ class Outbox(DeliveryQueue):
         evidence: EvidenceSnapshot | None = None,
         hold: Hold | None = None,
         blind: bool = False,
+        writer: str | None = None,
     ) -> int:
-        """Store the decision durably; returns its audit id. Delivery is a separate step.
+        """Store the decision durably; returns its audit id. Delivery is a separate step (`writer`: who takes it,
+        see `leased_to`).
 
         `base_revision` is the case's revision the reviewer saw; when another decision landed since,
         `RevisionConflict` is raised and nothing is written. None appends as the newest (imports, tools).
@@ -325,7 +340,7 @@ class Outbox(DeliveryQueue):
         """
         for _attempt in range(5):
             try:
-                return self._insert(bank_id, decision, memory, base_revision, evidence, hold, blind)
+                return self._insert(bank_id, decision, memory, base_revision, evidence, hold, blind, writer)
             except IntegrityError:
                 # Someone took this revision between our read and our insert.
                 if base_revision is not None:
@@ -333,7 +348,7 @@ class Outbox(DeliveryQueue):
                     raise RevisionConflict(theirs, base_revision) from None
         raise RuntimeError(f"could not record a decision on {decision.case_id}: the case is being written too often")
 
-    def _insert(self, bank_id, decision, memory, base_revision, evidence, hold, blind=False) -> int:
+    def _insert(self, bank_id, decision, memory, base_revision, evidence, hold, blind, writer) -> int:
         now = self.clock()
         with self.engine.begin() as conn:
             current = self._revision(conn, bank_id, decision.case_kind, decision.case_id)
@@ -352,6 +367,7 @@ class Outbox(DeliveryQueue):
                     decision=decision.model_dump(mode="json"), record=memory.model_dump(mode="json"),
                     evidence=evidence.model_dump(mode="json") if evidence else None,
                     created_at=now, state=AWAITING if hold else (AWAITING_SECOND if blind else PENDING), attempts=0, next_attempt_at=now,
+                    **({} if hold or blind else leased_to(writer, now)),
                 )
             )
             audit_id = int(result.inserted_primary_key[0])
@@ -382,9 +398,12 @@ class Outbox(DeliveryQueue):
         so a concurrent reviewer's decision on the same case is never reported as this one. Other due
         rows are the worker's; a reviewer never waits behind them. A held decision is not delivered.
         """
-        audit_id = self.record(bank_id, decision, memory, base_revision=base_revision, evidence=evidence, hold=hold, blind=blind)
         held = hold is not None or blind
-        report = self.deliver_due(retain, only_id=audit_id) if retain is not None and not held else DeliveryReport()
+        writer = worker_name() if retain is not None and not held else None
+        audit_id = self.record(
+            bank_id, decision, memory, base_revision=base_revision, evidence=evidence, hold=hold, blind=blind, writer=writer
+        )
+        report = self.deliver_due(retain, only_id=audit_id, owner=writer) if writer is not None else DeliveryReport()
         if retain is None or held:
             report.still_pending = self.pending_count()
         return self.get(audit_id), report

@@ -19,7 +19,7 @@ from sqlalchemy import Engine
 
 from dashboard.review.db import as_utc
 from dashboard.review.decision import ReviewerDecision
-from dashboard.review.outbox import StoredDecision, stored_decision
+from dashboard.review.outbox import StoredDecision, leased_to, stored_decision
 from dashboard.review.roles import allowed
 from dashboard.review.schema import AWAITING_LEAD, AWAITING_SECOND, PENDING, SECOND_HELD, SUPERSEDED, decisions, second_reviews
 from dashboard.settings import Role
@@ -137,22 +137,22 @@ class SecondReviews:
                 decision=first.decision.model_dump(mode="json"), at=first.created_at,
             ))
 
-    def record_second(self, case: BlindCase, role: Role, decision: ReviewerDecision) -> bool:
-        """The second reviewer's decision: the first is released (same outcome) or waits for a lead, in one
-        transaction. False when someone gave the second review first."""
+    def record_second(self, case: BlindCase, role: Role, decision: ReviewerDecision, writer: str | None = None) -> bool:
+        """The second reviewer's decision: the first is released (same outcome; leased to `writer`, see
+        outbox.leased_to) or waits for a lead, in one transaction. False when someone gave the second review first."""
         agreed = decision.outcome == case.first.decision.outcome
-        return self._step(case, AWAITING_SECOND, PENDING if agreed else AWAITING_LEAD, SECOND, role, decision, None)
+        return self._step(case, AWAITING_SECOND, PENDING if agreed else AWAITING_LEAD, SECOND, role, decision, None, writer)
 
     def record_lead(self, case: BlindCase, role: Role, decision: ReviewerDecision, lead_decision_id: int) -> bool:
         """The lead's decision (recorded as `lead_decision_id`) supersedes the first. False when already settled."""
-        return self._step(case, AWAITING_LEAD, SUPERSEDED, LEAD, role, decision, lead_decision_id)
+        return self._step(case, AWAITING_LEAD, SUPERSEDED, LEAD, role, decision, lead_decision_id, None)
 
-    def _step(self, case, before, after, step, role, decision, lead_decision_id) -> bool:
+    def _step(self, case, before, after, step, role, decision, lead_decision_id, writer) -> bool:
         now = self.clock()
         with self.engine.begin() as conn:
             changed = conn.execute(
                 decisions.update().where(decisions.c.id == case.first.id, decisions.c.state == before)
-                .values(state=after, next_attempt_at=now)
+                .values(state=after, next_attempt_at=now, **(leased_to(writer, now) if after == PENDING else {}))
             ).rowcount
             if changed != 1:
                 return False

@@ -85,6 +85,9 @@ class Settings(BaseSettings):
     database_url: SecretStr | None = _env("RECALL_REVIEW_DATABASE_URL")
     # Run the delivery worker as a thread of each app process (off when `python -m dashboard worker` runs instead).
     delivery_worker: bool = _env("RECALL_REVIEW_DELIVERY_WORKER", True)
+    # Once a finance case opens, recall the rest of its queue in the background (J/K/N then open from the cache).
+    # Off: a case is recalled when it opens, and bulk approval offers the cases recalled so far.
+    prefetch_queue: bool = _env("RECALL_REVIEW_PREFETCH", True)
     # The role of everyone when sign-in is off (one trusted user on their own machine, by default).
     role: Role = _env("RECALL_REVIEW_ROLE", "lead")
     roles: RoleMap = Field(default_factory=RoleMap, validation_alias="RECALL_REVIEW_ROLES")

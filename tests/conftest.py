@@ -51,6 +51,9 @@ class LiveHindsight:
             "RECALL_REVIEW_PG_PORT": str(self.settings.pg_port),
             # No blind second review unless a test asks for it: other tests decide cases the sample would hold.
             "RECALL_REVIEW_SECOND_REVIEW_SHARE": "0",
+            # No background recall of the whole queue unless a test checks it: it is ~36 recalls per fresh bank,
+            # the server's largest single load in the suite, and most tests open one or two cases.
+            "RECALL_REVIEW_PREFETCH": "false",
         }
         env.update({f"RECALL_REVIEW_{role.upper()}_BANK": bank for role, bank in banks.items()})
         return env

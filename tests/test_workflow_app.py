@@ -23,11 +23,12 @@ from tests.helpers import (
 
 EXC, TIC = "views/exceptions.py", "views/tickets.py"
 REC = Recommendation(action="reject", confidence=1.0, cited=[], rationale="r", policy="precedent")
+PREFETCH = {"RECALL_REVIEW_PREFETCH": "true"}  # the product's default (the suite's servers turn it off)
 
 
 @pytest.fixture
 def app(hindsight, point_app, demo_banks):
-    outbox = point_app(hindsight.env(finance=demo_banks.finance, support=demo_banks.support))
+    outbox = point_app({**hindsight.env(finance=demo_banks.finance, support=demo_banks.support), **PREFETCH})
     return outbox, demo_banks, Casework(outbox.engine)
 
 
@@ -79,6 +80,15 @@ def test_first_open_case_opens_and_next_unreviewed_skips_decided_cases(app):
     at = _click(at, "exc_prev")
     assert _case(at) == "E-1004"  # J / K still walk every case; N skips the decided ones
     assert finance_recalls.background().started == started  # clicks and reruns never start it again
+
+
+def test_with_background_recall_off_a_case_open_recalls_that_case_only(hindsight, point_app, demo_banks):
+    point_app({**hindsight.env(finance=demo_banks.finance), "RECALL_REVIEW_PREFETCH": "false"})
+    at = _name(open_page(EXC, timeout=120, case="E-1002", state=QUEUE_OPEN), "Bea Bulk")
+    assert finance_recalls.background().started == []
+    assert any(c.value.startswith("17 open case(s) not recalled yet (background recall is off)") for c in at.caption), at.caption
+    at = _click(at, "bulk_open")  # only what was opened is offered: E-1002, not well supported (the queue has several)
+    assert [e.value for e in at.error] == ["No open case has a well-supported recommendation at hand yet."]
 
 
 def test_a_decision_advances_to_the_next_unreviewed_case(app):

@@ -30,6 +30,7 @@ def bench_env(hindsight) -> Iterator[tuple[dict[str, str], str]]:
     with tempfile.TemporaryDirectory(prefix="bb-") as tmp:
         env = {**os.environ, **hindsight.env(), "TMPDIR": tmp}
         env.pop("HINDSIGHT_API_URL", None)
+        env.pop("RECALL_REVIEW_PREFETCH")  # the bench measures the product's default
         yield env, f"{tmp}/bench-browser-"
 
 

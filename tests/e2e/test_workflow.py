@@ -20,6 +20,11 @@ pytestmark = pytest.mark.browser
 REC = Recommendation(action="reject", confidence=1.0, cited=[], rationale="r", policy="precedent")
 
 
+@pytest.fixture
+def app_env() -> dict[str, str]:
+    return {"RECALL_REVIEW_PREFETCH": "true"}  # bulk approval waits for the queue's background recall
+
+
 def _name(page: Page, name: str) -> None:
     field = page.locator('input[aria-label="Reviewer name"]')
     field.fill(name)

@@ -125,7 +125,7 @@ def recall(bank: str, case: ExceptionCase, queue: Queue):
     except HindsightError as exc:
         return None, exc  # the decision never depends on a recall: the form stays
     finally:
-        if resources.connection_error() is None:
+        if resources.connection_error() is None and resources.settings().prefetch_queue:
             finance_recalls.prefetch_queue(bank, queue.shown, queue.k, after=case.id)
     return result, None
 

@@ -25,6 +25,9 @@ CHROMIUM = os.environ.get("RECALL_REVIEW_CHROMIUM", "/usr/bin/chromium")
 ARTIFACTS = REPO / "test-artifacts" / "e2e"
 README_SHOTS = REPO / "docs" / "screenshots"
 UPDATE_SHOTS = os.environ.get("RECALL_REVIEW_UPDATE_SCREENSHOTS") == "1"
+# A full-page picture re-lays the whole page out twice (Streamlit scrolls inside its own container): ~2 s of a loaded
+# machine per step, so by default each step keeps what the window shows, and the full page on request.
+FULL_SHOTS = UPDATE_SHOTS or os.environ.get("RECALL_REVIEW_FULL_SCREENSHOTS") == "1"
 
 # Untrusted memory text: must render as literal text, never as HTML or markdown.
 XSS_IMG = "<img src=x onerror=alert(1)>"
@@ -112,8 +115,9 @@ def app(hindsight, demo_banks, app_env) -> App:
 
 
 class Shots:
-    """Full-page screenshots of each step in test-artifacts/e2e/; with RECALL_REVIEW_UPDATE_SCREENSHOTS=1
-    the README's ones are also written to docs/screenshots/."""
+    """A screenshot of each step in test-artifacts/e2e/: the window, or the full page with
+    RECALL_REVIEW_FULL_SCREENSHOTS=1; with RECALL_REVIEW_UPDATE_SCREENSHOTS=1 (full pages) the README's ones are
+    also written to docs/screenshots/."""
 
     def __init__(self):
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
@@ -123,6 +127,10 @@ class Shots:
         self.n += 1
         path = ARTIFACTS / f"{name}.png"
         page.mouse.move(0, 0)  # no hover tooltip in the picture
+        if not FULL_SHOTS:
+            settled(page)
+            page.screenshot(path=str(path))
+            return path
         page.wait_for_timeout(300)  # let charts finish their transition
         # Streamlit scrolls inside its main container, so a "full page" shot needs a viewport as tall as it.
         height = page.evaluate(

@@ -20,11 +20,6 @@ pytestmark = pytest.mark.browser
 REC = Recommendation(action="reject", confidence=1.0, cited=[], rationale="r", policy="precedent")
 
 
-@pytest.fixture
-def app_env() -> dict[str, str]:
-    return {"RECALL_REVIEW_PREFETCH": "true"}  # bulk approval waits for the queue's background recall
-
-
 def _name(page: Page, name: str) -> None:
     field = page.locator('input[aria-label="Reviewer name"]')
     field.fill(name)
@@ -73,6 +68,7 @@ def test_two_browsers_cannot_both_claim_a_case(app, browser: Browser):
         bob_ctx.close()
 
 
+@pytest.mark.parametrize("app_env", [{"RECALL_REVIEW_PREFETCH": "true"}])  # it waits for the queue's background recall
 def test_bulk_approval_records_one_decision_per_case(app, page: Page, shots):
     page.goto(f"{app.url}/exceptions")
     expect(page.locator(".st-key-case_evidence")).to_contain_text("Exact: this vendor AND this type")

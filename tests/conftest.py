@@ -43,8 +43,9 @@ class LiveHindsight:
     def mode(self) -> str:
         return "extracting" if self.llm is not None else "verbatim"
 
-    def env(self, **banks: str) -> dict[str, str]:
-        """Environment that points the dashboard (settings, AppTest, subprocesses) at this server."""
+    def env(self, *, prefetch: bool = False, **banks: str) -> dict[str, str]:
+        """Environment that points the dashboard (settings, AppTest, subprocesses) at this server (`prefetch`: the
+        queue's background recall, the product's default)."""
         env = {
             "RECALL_REVIEW_DATA_DIR": str(self.settings.data_dir),
             "RECALL_REVIEW_API_PORT": str(self.settings.api_port),
@@ -53,7 +54,7 @@ class LiveHindsight:
             "RECALL_REVIEW_SECOND_REVIEW_SHARE": "0",
             # No background recall of the whole queue unless a test checks it: it is ~36 recalls per fresh bank,
             # the server's largest single load in the suite, and most tests open one or two cases.
-            "RECALL_REVIEW_PREFETCH": "false",
+            "RECALL_REVIEW_PREFETCH": str(prefetch).lower(),
         }
         env.update({f"RECALL_REVIEW_{role.upper()}_BANK": bank for role, bank in banks.items()})
         return env

@@ -35,7 +35,7 @@ def test_flags_written_as_cases_are_recalled_show_in_the_queues_of_a_new_session
 ):
     gw, fin, sup = hindsight.gateway, demo_banks.finance, demo_banks.support
     engine = make_engine(review_store_url, tmp_path / "store")
-    point_app({**hindsight.env(finance=fin, support=sup), "RECALL_REVIEW_PREFETCH": "true"}, Outbox(engine))
+    point_app(hindsight.env(finance=fin, support=sup, prefetch=True), Outbox(engine))
     store = Casework(engine)
     assert store.flags(fin, "exception") == {}
 

@@ -23,12 +23,11 @@ from tests.helpers import (
 
 EXC, TIC = "views/exceptions.py", "views/tickets.py"
 REC = Recommendation(action="reject", confidence=1.0, cited=[], rationale="r", policy="precedent")
-PREFETCH = {"RECALL_REVIEW_PREFETCH": "true"}  # the product's default (the suite's servers turn it off)
 
 
 @pytest.fixture
 def app(hindsight, point_app, demo_banks):
-    outbox = point_app({**hindsight.env(finance=demo_banks.finance, support=demo_banks.support), **PREFETCH})
+    outbox = point_app(hindsight.env(finance=demo_banks.finance, support=demo_banks.support, prefetch=True))
     return outbox, demo_banks, Casework(outbox.engine)
 
 
@@ -83,7 +82,7 @@ def test_first_open_case_opens_and_next_unreviewed_skips_decided_cases(app):
 
 
 def test_with_background_recall_off_a_case_open_recalls_that_case_only(hindsight, point_app, demo_banks):
-    point_app({**hindsight.env(finance=demo_banks.finance), "RECALL_REVIEW_PREFETCH": "false"})
+    point_app(hindsight.env(finance=demo_banks.finance))  # background recall off
     at = _name(open_page(EXC, timeout=120, case="E-1002", state=QUEUE_OPEN), "Bea Bulk")
     assert finance_recalls.background().started == []
     assert any(c.value.startswith("17 open case(s) not recalled yet (background recall is off)") for c in at.caption), at.caption

@@ -194,6 +194,19 @@ def demo_banks(hindsight: LiveHindsight) -> DemoBanks:
 
 
 @pytest.fixture
+def demo_banks_read_only(hindsight: LiveHindsight) -> Iterator[DemoBanks]:
+    """The session's demo banks on the verbatim server, shared, for a test that only reads them (a clone costs
+    ~2.7 s of server CPU). The test fails if it changed a document: a test that writes takes `demo_banks`."""
+    from dashboard.cli.seed import stored_documents
+
+    banks = shared_demo_of(hindsight)
+    before = {bank: stored_documents(hindsight.gateway, bank) for bank in (banks.finance, banks.support)}
+    yield banks
+    after = {bank: stored_documents(hindsight.gateway, bank) for bank in before}
+    assert after == before, "a test given the shared demo banks wrote to them: give it `demo_banks`"
+
+
+@pytest.fixture
 def live_demo_banks(live: LiveHindsight) -> DemoBanks:
     """Fresh demo banks on the server of the test's mode (see `live`): for a test that writes to them."""
     return seed_demo_banks(live)

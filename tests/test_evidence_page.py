@@ -47,8 +47,8 @@ def test_ab_tab_compares_graph_off_on_clones_and_shows_the_summary(point_app, hi
     assert not [b for b in bank_ids(hindsight.gateway) if b.startswith("ab-b-")]  # clones deleted
 
 
-def test_ab_tab_compares_a_whatif_with_the_server_and_says_which_trace_a_knob_needs(point_app, hindsight, demo_banks):
-    point_app(hindsight.env(finance=demo_banks.finance, support=demo_banks.support))
+def test_ab_tab_compares_a_whatif_with_the_server_and_says_which_trace_a_knob_needs(point_app, hindsight, demo_banks_read_only):
+    point_app(hindsight.env(finance=demo_banks_read_only.finance, support=demo_banks_read_only.support))
     at = AppTest.from_file(APP, default_timeout=300).run()
     at.switch_page("views/traces.py").run()
     at.text_input(key="console_query").input("price variance for vendor V01")

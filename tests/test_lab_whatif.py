@@ -110,8 +110,8 @@ def test_graph_weight_0_on_the_demo_queue_shows_which_cases_change(hindsight, se
     print(f"keywords only changes {len(moved)} case(s): {sorted(d.case_id for d in moved)}; {keywords.summary()}")
 
 
-def test_two_whatifs_against_each_other_and_the_default_against_the_server(hindsight, settled_banks, monkeypatch, capsys):
-    finance, support = settled_banks.finance, settled_banks.support
+def test_two_whatifs_against_each_other_and_the_default_against_the_server(hindsight, demo_banks_read_only, monkeypatch, capsys):
+    finance, support = demo_banks_read_only.finance, demo_banks_read_only.support
     cases = load_rows(demo_data.EXCEPTIONS, ExceptionCase)[:6]
     tickets = load_rows(demo_data.TICKETS, Ticket)[:4]
     same = compare(hindsight.gateway, finance, support, cases, tickets, Variant(name="a"),

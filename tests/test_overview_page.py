@@ -147,9 +147,9 @@ def test_overview_shows_figures_on_first_load_and_after_a_restart(hindsight, poi
     assert "No recall made by this server process since it started" in text2
 
 
-def test_overview_recall_all_with_the_crowd_out_check_measures_every_case(hindsight, point_app, demo_banks):
-    gw, fin = hindsight.gateway, demo_banks.finance
-    point_app(hindsight.env(finance=fin, support=demo_banks.support))
+def test_overview_recall_all_with_the_crowd_out_check_measures_every_case(hindsight, point_app, demo_banks_read_only):
+    gw, fin = hindsight.gateway, demo_banks_read_only.finance
+    point_app(hindsight.env(finance=fin, support=demo_banks_read_only.support))
     at = open_page(PAGE, timeout=180)
     today = date.today()
     assert at.date_input(key="overview_period").value == (today - timedelta(days=30), today)  # nothing decided: the last 30 days

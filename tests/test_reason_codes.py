@@ -33,8 +33,8 @@ def test_a_code_outside_the_types_list_is_refused_and_the_memory_carries_the_con
     assert "Reason: Indexed to the supplier's list (SUPPLIER_INDEX)." in precedent_record(PRICE, decision, REC, reasons).content
 
 
-def test_the_form_offers_each_exception_type_its_configured_codes_and_labels(hindsight, point_app, demo_banks):
-    env = hindsight.env(finance=demo_banks.finance, support=demo_banks.support)
+def test_the_form_offers_each_exception_type_its_configured_codes_and_labels(hindsight, point_app, demo_banks_read_only):
+    env = hindsight.env(finance=demo_banks_read_only.finance, support=demo_banks_read_only.support)
     point_app({**env, "RECALL_REVIEW_REASON_CODES": json.dumps(CONFIGURED)})
     for case, expected in ((PRICE, CONFIGURED["price_variance"]), (RECEIPT, CONFIGURED["default"])):
         at = open_page("views/exceptions.py", case=case.id)

@@ -17,10 +17,21 @@ from tests.helpers import demo_ticket, open_page, record_cards, texts
 ANN_LEGACY = {"SUP-L-001", "SUP-L-002"}  # the ownership rule admits exactly these two for Ann Lee
 
 
+def _point(point_app, hindsight, banks):
+    outbox = point_app(hindsight.env(support=banks.support, finance=banks.finance))
+    return banks.support, outbox
+
+
 @pytest.fixture
-def support_env(hindsight, demo_banks, point_app):
-    outbox = point_app(hindsight.env(support=demo_banks.support, finance=demo_banks.finance))
-    return demo_banks.support, outbox
+def support_env(hindsight, demo_banks_read_only, point_app):
+    """The app on the session's shared demo banks, for a test that writes nothing to memory."""
+    return _point(point_app, hindsight, demo_banks_read_only)
+
+
+@pytest.fixture
+def own_support_env(hindsight, demo_banks, point_app):
+    """The app on demo banks of the test's own, for a test that retains or tags."""
+    return _point(point_app, hindsight, demo_banks)
 
 
 def _approve(hindsight, bank: str, ticket_id: str) -> None:
@@ -53,8 +64,8 @@ def _tags(hindsight, bank: str) -> dict[str, list[str]]:
     return {doc: list(tags) for doc, (_text, tags) in stored_documents(hindsight.gateway, bank).items()}
 
 
-def test_t2012_after_t2004_is_approved_shows_the_legacy_records_left_out_and_migrates_them(hindsight, support_env):
-    bank, _outbox = support_env
+def test_t2012_after_t2004_is_approved_shows_the_legacy_records_left_out_and_migrates_them(hindsight, own_support_env):
+    bank, _outbox = own_support_env
     before = recall_for_ticket(hindsight.gateway.recall, bank, "Ann Lee", demo_ticket("T-2012").issue)
     assert before.path == "legacy" and {e.document_id for e in before.legacy_admitted} == ANN_LEGACY
     _approve(hindsight, bank, "T-2004")
@@ -105,8 +116,8 @@ def test_every_rejected_candidate_is_listed_with_its_reason(hindsight, support_e
     assert f"Records found but not used ({len(recall.legacy_rejected)})" in [s.value for s in at.subheader]
 
 
-def test_tag_for_this_customer_refuses_another_customers_record_and_tags_an_owned_one(hindsight, support_env):
-    bank, _outbox = support_env
+def test_tag_for_this_customer_refuses_another_customers_record_and_tags_an_owned_one(hindsight, own_support_env):
+    bank, _outbox = own_support_env
     at = _ticket("T-2004")
     at.selectbox(key="legacy_T-2004_record").set_value("SUP-L-003").run()  # Ann Leeds's, found for Ann Lee
     assert "SUP-L-003: found, not used" in texts(at)
@@ -147,8 +158,8 @@ def test_a_flag_on_a_record_is_stored_and_shown(hindsight, support_env):
     assert "Flag by Lee Lead" in texts(at)
 
 
-def test_a_reviewer_cannot_migrate_or_tag_even_from_a_lead_s_stale_page(hindsight, support_env, monkeypatch):
-    bank, _outbox = support_env
+def test_a_reviewer_cannot_migrate_or_tag_even_from_a_lead_s_stale_page(hindsight, own_support_env, monkeypatch):
+    bank, _outbox = own_support_env
     _approve(hindsight, bank, "T-2004")
     monkeypatch.setenv("RECALL_REVIEW_ROLE", "reviewer")
     at = _ticket("T-2012")

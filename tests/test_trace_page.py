@@ -128,8 +128,8 @@ def test_trace_url_is_the_deep_link():
     assert json.loads(TraceRequest(bank="b", query="q").key())["bank"] == "b"
 
 
-def open_linked(point_app, hindsight, demo_banks, request: TraceRequest, **case: str) -> AppTest:
-    point_app(hindsight.env(finance=demo_banks.finance, support=demo_banks.support))
+def open_linked(point_app, hindsight, demo_banks_read_only, request: TraceRequest, **case: str) -> AppTest:
+    point_app(hindsight.env(finance=demo_banks_read_only.finance, support=demo_banks_read_only.support))
     at = AppTest.from_file(APP, default_timeout=60).run()
     at.query_params.update({**request.to_query_params(), **case})
     at = at.switch_page(PAGE).run()
@@ -137,10 +137,10 @@ def open_linked(point_app, hindsight, demo_banks, request: TraceRequest, **case:
     return at
 
 
-def test_opened_from_a_case_the_verdict_counts_its_exact_precedents_and_links_back(point_app, hindsight, demo_banks):
+def test_opened_from_a_case_the_verdict_counts_its_exact_precedents_and_links_back(point_app, hindsight, demo_banks_read_only):
     case = DEMO_CASES[0]
-    request = TraceRequest(bank=demo_banks.finance, query=case.recall_query())  # untagged: every arm competes
-    at = open_linked(point_app, hindsight, demo_banks, request, case=case.id)
+    request = TraceRequest(bank=demo_banks_read_only.finance, query=case.recall_query())  # untagged: every arm competes
+    at = open_linked(point_app, hindsight, demo_banks_read_only, request, case=case.id)
     back = next(link for link in at.page_link if link.value.startswith("Back to case"))
     assert back.proto.page.endswith("exceptions") and back.proto.query_string == f"case={case.id}"
     at.button(key="trace_run").click().run()
@@ -165,12 +165,12 @@ def test_opened_from_a_case_the_verdict_counts_its_exact_precedents_and_links_ba
     assert "Error" not in texts(at) and "Exception" not in texts(at)
 
 
-def test_opened_from_a_ticket_it_links_back_to_the_ticket(point_app, hindsight, demo_banks):
+def test_opened_from_a_ticket_it_links_back_to_the_ticket(point_app, hindsight, demo_banks_read_only):
     ticket = DEMO_TICKETS[0]
-    request = TraceRequest(bank=demo_banks.support, query=ticket.issue)
-    at = open_linked(point_app, hindsight, demo_banks, request, ticket=ticket.id)
+    request = TraceRequest(bank=demo_banks_read_only.support, query=ticket.issue)
+    at = open_linked(point_app, hindsight, demo_banks_read_only, request, ticket=ticket.id)
     back = next(link for link in at.page_link if link.value.startswith("Back to ticket"))
     assert back.proto.page.endswith("tickets") and back.proto.query_string == f"ticket={ticket.id}"
     # an id the queue does not hold gives no link and no focus
-    at = open_linked(point_app, hindsight, demo_banks, request, case="E-9999")
+    at = open_linked(point_app, hindsight, demo_banks_read_only, request, case="E-9999")
     assert not [link for link in at.page_link if link.value.startswith("Back to")]

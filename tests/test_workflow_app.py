@@ -81,8 +81,8 @@ def test_first_open_case_opens_and_next_unreviewed_skips_decided_cases(app):
     assert finance_recalls.background().started == started  # clicks and reruns never start it again
 
 
-def test_with_background_recall_off_a_case_open_recalls_that_case_only(hindsight, point_app, demo_banks):
-    point_app(hindsight.env(finance=demo_banks.finance))  # background recall off
+def test_with_background_recall_off_a_case_open_recalls_that_case_only(hindsight, point_app, demo_banks_read_only):
+    point_app(hindsight.env(finance=demo_banks_read_only.finance))  # background recall off
     at = _name(open_page(EXC, timeout=120, case="E-1002", state=QUEUE_OPEN), "Bea Bulk")
     assert finance_recalls.background().started == []
     assert any(c.value.startswith("17 open case(s) not recalled yet (background recall is off)") for c in at.caption), at.caption
@@ -155,8 +155,9 @@ def test_bulk_approval_records_one_decision_per_case(app):
     assert f"{count} decision(s) recorded, one per case" in _notices(at)
 
 
-def test_comments_are_kept_and_shown_as_plain_text(app):
-    _outbox, banks, work = app
+def test_comments_are_kept_and_shown_as_plain_text(hindsight, point_app, demo_banks_read_only):
+    banks = demo_banks_read_only
+    work = Casework(point_app(hindsight.env(finance=banks.finance, support=banks.support)).engine)
     at = _name(open_page(EXC, timeout=120, case="E-1002"), "Cy Commenter")
     body = "Call the vendor first. ![x](http://127.0.0.1:9/p.png) **not bold**"
     at.text_area(key="comment_body_exception").input(body)

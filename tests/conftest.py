@@ -195,15 +195,9 @@ def demo_banks(hindsight: LiveHindsight) -> DemoBanks:
 
 @pytest.fixture
 def demo_banks_read_only(hindsight: LiveHindsight) -> Iterator[DemoBanks]:
-    """The session's demo banks on the verbatim server, shared, for a test that only reads them (a clone costs
-    ~2.7 s of server CPU). The test fails if it changed a document: a test that writes takes `demo_banks`."""
-    from dashboard.cli.seed import stored_documents
-
-    banks = shared_demo_of(hindsight)
-    before = {bank: stored_documents(hindsight.gateway, bank) for bank in (banks.finance, banks.support)}
-    yield banks
-    after = {bank: stored_documents(hindsight.gateway, bank) for bank in before}
-    assert after == before, "a test given the shared demo banks wrote to them: give it `demo_banks`"
+    """The session's demo banks on the verbatim server, for a test that only reads them (a clone of its own costs
+    ~2.7 s of server CPU): see `unchanged`."""
+    yield from unchanged(hindsight, shared_demo_of(hindsight))
 
 
 @pytest.fixture
@@ -222,10 +216,21 @@ def shared_demo_of(live: LiveHindsight) -> DemoBanks:
     return _SHARED_DEMO[id(live)]
 
 
+def unchanged(live: LiveHindsight, banks: DemoBanks) -> Iterator[DemoBanks]:
+    """Yields the shared banks, then fails the test if it changed a document of theirs: every later test of the
+    worker reads them, and every clone is copied from them. A test that writes takes `demo_banks`."""
+    from dashboard.cli.seed import stored_documents
+
+    before = {bank: stored_documents(live.gateway, bank) for bank in (banks.finance, banks.support)}
+    yield banks
+    after = {bank: stored_documents(live.gateway, bank) for bank in before}
+    assert after == before, "a test given the shared demo banks wrote to them: give it `demo_banks`"
+
+
 @pytest.fixture
-def shared_demo(live: LiveHindsight) -> DemoBanks:
+def shared_demo(live: LiveHindsight) -> Iterator[DemoBanks]:
     """The session's demo banks on the server of the test's mode: for tests that only read them."""
-    return shared_demo_of(live)
+    yield from unchanged(live, shared_demo_of(live))
 
 
 @pytest.fixture

@@ -180,9 +180,15 @@ def click_button(page: Page, name: str | re.Pattern) -> None:
 
 
 def press(page: Page, *keys: str) -> None:
-    """Press review keys with the focus on no field (a key typed into a field never triggers them)."""
-    page.evaluate("() => document.activeElement && document.activeElement.blur()")
+    """Press review keys with the focus on no field (a key typed into a field never triggers them), each once the
+    page has settled and the button carrying that key is enabled: Streamlit binds a button's shortcut only while
+    the button is enabled, so a key pressed before then is lost, as a click is not."""
     for key in keys:
+        settled(page)
+        button = page.get_by_role("button", name=re.compile(rf"Shortcut {re.escape(key.upper())}$"))
+        if button.count():  # "r" (rerun) is Streamlit's own key, on no button
+            expect(button).to_be_enabled()
+        page.evaluate("() => document.activeElement && document.activeElement.blur()")
         page.keyboard.press(key)
 
 

@@ -1,10 +1,12 @@
 """Loading a queue on the real server: calls per case while loading a queue, no traces, cached cases make no
 call, invalidation after a decision, lean requests keep the exact precedents, and a bench smoke run."""
 
+import asyncio
 import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -71,6 +73,27 @@ def test_queue_load_fills_the_cache_without_traces_and_with_at_most_two_calls(co
         finance_recalls.recall_case(bank_id, CaseKey.of(case), case.recall_query(), 5, document_id_for(case.id))
     assert {tuple(c["tags"]) for c in calls} == {("vendor:V02", "type:price_variance")} and len(calls) == 2
     assert finance_recalls.load_queue(bank_id, [rich, thin], 5) == {"cached": 2, "loaded": 0, "failed": 0}
+
+
+def test_a_case_opened_while_its_background_recall_is_on_the_wire_waits_for_that_answer(counted, bank_id, monkeypatch):
+    gw, calls = counted
+    rich, thin = exception_case("E-1", "V01"), exception_case("E-2", "V02")
+    on_the_wire = threading.Event()
+    counting = gw.arecall
+
+    async def slow_arecall(bank, query, **kwargs):  # a busy server: each answer takes half a second
+        on_the_wire.set()
+        await asyncio.sleep(0.5)
+        return await counting(bank, query, **kwargs)
+
+    monkeypatch.setattr(gw, "arecall", slow_arecall)
+    job = finance_recalls.prefetch_queue(bank_id, [rich, thin], 5)
+    assert on_the_wire.wait(30)
+    opened = finance_recalls.recall_case(bank_id, CaseKey.of(rich), rich.recall_query(), 5, document_id_for(rich.id))
+    assert job.result(60) == {"cached": 0, "loaded": 2, "failed": 0}
+    assert opened.records
+    per_case = {v: sum(1 for c in calls if f"vendor:{v}" in c["tags"]) for v in ("V01", "V02")}
+    assert per_case == {"V01": 2, "V02": 2}  # the open asked nothing: it took the background job's answer
 
 
 def test_queue_load_gives_what_the_sequential_two_stage_recall_gives(counted, bank_id):

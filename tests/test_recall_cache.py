@@ -1,6 +1,9 @@
 """Recall costs without a server: the recall cache, the freshness stamps, the bounded trace store, recall_many's bounds and order."""
 
 import asyncio
+import contextlib
+import threading
+import time
 from collections import Counter
 from datetime import UTC, datetime
 
@@ -31,6 +34,38 @@ def test_cache_hit_miss_ttl_and_bound():
     assert len(cache) == 2  # bounded: the least recently used went
     now[0] = 11
     assert cache.get(("bank", B.scope, 3)) is None  # expired
+
+
+def test_a_recall_in_flight_is_awaited_not_asked_twice():
+    cache, key = RecallCache(), ("bank", A.scope, 3)
+    assert cache.get_or_wait(key, timeout_s=5) is None  # nobody computing it: the caller recalls at once
+    started, release = threading.Event(), threading.Event()
+
+    def background(value: str | None) -> None:
+        with contextlib.suppress(RuntimeError), cache.computing(key):
+            started.set()
+            release.wait(5)
+            if value is None:
+                raise RuntimeError("the server refused")
+            cache.put(key, value)
+
+    worker = threading.Thread(target=background, args=("answer",))
+    worker.start()
+    started.wait(5)
+    threading.Timer(0.2, release.set).start()
+    assert cache.get_or_wait(key, timeout_s=5) == "answer"  # the background job's answer, no second recall
+    worker.join()
+
+    started.clear(), release.clear()
+    cache.clear()
+    worker = threading.Thread(target=background, args=(None,))
+    worker.start()
+    started.wait(5)
+    threading.Timer(0.2, release.set).start()
+    waited = time.monotonic()
+    assert cache.get_or_wait(key, timeout_s=5) is None  # it failed: the caller recalls itself, without waiting out the 5 s
+    assert time.monotonic() - waited < 4
+    worker.join()
 
 
 def test_a_decision_moves_only_its_scope_and_a_late_delivery_moves_every_scope(tmp_path):

@@ -3,7 +3,8 @@
 A recall is cached under its case's freshness stamp (review.freshness): a decision on another instance
 bumps the stamp of its vendor and type, and the next open of a case of that scope recalls again. The
 case on screen is recalled first; the rest of the queue is recalled by one background job per queue
-(a single-thread executor), starting after the open case, each case usable as soon as its recall returns.
+(a single-thread executor), starting after the open case, each case usable as soon as its recall returns;
+a case opened while its background recall is on the wire waits for that answer rather than asking again.
 Each computed recall keeps the case's flags in the review store; a cache hit writes nothing.
 """
 
@@ -25,6 +26,7 @@ from dashboard.finance.models import ExceptionCase
 from dashboard.finance.recall import CaseKey, TwoStageResult, atwo_stage_recall, check_crowd_out, two_stage_recall
 
 logger = logging.getLogger(__name__)
+IN_FLIGHT_WAIT_S = 10.0  # a background recall of the case being opened is awaited this long, then asked again
 
 
 @st.cache_resource
@@ -75,7 +77,7 @@ def recall_case(bank_id: str, key: CaseKey, query: str, k: int, own_document: st
     """The case's two-stage recall, from the cache while its scope is unchanged; `check` adds the crowd-out
     check (pass 2 reused, or one more call, once per cache entry)."""
     slot = _slot(bank_id, key, query, k, own_document, resources.freshness().stamp(bank_id, key.scope))
-    result = _cache().get(slot)
+    result = _cache().get_or_wait(slot, IN_FLIGHT_WAIT_S)  # J right after a case open: the background job has it
     computed = result is None
     if computed:
         with st.spinner("Recalling precedents..."), resources.recall_log().timed("finance"):
@@ -134,9 +136,12 @@ def _filler(bank_id: str) -> Callable[..., dict[str, int]]:
         counts = {"cached": len(cases) - len(todo), "loaded": 0, "failed": 0}
 
         async def timed(case: ExceptionCase) -> TwoStageResult:
-            started = time.perf_counter()  # inside the coroutine: its own wait on the server, not the other jobs'
-            result = await atwo_stage_recall(gateway.arecall, bank_id, CaseKey.of(case), case.recall_query(), k=k, own_document=document_id_for(case.id))
-            log.add_latency("finance", (time.perf_counter() - started) * 1000)
+            slot = slots[case.id]
+            with cache.computing(slot):  # in flight from when it is asked, not while it queues behind the others
+                started = time.perf_counter()  # inside the coroutine: its own wait on the server, not the other jobs'
+                result = await atwo_stage_recall(gateway.arecall, bank_id, CaseKey.of(case), case.recall_query(), k=k, own_document=document_id_for(case.id))
+                log.add_latency("finance", (time.perf_counter() - started) * 1000)
+                cache.put(slot, result)  # under the stamp read before: a decision since makes it stale
             return result
 
         def arrived(i: int, result: TwoStageResult | BaseException) -> None:
@@ -144,7 +149,6 @@ def _filler(bank_id: str) -> Callable[..., dict[str, int]]:
                 counts["failed"] += 1
                 return
             counts["loaded"] += 1
-            cache.put(slots[todo[i].id], result)  # under the stamp read before: a decision since makes it stale
             _keep_flags(casework, bank_id, {todo[i].id: result})
 
         if todo:

@@ -3,14 +3,17 @@
 cachetools' TTLCache bounds the entries (LRU) and expires them (a TTL picks up what other writers, e.g.
 agents, retained meanwhile); it is not thread-safe on its own, so every access holds the lock: the
 sessions' script threads and the background prefetch share it. Callers put a freshness stamp in their
-keys, so a decision anywhere makes its scope's entries unreachable at once. No Streamlit here.
+keys, so a decision anywhere makes its scope's entries unreachable at once. An entry being computed is marked
+in flight, so a page that needs it waits for that answer instead of asking the one-core server a second time
+while it is busy with the first. No Streamlit here.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from cachetools import TTLCache
@@ -23,10 +26,36 @@ class RecallCache:
     def __init__(self, max_entries: int = MAX_ENTRIES, ttl_s: float = TTL_S, clock: Callable[[], float] = time.monotonic):
         self._lock = threading.Lock()
         self._items: TTLCache[Hashable, Any] = TTLCache(maxsize=max_entries, ttl=ttl_s, timer=clock)
+        self._in_flight: dict[Hashable, threading.Event] = {}
 
     def get(self, key: Hashable) -> Any | None:
         with self._lock:
             return self._items.get(key)
+
+    @contextmanager
+    def computing(self, key: Hashable) -> Iterator[None]:
+        """Marks `key` in flight while the block computes it (the block puts the value before it ends)."""
+        done = threading.Event()
+        with self._lock:
+            self._in_flight[key] = done
+        try:
+            yield
+        finally:
+            with self._lock:
+                if self._in_flight.get(key) is done:
+                    del self._in_flight[key]
+            done.set()
+
+    def get_or_wait(self, key: Hashable, timeout_s: float) -> Any | None:
+        """The entry; when it is missing but in flight, waits up to `timeout_s` for it. None: compute it yourself
+        (nobody was computing it, or that computation failed or is late)."""
+        with self._lock:
+            value = self._items.get(key)
+            pending = self._in_flight.get(key) if value is None else None
+        if pending is None:
+            return value
+        pending.wait(timeout_s)
+        return self.get(key)
 
     def put(self, key: Hashable, value: Any) -> None:
         with self._lock:

@@ -80,6 +80,7 @@ EVIDENCE_SHOWN = """(previous) => {
   return Array.from(headings).some((h) => /^Exact/.test(h.innerText.trim()) && fresh(h)) ? 'heading' : false;
 }"""
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'  # no script run in progress
+NO_SKELETON = "() => !document.querySelector('[data-testid=stSkeleton]')"
 MARKERS = {
     "container": 'st.container(key="case_evidence") with visible text',
     "heading": 'fallback: the "Exact ..." evidence heading (no case_evidence container on this page)',
@@ -140,9 +141,11 @@ def _wait_evidence(page, previous: str | None) -> str:
 
 
 def _settle(page) -> None:
-    """Until Streamlit has finished the page's run (and stays idle a moment), so a key starts from a quiet page."""
+    """Until Streamlit has finished the page's run (and stays idle a moment) and no element is a grey skeleton (its
+    code still loading: a key meant for it is lost), so a key starts from a quiet page."""
     for _ in range(2):
         page.wait_for_selector(IDLE, state="attached", timeout=WAIT_MS)
+        page.wait_for_function(NO_SKELETON, timeout=WAIT_MS)
         page.wait_for_timeout(300)
 
 

@@ -96,6 +96,28 @@ def test_a_case_opened_while_its_background_recall_is_on_the_wire_waits_for_that
     assert per_case == {"V01": 2, "V02": 2}  # the open asked nothing: it took the background job's answer
 
 
+def test_the_background_job_keeps_one_recall_on_the_wire_and_the_overviews_load_four(counted, bank_id, monkeypatch):
+    gw, _calls = counted
+    counting, on_the_wire = gw.arecall, {"now": 0, "most": 0}
+
+    async def watched(bank, query, **kwargs):  # runs on the gateway's one loop thread: plain counters are safe
+        on_the_wire["now"] += 1
+        on_the_wire["most"] = max(on_the_wire["most"], on_the_wire["now"])
+        try:
+            return await counting(bank, query, **kwargs)
+        finally:
+            on_the_wire["now"] -= 1
+
+    monkeypatch.setattr(gw, "arecall", watched)
+    cases = [exception_case(f"E-{i}", vendor) for i, vendor in enumerate(("V01", "V02", "V03", "V04"))]
+    assert finance_recalls.prefetch_queue(bank_id, cases, 5).result(60)["loaded"] == 4
+    assert on_the_wire["most"] == 1  # the reviewer's own request waits behind one background recall at most
+    st.cache_resource.clear()  # an empty recall cache again
+    on_the_wire["most"] = 0
+    assert finance_recalls.load_queue(bank_id, cases, 5)["loaded"] == 4  # "Recall the whole queue now": a person waits
+    assert on_the_wire["most"] == 4
+
+
 def test_queue_load_gives_what_the_sequential_two_stage_recall_gives(counted, bank_id):
     gw, _calls = counted
     cases = [exception_case("E-1", "V01"), exception_case("E-2", "V02"), exception_case("E-3", "V02", "tax_mismatch"),

@@ -24,9 +24,13 @@ from dashboard.finance import flags as finance_flags
 from dashboard.finance.decisions import document_id_for
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.recall import CaseKey, TwoStageResult, atwo_stage_recall, check_crowd_out, two_stage_recall
+from dashboard.hindsight.gateway import RECALL_CONCURRENCY
 
 logger = logging.getLogger(__name__)
 IN_FLIGHT_WAIT_S = 10.0  # a background recall of the case being opened is awaited this long, then asked again
+# The background job keeps one recall on the wire, so the reviewer's own requests (a case opened, a decision
+# retained) wait behind at most one of its recalls instead of four.
+BACKGROUND_IN_FLIGHT = 1
 
 
 @st.cache_resource
@@ -115,7 +119,8 @@ def prefetch_queue(bank_id: str, cases: Sequence[ExceptionCase], k: int, after: 
     ids = [c.id for c in cases]
     start = ids.index(after) + 1 if after in ids else 0
     ordered = [*cases[start:], *cases[:start]]
-    return _prefetch(bank_id, tuple(ids), k, _job=lambda: _filler(bank_id)(ordered, k, stamps(bank_id, ordered), None))
+    fill = _filler(bank_id, in_flight=BACKGROUND_IN_FLIGHT)
+    return _prefetch(bank_id, tuple(ids), k, _job=lambda: fill(ordered, k, stamps(bank_id, ordered), None))
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
@@ -125,9 +130,9 @@ def _prefetch(bank_id: str, ids: tuple[str, ...], k: int, _job: Callable[[], dic
     return background().submit((bank_id, ids, k), _job)
 
 
-def _filler(bank_id: str) -> Callable[..., dict[str, int]]:
-    """The queue loader, bound on the script thread to this process's gateway, cache, log and store: the
-    background job calls it off the script thread, where no Streamlit call belongs."""
+def _filler(bank_id: str, in_flight: int = RECALL_CONCURRENCY) -> Callable[..., dict[str, int]]:
+    """The queue loader (`in_flight` recalls at once), bound on the script thread to this process's gateway, cache,
+    log and store: the background job calls it off the script thread, where no Streamlit call belongs."""
     gateway, cache, log, casework = resources.gateway(), _cache(), resources.recall_log(), resources.casework()
 
     def fill(cases: Sequence[ExceptionCase], k: int, fresh: dict[str, int], progress: Callable[[int, int], None] | None) -> dict[str, int]:
@@ -152,7 +157,7 @@ def _filler(bank_id: str) -> Callable[..., dict[str, int]]:
             _keep_flags(casework, bank_id, {todo[i].id: result})
 
         if todo:
-            gateway.recall_many([(lambda c=c: timed(c)) for c in todo], progress=progress, on_result=arrived)
+            gateway.recall_many([(lambda c=c: timed(c)) for c in todo], concurrency=in_flight, progress=progress, on_result=arrived)
         return counts
 
     return fill

@@ -8,11 +8,12 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import streamlit as st
 
-from dashboard.app import finance_recalls, resources
+from dashboard.app import finance_recalls, recall_cache, resources
 from dashboard.cli import bench_data
 from dashboard.finance.decisions import document_id_for
 from dashboard.finance.recall import CaseKey, two_stage_recall
@@ -75,18 +76,30 @@ def test_queue_load_fills_the_cache_without_traces_and_with_at_most_two_calls(co
     assert finance_recalls.load_queue(bank_id, [rich, thin], 5) == {"cached": 2, "loaded": 0, "failed": 0}
 
 
+class _WatchedEvent(threading.Event):
+    """The recall cache's in-flight mark, telling the test when the page has started waiting on it."""
+
+    page_waits = threading.Event()
+
+    def wait(self, timeout=None):
+        _WatchedEvent.page_waits.set()
+        return super().wait(timeout)
+
+
 def test_a_case_opened_while_its_background_recall_is_on_the_wire_waits_for_that_answer(counted, bank_id, monkeypatch):
     gw, calls = counted
     rich, thin = exception_case("E-1", "V01"), exception_case("E-2", "V02")
+    monkeypatch.setattr(recall_cache, "threading", SimpleNamespace(Lock=threading.Lock, Event=_WatchedEvent))
+    _WatchedEvent.page_waits.clear()
     on_the_wire = threading.Event()
     counting = gw.arecall
 
-    async def slow_arecall(bank, query, **kwargs):  # a busy server: each answer takes half a second
+    async def held_arecall(bank, query, **kwargs):  # the server answers once the page is waiting (30 s at most)
         on_the_wire.set()
-        await asyncio.sleep(0.5)
+        await asyncio.to_thread(_WatchedEvent.page_waits.wait, 30)
         return await counting(bank, query, **kwargs)
 
-    monkeypatch.setattr(gw, "arecall", slow_arecall)
+    monkeypatch.setattr(gw, "arecall", held_arecall)
     job = finance_recalls.prefetch_queue(bank_id, [rich, thin], 5)
     assert on_the_wire.wait(30)
     opened = finance_recalls.recall_case(bank_id, CaseKey.of(rich), rich.recall_query(), 5, document_id_for(rich.id))

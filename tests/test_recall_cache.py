@@ -3,13 +3,14 @@
 import asyncio
 import contextlib
 import threading
-import time
 from collections import Counter
 from datetime import UTC, datetime
+from types import SimpleNamespace
 
 import pytest
 
 from dashboard.finance.models import ExceptionCase
+from dashboard.app import recall_cache
 from dashboard.app.recall_cache import RecallCache
 from dashboard.finance.recall import CaseKey
 from dashboard.hindsight.gateway import HindsightGateway
@@ -36,36 +37,42 @@ def test_cache_hit_miss_ttl_and_bound():
     assert cache.get(("bank", B.scope, 3)) is None  # expired
 
 
-def test_a_recall_in_flight_is_awaited_not_asked_twice():
+class _WatchedEvent(threading.Event):
+    """The cache's in-flight mark, telling the test when a reader has started waiting on it."""
+
+    reader_waits = threading.Event()
+
+    def wait(self, timeout=None):
+        _WatchedEvent.reader_waits.set()
+        return super().wait(timeout)
+
+
+@pytest.mark.parametrize("answer", ["the recall", None], ids=["answered", "failed"])
+def test_a_recall_in_flight_is_awaited_not_asked_twice(monkeypatch, answer):
+    monkeypatch.setattr(recall_cache, "threading", SimpleNamespace(Lock=threading.Lock, Event=_WatchedEvent))
+    _WatchedEvent.reader_waits.clear()
     cache, key = RecallCache(), ("bank", A.scope, 3)
-    assert cache.get_or_wait(key, timeout_s=5) is None  # nobody computing it: the caller recalls at once
-    started, release = threading.Event(), threading.Event()
+    assert cache.get_or_wait(key, timeout_s=600) is None  # nobody computing it: the caller recalls at once
 
-    def background(value: str | None) -> None:
+    in_flight = threading.Event()
+
+    def background() -> None:
         with contextlib.suppress(RuntimeError), cache.computing(key):
-            started.set()
-            release.wait(5)
-            if value is None:
+            in_flight.set()
+            assert _WatchedEvent.reader_waits.wait(30)  # the reader waits on this computation before it ends
+            if answer is None:
                 raise RuntimeError("the server refused")
-            cache.put(key, value)
+            cache.put(key, answer)
 
-    worker = threading.Thread(target=background, args=("answer",))
+    worker = threading.Thread(target=background)
     worker.start()
-    started.wait(5)
-    threading.Timer(0.2, release.set).start()
-    assert cache.get_or_wait(key, timeout_s=5) == "answer"  # the background job's answer, no second recall
-    worker.join()
-
-    started.clear(), release.clear()
-    cache.clear()
-    worker = threading.Thread(target=background, args=(None,))
-    worker.start()
-    started.wait(5)
-    threading.Timer(0.2, release.set).start()
-    waited = time.monotonic()
-    assert cache.get_or_wait(key, timeout_s=5) is None  # it failed: the caller recalls itself, without waiting out the 5 s
-    assert time.monotonic() - waited < 4
-    worker.join()
+    assert in_flight.wait(30)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(cache.get_or_wait(key, timeout_s=600)))
+    reader.start()
+    worker.join(30)
+    reader.join(30)  # a failed computation releases its reader too, long before its 600 s
+    assert not reader.is_alive() and got == [answer]  # the answer shared; after a failure, None: recall yourself
 
 
 def test_a_decision_moves_only_its_scope_and_a_late_delivery_moves_every_scope(tmp_path):

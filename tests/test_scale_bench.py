@@ -22,10 +22,11 @@ def test_bench_scale_times_every_read_on_the_seeded_history_and_drops_its_databa
     report = json.loads(out)
     rows = {name: figure["rows"] for name, figure in report["figures"].items()}
     assert rows == {
-        "newest decision per case, one indexed query (the queue pages now)": 300,
-        "newest decision per case, the whole log read into Python (before)": 300,
+        "each case's newest state and outcome, one indexed query (the queue pages now)": 300,
+        "each case's newest decision built in full, one indexed query (before)": 300,
+        "each case's newest decision, the whole log read into Python (before that)": 300,
         "the cases decided (ids only)": 300,
-        "one case's latest decision (a case open)": 1,
+        "one case's latest decision, in full (a case open)": 1,
         "every case's flags": 300,
         "the flags of a page of 50 cases": 50,
     }

@@ -158,6 +158,7 @@ def test_tickets_page_reads_the_newest_decisions_in_one_query_per_run(support_ap
     monkeypatch.setattr(Outbox, "history", lambda self, *a, **kw: reads.append(("history", *a)) or [])
     monkeypatch.setattr(Outbox, "latest", lambda self, *a: reads.append(("latest", *a)))
     monkeypatch.setattr(Outbox, "latest_per_case", lambda self, *a: reads.append(("latest_per_case", *a)) or {})
+    monkeypatch.setattr(Outbox, "decision_states", lambda self, *a: reads.append(("decision_states", *a)) or {})
     at.run()
     assert not at.exception, at.exception
-    assert len(at.dataframe[0].value) == 12 and reads == [("latest_per_case", bank_id, "ticket")]
+    assert len(at.dataframe[0].value) == 12 and reads == [("decision_states", bank_id, "ticket")]

@@ -70,7 +70,8 @@ def _conflict(bank: str, case: ExceptionCase, queue, conflict: dict) -> None:
 def decision_area(bank: str, case: ExceptionCase, queue, result: TwoStageResult | None, rec: Recommendation, *, free: bool, approve_key: bool, me) -> None:
     """The right column: the decided box, the form (or the conflict, the second approval, or why the role cannot
     decide), comments, facts."""
-    stored, held = queue.decided.get(case.id), queue.held.get(case.id)
+    held = queue.held.get(case.id)
+    stored = resources.outbox().latest_decided(bank, KIND, case.id) if case.id in queue.decided else None
     render_decided(stored)
     flash(KEYS.flash)  # the last decision's confirmation, here beside the form: a toast would lie over its fields
     current = held.stored.revision if held else (stored.revision if stored else 0)  # a held row is the newest

@@ -11,7 +11,7 @@ from dashboard.finance.flags import FinanceFlags
 from dashboard.finance.flags import stored as stored_flags
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import Recommendation
-from dashboard.review.outbox import StoredDecision
+from dashboard.review.outbox import DecisionState, StoredDecision
 from dashboard.review.workflow import sla_state
 
 STATUSES = ("open", "decided", "pending delivery", "awaiting second approval", "returned", "awaiting blind second review",
@@ -27,8 +27,9 @@ COLUMNS = ["case", "vendor", "type", "invoice amount", "variance", "variance %",
            "exact precedents", "agent recommends", "crowd-out", "incident"]
 
 
-def status_of(stored: StoredDecision | None, held: str | None = None) -> str:
-    """`held`: the status of a decision held for a second approval (HeldDecision.status), which wins."""
+def status_of(stored: DecisionState | StoredDecision | None, held: str | None = None) -> str:
+    """`stored`: the case's newest decision; `held`: the status of a decision held for a second approval
+    (HeldDecision.status), which wins."""
     if held:
         return held
     if stored is None:
@@ -38,7 +39,7 @@ def status_of(stored: StoredDecision | None, held: str | None = None) -> str:
 
 def select(
     cases: Iterable[ExceptionCase],
-    decided: Mapping[str, StoredDecision],
+    decided: Mapping[str, DecisionState],
     *,
     vendors: Iterable[str] = (),
     types: Iterable[str] = (),
@@ -64,7 +65,7 @@ def recommends(flags: FinanceFlags) -> str:
 
 
 def queue_frame(
-    cases: list[ExceptionCase], decided: Mapping[str, StoredDecision], today: date,
+    cases: list[ExceptionCase], decided: Mapping[str, DecisionState], today: date,
     flags: Mapping[str, dict] | None = None, incidents: Mapping[str, str] | None = None, held: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """The queue table. `flags`: case id -> its stored flags; `incidents`: case id -> its incident cell; `held`:
@@ -78,7 +79,7 @@ def queue_frame(
             "case": c.id, "vendor": f"{c.vendor_code} {c.vendor_name}", "type": c.exception_type,
             "invoice amount": c.invoice_amount, "variance": c.variance, "variance %": c.variance_pct,
             "age (days)": (today - c.opened_on).days, "status": status_of(stored, held.get(c.id)),
-            "decision": stored.decision.outcome if stored else "",
+            "decision": stored.outcome if stored else "",
             "exact precedents": measured.exact if measured else None,
             "agent recommends": recommends(measured) if measured else "",
             "crowd-out": measured.crowd_out if measured else "", "incident": incidents.get(c.id, ""),

@@ -21,6 +21,7 @@ import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import NamedTuple
 
 import sqlalchemy as sa
 from pydantic import BaseModel
@@ -61,6 +62,14 @@ class StoredDecision(BaseModel):
     def held(self) -> bool:
         """Awaiting a second approval, or returned by one: not (yet) a decision memory or an agent may see."""
         return self.state in HELD
+
+
+class DecisionState(NamedTuple):
+    """A case's newest decision as a queue row shows it (Outbox.decision_states)."""
+
+    state: str
+    outcome: str
+    ticket_action: str | None = None
 
 
 class DeliveryReport(BaseModel):
@@ -428,20 +437,44 @@ class Outbox(DeliveryQueue):
         with self.engine.connect() as conn:
             return set(conn.execute(query).scalars())
 
-    def latest_per_case(self, bank_id: str, case_kind: str) -> dict[str, StoredDecision]:
-        """case id -> newest decision of this kind in this bank (held ones are not decisions yet), in one query.
-
-        The newest id per case is grouped over the columns of the index `ix_review_decisions_case_latest`, and
-        only that one row per case is then read and built, however long each case's history is.
-        """
-        newest = (
+    @staticmethod
+    def _newest_ids(bank_id: str, case_kind: str) -> sa.Select:
+        """The id of each case's newest decision (held ones are not decisions yet), grouped over the columns of the
+        index `ix_review_decisions_case_latest`, however long each case's history is."""
+        return (
             sa.select(sa.func.max(decisions.c.id))
             .where(decisions.c.bank_id == bank_id, decisions.c.case_kind == case_kind, decisions.c.state.not_in(HELD))
             .group_by(decisions.c.case_id)
         )
+
+    def latest_per_case(self, bank_id: str, case_kind: str) -> dict[str, StoredDecision]:
+        """case id -> newest decision of this kind in this bank, each built as the model, in one query."""
         with self.engine.connect() as conn:
-            rows = conn.execute(sa.select(decisions).where(decisions.c.id.in_(newest)))
+            rows = conn.execute(sa.select(decisions).where(decisions.c.id.in_(self._newest_ids(bank_id, case_kind))))
             return {row.case_id: stored_decision(row) for row in rows}
+
+    def decision_states(self, bank_id: str, case_kind: str) -> dict[str, DecisionState]:
+        """case id -> the state and outcome of its newest decision, in one query: what a queue page reads on every
+        run. Three fields of each newest row are read and nothing is built into a model, which is most of what
+        `latest_per_case` costs on a long log (bench-scale)."""
+        d = decisions.c
+        query = sa.select(d.case_id, d.state, d.decision["outcome"].as_string(), d.decision["ticket_action"].as_string())
+        with self.engine.connect() as conn:
+            rows = conn.execute(query.where(d.id.in_(self._newest_ids(bank_id, case_kind))))
+            return {case_id: DecisionState(*fields) for case_id, *fields in rows}
+
+    def latest_decided(self, bank_id: str, case_kind: str, case_id: str) -> StoredDecision | None:
+        """The case's newest decision (not a held one), built in full: what its page shows of it."""
+        query = (
+            sa.select(decisions)
+            .where(decisions.c.bank_id == bank_id, decisions.c.case_kind == case_kind, decisions.c.case_id == case_id,
+                   decisions.c.state.not_in(HELD))
+            .order_by(decisions.c.id.desc())
+            .limit(1)
+        )
+        with self.engine.connect() as conn:
+            row = conn.execute(query).first()
+        return None if row is None else stored_decision(row)
 
     def latest(self, case_kind: str, case_id: str) -> StoredDecision | None:
         entries = self.history(case_kind, case_id)

@@ -37,7 +37,7 @@ KEY_COLUMNS = ("case", "exact precedents", "agent recommends", "crowd-out", "inc
 class Queue:
     cases: list[ExceptionCase]
     shown: list[ExceptionCase]
-    decided: dict  # case id -> its latest decision in this bank
+    decided: dict  # case id -> the state and outcome of its latest decision in this bank (DecisionState)
     held: dict  # case id -> its decision awaiting a second approval, or returned by one
     blind: dict  # case id -> its first decision awaiting a blind second review or a lead
     k: int
@@ -107,7 +107,7 @@ def case_header(bank: str, case: ExceptionCase, queue: Queue, me: str | None, to
             elif held is not None:
                 st.badge(f"{status}: {held.stored.decision.outcome}", color="orange")
             else:
-                st.badge(status if stored is None else f"{status}: {stored.decision.outcome}", color="blue" if stored is None else "green")
+                st.badge(status if stored is None else f"{status}: {stored.outcome}", color="blue" if stored is None else "green")
             free = claim_controls(resources.casework(), bank, finance_case.KIND, case.id, me, lambda: access.permitted("decide"))
         keys = review_keys(
             queue.ids, case.id, table_key=QUEUE_KEY, param="case", prefix="exc", override_state=("decision_choice", finance_case.OVERRIDE),
@@ -141,7 +141,7 @@ def page() -> None:
         st.text(str(exc))
         return
     me = access.reviewer("reviewer_name")
-    queue, rows, caption = queue_panel(bank, cases, resources.outbox().latest_per_case(bank, "exception"), me.name, today)
+    queue, rows, caption = queue_panel(bank, cases, resources.outbox().decision_states(bank, "exception"), me.name, today)
     case, problem = exception_queue.resolve_case(queue.shown, rows, st.query_params.get("case"))
     pick = "select another row to switch" if queue.table_open else "J / K move through the queue, or open it to pick one"
     caption.caption(

@@ -32,7 +32,7 @@ def _status(latest: dict, ticket_id: str) -> str:
     stored = latest.get(ticket_id)
     if stored is None:
         return "open"
-    return f"{(stored.decision.ticket_action or stored.decision.outcome).replace('_', ' ')} ({stored.state})"
+    return f"{(stored.ticket_action or stored.outcome).replace('_', ' ')} ({stored.state})"
 
 
 def queue_table(bank: str, tickets: list[Ticket], latest: dict, decided: set[str]) -> str | None:
@@ -72,7 +72,7 @@ def page() -> None:
         st.error("Customer directory problem:")
         st.text(problem)
     bank = settings.support_bank
-    latest = resources.outbox().latest_per_case(bank, "ticket")  # one indexed query per run
+    latest = resources.outbox().decision_states(bank, "ticket")  # one indexed query per run
     me = access.reviewer("ticket_reviewer")
     by_id = {t.id: t for t in tickets}
     decided = set(latest)

@@ -3,12 +3,17 @@ and outcome a queue row shows."""
 
 from datetime import UTC, datetime
 
+import pytest
 import sqlalchemy as sa
 
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.reporting.overview import latest_in_history
 from dashboard.review.decision import Hold, ReviewerDecision
+from dashboard.review.approvals import Approvals
+from dashboard.review.db import make_engine
 from dashboard.review.outbox import DecisionState, Outbox
+from dashboard.review.schema import approvals as approvals_table
+from dashboard.review.schema import decisions
 
 
 def _decide(outbox: Outbox, bank: str, case_id: str, outcome: str, *, kind: str = "exception", hold: Hold | None = None,
@@ -63,3 +68,37 @@ def test_the_newest_decision_per_case_is_indexed(review_engine):
     Outbox(review_engine)  # migrates
     indexes = {ix["name"]: ix["column_names"] for ix in sa.inspect(review_engine).get_indexes("review_decisions")}
     assert indexes["ix_review_decisions_case_latest"] == ["bank_id", "case_kind", "case_id", "state", "id"]
+
+
+def _reads(engine) -> list[str]:
+    """The SELECTs sent on `engine` from now on."""
+    seen: list[str] = []
+    sa.event.listen(engine, "before_cursor_execute",
+                    lambda conn, cursor, statement, *args: seen.append(statement) if statement.lstrip().startswith("SELECT") else None)
+    return seen
+
+
+def test_the_queue_states_are_read_again_only_after_the_log_changed_on_any_instance(review_engine, review_store_url, tmp_path):
+    page, other = Outbox(review_engine), Outbox(make_engine(review_store_url, tmp_path / "store"))  # two app instances
+    first = _decide(other, "fin", "E-1", "approve")
+    assert page.decision_states("fin", "exception") == {"E-1": DecisionState("pending", "approve")}
+    reads = _reads(review_engine)
+
+    again = page.decision_states("fin", "exception")
+
+    assert again == {"E-1": DecisionState("pending", "approve")} and len(reads) == 1  # the log's version alone
+    other.deliver_due(lambda bank, records: None)  # a state change, on the other instance
+    assert page.decision_states("fin", "exception") == {"E-1": DecisionState("delivered", "approve")}
+    _decide(other, "fin", "E-2", "reject", hold=Hold(role="ap_clerk", amount=90_000, limit=10_000, scope="vendor V01"))
+    held = page.decision_states("fin", "exception")
+    assert "E-2" not in held
+    approvals = Approvals(other.engine)  # a second approval releases it: held -> pending
+    assert approvals.settle(approvals.held("fin", "exception")["E-2"], "Max", "lead", None, confirm=True)
+    assert page.decision_states("fin", "exception")["E-2"] == DecisionState("pending", "reject")
+    with other.engine.begin() as conn:  # a delete (a lead's clean-up by hand) moves it too
+        conn.execute(sa.delete(approvals_table))
+        conn.execute(sa.delete(decisions).where(decisions.c.id != first))
+    assert page.decision_states("fin", "exception") == {"E-1": DecisionState("delivered", "approve")}
+    with pytest.raises(TypeError):
+        held["E-9"] = DecisionState("pending", "approve")  # shared by every caller: read-only
+    other.engine.dispose()

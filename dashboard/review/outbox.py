@@ -18,9 +18,10 @@ from __future__ import annotations
 import os
 import socket
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from types import MappingProxyType
 from typing import NamedTuple
 
 import sqlalchemy as sa
@@ -33,7 +34,7 @@ from dashboard.hindsight.errors import HindsightRequestRejected, HindsightUnavai
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.db import as_utc, sqlite_engine, upgrade
 from dashboard.review.decision import EvidenceSnapshot, Hold, ReviewerDecision
-from dashboard.review.schema import AWAITING, AWAITING_SECOND, DELIVERED, DISCARDED, FAILED, HELD, PENDING, SUPERSEDED, approvals, decisions
+from dashboard.review.schema import AWAITING, AWAITING_SECOND, DELIVERED, DISCARDED, FAILED, HELD, PENDING, SUPERSEDED, approvals, decisions, log_versions
 
 MAX_BACKOFF_S = 300.0
 LEASE_S = 120.0  # longer than any retain call; a crashed worker's rows are claimed again after it
@@ -307,6 +308,11 @@ class Outbox(DeliveryQueue):
     table = decisions
     inert_states = (DISCARDED, *HELD)  # a held decision is not (yet) one: it replaces nothing
 
+    def __init__(self, store: Engine | Path, clock: Callable[[], datetime] = utc_now):
+        super().__init__(store, clock)
+        # (bank, kind) -> (the log's version when read, each case's newest state): kept until the log changes
+        self._states: dict[tuple[str, str], tuple[int, Mapping[str, DecisionState]]] = {}
+
     def _parse(self, row: sa.Row) -> StoredDecision:
         return stored_decision(row)
 
@@ -453,15 +459,23 @@ class Outbox(DeliveryQueue):
             rows = conn.execute(sa.select(decisions).where(decisions.c.id.in_(self._newest_ids(bank_id, case_kind))))
             return {row.case_id: stored_decision(row) for row in rows}
 
-    def decision_states(self, bank_id: str, case_kind: str) -> dict[str, DecisionState]:
-        """case id -> the state and outcome of its newest decision, in one query: what a queue page reads on every
-        run. Three fields of each newest row are read and nothing is built into a model, which is most of what
-        `latest_per_case` costs on a long log (bench-scale)."""
-        d = decisions.c
-        query = sa.select(d.case_id, d.state, d.decision["outcome"].as_string(), d.decision["ticket_action"].as_string())
-        with self.engine.connect() as conn:
+    def decision_states(self, bank_id: str, case_kind: str) -> Mapping[str, DecisionState]:
+        """case id -> the state and outcome of its newest decision: what a queue page reads on every run.
+
+        Read again only when the log's version (moved by the database on every insert, state change or delete, from
+        any instance) changed since the last read, which is one primary-key lookup; then one query reads three fields
+        of each newest row and builds no model (bench-scale). Every caller shares the answer, read-only."""
+        d, key = decisions.c, (bank_id, case_kind)
+        with self.engine.connect() as conn:  # the version first: a write after it moves it, and the next call reads again
+            version = conn.execute(sa.select(log_versions.c.version).where(log_versions.c.log == decisions.name)).scalar_one()
+            kept = self._states.get(key)
+            if kept is not None and kept[0] == version:
+                return kept[1]
+            query = sa.select(d.case_id, d.state, d.decision["outcome"].as_string(), d.decision["ticket_action"].as_string())
             rows = conn.execute(query.where(d.id.in_(self._newest_ids(bank_id, case_kind))))
-            return {case_id: DecisionState(*fields) for case_id, *fields in rows}
+            states = MappingProxyType({case_id: DecisionState(*fields) for case_id, *fields in rows})
+        self._states[key] = (version, states)
+        return states
 
     def latest_decided(self, bank_id: str, case_kind: str, case_id: str) -> StoredDecision | None:
         """The case's newest decision (not a held one), built in full: what its page shows of it."""

@@ -9,7 +9,7 @@ each step is a row of `review_approvals`).
 
 from __future__ import annotations
 
-from sqlalchemy import JSON, Column, DateTime, Float, ForeignKey, Index, Integer, String, Table, Text, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Column, DateTime, Float, ForeignKey, Index, Integer, String, Table, Text, UniqueConstraint
 
 from dashboard.review.db import metadata
 
@@ -102,6 +102,15 @@ generations = Table(
     Column("scope", String(ID), primary_key=True),
     Column("generation", Integer, nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+
+# One row per log: its version, moved by the database's triggers on every insert, state change or delete
+# (migration 0009), so a reader can keep what it read until the log changed.
+log_versions = Table(
+    "review_log_versions",
+    metadata,
+    Column("log", String(40), primary_key=True),
+    Column("version", BigInteger, nullable=False),
 )
 
 # The append-only steps of a four-eyes release: "proposed" (with the amount and the proposer's limit),

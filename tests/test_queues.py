@@ -40,6 +40,23 @@ def test_malformed_exception_queue_names_row_and_field(tmp_path, content, expect
     assert "exceptions.csv" in str(err.value) and "nothing imported" in str(err.value)
 
 
+def test_a_queue_file_read_again_unchanged_is_not_validated_again_and_a_changed_one_is(tmp_path, monkeypatch):
+    path = tmp_path / "exceptions.csv"
+    path.write_text(HEADER + GOOD)
+    validated = []
+    validate = ExceptionCase.model_validate
+    monkeypatch.setattr(ExceptionCase, "model_validate", classmethod(lambda cls, cells: validated.append(cells["id"]) or validate(cells)))
+
+    first, again = load_rows(path, ExceptionCase), load_rows(path, ExceptionCase)
+    path.write_text(HEADER + GOOD.replace("105.00", "106.00"))  # same size, same name: only the bytes differ
+    changed = load_rows(path, ExceptionCase)
+
+    assert validated == ["E-1", "E-1"] and first == again and first is not again  # each caller has its own list
+    assert [c.invoice_amount for c in changed] == [106.0]
+    with pytest.raises(ValueError):  # the models are shared between runs, so nothing may change them
+        first[0].invoice_amount = 1.0
+
+
 def test_one_bad_row_imports_nothing():
     data = (HEADER + GOOD + GOOD.replace("E-1", "E-2").replace("100.00", "-5")).encode()
     with pytest.raises(QueueFileError) as err:

@@ -6,7 +6,7 @@ import re
 from datetime import date, datetime
 from typing import Literal
 
-from pydantic import Field, field_validator
+from pydantic import ConfigDict, Field, field_validator
 
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.decision import Outcome
@@ -87,6 +87,8 @@ class Precedent(_HasVendor):
 
 class ExceptionCase(_HasVendor):
     """An open AP exception waiting for review."""
+
+    model_config = ConfigDict(frozen=True)  # shared by every run that reads the same queue file (load_rows)
 
     # Ids and names are limited at import: they reach headers, document ids and the review store.
     id: str = Field(min_length=1, max_length=64, pattern=r"^[^\x00-\x1f\x7f]+$")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
+from functools import cached_property
 
 import streamlit as st
 
@@ -43,7 +44,7 @@ class Queue:
     k: int
     table_open: bool  # the panel is open: its table and bulk approval are drawn
 
-    @property
+    @cached_property  # read by every key and link of the run
     def ids(self) -> list[str]:
         return [c.id for c in self.shown]
 

@@ -16,7 +16,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-MAX_FILE_BYTES = 5_000_000
+MAX_FILE_BYTES = 25_000_000  # a queue of 100,000 exceptions is ~16 MB
 MAX_PROBLEMS_LISTED = 50
 M = TypeVar("M", bound=BaseModel)
 

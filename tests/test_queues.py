@@ -4,7 +4,7 @@ import pytest
 
 from dashboard import demo_data
 from dashboard.finance.models import ExceptionCase
-from dashboard.queue_files import QueueFileError, load_rows, parse_rows
+from dashboard.queue_files import MAX_FILE_BYTES, QueueFileError, load_rows, parse_rows
 from dashboard.support.models import Customer, Ticket
 
 HEADER = "id,vendor_code,vendor_name,exception_type,invoice,po,invoice_amount,po_amount,description,opened_on\n"
@@ -55,6 +55,17 @@ def test_a_queue_file_read_again_unchanged_is_not_validated_again_and_a_changed_
     assert [c.invoice_amount for c in changed] == [106.0]
     with pytest.raises(ValueError):  # the models are shared between runs, so nothing may change them
         first[0].invoice_amount = 1.0
+
+
+def test_a_queue_of_100000_exceptions_loads_and_a_file_over_the_limit_is_refused(tmp_path):
+    from dashboard.cli import bench_data
+
+    path = bench_data.write_cases_csv(tmp_path / "exceptions.csv", bench_data.cases(100_000))
+    assert len(load_rows(path, ExceptionCase)) == 100_000
+    path.write_bytes(path.read_bytes()[:200] + b" " * (MAX_FILE_BYTES - 199))
+    with pytest.raises(QueueFileError) as err:
+        load_rows(path, ExceptionCase)
+    assert f"file is {MAX_FILE_BYTES + 1:,} bytes; the limit is {MAX_FILE_BYTES:,}" in str(err.value)
 
 
 def test_one_bad_row_imports_nothing():

@@ -87,12 +87,21 @@ MARKERS = {
 }
 
 
+class BadArguments(ValueError):
+    """Arguments that only make sense together with the queues prepared (e.g. --decisions and a short queue)."""
+
+
+OPEN_AT_THE_HEAD = 20  # with --decisions, the queue's first cases stay open: the bench's keys and decision land there
+
+
 @dataclass
 class Queue:
     label: str
     bank: str
     queue_file: Path
     first_case: str
+    case_ids: list[str]  # in the queue's order
+    synthetic: bool
 
 
 @dataclass
@@ -125,9 +134,47 @@ def _prepare(gw, size: int, bank_size: int, work: Path, log: Callable[[str], Non
         label = f"{size:,} cases, {bank_size:,}-memory bank"
         bench_data.seed(gw, bank_size, log=log)
     queue_file = bench_data.write_cases_csv(work / f"exceptions-{size}.csv", cases)
-    first = exception_queue.select(cases, {})[0]
-    two_stage_recall(gw.recall, bank, CaseKey.of(first), first.recall_query())  # the server warm, not the app
-    return Queue(label=label, bank=bank, queue_file=queue_file, first_case=first.id)
+    ordered = exception_queue.select(cases, {})
+    two_stage_recall(gw.recall, bank, CaseKey.of(ordered[0]), ordered[0].recall_query())  # the server warm, not the app
+    return Queue(label=label, bank=bank, queue_file=queue_file, first_case=ordered[0].id, case_ids=[c.id for c in ordered],
+                 synthetic=bank != DEMO_BANK)
+
+
+@contextmanager
+def _review_store(settings, queues: list[Queue], decisions: int, log: Callable[[str], None]) -> Iterator[tuple[str | None, Callable[[], None]]]:
+    """With `decisions`: a scratch PostgreSQL review store (dropped after) holding that many decisions over each
+    synthetic queue's cases but its first OPEN_AT_THE_HEAD, for the synthetic queues' app processes; yields its URL
+    and the function that forgets what a run added. Without: (None, a no-op), each app keeps its own store."""
+    if not decisions:
+        yield None, lambda: None
+        return
+    too_short = [q.label for q in queues if q.synthetic and len(q.case_ids) <= OPEN_AT_THE_HEAD]
+    if too_short:
+        raise BadArguments(f"--decisions: a synthetic queue needs more than {OPEN_AT_THE_HEAD} cases (its first stay open): {', '.join(too_short)}")
+    import sqlalchemy as sa
+
+    from dashboard.cli.scale_bench import seed
+    from dashboard.hindsight.embedded import scratch_database
+    from dashboard.review.db import make_engine
+    from dashboard.review.outbox import Outbox
+    from dashboard.review.schema import approvals, decisions as decision_log, second_reviews
+
+    with scratch_database(settings.pg_port, "bench_browser") as url:
+        engine = make_engine(url, settings.data_dir)
+        try:
+            Outbox(engine)  # the schema, by the migrations
+            last = max(seed(engine, q.case_ids[OPEN_AT_THE_HEAD:], decisions, log, bank=q.bank) for q in queues if q.synthetic)
+
+            def forget_the_run() -> None:
+                with engine.begin() as conn:
+                    added = decision_log.c.id > last
+                    conn.execute(sa.delete(second_reviews).where(second_reviews.c.decision_id.in_(sa.select(decision_log.c.id).where(added))))
+                    conn.execute(sa.delete(approvals).where(approvals.c.decision_id > last))
+                    conn.execute(sa.delete(decision_log).where(added))
+
+            yield url, forget_the_run
+        finally:
+            engine.dispose()
 
 
 def _wait_evidence(page, previous: str | None) -> str:
@@ -233,7 +280,7 @@ def _load(load: str, work: Path) -> Iterator[None]:
         hog.stop(timeout=10)
 
 
-def run(sizes: list[int], runs: int, bank_size: int, hog: bool = False, log: Callable[[str], None] = print) -> dict:
+def run(sizes: list[int], runs: int, bank_size: int, hog: bool = False, log: Callable[[str], None] = print, decisions: int = 0) -> dict:
     from playwright.sync_api import sync_playwright
 
     from dashboard.cli.bench import machine, server_running
@@ -255,7 +302,10 @@ def run(sizes: list[int], runs: int, bank_size: int, hog: bool = False, log: Cal
         closing(HindsightGateway(settings.base_url, settings.api_key, timeout=300.0)) as gw,
     ):
         queues = [_prepare(gw, size, bank_size, Path(work), log) for size in sizes]
-        with sync_playwright() as pw:
+        if decisions:
+            for q in queues:
+                q.label += f", {decisions:,} decisions in the store" if q.synthetic else ", its own store"
+        with _review_store(settings, queues, decisions, log) as (store_url, forget_the_run), sync_playwright() as pw:
             browser = None
             try:
                 with signals_held():  # a stop during the launch waits until the browser is ours to close
@@ -264,17 +314,25 @@ def run(sizes: list[int], runs: int, bank_size: int, hog: bool = False, log: Cal
                     with _load(load, Path(work)):
                         for queue in queues:
                             env = {**os.environ, "RECALL_REVIEW_FINANCE_BANK": queue.bank, "RECALL_REVIEW_EXCEPTIONS_FILE": str(queue.queue_file),
-                                   "RECALL_REVIEW_API_PORT": str(settings.api_port), "RECALL_REVIEW_PG_PORT": str(settings.pg_port)}
+                                   "RECALL_REVIEW_API_PORT": str(settings.api_port), "RECALL_REVIEW_PG_PORT": str(settings.pg_port),
+                                   **({"RECALL_REVIEW_DATABASE_URL": store_url} if store_url and queue.synthetic else {})}
                             result = SizeResult(label=queue.label, load=load)
                             for n in range(runs):
                                 log(f"{queue.label}, {load}: run {n + 1} of {runs} (fresh app process and browser context) ...")
                                 decided = _one_run(browser, env, queue, result, markers, log)
                                 gw.delete_document(queue.bank, document_id_for(decided))  # the bank as the bench found it
+                                forget_the_run()  # and the shared review store
                             results.append(result)
             finally:
                 if browser is not None:
                     browser.close()
     notes.append("evidence marker: " + "; ".join(MARKERS[m] for m in sorted(markers)))
+    if decisions:
+        for q in queues:
+            if q.synthetic:
+                seeded = len(q.case_ids) - OPEN_AT_THE_HEAD
+                notes.append(f"review store: {decisions:,} decisions over {seeded:,} of the {len(q.case_ids):,} cases, "
+                             f"{len(range(0, decisions, 97)):,} held, in a PostgreSQL database the apps share")
     if hog:
         notes.append("hog: one process spinning on one core beside the app, the server and the browser")
     for result in results:
@@ -334,6 +392,9 @@ def _args(parser: argparse.ArgumentParser) -> None:
         "--bank-size", type=int, default=10_000, help="memories in the bench bank of the synthetic queues"
     )
     parser.add_argument("--hog", action="store_true", help="measure again beside a CPU hog (one process spinning on one core)")
+    parser.add_argument("--decisions", type=int, default=0,
+                        help="decisions in a PostgreSQL review store shared by the app processes, over each synthetic "
+                             "queue's cases (e.g. 1000000 with --sizes 100000; a scratch database, dropped after)")
     parser.add_argument("--json", action="store_true")
 
 
@@ -349,7 +410,15 @@ def run_bench_browser(args: argparse.Namespace) -> int:
     if args.bank_size < 1:
         print("error: --bank-size: must be at least 1", file=sys.stderr)
         return 2
-    figures = run(args.sizes, args.runs, args.bank_size, args.hog, log=lambda m: print(m, file=sys.stderr, flush=True))
+    if args.decisions < 0:
+        print("error: --decisions: must be 0 or more", file=sys.stderr)
+        return 2
+    try:
+        figures = run(args.sizes, args.runs, args.bank_size, args.hog, log=lambda m: print(m, file=sys.stderr, flush=True),
+                      decisions=args.decisions)
+    except BadArguments as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     if args.json:
         print(json.dumps(figures, indent=2))
     else:

@@ -16,7 +16,7 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 
 from dashboard.cli.registry import command
@@ -32,8 +32,10 @@ def _case(i: int) -> str:
     return f"E-{i:06d}"
 
 
-def seed(engine, cases: int, decisions: int, log: Callable[[str], None]) -> None:
-    """`decisions` rows over `cases` cases (row n is revision n // cases + 1 of case n % cases), then the flags."""
+def seed(engine, case_ids: Sequence[str], decisions: int, log: Callable[[str], None], bank: str = BANK) -> int:
+    """`decisions` rows over the cases (row n is revision n // len + 1 of case n % len; every 97th is held for a
+    second approval, with its "proposed" step as the app writes it), then one flags row per case. Returns the
+    last decision's id: the bench browser forgets what its runs added after it."""
     from dashboard.finance.flags import FinanceFlags
     from dashboard.hindsight.wire import MemoryRecord
     from dashboard.review.decision import ReviewerDecision
@@ -58,23 +60,30 @@ def seed(engine, cases: int, decisions: int, log: Callable[[str], None]) -> None
         with raw.cursor() as cur:
             with cur.copy(f"COPY review_decisions ({columns}) FROM STDIN") as copy:
                 for n in range(decisions):
-                    case = _case(n % cases)
+                    case = case_ids[n % len(case_ids)]
                     decision, record = templates[outcomes[n % 3]]
                     state = AWAITING if n % 97 == 0 else DELIVERED
-                    copy.write_row((BANK, "exception", case, n // cases + 1, f"decision-{case}", "Bench Reviewer",
+                    copy.write_row((bank, "exception", case, n // len(case_ids) + 1, f"decision-{case}", "Bench Reviewer",
                                     decision.replace("CASE", case), record.replace("CASE", case), at, state, 1, at, at))
+            cur.execute(
+                "INSERT INTO review_approvals (decision_id, step, actor, role, amount, \"limit\", scope, note, at)"
+                " SELECT id, 'proposed', reviewer, 'reviewer', 50000, 10000, 'vendor V01', '', created_at"
+                " FROM review_decisions WHERE bank_id = %s AND state = %s", (bank, AWAITING))
             with cur.copy("COPY review_case_flags (bank_id, case_kind, case_id, flags, updated_at) FROM STDIN") as copy:
-                for i in range(cases):
-                    copy.write_row((BANK, "exception", _case(i), flags, at))
+                for case in case_ids:
+                    copy.write_row((bank, "exception", case, flags, at))
+            cur.execute("SELECT max(id) FROM review_decisions")
+            last_id = cur.fetchone()[0]
         raw.commit()
         raw.autocommit = True  # VACUUM cannot run in a transaction; it also makes the index-only scans possible
         with raw.cursor() as cur:
-            cur.execute("VACUUM ANALYZE review_decisions")
-            cur.execute("VACUUM ANALYZE review_case_flags")
+            for table in ("review_decisions", "review_approvals", "review_case_flags"):
+                cur.execute(f"VACUUM ANALYZE {table}")
     finally:
         raw.autocommit = False  # as the pool lent it
         pooled.close()
-    log(f"seeded {decisions:,} decisions over {cases:,} cases and {cases:,} flags rows in {time.perf_counter() - started:.1f} s")
+    log(f"seeded {decisions:,} decisions over {len(case_ids):,} cases and {len(case_ids):,} flags rows in {time.perf_counter() - started:.1f} s")
+    return last_id
 
 
 def _timed(call: Callable[[], object]) -> tuple[float, object]:
@@ -127,7 +136,7 @@ def run(cases: int, decisions: int, repeat: int, log: Callable[[str], None] = pr
         engine = make_engine(url, settings.data_dir)
         try:
             Outbox(engine)  # the schema, by the migrations
-            seed(engine, cases, decisions, log)
+            seed(engine, [_case(i) for i in range(cases)], decisions, log)
             figures = measure(engine, cases, repeat, log)
         finally:
             engine.dispose()

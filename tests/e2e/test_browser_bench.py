@@ -14,10 +14,12 @@ import time
 from collections.abc import Iterator
 
 import psutil
+import psycopg
 import pytest
 
 from dashboard.cli.app_server import REPO
 from dashboard.cli import bench_data
+from dashboard.hindsight.embedded import PG_PASSWORD, PG_USER
 from dashboard.cli.browser_bench import DEMO_BANK, LABELS, MARKERS, TARGETS_MS, SizeResult, summarise
 
 
@@ -69,10 +71,15 @@ def _described(pids: set[int]) -> list[str]:
     return described
 
 
+def _scratch_databases(port: int) -> list[str]:
+    with psycopg.connect(f"postgresql://{PG_USER}:{PG_PASSWORD}@127.0.0.1:{port}/postgres") as conn:
+        return [name for (name,) in conn.execute("SELECT datname FROM pg_database WHERE datname LIKE 'bench_browser_%'")]
+
+
 def test_bench_browser_reports_both_sizes_and_stops_what_it_started(hindsight, bench_env):
     env, mark = bench_env
-    done = subprocess.run(
-        [sys.executable, "-m", "dashboard", "bench-browser", "--sizes", "18,5", "--runs", "1", "--bank-size", "40", "--json"],
+    done = subprocess.run(  # the synthetic queue's apps share a PostgreSQL store holding 100 decisions over its last 5 cases
+        [sys.executable, "-m", "dashboard", "bench-browser", "--sizes", "18,25", "--runs", "1", "--bank-size", "40", "--decisions", "100", "--json"],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=900, check=False,
     )
     assert done.returncode == 0, "\n".join(line for line in done.stderr.splitlines() if "crashpad" not in line)[-3000:]
@@ -80,12 +87,15 @@ def test_bench_browser_reports_both_sizes_and_stops_what_it_started(hindsight, b
 
     assert [row["name"] for row in report["rows"]] == list(LABELS.values())  # first, cold, J, K, N, decision
     for row in report["rows"]:
-        assert [(cell["size"], cell["load"]) for cell in row["sizes"]] == [("18 cases (demo)", "quiet"), ("5 cases, 40-memory bank", "quiet")]
+        assert [(cell["size"], cell["load"]) for cell in row["sizes"]] == [
+            ("18 cases (demo), its own store", "quiet"), ("25 cases, 40-memory bank, 100 decisions in the store", "quiet")]
         for cell in row["sizes"]:
             assert len(cell["samples_ms"]) == 1 and cell["median_ms"] > 0, cell
             assert cell["verdict"] == ("PASS" if cell["median_ms"] <= row["targets_ms"]["quiet"] else "MISS"), cell
     assert any(note.startswith("evidence marker: ") and any(m in note for m in MARKERS.values()) for note in report["notes"])
     assert report["viewport"] == "1440x900"
+    assert "review store: 100 decisions over 5 of the 25 cases, 2 held, in a PostgreSQL database the apps share" in report["notes"]
+    assert _scratch_databases(hindsight.settings.pg_port) == []  # dropped
     assert hindsight.server.status().healthy  # the bench reused the server and left it running
     for bank in (DEMO_BANK, bench_data.bench_bank(40)):  # its decisions deleted: the banks as it found them
         assert not hindsight.gateway.list_documents(bank, search="decision-")["items"], bank

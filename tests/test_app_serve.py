@@ -1,5 +1,5 @@
-"""The warmed launcher imports what the pages build on before Streamlit serves, and never a page (a page
-draws itself when imported), and freezes them out of the collection Streamlit makes after every run; the browser
+"""The warmed launcher imports what the pages build on and reads the queue files before Streamlit serves, and
+never a page (a page draws itself when imported), and freezes them out of the collection Streamlit makes after every run; the browser
 tests' warmed fork of it runs in a session of its own."""
 
 import json
@@ -17,10 +17,15 @@ PROBE = """
 import gc, json, sys
 import pandas
 from dashboard.app.serve import warm
+from dashboard.finance.models import ExceptionCase
+from dashboard.queue_files import load_rows
+from dashboard.settings import load_settings
 names = warm()
+queue = load_rows(load_settings().exceptions_file, ExceptionCase)  # as a page reads it
 tracked = {id(o) for o in gc.get_objects()}
 print(json.dumps({"imported": names, "loaded": sorted(sys.modules), "frozen": gc.get_freeze_count(),
-                  "pandas_scanned": id(pandas.DataFrame) in tracked, "still_scanned": len(tracked)}))
+                  "pandas_scanned": id(pandas.DataFrame) in tracked, "still_scanned": len(tracked),
+                  "queue_scanned": any(id(case) in tracked for case in queue)}))
 """
 
 
@@ -32,6 +37,8 @@ def test_the_launcher_imports_the_app_modules_and_no_page():
     assert not [name for name in report["loaded"] if name.startswith("dashboard.app.views.") or name == "dashboard.app.main"]
     # what was imported is no longer scanned by each full collection: only what is made afterwards
     assert report["frozen"] > 100_000 and not report["pandas_scanned"] and report["still_scanned"] < report["frozen"] / 100
+    # the queue was read before the freeze: a page's read finds its models there, never scanned
+    assert report["queue_scanned"] is False
 
 
 def test_a_warmed_fork_serves_in_a_session_of_its_own_and_is_stopped_with_it(tmp_path):

@@ -8,7 +8,7 @@ Streamlit also runs a full garbage collection after every script run (`runner.po
 heap (~250k objects: pandas, plotly, SQLAlchemy, the client) each one took 170-270 ms here, on every key
 press, and it holds the GIL, so the run's last messages waited for it. The imported modules live as long as
 the process, so they are frozen out of the collector's scans (`gc.freeze`); each collection then sees only
-what the sessions made.
+what the sessions made. The queue files are read before that too (`read_queues`), for the same two reasons.
 """
 
 from __future__ import annotations
@@ -38,11 +38,31 @@ def import_app_modules() -> list[str]:
     return names
 
 
+def read_queues() -> None:
+    """The configured queue files parsed into the models `load_rows` keeps for the pages: a queue of 100,000
+    exceptions is ~2 s of validation and a million objects, which the first reviewer would wait for and every
+    run's collection would scan. A file that does not load is left to its page, which says why."""
+    from dashboard.finance.models import ExceptionCase
+    from dashboard.queue_files import QueueFileError, load_rows
+    from dashboard.settings import load_settings
+    from dashboard.support.models import Customer, Ticket
+
+    settings = load_settings()
+    for path, model, id_field in ((settings.exceptions_file, ExceptionCase, "id"), (settings.tickets_file, Ticket, "id"),
+                                  (settings.customers_file, Customer, "name")):
+        try:
+            load_rows(path, model, id_field)
+        except QueueFileError:
+            pass
+
+
 def warm() -> list[str]:
-    """The app's modules and Streamlit's server imported, then frozen out of the garbage collector's scans."""
+    """The app's modules and Streamlit's server imported, the queues read, then all of it frozen out of the
+    garbage collector's scans."""
     names = import_app_modules()
     import streamlit.web.bootstrap  # noqa: F401  (the server's own modules, imported by `cli.main` anyway)
 
+    read_queues()
     gc.freeze()
     return names
 

@@ -17,6 +17,7 @@ from dashboard.app import finance_recalls, recall_cache, resources
 from dashboard.cli import bench_data
 from dashboard.finance.decisions import document_id_for
 from dashboard.finance.recall import CaseKey, two_stage_recall
+from dashboard.review.freshness import Freshness
 from tests.finance_helpers import precedent
 from tests.helpers import exception_case
 
@@ -129,6 +130,30 @@ def test_the_background_job_keeps_one_recall_on_the_wire_and_the_overviews_load_
     on_the_wire["most"] = 0
     assert finance_recalls.load_queue(bank_id, cases, 5)["loaded"] == 4  # "Recall the whole queue now": a person waits
     assert on_the_wire["most"] == 4
+
+
+def test_the_background_job_keys_the_queue_a_chunk_at_a_time_from_the_case_after_the_open_one(counted, bank_id, monkeypatch):
+    gw, _calls = counted
+    counting, asked = gw.arecall, []
+
+    async def watched(bank, query, **kwargs):
+        asked.append(query)
+        return await counting(bank, query, **kwargs)
+
+    monkeypatch.setattr(gw, "arecall", watched)
+    monkeypatch.setattr(finance_recalls, "BACKGROUND_CHUNK", 2)
+    cases = [exception_case(f"E-{i}", vendor) for i, vendor in enumerate(("V01", "V02", "V03", "V04", "V05"))]
+    finance_recalls.recall_case(bank_id, CaseKey.of(cases[1]), cases[1].recall_query(), 5, document_id_for(cases[1].id))
+    asked.clear()
+    keyed, stamps = [], Freshness.stamps
+    monkeypatch.setattr(Freshness, "stamps", lambda self, bank, scopes: keyed.append(len(set(scopes))) or stamps(self, bank, scopes))
+
+    counts = finance_recalls.prefetch_queue(bank_id, cases, 5, after="E-1").result(60)
+
+    assert keyed == [2, 2, 1]  # each chunk's scopes, one query each
+    assert counts == {"cached": 1, "loaded": 4, "failed": 0}  # the chunks added up; the open case was cached
+    first_asked = [c.id for c in sorted(cases[2:] + cases[:1], key=lambda c: asked.index(c.recall_query()))]
+    assert first_asked == ["E-2", "E-3", "E-4", "E-0"]  # after the open case, wrapping round
 
 
 def test_queue_load_gives_what_the_sequential_two_stage_recall_gives(counted, bank_id):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -31,6 +32,7 @@ IN_FLIGHT_WAIT_S = 10.0  # a background recall of the case being opened is await
 # The background job keeps one recall on the wire, so the reviewer's own requests (a case opened, a decision
 # retained) wait behind at most one of its recalls instead of four.
 BACKGROUND_IN_FLIGHT = 1
+BACKGROUND_CHUNK = 50  # cases the background job keys at a time
 
 
 @st.cache_resource
@@ -111,7 +113,13 @@ def cached_cases(bank_id: str, cases: Sequence[ExceptionCase], k: int) -> dict[s
 
 def load_queue(bank_id: str, cases: Sequence[ExceptionCase], k: int, progress: Callable[[int, int], None] | None = None) -> dict[str, int]:
     """Recall every case not cached fresh, at most 4 in flight; returns counts: cached, loaded, failed."""
-    return _filler(bank_id)(cases, k, stamps(bank_id, cases), progress)
+    return _filler(bank_id)(cases, k, progress)
+
+
+def queue_fingerprint(ids: Sequence[str]) -> int:
+    """A queue's identity for its once-per-process background job: the hash of its ids in order, which Python
+    computes in C (Streamlit hashing the ids themselves, as the cache key, was Python work on every run)."""
+    return hash(tuple(ids))
 
 
 def prefetch_queue(bank_id: str, cases: Sequence[ExceptionCase], k: int, after: str | None = None) -> Future:
@@ -120,23 +128,35 @@ def prefetch_queue(bank_id: str, cases: Sequence[ExceptionCase], k: int, after: 
     start = ids.index(after) + 1 if after in ids else 0
     ordered = [*cases[start:], *cases[:start]]
     fill = _filler(bank_id, in_flight=BACKGROUND_IN_FLIGHT)
-    return _prefetch(bank_id, tuple(ids), k, _job=lambda: fill(ordered, k, stamps(bank_id, ordered), None))
+
+    def job() -> dict[str, int]:
+        # A chunk at a time: the job holds the GIL to key a chunk's cases, never the whole queue's, so the
+        # reviewer's runs on the script thread are not held up by 100,000 cases keyed at once.
+        totals: Counter[str] = Counter()
+        for at in range(0, len(ordered), BACKGROUND_CHUNK):
+            totals.update(fill(ordered[at:at + BACKGROUND_CHUNK], k))
+        return dict(totals)
+
+    return _prefetch(bank_id, queue_fingerprint(ids), k, _job=job)
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
-def _prefetch(bank_id: str, ids: tuple[str, ...], k: int, _job: Callable[[], dict[str, int]]) -> Future:
+def _prefetch(bank_id: str, queue: int, k: int, _job: Callable[[], dict[str, int]]) -> Future:
     # Once per (bank, queue, k) per server process, whatever the clicks and reruns: an expired or stale
     # entry is recalled again when its case is opened (recall_case).
-    return background().submit((bank_id, ids, k), _job)
+    return background().submit((bank_id, queue, k), _job)
 
 
 def _filler(bank_id: str, in_flight: int = RECALL_CONCURRENCY) -> Callable[..., dict[str, int]]:
     """The queue loader (`in_flight` recalls at once), bound on the script thread to this process's gateway, cache,
     log and store: the background job calls it off the script thread, where no Streamlit call belongs."""
     gateway, cache, log, casework = resources.gateway(), _cache(), resources.recall_log(), resources.casework()
+    freshness = resources.freshness()
 
-    def fill(cases: Sequence[ExceptionCase], k: int, fresh: dict[str, int], progress: Callable[[int, int], None] | None) -> dict[str, int]:
-        slots = {c.id: _slot(bank_id, CaseKey.of(c), c.recall_query(), k, document_id_for(c.id), fresh[c.id]) for c in cases}
+    def fill(cases: Sequence[ExceptionCase], k: int, progress: Callable[[int, int], None] | None = None) -> dict[str, int]:
+        keys = {c.id: CaseKey.of(c) for c in cases}
+        fresh = freshness.stamps(bank_id, {key.scope for key in keys.values()})  # one query, on the primary key
+        slots = {c.id: _slot(bank_id, keys[c.id], c.recall_query(), k, document_id_for(c.id), fresh[keys[c.id].scope]) for c in cases}
         todo = [c for c in cases if cache.get(slots[c.id]) is None]
         counts = {"cached": len(cases) - len(todo), "loaded": 0, "failed": 0}
 

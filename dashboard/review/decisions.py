@@ -20,7 +20,7 @@ No Streamlit here.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from dashboard.hindsight.calls import RetainFn
@@ -125,7 +125,7 @@ class DecisionService:
         """The case's newest decision when it awaits a second approval or was returned by one; else None."""
         return self.approvals.held(bank_id, case_kind, case_id).get(case_id)
 
-    def held_cases(self, bank_id: str, case_kind: str) -> dict[str, HeldDecision]:
+    def held_cases(self, bank_id: str, case_kind: str) -> Mapping[str, HeldDecision]:
         """case id -> its decision awaiting a second approval or returned by one (the queue's status column)."""
         return self.approvals.held(bank_id, case_kind)
 

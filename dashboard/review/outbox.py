@@ -100,6 +100,12 @@ def stored_decision(row: sa.Row) -> StoredDecision:
     return StoredDecision.model_validate(data)
 
 
+def log_version(conn: sa.Connection) -> int:
+    """The decision log's version (its approval steps included), moved by the database on every change (migration
+    0009): what was read under one version is still true while it stays."""
+    return conn.execute(sa.select(log_versions.c.version).where(log_versions.c.log == decisions.name)).scalar_one()
+
+
 def utc_now() -> datetime:
     return datetime.now(UTC)
 
@@ -467,7 +473,7 @@ class Outbox(DeliveryQueue):
         of each newest row and builds no model (bench-scale). Every caller shares the answer, read-only."""
         d, key = decisions.c, (bank_id, case_kind)
         with self.engine.connect() as conn:  # the version first: a write after it moves it, and the next call reads again
-            version = conn.execute(sa.select(log_versions.c.version).where(log_versions.c.log == decisions.name)).scalar_one()
+            version = log_version(conn)
             kept = self._states.get(key)
             if kept is not None and kept[0] == version:
                 return kept[1]

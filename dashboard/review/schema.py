@@ -104,8 +104,8 @@ generations = Table(
     Column("updated_at", DateTime(timezone=True), nullable=False),
 )
 
-# One row per log: its version, moved by the database's triggers on every insert, state change or delete
-# (migration 0009), so a reader can keep what it read until the log changed.
+# One row per log: its version, moved by the database's triggers on every change (migration 0009: the decision
+# log and its approval steps), so a reader can keep what it read until the log changed.
 log_versions = Table(
     "review_log_versions",
     metadata,

@@ -1,5 +1,6 @@
-"""A version of the decision log that the database moves on every insert, state change or delete, so a queue page
-keeps each case's state between runs and reads it again only when the log changed (Outbox.decision_states).
+"""A version of the decision log and its four-eyes steps that the database moves on every change, so a queue page
+keeps what it read of them between runs and reads again only when they changed (Outbox.decision_states,
+Approvals.held): a decision inserted, its state changed or a row deleted; an approval step written or deleted.
 
 Triggers rather than the code's write paths: no writer, today's or a later one, can forget to move it.
 
@@ -15,9 +16,12 @@ down_revision = "0008_case_latest_index"
 branch_labels = None
 depends_on = None
 
-LOG = "review_decisions"
+LOG = "review_decisions"  # the version's row: the decision log, its approval steps included
 BUMP = f"UPDATE review_log_versions SET version = version + 1 WHERE log = '{LOG}'"
-SQLITE_EVENTS = {"inserted": "INSERT", "state_changed": "UPDATE OF state", "deleted": "DELETE"}
+EVENTS = {  # table -> (trigger name suffix, event)
+    "review_decisions": (("inserted", "INSERT"), ("state_changed", "UPDATE OF state"), ("deleted", "DELETE")),
+    "review_approvals": (("inserted", "INSERT"), ("deleted", "DELETE")),
+}
 
 
 def upgrade() -> None:
@@ -27,20 +31,26 @@ def upgrade() -> None:
         sa.Column("version", sa.BigInteger, nullable=False),
     )
     op.execute(f"INSERT INTO review_log_versions (log, version) VALUES ('{LOG}', 0)")
-    if op.get_bind().dialect.name == "postgresql":  # once per statement: a COPY of a million rows moves it once
+    postgres = op.get_bind().dialect.name == "postgresql"
+    if postgres:
         op.execute(f"CREATE FUNCTION {LOG}_changed() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN {BUMP}; RETURN NULL; END $$")
-        op.execute(f"CREATE TRIGGER {LOG}_changed AFTER INSERT OR DELETE OR UPDATE OF state ON {LOG} "
-                   f"FOR EACH STATEMENT EXECUTE FUNCTION {LOG}_changed()")
-    else:  # SQLite has row triggers only
-        for name, event in SQLITE_EVENTS.items():
-            op.execute(f"CREATE TRIGGER {LOG}_{name} AFTER {event} ON {LOG} BEGIN {BUMP}; END")
+    for table, events in EVENTS.items():
+        if postgres:  # once per statement: a COPY of a million rows moves it once
+            on = " OR ".join(event for _name, event in events)
+            op.execute(f"CREATE TRIGGER {table}_changed AFTER {on} ON {table} FOR EACH STATEMENT EXECUTE FUNCTION {LOG}_changed()")
+        else:  # SQLite has row triggers only
+            for name, event in events:
+                op.execute(f"CREATE TRIGGER {table}_{name} AFTER {event} ON {table} BEGIN {BUMP}; END")
 
 
 def downgrade() -> None:
-    if op.get_bind().dialect.name == "postgresql":
-        op.execute(f"DROP TRIGGER {LOG}_changed ON {LOG}")
+    postgres = op.get_bind().dialect.name == "postgresql"
+    for table, events in EVENTS.items():
+        if postgres:
+            op.execute(f"DROP TRIGGER {table}_changed ON {table}")
+        else:
+            for name, _event in events:
+                op.execute(f"DROP TRIGGER {table}_{name}")
+    if postgres:
         op.execute(f"DROP FUNCTION {LOG}_changed()")
-    else:
-        for name in SQLITE_EVENTS:
-            op.execute(f"DROP TRIGGER {LOG}_{name}")
     op.drop_table("review_log_versions")

@@ -122,9 +122,11 @@ def queue_fingerprint(ids: Sequence[str]) -> int:
     return hash(tuple(ids))
 
 
-def prefetch_queue(bank_id: str, cases: Sequence[ExceptionCase], k: int, after: str | None = None) -> Future:
-    """Recall the queue in the background, starting after `after` (where J and N go next), wrapping round."""
-    ids = [c.id for c in cases]
+def prefetch_queue(bank_id: str, cases: Sequence[ExceptionCase], k: int, after: str | None = None,
+                   ids: Sequence[str] | None = None) -> Future:
+    """Recall the queue in the background, starting after `after` (where J and N go next), wrapping round.
+    `ids`: the cases' ids, when the caller has them already."""
+    ids = [c.id for c in cases] if ids is None else ids
     start = ids.index(after) + 1 if after in ids else 0
     ordered = [*cases[start:], *cases[:start]]
     fill = _filler(bank_id, in_flight=BACKGROUND_IN_FLIGHT)

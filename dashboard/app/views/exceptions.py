@@ -127,7 +127,7 @@ def recall(bank: str, case: ExceptionCase, queue: Queue):
         return None, exc  # the decision never depends on a recall: the form stays
     finally:
         if resources.connection_error() is None and resources.settings().prefetch_queue:
-            finance_recalls.prefetch_queue(bank, queue.shown, queue.k, after=case.id)
+            finance_recalls.prefetch_queue(bank, queue.shown, queue.k, after=case.id, ids=queue.ids)
     return result, None
 
 
@@ -146,7 +146,7 @@ def page() -> None:
     case, problem = exception_queue.resolve_case(queue.shown, rows, st.query_params.get("case"))
     pick = "select another row to switch" if queue.table_open else "J / K move through the queue, or open it to pick one"
     caption.caption(
-        f"{len(queue.shown)} of {len(cases)} exceptions shown; {sum(1 for c in queue.shown if c.id in queue.decided)} decided. "
+        f"{len(queue.shown)} of {len(cases)} exceptions shown; {len(queue.decided.keys() & queue.ids)} decided. "
         + (f"{md(case.id)} is open: {pick}." if case else "Select a row to review it." if queue.table_open else "Open the queue to pick a case.")
     )
     if problem or case is None:

@@ -328,11 +328,13 @@ def run(sizes: list[int], runs: int, bank_size: int, hog: bool = False, log: Cal
                     browser.close()
     notes.append("evidence marker: " + "; ".join(MARKERS[m] for m in sorted(markers)))
     if decisions:
+        from dashboard.cli.scale_bench import HELD_EVERY
+
         for q in queues:
             if q.synthetic:
                 seeded = len(q.case_ids) - OPEN_AT_THE_HEAD
                 notes.append(f"review store: {decisions:,} decisions over {seeded:,} of the {len(q.case_ids):,} cases, "
-                             f"{len(range(0, decisions, 97)):,} held, in a PostgreSQL database the apps share")
+                             f"{len(range(0, decisions, HELD_EVERY)):,} held, in a PostgreSQL database the apps share")
     if hog:
         notes.append("hog: one process spinning on one core beside the app, the server and the browser")
     for result in results:

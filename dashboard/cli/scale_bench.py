@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from dashboard.cli.registry import command
 
 BANK = "bench-scale"
+HELD_EVERY = 97  # every 97th decision seeded is held for a second approval
 # What the queue pages read on every run, and what they read before (2026-12-04, then 2026-12-03).
 QUEUE_READ = "each case's newest state and outcome, one indexed query (the queue pages now)"
 MODELS_READ = "each case's newest decision built in full, one indexed query (before)"
@@ -62,7 +63,7 @@ def seed(engine, case_ids: Sequence[str], decisions: int, log: Callable[[str], N
                 for n in range(decisions):
                     case = case_ids[n % len(case_ids)]
                     decision, record = templates[outcomes[n % 3]]
-                    state = AWAITING if n % 97 == 0 else DELIVERED
+                    state = AWAITING if n % HELD_EVERY == 0 else DELIVERED
                     copy.write_row((bank, "exception", case, n // len(case_ids) + 1, f"decision-{case}", "Bench Reviewer",
                                     decision.replace("CASE", case), record.replace("CASE", case), at, state, 1, at, at))
             cur.execute(

@@ -1,5 +1,5 @@
-"""The warmed launcher imports what the pages build on and reads the queue files before Streamlit serves, and
-never a page (a page draws itself when imported), and freezes them out of the collection Streamlit makes after every run; the browser
+"""The warmed launcher imports what the pages build on and reads the queue files (and, once it serves one
+store, that store's decision states) before Streamlit serves, and never a page (a page draws itself when imported), and freezes them out of the collection Streamlit makes after every run; the browser
 tests' warmed fork of it runs in a session of its own."""
 
 import json
@@ -39,6 +39,40 @@ def test_the_launcher_imports_the_app_modules_and_no_page():
     assert report["frozen"] > 100_000 and not report["pandas_scanned"] and report["still_scanned"] < report["frozen"] / 100
     # the queue was read before the freeze: a page's read finds its models there, never scanned
     assert report["queue_scanned"] is False
+
+
+STORE_PROBE = """
+import json
+from streamlit.testing.v1 import AppTest
+from dashboard.app import resources, serve
+
+serve.read_review_store()
+PAGE = "; ".join(["import streamlit as st", "from dashboard.app import resources", "st.text(str(id(resources.outbox())))"])
+
+outbox = resources.outbox()
+print(json.dumps({"kept": sorted(map(list, outbox._states)), "finance": {c: s.outcome for c, s in outbox._states[("fin", "exception")][1].items()},
+                  "same_in_a_session": AppTest.from_string(PAGE).run().text[0].value == str(id(outbox))}))
+"""
+
+
+def test_the_launcher_reads_each_queues_decision_states_into_the_store_every_session_uses(tmp_path):
+    from datetime import UTC, datetime
+
+    from dashboard.hindsight.wire import MemoryRecord
+    from dashboard.review.decision import ReviewerDecision
+    from dashboard.review.db import make_engine
+    from dashboard.review.outbox import Outbox
+
+    store = Outbox(make_engine(None, tmp_path))
+    store.record("fin", ReviewerDecision(case_id="E-1", case_kind="exception", reviewer="Dana", authenticated=False, outcome="reject",
+                                         overridden=True, decided_at=datetime(2026, 12, 4, tzinfo=UTC)),
+                 MemoryRecord(document_id="decision-E-1", content="reject", tags=[]))
+    env = {**os.environ, "RECALL_REVIEW_DATA_DIR": str(tmp_path), "RECALL_REVIEW_FINANCE_BANK": "fin", "RECALL_REVIEW_SUPPORT_BANK": "sup"}
+    env.pop("RECALL_REVIEW_DATABASE_URL", None)
+    done = subprocess.run([sys.executable, "-c", STORE_PROBE], cwd=REPO, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report == {"kept": [["fin", "exception"], ["sup", "ticket"]], "finance": {"E-1": "reject"}, "same_in_a_session": True}
 
 
 def test_a_warmed_fork_serves_in_a_session_of_its_own_and_is_stopped_with_it(tmp_path):

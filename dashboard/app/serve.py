@@ -15,13 +15,17 @@ from __future__ import annotations
 
 import gc
 import importlib
+import logging
 import pkgutil
 import sys
 from pathlib import Path
 
+from sqlalchemy.exc import SQLAlchemyError
+
 import components
 import dashboard.app
 
+logger = logging.getLogger(__name__)
 MAIN = Path(__file__).with_name("main.py")
 PAGES = "dashboard.app.views."  # a page draws itself when imported: Streamlit runs them, never this
 SKIP = {"dashboard.app.main", "dashboard.app.serve"}  # the entry point runs the app; this is the launcher
@@ -67,8 +71,29 @@ def warm() -> list[str]:
     return names
 
 
+def read_review_store() -> None:
+    """Each queue's decision states and held cases read into the store objects every session uses
+    (`st.cache_resource` is per process), before the server answers: over 1,000,000 decisions that first read is
+    ~1.4 s the first reviewer would wait for. A store that cannot be read now is left to the pages, which say why."""
+    from dashboard.app import resources
+
+    outside_a_run = logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context")
+    level = outside_a_run.level
+    outside_a_run.setLevel(logging.ERROR)  # "missing ScriptRunContext": expected here, before any session
+    try:
+        settings = resources.settings()
+        for bank, kind in ((settings.finance_bank, "exception"), (settings.support_bank, "ticket")):
+            resources.outbox().decision_states(bank, kind)
+        resources.decisions().held_cases(settings.finance_bank, "exception")
+    except (SQLAlchemyError, OSError) as exc:
+        logger.warning("the review store could not be read before serving: %s", exc)
+    finally:
+        outside_a_run.setLevel(level)
+
+
 def main(argv: list[str]) -> None:
     warm()
+    read_review_store()  # not in warm(): the tests' launcher warms once, then each fork reads its own store
     from streamlit.web import cli
 
     sys.argv = ["streamlit", "run", str(MAIN), *argv]

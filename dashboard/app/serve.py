@@ -94,6 +94,7 @@ def read_review_store() -> None:
 def main(argv: list[str]) -> None:
     warm()
     read_review_store()  # not in warm(): the tests' launcher warms once, then each fork reads its own store
+    gc.freeze()  # what it read too (the first states of a 100,000-case queue are ~100,000 objects)
     from streamlit.web import cli
 
     sys.argv = ["streamlit", "run", str(MAIN), *argv]

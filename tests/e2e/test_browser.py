@@ -132,7 +132,9 @@ def test_open_a_trace_and_change_a_what_if_knob(app, page: Page, shots):
 
     # A/B: B as the what-if "graph arm weight 0", predicted from one trace per recall
     page.get_by_role("tab", name="A/B").click()
+    settled(page)  # a tab shown for the first time loads its elements' code
     page.get_by_text("a what-if setting (predicted)").last.click()
+    settled(page)  # the choice reruns the page
     page.locator('[data-testid="stSelectbox"]').filter(has_text="links (graph) weight").last.click()
     page.get_by_role("option", name="0", exact=True).click()
     click_button(page, "Compare A and B")
@@ -212,6 +214,7 @@ def test_untrusted_memory_text_renders_as_literal_text(app, page: Page, shots):
     shots(page, "untrusted-text-exceptions")
 
     page.get_by_text("How this was recalled").click()
+    settled(page)  # the opened section's elements load their code: a click on one before then is lost
     page.get_by_role("link", name="Trace of pass 1 (exact)").click()
     expect(page.get_by_role("heading", name="Recall traces")).to_be_visible()
     click_button(page, "Run this recall with a trace")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import UTC, datetime
-from types import MappingProxyType
 
 import sqlalchemy as sa
 from pydantic import BaseModel
@@ -19,7 +18,7 @@ from sqlalchemy import Engine
 
 from dashboard.review.limits import ApprovalLimits, in_words
 from dashboard.review.db import as_utc
-from dashboard.review.outbox import StoredDecision, leased_to, log_version, stored_decision
+from dashboard.review.outbox import KeptUntilTheLogChanges, StoredDecision, leased_to, stored_decision
 from dashboard.review.roles import allowed
 from dashboard.review.schema import APPROVAL_HELD, AWAITING, PENDING, RETURNED, approvals, decisions
 from dashboard.settings import Role
@@ -98,23 +97,15 @@ class Approvals:
 
     def __init__(self, engine: Engine, clock=lambda: datetime.now(UTC)):
         self.engine, self.clock = engine, clock
-        # (bank, kind) -> (the decision log's version when read, its held decisions): kept until the log changes
-        self._held: dict[tuple[str, str], tuple[int, Mapping[str, HeldDecision]]] = {}
+        self._held = KeptUntilTheLogChanges(engine)  # (bank, kind) -> its held decisions; the steps move the version too
 
     def held(self, bank_id: str, case_kind: str, case_id: str | None = None) -> Mapping[str, HeldDecision]:
         """case id -> its held decision, for the cases (or the one case) whose newest decision is awaiting
-        approval or returned. A queue page asks for every case on every run: that answer is read again only when
-        the decision log's version moved (its steps are in it), and shared read-only."""
+        approval or returned. A queue page asks for every case on every run: that answer is kept until the log
+        changes (KeptUntilTheLogChanges)."""
         if case_id is not None:
             return self._read_held(bank_id, case_kind, case_id)
-        with self.engine.connect() as conn:  # the version first: a write after it moves it
-            version = log_version(conn)
-        kept = self._held.get((bank_id, case_kind))
-        if kept is not None and kept[0] == version:
-            return kept[1]
-        held = MappingProxyType(self._read_held(bank_id, case_kind))
-        self._held[(bank_id, case_kind)] = (version, held)
-        return held
+        return self._held.get((bank_id, case_kind), lambda: self._read_held(bank_id, case_kind))
 
     def _read_held(self, bank_id: str, case_kind: str, case_id: str | None = None) -> dict[str, HeldDecision]:
         mine = sa.and_(decisions.c.bank_id == bank_id, decisions.c.case_kind == case_kind)

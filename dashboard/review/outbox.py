@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import socket
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import MappingProxyType
@@ -104,6 +104,26 @@ def log_version(conn: sa.Connection) -> int:
     """The decision log's version (its approval steps included), moved by the database on every change (migration
     0009): what was read under one version is still true while it stays."""
     return conn.execute(sa.select(log_versions.c.version).where(log_versions.c.log == decisions.name)).scalar_one()
+
+
+class KeptUntilTheLogChanges:
+    """Answers read from the decision log, kept per key while the log's version stays: a queue page asks the same
+    questions on every run, and one primary-key read says whether a kept answer still holds. The version is read
+    before the answer, so a write in between moves it and the next call reads again. Shared read-only."""
+
+    def __init__(self, engine: Engine):
+        self.engine = engine
+        self._kept: dict[Hashable, tuple[int, Mapping]] = {}
+
+    def get(self, key: Hashable, read: Callable[[], Mapping]) -> Mapping:
+        with self.engine.connect() as conn:
+            version = log_version(conn)
+        kept = self._kept.get(key)
+        if kept is not None and kept[0] == version:
+            return kept[1]
+        answer = MappingProxyType(read())
+        self._kept[key] = (version, answer)
+        return answer
 
 
 def utc_now() -> datetime:
@@ -316,8 +336,7 @@ class Outbox(DeliveryQueue):
 
     def __init__(self, store: Engine | Path, clock: Callable[[], datetime] = utc_now):
         super().__init__(store, clock)
-        # (bank, kind) -> (the log's version when read, each case's newest state): kept until the log changes
-        self._states: dict[tuple[str, str], tuple[int, Mapping[str, DecisionState]]] = {}
+        self._states = KeptUntilTheLogChanges(self.engine)  # (bank, kind) -> each case's newest state
 
     def _parse(self, row: sa.Row) -> StoredDecision:
         return stored_decision(row)
@@ -468,20 +487,16 @@ class Outbox(DeliveryQueue):
     def decision_states(self, bank_id: str, case_kind: str) -> Mapping[str, DecisionState]:
         """case id -> the state and outcome of its newest decision: what a queue page reads on every run.
 
-        Read again only when the log's version (moved by the database on every insert, state change or delete, from
-        any instance) changed since the last read, which is one primary-key lookup; then one query reads three fields
-        of each newest row and builds no model (bench-scale). Every caller shares the answer, read-only."""
-        d, key = decisions.c, (bank_id, case_kind)
-        with self.engine.connect() as conn:  # the version first: a write after it moves it, and the next call reads again
-            version = log_version(conn)
-            kept = self._states.get(key)
-            if kept is not None and kept[0] == version:
-                return kept[1]
+        Read again only when the log changed (KeptUntilTheLogChanges); then one query reads three fields of each
+        newest row and builds no model (bench-scale)."""
+        def read() -> dict[str, DecisionState]:
+            d = decisions.c
             query = sa.select(d.case_id, d.state, d.decision["outcome"].as_string(), d.decision["ticket_action"].as_string())
-            rows = conn.execute(query.where(d.id.in_(self._newest_ids(bank_id, case_kind))))
-            states = MappingProxyType({case_id: DecisionState(*fields) for case_id, *fields in rows})
-        self._states[key] = (version, states)
-        return states
+            with self.engine.connect() as conn:
+                rows = conn.execute(query.where(d.id.in_(self._newest_ids(bank_id, case_kind))))
+                return {case_id: DecisionState(*fields) for case_id, *fields in rows}
+
+        return self._states.get((bank_id, case_kind), read)
 
     def latest_decided(self, bank_id: str, case_kind: str, case_id: str) -> StoredDecision | None:
         """The case's newest decision (not a held one), built in full: what its page shows of it."""

@@ -26,6 +26,7 @@ from dashboard.finance.decisions import document_id_for
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.recall import CaseKey, TwoStageResult, atwo_stage_recall, check_crowd_out, two_stage_recall
 from dashboard.hindsight.gateway import RECALL_CONCURRENCY
+from dashboard.review.freshness import Freshness
 
 logger = logging.getLogger(__name__)
 IN_FLIGHT_WAIT_S = 10.0  # a background recall of the case being opened is awaited this long, then asked again
@@ -65,10 +66,12 @@ def _slot(bank_id: str, key: CaseKey, query: str, k: int, own_document: str | No
     return (bank_id, key.scope, key.vendor_name, query.strip(), k, own_document, stamp)
 
 
-def stamps(bank_id: str, cases: Sequence[ExceptionCase]) -> dict[str, int]:
-    """case id -> its scope's freshness stamp, in one query."""
-    by_scope = resources.freshness().stamps(bank_id, {CaseKey.of(c).scope for c in cases})
-    return {c.id: by_scope[CaseKey.of(c).scope] for c in cases}
+def stamps(bank_id: str, cases: Sequence[ExceptionCase], freshness: Freshness | None = None) -> dict[str, int]:
+    """case id -> its scope's freshness stamp, in one query (`freshness`: bound on the script thread, for a caller
+    off it)."""
+    scopes = {c.id: CaseKey.of(c).scope for c in cases}
+    by_scope = (freshness or resources.freshness()).stamps(bank_id, set(scopes.values()))
+    return {case_id: by_scope[scope] for case_id, scope in scopes.items()}
 
 
 def _keep_flags(casework, bank_id: str, results: dict[str, TwoStageResult]) -> None:
@@ -156,9 +159,8 @@ def _filler(bank_id: str, in_flight: int = RECALL_CONCURRENCY) -> Callable[..., 
     freshness = resources.freshness()
 
     def fill(cases: Sequence[ExceptionCase], k: int, progress: Callable[[int, int], None] | None = None) -> dict[str, int]:
-        keys = {c.id: CaseKey.of(c) for c in cases}
-        fresh = freshness.stamps(bank_id, {key.scope for key in keys.values()})  # one query, on the primary key
-        slots = {c.id: _slot(bank_id, keys[c.id], c.recall_query(), k, document_id_for(c.id), fresh[keys[c.id].scope]) for c in cases}
+        fresh = stamps(bank_id, cases, freshness)
+        slots = {c.id: _slot(bank_id, CaseKey.of(c), c.recall_query(), k, document_id_for(c.id), fresh[c.id]) for c in cases}
         todo = [c for c in cases if cache.get(slots[c.id]) is None]
         counts = {"cached": len(cases) - len(todo), "loaded": 0, "failed": 0}
 

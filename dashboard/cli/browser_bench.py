@@ -167,10 +167,9 @@ def _review_store(settings, queues: list[Queue], decisions: int, log: Callable[[
 
             def forget_the_run() -> None:
                 with engine.begin() as conn:
-                    added = decision_log.c.id > last
-                    conn.execute(sa.delete(second_reviews).where(second_reviews.c.decision_id.in_(sa.select(decision_log.c.id).where(added))))
+                    conn.execute(sa.delete(second_reviews).where(second_reviews.c.decision_id > last))
                     conn.execute(sa.delete(approvals).where(approvals.c.decision_id > last))
-                    conn.execute(sa.delete(decision_log).where(added))
+                    conn.execute(sa.delete(decision_log).where(decision_log.c.id > last))
 
             yield url, forget_the_run
         finally:

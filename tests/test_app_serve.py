@@ -75,6 +75,12 @@ def test_the_launcher_reads_each_queues_decision_states_into_the_store_every_ses
     assert report == {"kept": [["fin", "exception"], ["sup", "ticket"]], "finance": {"E-1": "reject"}, "same_in_a_session": True}
 
 
+def test_the_launcher_names_a_bad_setting_and_exits_2_before_it_reads_anything():
+    env = {**os.environ, "RECALL_REVIEW_SLA_DAYS": "0"}
+    done = subprocess.run([sys.executable, "-m", "dashboard.app.serve"], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and done.stderr.strip() == "error: settings: RECALL_REVIEW_SLA_DAYS: Input should be greater than or equal to 1"
+
+
 def test_a_warmed_fork_serves_in_a_session_of_its_own_and_is_stopped_with_it(tmp_path):
     # (that each fork reads its own environment, banks and review store, the browser tests show: each has its own)
     with serve_app(dict(os.environ), tmp_path, start=start_warmed) as url:

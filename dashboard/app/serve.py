@@ -92,6 +92,15 @@ def read_review_store() -> None:
 
 
 def main(argv: list[str]) -> None:
+    from pydantic import ValidationError
+
+    from dashboard.settings import load_settings, settings_problem
+
+    try:
+        load_settings()  # what the warm-up below reads: a bad setting is said here, as the CLI says it
+    except ValidationError as exc:
+        print(f"error: settings: {settings_problem(exc)}", file=sys.stderr)
+        sys.exit(2)  # an input error, as the CLI's
     warm()
     read_review_store()  # not in warm(): the tests' launcher warms once, then each fork reads its own store
     gc.freeze()  # what it read too (the first states of a 100,000-case queue are ~100,000 objects)

@@ -8,8 +8,10 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import urllib.request
 from datetime import UTC, date, datetime
+from types import SimpleNamespace
 
 from streamlit.testing.v1 import AppTest
 
@@ -166,3 +168,19 @@ def exception_proposal(case: ExceptionCase, rec: Recommendation, reviewer: str, 
     decision = exception_decision(case, rec, reviewer=reviewer, authenticated=False, action=action, outcome=outcome,
                                   reason_code="CONTRACT_AMENDMENT" if action == "override" else None, note=note)
     return Proposal(decision=decision, record=precedent_record(case, decision, rec), scope=CaseKey.of(case).scope)
+
+
+def someone_waits_in_flight(monkeypatch) -> threading.Event:
+    """The recall cache's in-flight marks, watched: the returned event is set once anyone waits on one (a page
+    or a reader waiting for a computation already on the wire), so a test can hold the computation until then."""
+    from dashboard.app import recall_cache
+
+    waits = threading.Event()
+
+    class Watched(threading.Event):
+        def wait(self, timeout=None):
+            waits.set()
+            return super().wait(timeout)
+
+    monkeypatch.setattr(recall_cache, "threading", SimpleNamespace(Lock=threading.Lock, Event=Watched))
+    return waits

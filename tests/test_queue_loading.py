@@ -8,18 +8,17 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 import streamlit as st
 
-from dashboard.app import finance_recalls, recall_cache, resources
+from dashboard.app import finance_recalls, resources
 from dashboard.cli import bench_data
 from dashboard.finance.decisions import document_id_for
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.review.freshness import Freshness
 from tests.finance_helpers import precedent
-from tests.helpers import exception_case
+from tests.helpers import exception_case, someone_waits_in_flight
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -77,27 +76,16 @@ def test_queue_load_fills_the_cache_without_traces_and_with_at_most_two_calls(co
     assert finance_recalls.load_queue(bank_id, [rich, thin], 5) == {"cached": 2, "loaded": 0, "failed": 0}
 
 
-class _WatchedEvent(threading.Event):
-    """The recall cache's in-flight mark, telling the test when the page has started waiting on it."""
-
-    page_waits = threading.Event()
-
-    def wait(self, timeout=None):
-        _WatchedEvent.page_waits.set()
-        return super().wait(timeout)
-
-
 def test_a_case_opened_while_its_background_recall_is_on_the_wire_waits_for_that_answer(counted, bank_id, monkeypatch):
     gw, calls = counted
     rich, thin = exception_case("E-1", "V01"), exception_case("E-2", "V02")
-    monkeypatch.setattr(recall_cache, "threading", SimpleNamespace(Lock=threading.Lock, Event=_WatchedEvent))
-    _WatchedEvent.page_waits.clear()
+    page_waits = someone_waits_in_flight(monkeypatch)
     on_the_wire = threading.Event()
     counting = gw.arecall
 
     async def held_arecall(bank, query, **kwargs):  # the server answers once the page is waiting (30 s at most)
         on_the_wire.set()
-        await asyncio.to_thread(_WatchedEvent.page_waits.wait, 30)
+        await asyncio.to_thread(page_waits.wait, 30)
         return await counting(bank, query, **kwargs)
 
     monkeypatch.setattr(gw, "arecall", held_arecall)

@@ -5,12 +5,10 @@ import contextlib
 import threading
 from collections import Counter
 from datetime import UTC, datetime
-from types import SimpleNamespace
 
 import pytest
 
 from dashboard.finance.models import ExceptionCase
-from dashboard.app import recall_cache
 from dashboard.app.recall_cache import RecallCache
 from dashboard.finance.recall import CaseKey
 from dashboard.hindsight.gateway import HindsightGateway
@@ -19,6 +17,7 @@ from dashboard.queue_files import load_rows
 from dashboard.review.freshness import EVERYTHING, Freshness
 from dashboard.review.outbox import Outbox
 from dashboard.traces.request import TracedRecall, TraceRequest, TraceStore
+from tests.helpers import someone_waits_in_flight
 
 A = CaseKey(vendor_code="V01", exception_type="price_variance")
 B = CaseKey(vendor_code="V02", exception_type="price_variance")
@@ -37,20 +36,9 @@ def test_cache_hit_miss_ttl_and_bound():
     assert cache.get(("bank", B.scope, 3)) is None  # expired
 
 
-class _WatchedEvent(threading.Event):
-    """The cache's in-flight mark, telling the test when a reader has started waiting on it."""
-
-    reader_waits = threading.Event()
-
-    def wait(self, timeout=None):
-        _WatchedEvent.reader_waits.set()
-        return super().wait(timeout)
-
-
 @pytest.mark.parametrize("answer", ["the recall", None], ids=["answered", "failed"])
 def test_a_recall_in_flight_is_awaited_not_asked_twice(monkeypatch, answer):
-    monkeypatch.setattr(recall_cache, "threading", SimpleNamespace(Lock=threading.Lock, Event=_WatchedEvent))
-    _WatchedEvent.reader_waits.clear()
+    reader_waits = someone_waits_in_flight(monkeypatch)
     cache, key = RecallCache(), ("bank", A.scope, 3)
     assert cache.get_or_wait(key, timeout_s=600) is None  # nobody computing it: the caller recalls at once
 
@@ -59,7 +47,7 @@ def test_a_recall_in_flight_is_awaited_not_asked_twice(monkeypatch, answer):
     def background() -> None:
         with contextlib.suppress(RuntimeError), cache.computing(key):
             in_flight.set()
-            assert _WatchedEvent.reader_waits.wait(30)  # the reader waits on this computation before it ends
+            assert reader_waits.wait(30)  # the reader waits on this computation before it ends
             if answer is None:
                 raise RuntimeError("the server refused")
             cache.put(key, answer)

@@ -4,6 +4,7 @@ alone). The case on screen is recalled first; the rest of the queue is recalled 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
 from functools import cached_property
@@ -38,8 +39,8 @@ KEY_COLUMNS = ("case", "exact precedents", "agent recommends", "crowd-out", "inc
 class Queue:
     cases: list[ExceptionCase]
     shown: list[ExceptionCase]
-    decided: dict  # case id -> the state and outcome of its latest decision in this bank (DecisionState)
-    held: dict  # case id -> its decision awaiting a second approval, or returned by one
+    decided: Mapping  # case id -> the state and outcome of its latest decision in this bank (DecisionState)
+    held: Mapping  # case id -> its decision awaiting a second approval, or returned by one
     blind: dict  # case id -> its first decision awaiting a blind second review or a lead
     k: int
     table_open: bool  # the panel is open: its table and bulk approval are drawn

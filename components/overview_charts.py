@@ -12,7 +12,7 @@ import streamlit as st
 from components.safe_text import md
 from components.admission import plain_verdict
 from components.when import local_day
-from dashboard.reporting.overview import MISSED, OverviewMetrics, age_words, headline, incident_label
+from dashboard.reporting.overview import MISSED, OverviewMetrics, age_words, crowd_out_states, headline, incident_label
 from dashboard.reporting.recall_log import LatencySample
 
 COLORS = {"approved": "#2e7d32", "overridden": "#c62828", "open": "#90a4ae", "decided": "#2e7d32", "pending delivery": "#f9a825",
@@ -75,6 +75,8 @@ def render_approvals_waiting(m: OverviewMetrics) -> None:
     if not m.approvals_waiting:
         st.caption("No decision is waiting for a second approver.")
         return
+    if m.approvals_waiting_total > len(m.approvals_waiting):
+        st.caption(f"The {len(m.approvals_waiting)} oldest of {m.approvals_waiting_total} decisions waiting for a second approver.")
     rows = [{"case": w.case_id, "decided by": w.proposer, "outcome": w.outcome, "amount": w.amount,
              "their limit": w.limit, "waiting for": age_words(w.age_hours)} for w in m.approvals_waiting]
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="overview_approvals",
@@ -115,16 +117,17 @@ def render_crowd_out(m: OverviewMetrics) -> None:
         f"{co.recalled} of {co.cases} queued cases measured; {co.checked} checked against a plain single search over this vendor or this type. "
         f"{co.unchecked_pass2_skipped} case(s) were not checked: their exact precedents alone filled the list, so the wider search never ran."
     )
-    if not co.per_case:
+    if not co.recalled:
         st.caption("No finance case measured yet.")
         return
-    counts = pd.DataFrame(co.per_case)["state"].value_counts().rename_axis("state").reset_index(name="cases")
+    counts = pd.DataFrame([{"state": state, "cases": n} for state, n in crowd_out_states(co).items()])
     fig = px.bar(counts, x="state", y="cases", color="state", text="cases", labels={"state": ""},
                  color_discrete_map={MISSED: "#c62828", "a plain search misses none": "#2e7d32", "not checked": "#90a4ae"})
     _counts(fig, counts["cases"].max())
     st.plotly_chart(_layout(fig, 260).update_layout(showlegend=False), key="overview_crowd", width="stretch")
-    with st.expander("Per case"):
-        st.dataframe(pd.DataFrame(co.per_case), hide_index=True, width="stretch", key="overview_crowd_cases")
+    if co.missed_cases:
+        with st.expander(f"The cases a plain search misses ({len(co.missed_cases)} of {co.prevented}, most precedents lost first)"):
+            st.dataframe(pd.DataFrame(co.missed_cases), hide_index=True, width="stretch", key="overview_crowd_cases")
 
 def render_recommendations(m: OverviewMetrics) -> None:
     co = m.crowd_out

@@ -170,12 +170,13 @@ def test_the_overview_lists_approvals_waiting_with_their_age_and_counts_no_held_
     decision = exception_decision(CASE, rec, reviewer="Dana", authenticated=False, action="approve_recommendation")
     service.decide("fin", "reviewer", Proposal(decision=decision, record=precedent_record(CASE, decision, rec), scope="s",
                                                amount=CASE.invoice_amount))
-    (waiting,) = service.approvals.waiting()
+    (waiting,) = service.approvals.waiting(limit=1)
     metrics = overview.build(
-        history=outbox.history(), bank_for={"exception": "fin", "ticket": "sup"}, cases=[CASE], tickets=[],
-        finance_flags={}, ticket_flags={}, latencies=[], waiting=[waiting], now=waiting.proposed.at + timedelta(hours=5),
+        standing={"exception": outbox.standing_counts("fin", "exception")}, states={"exception": outbox.decision_states("fin", "exception")},
+        cases=[CASE], tickets=[], ticket_flags={}, latencies=[], waiting=[waiting], waiting_total=service.approvals.waiting_count(),
+        now=waiting.proposed.at + timedelta(hours=5),
     )
-    assert metrics.decisions_in_range == 0 and metrics.queues[0].open == 1
+    assert metrics.decisions_in_range == 0 and metrics.queues[0].open == 1 and metrics.approvals_waiting_total == 1
     assert [(w.case_id, w.proposer, w.amount, w.limit, w.age_hours) for w in metrics.approvals_waiting] == [
         (CASE.id, "Dana", 42_000, 20_000, 5.0)
     ]

@@ -10,6 +10,7 @@ from dashboard.finance.flags import FinanceFlags, finance_flags, keep_crowd_out,
 from dashboard.finance.recall import CaseKey, check_crowd_out, two_stage_recall
 from dashboard.reporting import overview
 from dashboard.review.agent_runs import AgentRun
+from dashboard.review.flag_counts import FinanceCounts, IncidentCounts
 from dashboard.support.flags import TicketFlags, history_used, ticket_flags
 from dashboard.support.recall import TicketEvidence, TicketRecall
 from tests.finance_helpers import CROWD_QUERY, FakeRecall, crowding_records, precedent
@@ -90,8 +91,8 @@ def test_incident_kinds_per_case_and_their_queue_cells():
                      ("b", "ticket", "T-1"): ["other_customer"]}
     assert incident_text({"incidents": kinds[("b", "exception", "E-1")]}) == "crowd-out, cites another vendor or type"
     assert incident_text({"incidents": []}) == "none" and incident_text({"recall": {}}) == "" and incident_text(None) == ""
-    summary = overview.incident_summary({("exception", "E-1"): kinds[("b", "exception", "E-1")], ("exception", "E-2"): [],
-                                         ("ticket", "T-1"): ["other_customer"], ("ticket", "T-2"): None})
+    summary = overview.incident_summary({"exception": IncidentCounts(2, 1, (("crowded_out", 1), ("non_relevant_citation", 1))),
+                                         "ticket": IncidentCounts(1, 1, (("other_customer", 1),))})
     assert (summary.checked, summary.cases, summary.leaks) == (3, 2, 1)
     assert summary.by_kind == {"crowded_out": 1, "non_relevant_citation": 1, "other_customer": 1}
 
@@ -109,18 +110,16 @@ def test_queue_table_shows_the_flags_in_plain_words_and_blank_when_not_measured(
 
 def test_headline_tells_the_story_in_one_line():
     m = overview.build(
-        history=[], bank_for={"exception": "f", "ticket": "s"}, cases=[exception_case("E-1", "VA"), exception_case("E-2", "VB")],
-        tickets=[], latencies=[], ticket_flags={},
-        finance_flags={"E-1": FinanceFlags(k=5, exact=2, relevant=2, broader=3, action="reject", confidence=0.67, policy="precedent",
-                                           crowd_out_lost=2, exact_ids=["a", "b"])},
-        incident_kinds={("ticket", "T-1"): ["other_customer"], ("exception", "E-1"): ["crowded_out"]},
+        standing={}, states={}, cases=[exception_case("E-1", "VA"), exception_case("E-2", "VB")], tickets=[], latencies=[], ticket_flags={},
+        finance=FinanceCounts(recalled=1, checked=1, prevented=1, precedents_saved=2, recommendations=(("reject", 1),)),
+        incidents={"ticket": IncidentCounts(1, 1, (("other_customer", 1),)), "exception": IncidentCounts(1, 1, (("crowded_out", 1),))},
     )
     assert overview.headline(m) == (
         "2 exceptions, 0 decided; 0 tickets, 0 decided; 1 exception where a plain search would have missed exact precedents; "
         "1 ticket where another customer's records reached the agent; 1 other case with incidents."
     )
     assert (m.crowd_out.recalled, m.crowd_out.prevented, m.crowd_out.recommendations, m.crowd_out.no_relevant) == (1, 1, {"reject": 1}, 0)
-    quiet = overview.build(history=[], bank_for={}, cases=[], tickets=[], latencies=[], finance_flags={}, ticket_flags={})
+    quiet = overview.build(standing={}, states={}, cases=[], tickets=[], latencies=[], ticket_flags={})
     assert overview.headline(quiet) == (
         "0 exceptions, 0 decided; 0 tickets, 0 decided; not yet checked whether a plain search would miss exact precedents; "
         "the agents' runs not checked for incidents yet."

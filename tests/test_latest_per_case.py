@@ -7,7 +7,7 @@ import pytest
 import sqlalchemy as sa
 
 from dashboard.hindsight.wire import MemoryRecord
-from dashboard.reporting.overview import latest_in_history
+from dashboard.cli.scale_bench import latest_in_history
 from dashboard.review.decision import Hold, ReviewerDecision
 from dashboard.review.approvals import Approvals
 from dashboard.review.db import make_engine

@@ -7,12 +7,15 @@ import pytest
 import streamlit as st
 
 from dashboard.finance.decisions import document_id_for
-from dashboard.finance.flags import finance_flags
+from dashboard.finance.decisions import exception_decision, precedent_record
+from dashboard.finance.flags import keep
 from dashboard.finance.policy import Recommendation, assess
 from dashboard.finance.recall import DEFAULT_K, CaseKey, check_crowd_out, two_stage_recall
 from dashboard.reporting import overview as overview_metrics
 from dashboard.reporting.overview import p95
 from dashboard.reporting.recall_log import RecallLog
+from dashboard.review.casework import Casework
+from dashboard.review.db import upgrade
 from dashboard.review.outbox import Outbox
 from dashboard.support.recall import recall_for_ticket
 from dashboard.processes import free_port
@@ -24,8 +27,15 @@ from tests.helpers import exception_case, open_page, record_exception_decision, 
 PAGE = "views/overview.py"
 
 
-def test_metrics_core_counts_latest_decision_per_case_in_range(tmp_path):
-    outbox = Outbox(tmp_path / "d.sqlite3")
+def _decisions_of(outbox: Outbox) -> dict:
+    """What the page hands build() of the decision log: the standing decisions counted, and each case's newest state."""
+    banks = {"exception": "fin", "ticket": "sup"}
+    return {"standing": {kind: outbox.standing_counts(bank, kind) for kind, bank in banks.items()},
+            "states": {kind: outbox.decision_states(bank, kind) for kind, bank in banks.items()}}
+
+
+def test_metrics_core_counts_latest_decision_per_case_in_range(review_engine):
+    outbox = Outbox(review_engine)
     rec = Recommendation(action="reject", confidence=0.7, cited=[], rationale="r", policy="precedent")
     e1, e2 = CASES[0], CASES[1]
     record_exception_decision(outbox, "fin", e1, rec, override=False, when=datetime(2026, 11, 1, 9, tzinfo=UTC))
@@ -35,40 +45,65 @@ def test_metrics_core_counts_latest_decision_per_case_in_range(tmp_path):
     log = RecallLog(samples=3)
     for ms in (10, 20, 30, 40):
         log.add_latency("finance two-stage", ms)
-    m = overview_metrics.build(
-        history=outbox.history(), bank_for={"exception": "fin", "ticket": "sup"}, cases=CASES, tickets=TICKETS,
-        finance_flags={}, ticket_flags={}, latencies=log.latencies(),
-    )
+    m = overview_metrics.build(**_decisions_of(outbox), cases=CASES, tickets=TICKETS, ticket_flags={}, latencies=log.latencies())
     fin = next(a for a in m.agreement if a.kind == "exception")
     assert (m.decisions_in_range, fin.decisions, fin.approved, fin.overridden, fin.rate) == (2, 2, 1, 1, 0.5)
     assert [(o.vendor, o.reason_code, o.count) for o in m.overrides] == [(e1.vendor_code, "PRICE_AGREED", 1)]
+    assert [(d.day, d.approved, d.overridden) for d in m.daily] == [(date(2026, 11, 2), 0, 1), (date(2026, 11, 5), 1, 0)]
+    assert overview_metrics.first_decision_day(_decisions_of(outbox)["standing"]) == date(2026, 11, 2)
     assert m.queues[0].pending_delivery == 2 and m.queues[0].open == len(CASES) - 2 and m.queues[1].open == len(TICKETS)
     assert [(s.kind, s.count, s.p50_ms, s.max_ms) for s in m.latency] == [("finance two-stage", 3, 30.0, 40.0)]  # bounded sample
-    only_e2 = overview_metrics.build(
-        history=outbox.history(), bank_for={"exception": "fin", "ticket": "sup"}, cases=CASES, tickets=TICKETS,
-        finance_flags={}, ticket_flags={}, latencies=[], start=date(2026, 11, 3), end=date(2026, 11, 30),
-    )
+    only_e2 = overview_metrics.build(**_decisions_of(outbox), cases=CASES, tickets=TICKETS, ticket_flags={}, latencies=[],
+                                     start=date(2026, 11, 3), end=date(2026, 11, 30))
     assert only_e2.decisions_in_range == 1 and only_e2.overrides == []
 
 
-def test_crowd_out_summary_says_what_was_and_was_not_computed(hindsight, bank_id):
+def test_an_override_without_a_vendor_tag_is_counted_under_the_queues_vendor(review_engine):
+    outbox = Outbox(review_engine)
+    rec = Recommendation(action="reject", confidence=0.7, cited=[], rationale="r", policy="precedent")
+    case = CASES[0]
+    decision = exception_decision(case, rec, reviewer="Dana", authenticated=False, action="override", outcome="approve",
+                                  reason_code="PRICE_AGREED", note="n", now=lambda: datetime(2026, 11, 1, 9, tzinfo=UTC))
+    untagged = precedent_record(case, decision, rec).model_copy(update={"tags": ["kind:decision"]})
+    outbox.record("fin", decision, untagged)
+    m = overview_metrics.build(**_decisions_of(outbox), cases=CASES, tickets=[], ticket_flags={}, latencies=[])
+    assert [(o.vendor, o.reason_code, o.count) for o in m.overrides] == [(case.vendor_code, "PRICE_AGREED", 1)]
+
+
+def _kept(review_engine, bank: str, results: dict) -> Casework:
+    """The cases' finance flags written to the review store as a recall writes them."""
+    upgrade(review_engine)
+    casework = Casework(review_engine)
+    keep(casework, bank, results)
+    return casework
+
+
+def test_crowd_out_summary_says_what_was_and_was_not_computed(hindsight, bank_id, review_engine):
     records = crowding_records()  # VA: 2 precedents a single pass loses to VB's 12
     records += [precedent(f"VC-{i}", "VC", "tax_mismatch") for i in range(2)]  # alone with its type
     records += [precedent(f"VD-{i}", "VD", "duplicate_invoice") for i in range(6)]  # fills k
     hindsight.gateway.retain(bank_id, records)
     crowded, alone = exception_case("E-A", "VA"), exception_case("E-C", "VC", "tax_mismatch")
     full, never = exception_case("E-D", "VD", "duplicate_invoice"), exception_case("E-E", "VE")
+    gone = exception_case("E-GONE", "VA")  # measured once, then dropped from the queue: it counts no more
     recall = hindsight.gateway.recall
-    results = {c.id: two_stage_recall(recall, bank_id, CaseKey.of(c), CROWD_QUERY, k=3) for c in (crowded, alone, full)}
-    summary = overview_metrics.crowd_out_summary([crowded, alone, full, never], {cid: finance_flags(r) for cid, r in results.items()})
-    assert (summary.cases, summary.recalled, summary.checked, summary.unchecked_pass2_skipped) == (4, 3, 2, 1)
-    assert (summary.prevented, summary.precedents_saved) == (1, 2)
-    assert [(r["case"], r["exact precedents"], r["lost by a single pass"], r["state"]) for r in summary.per_case] == [
-        ("E-A", 2, 2, "a plain search misses some"), ("E-C", 2, 0, "a plain search misses none"), ("E-D", 3, None, "not checked"),
-    ]
-    results["E-D"] = check_crowd_out(recall, results["E-D"])  # the check was asked for: now it is known
-    again = overview_metrics.crowd_out_summary([crowded, alone, full, never], {cid: finance_flags(r) for cid, r in results.items()})
-    assert (again.checked, again.unchecked_pass2_skipped, again.per_case[2]["state"]) == (3, 0, "a plain search misses none")
+    results = {c.id: two_stage_recall(recall, bank_id, CaseKey.of(c), CROWD_QUERY, k=3) for c in (crowded, alone, full, gone)}
+    casework = _kept(review_engine, bank_id, results)
+    queue = [crowded, alone, full, never]
+
+    def summary():
+        flags = casework.queue_flags(bank_id, "exception", [c.id for c in queue])
+        assert flags.unmeasured == ["E-E"] and flags.extra == ["E-GONE"]
+        return overview_metrics.crowd_out_summary(queue, flags.finance(), flags.missed(overview_metrics.MISSED_LISTED))
+
+    first = summary()
+    assert (first.cases, first.recalled, first.checked, first.unchecked_pass2_skipped) == (4, 3, 2, 1)
+    assert (first.prevented, first.precedents_saved) == (1, 2)
+    assert [(r["case"], r["exact precedents"], r["lost by a single pass"]) for r in first.missed_cases] == [("E-A", 2, 2)]
+    assert overview_metrics.crowd_out_states(first) == {"a plain search misses some": 1, "a plain search misses none": 1, "not checked": 1}
+    keep(casework, bank_id, {"E-D": check_crowd_out(recall, results["E-D"])})  # the check was asked for: now it is known
+    again = summary()
+    assert (again.checked, again.unchecked_pass2_skipped, again.prevented) == (3, 0, 1)
 
 
 def test_overview_renders_when_hindsight_is_unreachable_and_nothing_is_decided(monkeypatch, tmp_path):
@@ -88,14 +123,15 @@ def _crowd_caption(at) -> str:
     return next(c.value for c in at.caption if "queued cases measured" in c.value)
 
 
-def _states(at) -> dict[str, str]:
-    """The per-case crowd-out table (display-only dataframes have no key in AppTest: found by its columns)."""
-    [frame] = [d.value for d in at.dataframe if "lost by a single pass" in d.value.columns]
-    return dict(frame[["case", "state"]].itertuples(index=False))
+def _missed(at) -> set[str]:
+    """The cases listed as ones a plain search misses (display-only dataframes have no key in AppTest: found by its
+    columns); none listed when there are none."""
+    frames = [d.value for d in at.dataframe if "lost by a single pass" in d.value.columns]
+    return {case for frame in frames for case in frame["case"]}
 
 
-def _figures(at) -> tuple[dict[str, str], str, dict[str, str]]:
-    return {m.label: m.value for m in at.metric}, texts(at), _states(at)
+def _figures(at) -> tuple[dict[str, str], str, set[str]]:
+    return {m.label: m.value for m in at.metric}, texts(at), _missed(at)
 
 
 def test_overview_shows_figures_on_first_load_and_after_a_restart(hindsight, point_app, demo_banks, review_store_url, tmp_path, monkeypatch):
@@ -123,7 +159,7 @@ def test_overview_shows_figures_on_first_load_and_after_a_restart(hindsight, poi
     rejected -= admitted
     assert admitted and rejected
 
-    metrics, text, states = _figures(at)
+    metrics, text, missed = _figures(at)
     n = len(CASES)
     assert metrics["Decisions in range"] == "1" and metrics["Finance agreement"] == "0%"
     assert metrics["Exceptions where a plain search misses precedents"] == str(len(caught)) and len(caught) >= 1
@@ -131,8 +167,7 @@ def test_overview_shows_figures_on_first_load_and_after_a_restart(hindsight, poi
     assert f"{n} exceptions, 1 decided (the agent was overruled on 1); {len(TICKETS)} tickets, 0 decided; {len(caught)} exception" in text
     assert f"{n} of {n} queued cases measured" in text and f"{len(TICKETS)} of {len(TICKETS)} tickets measured" in text
     assert f"{len(skipped)} case(s) were not checked: their exact precedents alone filled the list" in _crowd_caption(at)
-    assert {cid for cid, state in states.items() if state == "not checked"} == skipped
-    assert {cid for cid, state in states.items() if state == "a plain search misses some"} == caught
+    assert missed == caught
     assert "Coverage unavailable" not in text and "n/a" not in text
     assert len(at.get("plotly_chart")) >= 6
 
@@ -141,9 +176,9 @@ def test_overview_shows_figures_on_first_load_and_after_a_restart(hindsight, poi
     st.cache_resource.clear()
     st.cache_data.clear()
     again = open_page(PAGE, timeout=120)
-    metrics2, text2, states2 = _figures(again)
+    metrics2, text2, missed2 = _figures(again)
     assert {k: v for k, v in metrics2.items() if k != "Tagged share"} == {k: v for k, v in metrics.items() if k != "Tagged share"}
-    assert states2 == states and f"{n} of {n} queued cases measured" in text2
+    assert missed2 == missed and f"{n} of {n} queued cases measured" in text2
     assert "No recall made by this server process since it started" in text2
 
 
@@ -162,7 +197,7 @@ def test_overview_recall_all_with_the_crowd_out_check_measures_every_case(hindsi
     assert f"{n} checked against a plain single search over this vendor or this type. 0 case(s) were not checked" in _crowd_caption(at)
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Exceptions where a plain search misses precedents"] == str(sum(co.crowded_out for co in checked.values()))
-    assert _states(at) == {cid: "a plain search misses some" if co.crowded_out else "a plain search misses none" for cid, co in checked.items()}
+    assert _missed(at) == {cid for cid, co in checked.items() if co.crowded_out}
 
 
 def test_p95_interpolates_between_samples():

@@ -16,7 +16,7 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 
 from dashboard.cli.registry import command
@@ -33,16 +33,21 @@ def _case(i: int) -> str:
     return f"E-{i:06d}"
 
 
-def seed(engine, case_ids: Sequence[str], decisions: int, log: Callable[[str], None], bank: str = BANK) -> int:
+def seed(engine, case_ids: Sequence[str], decisions: int, log: Callable[[str], None], bank: str = BANK,
+         flagged: Sequence[str] | None = None) -> int:
     """`decisions` rows over the cases (row n is revision n // len + 1 of case n % len; every 97th is held for a
-    second approval, with its "proposed" step as the app writes it), then one flags row per case. Returns the
-    last decision's id: the bench browser forgets what its runs added after it."""
+    second approval, with its "proposed" step as the app writes it), then one flags row per case (per `flagged`
+    case when given: a queue's undecided cases were recalled too). Returns the last decision's id: the bench
+    browser forgets what its runs added after it."""
+    from dashboard.agents.incidents import INCIDENTS_KEY
+    from dashboard.finance import flags as finance_flags
     from dashboard.finance.flags import FinanceFlags
     from dashboard.hindsight.wire import MemoryRecord
     from dashboard.review.decision import ReviewerDecision
     from dashboard.review.schema import AWAITING, DELIVERED
 
     at = datetime(2026, 12, 1, tzinfo=UTC)
+    flag_rows = case_ids if flagged is None else flagged
     templates = {}
     for outcome in ("approve", "reject", "escalate"):
         decision = ReviewerDecision(case_id="CASE", case_kind="exception", reviewer="Bench Reviewer", authenticated=False,
@@ -50,10 +55,11 @@ def seed(engine, case_ids: Sequence[str], decisions: int, log: Callable[[str], N
         record = MemoryRecord(document_id="decision-CASE", content=f"Case CASE. Decision: {outcome}.", tags=["vendor:V01", "kind:decision"])
         templates[outcome] = (decision.model_dump_json(), record.model_dump_json())
     outcomes = list(templates)
-    flags = FinanceFlags(k=5, exact=3, relevant=4, broader=2, action="approve", confidence=0.8, policy="exact",
-                         crowd_out_lost=0, exact_ids=["PREC-V01-PRI-001"]).model_dump_json()
-    columns = ("bank_id, case_kind, case_id, revision, document_id, reviewer, decision, record, created_at, state, attempts,"
-               " next_attempt_at, delivered_at")
+    recall = FinanceFlags(k=5, exact=3, relevant=4, broader=2, action="approve", confidence=0.8, policy="exact",
+                          crowd_out_lost=0, exact_ids=["PREC-V01-PRI-001"]).model_dump(mode="json")
+    flags = json.dumps({finance_flags.KEY: recall, INCIDENTS_KEY: []})  # as a recall and an incident check keep them
+    columns = ("bank_id, case_kind, case_id, revision, document_id, reviewer, decision, record, decided_on, overridden, vendor,"
+               " created_at, state, attempts, next_attempt_at, delivered_at")
     started = time.perf_counter()
     pooled = engine.raw_connection()
     raw = pooled.driver_connection  # psycopg's own connection, for COPY
@@ -65,13 +71,14 @@ def seed(engine, case_ids: Sequence[str], decisions: int, log: Callable[[str], N
                     decision, record = templates[outcomes[n % 3]]
                     state = AWAITING if n % HELD_EVERY == 0 else DELIVERED
                     copy.write_row((bank, "exception", case, n // len(case_ids) + 1, f"decision-{case}", "Bench Reviewer",
-                                    decision.replace("CASE", case), record.replace("CASE", case), at, state, 1, at, at))
+                                    decision.replace("CASE", case), record.replace("CASE", case), at.date(), outcomes[n % 3] != "approve",
+                                    "V01", at, state, 1, at, at))
             cur.execute(
                 "INSERT INTO review_approvals (decision_id, step, actor, role, amount, \"limit\", scope, note, at)"
                 " SELECT id, 'proposed', reviewer, 'reviewer', 50000, 10000, 'vendor V01', '', created_at"
                 " FROM review_decisions WHERE bank_id = %s AND state = %s", (bank, AWAITING))
             with cur.copy("COPY review_case_flags (bank_id, case_kind, case_id, flags, updated_at) FROM STDIN") as copy:
-                for case in case_ids:
+                for case in flag_rows:
                     copy.write_row((bank, "exception", case, flags, at))
             cur.execute("SELECT max(id) FROM review_decisions")
             last_id = cur.fetchone()[0]
@@ -83,8 +90,20 @@ def seed(engine, case_ids: Sequence[str], decisions: int, log: Callable[[str], N
     finally:
         raw.autocommit = False  # as the pool lent it
         pooled.close()
-    log(f"seeded {decisions:,} decisions over {len(case_ids):,} cases and {len(case_ids):,} flags rows in {time.perf_counter() - started:.1f} s")
+    log(f"seeded {decisions:,} decisions over {len(case_ids):,} cases and {len(flag_rows):,} flags rows in {time.perf_counter() - started:.1f} s")
     return last_id
+
+
+def latest_in_history(history: Iterable, bank_for: Mapping[str, str]) -> dict[tuple[str, str], object]:
+    """(kind, case id) -> newest decision, for decisions (StoredDecision) in the bank of their kind: the whole log
+    read into Python, as the pages did before `Outbox.decision_states`; kept as the bench's reference."""
+    latest: dict[tuple[str, str], object] = {}
+    for stored in sorted(history, key=lambda s: s.id, reverse=True):
+        bank = bank_for.get(stored.case_kind)
+        if stored.held or (bank is not None and stored.bank_id != bank):
+            continue
+        latest.setdefault((stored.case_kind, stored.case_id), stored)
+    return latest
 
 
 def _timed(call: Callable[[], object]) -> tuple[float, object]:
@@ -95,7 +114,6 @@ def _timed(call: Callable[[], object]) -> tuple[float, object]:
 
 def measure(engine, cases: int, repeat: int, log: Callable[[str], None]) -> dict[str, dict]:
     """Median and samples (ms) of each read, interleaved so every read sees the same load."""
-    from dashboard.reporting.overview import latest_in_history
     from dashboard.review.casework import Casework
     from dashboard.review.outbox import Outbox
 

@@ -1,13 +1,14 @@
 """What the stakeholder Overview shows, computed from plain data. No Streamlit here.
 
-Inputs: the outbox history (every reviewer decision), the two queues, the per-case flags kept in the
-review store as cases are recalled (finance: exact precedents, recommendation, crowd-out; tickets: the
-path and the legacy records admitted or rejected; both: incident kinds from the agents' runs and the
-audit log), the migration coverage and this process's recall latency samples. A date range applies to
-decisions (by decided_at, UTC day); queues, flags and coverage are "now". Agreement and overrides count
-the LATEST decision per case decided in the range (a revised decision replaces the earlier one, as it
-does in memory); a decision held for a second approval is not one yet: it is listed among the approvals
-waiting, with its age. Legacy records are counted once each, however many tickets judged them.
+Inputs: the standing decisions counted by the review store (Outbox.standing_counts) and each case's newest state,
+the two queues, the per-case flags kept in the review store as cases are recalled, counted there (finance: exact
+precedents, recommendation, crowd-out; both: incident kinds from the agents' runs and the audit log; tickets, a
+small queue, as models: the path and the legacy records admitted or rejected), the migration coverage and this
+process's recall latency samples. A date range applies to decisions (by the day of decided_at); queues, flags and
+coverage are "now". Agreement and overrides count the LATEST decision per case decided in the range (a revised
+decision replaces the earlier one, as it does in memory); a decision held for a second approval is not one yet: it
+is counted among the approvals waiting, the oldest listed with their age. Legacy records are counted once each,
+however many tickets judged them.
 """
 
 from __future__ import annotations
@@ -20,13 +21,12 @@ from datetime import UTC, date, datetime, time, timedelta
 from pydantic import BaseModel, Field
 
 from dashboard.agents.incidents import KIND_LABELS
-from dashboard.finance.flags import FinanceFlags
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.queue import status_of
-from dashboard.hindsight.wire import tag_value
 from dashboard.reporting.recall_log import LatencySample
 from dashboard.review.approvals import HeldDecision
-from dashboard.review.outbox import StoredDecision
+from dashboard.review.flag_counts import FinanceCounts, IncidentCounts
+from dashboard.review.outbox import DecisionState, StandingCount
 from dashboard.support.flags import TicketFlags
 from dashboard.support.migration import Coverage
 from dashboard.support.models import Ticket
@@ -74,7 +74,7 @@ class CrowdOutSummary(BaseModel):
     prevented: int = 0  # checked cases where a single any_strict pass would have lost exact precedents
     precedents_saved: int = 0  # exact precedents a single pass would have lost, summed
     unchecked_pass2_skipped: int = 0  # pass 1 filled k: no counterfactual unless the check was made
-    per_case: list[dict] = Field(default_factory=list)
+    missed_cases: list[dict] = Field(default_factory=list)  # the cases a plain search misses, most lost first (at most MISSED_LISTED)
     recommendations: dict[str, int] = Field(default_factory=dict)  # the agent's action -> cases
     no_relevant: int = 0  # measured cases with no relevant precedent (the guard escalates)
 
@@ -141,7 +141,8 @@ class OverviewMetrics(BaseModel):
     coverage: Coverage | None = None
     coverage_error: str | None = None
     latency: list[LatencyStat]
-    approvals_waiting: list[WaitingApproval] = Field(default_factory=list)  # oldest first
+    approvals_waiting: list[WaitingApproval] = Field(default_factory=list)  # the oldest, oldest first
+    approvals_waiting_total: int = 0
     curation: CurationCounts = Field(default_factory=CurationCounts)
 
 
@@ -152,55 +153,43 @@ def day_bounds(start: date | None, end: date | None) -> tuple[datetime | None, d
     return since, until
 
 
-def in_range(stored: StoredDecision, start: date | None, end: date | None) -> bool:
-    day = stored.decision.decided_at.date()
-    return (start is None or day >= start) and (end is None or day <= end)
-
-
-def latest_in_history(history: Iterable[StoredDecision], bank_for: Mapping[str, str]) -> dict[tuple[str, str], StoredDecision]:
-    """(kind, case id) -> newest decision, for decisions in the bank of their kind (history is newest first)."""
-    latest: dict[tuple[str, str], StoredDecision] = {}
-    for stored in sorted(history, key=lambda s: s.id, reverse=True):
-        bank = bank_for.get(stored.case_kind)
-        if stored.held or (bank is not None and stored.bank_id != bank):
-            continue
-        latest.setdefault((stored.case_kind, stored.case_id), stored)
-    return latest
+def first_decision_day(standing: Mapping[str, Sequence[StandingCount]]) -> date | None:
+    return min((c.day for counts in standing.values() for c in counts), default=None)
 
 
 def queue_status(
-    cases: Sequence[ExceptionCase], tickets: Sequence[Ticket], latest: Mapping[tuple[str, str], StoredDecision]
+    cases: Sequence[ExceptionCase], tickets: Sequence[Ticket], states: Mapping[str, Mapping[str, DecisionState]]
 ) -> list[QueueStatus]:
     rows = []
     for name, kind, ids in (("Finance exceptions", "exception", [c.id for c in cases]), ("Support tickets", "ticket", [t.id for t in tickets])):
-        counts = Counter(status_of(latest.get((kind, i))) for i in ids)
+        newest = states.get(kind, {})
+        counts = Counter(status_of(newest.get(i)) for i in ids)
         rows.append(QueueStatus(queue=name, open=counts["open"], decided=counts["decided"], pending_delivery=counts["pending delivery"]))
     return rows
 
 
-def _vendor(stored: StoredDecision, vendor_of: Mapping[str, str]) -> str:
-    return tag_value(stored.record.tags, "vendor") or vendor_of.get(stored.case_id, "unknown")
-
-
 def decision_metrics(
-    decided: Iterable[StoredDecision], vendor_of: Mapping[str, str]
+    standing: Mapping[str, Sequence[StandingCount]], vendor_of: Mapping[str, str], start: date | None = None, end: date | None = None
 ) -> tuple[list[Agreement], list[OverrideRow], list[DailyDecisions]]:
+    """From the standing decisions counted (kind -> counts), those made in the range."""
     agreement = {kind: Agreement(kind=kind) for kind in ("exception", "ticket")}
     overrides: Counter[tuple[str, str]] = Counter()
     daily: dict[tuple[date, str], DailyDecisions] = {}
-    for stored in decided:
-        d = stored.decision
-        row = agreement.setdefault(stored.case_kind, Agreement(kind=stored.case_kind))
-        row.decisions += 1
-        day = daily.setdefault((d.decided_at.date(), stored.case_kind), DailyDecisions(day=d.decided_at.date(), kind=stored.case_kind))
-        if d.overridden:
-            row.overridden += 1
-            day.overridden += 1
-            if stored.case_kind == "exception":
-                overrides[(_vendor(stored, vendor_of), d.reason_code or "none")] += 1
-        else:
-            row.approved += 1
-            day.approved += 1
+    for kind, counts in standing.items():
+        for c in counts:
+            if (start is not None and c.day < start) or (end is not None and c.day > end):
+                continue
+            row = agreement.setdefault(kind, Agreement(kind=kind))
+            row.decisions += c.count
+            day = daily.setdefault((c.day, kind), DailyDecisions(day=c.day, kind=kind))
+            if c.overridden:
+                row.overridden += c.count
+                day.overridden += c.count
+                if kind == "exception":
+                    overrides[(c.vendor or vendor_of.get(c.case_id or "", "unknown"), c.reason_code or "none")] += c.count
+            else:
+                row.approved += c.count
+                day.approved += c.count
     override_rows = [OverrideRow(vendor=v, reason_code=r, count=n) for (v, r), n in sorted(overrides.items())]
     return list(agreement.values()), override_rows, [daily[key] for key in sorted(daily)]
 
@@ -208,32 +197,28 @@ def decision_metrics(
 MISSED = "a plain search misses some"  # a crowd-out caught, in a stakeholder's words
 
 
-def crowd_out_summary(cases: Sequence[ExceptionCase], flags: Mapping[str, FinanceFlags | None]) -> CrowdOutSummary:
-    """`flags`: case id -> its stored flags (None or absent when it was never recalled)."""
-    summary = CrowdOutSummary(cases=len(cases))
-    actions: Counter[str] = Counter()
-    for case in cases:
-        measured = flags.get(case.id)
-        if measured is None:
-            continue
-        summary.recalled += 1
-        actions[measured.action] += 1
-        summary.no_relevant += measured.relevant == 0
-        lost = measured.crowd_out_lost
-        if lost is None:
-            summary.unchecked_pass2_skipped += 1
-            state = "not checked"
-        else:
-            summary.checked += 1
-            if lost:
-                summary.prevented += 1
-                summary.precedents_saved += lost
-            state = MISSED if lost else "a plain search misses none"
-        summary.per_case.append({"case": case.id, "vendor": case.vendor_code, "type": case.exception_type.replace("_", " "),
-                                 "exact precedents": measured.exact, "lost by a single pass": lost, "state": state,
-                                 "agent recommends": measured.action})
-    summary.recommendations = dict(actions)
-    return summary
+MISSED_LISTED = 200  # the cases a plain search misses, listed by name; the rest are counted
+
+
+def crowd_out_summary(cases: Sequence[ExceptionCase], counts: FinanceCounts, missed: Sequence[tuple[str, int, int, str]] = ()) -> CrowdOutSummary:
+    """`counts`: the queue's finance flags counted (QueueFlags.finance); `missed`: (case id, exact precedents, lost,
+    the agent's action) of the cases a plain search misses, most lost first (QueueFlags.missed)."""
+    by_id = {c.id: c for c in cases}
+    listed = []
+    for case_id, exact, lost, action in missed:
+        case = by_id.get(case_id)
+        listed.append({"case": case_id, "vendor": case.vendor_code if case else "", "type": case.exception_type.replace("_", " ") if case else "",
+                       "exact precedents": exact, "lost by a single pass": lost, "agent recommends": action})
+    return CrowdOutSummary(
+        cases=len(cases), recalled=counts.recalled, checked=counts.checked, prevented=counts.prevented,
+        precedents_saved=counts.precedents_saved, unchecked_pass2_skipped=counts.recalled - counts.checked,
+        missed_cases=listed, recommendations=dict(counts.recommendations), no_relevant=counts.no_relevant,
+    )
+
+
+def crowd_out_states(co: CrowdOutSummary) -> dict[str, int]:
+    """The measured cases by what the crowd-out check says of them."""
+    return {MISSED: co.prevented, "a plain search misses none": co.checked - co.prevented, "not checked": co.unchecked_pass2_skipped}
 
 
 def legacy_summary(tickets: Sequence[Ticket], flags: Mapping[str, TicketFlags | None]) -> LegacySummary:
@@ -260,18 +245,17 @@ def legacy_summary(tickets: Sequence[Ticket], flags: Mapping[str, TicketFlags | 
     return summary
 
 
-def incident_summary(kinds: Mapping[tuple[str, str], list[str] | None], agent_tally: tuple[int, int] = (0, 0)) -> IncidentSummary:
-    """`kinds`: (case kind, case id) -> its stored incident kinds (None: never checked); `agent_tally`: (agent
-    runs, audit-log recalls read)."""
+def incident_summary(counts: Mapping[str, IncidentCounts], agent_tally: tuple[int, int] = (0, 0)) -> IncidentSummary:
+    """`counts`: case kind -> its queue's incident flags counted (QueueFlags.incidents); `agent_tally`: (agent runs,
+    audit-log recalls read)."""
     summary = IncidentSummary(agent_runs=agent_tally[0], audited_recalls=agent_tally[1])
     by_kind: Counter[str] = Counter()
-    for (case_kind, _case_id), found in kinds.items():
-        if found is None:
-            continue
-        summary.checked += 1
-        summary.cases += bool(found)
-        by_kind.update(set(found))
-        summary.leaks += case_kind == "ticket" and "other_customer" in found
+    for case_kind, found in counts.items():
+        summary.checked += found.checked
+        summary.cases += found.cases
+        by_kind.update(dict(found.by_kind))
+        if case_kind == "ticket":
+            summary.leaks += dict(found.by_kind).get("other_customer", 0)
     summary.by_kind = dict(by_kind)
     return summary
 
@@ -314,7 +298,7 @@ def headline(m: OverviewMetrics) -> str:
         parts.append(part)
     if m.approvals_waiting:
         oldest = age_words(m.approvals_waiting[0].age_hours)
-        parts.append(f"{_n(len(m.approvals_waiting), 'approval')} waiting for a second approver (the oldest for {oldest})")
+        parts.append(f"{_n(m.approvals_waiting_total, 'approval')} waiting for a second approver (the oldest for {oldest})")
     co = m.crowd_out
     parts.append(f"{_n(co.prevented, 'exception')} where a plain search would have missed exact precedents" if co.checked
                  else "not yet checked whether a plain search would miss exact precedents")
@@ -358,14 +342,15 @@ def latency_stats(samples: Iterable[LatencySample]) -> list[LatencyStat]:
 
 def build(
     *,
-    history: Sequence[StoredDecision],
-    bank_for: Mapping[str, str],
+    standing: Mapping[str, Sequence[StandingCount]],
+    states: Mapping[str, Mapping[str, DecisionState]],
     cases: Sequence[ExceptionCase],
     tickets: Sequence[Ticket],
-    finance_flags: Mapping[str, FinanceFlags | None],
+    finance: FinanceCounts = FinanceCounts(),
+    missed: Sequence[tuple[str, int, int, str]] = (),
     ticket_flags: Mapping[str, TicketFlags | None],
     latencies: Iterable[LatencySample],
-    incident_kinds: Mapping[tuple[str, str], list[str] | None] | None = None,
+    incidents: Mapping[str, IncidentCounts] | None = None,
     agent_tally: tuple[int, int] = (0, 0),
     coverage: Coverage | None = None,
     coverage_error: str | None = None,
@@ -373,17 +358,19 @@ def build(
     start: date | None = None,
     end: date | None = None,
     waiting: Iterable[HeldDecision] = (),
+    waiting_total: int | None = None,
     now: datetime | None = None,
 ) -> OverviewMetrics:
-    latest = latest_in_history(history, bank_for)
-    decided = [s for s in latest.values() if in_range(s, start, end)]
-    agreement, overrides, daily = decision_metrics(decided, {c.id: c.vendor_code for c in cases})
+    """`standing`, `states`: case kind -> the bank's standing decisions counted, and each case's newest state;
+    `waiting`: the oldest decisions awaiting a second approval, of `waiting_total` (all of them when None)."""
+    agreement, overrides, daily = decision_metrics(standing, {c.id: c.vendor_code for c in cases}, start, end)
+    waiting_rows = approvals_waiting(waiting, now or datetime.now(UTC))
     return OverviewMetrics(
-        start=start, end=end, decisions_in_range=len(decided),
-        queues=queue_status(cases, tickets, latest), agreement=agreement, overrides=overrides, daily=daily,
-        crowd_out=crowd_out_summary(cases, finance_flags), legacy=legacy_summary(tickets, ticket_flags),
-        incidents=incident_summary(incident_kinds or {}, agent_tally),
+        start=start, end=end, decisions_in_range=sum(a.decisions for a in agreement),
+        queues=queue_status(cases, tickets, states), agreement=agreement, overrides=overrides, daily=daily,
+        crowd_out=crowd_out_summary(cases, finance, missed), legacy=legacy_summary(tickets, ticket_flags),
+        incidents=incident_summary(incidents or {}, agent_tally),
         coverage=coverage, coverage_error=coverage_error, latency=latency_stats(latencies),
-        approvals_waiting=approvals_waiting(waiting, now or datetime.now(UTC)),
+        approvals_waiting=waiting_rows, approvals_waiting_total=len(waiting_rows) if waiting_total is None else waiting_total,
         curation=CurationCounts.model_validate(curation or {}),
     )

@@ -120,9 +120,14 @@ class Approvals:
         ).where(mine, decisions.c.state.in_(APPROVAL_HELD))
         return {h.stored.case_id: h for h in self._with_steps(query)}
 
-    def waiting(self) -> list[HeldDecision]:
-        """Every decision awaiting a second approval, in every bank, oldest first (the Overview)."""
-        return self._with_steps(sa.select(decisions).where(decisions.c.state == AWAITING))
+    def waiting(self, limit: int | None = None) -> list[HeldDecision]:
+        """The decisions awaiting a second approval, in every bank, oldest first (all, or the `limit` oldest)."""
+        return self._with_steps(sa.select(decisions).where(decisions.c.state == AWAITING).limit(limit))
+
+    def waiting_count(self) -> int:
+        """How many decisions await a second approval, in every bank (the Overview)."""
+        with self.engine.connect() as conn:
+            return int(conn.execute(sa.select(sa.func.count()).where(decisions.c.state == AWAITING)).scalar_one())
 
     def trail(self, bank_id: str, case_kind: str, case_id: str) -> list[HeldDecision]:
         """Every decision on the case that went through a second approval, with all its steps, oldest first."""

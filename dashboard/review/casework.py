@@ -14,6 +14,7 @@ from sqlalchemy import Engine
 from sqlalchemy.dialects import postgresql, sqlite
 
 from dashboard.review.db import as_utc
+from dashboard.review.flag_counts import QueueFlags, StoredIds
 from dashboard.review.schema import NAME, case_flags, claims, comments
 
 CLAIM_S = 15 * 60
@@ -42,7 +43,7 @@ def _upsert(engine: Engine, table: sa.Table):
 def _merged(engine: Engine, new: sa.ColumnElement, keys: tuple[str, ...]) -> sa.ColumnElement:
     """The stored flags with the top-level `keys` taken from `new` (a shallow merge, done by the database)."""
     if engine.dialect.name == "postgresql":
-        return sa.cast(sa.cast(case_flags.c.flags, postgresql.JSONB).op("||")(sa.cast(new, postgresql.JSONB)), sa.JSON)
+        return case_flags.c.flags.op("||")(new)  # JSONB (migration 0011)
     pairs = []
     for key in keys:
         path = sa.literal('$."' + key.replace('"', "") + '"', sa.String)
@@ -54,6 +55,7 @@ class Casework:
     def __init__(self, engine: Engine, clock: Callable[[], datetime] = lambda: datetime.now(UTC)):
         self.engine = engine
         self.clock = clock
+        self._flagged = StoredIds(engine)  # (bank, kind) -> the ids of the cases with flags
 
     # -- claims ------------------------------------------------------------------------------
 
@@ -165,3 +167,7 @@ class Casework:
             query = query.where(case_flags.c.case_id.in_(case_ids))
         with self.engine.connect() as conn:
             return {case_id: flags for case_id, flags in conn.execute(query)}
+
+    def queue_flags(self, bank_id: str, case_kind: str, queue_ids: list[str]) -> QueueFlags:
+        """The stored flags of this queue, counted by the database (the Overview)."""
+        return QueueFlags(self.engine, bank_id, case_kind, queue_ids, self._flagged.get(bank_id, case_kind))

@@ -31,7 +31,7 @@ from dashboard.review.casework import Casework
 from dashboard.review.decision import NOTE_MAX_CHARS, EvidenceSnapshot, Hold, ReviewerDecision
 from dashboard.review.freshness import Freshness
 from dashboard.review.limits import ApprovalLimits, in_words
-from dashboard.review.outbox import DeliveryReport, Outbox, RevisionConflict, StoredDecision, worker_name
+from dashboard.review.outbox import DeliveryReport, KeptUntilTheLogChanges, Outbox, RevisionConflict, StoredDecision, worker_name
 from dashboard.review.roles import NotAllowed, require
 from dashboard.review.second_review import BlindCase, SecondReviews, lead_problem, second_review_problem, selected
 from dashboard.review.workflow import next_unreviewed
@@ -78,6 +78,7 @@ class DecisionService:
         self.outbox, self.casework, self.freshness, self.retain, self.limits = outbox, casework, freshness, retain, limits
         self.approvals = Approvals(outbox.engine, outbox.clock)
         self.second_reviews, self.second_review_share = SecondReviews(outbox.engine, outbox.clock), second_review_share
+        self._calibration = KeptUntilTheLogChanges(outbox.engine)  # bank -> its counts, read again when the log changes
 
     def decide(
         self, bank_id: str, role: Role, proposal: Proposal, *, queue: Sequence[str] = (), decided: Collection[str] = ()
@@ -177,7 +178,7 @@ class DecisionService:
 
     def calibration_counts(self, bank_id: str) -> dict[str, tuple[int, int]]:
         """confidence band -> (standing decisions, recommendations kept) in this finance bank (the Overview)."""
-        return calibration_counts(self.outbox.engine, bank_id)
+        return self._calibration.get(bank_id, lambda: calibration_counts(self.outbox.engine, bank_id))
 
     def second_review(self, bank_id: str, role: Role, proposal: Proposal) -> Decided:
         """The blind second reviewer's decision: the same outcome releases the first decision to memory; another

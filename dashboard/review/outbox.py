@@ -19,7 +19,7 @@ import os
 import socket
 import uuid
 from collections.abc import Callable, Hashable, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from types import MappingProxyType
 from typing import NamedTuple
@@ -31,7 +31,7 @@ from sqlalchemy.exc import IntegrityError
 
 from dashboard.hindsight.calls import RetainFn
 from dashboard.hindsight.errors import HindsightRequestRejected, HindsightUnavailable
-from dashboard.hindsight.wire import MemoryRecord
+from dashboard.hindsight.wire import MemoryRecord, tag_value
 from dashboard.review.db import as_utc, sqlite_engine, upgrade
 from dashboard.review.decision import EvidenceSnapshot, Hold, ReviewerDecision
 from dashboard.review.schema import AWAITING, AWAITING_SECOND, DELIVERED, DISCARDED, FAILED, HELD, PENDING, SUPERSEDED, approvals, decisions, log_versions
@@ -73,6 +73,17 @@ class DecisionState(NamedTuple):
     ticket_action: str | None = None
 
 
+class StandingCount(NamedTuple):
+    """How many cases' newest decision was made on `day` with this outcome (Outbox.standing_counts)."""
+
+    day: date
+    overridden: bool
+    reason_code: str | None  # an override's reason
+    vendor: str | None  # an overridden exception's vendor, from its retained record's tags
+    case_id: str | None  # an overridden exception whose record has no vendor tag: the queue knows its vendor
+    count: int
+
+
 class DeliveryReport(BaseModel):
     delivered: int = 0
     failed: int = 0  # parked as failed: the server rejected them
@@ -100,6 +111,14 @@ def stored_decision(row: sa.Row) -> StoredDecision:
     return StoredDecision.model_validate(data)
 
 
+def report_columns(decision: ReviewerDecision, memory: MemoryRecord) -> dict:
+    """What the Overview counts of a decision, as the row's plain columns (migration 0010 fills older rows alike)."""
+    return {
+        "decided_on": decision.decided_at.date(), "overridden": decision.overridden, "reason_code": decision.reason_code,
+        "vendor": tag_value(memory.tags, "vendor") if decision.case_kind == "exception" else None,
+    }
+
+
 def log_version(conn: sa.Connection) -> int:
     """The decision log's version (its approval steps included), moved by the database on every change (migration
     0009): what was read under one version is still true while it stays."""
@@ -113,15 +132,17 @@ class KeptUntilTheLogChanges:
 
     def __init__(self, engine: Engine):
         self.engine = engine
-        self._kept: dict[Hashable, tuple[int, Mapping]] = {}
+        self._kept: dict[Hashable, tuple[int, Mapping | tuple]] = {}
 
-    def get(self, key: Hashable, read: Callable[[], Mapping]) -> Mapping:
+    def get(self, key: Hashable, read: Callable[[], Mapping | tuple]) -> Mapping | tuple:
         with self.engine.connect() as conn:
             version = log_version(conn)
         kept = self._kept.get(key)
         if kept is not None and kept[0] == version:
             return kept[1]
-        answer = MappingProxyType(read())
+        answer = read()
+        if isinstance(answer, dict):
+            answer = MappingProxyType(answer)
         self._kept[key] = (version, answer)
         return answer
 
@@ -337,6 +358,7 @@ class Outbox(DeliveryQueue):
     def __init__(self, store: Engine | Path, clock: Callable[[], datetime] = utc_now):
         super().__init__(store, clock)
         self._states = KeptUntilTheLogChanges(self.engine)  # (bank, kind) -> each case's newest state
+        self._standing = KeptUntilTheLogChanges(self.engine)  # (bank, kind) -> the standing decisions, counted
 
     def _parse(self, row: sa.Row) -> StoredDecision:
         return stored_decision(row)
@@ -406,6 +428,7 @@ class Outbox(DeliveryQueue):
                     document_id=memory.document_id, reviewer=decision.reviewer,
                     decision=decision.model_dump(mode="json"), record=memory.model_dump(mode="json"),
                     evidence=evidence.model_dump(mode="json") if evidence else None,
+                    **report_columns(decision, memory),
                     created_at=now, state=AWAITING if hold else (AWAITING_SECOND if blind else PENDING), attempts=0, next_attempt_at=now,
                     **({} if hold or blind else leased_to(writer, now)),
                 )
@@ -497,6 +520,24 @@ class Outbox(DeliveryQueue):
                 return {case_id: DecisionState(*fields) for case_id, *fields in rows}
 
         return self._states.get((bank_id, case_kind), read)
+
+    def standing_counts(self, bank_id: str, case_kind: str) -> tuple[StandingCount, ...]:
+        """Each case's newest decision (the one that stands), counted by the day it was made, overridden or not, and
+        for overrides by reason (and vendor, for exceptions): what the Overview charts, grouped by the database, so a
+        million decisions come back as a few rows. Read again only when the log changed."""
+        def read() -> tuple[StandingCount, ...]:
+            d = decisions.c
+            overridden = sa.func.coalesce(d.overridden, False)
+            columns = (
+                d.decided_on, overridden, sa.case((overridden, d.reason_code)), sa.case((overridden, d.vendor)),
+                sa.case((sa.and_(overridden, d.case_kind == "exception", d.vendor.is_(None)), d.case_id)),
+            )
+            query = sa.select(*columns, sa.func.count()).where(d.id.in_(self._newest_ids(bank_id, case_kind))).group_by(*columns)
+            with self.engine.connect() as conn:
+                counts = [StandingCount(day, bool(over), *rest) for day, over, *rest in conn.execute(query)]
+            return tuple(sorted(counts, key=lambda c: (c.day, c.overridden, c.reason_code or "", c.vendor or "", c.case_id or "")))
+
+        return self._standing.get((bank_id, case_kind), read)
 
     def latest_decided(self, bank_id: str, case_kind: str, case_id: str) -> StoredDecision | None:
         """The case's newest decision (not a held one), built in full: what its page shows of it."""

@@ -9,7 +9,9 @@ each step is a row of `review_approvals`).
 
 from __future__ import annotations
 
-from sqlalchemy import JSON, BigInteger, Column, DateTime, Float, ForeignKey, Index, Integer, String, Table, Text, UniqueConstraint
+from sqlalchemy import JSON, BigInteger, Boolean, Column, Date, DateTime, Float, ForeignKey, Index, Integer, String, Table, Text, UniqueConstraint
+
+from sqlalchemy.dialects.postgresql import JSONB
 
 from dashboard.review.db import metadata
 
@@ -42,6 +44,11 @@ decisions = Table(
     Column("record", JSON, nullable=False),  # MemoryRecord: exactly what is retained
     Column("evidence", JSON, nullable=True),  # EvidenceSnapshot: what the reviewer saw
     Column("created_at", DateTime(timezone=True), nullable=False),
+    # what the Overview counts, copied out of decision and record when the row is written (migration 0010)
+    Column("decided_on", Date, nullable=True),  # decision.decided_at's date
+    Column("overridden", Boolean, nullable=True),
+    Column("reason_code", String(ID), nullable=True),
+    Column("vendor", String(ID), nullable=True),  # an exception's: the record's first vendor: tag
     # delivery
     Column("state", String(20), nullable=False, server_default=PENDING),
     Column("attempts", Integer, nullable=False, server_default="0"),
@@ -89,7 +96,7 @@ case_flags = Table(
     Column("bank_id", String(ID), primary_key=True),
     Column("case_kind", String(20), primary_key=True),
     Column("case_id", String(ID), primary_key=True),
-    Column("flags", JSON, nullable=False),
+    Column("flags", JSON().with_variant(JSONB(), "postgresql"), nullable=False),  # JSONB: counted in SQL (migration 0011)
     Column("updated_at", DateTime(timezone=True), nullable=False),
 )
 

@@ -1,7 +1,8 @@
 """Stakeholder overview: a one-line headline, then queues, agreement, overrides, crowd-outs caught, the agent's
 recommendations, legacy records, incidents, migration coverage and recall latency. The figures come from the
 review store (decisions and the per-case flags kept as cases are recalled), computed by
-dashboard/reporting/overview.py; cases never measured are measured once, on the first visit."""
+dashboard/reporting/overview.py and counted by the review store's database; cases never measured are measured once, on
+the first visit, when they are few (a queue of 100,000 is measured by "Recall the whole queue now")."""
 
 from datetime import date, timedelta
 
@@ -10,9 +11,7 @@ import streamlit as st
 from components import overview_charts as charts
 from components.label_quality import render_label_quality
 from components.review_agreement import render_calibration, render_reviewer_agreement
-from dashboard.agents.incidents import INCIDENTS_KEY
 from dashboard.app import audit, finance_recalls, resources, ticket_recalls
-from dashboard.finance import flags as finance_flags
 from dashboard.finance.decisions import document_id_for
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.recall import DEFAULT_K, CaseKey
@@ -26,9 +25,14 @@ from dashboard.support import flags as ticket_flags
 from dashboard.support.models import Customer, Ticket
 
 
-def _stored_flags(settings):
+MEASURE_ON_VISIT = 200  # more unmeasured cases than this are measured on request, not by opening the page
+WAITING_LISTED = 50  # the oldest approvals waiting, listed; the rest are counted
+
+
+def _queue_flags(settings, cases, tickets):
     casework = resources.casework()
-    return casework.flags(settings.finance_bank, "exception"), casework.flags(settings.support_bank, "ticket")
+    return (casework.queue_flags(settings.finance_bank, "exception", [c.id for c in cases]),
+            casework.queue_flags(settings.support_bank, "ticket", [t.id for t in tickets]))
 
 
 def measure(settings, cases, tickets, *, check: bool, progress=None) -> list[str]:
@@ -82,11 +86,12 @@ def page() -> None:
         st.error("A queue file could not be loaded:", icon=":material/error:")
         st.text(problem)
 
-    history = resources.outbox().history()
+    outbox = resources.outbox()
+    banks = {"exception": settings.finance_bank, "ticket": settings.support_bank}
+    standing = {kind: outbox.standing_counts(bank, kind) for kind, bank in banks.items()}
     today = date.today()
     # at least the last 30 days, and back to the first decision when there are older ones
-    first_day = min((s.decision.decided_at.date() for s in history), default=today)
-    first_day = min(first_day, today - timedelta(days=30))
+    first_day = min(overview_metrics.first_decision_day(standing) or today, today - timedelta(days=30))
     reachable = resources.connection_error() is None
     headline = st.container()  # the one-line story comes first; it is written once the figures are known
     with st.container(horizontal=True, vertical_alignment="bottom"):
@@ -97,22 +102,24 @@ def page() -> None:
                                 key="overview_check_all")
     start, end = period if isinstance(period, tuple) and len(period) == 2 else (None, None)
 
-    finance_stored, ticket_stored = _stored_flags(settings)
-    unmeasured = [c for c in cases if finance_flags.stored(finance_stored.get(c.id)) is None]
-    unmeasured_tickets = [t for t in tickets if ticket_flags.stored(ticket_stored.get(t.id)) is None]
-    never_checked = not any(INCIDENTS_KEY in f for f in (*finance_stored.values(), *ticket_stored.values()))
-    if reachable and (unmeasured or unmeasured_tickets or never_checked) and not st.session_state.get("overview_measured"):
+    finance_queue, ticket_queue = _queue_flags(settings, cases, tickets)
+    unmeasured = set(finance_queue.unmeasured)
+    unmeasured_tickets = set(ticket_queue.unmeasured)
+    never_checked = not (finance_queue.incidents_checked_anywhere or ticket_queue.incidents_checked_anywhere)
+    few = len(unmeasured) + len(unmeasured_tickets) <= MEASURE_ON_VISIT
+    if reachable and ((few and (unmeasured or unmeasured_tickets)) or never_checked) and not st.session_state.get("overview_measured"):
         # First visit with cases no instance has measured yet (e.g. a queue file just changed): measure them once.
         st.session_state["overview_measured"] = True
         with st.status("Measuring the cases no one has recalled yet...", expanded=False) as measuring:
-            measure(settings, unmeasured, unmeasured_tickets, check=False)
+            if few:
+                measure(settings, [c for c in cases if c.id in unmeasured], [t for t in tickets if t.id in unmeasured_tickets], check=False)
             if never_checked:
                 try:
                     audit.incidents(settings.banks)
                 except HindsightError:
                     pass
             measuring.update(label="Measured the cases no one had recalled yet.", state="complete")
-        finance_stored, ticket_stored = _stored_flags(settings)
+        finance_queue, ticket_queue = _queue_flags(settings, cases, tickets)
     if recall_all:
         bar = st.progress(0.0, text="Recalling the exception queue...")
         failed = measure(settings, cases, tickets, check=check_all, progress=lambda done, total: bar.progress(done / total, text=f"Exceptions {done}/{total}"))
@@ -120,20 +127,24 @@ def page() -> None:
         if failed:
             st.warning(f"{len(failed)} recall problem(s):", icon=":material/warning:")
             st.text("\n".join(failed[:20]))
-        finance_stored, ticket_stored = _stored_flags(settings)
+        finance_queue, ticket_queue = _queue_flags(settings, cases, tickets)
+    never_recalled = len(finance_queue.unmeasured) + len(ticket_queue.unmeasured)
+    if never_recalled and not few:
+        st.info(f"{never_recalled:,} queued cases have never been recalled, so the flags below leave them out. "
+                "\"Recall the whole queue now\" measures them, one recall each.", icon=":material/info:")
 
     coverage, coverage_error = coverage_of(settings, customers, reachable)
-    incident_kinds = {("exception", c.id): finance_stored.get(c.id, {}).get(INCIDENTS_KEY) for c in cases}
-    incident_kinds |= {("ticket", t.id): ticket_stored.get(t.id, {}).get(INCIDENTS_KEY) for t in tickets}
+    ticket_stored = resources.casework().flags(settings.support_bank, "ticket")
+    approvals = resources.decisions().approvals
     log = resources.recall_log()
     metrics = overview_metrics.build(
-        history=history, bank_for={"exception": settings.finance_bank, "ticket": settings.support_bank},
-        cases=cases, tickets=tickets,
-        finance_flags={c.id: finance_flags.stored(finance_stored.get(c.id)) for c in cases},
+        standing=standing, states={kind: outbox.decision_states(bank, kind) for kind, bank in banks.items()},
+        cases=cases, tickets=tickets, finance=finance_queue.finance(), missed=finance_queue.missed(overview_metrics.MISSED_LISTED),
         ticket_flags={t.id: ticket_flags.stored(ticket_stored.get(t.id)) for t in tickets},
-        incident_kinds=incident_kinds, agent_tally=resources.agent_runs().tally(list(settings.banks)),
+        incidents={"exception": finance_queue.incidents(), "ticket": ticket_queue.incidents()},
+        agent_tally=resources.agent_runs().tally(list(settings.banks)),
         latencies=log.latencies(), coverage=coverage, coverage_error=coverage_error, start=start, end=end,
-        waiting=resources.decisions().approvals.waiting(),
+        waiting=approvals.waiting(limit=WAITING_LISTED), waiting_total=approvals.waiting_count(),
         curation=resources.curation().counts(*overview_metrics.day_bounds(start, end)),
     )
     with headline:

@@ -1,0 +1,76 @@
+"""What the Overview counts, counted by the review store's database on both engines: the standing decisions by day,
+outcome, reason and vendor (Outbox.standing_counts), and a queue's incident flags (QueueFlags), cases no longer
+queued left out; the migration that copies older decisions' report columns out of their JSON."""
+
+from datetime import UTC, date, datetime
+
+import sqlalchemy as sa
+from alembic import command
+
+from dashboard.hindsight.wire import MemoryRecord
+from dashboard.review.casework import Casework
+from dashboard.review.db import alembic_config, upgrade
+from dashboard.review.decision import Hold, ReviewerDecision
+from dashboard.review.outbox import Outbox, StandingCount
+from dashboard.review.schema import decisions
+
+
+def _decide(outbox: Outbox, case_id: str, *, overridden: bool, day: int, reason: str | None = None, tags: tuple[str, ...] = ("vendor:V01",),
+            hold: Hold | None = None) -> int:
+    decision = ReviewerDecision(case_id=case_id, case_kind="exception", reviewer="Dana", authenticated=False,
+                                outcome="reject" if overridden else "approve", overridden=overridden, reason_code=reason,
+                                decided_at=datetime(2026, 11, day, 9, tzinfo=UTC))
+    return outbox.record("fin", decision, MemoryRecord(document_id=f"decision-{case_id}", content="c", tags=list(tags)), hold=hold)
+
+
+def test_the_standing_decisions_are_counted_by_day_outcome_reason_and_vendor(review_engine):
+    outbox = Outbox(review_engine)
+    _decide(outbox, "E-1", overridden=False, day=1)
+    _decide(outbox, "E-1", overridden=True, day=2, reason="PRICE_AGREED", tags=("kind:decision", "vendor:V07", "vendor:V09"))
+    _decide(outbox, "E-2", overridden=False, day=2)
+    _decide(outbox, "E-3", overridden=True, day=2, reason="OTHER", tags=())  # no vendor tag: the queue names it
+    _decide(outbox, "E-4", overridden=True, day=3, hold=Hold(role="reviewer", amount=1.0, limit=0.5, scope="s"))  # not a decision yet
+    assert outbox.standing_counts("fin", "exception") == (
+        StandingCount(date(2026, 11, 2), False, None, None, None, 1),
+        StandingCount(date(2026, 11, 2), True, "OTHER", None, "E-3", 1),
+        StandingCount(date(2026, 11, 2), True, "PRICE_AGREED", "V07", None, 1),
+    )
+    assert outbox.standing_counts("fin", "ticket") == () and outbox.standing_counts("other", "exception") == ()
+    _decide(outbox, "E-2", overridden=True, day=4, reason="OTHER")  # the log moved: read again
+    assert StandingCount(date(2026, 11, 4), True, "OTHER", "V01", None, 1) in outbox.standing_counts("fin", "exception")
+
+
+def test_a_queues_incidents_are_counted_per_case_and_kind_leaving_out_cases_no_longer_queued(review_engine):
+    upgrade(review_engine)
+    casework = Casework(review_engine)
+    casework.put_many_flags("sup", "ticket", {
+        "T-1": {"incidents": ["other_customer", "other_customer", "crowded_out"]},  # one case, counted once per kind
+        "T-2": {"incidents": []},
+        "T-3": {"recall": {"path": "tagged"}},  # never checked for incidents
+        "T-OLD": {"incidents": ["other_customer"]},  # no longer queued
+    })
+    flags = casework.queue_flags("sup", "ticket", ["T-1", "T-2", "T-3", "T-4"])
+    assert flags.extra == ["T-OLD"] and flags.incidents_checked_anywhere
+    assert flags.incidents() == (2, 1, (("crowded_out", 1), ("other_customer", 1)))
+    nothing = casework.queue_flags("sup", "exception", ["E-1"])
+    assert (nothing.unmeasured, nothing.incidents_checked_anywhere, nothing.incidents(), nothing.finance().recalled) == (["E-1"], False, (0, 0, ()), 0)
+
+
+def test_the_report_columns_of_decisions_written_before_them_are_filled_from_their_json(review_engine):
+    upgrade(review_engine)
+    config = alembic_config(review_engine)
+    command.downgrade(config, "0009_decision_log_version")
+    decision = ReviewerDecision(case_id="E-9", case_kind="exception", reviewer="Dana", authenticated=False, outcome="reject",
+                                overridden=True, reason_code="PRICE_AGREED", decided_at=datetime(2026, 10, 30, 23, tzinfo=UTC))
+    record = MemoryRecord(document_id="decision-E-9", content="c", tags=["kind:decision", "vendor:V05"])
+    columns = ("bank_id", "case_kind", "case_id", "revision", "document_id", "reviewer", "created_at", "state", "attempts", "next_attempt_at")
+    old = sa.table("review_decisions", *map(sa.column, columns), sa.column("decision", sa.JSON), sa.column("record", sa.JSON))
+    now = datetime(2026, 10, 31, tzinfo=UTC)
+    with review_engine.begin() as conn:
+        conn.execute(old.insert().values(bank_id="fin", case_kind="exception", case_id="E-9", revision=1, document_id="decision-E-9",
+                                         reviewer="Dana", decision=decision.model_dump(mode="json"), record=record.model_dump(mode="json"),
+                                         created_at=now, state="delivered", attempts=1, next_attempt_at=now))
+    command.upgrade(config, "head")
+    with review_engine.connect() as conn:
+        row = conn.execute(sa.select(decisions.c.decided_on, decisions.c.overridden, decisions.c.reason_code, decisions.c.vendor)).one()
+    assert tuple(row) == (date(2026, 10, 30), True, "PRICE_AGREED", "V05")

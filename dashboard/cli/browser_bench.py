@@ -42,6 +42,7 @@ from dashboard.cli.app_server import serve_app
 from dashboard.cli.registry import command
 from dashboard.processes import Child, signals_held
 
+HEADLINE = re.compile(r"^[\d,]+ exceptions?, [\d,]+ decided")  # the Overview's first line (reporting.overview.headline)
 LOADS = ("quiet", "hog")  # at the machine's load; beside a CPU hog
 TARGETS_MS = {  # (quiet, under the hog)
     "first": (1500.0, 3000.0),
@@ -50,6 +51,7 @@ TARGETS_MS = {  # (quiet, under the hog)
     "K": (300.0, 600.0),
     "N": (300.0, 600.0),
     "decision": (500.0, 1000.0),
+    "overview": (1000.0, 2000.0),  # the cold open's budget
 }
 LABELS = {
     "first": "a fresh app process's first page, to the first case's evidence",
@@ -58,6 +60,7 @@ LABELS = {
     "K": "K (previous) to its evidence, warm",
     "N": "N (next unreviewed) to its evidence, warm",
     "decision": "A (approve) to the confirmation with the next case drawn",
+    "overview": "the Overview, opened after the decision, to its headline with the page's run done",
 }
 REVIEWER = "Bench Reviewer"
 VIEWPORT = {"width": 1440, "height": 900}
@@ -163,7 +166,7 @@ def _review_store(settings, queues: list[Queue], decisions: int, log: Callable[[
         engine = make_engine(url, settings.data_dir)
         try:
             Outbox(engine)  # the schema, by the migrations
-            last = max(seed(engine, q.case_ids[OPEN_AT_THE_HEAD:], decisions, log, bank=q.bank) for q in queues if q.synthetic)
+            last = max(seed(engine, q.case_ids[OPEN_AT_THE_HEAD:], decisions, log, bank=q.bank, flagged=q.case_ids) for q in queues if q.synthetic)
 
             def forget_the_run() -> None:
                 with engine.begin() as conn:
@@ -229,6 +232,15 @@ def _cold_open(browser, url: str, queue: Queue, markers: set[str]) -> float:
         context.close()
 
 
+def _overview(page, url: str) -> float:
+    """ms from opening the Overview until its one-line headline shows and the page's run is done."""
+    start = time.perf_counter()
+    page.goto(f"{url}/overview")
+    page.get_by_text(HEADLINE).first.wait_for(timeout=WAIT_MS)
+    page.wait_for_selector(IDLE, state="attached", timeout=WAIT_MS)
+    return (time.perf_counter() - start) * 1000.0
+
+
 def _one_run(browser, env: dict[str, str], queue: Queue, result: SizeResult, markers: set[str], log) -> str:
     """One fresh app process for the first page, another for the rest; returns the case it decided."""
     with tempfile.TemporaryDirectory(prefix="bench-browser-app-") as data_dir, serve_app(env, Path(data_dir)) as url:
@@ -259,6 +271,8 @@ def _one_run(browser, env: dict[str, str], queue: Queue, result: SizeResult, mar
             ms, marker = _press(page, "a", confirmed=True)
             markers.add(marker)
             result.samples["decision"].append(ms)
+            _settle(page)
+            result.samples["overview"].append(_overview(page, url))
             log("  " + ", ".join(f"{what} {samples[-1] / 1000:.2f} s" for what, samples in result.samples.items()))
         finally:
             context.close()

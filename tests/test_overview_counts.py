@@ -36,6 +36,11 @@ def test_the_standing_decisions_are_counted_by_day_outcome_reason_and_vendor(rev
         StandingCount(date(2026, 11, 2), True, "PRICE_AGREED", "V07", None, 1),
     )
     assert outbox.standing_counts("fin", "ticket") == () and outbox.standing_counts("other", "exception") == ()
+    for ticket in ("T-1", "T-2"):  # ticket overrides have no vendor: counted together, not one row per ticket
+        outbox.record("fin", ReviewerDecision(case_id=ticket, case_kind="ticket", reviewer="Ada", authenticated=False, outcome="approve",
+                                              overridden=True, ticket_action="override", decided_at=datetime(2026, 11, 2, tzinfo=UTC)),
+                      MemoryRecord(document_id=f"interaction-{ticket}", content="c", tags=[]))
+    assert outbox.standing_counts("fin", "ticket") == (StandingCount(date(2026, 11, 2), True, None, None, None, 2),)
     _decide(outbox, "E-2", overridden=True, day=4, reason="OTHER")  # the log moved: read again
     assert StandingCount(date(2026, 11, 4), True, "OTHER", "V01", None, 1) in outbox.standing_counts("fin", "exception")
 

@@ -21,6 +21,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from dashboard.review.agent_runs import AgentRun, AuditRecall, ResultRef
+from dashboard.review.flag_counts import INCIDENTS as INCIDENTS_KEY  # the store key of a case's incident kinds
 
 Kind = Literal[
     "other_customer", "observation_mix", "non_relevant_citation", "crowded_out", "no_relevant_no_escalation", "newer_human_missing"
@@ -43,7 +44,6 @@ SHORT_LABELS: dict[str, str] = {  # for a queue's "incident" column
     "no_relevant_no_escalation": "not escalated",
     "newer_human_missing": "missed a human decision",
 }
-INCIDENTS_KEY = "incidents"  # the store key of a case's incident kinds, beside its recall flags
 
 
 class Incident(BaseModel):

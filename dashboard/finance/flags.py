@@ -12,8 +12,7 @@ from pydantic import BaseModel
 from dashboard.finance.policy import assess
 from dashboard.finance.recall import TwoStageResult
 from dashboard.review.casework import Casework
-
-KEY = "recall"  # the store key of these flags (a case's incidents live beside them)
+from dashboard.review.flag_counts import RECALL as KEY  # the store key of these flags (a case's incidents live beside them)
 
 
 class FinanceFlags(BaseModel):

@@ -17,7 +17,9 @@ from sqlalchemy import Engine
 
 from dashboard.review.schema import case_flags
 
-RECALL, INCIDENTS = "recall", "incidents"  # the keys finance.flags and agents.incidents keep
+# The keys of a case's flags, named here once: the recall's flags (finance.flags, support.flags), its incident kinds
+# (agents.incidents).
+RECALL, INCIDENTS = "recall", "incidents"
 CHUNK = 500  # bounded IN lists
 
 

@@ -528,10 +528,9 @@ class Outbox(DeliveryQueue):
         def read() -> tuple[StandingCount, ...]:
             d = decisions.c
             overridden = sa.func.coalesce(d.overridden, False)
-            columns = (
-                d.decided_on, overridden, sa.case((overridden, d.reason_code)), sa.case((overridden, d.vendor)),
-                sa.case((sa.and_(overridden, d.case_kind == "exception", d.vendor.is_(None)), d.case_id)),
-            )
+            # an exception override without a vendor is counted per case, for the queue to name its vendor
+            untagged = sa.case((sa.and_(overridden, d.case_kind == "exception", d.vendor.is_(None)), d.case_id))
+            columns = (d.decided_on, overridden, sa.case((overridden, d.reason_code)), sa.case((overridden, d.vendor)), untagged)
             query = sa.select(*columns, sa.func.count()).where(d.id.in_(self._newest_ids(bank_id, case_kind))).group_by(*columns)
             with self.engine.connect() as conn:
                 counts = [StandingCount(day, bool(over), *rest) for day, over, *rest in conn.execute(query)]

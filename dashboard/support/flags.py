@@ -11,9 +11,8 @@ from collections.abc import Mapping
 from pydantic import BaseModel, Field
 
 from dashboard.review.casework import Casework
+from dashboard.review.flag_counts import RECALL as KEY  # the store key of these flags (a ticket's incidents live beside them)
 from dashboard.support.recall import Path, TicketRecall
-
-KEY = "recall"  # the store key of these flags (a ticket's incidents live beside them)
 
 
 class TicketFlags(BaseModel):

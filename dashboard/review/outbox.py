@@ -34,7 +34,7 @@ from dashboard.hindsight.errors import HindsightRequestRejected, HindsightUnavai
 from dashboard.hindsight.wire import MemoryRecord, tag_value
 from dashboard.review.db import as_utc, sqlite_engine, upgrade
 from dashboard.review.decision import EvidenceSnapshot, Hold, ReviewerDecision
-from dashboard.review.schema import AWAITING, AWAITING_SECOND, DELIVERED, DISCARDED, FAILED, HELD, PENDING, SUPERSEDED, approvals, decisions, log_versions
+from dashboard.review.schema import AWAITING, AWAITING_SECOND, DELIVERED, DISCARDED, FAILED, HELD, PENDING, SUPERSEDED, approvals, decisions, log_versions, standing_decisions
 
 MAX_BACKOFF_S = 300.0
 LEASE_S = 120.0  # longer than any retain call; a crashed worker's rows are claimed again after it
@@ -145,6 +145,11 @@ class KeptUntilTheLogChanges:
             answer = MappingProxyType(answer)
         self._kept[key] = (version, answer)
         return answer
+
+
+def _of(bank_id: str, case_kind: str) -> tuple:
+    """The standing decisions of one bank and kind: a prefix of the table's primary key."""
+    return standing_decisions.c.bank_id == bank_id, standing_decisions.c.case_kind == case_kind
 
 
 def utc_now() -> datetime:
@@ -491,47 +496,37 @@ class Outbox(DeliveryQueue):
         with self.engine.connect() as conn:
             return set(conn.execute(query).scalars())
 
-    @staticmethod
-    def _newest_ids(bank_id: str, case_kind: str) -> sa.Select:
-        """The id of each case's newest decision (held ones are not decisions yet), grouped over the columns of the
-        index `ix_review_decisions_case_latest`, however long each case's history is."""
-        return (
-            sa.select(sa.func.max(decisions.c.id))
-            .where(decisions.c.bank_id == bank_id, decisions.c.case_kind == case_kind, decisions.c.state.not_in(HELD))
-            .group_by(decisions.c.case_id)
-        )
-
     def latest_per_case(self, bank_id: str, case_kind: str) -> dict[str, StoredDecision]:
         """case id -> newest decision of this kind in this bank, each built as the model, in one query."""
+        standing = sa.select(standing_decisions.c.decision_id).where(*_of(bank_id, case_kind))
         with self.engine.connect() as conn:
-            rows = conn.execute(sa.select(decisions).where(decisions.c.id.in_(self._newest_ids(bank_id, case_kind))))
+            rows = conn.execute(sa.select(decisions).where(decisions.c.id.in_(standing)))
             return {row.case_id: stored_decision(row) for row in rows}
 
     def decision_states(self, bank_id: str, case_kind: str) -> Mapping[str, DecisionState]:
         """case id -> the state and outcome of its newest decision: what a queue page reads on every run.
 
-        Read again only when the log changed (KeptUntilTheLogChanges); then one query reads three fields of each
-        newest row and builds no model (bench-scale)."""
+        Read from the standing decisions (one narrow row per case, migration 0012), again only when the log changed
+        (KeptUntilTheLogChanges); no model is built (bench-scale)."""
         def read() -> dict[str, DecisionState]:
-            d = decisions.c
-            query = sa.select(d.case_id, d.state, d.decision["outcome"].as_string(), d.decision["ticket_action"].as_string())
+            s = standing_decisions.c
+            query = sa.select(s.case_id, s.state, s.outcome, s.ticket_action).where(*_of(bank_id, case_kind))
             with self.engine.connect() as conn:
-                rows = conn.execute(query.where(d.id.in_(self._newest_ids(bank_id, case_kind))))
-                return {case_id: DecisionState(*fields) for case_id, *fields in rows}
+                return {case_id: DecisionState(*fields) for case_id, *fields in conn.execute(query)}
 
         return self._states.get((bank_id, case_kind), read)
 
     def standing_counts(self, bank_id: str, case_kind: str) -> tuple[StandingCount, ...]:
-        """Each case's newest decision (the one that stands), counted by the day it was made, overridden or not, and
-        for overrides by reason (and vendor, for exceptions): what the Overview charts, grouped by the database, so a
-        million decisions come back as a few rows. Read again only when the log changed."""
+        """Each case's standing decision, counted by the day it was made, overridden or not, and for overrides by
+        reason (and vendor, for exceptions): what the Overview charts, grouped by the database, so a million
+        decisions come back as a few rows. Read again only when the log changed."""
         def read() -> tuple[StandingCount, ...]:
-            d = decisions.c
-            overridden = sa.func.coalesce(d.overridden, False)
+            s = standing_decisions.c
+            overridden = sa.func.coalesce(s.overridden, False)
             # an exception override without a vendor is counted per case, for the queue to name its vendor
-            untagged = sa.case((sa.and_(overridden, d.case_kind == "exception", d.vendor.is_(None)), d.case_id))
-            columns = (d.decided_on, overridden, sa.case((overridden, d.reason_code)), sa.case((overridden, d.vendor)), untagged)
-            query = sa.select(*columns, sa.func.count()).where(d.id.in_(self._newest_ids(bank_id, case_kind))).group_by(*columns)
+            untagged = sa.case((sa.and_(overridden, s.case_kind == "exception", s.vendor.is_(None)), s.case_id))
+            columns = (s.decided_on, overridden, sa.case((overridden, s.reason_code)), sa.case((overridden, s.vendor)), untagged)
+            query = sa.select(*columns, sa.func.count()).where(*_of(bank_id, case_kind)).group_by(*columns)
             with self.engine.connect() as conn:
                 counts = [StandingCount(day, bool(over), *rest) for day, over, *rest in conn.execute(query)]
             return tuple(sorted(counts, key=lambda c: (c.day, c.overridden, c.reason_code or "", c.vendor or "", c.case_id or "")))

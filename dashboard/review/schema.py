@@ -64,6 +64,25 @@ decisions = Table(
     Index("ix_review_decisions_case_latest", "bank_id", "case_kind", "case_id", "state", "id"),
 )
 
+# Each case's standing decision (its newest not held), one row per case, kept by the database's triggers on the
+# decision log (migration 0012): what the queue pages and the Overview read instead of grouping the log.
+standing_decisions = Table(
+    "review_standing_decisions",
+    metadata,
+    Column("bank_id", String(ID), primary_key=True),
+    Column("case_kind", String(20), primary_key=True),
+    Column("case_id", String(ID), primary_key=True),
+    Column("decision_id", Integer, nullable=False, index=True),
+    Column("state", String(20), nullable=False),
+    Column("outcome", String(40), nullable=True),
+    Column("ticket_action", String(40), nullable=True),
+    Column("decided_on", Date, nullable=True),
+    Column("overridden", Boolean, nullable=True),
+    Column("reason_code", String(ID), nullable=True),
+    Column("vendor", String(ID), nullable=True),
+    Column("agent_confidence", String(40), nullable=True),  # the retained record's metadata, as written (text)
+)
+
 claims = Table(
     "review_claims",
     metadata,

@@ -6,6 +6,7 @@ import json
 
 import psycopg
 
+from dashboard.cli.scale_bench import GROUPED_READ, LOG_READ, MODELS_READ, QUEUE_READ
 from dashboard.hindsight.embedded import PG_PASSWORD, PG_USER
 from tests.helpers import run_command
 
@@ -22,9 +23,9 @@ def test_bench_scale_times_every_read_on_the_seeded_history_and_drops_its_databa
     report = json.loads(out)
     rows = {name: figure["rows"] for name, figure in report["figures"].items()}
     assert rows == {
-        "each case's newest state and outcome, one indexed query (the queue pages now)": 300,
-        "each case's newest decision built in full, one indexed query (before)": 300,
-        "each case's newest decision, the whole log read into Python (before that)": 300,
+        QUEUE_READ: 300, GROUPED_READ: 300, MODELS_READ: 300, LOG_READ: 300,
+        "the standing decisions counted by day, outcome and reason (the Overview)": 2,  # one day: kept, and overridden at V01
+        "the calibration by confidence band (the Overview)": 1,  # every seeded record's agent was 0.80 sure
         "the cases decided (ids only)": 300,
         "one case's latest decision, in full (a case open)": 1,
         "every case's flags": 300,

@@ -3,9 +3,10 @@
 Seeds a scratch database in the embedded server's PostgreSQL (dropped after) with `--decisions` decisions
 over `--cases` exceptions (a case's decisions are its revisions; every 97th row is held for a second
 approval) and one flags row per case, by COPY, then times side by side, interleaved, what the pages read
-on every run: each case's newest state and outcome in one indexed query, against the same rows built in full
-and against reading the whole log into Python, as the pages did before; the cases decided; one case's
-latest decision; the flags.
+on every run: each case's newest state and outcome from the standing decisions (migration 0012), against the
+same grouped out of the log, built in full, and read from the whole log into Python, as the pages did before; the
+Overview's standing counts and calibration; the cases decided; one case's latest decision; the flags. Every read
+is made afresh (a new Outbox: nothing kept from the round before).
 """
 
 from __future__ import annotations
@@ -23,9 +24,10 @@ from dashboard.cli.registry import command
 
 BANK = "bench-scale"
 HELD_EVERY = 97  # every 97th decision seeded is held for a second approval
-# What the queue pages read on every run, and what they read before (2026-12-04, then 2026-12-03).
-QUEUE_READ = "each case's newest state and outcome, one indexed query (the queue pages now)"
-MODELS_READ = "each case's newest decision built in full, one indexed query (before)"
+# What the queue pages read on every run, and what they read before (2026-12-05, 2026-12-04, then 2026-12-03).
+QUEUE_READ = "each case's standing state and outcome, from the standing decisions (the queue pages now)"
+GROUPED_READ = "each case's newest state and outcome, grouped out of the log (before)"
+MODELS_READ = "each case's newest decision built in full (before that)"
 LOG_READ = "each case's newest decision, the whole log read into Python (before that)"
 
 
@@ -52,7 +54,8 @@ def seed(engine, case_ids: Sequence[str], decisions: int, log: Callable[[str], N
     for outcome in ("approve", "reject", "escalate"):
         decision = ReviewerDecision(case_id="CASE", case_kind="exception", reviewer="Bench Reviewer", authenticated=False,
                                     outcome=outcome, overridden=outcome != "approve", decided_at=at)
-        record = MemoryRecord(document_id="decision-CASE", content=f"Case CASE. Decision: {outcome}.", tags=["vendor:V01", "kind:decision"])
+        record = MemoryRecord(document_id="decision-CASE", content=f"Case CASE. Decision: {outcome}.", tags=["vendor:V01", "kind:decision"],
+                              metadata={"agent_confidence": "0.80"})
         templates[outcome] = (decision.model_dump_json(), record.model_dump_json())
     outcomes = list(templates)
     recall = FinanceFlags(k=5, exact=3, relevant=4, broader=2, action="approve", confidence=0.8, policy="exact",
@@ -106,6 +109,20 @@ def latest_in_history(history: Iterable, bank_for: Mapping[str, str]) -> dict[tu
     return latest
 
 
+def states_grouped_from_the_log(engine, bank: str, kind: str) -> dict[str, tuple]:
+    """case id -> (state, outcome, ticket action) of its newest decision not held, grouped out of the whole log, as
+    Outbox.decision_states read them before the standing decisions (migration 0012); kept as the bench's reference."""
+    import sqlalchemy as sa
+
+    from dashboard.review.schema import HELD, decisions
+
+    d = decisions.c
+    newest = sa.select(sa.func.max(d.id)).where(d.bank_id == bank, d.case_kind == kind, d.state.not_in(HELD)).group_by(d.case_id)
+    query = sa.select(d.case_id, d.state, d.decision["outcome"].as_string(), d.decision["ticket_action"].as_string())
+    with engine.connect() as conn:
+        return {case_id: tuple(fields) for case_id, *fields in conn.execute(query.where(d.id.in_(newest)))}
+
+
 def _timed(call: Callable[[], object]) -> tuple[float, object]:
     started = time.perf_counter()
     result = call()
@@ -117,12 +134,17 @@ def measure(engine, cases: int, repeat: int, log: Callable[[str], None]) -> dict
     from dashboard.review.casework import Casework
     from dashboard.review.outbox import Outbox
 
+    from dashboard.review.calibration import calibration_counts
+
     outbox, casework = Outbox(engine), Casework(engine)
     page = [_case(i) for i in range(50)]
     reads: dict[str, Callable[[], object]] = {
-        QUEUE_READ: lambda: outbox.decision_states(BANK, "exception"),
+        QUEUE_READ: lambda: Outbox(engine).decision_states(BANK, "exception"),
+        GROUPED_READ: lambda: states_grouped_from_the_log(engine, BANK, "exception"),
         MODELS_READ: lambda: outbox.latest_per_case(BANK, "exception"),
         LOG_READ: lambda: latest_in_history(outbox.history("exception"), {"exception": BANK}),
+        "the standing decisions counted by day, outcome and reason (the Overview)": lambda: Outbox(engine).standing_counts(BANK, "exception"),
+        "the calibration by confidence band (the Overview)": lambda: calibration_counts(engine, BANK),
         "the cases decided (ids only)": lambda: outbox.decided_cases(BANK, "exception"),
         "one case's latest decision, in full (a case open)": lambda: outbox.latest_decided(BANK, "exception", _case(cases // 2)),
         "every case's flags": lambda: casework.flags(BANK, "exception"),
@@ -160,7 +182,8 @@ def run(cases: int, decisions: int, repeat: int, log: Callable[[str], None] = pr
         finally:
             engine.dispose()
     now = figures[QUEUE_READ]["median_ms"]
-    for name, before in (("each newest decision built in full", MODELS_READ), ("the whole log read into Python", LOG_READ)):
+    for name, before in (("grouped out of the log", GROUPED_READ), ("each newest decision built in full", MODELS_READ),
+                         ("the whole log read into Python", LOG_READ)):
         notes.append(f"{name} / the queue's states and outcomes: {figures[before]['median_ms'] / now:.1f}x" if now else "no timing")
     return {"cases": cases, "decisions": decisions, "repeat": repeat, "figures": figures, "notes": notes}
 

@@ -119,3 +119,19 @@ def test_the_held_cases_are_read_again_only_after_the_log_or_its_steps_changed(r
         conn.execute(sa.delete(approvals_table).where(approvals_table.c.step == "rejected"))
     assert [s.step for s in page.held("fin", "exception")["E-1"].steps] == ["proposed"]
     other.engine.dispose()
+
+
+def test_a_case_is_held_only_while_its_newest_decision_is(review_engine):
+    approvals, outbox = Approvals(review_engine), Outbox(review_engine)
+    hold = Hold(role="ap_clerk", amount=90_000, limit=10_000, scope="vendor V01")
+    _decide(outbox, "fin", "E-1", "approve", hold=hold)
+    _decide(outbox, "fin", "E-1", "reject")  # decided again since: no longer held
+    _decide(outbox, "fin", "E-2", "approve")
+    newest = _decide(outbox, "fin", "E-2", "reject", hold=hold)
+    _decide(outbox, "fin", "T-2", "approve", kind="ticket", hold=hold)  # another kind
+    _decide(outbox, "other", "E-3", "approve", hold=hold)  # another bank
+
+    held = approvals.held("fin", "exception")
+
+    assert {case: h.stored.id for case, h in held.items()} == {"E-2": newest}
+    assert approvals.held("fin", "exception", "E-1") == {} and list(approvals.held("fin", "exception", "E-2")) == ["E-2"]

@@ -111,13 +111,13 @@ class Approvals:
         mine = sa.and_(decisions.c.bank_id == bank_id, decisions.c.case_kind == case_kind)
         if case_id is not None:
             mine = sa.and_(mine, decisions.c.case_id == case_id)
-        newest = (
-            sa.select(decisions.c.case_id, sa.func.max(decisions.c.revision).label("revision"))
-            .where(mine).group_by(decisions.c.case_id).subquery()
+        # from the held rows (indexed by state: few), those no revision of their case came after
+        newer = decisions.alias("newer")
+        superseded = sa.exists().where(
+            newer.c.bank_id == decisions.c.bank_id, newer.c.case_kind == decisions.c.case_kind,
+            newer.c.case_id == decisions.c.case_id, newer.c.revision > decisions.c.revision,
         )
-        query = sa.select(decisions).join(
-            newest, sa.and_(decisions.c.case_id == newest.c.case_id, decisions.c.revision == newest.c.revision)
-        ).where(mine, decisions.c.state.in_(APPROVAL_HELD))
+        query = sa.select(decisions).where(mine, decisions.c.state.in_(APPROVAL_HELD), ~superseded)
         return {h.stored.case_id: h for h in self._with_steps(query)}
 
     def waiting(self, limit: int | None = None) -> list[HeldDecision]:

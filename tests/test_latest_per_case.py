@@ -11,7 +11,8 @@ from dashboard.cli.scale_bench import latest_in_history
 from dashboard.review.decision import Hold, ReviewerDecision
 from dashboard.review.approvals import Approvals
 from dashboard.review.db import make_engine
-from dashboard.review.outbox import DecisionState, Outbox
+from dashboard.review.outbox import Outbox
+from dashboard.review.standing import DecisionState
 from dashboard.review.schema import approvals as approvals_table
 from dashboard.review.schema import decisions
 

@@ -11,7 +11,8 @@ from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.casework import Casework
 from dashboard.review.db import alembic_config, upgrade
 from dashboard.review.decision import Hold, ReviewerDecision
-from dashboard.review.outbox import Outbox, StandingCount
+from dashboard.review.outbox import Outbox
+from dashboard.review.standing import StandingCount
 from dashboard.review.schema import decisions
 
 

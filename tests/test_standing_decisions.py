@@ -14,6 +14,7 @@ from dashboard.review.db import alembic_config, upgrade
 from dashboard.review.decision import Hold, ReviewerDecision
 from dashboard.review.outbox import Outbox
 from dashboard.review.schema import HELD, approvals, decisions, standing_decisions
+from dashboard.review.standing import DecisionState, StandingDecisions
 
 STATES = ("pending", "delivered", "superseded", "failed", "discarded", *HELD)
 HOLD = Hold(role="ap_clerk", amount=90_000, limit=10_000, scope="vendor V01")
@@ -50,6 +51,11 @@ def _standing(engine: sa.Engine) -> dict[tuple, tuple]:
                                                       r.reason_code, r.vendor, r.agent_confidence) for r in rows}
 
 
+def _states_by_the_log(engine: sa.Engine, case_kind: str) -> dict[str, DecisionState]:
+    return {case: DecisionState(state, outcome, action) for (bank, kind, case), (_id, state, outcome, action, *_rest)
+            in _by_the_log(engine).items() if (bank, kind) == ("fin", case_kind)}
+
+
 def _insert_many(engine: sa.Engine, outbox: Outbox, rng: random.Random, cases: list[str], n: int) -> None:
     """Several decisions in one statement, a case more than once, some held: as an import or a COPY writes them."""
     rows, revisions = [], {}
@@ -76,6 +82,7 @@ def _delete(engine: sa.Engine, ids: list[int]) -> None:
 
 def test_the_standing_table_equals_the_logs_newest_decision_per_case_after_every_kind_of_write(review_engine):
     outbox = Outbox(review_engine)
+    page = StandingDecisions(review_engine)  # a queue page's reader, kept across the steps: reads only what changed
     rng = random.Random(21)
     cases = ["E-1", "E-2", "E-3", "T-1"]
     for n in range(120):
@@ -97,6 +104,8 @@ def test_the_standing_table_equals_the_logs_newest_decision_per_case_after_every
         else:
             _delete(review_engine, rng.sample(ids, min(len(ids), 1 if step == "delete" else 3)))
         assert _standing(review_engine) == _by_the_log(review_engine), f"after step {n} ({step})"
+        for kind in ("exception", "ticket"):
+            assert dict(page.states("fin", kind)) == _states_by_the_log(review_engine, kind), f"after step {n} ({step})"
     assert len(_standing(review_engine)) >= 2  # the sequence left cases standing, not an empty table compared with an empty log
 
 
@@ -124,3 +133,29 @@ def test_the_migration_fills_the_table_from_the_log_it_finds(review_engine):
     upgrade(review_engine)  # idempotent
     assert set(_standing(review_engine)) == {("fin", "exception", "E-1"), ("fin", "exception", "E-2"), ("fin", "ticket", "T-1")}
     assert _standing(review_engine) == _by_the_log(review_engine)
+
+
+def test_after_a_decision_a_queue_reads_only_the_rows_changed_since(review_engine):
+    outbox = Outbox(review_engine)
+    for n in range(30):
+        outbox.record("fin", *_decision(f"E-{n}", n))
+    page = StandingDecisions(review_engine)
+    before = page.states("fin", "exception")
+    selects: list[str] = []
+    sa.event.listen(review_engine, "before_cursor_execute",
+                    lambda conn, cursor, statement, *args: selects.append(statement) if statement.lstrip().startswith("SELECT") else None)
+    with review_engine.begin() as conn:  # a delivery elsewhere: a state changed
+        conn.execute(decisions.update().where(decisions.c.case_id == "E-3").values(state="delivered"))
+    outbox.record("fin", *_decision("E-7", 32))  # and a decision: reject becomes escalate
+
+    after = page.states("fin", "exception")
+
+    assert {case for case in after if after[case] != before[case]} == {"E-3", "E-7"} and len(after) == 30
+    assert after == _states_by_the_log(review_engine, "exception")
+    rows = [s for s in selects if "review_standing_decisions" in s and "count" not in s]
+    assert len(rows) == 1 and "change_seq >" in rows[0]  # the changed rows, not the table
+    selects.clear()
+    assert page.states("fin", "exception") is after and not any("review_standing_decisions" in s for s in selects)  # nothing moved
+    with review_engine.begin() as conn:  # a case's decisions deleted by hand: it leaves, and the whole table is read again
+        conn.execute(decisions.delete().where(decisions.c.case_id == "E-9"))
+    assert "E-9" not in page.states("fin", "exception") and len(page.states("fin", "exception")) == 29

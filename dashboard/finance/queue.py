@@ -11,7 +11,8 @@ from dashboard.finance.flags import FinanceFlags
 from dashboard.finance.flags import stored as stored_flags
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import Recommendation
-from dashboard.review.outbox import DecisionState, StoredDecision
+from dashboard.review.outbox import StoredDecision
+from dashboard.review.standing import DecisionState
 from dashboard.review.workflow import sla_state
 
 STATUSES = ("open", "decided", "pending delivery", "awaiting second approval", "returned", "awaiting blind second review",

@@ -26,7 +26,7 @@ from dashboard.finance.queue import status_of
 from dashboard.reporting.recall_log import LatencySample
 from dashboard.review.approvals import HeldDecision
 from dashboard.review.flag_counts import FinanceCounts, IncidentCounts
-from dashboard.review.outbox import DecisionState, StandingCount
+from dashboard.review.standing import DecisionState, StandingCount
 from dashboard.support.flags import TicketFlags
 from dashboard.support.migration import Coverage
 from dashboard.support.models import Ticket

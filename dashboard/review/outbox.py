@@ -18,11 +18,9 @@ from __future__ import annotations
 import os
 import socket
 import uuid
-from collections.abc import Callable, Hashable, Mapping
-from datetime import UTC, date, datetime, timedelta
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from types import MappingProxyType
-from typing import NamedTuple
 
 import sqlalchemy as sa
 from pydantic import BaseModel
@@ -34,7 +32,8 @@ from dashboard.hindsight.errors import HindsightRequestRejected, HindsightUnavai
 from dashboard.hindsight.wire import MemoryRecord, tag_value
 from dashboard.review.db import as_utc, sqlite_engine, upgrade
 from dashboard.review.decision import EvidenceSnapshot, Hold, ReviewerDecision
-from dashboard.review.schema import AWAITING, AWAITING_SECOND, DELIVERED, DISCARDED, FAILED, HELD, PENDING, SUPERSEDED, approvals, decisions, log_versions, standing_decisions
+from dashboard.review.schema import AWAITING, AWAITING_SECOND, DELIVERED, DISCARDED, FAILED, HELD, PENDING, SUPERSEDED, approvals, decisions, standing_decisions
+from dashboard.review.standing import DecisionState, StandingCount, StandingDecisions
 
 MAX_BACKOFF_S = 300.0
 LEASE_S = 120.0  # longer than any retain call; a crashed worker's rows are claimed again after it
@@ -63,25 +62,6 @@ class StoredDecision(BaseModel):
     def held(self) -> bool:
         """Awaiting a second approval, or returned by one: not (yet) a decision memory or an agent may see."""
         return self.state in HELD
-
-
-class DecisionState(NamedTuple):
-    """A case's newest decision as a queue row shows it (Outbox.decision_states)."""
-
-    state: str
-    outcome: str
-    ticket_action: str | None = None
-
-
-class StandingCount(NamedTuple):
-    """How many cases' newest decision was made on `day` with this outcome (Outbox.standing_counts)."""
-
-    day: date
-    overridden: bool
-    reason_code: str | None  # an override's reason
-    vendor: str | None  # an overridden exception's vendor, from its retained record's tags
-    case_id: str | None  # an overridden exception whose record has no vendor tag: the queue knows its vendor
-    count: int
 
 
 class DeliveryReport(BaseModel):
@@ -117,39 +97,6 @@ def report_columns(decision: ReviewerDecision, memory: MemoryRecord) -> dict:
         "decided_on": decision.decided_at.date(), "overridden": decision.overridden, "reason_code": decision.reason_code,
         "vendor": tag_value(memory.tags, "vendor") if decision.case_kind == "exception" else None,
     }
-
-
-def log_version(conn: sa.Connection) -> int:
-    """The decision log's version (its approval steps included), moved by the database on every change (migration
-    0009): what was read under one version is still true while it stays."""
-    return conn.execute(sa.select(log_versions.c.version).where(log_versions.c.log == decisions.name)).scalar_one()
-
-
-class KeptUntilTheLogChanges:
-    """Answers read from the decision log, kept per key while the log's version stays: a queue page asks the same
-    questions on every run, and one primary-key read says whether a kept answer still holds. The version is read
-    before the answer, so a write in between moves it and the next call reads again. Shared read-only."""
-
-    def __init__(self, engine: Engine):
-        self.engine = engine
-        self._kept: dict[Hashable, tuple[int, Mapping | tuple]] = {}
-
-    def get(self, key: Hashable, read: Callable[[], Mapping | tuple]) -> Mapping | tuple:
-        with self.engine.connect() as conn:
-            version = log_version(conn)
-        kept = self._kept.get(key)
-        if kept is not None and kept[0] == version:
-            return kept[1]
-        answer = read()
-        if isinstance(answer, dict):
-            answer = MappingProxyType(answer)
-        self._kept[key] = (version, answer)
-        return answer
-
-
-def _of(bank_id: str, case_kind: str) -> tuple:
-    """The standing decisions of one bank and kind: a prefix of the table's primary key."""
-    return standing_decisions.c.bank_id == bank_id, standing_decisions.c.case_kind == case_kind
 
 
 def utc_now() -> datetime:
@@ -362,8 +309,7 @@ class Outbox(DeliveryQueue):
 
     def __init__(self, store: Engine | Path, clock: Callable[[], datetime] = utc_now):
         super().__init__(store, clock)
-        self._states = KeptUntilTheLogChanges(self.engine)  # (bank, kind) -> each case's newest state
-        self._standing = KeptUntilTheLogChanges(self.engine)  # (bank, kind) -> the standing decisions, counted
+        self.standing = StandingDecisions(self.engine)
 
     def _parse(self, row: sa.Row) -> StoredDecision:
         return stored_decision(row)
@@ -498,40 +444,20 @@ class Outbox(DeliveryQueue):
 
     def latest_per_case(self, bank_id: str, case_kind: str) -> dict[str, StoredDecision]:
         """case id -> newest decision of this kind in this bank, each built as the model, in one query."""
-        standing = sa.select(standing_decisions.c.decision_id).where(*_of(bank_id, case_kind))
+        standing = sa.select(standing_decisions.c.decision_id).where(
+            standing_decisions.c.bank_id == bank_id, standing_decisions.c.case_kind == case_kind
+        )
         with self.engine.connect() as conn:
             rows = conn.execute(sa.select(decisions).where(decisions.c.id.in_(standing)))
             return {row.case_id: stored_decision(row) for row in rows}
 
     def decision_states(self, bank_id: str, case_kind: str) -> Mapping[str, DecisionState]:
-        """case id -> the state and outcome of its newest decision: what a queue page reads on every run.
-
-        Read from the standing decisions (one narrow row per case, migration 0012), again only when the log changed
-        (KeptUntilTheLogChanges); no model is built (bench-scale)."""
-        def read() -> dict[str, DecisionState]:
-            s = standing_decisions.c
-            query = sa.select(s.case_id, s.state, s.outcome, s.ticket_action).where(*_of(bank_id, case_kind))
-            with self.engine.connect() as conn:
-                return {case_id: DecisionState(*fields) for case_id, *fields in conn.execute(query)}
-
-        return self._states.get((bank_id, case_kind), read)
+        """case id -> the state and outcome of its standing decision: what a queue page reads on every run."""
+        return self.standing.states(bank_id, case_kind)
 
     def standing_counts(self, bank_id: str, case_kind: str) -> tuple[StandingCount, ...]:
-        """Each case's standing decision, counted by the day it was made, overridden or not, and for overrides by
-        reason (and vendor, for exceptions): what the Overview charts, grouped by the database, so a million
-        decisions come back as a few rows. Read again only when the log changed."""
-        def read() -> tuple[StandingCount, ...]:
-            s = standing_decisions.c
-            overridden = sa.func.coalesce(s.overridden, False)
-            # an exception override without a vendor is counted per case, for the queue to name its vendor
-            untagged = sa.case((sa.and_(overridden, s.case_kind == "exception", s.vendor.is_(None)), s.case_id))
-            columns = (s.decided_on, overridden, sa.case((overridden, s.reason_code)), sa.case((overridden, s.vendor)), untagged)
-            query = sa.select(*columns, sa.func.count()).where(*_of(bank_id, case_kind)).group_by(*columns)
-            with self.engine.connect() as conn:
-                counts = [StandingCount(day, bool(over), *rest) for day, over, *rest in conn.execute(query)]
-            return tuple(sorted(counts, key=lambda c: (c.day, c.overridden, c.reason_code or "", c.vendor or "", c.case_id or "")))
-
-        return self._standing.get((bank_id, case_kind), read)
+        """The standing decisions counted as the Overview charts them (StandingDecisions.counts)."""
+        return self.standing.counts(bank_id, case_kind)
 
     def latest_decided(self, bank_id: str, case_kind: str, case_id: str) -> StoredDecision | None:
         """The case's newest decision (not a held one), built in full: what its page shows of it."""

@@ -81,6 +81,8 @@ standing_decisions = Table(
     Column("reason_code", String(ID), nullable=True),
     Column("vendor", String(ID), nullable=True),
     Column("agent_confidence", String(40), nullable=True),  # the retained record's metadata, as written (text)
+    Column("change_seq", BigInteger, nullable=False),  # the table's change count when the row was written: read what changed since
+    Index("ix_review_standing_decisions_changes", "bank_id", "case_kind", "change_seq"),
 )
 
 claims = Table(

@@ -10,7 +10,8 @@ forget it:
   already stands (decisions are append-only, so inserted rows are the newest; an approval confirmed late is not);
 - a standing row deleted, or put on hold by hand, gives way to the case's newest remaining decision.
 Only the changed rows are read (PostgreSQL: once per statement, from its transition tables, so the bench's COPY of
-a million rows is one pass), never the whole log.
+a million rows is one pass), never the whole log. Each row written carries the table's change count, so a queue page
+that kept the table reads again only the rows changed since (Outbox.decision_states).
 
 Revision ID: 0012_standing_decisions
 Revises: 0011_case_flags_jsonb
@@ -28,15 +29,20 @@ TABLE = "review_standing_decisions"
 HELD = "('awaiting_approval', 'returned', 'awaiting_second', 'awaiting_lead')"  # review.schema.HELD, as of this revision
 CASE = ("bank_id", "case_kind", "case_id")
 COLUMNS = (*CASE, "decision_id", "state", "outcome", "ticket_action", "decided_on", "overridden", "reason_code", "vendor",
-           "agent_confidence")
+           "agent_confidence", "change_seq")
+# The standing table's own counter (a row of review_log_versions), moved by its triggers whenever they change it; each
+# row written carries the count it was written at, so a reader that kept the table reads only the rows changed since.
+# The triggers hold the counter's row until they commit: counts commit in order.
+COUNTER = f"(SELECT version FROM review_log_versions WHERE log = '{TABLE}')"
+BUMP = f"UPDATE review_log_versions SET version = version + 1 WHERE log = '{TABLE}'"
 NAMES = ", ".join(COLUMNS)
 # A decisions row `r` as the standing table's columns, per dialect.
 VALUES = {
     "postgresql": "r.bank_id, r.case_kind, r.case_id, r.id, r.state, r.decision ->> 'outcome', r.decision ->> 'ticket_action',"
-                  " r.decided_on, r.overridden, r.reason_code, r.vendor, r.record -> 'metadata' ->> 'agent_confidence'",
+                  f" r.decided_on, r.overridden, r.reason_code, r.vendor, r.record -> 'metadata' ->> 'agent_confidence', {COUNTER}",
     "sqlite": "r.bank_id, r.case_kind, r.case_id, r.id, r.state, json_extract(r.decision, '$.outcome'),"
               " json_extract(r.decision, '$.ticket_action'), r.decided_on, r.overridden, r.reason_code, r.vendor,"
-              " json_extract(r.record, '$.metadata.agent_confidence')",
+              f" json_extract(r.record, '$.metadata.agent_confidence'), {COUNTER}",
 }
 # Taking a case's place only from an older standing decision: a confirmation that lands after a newer decision
 # leaves the newer one standing.
@@ -59,26 +65,28 @@ POSTGRES_STANDS = (f"INSERT INTO {TABLE} ({NAMES}) SELECT DISTINCT ON (r.bank_id
 POSTGRES_GIVES_WAY = f"DELETE FROM {TABLE} s USING {{rows}} g WHERE s.decision_id = g.id"
 STATE_CHANGED = "(SELECT n.* FROM changed n JOIN old_rows o ON o.id = n.id WHERE n.state IS DISTINCT FROM o.state)"
 HELD_NOW = f"(SELECT * FROM {STATE_CHANGED} c WHERE c.state IN {HELD})"
-POSTGRES = {  # event -> (transition tables, body)
-    "INSERT": ("NEW TABLE AS changed", [POSTGRES_STANDS.format(rows="changed")]),
+POSTGRES = {  # event -> (transition tables, body); an update changes nothing (nor takes the counter) unless a state did
+    "INSERT": ("NEW TABLE AS changed", [BUMP, POSTGRES_STANDS.format(rows="changed")]),
     "UPDATE": ("OLD TABLE AS old_rows NEW TABLE AS changed", [
+        f"IF EXISTS {STATE_CHANGED} THEN {BUMP}",
         POSTGRES_STANDS.format(rows=STATE_CHANGED),
         POSTGRES_GIVES_WAY.format(rows=HELD_NOW), _newest_remaining("postgresql", HELD_NOW),
+        "END IF",
     ]),
-    "DELETE": ("OLD TABLE AS changed", [POSTGRES_GIVES_WAY.format(rows="changed"), _newest_remaining("postgresql", "changed")]),
+    "DELETE": ("OLD TABLE AS changed", [BUMP, POSTGRES_GIVES_WAY.format(rows="changed"), _newest_remaining("postgresql", "changed")]),
 }
 
 # SQLite: row triggers (NEW / OLD); writers are serialised by the database lock.
 SQLITE_STANDS = f"INSERT INTO {TABLE} ({NAMES}) SELECT {VALUES['sqlite']} FROM review_decisions r WHERE r.id = NEW.id{NEWER}"
 SQLITE = {  # trigger name suffix -> (event, when, body)
-    "inserted": ("INSERT", f"NEW.state NOT IN {HELD}", [SQLITE_STANDS]),
-    "stands": ("UPDATE OF state", f"NEW.state IS NOT OLD.state AND NEW.state NOT IN {HELD}", [SQLITE_STANDS]),
+    "inserted": ("INSERT", f"NEW.state NOT IN {HELD}", [BUMP, SQLITE_STANDS]),
+    "stands": ("UPDATE OF state", f"NEW.state IS NOT OLD.state AND NEW.state NOT IN {HELD}", [BUMP, SQLITE_STANDS]),
     "held": ("UPDATE OF state", f"NEW.state IS NOT OLD.state AND NEW.state IN {HELD}", [
-        f"DELETE FROM {TABLE} WHERE decision_id = NEW.id",
+        BUMP, f"DELETE FROM {TABLE} WHERE decision_id = NEW.id",
         _newest_remaining("sqlite", "(SELECT NEW.bank_id AS bank_id, NEW.case_kind AS case_kind, NEW.case_id AS case_id)"),
     ]),
     "deleted": ("DELETE", "1", [
-        f"DELETE FROM {TABLE} WHERE decision_id = OLD.id",
+        BUMP, f"DELETE FROM {TABLE} WHERE decision_id = OLD.id",
         _newest_remaining("sqlite", "(SELECT OLD.bank_id AS bank_id, OLD.case_kind AS case_kind, OLD.case_id AS case_id)"),
     ]),
 }
@@ -99,8 +107,11 @@ def upgrade() -> None:
         sa.Column("reason_code", sa.String(200), nullable=True),
         sa.Column("vendor", sa.String(200), nullable=True),
         sa.Column("agent_confidence", sa.String(40), nullable=True),
+        sa.Column("change_seq", sa.BigInteger, nullable=False),
     )
     op.create_index(f"ix_{TABLE}_decision_id", TABLE, ["decision_id"])  # a deleted decision finds its case's row
+    op.create_index(f"ix_{TABLE}_changes", TABLE, ["bank_id", "case_kind", "change_seq"])  # the rows changed since
+    op.execute(f"INSERT INTO review_log_versions (log, version) VALUES ('{TABLE}', 0)")
     dialect = op.get_bind().dialect.name
     op.execute(f"INSERT INTO {TABLE} ({NAMES}) SELECT {VALUES[dialect]} FROM review_decisions r WHERE r.id IN"
                f" (SELECT max(id) FROM review_decisions WHERE state NOT IN {HELD} GROUP BY bank_id, case_kind, case_id)")
@@ -127,3 +138,4 @@ def downgrade() -> None:
         for suffix in SQLITE:
             op.execute(f"DROP TRIGGER {TABLE}_{suffix}")
     op.drop_table(TABLE)
+    op.execute(f"DELETE FROM review_log_versions WHERE log = '{TABLE}'")

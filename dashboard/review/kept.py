@@ -15,10 +15,10 @@ from sqlalchemy import Engine
 from dashboard.review.schema import decisions, log_versions
 
 
-def log_version(conn: sa.Connection, log: str = decisions.name) -> int:
-    """A log's version: the decision log's (its approval steps included) by default, moved by the database on every
-    change: what was read under one version is still true while it stays."""
-    return conn.execute(sa.select(log_versions.c.version).where(log_versions.c.log == log)).scalar_one()
+def log_version(conn: sa.Connection) -> int:
+    """The decision log's version (its approval steps included), moved by the database on every change: what was
+    read under one version is still true while it stays."""
+    return conn.execute(sa.select(log_versions.c.version).where(log_versions.c.log == decisions.name)).scalar_one()
 
 
 class KeptUntilTheLogChanges:

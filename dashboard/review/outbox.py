@@ -32,8 +32,8 @@ from dashboard.hindsight.errors import HindsightRequestRejected, HindsightUnavai
 from dashboard.hindsight.wire import MemoryRecord, tag_value
 from dashboard.review.db import as_utc, sqlite_engine, upgrade
 from dashboard.review.decision import EvidenceSnapshot, Hold, ReviewerDecision
-from dashboard.review.schema import AWAITING, AWAITING_SECOND, DELIVERED, DISCARDED, FAILED, HELD, PENDING, SUPERSEDED, approvals, decisions, standing_decisions
-from dashboard.review.standing import DecisionState, StandingCount, StandingDecisions
+from dashboard.review.schema import AWAITING, AWAITING_SECOND, DELIVERED, DISCARDED, FAILED, HELD, PENDING, SUPERSEDED, approvals, decisions
+from dashboard.review.standing import DecisionState, StandingCount, StandingDecisions, decision_ids
 
 MAX_BACKOFF_S = 300.0
 LEASE_S = 120.0  # longer than any retain call; a crashed worker's rows are claimed again after it
@@ -444,11 +444,8 @@ class Outbox(DeliveryQueue):
 
     def latest_per_case(self, bank_id: str, case_kind: str) -> dict[str, StoredDecision]:
         """case id -> newest decision of this kind in this bank, each built as the model, in one query."""
-        standing = sa.select(standing_decisions.c.decision_id).where(
-            standing_decisions.c.bank_id == bank_id, standing_decisions.c.case_kind == case_kind
-        )
         with self.engine.connect() as conn:
-            rows = conn.execute(sa.select(decisions).where(decisions.c.id.in_(standing)))
+            rows = conn.execute(sa.select(decisions).where(decisions.c.id.in_(decision_ids(bank_id, case_kind))))
             return {row.case_id: stored_decision(row) for row in rows}
 
     def decision_states(self, bank_id: str, case_kind: str) -> Mapping[str, DecisionState]:

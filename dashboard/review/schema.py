@@ -30,6 +30,12 @@ AWAITING_SECOND, AWAITING_LEAD = "awaiting_second", "awaiting_lead"
 SECOND_HELD = (AWAITING_SECOND, AWAITING_LEAD)
 HELD = (*APPROVAL_HELD, *SECOND_HELD)
 
+def case_key() -> tuple[Column, ...]:
+    """The primary key of a table with one row per case: (bank, kind, case id)."""
+    return (Column("bank_id", String(ID), primary_key=True), Column("case_kind", String(20), primary_key=True),
+            Column("case_id", String(ID), primary_key=True))
+
+
 decisions = Table(
     "review_decisions",
     metadata,
@@ -60,7 +66,7 @@ decisions = Table(
     UniqueConstraint("bank_id", "case_kind", "case_id", "revision", name="uq_review_decisions_case_revision"),
     Index("ix_review_decisions_due", "state", "next_attempt_at"),
     Index("ix_review_decisions_document", "bank_id", "document_id"),
-    # the newest decision per case (Outbox.latest_per_case), grouped over the index's columns
+    # a case's decisions, newest first (Outbox.latest_decided)
     Index("ix_review_decisions_case_latest", "bank_id", "case_kind", "case_id", "state", "id"),
 )
 
@@ -69,9 +75,7 @@ decisions = Table(
 standing_decisions = Table(
     "review_standing_decisions",
     metadata,
-    Column("bank_id", String(ID), primary_key=True),
-    Column("case_kind", String(20), primary_key=True),
-    Column("case_id", String(ID), primary_key=True),
+    *case_key(),
     Column("decision_id", Integer, nullable=False, index=True),
     Column("state", String(20), nullable=False),
     Column("outcome", String(40), nullable=True),
@@ -88,9 +92,7 @@ standing_decisions = Table(
 claims = Table(
     "review_claims",
     metadata,
-    Column("bank_id", String(ID), primary_key=True),
-    Column("case_kind", String(20), primary_key=True),
-    Column("case_id", String(ID), primary_key=True),
+    *case_key(),
     Column("holder", String(NAME), nullable=False),
     Column("claimed_at", DateTime(timezone=True), nullable=False),
     Column("expires_at", DateTime(timezone=True), nullable=False),
@@ -114,9 +116,7 @@ comments = Table(
 case_flags = Table(
     "review_case_flags",
     metadata,
-    Column("bank_id", String(ID), primary_key=True),
-    Column("case_kind", String(20), primary_key=True),
-    Column("case_id", String(ID), primary_key=True),
+    *case_key(),
     Column("flags", JSON().with_variant(JSONB(), "postgresql"), nullable=False),  # JSONB: counted in SQL (migration 0011)
     Column("updated_at", DateTime(timezone=True), nullable=False),
 )

@@ -54,6 +54,11 @@ def _of(bank_id: str, case_kind: str) -> tuple:
     return S.bank_id == bank_id, S.case_kind == case_kind
 
 
+def decision_ids(bank_id: str, case_kind: str) -> sa.Select:
+    """The ids of the standing decisions of one bank and kind, as a subquery."""
+    return sa.select(S.decision_id).where(*_of(bank_id, case_kind))
+
+
 class StandingDecisions:
     """Reads of the standing decisions, kept between a page's runs. Shared by every session: answers are read-only."""
 

@@ -78,17 +78,19 @@ POSTGRES = {  # event -> (transition tables, body); an update changes nothing (n
 
 # SQLite: row triggers (NEW / OLD); writers are serialised by the database lock.
 SQLITE_STANDS = f"INSERT INTO {TABLE} ({NAMES}) SELECT {VALUES['sqlite']} FROM review_decisions r WHERE r.id = NEW.id{NEWER}"
+
+
+def _sqlite_gives_way(row: str) -> list[str]:
+    """`row` (NEW or OLD) no longer stands: its case's newest remaining decision does, if any."""
+    case = "(SELECT " + ", ".join(f"{row}.{c} AS {c}" for c in CASE) + ")"
+    return [BUMP, f"DELETE FROM {TABLE} WHERE decision_id = {row}.id", _newest_remaining("sqlite", case)]
+
+
 SQLITE = {  # trigger name suffix -> (event, when, body)
     "inserted": ("INSERT", f"NEW.state NOT IN {HELD}", [BUMP, SQLITE_STANDS]),
     "stands": ("UPDATE OF state", f"NEW.state IS NOT OLD.state AND NEW.state NOT IN {HELD}", [BUMP, SQLITE_STANDS]),
-    "held": ("UPDATE OF state", f"NEW.state IS NOT OLD.state AND NEW.state IN {HELD}", [
-        BUMP, f"DELETE FROM {TABLE} WHERE decision_id = NEW.id",
-        _newest_remaining("sqlite", "(SELECT NEW.bank_id AS bank_id, NEW.case_kind AS case_kind, NEW.case_id AS case_id)"),
-    ]),
-    "deleted": ("DELETE", "1", [
-        BUMP, f"DELETE FROM {TABLE} WHERE decision_id = OLD.id",
-        _newest_remaining("sqlite", "(SELECT OLD.bank_id AS bank_id, OLD.case_kind AS case_kind, OLD.case_id AS case_id)"),
-    ]),
+    "held": ("UPDATE OF state", f"NEW.state IS NOT OLD.state AND NEW.state IN {HELD}", _sqlite_gives_way("NEW")),
+    "deleted": ("DELETE", "1", _sqlite_gives_way("OLD")),
 }
 
 

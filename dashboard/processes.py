@@ -4,7 +4,8 @@ its own (so it and everything it starts form one process group), a wait until it
 at once if it exits), and a stop of the whole group by PID, waited for, killed if it lingers.
 
 A PID alone does not name a process (after a crash or a reboot the number may belong to someone else),
-so a process is held as a psutil.Process, which checks its create time before every signal.
+so a process is held as a psutil.Process, which checks it is the same process before every signal (psutil 7
+compares its start since boot, which a stepped wall clock does not move).
 
 Every child started here is also stopped when this interpreter exits, and, where the caller asks
 (`stop_children_on_signals`, e.g. a test session), when it is sent SIGTERM or SIGINT: a stopped run leaves

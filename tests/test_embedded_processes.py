@@ -1,5 +1,6 @@
-"""The embedded server's process handling: a PID counts as ours only with its create time (psutil),
-stop waits with psutil.wait_procs (start-up polling is tested in test_processes.py).
+"""The embedded server's process handling: the API's PID counts as ours only with when it started (since boot,
+so a stepped wall clock changes nothing), PostgreSQL's only while it serves our data directory; stop waits
+with psutil.wait_procs (start-up polling is tested in test_processes.py).
 
 The stand-in processes are `sleep`s this test starts and stops; the real server is only read."""
 
@@ -18,7 +19,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from dashboard.hindsight.embedded import EmbeddedServer
+from dashboard.hindsight.embedded import EmbeddedServer, started
 from dashboard.settings import Settings
 from dashboard.processes import free_port
 
@@ -47,18 +48,18 @@ def stranger() -> Iterator[psutil.Process]:
         proc.wait()
 
 
-def _write_state(server: EmbeddedServer, pid: int, created: float) -> None:
-    server.state_file.write_text(json.dumps({"api_pid": pid, "api_created": created, "pg_pid": None, "url": server.url}))
+def _write_state(server: EmbeddedServer, pid: int, started_at: float) -> None:
+    server.state_file.write_text(json.dumps({"api_pid": pid, "api_started": started_at, "pg_pid": None, "url": server.url}))
 
 
-def _write_postmaster_pid(server: EmbeddedServer, pid: int, started: float) -> None:
+def _write_postmaster_pid(server: EmbeddedServer, pid: int) -> None:
     server.pg_data.mkdir(parents=True, exist_ok=True)
-    lines = [str(pid), str(server.pg_data), str(int(started)), str(server.settings.pg_port), "/tmp", "127.0.0.1"]
+    lines = [str(pid), str(server.pg_data), str(int(time.time())), str(server.settings.pg_port), "/tmp", "127.0.0.1"]
     (server.pg_data / "postmaster.pid").write_text("\n".join(lines) + "\n")
 
 
 def test_a_reused_api_pid_is_not_our_server_and_stop_leaves_it_alone(server, stranger):
-    _write_state(server, stranger.pid, stranger.create_time() - 3600)  # our API had this PID an hour ago
+    _write_state(server, stranger.pid, started(stranger) - 3600)  # our API had this PID an hour ago
     status = server.status()
     assert (status.running, status.api_pid) == (False, None)
     server.stop(timeout=5)
@@ -66,42 +67,68 @@ def test_a_reused_api_pid_is_not_our_server_and_stop_leaves_it_alone(server, str
     assert not server.state_file.exists()
 
 
-def test_the_same_pid_with_its_create_time_is_ours_and_stop_ends_it(server, stranger):
-    _write_state(server, stranger.pid, stranger.create_time())
+def test_the_same_pid_with_its_start_is_ours_and_stop_ends_it(server, stranger):
+    _write_state(server, stranger.pid, started(stranger))
     status = server.status()
     assert (status.running, status.api_pid) == (True, stranger.pid)
     server.stop(timeout=5)
     assert not stranger.is_running() or stranger.status() == psutil.STATUS_ZOMBIE
 
 
-def test_a_stale_postmaster_pid_is_not_our_postgres(server, stranger):
-    _write_postmaster_pid(server, stranger.pid, stranger.create_time() - 3600)
+def test_a_postmaster_pid_is_ours_only_while_it_serves_our_data_directory(server, stranger):
+    _write_postmaster_pid(server, stranger.pid)  # a stale file: the PID now runs something else
     assert server.status().pg_pid is None
     server.stop(timeout=5)
     assert stranger.is_running() and stranger.status() != psutil.STATUS_ZOMBIE
-    _write_postmaster_pid(server, stranger.pid, stranger.create_time())  # the start time it recorded: ours
-    assert server.status().pg_pid == stranger.pid
+    other_data = server.home / "other-data"  # a postmaster of another data directory
+    sleeper = ["-c", "import time; time.sleep(300)", "-D"]
+    for data_dir, ours in ((other_data, False), (server.pg_data, True)):
+        proc = subprocess.Popen([sys.executable, *sleeper, str(data_dir)], start_new_session=True)
+        try:
+            _until_exec(proc.pid, str(data_dir))
+            _write_postmaster_pid(server, proc.pid)
+            assert (server.status().pg_pid == proc.pid) is ours
+        finally:
+            proc.kill()
+            proc.wait()
 
 
-def test_the_real_server_is_recorded_with_create_times(hindsight):
+def test_a_wall_clock_stepped_after_the_start_loses_neither_server(server, stranger, monkeypatch):
+    """psutil's create time is boot time + ticks, and the boot time moves when a VM's clock is stepped: the
+    bench once left both servers running because their create times had moved 11 s."""
+    _write_state(server, stranger.pid, started(stranger))
+    monkeypatch.setattr(psutil.Process, "create_time", lambda self: time.time() + 11.6)
+    assert server.status().api_pid == stranger.pid
+    server.stop(timeout=5)
+    assert not stranger.is_running() or stranger.status() == psutil.STATUS_ZOMBIE
+
+
+def _until_exec(pid: int, marker: str) -> None:
+    deadline = time.monotonic() + 30
+    while marker not in psutil.Process(pid).cmdline():  # until the child has exec'd its program
+        assert time.monotonic() < deadline, "the stand-in process never started"
+        time.sleep(0.05)
+
+
+def test_the_real_server_is_recorded_with_its_start(hindsight):
     server = hindsight.server
     status = server.status()
     assert status.healthy and status.api_pid and status.pg_pid
     state = json.loads(server.state_file.read_text())
-    assert state["api_pid"] == status.api_pid and state["api_created"] == psutil.Process(status.api_pid).create_time()
-    # the same state file with another create time: the real, healthy API is not claimed as ours
+    assert state["api_pid"] == status.api_pid and state["api_started"] == started(psutil.Process(status.api_pid))
+    # the same state file with another start: the real, healthy API is not claimed as ours
     other = EmbeddedServer(hindsight.settings, log=lambda _m: None)
     other.state_file = server.home / "server-copy.json"
     try:
-        other.state_file.write_text(json.dumps({**state, "api_created": state["api_created"] - 3600}))
+        other.state_file.write_text(json.dumps({**state, "api_started": state["api_started"] - 3600}))
         seen = other.status()
         assert seen.healthy and not seen.running and seen.api_pid is None and seen.pg_pid == status.pg_pid
     finally:
         other.state_file.unlink(missing_ok=True)
 
 
-def test_a_state_file_without_create_time_is_believed_only_for_a_running_hindsight_api(server, stranger):
-    # server.json written before create times were stored: {"api_pid": ..., "pg_pid": ..., "url": ...}
+def test_a_state_file_without_start_time_is_believed_only_for_a_running_hindsight_api(server, stranger):
+    # server.json written before start times were stored: {"api_pid": ..., "pg_pid": ..., "url": ...}
     server.state_file.write_text(json.dumps({"api_pid": stranger.pid, "pg_pid": None, "url": server.url}))
     assert server.status().api_pid is None  # a `sleep` is not our API
     fake_api = server.home / "hindsight-api"

@@ -6,8 +6,10 @@ Process ids, logs and a state file live in `<data_dir>/hindsight/`; the database
 data directory cannot be reached by the unprivileged user PostgreSQL must run as (see `pg_home`).
 
 A PID alone does not name a process: after a crash or a reboot the number may belong to someone else.
-So a PID counts as ours only together with the process's create time (psutil), stored beside the API's
-PID in `server.json` and read for PostgreSQL from its own `postmaster.pid` (its start time).
+So the API's PID counts as ours only together with when it started, stored beside it in `server.json`, and
+PostgreSQL's PID (from its own `postmaster.pid`) only while that process serves our data directory. When it
+started is read as time since boot, not as a wall-clock time: on a VM the wall clock is stepped now and then,
+and psutil's create time (boot time + ticks) moves with it, so a server would no longer be recognised, nor stopped.
 """
 
 from __future__ import annotations
@@ -38,10 +40,6 @@ PG_USER = PG_PASSWORD = PG_DATABASE = "hindsight"
 PG_INSTANCE = "recall-review"
 UNPRIVILEGED_USER, UNPRIVILEGED_GROUP = "nobody", "nogroup"
 HEALTH_TIMEOUT_S = 180.0
-# postmaster.pid records its start time in whole seconds, a little after the process was created.
-PG_START_SLACK_S = 5.0
-
-
 class ServerError(RuntimeError):
     """The embedded server could not be started, reached or stopped."""
 
@@ -83,24 +81,45 @@ def _reachable_by_others(path: Path) -> bool:
     return True
 
 
-def _process(pid: int | None, created: float | None, slack: float = 0.01) -> psutil.Process | None:
-    """The running process with this PID and create time, or None: gone, a zombie, or the PID now
-    belongs to another process (its create time differs by more than `slack` seconds)."""
-    if not pid or created is None:
+def started(proc: psutil.Process) -> float:
+    """When `proc` started, in seconds since boot on Linux (its start ticks in /proc: no wall clock involved),
+    else psutil's create time."""
+    try:
+        fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return proc.create_time()
+    return int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22, starttime; the fields after the name start at 3
+
+
+def _process(pid: int | None, started_at: float | None) -> psutil.Process | None:
+    """The running process with this PID that started at `started_at` (`started`), or None: gone, a zombie, or
+    the PID now belongs to another process."""
+    if not pid or started_at is None:
         return None
     try:
         proc = psutil.Process(pid)
-        if abs(proc.create_time() - created) > slack or proc.status() == psutil.STATUS_ZOMBIE:
+        if abs(started(proc) - started_at) > 0.01 or proc.status() == psutil.STATUS_ZOMBIE:
             return None
     except psutil.NoSuchProcess:
         return None
     return proc
 
 
-def _create_time_if_running(pid: int, program: str) -> float | None:
+def _started_if_running(pid: int, program: str) -> float | None:
     try:
         proc = psutil.Process(pid)
-        return proc.create_time() if any(Path(arg).name == program for arg in proc.cmdline()[:2]) else None
+        return started(proc) if any(Path(arg).name == program for arg in proc.cmdline()[:2]) else None
+    except (psutil.NoSuchProcess, psutil.AccessDenied):
+        return None
+
+
+def _serving(pid: int, data_dir: Path) -> psutil.Process | None:
+    """The live process `pid` if it was started on `data_dir` (`-D <data_dir>`, as pg0 starts the postmaster)."""
+    try:
+        proc = psutil.Process(pid)
+        args = proc.cmdline()
+        ours = any(a == "-D" and Path(b).resolve() == data_dir.resolve() for a, b in zip(args, args[1:]))
+        return proc if ours and proc.status() != psutil.STATUS_ZOMBIE else None
     except (psutil.NoSuchProcess, psutil.AccessDenied):
         return None
 
@@ -183,19 +202,18 @@ class EmbeddedServer:
 
     def _api(self) -> psutil.Process | None:
         state = self._read_state()
-        pid, created = state.get("api_pid"), state.get("api_created")
-        if pid and created is None:  # written before create times were stored: believed only if it runs hindsight-api
-            created = _create_time_if_running(pid, "hindsight-api")
-        return _process(pid, created)
+        pid, started_at = state.get("api_pid"), state.get("api_started")
+        if pid and started_at is None:  # written before start times were stored: believed only if it runs hindsight-api
+            started_at = _started_if_running(pid, "hindsight-api")
+        return _process(pid, started_at)
 
     def _postgres(self) -> psutil.Process | None:
-        """The postmaster named by postmaster.pid (line 1: PID, line 3: start time), if it still runs."""
+        """The postmaster named by postmaster.pid (line 1: its PID), if it still runs on our data directory."""
         try:
-            lines = (self.pg_data / "postmaster.pid").read_text().splitlines()
-            pid, started = int(lines[0]), float(lines[2])
+            pid = int((self.pg_data / "postmaster.pid").read_text().splitlines()[0])
         except (OSError, ValueError, IndexError):
             return None
-        return _process(pid, started, slack=PG_START_SLACK_S)
+        return _serving(pid, self.pg_data)
 
     def status(self) -> ServerStatus:
         api, pg = self._api(), self._postgres()
@@ -219,7 +237,7 @@ class EmbeddedServer:
         self.home.mkdir(parents=True, exist_ok=True)
         pg_pid = current.pg_pid or self._start_postgres()
         api = self._start_api()
-        state = {"api_pid": api.pid, "api_created": api.process.create_time(), "pg_pid": pg_pid, "url": self.url}
+        state = {"api_pid": api.pid, "api_started": started(api.process), "pg_pid": pg_pid, "url": self.url}
         self.state_file.write_text(json.dumps(state))  # before the wait: a start cut short can still be stopped
         try:
             api.wait_until(lambda: _healthy(health(self.url)), timeout)
@@ -281,7 +299,7 @@ class EmbeddedServer:
             raise ServerError(f"{executable} not found: install the 'embedded' extra (scripts/setup does)")
         self.log(f"Starting hindsight-api on {self.url} (cold start takes ~15 s) ...")
         argv = [str(executable), "--host", HOST, "--port", str(self.settings.api_port)]
-        # It outlives `server start`: stopped by `server stop` (or its owner), by PID and create time.
+        # It outlives `server start`: stopped by `server stop` (or its owner), by PID and start.
         return Child(argv, env=self._api_env(), log=self.api_log, cwd=self.home, name="hindsight-api", stop_at_exit=False)
 
     def stop(self, timeout: float = 30.0) -> None:

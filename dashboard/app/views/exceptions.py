@@ -1,6 +1,6 @@
 """Finance exceptions: one case at a time, built for deciding (header, recommendation, Approve / Override,
 evidence), the queue in a panel above it (its table drawn only while it is open, so a key press redraws the case
-alone). The case on screen is recalled first; the rest of the queue is recalled in the background."""
+alone). The case on screen is recalled first; the cases after it are recalled in the background."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from components.review_keys import review_keys
 from components.safe_text import md
 from components.status_banner import render_evidence_unavailable
 from components.then_now import render_then_now
-from components.workflow import age_badge, claim_controls, flash, keep_selection, my_queue_filter, unknown_link
+from components.workflow import age_badge, claim_controls, flash, keep_selection, my_queue_filter, selected_rows, unknown_link
 from dashboard.agents.incidents import incident_text, is_relevant_ref
 from dashboard.app import access, audit, curating, finance_case, finance_recalls, labelling, resources
 from dashboard.app.queue_filters import approval_filter, second_review_filter
@@ -119,7 +119,7 @@ def case_header(bank: str, case: ExceptionCase, queue: Queue, me: str | None, to
 
 
 def recall(bank: str, case: ExceptionCase, queue: Queue):
-    """The case's recall first (one or two calls), then the rest of the queue in the background; (result, error)."""
+    """The case's recall first (one or two calls), then the cases after it in the background; (result, error)."""
     own = document_id_for(case.id)  # this case's own decision: shown apart, never its evidence
     try:
         check = bool(st.session_state.get(f"crowd_{bank}_{case.id}_{queue.k}"))
@@ -145,11 +145,7 @@ def page() -> None:
     me = access.reviewer("reviewer_name")
     queue, rows, caption = queue_panel(bank, cases, resources.outbox().decision_states(bank, "exception"), me.name, today)
     case, problem = exception_queue.resolve_case(queue.shown, rows, st.query_params.get("case"))
-    pick = "select another row to switch" if queue.table_open else "J / K move through the queue, or open it to pick one"
-    caption.caption(
-        f"{len(queue.shown)} of {len(cases)} exceptions shown; {len(queue.decided.keys() & queue.ids)} decided. "
-        + (f"{md(case.id)} is open: {pick}." if case else "Select a row to review it." if queue.table_open else "Open the queue to pick a case.")
-    )
+    caption.caption(f"{len(queue.shown)} of {len(cases)} exceptions shown; {len(queue.decided.keys() & queue.ids)} decided.")
     if problem or case is None:
         flash(finance_case.KEYS.flash)  # the last decision's confirmation, when its case left the queue shown
     if problem:
@@ -159,8 +155,35 @@ def page() -> None:
         st.info("Select a case in the queue to review it." if queue.shown else "No case to show: the queue is empty with these filters.",
                 icon=":material/inbox:")
         return
+    case_view(bank, queue, rows, me.name, today)
+
+
+def _queue_moved(bank: str, queue: Queue, rows: list[int], me: str | None) -> bool:
+    """Something the queue panel was drawn from changed since: a key moved the open table's selection, k or the
+    reviewer's name changed, or a decision landed (here or on another instance)."""
+    return (
+        (selected_rows(QUEUE_KEY) if queue.table_open else []) != rows
+        or int(st.session_state.get("exceptions_k", DEFAULT_K)) != queue.k
+        or access.reviewer("reviewer_name").name != me
+        or resources.outbox().decision_states(bank, "exception") is not queue.decided  # kept as one object until the log moves
+    )
+
+
+@st.fragment
+def case_view(bank: str, queue: Queue, rows: list[int], me_then: str | None, today: date) -> None:
+    """The open case. A fragment: J, K, N and the case's own controls rerun this alone, not the queue's file,
+    states and filters; whatever changes the queue reruns the whole page."""
+    if _queue_moved(bank, queue, rows, me_then):
+        st.rerun()
+    me = access.reviewer("reviewer_name")
+    case, _problem = exception_queue.resolve_case(queue.shown, rows, st.query_params.get("case"))
+    if case is None:  # not a case of this queue (the address bar was edited): the page says so
+        st.rerun()
     if st.query_params.get("case") != case.id:
         st.query_params["case"] = case.id  # a shareable deep link to this case
+    settings = resources.settings()
+    pick = "select another row to switch" if queue.table_open else "J / K move through the queue, or open it to pick one"
+    st.caption(f"{md(case.id)} is open: {pick}.")
 
     free, keys = case_header(bank, case, queue, me.name, today)
     result, recall_error = recall(bank, case, queue)

@@ -144,6 +144,33 @@ def test_the_background_job_keys_the_queue_a_chunk_at_a_time_from_the_case_after
     assert first_asked == ["E-2", "E-3", "E-4", "E-0"]  # after the open case, wrapping round
 
 
+def test_the_background_recalls_a_window_after_the_open_case_and_a_new_one_each_stride(counted, bank_id, monkeypatch):
+    gw, _calls = counted
+    counting, asked = gw.arecall, []
+
+    async def watched(bank, query, **kwargs):
+        asked.append(query)
+        return await counting(bank, query, **kwargs)
+
+    monkeypatch.setattr(gw, "arecall", watched)
+    monkeypatch.setattr(finance_recalls, "PREFETCH_AHEAD", 3)
+    monkeypatch.setattr(finance_recalls, "PREFETCH_STRIDE", 3)
+    cases = [exception_case(f"E-{i}", vendor) for i, vendor in enumerate(("V01", "V02", "V03", "V04", "V05", "V06"))]
+    by_query = {c.recall_query(): c.id for c in cases}
+
+    def recalled(after: str) -> list[str]:
+        asked.clear()
+        finance_recalls.prefetch_queue(bank_id, cases, 5, after=after).result(60)
+        return sorted({by_query[q] for q in asked})
+
+    assert recalled("E-0") == ["E-1", "E-2", "E-3"]  # the window after the open case, not the whole queue
+    started = len(finance_recalls.background().started)
+    finance_recalls.prefetch_queue(bank_id, cases, 5, after="E-1").result(60)  # the same stride of the queue
+    assert len(finance_recalls.background().started) == started
+    assert recalled("E-4") == ["E-0", "E-5"]  # a new stride, wrapping round; E-1 is still cached
+    assert len(finance_recalls.background().started) == started + 1
+
+
 def test_queue_load_gives_what_the_sequential_two_stage_recall_gives(counted, bank_id):
     gw, _calls = counted
     cases = [exception_case("E-1", "V01"), exception_case("E-2", "V02"), exception_case("E-3", "V02", "tax_mismatch"),

@@ -156,8 +156,13 @@ def bulk_bar(bank: str, queue, me: str | None) -> None:
         open_ids = [c for c in queue.shown if c.id not in queue.decided]
         loading = len(open_ids) - len(finance_recalls.cached_cases(bank, open_ids, queue.k))
         if loading:
-            st.caption(f"{loading} open case(s) are still being recalled in the background." if resources.settings().prefetch_queue
-                       else f"{loading} open case(s) not recalled yet (background recall is off): bulk approval offers the cases opened so far.")
+            if not resources.settings().prefetch_queue:
+                st.caption(f"{loading} open case(s) not recalled yet (background recall is off): bulk approval offers the cases opened so far.")
+            elif len(queue.shown) <= finance_recalls.PREFETCH_AHEAD:
+                st.caption(f"{loading} open case(s) are still being recalled in the background.")
+            else:
+                st.caption(f"{loading:,} open case(s) not recalled yet: the {finance_recalls.PREFETCH_AHEAD} after the open case are "
+                           "recalled in the background, and bulk approval offers the cases at hand.")
     confirmed = st.session_state.pop(BULK, None)
     if confirmed:
         note = "Approved in bulk: a well-supported recommendation."

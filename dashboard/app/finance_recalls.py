@@ -2,8 +2,8 @@
 
 A recall is cached under its case's freshness stamp (review.freshness): a decision on another instance
 bumps the stamp of its vendor and type, and the next open of a case of that scope recalls again. The
-case on screen is recalled first; the rest of the queue is recalled by one background job per queue
-(a single-thread executor), starting after the open case, each case usable as soon as its recall returns;
+case on screen is recalled first; the cases after it (PREFETCH_AHEAD of them, where J and N go) are recalled
+by a background job (a single-thread executor), each usable as soon as its recall returns;
 a case opened while its background recall is on the wire waits for that answer rather than asking again.
 Each computed recall keeps the case's flags in the review store; a cache hit writes nothing.
 """
@@ -34,6 +34,11 @@ IN_FLIGHT_WAIT_S = 10.0  # a background recall of the case being opened is await
 # retained) wait behind at most one of its recalls instead of four.
 BACKGROUND_IN_FLIGHT = 1
 BACKGROUND_CHUNK = 50  # cases the background job keys at a time
+# The background recalls a window ahead of the open case, not the whole queue: at 100,000 cases the whole queue
+# took hours, kept the one-core server and the app busy under every key press, and churned the cache (5,000
+# entries) before the reviewer got there. A job starts each time the open case enters a new stride of the queue.
+PREFETCH_AHEAD = 200
+PREFETCH_STRIDE = 100
 
 
 @st.cache_resource
@@ -127,11 +132,12 @@ def queue_fingerprint(ids: Sequence[str]) -> int:
 
 def prefetch_queue(bank_id: str, cases: Sequence[ExceptionCase], k: int, after: str | None = None,
                    ids: Sequence[str] | None = None) -> Future:
-    """Recall the queue in the background, starting after `after` (where J and N go next), wrapping round.
-    `ids`: the cases' ids, when the caller has them already."""
+    """Recall in the background the PREFETCH_AHEAD cases after `after` (where J and N go next), wrapping round:
+    the whole queue when it is no longer. `ids`: the cases' ids, when the caller has them already."""
     ids = [c.id for c in cases] if ids is None else ids
     start = ids.index(after) + 1 if after in ids else 0
-    ordered = [*cases[start:], *cases[:start]]
+    ahead = list(cases[start:start + PREFETCH_AHEAD])
+    ordered = ahead + list(cases[:min(start, PREFETCH_AHEAD - len(ahead))])
     fill = _filler(bank_id, in_flight=BACKGROUND_IN_FLIGHT)
 
     def job() -> dict[str, int]:
@@ -142,14 +148,14 @@ def prefetch_queue(bank_id: str, cases: Sequence[ExceptionCase], k: int, after: 
             totals.update(fill(ordered[at:at + BACKGROUND_CHUNK], k))
         return dict(totals)
 
-    return _prefetch(bank_id, queue_fingerprint(ids), k, _job=job)
+    return _prefetch(bank_id, queue_fingerprint(ids), k, start // PREFETCH_STRIDE, _job=job)
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
-def _prefetch(bank_id: str, queue: int, k: int, _job: Callable[[], dict[str, int]]) -> Future:
-    # Once per (bank, queue, k) per server process, whatever the clicks and reruns: an expired or stale
-    # entry is recalled again when its case is opened (recall_case).
-    return background().submit((bank_id, queue, k), _job)
+def _prefetch(bank_id: str, queue: int, k: int, stride: int, _job: Callable[[], dict[str, int]]) -> Future:
+    # Once per (bank, queue, k, stride of the queue) per server process, whatever the clicks and reruns: an
+    # expired or stale entry is recalled again when its case is opened (recall_case).
+    return background().submit((bank_id, queue, k, stride), _job)
 
 
 def _filler(bank_id: str, in_flight: int = RECALL_CONCURRENCY) -> Callable[..., dict[str, int]]:

@@ -44,6 +44,22 @@ def test_n_skips_decided_cases(app, page: Page, shots):
     expect(heading(page, "E-1004:")).to_be_visible()
 
 
+def test_a_key_redraws_the_case_and_a_decision_made_meanwhile_redraws_the_queue_too(app, page: Page):
+    """J, K and N rerun the open case alone (a fragment); once a decision lands anywhere, the next key reruns the
+    whole page, so the counts above the queue and the case's status agree with the store."""
+    page.goto(f"{app.url}/exceptions?case=E-1002")
+    expect(page.locator(".st-key-case_evidence")).to_contain_text("Exact: this vendor AND this type")
+    counts = page.get_by_text(re.compile(r"^18 of 18 exceptions shown; \d+ decided\.$"))
+    expect(counts).to_have_text("18 of 18 exceptions shown; 0 decided.")
+    press(page, "j")
+    expect(heading(page, "E-1003:")).to_be_visible()
+    record_exception_decision(app.outbox(), app.finance_bank, demo_case("E-1004"), REC)  # another reviewer, meanwhile
+    press(page, "j")
+    expect(heading(page, "E-1004:")).to_be_visible()
+    expect(counts).to_have_text("18 of 18 exceptions shown; 1 decided.")
+    expect(page.locator(".st-key-case_header")).to_contain_text(re.compile(r"(pending delivery|decided): reject"))
+
+
 def test_two_browsers_cannot_both_claim_a_case(app, browser: Browser):
     ann_ctx, bob_ctx = browser.new_context(viewport=VIEWPORT), browser.new_context(viewport=VIEWPORT)
     try:

@@ -11,7 +11,9 @@ and a fresh browser context at 1440x900, then times:
   people start it, warmed: dashboard/app/serve.py imports the app's modules before it serves);
 - J, K: the next (previous) case's evidence visible after pressing J (K) on the settled page (warm process);
 - N: the same for "next unreviewed" (J when the page has no such key; the report says which);
-- decision: A (approve) on the settled page until the confirmation is on screen with the next case's evidence.
+- decision: A (approve) on the settled page until the confirmation is on screen with the next case's evidence;
+- the Overview, opened from the sidebar as a reviewer does, then by its address typed (a new session of the same
+  browser), each until its headline shows and the page's run is done.
 
 With `--hog` every size is measured twice: at the machine's load, then beside a CPU hog (one process
 spinning on one core), each against its own target.
@@ -52,6 +54,7 @@ TARGETS_MS = {  # (quiet, under the hog)
     "N": (300.0, 600.0),
     "decision": (500.0, 1000.0),
     "overview": (1000.0, 2000.0),  # the cold open's budget
+    "overview_typed": (1000.0, 2000.0),
 }
 LABELS = {
     "first": "a fresh app process's first page, to the first case's evidence",
@@ -60,7 +63,8 @@ LABELS = {
     "K": "K (previous) to its evidence, warm",
     "N": "N (next unreviewed) to its evidence, warm",
     "decision": "A (approve) to the confirmation with the next case drawn",
-    "overview": "the Overview, opened after the decision, to its headline with the page's run done",
+    "overview": "the Overview from the sidebar after the decision, to its headline with the page's run done",
+    "overview_typed": "then its address typed (a new session), the same",
 }
 REVIEWER = "Bench Reviewer"
 VIEWPORT = {"width": 1440, "height": 900}
@@ -232,10 +236,14 @@ def _cold_open(browser, url: str, queue: Queue, markers: set[str]) -> float:
         context.close()
 
 
-def _overview(page, url: str) -> float:
-    """ms from opening the Overview until its one-line headline shows and the page's run is done."""
+def _overview(page, url: str | None) -> float:
+    """ms from opening the Overview, by its sidebar link as a reviewer does (`url` None) or by its address typed
+    (a new session of the same browser), until its one-line headline shows and the page's run is done."""
     start = time.perf_counter()
-    page.goto(f"{url}/overview")
+    if url is None:
+        page.get_by_role("link", name="Overview").first.click()
+    else:
+        page.goto(f"{url}/overview")
     page.get_by_text(HEADLINE).first.wait_for(timeout=WAIT_MS)
     page.wait_for_selector(IDLE, state="attached", timeout=WAIT_MS)
     return (time.perf_counter() - start) * 1000.0
@@ -272,7 +280,9 @@ def _one_run(browser, env: dict[str, str], queue: Queue, result: SizeResult, mar
             markers.add(marker)
             result.samples["decision"].append(ms)
             _settle(page)
-            result.samples["overview"].append(_overview(page, url))
+            result.samples["overview"].append(_overview(page, None))
+            _settle(page)
+            result.samples["overview_typed"].append(_overview(page, url))
             log("  " + ", ".join(f"{what} {samples[-1] / 1000:.2f} s" for what, samples in result.samples.items()))
         finally:
             context.close()

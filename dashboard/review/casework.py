@@ -168,6 +168,10 @@ class Casework:
         with self.engine.connect() as conn:
             return {case_id: flags for case_id, flags in conn.execute(query)}
 
+    def flagged_ids(self, bank_id: str, case_kind: str) -> frozenset[str]:
+        """The ids of the cases with flags (kept while their number stays: StoredIds)."""
+        return self._flagged.get(bank_id, case_kind)
+
     def queue_flags(self, bank_id: str, case_kind: str, queue_ids: list[str]) -> QueueFlags:
         """The stored flags of this queue, counted by the database (the Overview)."""
-        return QueueFlags(self.engine, bank_id, case_kind, queue_ids, self._flagged.get(bank_id, case_kind))
+        return QueueFlags(self.engine, bank_id, case_kind, queue_ids, self.flagged_ids(bank_id, case_kind))

@@ -29,10 +29,12 @@ MEASURE_ON_VISIT = 200  # more unmeasured cases than this are measured on reques
 WAITING_LISTED = 50  # the oldest approvals waiting, listed; the rest are counted
 
 
-def _queue_flags(settings, cases, tickets):
-    casework = resources.casework()
-    return (casework.queue_flags(settings.finance_bank, "exception", [c.id for c in cases]),
-            casework.queue_flags(settings.support_bank, "ticket", [t.id for t in tickets]))
+def _finance_flags(settings, cases):
+    return resources.casework().queue_flags(settings.finance_bank, "exception", [c.id for c in cases])
+
+
+def _ticket_flags(settings, tickets):
+    return resources.casework().queue_flags(settings.support_bank, "ticket", [t.id for t in tickets])
 
 
 def measure(settings, cases, tickets, *, check: bool, progress=None) -> list[str]:
@@ -102,7 +104,7 @@ def page() -> None:
                                 key="overview_check_all")
     start, end = period if isinstance(period, tuple) and len(period) == 2 else (None, None)
 
-    finance_queue, ticket_queue = _queue_flags(settings, cases, tickets)
+    finance_queue, ticket_queue = _finance_flags(settings, cases), _ticket_flags(settings, tickets)
     unmeasured = set(finance_queue.unmeasured)
     unmeasured_tickets = set(ticket_queue.unmeasured)
     never_checked = not (finance_queue.incidents_checked_anywhere or ticket_queue.incidents_checked_anywhere)
@@ -119,7 +121,11 @@ def page() -> None:
                 except HindsightError:
                     pass
             measuring.update(label="Measured the cases no one had recalled yet.", state="complete")
-        finance_queue, ticket_queue = _queue_flags(settings, cases, tickets)
+        # counted again where something was measured (at 100,000 cases a finance count is ~0.1 s)
+        if (few and unmeasured) or never_checked:
+            finance_queue = _finance_flags(settings, cases)
+        if (few and unmeasured_tickets) or never_checked:
+            ticket_queue = _ticket_flags(settings, tickets)
     if recall_all:
         bar = st.progress(0.0, text="Recalling the exception queue...")
         failed = measure(settings, cases, tickets, check=check_all, progress=lambda done, total: bar.progress(done / total, text=f"Exceptions {done}/{total}"))
@@ -127,7 +133,7 @@ def page() -> None:
         if failed:
             st.warning(f"{len(failed)} recall problem(s):", icon=":material/warning:")
             st.text("\n".join(failed[:20]))
-        finance_queue, ticket_queue = _queue_flags(settings, cases, tickets)
+        finance_queue, ticket_queue = _finance_flags(settings, cases), _ticket_flags(settings, tickets)
     never_recalled = len(finance_queue.unmeasured) + len(ticket_queue.unmeasured)
     if never_recalled and not few:
         st.info(f"{never_recalled:,} queued cases have never been recalled, so the flags below leave them out. "

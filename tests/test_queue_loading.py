@@ -120,15 +120,21 @@ def test_the_background_job_keeps_one_recall_on_the_wire_and_the_overviews_load_
     assert on_the_wire["most"] == 4
 
 
-def test_the_background_job_keys_the_queue_a_chunk_at_a_time_from_the_case_after_the_open_one(counted, bank_id, monkeypatch):
+@pytest.fixture
+def asked(counted, monkeypatch) -> list[str]:
+    """The query of every recall the gateway is asked for, in order (the calls still reach the server)."""
     gw, _calls = counted
-    counting, asked = gw.arecall, []
+    counting, queries = gw.arecall, []
 
     async def watched(bank, query, **kwargs):
-        asked.append(query)
+        queries.append(query)
         return await counting(bank, query, **kwargs)
 
     monkeypatch.setattr(gw, "arecall", watched)
+    return queries
+
+
+def test_the_background_job_keys_the_queue_a_chunk_at_a_time_from_the_case_after_the_open_one(asked, bank_id, monkeypatch):
     monkeypatch.setattr(finance_recalls, "BACKGROUND_CHUNK", 2)
     cases = [exception_case(f"E-{i}", vendor) for i, vendor in enumerate(("V01", "V02", "V03", "V04", "V05"))]
     finance_recalls.recall_case(bank_id, CaseKey.of(cases[1]), cases[1].recall_query(), 5, document_id_for(cases[1].id))
@@ -144,15 +150,7 @@ def test_the_background_job_keys_the_queue_a_chunk_at_a_time_from_the_case_after
     assert first_asked == ["E-2", "E-3", "E-4", "E-0"]  # after the open case, wrapping round
 
 
-def test_the_background_recalls_a_window_after_the_open_case_and_a_new_one_each_stride(counted, bank_id, monkeypatch):
-    gw, _calls = counted
-    counting, asked = gw.arecall, []
-
-    async def watched(bank, query, **kwargs):
-        asked.append(query)
-        return await counting(bank, query, **kwargs)
-
-    monkeypatch.setattr(gw, "arecall", watched)
+def test_the_background_recalls_a_window_after_the_open_case_and_a_new_one_each_stride(asked, bank_id, monkeypatch):
     monkeypatch.setattr(finance_recalls, "PREFETCH_AHEAD", 3)
     monkeypatch.setattr(finance_recalls, "PREFETCH_STRIDE", 3)
     cases = [exception_case(f"E-{i}", vendor) for i, vendor in enumerate(("V01", "V02", "V03", "V04", "V05", "V06"))]

@@ -40,6 +40,8 @@ PG_USER = PG_PASSWORD = PG_DATABASE = "hindsight"
 PG_INSTANCE = "recall-review"
 UNPRIVILEGED_USER, UNPRIVILEGED_GROUP = "nobody", "nogroup"
 HEALTH_TIMEOUT_S = 180.0
+
+
 class ServerError(RuntimeError):
     """The embedded server could not be started, reached or stopped."""
 

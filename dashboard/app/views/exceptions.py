@@ -158,13 +158,13 @@ def page() -> None:
     case_view(bank, queue, rows, me.name, today)
 
 
-def _queue_moved(bank: str, queue: Queue, rows: list[int], me: str | None) -> bool:
+def _queue_moved(bank: str, queue: Queue, rows: list[int], me_then: str | None, me_now: str | None) -> bool:
     """Something the queue panel was drawn from changed since: a key moved the open table's selection, k or the
     reviewer's name changed, or a decision landed (here or on another instance)."""
     return (
         (selected_rows(QUEUE_KEY) if queue.table_open else []) != rows
         or int(st.session_state.get("exceptions_k", DEFAULT_K)) != queue.k
-        or access.reviewer("reviewer_name").name != me
+        or me_now != me_then
         or resources.outbox().decision_states(bank, "exception") is not queue.decided  # kept as one object until the log moves
     )
 
@@ -173,9 +173,9 @@ def _queue_moved(bank: str, queue: Queue, rows: list[int], me: str | None) -> bo
 def case_view(bank: str, queue: Queue, rows: list[int], me_then: str | None, today: date) -> None:
     """The open case. A fragment: J, K, N and the case's own controls rerun this alone, not the queue's file,
     states and filters; whatever changes the queue reruns the whole page."""
-    if _queue_moved(bank, queue, rows, me_then):
-        st.rerun()
     me = access.reviewer("reviewer_name")
+    if _queue_moved(bank, queue, rows, me_then, me.name):
+        st.rerun()
     case, _problem = exception_queue.resolve_case(queue.shown, rows, st.query_params.get("case"))
     if case is None:  # not a case of this queue (the address bar was edited): the page says so
         st.rerun()

@@ -153,8 +153,9 @@ def test_a_pasted_long_note_is_kept_up_to_the_limit_and_the_override_offers_only
     _name(page, "Pat Paste")
     page.get_by_test_id("stRadioGroup").get_by_text("Override", exact=True).click()
     page.get_by_test_id("stSelectbox").filter(has_text="Override outcome").locator("input").click()
-    offered = page.get_by_role("option").all_inner_texts()
-    assert sorted(o.strip() for o in offered) == ["approve", "escalate"]  # never the outcome already recommended
+    offered = page.get_by_role("option")
+    expect(offered.first).to_be_visible()  # the list draws after the click; reading it at once can find none
+    assert sorted(o.strip() for o in offered.all_inner_texts()) == ["approve", "escalate"]  # never the recommended outcome
     page.get_by_role("option").filter(has_text="approve").first.click()
     page.get_by_test_id("stForm").get_by_text("OTHER: Other (explain in the note)", exact=True).click()
     paste_over_the_limit(page, "Note", "Submit decision")

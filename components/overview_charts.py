@@ -1,8 +1,9 @@
-"""Overview page pieces: headline numbers and Plotly charts of what reviewers and memory are doing.
+"""Overview page pieces: headline numbers and Vega-Lite charts of what reviewers and memory are doing.
 
-Only aggregates are drawn here (counts, ids, codes chosen from fixed lists): no memory text. The figures are built
-with plotly's graph objects, not plotly express: express builds each through a data frame and subplots, ~50 ms a
-chart, ~0.35 s of every Overview run (profiled at 100,000 cases).
+Only aggregates are drawn here (counts, ids, codes chosen from fixed lists): no memory text. The charts are plain
+Vega-Lite specs (`st.vega_lite_chart`), not Plotly: Streamlit's Plotly bundle is 4.7 MB, and parsing it held the
+browser's main thread for ~1.1 s on the first chart of a page load (profiled in headless Chromium, 2 vCPUs); its
+Vega-Lite charts cost ~0.2 s. The trace pages keep Plotly, where its interactions are used.
 """
 
 from __future__ import annotations
@@ -10,9 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
-from plotly.subplots import make_subplots
 
 from components.safe_text import md
 from components.admission import plain_verdict
@@ -25,40 +24,45 @@ COLORS = {"approved": "#2e7d32", "overridden": "#c62828", "open": "#90a4ae", "de
 KIND_TITLES = {"exception": "Finance exceptions", "ticket": "Support tickets"}
 RECALL_NAMES = {"finance": "a finance exception's precedents", "ticket": "a support ticket's history", "trace": "a trace"}
 PATHS = {"tagged": "tagged history", "legacy": "old records", "none": "none"}
+WHOLE = {"format": "d", "tickMinStep": 1}  # counts have whole-number ticks
 
 
-def _bars(series: dict[str, tuple[Sequence, Sequence]], *, horizontal: bool = False, colors: dict[str, str] = COLORS,
-          text: bool = True, fig: go.Figure | None = None, **where) -> go.Figure:
-    """Stacked bars, one trace per series name: {name: (categories, counts)}; `where` places them in a subplot."""
-    fig = fig or go.Figure()
-    for name, (categories, counts) in series.items():
-        x, y = (counts, categories) if horizontal else (categories, counts)
-        fig.add_bar(x=x, y=y, name=name, orientation="h" if horizontal else "v", marker_color=colors.get(name),
-                    text=list(counts) if text else None, legendgroup=name, **where)
-    return fig.update_layout(barmode="stack")
+def _color(rows: list[dict], series: str, colors: dict[str, str]) -> dict:
+    """The series' colour channel: fixed colours when every series has one, else Vega's own palette."""
+    names = list(dict.fromkeys(r[series] for r in rows))
+    channel = {"field": series, "type": "nominal", "sort": names,
+               "legend": {"title": None, "orient": "bottom", "direction": "vertical", "labelLimit": 480}}
+    if all(n in colors for n in names):
+        channel["scale"] = {"domain": names, "range": [colors[n] for n in names]}
+    return channel
 
 
-def _by(rows: list[dict], series: str, category: str, count: str) -> dict[str, tuple[list, list]]:
-    """{series value: (categories, counts)} from rows, in the rows' order."""
-    out: dict[str, tuple[list, list]] = {}
-    for r in rows:
-        cats, counts = out.setdefault(r[series], ([], []))
-        cats.append(r[category])
-        counts.append(r[count])
-    return out
+def _stacked(rows: list[dict], *, category: str, series: str, count: str, title: str, horizontal: bool = False,
+             colors: dict[str, str] = COLORS, labels: bool = True, legend: bool = True) -> dict:
+    """Stacked bars, one per category (in the rows' order) and one colour per series; each piece labelled with its
+    count when `labels`."""
+    along = {"field": category, "type": "nominal", "sort": list(dict.fromkeys(r[category] for r in rows)), "title": None,
+             "axis": {"labelLimit": 320, "labelAngle": 0, "labelOverlap": True}}
+    counts = {"field": count, "type": "quantitative", "title": title, "stack": "zero", "axis": WHOLE}
+    colour = _color(rows, series, colors)
+    if not legend:
+        colour["legend"] = None
+    where = {"y": along, "x": counts} if horizontal else {"x": along, "y": counts}
+    encoding = {**where, "color": colour, "order": {"field": "order", "type": "quantitative"},
+                "tooltip": [{"field": category, "type": "nominal"}, {"field": series, "type": "nominal"}, {"field": count, "type": "quantitative"}]}
+    layers = [{"mark": {"type": "bar", "size": 22 if horizontal else 40}, "encoding": encoding}]  # bars of a readable thickness, however few
+    if labels:
+        at_end = {"align": "right", "dx": -4} if horizontal else {"baseline": "top", "dy": 4}
+        layers.append({"mark": {"type": "text", "color": "white", **at_end},
+                       "encoding": {**where, "order": encoding["order"], "text": {"field": count, "type": "quantitative"}},
+                       "transform": [{"filter": f"datum['{count}'] > 0"}]})
+    spec = {"data": {"values": [{**r, "order": i} for i, r in enumerate(rows)]}, "layer": layers}
+    return {**spec, "height": {"step": 34}} if horizontal else spec  # horizontal: as tall as its bars need
 
 
-def _layout(fig, height: int = 300):
-    fig.update_layout(height=height, margin={"l": 10, "r": 10, "t": 30, "b": 10}, legend_title_text="")
-    return fig
+def _chart(spec: dict, key: str, height: int = 260) -> None:
+    st.vega_lite_chart(spec={"height": height, **spec}, key=key, width="stretch")
 
-def _counts(fig, largest: float, axis: str = "y"):
-    """Counts have whole-number ticks: one per unit up to 10, then Plotly's own (whole) steps."""
-    settings = {"tickformat": "d", "rangemode": "tozero"}
-    if largest <= 10:
-        settings.update(tick0=0, dtick=1)
-    (fig.update_yaxes if axis == "y" else fig.update_xaxes)(**settings)
-    return fig
 
 def _pct(value: float | None) -> str:
     return "no decision yet" if value is None else f"{value:.0%}"
@@ -90,9 +94,7 @@ def render_queues(m: OverviewMetrics) -> None:
     st.subheader("Queue status")
     rows = [{"queue": q.queue, "status": s, "cases": n} for q in m.queues
             for s, n in (("open", q.open), ("decided", q.decided), ("pending delivery", q.pending_delivery))]
-    fig = _bars(_by(rows, "status", "queue", "cases"), horizontal=True).update_xaxes(title_text="cases")
-    _counts(fig, max((q.total for q in m.queues), default=0), axis="x")
-    st.plotly_chart(_layout(fig, 220), key="overview_queues", width="stretch")
+    _chart(_stacked(rows, category="queue", series="status", count="cases", title="cases", horizontal=True), "overview_queues")
 
 def render_approvals_waiting(m: OverviewMetrics) -> None:
     """Decisions above their reviewer's approval limit, waiting for a second approver, oldest first."""
@@ -113,16 +115,13 @@ def render_agreement(m: OverviewMetrics) -> None:
     if not m.daily:
         st.caption("No decision in this date range yet.")
         return
-    queues = list(dict.fromkeys(KIND_TITLES.get(d.kind, d.kind) for d in m.daily))
-    fig = make_subplots(rows=1, cols=len(queues), subplot_titles=queues, shared_yaxes=True, horizontal_spacing=0.04)
-    for col, queue in enumerate(queues, start=1):
+    kinds = list(dict.fromkeys(d.kind for d in m.daily))
+    for kind, panel in zip(kinds, st.columns(len(kinds))):  # one panel per queue, side by side
         rows = [{"day": local_day(d.day), "decision": name, "decisions": n}
-                for d in m.daily if KIND_TITLES.get(d.kind, d.kind) == queue for name, n in (("approved", d.approved), ("overridden", d.overridden))]
-        _bars(_by(rows, "decision", "day", "decisions"), text=False, fig=fig, row=1, col=col)
-    fig.for_each_trace(lambda t: t.update(showlegend=t.xaxis in ("x", None)))  # one legend entry per decision
-    fig.update_xaxes(type="category").update_yaxes(title_text="decisions", col=1)
-    _counts(fig, max((d.approved + d.overridden for d in m.daily), default=0))
-    st.plotly_chart(_layout(fig), key="overview_agreement", width="stretch")
+                for d in m.daily if d.kind == kind for name, n in (("approved", d.approved), ("overridden", d.overridden))]
+        with panel:
+            _chart({**_stacked(rows, category="day", series="decision", count="decisions", title="decisions", labels=False),
+                    "title": KIND_TITLES.get(kind, kind)}, f"overview_agreement_{kind}", 240)
     st.caption("Latest decision per case, by the day it was made: approved = the agent's recommendation (or draft) kept.")
 
 def render_overrides(m: OverviewMetrics) -> None:
@@ -130,14 +129,8 @@ def render_overrides(m: OverviewMetrics) -> None:
     if not m.overrides:
         st.caption("No finance override in this date range.")
         return
-    rows = [o.model_dump() for o in m.overrides]
-    fig = _bars(_by(rows, "reason_code", "vendor", "count"), text=False, colors={})
-    fig.update_xaxes(type="category", title_text="vendor").update_yaxes(title_text="overrides").update_layout(showlegend=True)  # the reasons, even one
-    per_vendor: dict[str, int] = {}
-    for o in m.overrides:
-        per_vendor[o.vendor] = per_vendor.get(o.vendor, 0) + o.count
-    _counts(fig, max(per_vendor.values()))
-    st.plotly_chart(_layout(fig), key="overview_overrides", width="stretch")
+    rows = [{"vendor": o.vendor, "reason": o.reason_code, "overrides": o.count} for o in m.overrides]
+    _chart(_stacked(rows, category="vendor", series="reason", count="overrides", title="overrides", colors={}, labels=False), "overview_overrides")
 
 def render_crowd_out(m: OverviewMetrics) -> None:
     co = m.crowd_out
@@ -150,11 +143,9 @@ def render_crowd_out(m: OverviewMetrics) -> None:
         st.caption("No finance case measured yet.")
         return
     states = crowd_out_states(co)
-    fig = _bars({state: ([state], [n]) for state, n in states.items()},
-                colors={MISSED: "#c62828", "a plain search misses none": "#2e7d32", "not checked": "#90a4ae"})
-    fig.update_yaxes(title_text="cases")
-    _counts(fig, max(states.values()))
-    st.plotly_chart(_layout(fig, 260).update_layout(showlegend=False), key="overview_crowd", width="stretch")
+    rows = [{"state": state, "cases": n} for state, n in states.items()]
+    _chart(_stacked(rows, category="state", series="state", count="cases", title="cases", horizontal=True, legend=False,
+                    colors={MISSED: "#c62828", "a plain search misses none": "#2e7d32", "not checked": "#90a4ae"}), "overview_crowd")
     if co.missed_cases:
         with st.expander(f"The cases a plain search misses ({len(co.missed_cases)} of {co.prevented}, most precedents lost first)"):
             st.dataframe(pd.DataFrame(co.missed_cases), hide_index=True, width="stretch", key="overview_crowd_cases")
@@ -165,9 +156,9 @@ def render_recommendations(m: OverviewMetrics) -> None:
     if not co.recommendations:
         st.caption("No finance case measured yet.")
         return
-    fig = _bars({a: ([a], [n]) for a, n in sorted(co.recommendations.items())}, horizontal=True).update_xaxes(title_text="cases")
-    _counts(fig, max(co.recommendations.values()), axis="x")
-    st.plotly_chart(_layout(fig, 200).update_layout(showlegend=False), key="overview_recommendations", width="stretch")
+    rows = [{"recommends": a, "cases": n} for a, n in sorted(co.recommendations.items())]
+    _chart(_stacked(rows, category="recommends", series="recommends", count="cases", title="cases", horizontal=True, legend=False),
+           "overview_recommendations")
     st.caption(f"{co.no_relevant} case(s) have no relevant precedent: the agent escalates them.")
 
 def render_legacy(m: OverviewMetrics) -> None:
@@ -181,9 +172,7 @@ def render_legacy(m: OverviewMetrics) -> None:
         return
     rows = [{"verdict": "used", "reason": "names this customer first", "records": lg.admitted}]
     rows += [{"verdict": "not used", "reason": plain_verdict(reason).removeprefix("not used: "), "records": n} for reason, n in sorted(lg.rejected_by_reason.items())]
-    fig = _bars(_by(rows, "reason", "verdict", "records"), colors={}).update_yaxes(title_text="records")
-    _counts(fig, max(lg.admitted, lg.rejected))
-    st.plotly_chart(_layout(fig, 260), key="overview_legacy", width="stretch")
+    _chart(_stacked(rows, category="verdict", series="reason", count="records", title="records", colors={}), "overview_legacy")
 
 def render_incidents(m: OverviewMetrics) -> None:
     inc = m.incidents
@@ -195,11 +184,9 @@ def render_incidents(m: OverviewMetrics) -> None:
                f"{inc.audited_recalls} recalls read from Hindsight's audit log); details on the Incidents page.")
     if not inc.by_kind:
         return
-    labels = [incident_label(k) for k in sorted(inc.by_kind)]
-    counts = [inc.by_kind[k] for k in sorted(inc.by_kind)]
-    fig = _bars({"cases": (labels, counts)}, horizontal=True, colors={}).update_xaxes(title_text="cases").update_layout(showlegend=False)
-    _counts(fig, max(counts), axis="x")
-    st.plotly_chart(_layout(fig, 60 + 40 * len(labels)), key="overview_incidents", width="stretch")
+    rows = [{"incident": incident_label(k), "cases": inc.by_kind[k]} for k in sorted(inc.by_kind)]
+    _chart(_stacked(rows, category="incident", series="incident", count="cases", title="cases", horizontal=True, colors={}, legend=False),
+           "overview_incidents")
 
 def render_coverage(m: OverviewMetrics) -> None:
     st.subheader("Migration coverage (support bank)")
@@ -209,9 +196,13 @@ def render_coverage(m: OverviewMetrics) -> None:
     c = m.coverage
     parts = {"tagged": (c.tagged, "#2e7d32"), "untagged, can be migrated": (c.convertible, "#f9a825"),
              "untagged, owner not proven": (c.untagged - c.convertible, "#90a4ae")}
-    fig = go.Figure(go.Pie(labels=list(parts), values=[n for n, _ in parts.values()], hole=0.5,
-                           marker_colors=[color for _, color in parts.values()], sort=False))
-    st.plotly_chart(_layout(fig, 260), key="overview_coverage", width="stretch")
+    rows = [{"documents": part, "count": n, "order": i} for i, (part, (n, _)) in enumerate(parts.items())]
+    colour = _color(rows, "documents", {part: color for part, (_, color) in parts.items()})
+    colour["legend"] |= {"orient": "right"}
+    _chart({"data": {"values": rows}, "mark": {"type": "arc", "innerRadius": 50, "outerRadius": 95},
+            "encoding": {"theta": {"field": "count", "type": "quantitative"}, "color": colour, "order": {"field": "order", "type": "quantitative"},
+                         "tooltip": [{"field": "documents", "type": "nominal"}, {"field": "count", "type": "quantitative"}]}},
+           "overview_coverage", 200)
     st.caption(f"{c.total} documents, {c.tagged_share:.0%} tagged. "
                + ("Ready to stop searching old records." if c.ready_to_retire_fallback else f"{c.convertible} record(s) can still be migrated."))
 
@@ -223,12 +214,13 @@ def render_latency(m: OverviewMetrics, samples: list[LatencySample]) -> None:
     if not samples:
         st.caption("No recall made by this server process since it started (the figures above come from the review store).")
         return
-    by_recall: dict[str, list[float]] = {}
-    for s in samples:
-        by_recall.setdefault(_recall_name(s.kind), []).append(s.ms)
-    fig = go.Figure([go.Box(y=ms, name=name, boxpoints="all", marker_color="#1f77b4") for name, ms in by_recall.items()])
-    fig.update_layout(showlegend=False).update_yaxes(title_text="milliseconds")
-    st.plotly_chart(_layout(fig, 280), key="overview_latency", width="stretch")
+    rows = [{"recall": _recall_name(s.kind), "ms": round(s.ms, 1)} for s in samples]
+    where = {"x": {"field": "recall", "type": "nominal", "title": None, "axis": {"labelAngle": 0, "labelLimit": 320}},
+             "y": {"field": "ms", "type": "quantitative", "title": "milliseconds"}}
+    _chart({"data": {"values": rows}, "layer": [
+        {"mark": {"type": "boxplot", "extent": "min-max", "size": 40, "color": "#1f77b4", "opacity": 0.5}, "encoding": where},
+        {"mark": {"type": "point", "color": "#1f77b4", "opacity": 0.6}, "encoding": {**where, "tooltip": [{"field": "ms", "type": "quantitative"}]}},
+    ]}, "overview_latency", 260)
     stats = [{"recall": _recall_name(s.kind), "recalls": s.count, "failed": s.failed, "typical (ms, median)": s.p50_ms,
               "19 in 20 within (ms)": s.p95_ms, "slowest (ms)": s.max_ms} for s in m.latency]
     st.dataframe(pd.DataFrame(stats), hide_index=True, width="stretch", key="overview_latency_stats")

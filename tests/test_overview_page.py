@@ -169,7 +169,7 @@ def test_overview_shows_figures_on_first_load_and_after_a_restart(hindsight, poi
     assert f"{len(skipped)} case(s) were not checked: their exact precedents alone filled the list" in _crowd_caption(at)
     assert missed == caught
     assert "Coverage unavailable" not in text and "n/a" not in text
-    assert len(at.get("plotly_chart")) >= 6
+    assert len(at.get("vega_lite_chart")) >= 6
 
     # A restart: new process caches, and Hindsight unreachable, so nothing can be recalled: the same figures, from the store.
     monkeypatch.setenv("RECALL_REVIEW_API_PORT", str(free_port()))

@@ -183,8 +183,8 @@ def test_overview_shows_what_reviewers_and_memory_did(app, page: Page, shots):
     expect(page.get_by_text(re.compile(r"^18 of 18 queued cases measured"))).to_be_visible(timeout=90_000)
     expect(page.get_by_text(re.compile(r"^12 of 12 tickets measured"))).to_be_visible()
     expect(page.get_by_role("heading", name=re.compile(r"^18 exceptions, 1 decided \(the agent was overruled on 1\); 12 tickets, 1 decided"))).to_be_visible()
-    expect(page.get_by_test_id("stPlotlyChart").first).to_be_visible()
-    expect(page.get_by_test_id("stPlotlyChart").nth(5)).to_be_attached()  # at least six charts, each drawn in its turn
+    expect(page.get_by_test_id("stVegaLiteChart").first).to_be_visible()
+    expect(page.get_by_test_id("stVegaLiteChart").nth(5)).to_be_attached()  # at least six charts, each drawn in its turn
     # the latest decision per case: E-1002 (overridden) and T-2004 (approved)
     expect(metric(page, "Decisions in range")).to_have_text(re.compile(r"^2$"))
     expect(metric(page, "Finance agreement")).to_have_text(re.compile(r"^0%$"))

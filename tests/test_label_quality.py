@@ -73,13 +73,15 @@ def _case(kind: str, case_id: str, ranked: list[str], relevant: list[str], when:
 def test_label_quality_per_week_vendor_type_and_segment():
     monday = datetime(2026, 11, 30, 9, tzinfo=UTC)
     customers = [Customer(name="Maria Gonzalez", segment="enterprise")]
-    attributes = case_attributes([demo_case("E-1002"), demo_case("E-1013"), demo_case("E-1001")], [demo_ticket("T-2001")], customers)
     cases = [
         _case("exception", "E-1002", ["a", "b", "c"], ["b"], monday + timedelta(days=2)),  # V02: p 1/3, rr 1/2, hit
         _case("exception", "E-1013", ["d", "e"], ["x"], monday),  # V02: p 0, rr 0, miss
         _case("ticket", "T-2001", ["f"], ["f"], monday + timedelta(days=1)),  # enterprise: p 1, rr 1, hit
         _case("exception", "E-1001", ["g"], ["g"], monday - timedelta(days=3)),  # the week before
     ]
+    queued = [demo_case("E-1002"), demo_case("E-1013"), demo_case("E-1001"), demo_case("E-1005")]
+    attributes = case_attributes(queued, [demo_ticket("T-2001"), demo_ticket("T-2002")], customers, cases)
+    assert set(attributes) == {("exception", "E-1002"), ("exception", "E-1013"), ("exception", "E-1001"), ("ticket", "T-2001")}  # the labelled only
     rows = label_quality(cases, attributes, k=5)
     this_week = {(r.by, r.group): r for r in rows if r.week == week_of(monday)}
     everything = this_week[("all", "all")]

@@ -40,11 +40,15 @@ def week_of(moment: datetime) -> date:
     return day - timedelta(days=day.weekday())
 
 
-def case_attributes(cases: Iterable[ExceptionCase], tickets: Iterable[Ticket], customers: Iterable[Customer]) -> dict:
-    """What each queued case is grouped by: an exception's vendor and type, a ticket's customer segment."""
+def case_attributes(cases: Iterable[ExceptionCase], tickets: Iterable[Ticket], customers: Iterable[Customer],
+                    labelled: Iterable[LabelledCase]) -> dict:
+    """What each labelled case is grouped by: an exception's vendor and type, a ticket's customer segment (of a
+    queue of 100,000, only the few labelled: each case's attributes cost ~0.1 s a run)."""
+    wanted = {(c.case_kind, c.case_id) for c in labelled}
     segment = {c.name: c.segment for c in customers if c.segment}
-    found: dict[tuple[str, str], dict[str, str]] = {("exception", c.id): {"vendor": c.vendor_code, "type": c.exception_type} for c in cases}
-    found |= {("ticket", t.id): {"segment": segment[t.customer]} for t in tickets if t.customer in segment}
+    found: dict[tuple[str, str], dict[str, str]] = {
+        ("exception", c.id): {"vendor": c.vendor_code, "type": c.exception_type} for c in cases if ("exception", c.id) in wanted}
+    found |= {("ticket", t.id): {"segment": segment[t.customer]} for t in tickets if t.customer in segment and ("ticket", t.id) in wanted}
     return found
 
 

@@ -22,7 +22,6 @@ from pydantic import BaseModel, Field
 
 from dashboard.agents.incidents import KIND_LABELS
 from dashboard.finance.models import ExceptionCase
-from dashboard.finance.queue import status_of
 from dashboard.reporting.recall_log import LatencySample
 from dashboard.review.approvals import HeldDecision
 from dashboard.review.flag_counts import FinanceCounts, IncidentCounts
@@ -163,8 +162,10 @@ def queue_status(
     rows = []
     for name, kind, ids in (("Finance exceptions", "exception", [c.id for c in cases]), ("Support tickets", "ticket", [t.id for t in tickets])):
         newest = states.get(kind, {})
-        counts = Counter(status_of(newest.get(i)) for i in ids)
-        rows.append(QueueStatus(queue=name, open=counts["open"], decided=counts["decided"], pending_delivery=counts["pending delivery"]))
+        decided = newest.keys() & ids
+        # finance.queue.status_of's rule, by one scan of the states (a queue of 100,000: ~0.1 s looked up case by case)
+        pending = sum(1 for i, s in newest.items() if s.state == "pending" and i in decided)
+        rows.append(QueueStatus(queue=name, open=len(ids) - len(decided), decided=len(decided) - pending, pending_delivery=pending))
     return rows
 
 
@@ -203,7 +204,8 @@ MISSED_LISTED = 200  # the cases a plain search misses, listed by name; the rest
 def crowd_out_summary(cases: Sequence[ExceptionCase], counts: FinanceCounts, missed: Sequence[tuple[str, int, int, str]] = ()) -> CrowdOutSummary:
     """`counts`: the queue's finance flags counted (QueueFlags.finance); `missed`: (case id, exact precedents, lost,
     the agent's action) of the cases a plain search misses, most lost first (QueueFlags.missed)."""
-    by_id = {c.id: c for c in cases}
+    wanted = {case_id for case_id, *_ in missed}
+    by_id = {c.id: c for c in cases if c.id in wanted}
     listed = []
     for case_id, exact, lost, action in missed:
         case = by_id.get(case_id)
@@ -363,7 +365,8 @@ def build(
 ) -> OverviewMetrics:
     """`standing`, `states`: case kind -> the bank's standing decisions counted, and each case's newest state;
     `waiting`: the oldest decisions awaiting a second approval, of `waiting_total` (all of them when None)."""
-    agreement, overrides, daily = decision_metrics(standing, {c.id: c.vendor_code for c in cases}, start, end)
+    no_vendor = {c.case_id for counts in standing.values() for c in counts if c.case_id}  # overrides whose record has no vendor tag
+    agreement, overrides, daily = decision_metrics(standing, {c.id: c.vendor_code for c in cases if c.id in no_vendor}, start, end)
     waiting_rows = approvals_waiting(waiting, now or datetime.now(UTC))
     return OverviewMetrics(
         start=start, end=end, decisions_in_range=sum(a.decisions for a in agreement),

@@ -172,7 +172,7 @@ def page() -> None:
         charts.render_coverage(metrics)
     charts.render_latency(metrics, log.latencies())
     labelled = [c for bank in settings.banks for c in from_store(resources.relevance_labels(), resources.agent_runs(), bank)]
-    render_label_quality(label_quality(labelled, case_attributes(cases, tickets, customers), DEFAULT_K), DEFAULT_K)
+    render_label_quality(label_quality(labelled, case_attributes(cases, tickets, customers, labelled), DEFAULT_K), DEFAULT_K)
 
 
 page()

@@ -6,6 +6,7 @@ from datetime import UTC, date, datetime, timedelta
 import pytest
 import streamlit as st
 
+from dashboard.app import resources
 from dashboard.finance.decisions import document_id_for
 from dashboard.finance.decisions import exception_decision, precedent_record
 from dashboard.finance.flags import keep
@@ -204,3 +205,14 @@ def test_p95_interpolates_between_samples():
     assert p95([7.0]) == 7.0
     assert p95(list(range(1, 101))) == pytest.approx(95.05)
     assert p95([10.0, 20.0]) == pytest.approx(19.5)
+
+
+def test_a_bank_the_server_does_not_know_is_not_measured_on_each_visit(hindsight, point_app, demo_banks_read_only):
+    """The support bank not created yet: the page says so and measures the exceptions, and no visit asks for its tickets."""
+    point_app(hindsight.env(finance=demo_banks_read_only.finance, support="no-such-support-bank"))
+    at = open_page(PAGE, timeout=180)
+    assert not at.exception, at.exception
+    text = texts(at)
+    assert "no-such-support-bank: not reachable" in text
+    assert f"{len(CASES)} of {len(CASES)} queued cases measured" in text and f"0 of {len(TICKETS)} tickets measured" in text
+    assert {s.kind for s in resources.recall_log().latencies()} == {"finance"}  # not one ticket recall refused by the server

@@ -105,8 +105,9 @@ def page() -> None:
     start, end = period if isinstance(period, tuple) and len(period) == 2 else (None, None)
 
     finance_queue, ticket_queue = _finance_flags(settings, cases), _ticket_flags(settings, tickets)
-    unmeasured = set(finance_queue.unmeasured)
-    unmeasured_tickets = set(ticket_queue.unmeasured)
+    # a bank the server does not know (not created yet, or unreachable) has nothing to measure: no recall each visit
+    unmeasured = set(finance_queue.unmeasured) if modes.get(settings.finance_bank) else set()
+    unmeasured_tickets = set(ticket_queue.unmeasured) if modes.get(settings.support_bank) else set()
     never_checked = not (finance_queue.incidents_checked_anywhere or ticket_queue.incidents_checked_anywhere)
     few = len(unmeasured) + len(unmeasured_tickets) <= MEASURE_ON_VISIT
     if reachable and ((few and (unmeasured or unmeasured_tickets)) or never_checked) and not st.session_state.get("overview_measured"):

@@ -191,19 +191,21 @@ def case_view(bank: str, queue: Queue, rows: list[int], me_then: str | None, tod
     left, right = st.columns([3, 2], gap="large")
     with left:
         render_recommendation(rec)
-        with st.container(key="case_evidence"):  # the browser bench waits for this section's text
-            if result is not None:
-                cards = [e.document_id for e in result.exact + result.broader if e.document_id]
-                label = labelling.card_labels(bank, finance_case.KIND, case.id, labelling.finance_contexts(result), "reviewer_name")
-                render_evidence(result, labelling.both(label, curating.card_controls(bank, cards, "reviewer_name", finance_case.KEYS.flash)))
-            else:
-                render_evidence_unavailable(settings.base_url, recall_error)
-        if result is not None and result.own_decision is not None:
+        evidence = st.container(key="case_evidence")  # the browser bench waits for this section's text
+    with right:  # filled first: a decision reruns the page from here, before the decided case's evidence is drawn again
+        finance_case.decision_area(bank, case, queue, result, rec, free=free, approve_key=keys.approve, me=me)
+    with evidence:
+        if result is not None:
+            cards = [e.document_id for e in result.exact + result.broader if e.document_id]
+            label = labelling.card_labels(bank, finance_case.KIND, case.id, labelling.finance_contexts(result), "reviewer_name")
+            render_evidence(result, labelling.both(label, curating.card_controls(bank, cards, "reviewer_name", finance_case.KEYS.flash)))
+        else:
+            render_evidence_unavailable(settings.base_url, recall_error)
+    if result is not None and result.own_decision is not None:
+        with left:
             st.subheader("Your decision, as memory holds it")
             st.text(f"{result.own_decision.ref} (kept out of this case's evidence; it is evidence for the next case of this vendor and type)")
             st.text(result.own_decision.text)
-    with right:
-        finance_case.decision_area(bank, case, queue, result, rec, free=free, approve_key=keys.approve, me=me)
     with st.expander("How this was recalled", icon=":material/manage_search:"):
         render_glossary(FINANCE_TERMS)
         st.number_input("Precedents to recall (k)", min_value=1, max_value=MAX_K, value=DEFAULT_K, key="exceptions_k")

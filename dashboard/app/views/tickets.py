@@ -110,13 +110,14 @@ def page() -> None:
     except HindsightError as exc:
         render_evidence_unavailable(settings.base_url, exc)
         recall = None
-    if recall is not None:
-        render_ticket_evidence(ticket, recall, customers, bank)
-        render_then_now(audit.then_now(bank, "ticket", ticket.id, recall.evidence), lambda r: ownership(r, recall.tag))
-
+    evidence = st.container()  # filled after the form: a decision reruns the page before this ticket's evidence is drawn again
     st.subheader("Drafted response")
     st.text(ticket.drafted_response)
     ticket_case.decision_area(bank, ticket, recall, [t.id for t in tickets], decided, free=free, approve_key=keys.approve, me=me)
+    if recall is not None:
+        with evidence:
+            render_ticket_evidence(ticket, recall, customers, bank)
+            render_then_now(audit.then_now(bank, "ticket", ticket.id, recall.evidence), lambda r: ownership(r, recall.tag))
 
 
 page()

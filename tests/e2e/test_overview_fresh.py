@@ -44,7 +44,7 @@ def test_a_fresh_demo_start_shows_overview_figures_without_pressing_anything(hin
             expect(metric(page, "Old untagged records used / not used")).to_have_text(re.compile(r"^[1-9]\d* / [1-9]\d*$"))
             audited = re.compile(r"from [1-9]\d* agent runs and [1-9]\d* recalls read from Hindsight's audit log")
             expect(page.get_by_text(audited)).to_be_visible()  # the audit log's projection, in the store since the seed
-            expect(page.get_by_test_id("stPlotlyChart").first).to_be_visible()
+            expect(page.get_by_test_id("stVegaLiteChart").first).to_be_visible()
             assert page.get_by_text("Measuring the cases no one has recalled yet").count() == 0  # the seed measured them
             body = page.inner_text("body")
             assert "n/a" not in body and "kind=" not in body and "queue=" not in body

@@ -8,8 +8,6 @@ Vega-Lite charts cost ~0.2 s. The trace pages keep Plotly, where its interaction
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import pandas as pd
 import streamlit as st
 

@@ -43,7 +43,7 @@ def week_of(moment: datetime) -> date:
 def case_attributes(cases: Iterable[ExceptionCase], tickets: Iterable[Ticket], customers: Iterable[Customer],
                     labelled: Iterable[LabelledCase]) -> dict:
     """What each labelled case is grouped by: an exception's vendor and type, a ticket's customer segment (of a
-    queue of 100,000, only the few labelled: each case's attributes cost ~0.1 s a run)."""
+    queue of 100,000, only the few labelled: every case's attributes cost ~0.1 s a run)."""
     wanted = {(c.case_kind, c.case_id) for c in labelled}
     segment = {c.name: c.segment for c in customers if c.segment}
     found: dict[tuple[str, str], dict[str, str]] = {

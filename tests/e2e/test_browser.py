@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from dashboard.finance.policy import Recommendation
-from tests.e2e.conftest import PROBE_CASE, XSS_IMG, XSS_LINK, XSS_REMOTE, choose, click_button, grid_cells, heading, metric, paste_over_the_limit, press, settled
+from tests.e2e.conftest import PROBE_CASE, XSS_IMG, XSS_LINK, XSS_REMOTE, choose, click_button, grid_cells, heading, metric, open_select, paste_over_the_limit, press, settled
 from tests.helpers import demo_case, demo_ticket, record_exception_decision, record_ticket_decision
 
 pytestmark = pytest.mark.browser
@@ -135,7 +135,7 @@ def test_open_a_trace_and_change_a_what_if_knob(app, page: Page, shots):
     settled(page)  # a tab shown for the first time loads its elements' code
     page.get_by_text("a what-if setting (predicted)").last.click()
     settled(page)  # the choice reruns the page
-    page.locator('[data-testid="stSelectbox"]').filter(has_text="links (graph) weight").last.click()
+    open_select(page, "links (graph) weight", last=True)
     page.get_by_role("option", name="0", exact=True).click()
     click_button(page, "Compare A and B")
     expect(page.get_by_text(re.compile(r"^under B \(what-if: graph arm weight 0\): "))).to_be_visible(timeout=120_000)

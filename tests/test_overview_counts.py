@@ -1,6 +1,7 @@
 """What the Overview counts, counted by the review store's database on both engines: the standing decisions by day,
-outcome, reason and vendor (Outbox.standing_counts), and a queue's incident flags (QueueFlags), cases no longer
-queued left out; the migration that copies older decisions' report columns out of their JSON."""
+outcome, reason and vendor (Outbox.standing_counts), and a queue's flags (QueueFlags), cases no longer queued left
+out, kept between runs and brought up to date by what another instance writes or deletes; the migration that copies
+older decisions' report columns out of their JSON."""
 
 from datetime import UTC, date, datetime
 
@@ -13,7 +14,8 @@ from dashboard.review.db import alembic_config, upgrade
 from dashboard.review.decision import Hold, ReviewerDecision
 from dashboard.review.outbox import Outbox
 from dashboard.review.standing import StandingCount
-from dashboard.review.schema import decisions
+from dashboard.review.flag_counts import FinanceCounts
+from dashboard.review.schema import case_flags, decisions
 
 
 def _decide(outbox: Outbox, case_id: str, *, overridden: bool, day: int, reason: str | None = None, tags: tuple[str, ...] = ("vendor:V01",),
@@ -60,6 +62,41 @@ def test_a_queues_incidents_are_counted_per_case_and_kind_leaving_out_cases_no_l
     assert flags.incidents() == (2, 1, (("crowded_out", 1), ("other_customer", 1)))
     nothing = casework.queue_flags("sup", "exception", ["E-1"])
     assert (nothing.unmeasured, nothing.incidents_checked_anywhere, nothing.incidents(), nothing.finance().recalled) == (["E-1"], False, (0, 0, ()), 0)
+
+
+def _recall(action: str, exact: int, lost: int | None, relevant: int) -> dict:
+    return {"recall": {"action": action, "exact": exact, "crowd_out_lost": lost, "relevant": relevant}}
+
+
+def _change_seq(engine, case_id: str) -> int:
+    with engine.connect() as conn:
+        return conn.execute(sa.select(case_flags.c.change_seq).where(case_flags.c.case_id == case_id)).scalar_one()
+
+
+def test_the_kept_counts_follow_what_another_instance_writes_and_deletes(review_engine):
+    upgrade(review_engine)
+    reader, writer = Casework(review_engine), Casework(review_engine)  # two instances sharing one store
+    queue = ["E-1", "E-2", "E-3"]
+    writer.put_many_flags("fin", "exception", {"E-1": _recall("approve", 2, 0, 2), "E-2": _recall("reject", 1, None, 0)})
+    first = reader.queue_flags("fin", "exception", queue)
+    assert first.finance() == FinanceCounts(2, 1, 0, 0, 1, (("approve", 1), ("reject", 1))) and first.unmeasured == ["E-3"]
+    written = _change_seq(review_engine, "E-2")
+
+    writer.put_many_flags("fin", "exception", {"E-2": _recall("reject", 1, 3, 1), "E-3": _recall("approve", 4, 0, 4)})
+    assert _change_seq(review_engine, "E-2") > written  # the database numbered the rewrite
+    then = reader.queue_flags("fin", "exception", queue)
+    assert then.finance() == FinanceCounts(3, 3, 1, 3, 0, (("approve", 2), ("reject", 1)))
+    assert then.missed(5) == [("E-2", 1, 3, "reject")] and then.unmeasured == []
+
+    writer.put_many_flags("fin", "exception", {"E-1": {"incidents": ["crowded_out"]}})  # another key: the recall's stays
+    checked = reader.queue_flags("fin", "exception", queue)
+    assert checked.incidents() == (1, 1, (("crowded_out", 1),)) and checked.finance() == then.finance()
+
+    with review_engine.begin() as conn:  # deleted by hand: the counts are read again
+        conn.execute(case_flags.delete().where(case_flags.c.case_id == "E-2"))
+    gone = reader.queue_flags("fin", "exception", queue)
+    assert gone.finance() == FinanceCounts(2, 2, 0, 0, 0, (("approve", 2),)) and gone.missed(5) == [] and gone.unmeasured == ["E-2"]
+    assert reader.queue_flags("fin", "exception", ["E-3"]).finance().recalled == 1  # E-1, no longer queued, left out
 
 
 def test_the_report_columns_of_decisions_written_before_them_are_filled_from_their_json(review_engine):

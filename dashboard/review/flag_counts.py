@@ -1,26 +1,31 @@
-"""The per-case flags of a queue, counted by the review store's database: how many cases were recalled, checked for a
-crowd-out, caught one, recommended what, and had which incidents. A queue of 100,000 cases comes back as a few
-grouped rows, never as its flags read into Python (docs/scaling.md). PostgreSQL keeps them as JSONB (migration
-0011), SQLite as JSON text: the few JSON functions differ by name. No Streamlit.
+"""The per-case flags of a queue, counted for the Overview: how many cases were recalled, checked for a crowd-out,
+caught one, recommended what, and had which incidents. No Streamlit.
 
-The flags table may hold cases no longer queued (a queue file changed): one read of the stored ids finds them, and
-their counts, all additive, are subtracted from the bank's.
+The database reads what each case adds to the counts out of its JSON (PostgreSQL keeps it as JSONB, migration 0011;
+SQLite as JSON text: the few JSON functions differ by name). The counts over a bank's rows are kept per process and
+brought up to date from the rows written since (each row carries the table's change count, migration 0013), so a
+queue of 100,000 cases is read once, not on every run (~0.25 s of each Overview run at that size, docs/scaling.md).
+A delete moves another counter: then the rows are read again. The rows of cases no longer queued (a queue file
+changed) are subtracted.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Sequence, Set
+import json
+import threading
+from collections import Counter
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import sqlalchemy as sa
 from sqlalchemy import Engine
 
-from dashboard.review.schema import case_flags
+from dashboard.review.schema import case_flags, log_versions
 
 # The keys of a case's flags, named here once: the recall's flags (finance.flags, support.flags), its incident kinds
 # (agents.incidents).
 RECALL, INCIDENTS = "recall", "incidents"
-CHUNK = 500  # bounded IN lists
+DELETED = "review_case_flags_deleted"  # the counter a delete moves (migration 0013)
 
 
 class FinanceCounts(NamedTuple):
@@ -38,98 +43,150 @@ class IncidentCounts(NamedTuple):
     by_kind: tuple[tuple[str, int], ...] = ()  # (kind, cases)
 
 
-class StoredIds:
-    """The ids of the cases with flags, per bank and kind, kept while their number stays: a flags row is written once
-    per case and never deleted, so the set changes only when it grows (one index count says whether it did)."""
+class Counted(NamedTuple):
+    """What one case's stored flags add to the counts."""
+
+    recalled: bool = False  # the recall's flags are stored
+    action: str | None = None  # the agent's action
+    exact: int | None = None  # exact precedents
+    lost: int | None = None  # exact precedents a plain search loses; None: not checked
+    no_relevant: bool = False
+    incidents: tuple[str, ...] | None = None  # its incident kinds, each once; None: never checked
+
+
+class _Tally:
+    """The counts over every stored row of one bank and kind, changed row by row."""
+
+    def __init__(self, deleted: int):
+        self.deleted = deleted  # the deletes counter when the rows were read: when it moves, read them all again
+        self.change_seq = -1  # the highest change count among the rows read
+        self.rows: dict[str, Counted] = {}
+        self.finance: dict[str | None, list[int]] = {}  # action -> [recalled, checked, prevented, precedents saved, no relevant]
+        self.incidents = [0, 0]  # checked, with at least one
+        self.kinds: Counter[str] = Counter()
+        self.losing: dict[str, Counted] = {}  # the cases where a plain search loses exact precedents
+        self.unrecalled: set[str] = set()  # the cases with flags but not the recall's
+
+    def put(self, case_id: str, counted: Counted) -> None:
+        if (old := self.rows.get(case_id)) is not None:
+            self._add(case_id, old, -1)
+        self.rows[case_id] = counted
+        self._add(case_id, counted, 1)
+
+    def _add(self, case_id: str, c: Counted, sign: int) -> None:
+        if c.recalled:
+            totals = self.finance.setdefault(c.action, [0] * 5)
+            for i, value in enumerate(_finance(c)):
+                totals[i] += sign * value
+        elif sign > 0:
+            self.unrecalled.add(case_id)
+        else:
+            self.unrecalled.discard(case_id)
+        if c.incidents is not None:
+            self.incidents[0] += sign
+            if c.incidents:
+                self.incidents[1] += sign
+                self.kinds.update({kind: sign for kind in c.incidents})
+        if c.lost and c.lost > 0:
+            if sign > 0:
+                self.losing[case_id] = c
+            else:
+                self.losing.pop(case_id, None)
+
+
+def _finance(c: Counted) -> tuple[int, ...]:
+    return 1, c.lost is not None, bool(c.lost and c.lost > 0), c.lost or 0, c.no_relevant
+
+
+class FlagTallies:
+    """The kept counts of every bank and kind this process has counted. Shared by every session: a lock keeps one
+    reader at a time, and what it hands out (QueueFlags) is its own."""
 
     def __init__(self, engine: Engine):
         self.engine = engine
-        self._kept: dict[tuple[str, str], tuple[int, frozenset[str]]] = {}
+        self._tallies: dict[tuple[str, str], _Tally] = {}
+        self._lock = threading.Lock()
 
-    def get(self, bank_id: str, case_kind: str) -> frozenset[str]:
-        mine = (case_flags.c.bank_id == bank_id, case_flags.c.case_kind == case_kind)
+    def read(self, bank_id: str, case_kind: str) -> None:
+        """Bring the counts of this bank and kind up to date (the first time: read them all)."""
+        with self._lock:
+            self._current(bank_id, case_kind)
+
+    def queue_flags(self, bank_id: str, case_kind: str, queue_ids: Sequence[str]) -> QueueFlags:
+        """The flags of one bank's queue of one kind (`queue_ids`, in the queue's order), counted."""
+        with self._lock:
+            return QueueFlags(self._current(bank_id, case_kind), queue_ids)
+
+    def _current(self, bank_id: str, case_kind: str) -> _Tally:
+        key = (bank_id, case_kind)
+        tally = self._tallies.pop(key, None)  # put back once up to date: a read that fails halfway is read again whole
         with self.engine.connect() as conn:
-            count = conn.execute(sa.select(sa.func.count()).select_from(case_flags).where(*mine)).scalar_one()
-            kept = self._kept.get((bank_id, case_kind))
-            if kept is not None and kept[0] == count:
-                return kept[1]
-            ids = frozenset(conn.execute(sa.select(case_flags.c.case_id).where(*mine)).scalars())
-        self._kept[(bank_id, case_kind)] = (len(ids), ids)
-        return ids
+            deleted = conn.execute(sa.select(log_versions.c.version).where(log_versions.c.log == DELETED)).scalar_one()
+            query = _projection(self.engine).where(case_flags.c.bank_id == bank_id, case_flags.c.case_kind == case_kind)
+            if tally is None or tally.deleted != deleted:
+                tally = _Tally(deleted)
+            else:
+                query = query.where(case_flags.c.change_seq > tally.change_seq)
+            for case_id, change_seq, *values in conn.execute(query):
+                tally.put(case_id, _counted(*values))
+                tally.change_seq = max(tally.change_seq, change_seq)
+        self._tallies[key] = tally
+        return tally
 
 
 class QueueFlags:
-    """The stored flags of one bank's queue of one kind (`queue_ids`), counted in SQL."""
+    """The stored flags of one bank's queue of one kind, counted: the bank's counts less those of the cases no longer
+    queued."""
 
-    def __init__(self, engine: Engine, bank_id: str, case_kind: str, queue_ids: Collection[str], stored: Set[str]):
-        """`stored`: the ids of every case of this bank and kind with flags (StoredIds)."""
-        self.engine, self.bank_id, self.case_kind = engine, bank_id, case_kind
-        flags, case_id = case_flags.c.flags, case_flags.c.case_id
-        with engine.connect() as conn:
-            not_recalled = set(conn.execute(sa.select(case_id).where(*self._mine(), sa.not_(_typed(engine, flags, RECALL, "object")))).scalars())
-            checked = _typed(engine, flags, INCIDENTS, "array")
-            self.incidents_checked_anywhere = conn.execute(sa.select(sa.exists().where(*self._mine(), checked))).scalar_one()
-        queued = set(queue_ids)
-        self.extra = sorted(stored - queued)  # flags of cases no longer queued
-        self.unmeasured = [i for i in queue_ids if i not in stored or i in not_recalled]  # in the queue's order
-
-    def _mine(self) -> tuple[sa.ColumnElement, ...]:
-        return case_flags.c.bank_id == self.bank_id, case_flags.c.case_kind == self.case_kind
-
-    def _counted(self, query: sa.Select, keys: int = 0) -> dict[tuple, list[int]]:
-        """The query's counts (after its first `keys` columns, the group's key) over the bank, minus the same counts
-        over the cases no longer queued."""
-        counts: dict[tuple, list[int]] = {}
-        with self.engine.connect() as conn:
-            for sign, where in ((1, ()), *((-1, (case_flags.c.case_id.in_(chunk),)) for chunk in _chunks(self.extra))):
-                for row in conn.execute(query.where(*self._mine(), *where)):
-                    kept = counts.setdefault(tuple(row[:keys]), [0] * (len(row) - keys))
-                    for i, value in enumerate(row[keys:]):
-                        kept[i] += sign * (value or 0)
-        return counts
+    def __init__(self, tally: _Tally, queue_ids: Sequence[str]):
+        queued, rows = set(queue_ids), tally.rows
+        self.extra = sorted(rows.keys() - queued)  # flags of cases no longer queued
+        # set operations over 100,000 ids; the queue's order is walked only when some are unmeasured
+        unmeasured = (queued - rows.keys()) | (queued & tally.unrecalled)
+        self.unmeasured = [i for i in queue_ids if i in unmeasured] if unmeasured else []  # in the queue's order
+        self.incidents_checked_anywhere = tally.incidents[0] > 0
+        finance = {action: list(totals) for action, totals in tally.finance.items()}
+        incidents, kinds = list(tally.incidents), Counter(tally.kinds)
+        for case_id in self.extra:
+            gone = rows[case_id]
+            if gone.recalled:
+                finance[gone.action] = [t - v for t, v in zip(finance[gone.action], _finance(gone), strict=True)]
+            if gone.incidents is not None:
+                incidents[0] -= 1
+                incidents[1] -= bool(gone.incidents)
+                kinds.subtract(gone.incidents)
+        totals = [sum(column) for column in zip(*finance.values(), strict=True)] or [0] * 5
+        self._finance = FinanceCounts(*totals, recommendations=tuple(sorted((a, t[0]) for a, t in finance.items() if t[0])))
+        self._incidents = IncidentCounts(*incidents, by_kind=tuple(sorted((k, n) for k, n in kinds.items() if n)))
+        losing = [(i, c.exact, c.lost, c.action) for i, c in tally.losing.items() if i in queued]
+        self._missed = sorted(losing, key=lambda row: (-row[2], row[0]))
 
     def finance(self) -> FinanceCounts:
-        flags = case_flags.c.flags
-        lost = flags[(RECALL, "crowd_out_lost")].as_integer()
-        action = flags[(RECALL, "action")].as_string()
-        query = sa.select(
-            action, sa.func.count(), sa.func.count(lost), sa.func.count().filter(lost > 0), sa.func.sum(lost),
-            sa.func.count().filter(flags[(RECALL, "relevant")].as_integer() == 0),
-        ).where(_typed(self.engine, flags, RECALL, "object")).group_by(action)
-        by_action = self._counted(query, keys=1)
-        totals = [sum(column) for column in zip(*by_action.values(), strict=True)] or [0] * 5
-        return FinanceCounts(*totals, recommendations=tuple(sorted((a, c[0]) for (a,), c in by_action.items() if c[0])))
+        return self._finance
 
     def incidents(self) -> IncidentCounts:
-        flags = case_flags.c.flags
-        has = _typed(self.engine, flags, INCIDENTS, "array")
-        any_kind = _array_length(self.engine, flags, INCIDENTS) > 0
-        checked, cases = self._counted(sa.select(sa.func.count(), sa.func.count().filter(any_kind)).where(has))[()]
-        kinds = _elements(self.engine, flags, INCIDENTS)
-        query = (
-            sa.select(kinds.c.value, sa.func.count(sa.distinct(case_flags.c.case_id))).select_from(case_flags)
-            .join(kinds, sa.true()).where(has).group_by(kinds.c.value)
-        )
-        by_kind = self._counted(query, keys=1)
-        return IncidentCounts(checked, cases, tuple(sorted((kind, c[0]) for (kind,), c in by_kind.items() if c[0])))
+        return self._incidents
 
     def missed(self, limit: int) -> list[tuple[str, int, int, str]]:
         """The queued cases where a plain single search would lose exact precedents, most lost first, at most
         `limit`: (case id, exact precedents, lost, the agent's action)."""
-        flags = case_flags.c.flags
-        lost = flags[(RECALL, "crowd_out_lost")].as_integer()
-        query = (
-            sa.select(case_flags.c.case_id, flags[(RECALL, "exact")].as_integer(), lost, flags[(RECALL, "action")].as_string())
-            .where(*self._mine(), lost > 0).order_by(lost.desc(), case_flags.c.case_id).limit(limit + len(self.extra))
-        )
-        extra = set(self.extra)
-        with self.engine.connect() as conn:
-            return [tuple(row) for row in conn.execute(query) if row[0] not in extra][:limit]
+        return self._missed[:limit]
 
 
-def _chunks(ids: Sequence[str]) -> Iterator[Sequence[str]]:
-    for start in range(0, len(ids), CHUNK):
-        yield ids[start : start + CHUNK]
+def _projection(engine: Engine) -> sa.Select:
+    """Each row's case id, change count, and what it adds to the counts (the arguments of `_counted`)."""
+    flags = case_flags.c.flags
+    return sa.select(
+        case_flags.c.case_id, case_flags.c.change_seq, _typed(engine, flags, RECALL, "object"),
+        flags[(RECALL, "action")].as_string(), flags[(RECALL, "exact")].as_integer(),
+        flags[(RECALL, "crowd_out_lost")].as_integer(), flags[(RECALL, "relevant")].as_integer(),
+        sa.case((_typed(engine, flags, INCIDENTS, "array"), flags[INCIDENTS].as_string())),
+    )
+
+
+def _counted(recalled, action, exact, lost, relevant, incidents: str | None) -> Counted:
+    kinds = None if incidents is None else () if incidents == "[]" else tuple(dict.fromkeys(map(str, json.loads(incidents))))
+    return Counted(bool(recalled), action, exact, lost, relevant == 0, kinds) if recalled else Counted(incidents=kinds)
 
 
 def _typed(engine: Engine, flags: sa.ColumnElement, key: str, json_type: str) -> sa.ColumnElement:
@@ -137,17 +194,3 @@ def _typed(engine: Engine, flags: sa.ColumnElement, key: str, json_type: str) ->
     if engine.dialect.name == "postgresql":
         return sa.func.coalesce(sa.func.jsonb_typeof(flags[key]) == json_type, False)
     return sa.func.coalesce(sa.func.json_type(flags, f"$.{key}") == json_type, False)
-
-
-def _array_length(engine: Engine, flags: sa.ColumnElement, key: str) -> sa.ColumnElement:
-    if engine.dialect.name == "postgresql":
-        return sa.func.jsonb_array_length(flags[key])
-    return sa.func.json_array_length(flags, f"$.{key}")
-
-
-def _elements(engine: Engine, flags: sa.ColumnElement, key: str):
-    """The text elements of the array `key`, one row each (a table-valued function beside the flags row)."""
-    if engine.dialect.name == "postgresql":
-        array = sa.case((sa.func.jsonb_typeof(flags[key]) == "array", flags[key]))  # a scalar there would be an error
-        return sa.func.jsonb_array_elements_text(array).table_valued("value").render_derived()
-    return sa.func.json_each(flags, f"$.{key}").table_valued("value")  # SQLite names json_each's columns itself

@@ -117,8 +117,11 @@ case_flags = Table(
     "review_case_flags",
     metadata,
     *case_key(),
-    Column("flags", JSON().with_variant(JSONB(), "postgresql"), nullable=False),  # JSONB: counted in SQL (migration 0011)
+    Column("flags", JSON().with_variant(JSONB(), "postgresql"), nullable=False),  # JSONB: read in SQL (migration 0011)
     Column("updated_at", DateTime(timezone=True), nullable=False),
+    # the table's change count when the row was written, set by the database (migration 0013): read what changed since
+    Column("change_seq", BigInteger, nullable=False, server_default="0"),
+    Index("ix_review_case_flags_changes", "bank_id", "case_kind", "change_seq"),
 )
 
 # A generation per (bank, scope): a decision bumps its scope's (a vendor and type, a customer), and every

@@ -122,11 +122,7 @@ def page() -> None:
                 except HindsightError:
                     pass
             measuring.update(label="Measured the cases no one had recalled yet.", state="complete")
-        # counted again where something was measured (at 100,000 cases a finance count is ~0.1 s)
-        if (few and unmeasured) or never_checked:
-            finance_queue = _finance_flags(settings, cases)
-        if (few and unmeasured_tickets) or never_checked:
-            ticket_queue = _ticket_flags(settings, tickets)
+        finance_queue, ticket_queue = _finance_flags(settings, cases), _ticket_flags(settings, tickets)  # the rows just written
     if recall_all:
         bar = st.progress(0.0, text="Recalling the exception queue...")
         failed = measure(settings, cases, tickets, check=check_all, progress=lambda done, total: bar.progress(done / total, text=f"Exceptions {done}/{total}"))

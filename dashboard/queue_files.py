@@ -135,12 +135,18 @@ def parse_rows(path: Path | str, data: bytes, model: type[M], id_field: str | No
 def load_rows(path: Path | str, model: type[M], id_field: str | None = "id") -> list[M]:
     """The file's rows as models. The pages read their queue on every run: bytes equal to a recent read's are not
     validated again (30,000 rows: ~0.7 s), and their models are shared (the queue's models are frozen)."""
+    return list(shared_rows(path, model, id_field))
+
+
+def shared_rows(path: Path | str, model: type[M], id_field: str | None = "id") -> tuple[M, ...]:
+    """`load_rows`, as the one tuple every read gets while the file's bytes stay the same: what a page derives from
+    it can be kept while it is the same object (app/kept_while_same.py)."""
     path = Path(path)
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise QueueFileError(path, [Problem(None, None, f"cannot read file: {exc.strerror}")]) from None
-    return list(_parsed(path, data, model, id_field))
+    return _parsed(path, data, model, id_field)
 
 
 @lru_cache(maxsize=8)

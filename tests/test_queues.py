@@ -4,7 +4,7 @@ import pytest
 
 from dashboard import demo_data
 from dashboard.finance.models import ExceptionCase
-from dashboard.queue_files import MAX_FILE_BYTES, QueueFileError, load_rows, parse_rows
+from dashboard.queue_files import MAX_FILE_BYTES, QueueFileError, load_rows, parse_rows, shared_rows
 from dashboard.support.models import Customer, Ticket
 
 HEADER = "id,vendor_code,vendor_name,exception_type,invoice,po,invoice_amount,po_amount,description,opened_on\n"
@@ -53,6 +53,10 @@ def test_a_queue_file_read_again_unchanged_is_not_validated_again_and_a_changed_
 
     assert validated == ["E-1", "E-1"] and first == again and first is not again  # each caller has its own list
     assert [c.invoice_amount for c in changed] == [106.0]
+    shared = shared_rows(path, ExceptionCase)
+    assert shared is shared_rows(path, ExceptionCase) and list(shared) == changed  # one tuple while the bytes stay
+    path.write_text(HEADER + GOOD)
+    assert shared_rows(path, ExceptionCase) is not shared
     with pytest.raises(ValueError):  # the models are shared between runs, so nothing may change them
         first[0].invoice_amount = 1.0
 

@@ -45,9 +45,11 @@ def import_app_modules() -> list[str]:
 def read_queues() -> None:
     """The configured queue files parsed into the models `load_rows` keeps for the pages: a queue of 100,000
     exceptions is ~2 s of validation and a million objects, which the first reviewer would wait for and every
-    run's collection would scan. A file that does not load is left to its page, which says why."""
+    run's collection would scan; then the exception queue as its page first shows it. A file that does not load is
+    left to its page, which says why."""
+    from dashboard.app.shown_queue import shown_queue, vendor_choices
     from dashboard.finance.models import ExceptionCase
-    from dashboard.queue_files import QueueFileError, load_rows
+    from dashboard.queue_files import QueueFileError, shared_rows
     from dashboard.settings import load_settings
     from dashboard.support.models import Customer, Ticket
 
@@ -55,9 +57,12 @@ def read_queues() -> None:
     for path, model, id_field in ((settings.exceptions_file, ExceptionCase, "id"), (settings.tickets_file, Ticket, "id"),
                                   (settings.customers_file, Customer, "name")):
         try:
-            load_rows(path, model, id_field)
+            rows = shared_rows(path, model, id_field)
         except QueueFileError:
-            pass
+            continue
+        if model is ExceptionCase:
+            shown_queue(rows, {}, {}, {})  # no filter reads the states
+            vendor_choices(rows)
 
 
 def warm() -> list[str]:

@@ -4,10 +4,9 @@ alone). The case on screen is recalled first; the cases after it are recalled in
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
-from functools import cached_property
 
 import streamlit as st
 
@@ -20,6 +19,7 @@ from components.then_now import render_then_now
 from components.workflow import age_badge, claim_controls, flash, keep_selection, my_queue_filter, selected_rows, unknown_link
 from dashboard.agents.incidents import incident_text, is_relevant_ref
 from dashboard.app import access, audit, curating, finance_case, finance_recalls, labelling, resources
+from dashboard.app.shown_queue import decided_among, shown_queue, vendor_choices
 from dashboard.app.queue_filters import approval_filter, second_review_filter
 from dashboard.finance import queue as exception_queue
 from dashboard.finance.decisions import document_id_for
@@ -27,7 +27,7 @@ from dashboard.finance.models import EXCEPTION_TYPES, ExceptionCase
 from dashboard.finance.policy import assess, no_evidence_recommendation
 from dashboard.finance.recall import DEFAULT_K, MAX_K, CaseKey
 from dashboard.hindsight.errors import HindsightError
-from dashboard.queue_files import QueueFileError, load_rows
+from dashboard.queue_files import QueueFileError, shared_rows
 
 QUEUE_KEY = "exception_queue"
 QUEUE_OPEN = "exception_queue_open"  # the panel's state: its table and bulk approval are drawn only while it is open
@@ -37,20 +37,17 @@ KEY_COLUMNS = ("case", "exact precedents", "agent recommends", "crowd-out", "inc
 
 @dataclass
 class Queue:
-    cases: list[ExceptionCase]
-    shown: list[ExceptionCase]
+    cases: Sequence[ExceptionCase]
+    shown: Sequence[ExceptionCase]
+    ids: Sequence[str]  # the shown cases' ids, in order: read by every key and link of the run
     decided: Mapping  # case id -> the state and outcome of its latest decision in this bank (DecisionState)
     held: Mapping  # case id -> its decision awaiting a second approval, or returned by one
     blind: dict  # case id -> its first decision awaiting a blind second review or a lead
     k: int
     table_open: bool  # the panel is open: its table and bulk approval are drawn
 
-    @cached_property  # read by every key and link of the run
-    def ids(self) -> list[str]:
-        return [c.id for c in self.shown]
 
-
-def queue_panel(bank: str, cases: list[ExceptionCase], decided: dict, me: str | None, today: date) -> tuple[Queue, list[int], st.delta_generator.DeltaGenerator]:
+def queue_panel(bank: str, cases: Sequence[ExceptionCase], decided: Mapping, me: str | None, today: date) -> tuple[Queue, list[int], st.delta_generator.DeltaGenerator]:
     """The queue: filters, sort, "My queue", "Needs my approval"; while the panel is open, the table (flags from the
     review store) and bulk approval. Returns (queue, the table's selected rows, the caption's placeholder above the
     panel, where the counts show while it is closed)."""
@@ -65,7 +62,7 @@ def queue_panel(bank: str, cases: list[ExceptionCase], decided: dict, me: str | 
         st.session_state.pop(QUEUE_KEY, None)
     with panel:
         f1, f2, f3, f4, f5 = st.columns([3, 3, 3, 3, 2], vertical_alignment="bottom")
-        vendors = f1.multiselect("Vendor", sorted({c.vendor_code for c in cases}), key="filter_vendor")
+        vendors = f1.multiselect("Vendor", vendor_choices(cases), key="filter_vendor")
         types = f2.multiselect("Type", list(EXCEPTION_TYPES), key="filter_type")
         statuses = f3.multiselect("Status", list(exception_queue.STATUSES), key="filter_status")
         sort = f4.selectbox("Sort", list(exception_queue.SORTS), key="queue_sort")
@@ -73,16 +70,17 @@ def queue_panel(bank: str, cases: list[ExceptionCase], decided: dict, me: str | 
             mine = my_queue_filter(resources.casework(), bank, finance_case.KIND, me, key="exceptions_my_queue")
             to_approve = approval_filter(held, me)
             to_review, to_lead = second_review_filter(blind, me, lead=False), second_review_filter(blind, me, lead=True)
-        statuses_held = {c: h.status for c, h in (*held.items(), *blind.items())}
-        shown = exception_queue.select(cases, decided, vendors=vendors, types=types, statuses=statuses, sort=sort, held=statuses_held)
+        shown, ids = shown_queue(cases, decided, held, blind, (tuple(vendors), tuple(types), tuple(statuses)), sort)
         for only in (mine, to_approve, to_review, to_lead):
             if only is not None:
                 shown = [c for c in shown if c.id in only]
-        queue = Queue(cases=cases, shown=shown, decided=decided, held=held, blind=blind, k=k, table_open=panel.open)
+                ids = [c.id for c in shown]
+        queue = Queue(cases=cases, shown=shown, ids=ids, decided=decided, held=held, blind=blind, k=k, table_open=panel.open)
         keep_selection(QUEUE_KEY, "case", queue.ids, decided, finance_case.KEYS.goto)
         if not panel.open:  # a key press while the panel is closed redraws the case alone
             return queue, [], caption
         flags = resources.casework().flags(bank, "exception")  # measured as cases are recalled, kept in the store
+        statuses_held = {c: h.status for c, h in (*held.items(), *blind.items())}
         table = exception_queue.queue_frame(shown, decided, today, flags, {c: incident_text(f) for c, f in flags.items()}, statuses_held)
         event = st.dataframe(
             exception_queue.with_sla(table, settings.sla_days), key=QUEUE_KEY,
@@ -137,15 +135,15 @@ def page() -> None:
     settings = resources.settings()
     bank, today = settings.finance_bank, date.today()
     try:
-        cases = load_rows(settings.exceptions_file, ExceptionCase)
+        cases = shared_rows(settings.exceptions_file, ExceptionCase)
     except QueueFileError as exc:
         st.error("The exception queue could not be loaded: nothing was imported.", icon=":material/error:")
         st.text(str(exc))
         return
     me = access.reviewer("reviewer_name")
     queue, rows, caption = queue_panel(bank, cases, resources.outbox().decision_states(bank, "exception"), me.name, today)
-    case, problem = exception_queue.resolve_case(queue.shown, rows, st.query_params.get("case"))
-    caption.caption(f"{len(queue.shown)} of {len(cases)} exceptions shown; {len(queue.decided.keys() & queue.ids)} decided.")
+    case, problem = exception_queue.resolve_case(queue.shown, queue.ids, rows, st.query_params.get("case"))
+    caption.caption(f"{len(queue.shown)} of {len(cases)} exceptions shown; {decided_among(queue.decided, queue.ids)} decided.")
     if problem or case is None:
         flash(finance_case.KEYS.flash)  # the last decision's confirmation, when its case left the queue shown
     if problem:
@@ -176,7 +174,7 @@ def case_view(bank: str, queue: Queue, rows: list[int], me_then: str | None, tod
     me = access.reviewer("reviewer_name")
     if _queue_moved(bank, queue, rows, me_then, me.name):
         st.rerun()
-    case, _problem = exception_queue.resolve_case(queue.shown, rows, st.query_params.get("case"))
+    case, _problem = exception_queue.resolve_case(queue.shown, queue.ids, rows, st.query_params.get("case"))
     if case is None:  # not a case of this queue (the address bar was edited): the page says so
         st.rerun()
     if st.query_params.get("case") != case.id:

@@ -109,13 +109,16 @@ def test_the_held_cases_are_read_again_only_after_the_log_or_its_steps_changed(r
     page, other = Approvals(review_engine), Outbox(make_engine(review_store_url, tmp_path / "store"))
     hold = Hold(role="ap_clerk", amount=90_000, limit=10_000, scope="vendor V01")
     _decide(other, "fin", "E-1", "approve", hold=hold)
-    assert [(c, h.status) for c, h in page.held("fin", "exception").items()] == [("E-1", "awaiting second approval")]
+    _decide(other, "fin", "E-2", "approve", hold=hold)
+    first = page.held("fin", "exception")
+    assert [(c, h.status) for c, h in first.items()] == [("E-1", "awaiting second approval"), ("E-2", "awaiting second approval")]
     reads = _reads(review_engine)
 
-    assert list(page.held("fin", "exception")) == ["E-1"] and len(reads) == 1  # the log's version alone
+    assert list(page.held("fin", "exception")) == ["E-1", "E-2"] and len(reads) == 1  # the log's version alone
     Approvals(other.engine).settle(page.held("fin", "exception")["E-1"], "Max", "lead", None, confirm=False)  # returned
     returned = page.held("fin", "exception")["E-1"]
     assert returned.status == "returned" and [s.step for s in returned.steps] == ["proposed", "rejected"]
+    assert page.held("fin", "exception")["E-2"] is first["E-2"]  # unchanged: kept, not read whole again
     with other.engine.begin() as conn:  # a step alone deleted (by hand) moves it too
         conn.execute(sa.delete(approvals_table).where(approvals_table.c.step == "rejected"))
     assert [s.step for s in page.held("fin", "exception")["E-1"].steps] == ["proposed"]

@@ -25,6 +25,7 @@ from dashboard.review.schema import APPROVAL_HELD, AWAITING, PENDING, RETURNED, 
 from dashboard.settings import Role
 
 CONFIRMED, REJECTED = "confirmed", "rejected"
+CHUNK = 500  # rows read whole by id at a time (a bounded IN list)
 
 
 class Step(BaseModel):
@@ -99,6 +100,7 @@ class Approvals:
     def __init__(self, engine: Engine, clock=lambda: datetime.now(UTC)):
         self.engine, self.clock = engine, clock
         self._held = KeptUntilTheLogChanges(engine)  # (bank, kind) -> its held decisions; the steps move the version too
+        self._last_held: dict[tuple[str, str], dict[str, HeldDecision]] = {}  # the last read of each, to read again what changed
 
     def held(self, bank_id: str, case_kind: str, case_id: str | None = None) -> Mapping[str, HeldDecision]:
         """case id -> its held decision, for the cases (or the one case) whose newest decision is awaiting
@@ -106,20 +108,41 @@ class Approvals:
         changes (KeptUntilTheLogChanges)."""
         if case_id is not None:
             return self._read_held(bank_id, case_kind, case_id)
-        return self._held.get((bank_id, case_kind), lambda: self._read_held(bank_id, case_kind))
+        return self._held.get((bank_id, case_kind), lambda: self._held_now(bank_id, case_kind))
 
-    def _read_held(self, bank_id: str, case_kind: str, case_id: str | None = None) -> dict[str, HeldDecision]:
+    @staticmethod
+    def _standing_held(bank_id: str, case_kind: str, case_id: str | None = None) -> sa.ColumnElement:
+        """The held rows (indexed by state: few) no revision of their case came after."""
         mine = sa.and_(decisions.c.bank_id == bank_id, decisions.c.case_kind == case_kind)
         if case_id is not None:
             mine = sa.and_(mine, decisions.c.case_id == case_id)
-        # from the held rows (indexed by state: few), those no revision of their case came after
         newer = decisions.alias("newer")
         superseded = sa.exists().where(
             newer.c.bank_id == decisions.c.bank_id, newer.c.case_kind == decisions.c.case_kind,
             newer.c.case_id == decisions.c.case_id, newer.c.revision > decisions.c.revision,
         )
-        query = sa.select(decisions).where(mine, decisions.c.state.in_(APPROVAL_HELD), ~superseded)
-        return {h.stored.case_id: h for h in self._with_steps(query)}
+        return sa.and_(mine, decisions.c.state.in_(APPROVAL_HELD), ~superseded)
+
+    def _read_held(self, bank_id: str, case_kind: str, case_id: str | None = None) -> dict[str, HeldDecision]:
+        return {h.stored.case_id: h for h in self._with_steps(sa.select(decisions).where(self._standing_held(bank_id, case_kind, case_id)))}
+
+    def _held_now(self, bank_id: str, case_kind: str) -> dict[str, HeldDecision]:
+        """The held decisions after the log moved: which rows are held is read by id, state and number of steps, and
+        only the rows not held as they were before are read whole (at 10,000 held rows, building them all took ~0.2 s
+        of each page run after a decision)."""
+        d, a = decisions.c, approvals.c
+        query = (sa.select(d.case_id, d.id, d.state, sa.func.count(a.id))
+                 .select_from(decisions.outerjoin(approvals, a.decision_id == d.id))
+                 .where(self._standing_held(bank_id, case_kind)).group_by(d.case_id, d.id, d.state))
+        with self.engine.connect() as conn:
+            now = {case_id: (row_id, state, steps) for case_id, row_id, state, steps in conn.execute(query)}
+        before = self._last_held.get((bank_id, case_kind), {})
+        held = {c: h for c, h in before.items() if now.get(c) == (h.stored.id, h.stored.state, len(h.steps))}
+        fresh = [row_id for c, (row_id, *_) in now.items() if c not in held]
+        for start in range(0, len(fresh), CHUNK):
+            held |= {h.stored.case_id: h for h in self._with_steps(sa.select(decisions).where(d.id.in_(fresh[start : start + CHUNK])))}
+        self._last_held[(bank_id, case_kind)] = held
+        return held
 
     def waiting(self, limit: int | None = None) -> list[HeldDecision]:
         """The decisions awaiting a second approval, in every bank, oldest first (all, or the `limit` oldest)."""

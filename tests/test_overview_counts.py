@@ -80,6 +80,8 @@ def test_the_kept_counts_follow_what_another_instance_writes_and_deletes(review_
     writer.put_many_flags("fin", "exception", {"E-1": _recall("approve", 2, 0, 2), "E-2": _recall("reject", 1, None, 0)})
     first = reader.queue_flags("fin", "exception", queue)
     assert first.finance() == FinanceCounts(2, 1, 0, 0, 1, (("approve", 1), ("reject", 1))) and first.unmeasured == ["E-3"]
+    assert reader.queue_flags("fin", "exception", queue) is first  # nothing written, the same ids: the same answer
+    assert reader.queue_flags("fin", "exception", list(queue)) is not first  # other ids (equal or not): counted again
     written = _change_seq(review_engine, "E-2")
 
     writer.put_many_flags("fin", "exception", {"E-2": _recall("reject", 1, 3, 1), "E-3": _recall("approve", 4, 0, 4)})

@@ -7,7 +7,7 @@ Shared by every session of the process; what it keeps is read-only."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any, NamedTuple
 
 KEPT = 8  # answers kept: a few filter settings of a few queues
@@ -38,3 +38,8 @@ class KeptWhileSame:
 
 
 kept_while_same = KeptWhileSame()
+
+
+def ids_of(rows: Sequence) -> list[str]:
+    """The rows' ids in order, one list while `rows` is the same object (a queue file's shared rows)."""
+    return kept_while_same.get((rows,), "ids", lambda: [r.id for r in rows])

@@ -45,8 +45,9 @@ def import_app_modules() -> list[str]:
 def read_queues() -> None:
     """The configured queue files parsed into the models `load_rows` keeps for the pages: a queue of 100,000
     exceptions is ~2 s of validation and a million objects, which the first reviewer would wait for and every
-    run's collection would scan; then the exception queue as its page first shows it. A file that does not load is
-    left to its page, which says why."""
+    run's collection would scan; then their ids, and the exception queue as its page first shows it. A file that
+    does not load is left to its page, which says why."""
+    from dashboard.app.kept_while_same import ids_of
     from dashboard.app.shown_queue import shown_queue, vendor_choices
     from dashboard.finance.models import ExceptionCase
     from dashboard.queue_files import QueueFileError, shared_rows
@@ -60,6 +61,8 @@ def read_queues() -> None:
             rows = shared_rows(path, model, id_field)
         except QueueFileError:
             continue
+        if id_field == "id":
+            ids_of(rows)
         if model is ExceptionCase:
             shown_queue(rows, {}, {}, {})  # no filter reads the states
             vendor_choices(rows)

@@ -12,11 +12,12 @@ from components import overview_charts as charts
 from components.label_quality import render_label_quality
 from components.review_agreement import render_calibration, render_reviewer_agreement
 from dashboard.app import audit, finance_recalls, resources, ticket_recalls
+from dashboard.app.kept_while_same import ids_of
 from dashboard.finance.decisions import document_id_for
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.recall import DEFAULT_K, CaseKey
 from dashboard.hindsight.errors import HindsightError
-from dashboard.queue_files import QueueFileError, load_rows
+from dashboard.queue_files import QueueFileError, shared_rows
 from dashboard.agents.labelled_cases import from_store
 from dashboard.reporting import agreement
 from dashboard.reporting import overview as overview_metrics
@@ -30,11 +31,11 @@ WAITING_LISTED = 50  # the oldest approvals waiting, listed; the rest are counte
 
 
 def _finance_flags(settings, cases):
-    return resources.casework().queue_flags(settings.finance_bank, "exception", [c.id for c in cases])
+    return resources.casework().queue_flags(settings.finance_bank, "exception", ids_of(cases))
 
 
 def _ticket_flags(settings, tickets):
-    return resources.casework().queue_flags(settings.support_bank, "ticket", [t.id for t in tickets])
+    return resources.casework().queue_flags(settings.support_bank, "ticket", ids_of(tickets))
 
 
 def measure(settings, cases, tickets, *, check: bool, progress=None) -> list[str]:
@@ -77,7 +78,7 @@ def page() -> None:
 
     def load(path, model, **kwargs):
         try:
-            return load_rows(path, model, **kwargs)
+            return shared_rows(path, model, **kwargs)
         except QueueFileError as exc:
             problems.append(str(exc))
             return []

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import threading
 from pathlib import Path
 
@@ -250,3 +251,15 @@ def test_bench_smoke(hindsight):
     assert bench_data.memory_count(hindsight.gateway, bank) == 40
     assert bench_data.seed(hindsight.gateway, 40, log=lambda _: None)["written"] == 0
     assert hindsight.server.status().healthy  # the bench reused the server and left it running
+
+
+def test_the_background_waits_for_the_pages_running_before_each_recall(asked, bank_id, monkeypatch):
+    monkeypatch.setattr(finance_recalls, "REVIEWERS_FIRST_S", 60.0)
+    cases = [exception_case(f"E-{i}", vendor) for i, vendor in enumerate(("V01", "V02", "V03"))]
+    background = finance_recalls.background()
+    with background.page_run():  # a reviewer's page is running: the background asks nothing
+        asked.clear()
+        job = finance_recalls.prefetch_queue(bank_id, cases, 5, after="E-0")
+        time.sleep(1.0)
+        assert asked == [] and not job.done()
+    assert job.result(60) == {"cached": 0, "loaded": 3, "failed": 0} and len(asked) >= 3  # then it goes on

@@ -1,7 +1,7 @@
 """What a page derives on every run from objects it gets back unchanged, kept while they are the same objects: the
 queue file's rows (queue_files.shared_rows, one tuple while the file's bytes stay) and the decision states (one
 mapping until the log moves). Compared by identity, never by hashing 100,000 models: at that size filtering, sorting
-and listing the ids of the exception queue took ~0.13 s of every full run of the page (docs/scaling.md item 3).
+and listing the ids of the exception queue took ~0.15 s of every full run of the page (docs/scaling.md item 3).
 Shared by every session of the process; what it keeps is read-only."""
 
 from __future__ import annotations

@@ -82,7 +82,7 @@ def warm() -> list[str]:
 def read_review_store() -> None:
     """Each queue's decision states, held cases and flags counts read into the store objects every session uses
     (`st.cache_resource` is per process), before the server answers: over 1,000,000 decisions that first read is
-    ~1.4 s the first reviewer would wait for, and the flags of 100,000 cases ~0.2 s of the first Overview. A store that
+    ~1.4 s the first reviewer would wait for, and the flags of 100,000 cases ~0.5 s of the first Overview. A store that
     cannot be read now is left to the pages, which say why."""
     from dashboard.app import resources
 

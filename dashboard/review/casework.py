@@ -170,7 +170,7 @@ class Casework:
 
     def read_flag_counts(self, bank_id: str, case_kind: str) -> None:
         """Read the flags of this bank and kind into the counts kept by the process (before serving: at 100,000
-        cases ~0.2 s the first Overview would otherwise wait for)."""
+        cases ~0.5 s the first Overview would otherwise wait for)."""
         self._tallies.read(bank_id, case_kind)
 
     def queue_flags(self, bank_id: str, case_kind: str, queue_ids: list[str]) -> QueueFlags:

@@ -194,7 +194,7 @@ def _projection(engine: Engine) -> sa.Select:
 
 def _counted(recalled, action, exact, lost, relevant, incidents: str | None) -> Counted:
     kinds = None if incidents is None else () if incidents == "[]" else tuple(dict.fromkeys(map(str, json.loads(incidents))))
-    return Counted(bool(recalled), action, exact, lost, relevant == 0, kinds) if recalled else Counted(incidents=kinds)
+    return Counted(True, action, exact, lost, relevant == 0, kinds) if recalled else Counted(incidents=kinds)
 
 
 def _typed(engine: Engine, flags: sa.ColumnElement, key: str, json_type: str) -> sa.ColumnElement:

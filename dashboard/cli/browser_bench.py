@@ -19,9 +19,10 @@ With `--hog` every size is measured twice: at the machine's load, then beside a 
 spinning on one core), each against its own target.
 
 "Evidence visible" is the agreed marker, the `st.container(key="case_evidence")` holding visible text
-that this run drew (no stale element of the previous case counts); on a page without that container the
-"Exact ..." evidence heading stands in, and the report says which marker was used. Medians of the runs,
-side by side per size, against the targets (PASS/MISS). Everything it starts it stops, by PID.
+that this run drew (no stale element of the previous case counts), under a case header that names the case in
+the address bar; on a page without that container the "Exact ..." evidence heading stands in, and the report
+says which marker was used. Medians of the runs, side by side per size, against the targets (PASS/MISS).
+Everything it starts it stops, by PID.
 """
 
 from __future__ import annotations
@@ -73,11 +74,16 @@ CHROMIUM = os.environ.get("RECALL_REVIEW_CHROMIUM", "/usr/bin/chromium")
 DEMO_BANK = "bench-finance-demo"
 
 # Which evidence is on screen for the case in the address bar, drawn by the current run (Streamlit keeps the
-# previous run's elements, marked data-stale, until it redraws them). Returns the marker's name or false.
+# previous run's elements, marked data-stale, until it redraws them). The address bar moves a frame or two before
+# the old elements are marked stale: then the previous case's header and evidence still look fresh, and a key would
+# be timed at ~30 ms. So the case's header must name the case in the address bar. Returns the marker's name or false.
 EVIDENCE_SHOWN = """(previous) => {
-  if (previous !== null && new URLSearchParams(location.search).get('case') === previous) return false;
+  const current = new URLSearchParams(location.search).get('case');
+  if (previous !== null && current === previous) return false;
   const fresh = (el) => el.closest('[data-stale="true"]') === null && el.checkVisibility()
                         && el.innerText.trim().length > 0;
+  const header = document.querySelector('.st-key-case_header h2');
+  if (header && !(fresh(header) && header.innerText.trim().startsWith(current + ':'))) return false;
   const box = document.querySelector('.st-key-case_evidence');
   if (box) {
     const parts = box.querySelectorAll('[data-testid="stElementContainer"]');

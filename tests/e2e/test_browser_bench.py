@@ -20,7 +20,7 @@ import pytest
 from dashboard.cli.app_server import REPO
 from dashboard.cli import bench_data
 from dashboard.hindsight.embedded import PG_PASSWORD, PG_USER
-from dashboard.cli.browser_bench import DEMO_BANK, LABELS, MARKERS, TARGETS_MS, SizeResult, summarise
+from dashboard.cli.browser_bench import DEMO_BANK, EVIDENCE_SHOWN, LABELS, MARKERS, TARGETS_MS, SizeResult, summarise
 
 
 @pytest.fixture
@@ -132,3 +132,26 @@ def test_each_load_is_judged_against_its_own_target():
     row = next(r for r in summarise([quiet, hog], 3, [])["rows"] if r["name"] == LABELS["J"])
     assert row["targets_ms"] == {"quiet": TARGETS_MS["J"][0], "hog": TARGETS_MS["J"][1]} == {"quiet": 300.0, "hog": 600.0}
     assert [(c["load"], c["median_ms"], c["verdict"]) for c in row["sizes"]] == [("quiet", 350.0, "MISS"), ("hog", 500.0, "PASS")]
+
+
+def test_the_evidence_counts_only_under_the_header_of_the_case_in_the_address_bar(page):
+    """After a key, the address bar moves a frame or two before Streamlit marks the previous case's elements
+    stale: its evidence, still looking fresh, must not stop the clock."""
+    def case_page(header: str, stale: bool = False) -> str:
+        mark = ' data-stale="true"' if stale else ""
+        return (f'<div class="st-key-case_header"><div{mark}><h2>{header}</h2></div></div><div class="st-key-case_evidence">'
+                f'<div data-testid="stElementContainer"{mark}>Exact: this vendor AND this type</div></div>')
+
+    shown = {}
+    page.route("http://bench.test/**", lambda route: route.fulfill(content_type="text/html", body=shown["body"]))
+
+    def check(header: str, case: str, previous: str | None, stale: bool = False):
+        shown["body"] = case_page(header, stale)
+        page.goto(f"http://bench.test/exceptions?case={case}")
+        return page.evaluate(f"({EVIDENCE_SHOWN})", previous)
+
+    assert check("E-1002: V01 price variance", "E-1002", "E-1001") == "container"
+    assert check("E-1001: V01 price variance", "E-1002", "E-1001") is False  # the previous case, not yet marked stale
+    assert check("E-1002: V01 price variance", "E-1002", "E-1001", stale=True) is False
+    assert check("E-1002: V01 price variance", "E-1002", None) == "container"  # a cold open
+    assert check("E-1002: V01 price variance", "E-1002", "E-1002") is False  # the address bar has not moved yet

@@ -170,6 +170,27 @@ def test_the_background_recalls_a_window_after_the_open_case_and_a_new_one_each_
     assert len(finance_recalls.background().started) == started + 1
 
 
+def test_after_the_first_cases_the_background_waits_until_no_page_has_run_for_a_while(counted, bank_id, monkeypatch):
+    monkeypatch.setattr(finance_recalls, "REVIEWERS_FIRST_S", 60.0)
+    monkeypatch.setattr(finance_recalls, "PREFETCH_SOON", 1)
+    monkeypatch.setattr(finance_recalls, "QUIET_S", 2.0)
+    gw, _calls = counted
+    cases = [exception_case(f"E-{i}", vendor) for i, vendor in enumerate(("V01", "V02", "V03"))]
+    by_query, asked_at, recall = {c.recall_query(): c.id for c in cases}, {}, gw.arecall
+
+    async def timed(bank, query, **kwargs):
+        asked_at.setdefault(by_query[query], time.monotonic())
+        return await recall(bank, query, **kwargs)
+
+    monkeypatch.setattr(gw, "arecall", timed)
+    with finance_recalls.background().page_run():  # a reviewer's page runs, then ends
+        job = finance_recalls.prefetch_queue(bank_id, cases, 5, after="E-0")
+    ended = time.monotonic()
+    assert job.result(60) == {"cached": 0, "loaded": 3, "failed": 0}
+    assert asked_at["E-1"] < ended + 1.0  # the case J opens next: at once
+    assert min(asked_at["E-2"], asked_at["E-0"]) >= ended + 2.0  # the rest: once no page has run for QUIET_S
+
+
 def test_queue_load_gives_what_the_sequential_two_stage_recall_gives(counted, bank_id):
     gw, _calls = counted
     cases = [exception_case("E-1", "V01"), exception_case("E-2", "V02"), exception_case("E-3", "V02", "tax_mismatch"),

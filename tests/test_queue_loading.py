@@ -185,10 +185,10 @@ def test_after_the_first_cases_the_background_waits_until_no_page_has_run_for_a_
     monkeypatch.setattr(gw, "arecall", timed)
     with finance_recalls.background().page_run():  # a reviewer's page runs, then ends
         job = finance_recalls.prefetch_queue(bank_id, cases, 5, after="E-0")
-    ended = time.monotonic()
+        ending = time.monotonic()  # the run ends just after
     assert job.result(60) == {"cached": 0, "loaded": 3, "failed": 0}
-    assert asked_at["E-1"] < ended + 1.0  # the case J opens next: at once
-    assert min(asked_at["E-2"], asked_at["E-0"]) >= ended + 2.0  # the rest: once no page has run for QUIET_S
+    assert asked_at["E-1"] < ending + 2.0  # the case J opens next: not held back
+    assert min(asked_at["E-2"], asked_at["E-0"]) >= ending + 2.0  # the rest: once no page has run for QUIET_S
 
 
 def test_queue_load_gives_what_the_sequential_two_stage_recall_gives(counted, bank_id):

@@ -46,8 +46,17 @@ def pytest_collection_modifyitems(items):
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item, call):
     """A failed browser test leaves a picture of every page it had open (test-artifacts/e2e/failed/): the page
-    as it stood when the assertion gave up, which the assertion's message alone does not say."""
+    as it stood when the assertion gave up, which the assertion's message alone does not say. Its report also
+    carries the end of its app's log and what the browser's console said: a click that seemed to do nothing
+    leaves its trace there, if anywhere."""
     report = yield
+    if report.when == "call" and report.failed:
+        app = item.funcargs.get("app")
+        if isinstance(app, App) and app.log.exists():
+            report.sections.append(("app log (last 60 lines)", "\n".join(app.log.read_text(errors="replace").splitlines()[-60:])))
+        console = item.funcargs.get("page") and getattr(item.funcargs["page"], "console_seen", None)
+        if console:
+            report.sections.append(("browser console (last 40 messages)", "\n".join(console[-40:])))
     browser = item.funcargs.get("browser")
     if report.when == "call" and report.failed and browser is not None:
         pages = [page for context in browser.contexts for page in context.pages]
@@ -163,6 +172,9 @@ VIEWPORT = {"width": 1440, "height": 900}
 def page(page: Page) -> Page:
     page.set_default_timeout(WAIT)
     page.set_viewport_size(VIEWPORT)
+    page.console_seen = []  # read by the failure report
+    page.on("console", lambda message: page.console_seen.append(f"{message.type}: {message.text}"))
+    page.on("pageerror", lambda error: page.console_seen.append(f"page error: {error}"))
     return page
 
 

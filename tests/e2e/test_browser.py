@@ -103,8 +103,8 @@ def test_open_a_trace_and_change_a_what_if_knob(app, page: Page, shots):
     page.get_by_text("How this was recalled").click()
     settled(page)
     page.get_by_role("link", name="Trace of pass 2 (broader)").click()
+    expect(page).to_have_url(re.compile(r"/traces\?"))  # followed: a failure here is a lost click (the report carries the app log and the console)
     expect(page.get_by_role("heading", name="Recall traces")).to_be_visible()
-    expect(page).to_have_url(re.compile(r"/traces\?"))
     click_button(page, "Run this recall with a trace")  # a link never runs a recall by itself
     expect(page.get_by_role("tab", name="What-if")).to_be_visible()
     # the verdict in plain words, the case's exact precedents counted, the way back to the case

@@ -20,3 +20,13 @@ def test_an_answer_is_kept_while_it_is_made_from_the_same_objects_with_the_same_
     for n in range(KEPT):  # the oldest answers give way
         kept.get(((n,),), "shown", make(n))
     assert kept.get((rows, states), "shown", make("made once more")) == "made once more"
+
+
+def test_the_answers_in_use_are_the_last_to_give_way():
+    kept, made = KeptWhileSame(), []
+    rows = ("E-1", "E-2")
+    kept.get((rows,), "shown", lambda: made.append("shown") or "shown")  # the queue as first shown, read every run
+    for n in range(KEPT * 2):  # a run after each decision: a new states object each time
+        kept.get((rows,), "shown", lambda: made.append("shown") or "shown")
+        kept.get(({n: "decided"},), "by state", lambda: n)
+    assert made == ["shown"]  # still kept, though many answers came after it

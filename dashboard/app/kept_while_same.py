@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, NamedTuple
 
-KEPT = 8  # answers kept: a few filter settings of a few queues
+KEPT = 8  # answers kept, the least recently used given up first: a few filter settings of a few queues
 
 
 class _Kept(NamedTuple):
@@ -27,9 +27,10 @@ class KeptWhileSame:
     def get(self, made_from: tuple[object, ...], choices: Hashable, make: Callable[[], Any]) -> Any:
         """`make()`'s answer, made from the objects `made_from` with these `choices`; kept while both are the same."""
         with self._lock:
-            for kept in self._kept:
+            for n, kept in enumerate(self._kept):
                 if kept.choices == choices and len(kept.made_from) == len(made_from) and all(
                         a is b for a, b in zip(kept.made_from, made_from, strict=True)):
+                    self._kept.insert(0, self._kept.pop(n))  # in use: the last to give way
                     return kept.answer
         answer = make()
         with self._lock:

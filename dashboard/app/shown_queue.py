@@ -32,5 +32,6 @@ def vendor_choices(cases: Sequence[ExceptionCase]) -> list[str]:
 
 
 def decided_among(decided: Mapping, ids: Sequence[str]) -> int:
-    """How many of these cases have a decision (the page's caption)."""
-    return kept_while_same.get((decided, ids), "decided", lambda: len(decided.keys() & ids))
+    """How many of these cases have a decision (the page's caption). Not kept: a full run mostly follows a decision,
+    which makes `decided` a new object (~6 ms at 100,000 cases)."""
+    return len(decided.keys() & ids)

@@ -20,11 +20,16 @@ def shown_queue(cases: Sequence[ExceptionCase], decided: Mapping, held: Mapping,
     vendors, types, statuses = filters
 
     def select():
-        statuses_held = {c: h.status for c, h in (*held.items(), *blind.items())}
-        shown = exception_queue.select(cases, decided, vendors=vendors, types=types, statuses=statuses, sort=sort, held=statuses_held)
+        shown = exception_queue.select(cases, decided, vendors=vendors, types=types, statuses=statuses, sort=sort,
+                                       held=held_statuses(held, blind))
         return shown, [c.id for c in shown]
 
     return kept_while_same.get((cases, decided, held, blind) if statuses else (cases,), ("shown", filters, sort), select)
+
+
+def held_statuses(held: Mapping, blind: Mapping) -> dict[str, str]:
+    """case id -> the status of its decision held for a second approval or a blind second review."""
+    return {c: h.status for c, h in (*held.items(), *blind.items())}
 
 
 def vendor_choices(cases: Sequence[ExceptionCase]) -> list[str]:

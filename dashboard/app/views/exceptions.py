@@ -19,7 +19,7 @@ from components.then_now import render_then_now
 from components.workflow import age_badge, claim_controls, flash, keep_selection, my_queue_filter, selected_rows, unknown_link
 from dashboard.agents.incidents import incident_text, is_relevant_ref
 from dashboard.app import access, audit, curating, finance_case, finance_recalls, labelling, resources
-from dashboard.app.shown_queue import decided_among, shown_queue, vendor_choices
+from dashboard.app.shown_queue import decided_among, held_statuses, shown_queue, vendor_choices
 from dashboard.app.queue_filters import approval_filter, second_review_filter
 from dashboard.finance import queue as exception_queue
 from dashboard.finance.decisions import document_id_for
@@ -80,8 +80,7 @@ def queue_panel(bank: str, cases: Sequence[ExceptionCase], decided: Mapping, me:
         if not panel.open:  # a key press while the panel is closed redraws the case alone
             return queue, [], caption
         flags = resources.casework().flags(bank, "exception")  # measured as cases are recalled, kept in the store
-        statuses_held = {c: h.status for c, h in (*held.items(), *blind.items())}
-        table = exception_queue.queue_frame(shown, decided, today, flags, {c: incident_text(f) for c, f in flags.items()}, statuses_held)
+        table = exception_queue.queue_frame(shown, decided, today, flags, {c: incident_text(f) for c, f in flags.items()}, held_statuses(held, blind))
         event = st.dataframe(
             exception_queue.with_sla(table, settings.sla_days), key=QUEUE_KEY,
             on_select="rerun", selection_mode="single-row", hide_index=True, width="stretch",

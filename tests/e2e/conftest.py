@@ -54,8 +54,7 @@ def pytest_runtest_makereport(item, call):
         app = item.funcargs.get("app")
         if isinstance(app, App) and app.log.exists():
             report.sections.append(("app log (last 60 lines)", "\n".join(app.log.read_text(errors="replace").splitlines()[-60:])))
-        console = item.funcargs.get("page") and getattr(item.funcargs["page"], "console_seen", None)
-        if console:
+        if console := getattr(item.funcargs.get("page"), "console_seen", None):
             report.sections.append(("browser console (last 40 messages)", "\n".join(console[-40:])))
     browser = item.funcargs.get("browser")
     if report.when == "call" and report.failed and browser is not None:

@@ -17,9 +17,9 @@ from dashboard.review.agent_runs import RecallSnapshot, ResultRef
 from dashboard.traces.request import TraceRequest
 
 
-def _records(results: list[ResultRef], flag: Callable[[ResultRef], str], marked: set[str], mark: str) -> None:
-    """Each record on a line of its own: its id, its flag, and `mark` when it is in `marked`."""
-    lines = [f"{r.ref}: {flag(r)}" + (f" ({mark})" if r.ref in marked else "") for r in results]
+def _records(results: list[ResultRef], flag: Callable[[ResultRef], str], mark: Callable[[str], str]) -> None:
+    """Each record on a line of its own: its id, its flag, and its mark (what it was then) when it has one."""
+    lines = [f"{r.ref}: {flag(r)}" + (f" ({mark(r.ref)})" if mark(r.ref) else "") for r in results]
     st.text("\n".join(lines) or "(nothing)")
 
 
@@ -51,14 +51,15 @@ def render_then_now(view: ThenNow, flag: Callable[[ResultRef], str]) -> None:
             left = {r.ref for r in view.left}
             for i, recall in enumerate(view.then):
                 st.text(plain_scope(recall.label, recall.tags, recall.tags_match))
-                _records(recall.results, flag, left, "gone since then")
+                _records(recall.results, flag, lambda ref: "gone since then" if ref in left else "")
                 trace_link(request_of(view.run.bank_id, recall), label="Trace (this request, recalled again now)")
     with now_col:
         st.text("Now" + (" (today's recompute)" if view.source == "recompute" else ""))
-        _records(view.now, flag, {r.ref for r in view.appeared}, "new since then")
+        _records(view.now, flag, view.now_mark)
     if view.source != "recompute":
+        new = f"; of them new since then: {', '.join(view.new_since)}" if view.new_since else ""
         st.text(
-            f"Since then: {len(view.appeared)} appeared ({', '.join(r.ref for r in view.appeared) or 'none'}); "
+            f"Since then: {len(view.appeared)} appeared ({', '.join(r.ref for r in view.appeared) or 'none'}){new}; "
             f"{len(view.left)} left ({', '.join(r.ref for r in view.left) or 'none'})."
         )
     explained = {c.document_id for c in view.causes}

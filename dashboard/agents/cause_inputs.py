@@ -85,8 +85,10 @@ def cause_inputs(gateway, statuses: dict[str, DocumentCuration], view: ThenNow) 
 
 
 def explained(gateway, statuses: dict[str, DocumentCuration], view: ThenNow) -> ThenNow:
-    """The view with a cause for each document that entered or left the evidence."""
+    """The view with a cause for each document that entered or left the evidence, and which of those that entered
+    did not exist when the agent ran."""
     inputs = cause_inputs(gateway, statuses, view)
     if inputs is None:
         return view
-    return view.model_copy(update={"causes": causes(view.appeared, view.left, inputs)})
+    created = {ref: doc.created_at for ref, doc in inputs.documents.items() if doc.created_at is not None}
+    return view.model_copy(update={"causes": causes(view.appeared, view.left, inputs)}).with_created(created)

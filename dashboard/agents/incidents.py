@@ -6,17 +6,20 @@
 - observation_mix: a tagged recall returned an observation Hindsight consolidated from another
   customer's (or unproven untagged) records; says which, and whether the agent used it or excluded it.
 - non_relevant_citation: a finance recommendation cites a precedent of another vendor or type.
-- crowded_out: a single-pass recall whose top k missed exact precedents that existed (proved by one
-  all_strict recall, passed in as `exact_ids`).
+- crowded_out: a single-pass recall whose top k missed exact precedents that existed then (proved by one
+  all_strict recall now, passed in as `exact_ids`; a precedent retained after the run is left out of the proof).
 - no_relevant_no_escalation: no relevant precedent in the evidence, and the agent did not escalate.
-- newer_human_missing: a human decision for the same vendor and type, made before the run, that was
+- newer_human_missing: a human decision for the same vendor and type, in memory before the run, that was
   not in the agent's evidence (its own case's decision excepted).
+
+A run is judged only on what existed when it ran: nothing retained after it counts against it.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from datetime import datetime
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, Field
 
@@ -71,6 +74,21 @@ class HumanDecision(BaseModel):
     vendor_code: str
     exception_type: str
     decided_at: datetime
+    in_memory_since: datetime | None = None  # first delivered to memory; None: decided_at stands in for it
+
+    @property
+    def existed_at(self) -> datetime:
+        """When an agent's recall could first have found it."""
+        return self.in_memory_since or self.decided_at
+
+
+def existed_then(document_ids: Iterable[str], created: Mapping[str, datetime] | None, at: datetime) -> list[str]:
+    """The documents that existed at `at`, in order: `created`, document id -> when the bank first held it as it is
+    (None: every one counts, as when no creation time was read). One whose creation is unknown is not proven to have
+    existed then, so it is left out."""
+    if created is None:
+        return list(document_ids)
+    return [d for d in document_ids if d in created and created[d] <= at]
 
 
 def _incident(run: AgentRun, kind: Kind, summary: str, **extra) -> Incident:
@@ -158,7 +176,8 @@ def non_relevant_citation(run: AgentRun, entries: dict[str, AuditRecall] | None 
 
 
 def crowded_out(run: AgentRun, exact_ids: list[str], entries: dict[str, AuditRecall] | None = None) -> Incident | None:
-    """`exact_ids`: the documents one all_strict recall on vendor + type returns now (the proof)."""
+    """`exact_ids`: the documents one all_strict recall on vendor + type returns now (the proof), those that existed
+    when the run recalled (existed_then)."""
     if run.agent != "finance":
         return None
     k = int(run.output.get("k", 5))
@@ -173,7 +192,7 @@ def crowded_out(run: AgentRun, exact_ids: list[str], entries: dict[str, AuditRec
             return _incident(
                 run, "crowded_out",
                 f"The agent's one broad recall kept {k} records and held {held} precedent(s) of vendor "
-                f"{run.output['vendor_code']} with this exception type while {len(exact_ids)} existed: {expected - held} "
+                f"{run.output['vendor_code']} with this exception type while {len(exact_ids)} existed then: {expected - held} "
                 "were pushed out by other vendors' or types' records.",
                 records=missed,
             )
@@ -199,14 +218,14 @@ def newer_human_missing(run: AgentRun, decisions: list[HumanDecision]) -> Incide
     missing = [
         d for d in decisions
         if d.vendor_code == run.output["vendor_code"] and d.exception_type == run.output["exception_type"]
-        and d.case_id != run.case_id and d.decided_at < run.started_at and d.document_id not in seen
+        and d.case_id != run.case_id and d.existed_at < run.started_at and d.document_id not in seen
     ]
     if not missing:
         return None
     latest = max(missing, key=lambda d: d.decided_at)
     return _incident(
         run, "newer_human_missing",
-        f"{len(missing)} human decision(s) for this vendor and type were made before the run and not in its evidence; "
+        f"{len(missing)} human decision(s) for this vendor and type were in memory before the run and not in its evidence; "
         f"the latest is {latest.document_id} ({latest.decided_at:%Y-%m-%d %H:%M} UTC).",
         records=[d.document_id for d in missing],
     )
@@ -215,15 +234,17 @@ def newer_human_missing(run: AgentRun, decisions: list[HumanDecision]) -> Incide
 def incidents_for(
     runs: list[AgentRun], *, entries: dict[str, AuditRecall] | None = None,
     exact_ids: dict[tuple[str, str, str], list[str]] | None = None, decisions: list[HumanDecision] | None = None,
+    created: Mapping[str, datetime] | None = None,
 ) -> list[Incident]:
-    """Every incident of these runs. `exact_ids` maps (bank, vendor, type) to its all_strict proof."""
+    """Every incident of these runs. `exact_ids` maps (bank, vendor, type) to its all_strict proof, made now; `created`
+    says when each of its documents was retained (existed_then), so each run's proof holds only what existed then."""
     found: list[Incident | None] = []
     for run in runs:
         found += [other_customer(run, entries), observation_mix(run), non_relevant_citation(run, entries), no_relevant_no_escalation(run)]
         if run.agent == "finance":
             proof = (exact_ids or {}).get((run.bank_id, run.output["vendor_code"], run.output["exception_type"]))
             if proof is not None:
-                found.append(crowded_out(run, proof, entries))
+                found.append(crowded_out(run, existed_then(proof, created, run.started_at), entries))
             found.append(newer_human_missing(run, decisions or []))
     return sorted((i for i in found if i is not None), key=lambda i: i.at, reverse=True)
 
@@ -238,10 +259,64 @@ def runs_needing_proof(runs: list[AgentRun]) -> set[tuple[str, str, str]]:
 
 def kinds_by_case(runs: list[AgentRun], incidents: list[Incident]) -> dict[tuple[str, str, str], list[str]]:
     """(bank, case kind, case id) -> the kinds of its incidents, sorted; [] for a case whose runs had none."""
-    found: dict[tuple[str, str, str], set[str]] = {(r.bank_id, r.case_kind, r.case_id): set() for r in runs}
+    return {key: list(found.kinds) for key, found in by_case(runs, incidents).items()}
+
+
+class CaseIncidents(NamedTuple):
+    """One case's incidents: their kinds, and the variants of the agent runs that had them."""
+
+    case_kind: str
+    case_id: str
+    kinds: tuple[str, ...] = ()
+    variants: tuple[str, ...] = ()
+
+
+def by_case(runs: list[AgentRun], incidents: list[Incident]) -> dict[tuple[str, str, str], CaseIncidents]:
+    """(bank, case kind, case id) -> its incidents' kinds and variants, sorted; none for a case whose runs had none."""
+    kinds: dict[tuple[str, str, str], set[str]] = {(r.bank_id, r.case_kind, r.case_id): set() for r in runs}
+    variants: dict[tuple[str, str, str], set[str]] = {}
     for i in incidents:
-        found.setdefault((i.bank_id, i.case_kind, i.case_id), set()).add(i.kind)
-    return {key: sorted(kinds) for key, kinds in found.items()}
+        key = (i.bank_id, i.case_kind, i.case_id)
+        kinds.setdefault(key, set()).add(i.kind)
+        variants.setdefault(key, set()).add(i.variant)
+    return {key: CaseIncidents(key[1], key[2], tuple(sorted(k)), tuple(sorted(variants.get(key, ())))) for key, k in kinds.items()}
+
+
+NAIVE = "naive"  # the variant the demo runs on a few cases on purpose, to show what goes wrong (agents.runner)
+
+
+class IncidentFigures(BaseModel):
+    """The cases with incidents: how many, where (kind -> cases), and how many rest only on naive runs."""
+
+    cases: int = 0
+    where: dict[str, list[tuple[str, str]]] = Field(default_factory=dict)  # kind -> (case kind, case id), sorted
+    naive_only: int = 0  # of the cases, those whose incidents all come from runs of the naive variant
+
+    def count(self, kind: str, case_kind: str | None = None) -> int:
+        return sum(1 for k, _ in self.where.get(kind, []) if case_kind is None or k == case_kind)
+
+
+def incident_figures(cases: Iterable[CaseIncidents]) -> IncidentFigures:
+    """The figures every page says of incidents (the Overview from the kinds kept per case, the Incidents page from
+    its check), counted once here."""
+    with_incidents = [c for c in cases if c.kinds]
+    where: dict[str, list[tuple[str, str]]] = {}
+    for c in with_incidents:
+        for kind in c.kinds:
+            where.setdefault(kind, []).append((c.case_kind, c.case_id))
+    return IncidentFigures(
+        cases=len(with_incidents), where={kind: sorted(found) for kind, found in sorted(where.items())},
+        naive_only=sum(1 for c in with_incidents if c.variants and set(c.variants) == {NAIVE}),
+    )
+
+
+def naive_words(figures: IncidentFigures) -> str:
+    """Whether the incidents come from the deliberately naive agents, in plain words ("" when none do)."""
+    if not figures.naive_only:
+        return ""
+    share = "all" if figures.naive_only == figures.cases else f"{figures.naive_only} of the {figures.cases}"
+    return (f"{share} from the deliberately naive agents the demo runs on a few cases to show what goes wrong "
+            "(one broad search, no relevance or ownership check)")
 
 
 def incident_text(flags: dict | None) -> str:
@@ -254,6 +329,5 @@ def incident_text(flags: dict | None) -> str:
 
 def incidents_count(shown: list[Incident], found: list[Incident]) -> str:
     """The Incidents page's count, in the Overview's words: cases first (a case can have several incidents)."""
-    cases = {(i.case_kind, i.case_id) for i in shown}
-    text = f"{len(cases)} case(s) with incidents ({len(shown)} incident(s))"
+    text = f"{incident_figures(by_case([], shown).values()).cases} case(s) with incidents ({len(shown)} incident(s))"
     return text + (f", of {len(found)} incident(s) in all." if len(shown) != len(found) else ".")

@@ -6,6 +6,8 @@ recompute, labelled as such. No Streamlit here.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from datetime import datetime
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -36,12 +38,39 @@ class ThenNow(BaseModel):
     now: list[ResultRef] = Field(default_factory=list)
     appeared: list[ResultRef] = Field(default_factory=list)  # in the evidence now, not then (e.g. a reviewer's decision)
     left: list[ResultRef] = Field(default_factory=list)  # in the agent's evidence then, not now
+    new_since: list[str] = Field(default_factory=list)  # of the appeared, those retained after the run and not recalled then
+    existed: list[str] = Field(default_factory=list)  # of the appeared, those the bank held when the agent ran
     curated: dict[str, str] = Field(default_factory=dict)  # document id -> "invalidated by Lee on ...: why"
     causes: list[Cause] = Field(default_factory=list)  # why each appeared or left document did (dashboard.agents.cause_inputs)
 
     def documents(self) -> set[str]:
         """Every document then and now (the ones curation may have touched)."""
         return {r.document_id for r in [*self.now, *(r for recall in self.then for r in recall.results)] if r.document_id}
+
+    def recalled_then(self) -> set[str]:
+        """Every record a recall of the run returned (whether the agent took it as evidence or not)."""
+        return {key for recall in self.then for r in recall.results for key in (r.ref, r.id)}
+
+    def with_created(self, created: Mapping[str, datetime]) -> ThenNow:
+        """The view with the appeared records that did not exist when the agent ran (`created`: document id -> when
+        the bank holds it since). A record a recall returned then existed then, whatever its date says now (a
+        document retained again is dated anew): it is never "new since then"."""
+        if self.run is None:
+            return self
+        then, at = self.recalled_then(), self.run.started_at
+        known = [r.ref for r in self.appeared if r.ref in created]
+        return self.model_copy(update={"new_since": [ref for ref in known if ref not in then and created[ref] > at],
+                                       "existed": [ref for ref in known if ref in then or created[ref] <= at]})
+
+    def now_mark(self, ref: str) -> str:
+        """What a record of the evidence now was then, in a few words ("" when it was in the agent's evidence)."""
+        if ref not in {r.ref for r in self.appeared}:
+            return ""
+        if ref in self.recalled_then():
+            return "recalled then, not used by the agent"
+        if ref in self.new_since:
+            return "new since then"
+        return "existed then, not recalled" if ref in self.existed else "not in the agent's evidence then"
 
     def with_curation(self, statuses: dict[str, DocumentCuration]) -> ThenNow:
         """The view with what curation did to its documents, said in a sentence each (a retired one left recall)."""

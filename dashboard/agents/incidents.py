@@ -310,6 +310,11 @@ def incident_figures(cases: Iterable[CaseIncidents]) -> IncidentFigures:
     )
 
 
+def found_figures(found: list[Incident]) -> IncidentFigures:
+    """The figures of the incidents one check found (the Incidents page)."""
+    return incident_figures(by_case([], found).values())
+
+
 def naive_words(figures: IncidentFigures) -> str:
     """Whether the incidents come from the deliberately naive agents, in plain words ("" when none do)."""
     if not figures.naive_only:
@@ -329,5 +334,5 @@ def incident_text(flags: dict | None) -> str:
 
 def incidents_count(shown: list[Incident], found: list[Incident]) -> str:
     """The Incidents page's count, in the Overview's words: cases first (a case can have several incidents)."""
-    text = f"{incident_figures(by_case([], shown).values()).cases} case(s) with incidents ({len(shown)} incident(s))"
+    text = f"{found_figures(shown).cases} case(s) with incidents ({len(shown)} incident(s))"
     return text + (f", of {len(found)} incident(s) in all." if len(shown) != len(found) else ".")

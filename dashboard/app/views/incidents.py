@@ -6,7 +6,7 @@ import streamlit as st
 from components.then_now import request_of
 from components.trace_link import trace_link
 from components.when import local_time
-from dashboard.agents.incidents import KIND_LABELS, incidents_count
+from dashboard.agents.incidents import KIND_LABELS, found_figures, incidents_count, naive_words
 from dashboard.app import audit, resources
 
 st.title("Incidents")
@@ -23,6 +23,8 @@ found = audit.incidents(banks, fresh=st.button("Check again", icon=":material/re
 kinds = st.multiselect("Kind", list(KIND_LABELS), format_func=KIND_LABELS.get, key="incident_kinds")
 shown = [i for i in found if not kinds or i.kind in kinds]
 st.text(incidents_count(shown, found))
+if naive := naive_words(found_figures(shown)):  # the demo's deliberate failures, said as such
+    st.text(f"Where they come from: {naive}.")
 if not shown:
     st.stop()
 

@@ -1,4 +1,4 @@
-"""Home page pieces: server status, banks and queue sizes."""
+"""Home page pieces: server status, banks and the queues' case figures."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ import streamlit as st
 
 from components.safe_text import md
 from components.status_banner import plain_error
+from dashboard.reporting.headline import figures_words
 from dashboard.reporting.home import BankSummary, QueueSummary, ServerSummary
+from dashboard.review.figures import CaseFigures
 
 
 def render_server(server: ServerSummary) -> None:
@@ -22,17 +24,16 @@ def render_server(server: ServerSummary) -> None:
 
 
 def render_banks(banks: list[BankSummary]) -> None:
+    """A static table (it wraps; a grid cut "texts stored verbatim" to "texts s" at 1440 wide), every cell escaped:
+    a server's message is untrusted."""
     st.subheader("Memory banks")
     rows = [
-        {"bank": b.bank_id, "holds": b.role, "documents": b.documents, "memories": b.memories,
-         "stored as": b.memory_mode.label if b.memory_mode else "", "status": plain_error(b.error) if b.error else "ok"}
+        {"bank": b.bank_id, "holds": b.role, "documents": "" if b.documents is None else f"{b.documents:,}",
+         "memories": "" if b.memories is None else f"{b.memories:,}", "stored as": b.memory_mode.label if b.memory_mode else "",
+         "status": plain_error(b.error) if b.error else "ok"}
         for b in banks
     ]
-    frame = pd.DataFrame(rows)
-    st.dataframe(frame, hide_index=True, width="stretch")
-    for b in banks:  # in words too: a grid cell may be cut
-        if b.memory_mode is not None:
-            st.text(f"{b.bank_id}: {b.memory_mode.label}.")
+    st.table(pd.DataFrame([{md(k): md(v) for k, v in row.items()} for row in rows]), hide_index=True)
     if any(b.memory_mode and b.memory_mode.extracting for b in banks):
         st.caption(
             "With an LLM the server rewrites each document into several facts: every page counts, judges and shows "
@@ -40,11 +41,15 @@ def render_banks(banks: list[BankSummary]) -> None:
         )
 
 
-def render_queues(queues: list[QueueSummary]) -> None:
-    st.subheader("Open queues")
-    for queue in queues:
-        if queue.error:
-            st.error(f"{md(queue.name)}: could not load", icon=":material/error:")
-            st.text(plain_error(queue.error))
-        else:
-            st.metric(queue.name, queue.size)
+def render_queues(queues: list[QueueSummary], figures: dict[str, CaseFigures]) -> None:
+    """Each queue's cases and what they are now (`figures`: queue name -> its figures, as the Overview counts them)."""
+    st.subheader("Queues")
+    for queue, column in zip(queues, st.columns(len(queues)), strict=True):
+        with column:
+            if queue.error:
+                st.error(f"{md(queue.name)}: could not load", icon=":material/error:")
+                st.text(plain_error(queue.error))
+                continue
+            st.metric(queue.name, queue.size, help="cases in the queue file")
+            if queue.name in figures:
+                st.text(figures_words(figures[queue.name]) + ".")

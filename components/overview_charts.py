@@ -14,10 +14,13 @@ import streamlit as st
 from components.safe_text import md
 from components.admission import plain_verdict
 from components.when import local_day
-from dashboard.reporting.overview import MISSED, OverviewMetrics, age_words, crowd_out_states, headline, incident_label
+from dashboard.agents.incidents import naive_words
+from dashboard.reporting.headline import figures_words, headline, held_words
+from dashboard.reporting.overview import MISSED, OverviewMetrics, age_words, crowd_out_states, incident_label, total
 from dashboard.reporting.recall_log import LatencySample
 
-COLORS = {"approved": "#2e7d32", "overridden": "#c62828", "open": "#90a4ae", "decided": "#2e7d32", "pending delivery": "#f9a825",
+HELD_COLORS = {"held for a second approver": "#6a1b9a", "held for a blind second review": "#1565c0", "awaiting the lead": "#ef6c00"}
+COLORS = {"approved": "#2e7d32", "overridden": "#c62828", "open": "#90a4ae", "decided": "#2e7d32", "pending delivery": "#f9a825", **HELD_COLORS,
           "admitted": "#2e7d32", "rejected": "#c62828", "approve": "#2e7d32", "reject": "#c62828", "escalate": "#f9a825"}
 KIND_TITLES = {"exception": "Finance exceptions", "ticket": "Support tickets"}
 RECALL_NAMES = {"finance": "a finance exception's precedents", "ticket": "a support ticket's history", "trace": "a trace"}
@@ -68,10 +71,21 @@ def _pct(value: float | None) -> str:
 def render_headline(m: OverviewMetrics) -> None:
     st.subheader(md(headline(m)))
 
+def render_case_figures(m: OverviewMetrics) -> None:
+    """The cases now, as every page counts them (review/figures.py): the Audit log and its export say the same."""
+    every = total(m.queues)
+    with st.container(horizontal=True):
+        for label, value in (("Cases", every.cases), ("Decided", every.decided), ("Held for a second approver", every.held_for_approver),
+                             ("Held for a blind second review", every.held_for_blind_review), ("Awaiting the lead", every.awaiting_lead),
+                             ("Open", every.open)):
+            st.metric(label, value, border=True)
+
+
 def render_kpis(m: OverviewMetrics) -> None:
     by_kind = {a.kind: a for a in m.agreement}
     fin, tic = by_kind.get("exception"), by_kind.get("ticket")
     co, lg, inc = m.crowd_out, m.legacy, m.incidents
+    render_case_figures(m)
     with st.container(horizontal=True):
         st.metric("Decisions in range", m.decisions_in_range, border=True)
         st.metric("Finance agreement", _pct(fin.rate if fin else None), help="Agent recommendation approved as is", border=True)
@@ -91,21 +105,35 @@ def render_kpis(m: OverviewMetrics) -> None:
 def render_queues(m: OverviewMetrics) -> None:
     st.subheader("Queue status")
     rows = [{"queue": q.queue, "status": s, "cases": n} for q in m.queues
-            for s, n in (("open", q.open), ("decided", q.decided), ("pending delivery", q.pending_delivery))]
+            for s, n in (("open", q.open), ("decided", q.decided - q.pending_delivery), ("pending delivery", q.pending_delivery),
+                         ("held for a second approver", q.held_for_approver), ("held for a blind second review", q.held_for_blind_review),
+                         ("awaiting the lead", q.awaiting_lead))]
     _chart(_stacked(rows, category="queue", series="status", count="cases", title="cases", horizontal=True), "overview_queues")
+    for q in m.queues:
+        st.text(f"{q.queue}: {q.cases} cases, {figures_words(q)}.")
 
-def render_approvals_waiting(m: OverviewMetrics) -> None:
-    """Decisions above their reviewer's approval limit, waiting for a second approver, oldest first."""
-    st.subheader("Approvals waiting")
-    if not m.approvals_waiting:
-        st.caption("No decision is waiting for a second approver.")
+
+def render_held(m: OverviewMetrics) -> None:
+    """The decisions held: for a second approver (who, what, the amount against their limit, for how long), for a
+    blind second review or a lead (the case and for how long only: blind means blind)."""
+    st.subheader("Decisions held")
+    every = total(m.queues)
+    if not every.held:
+        st.caption("No decision is held: none waits for a second approver, a blind second review or the lead.")
         return
-    if m.approvals_waiting_total > len(m.approvals_waiting):
-        st.caption(f"The {len(m.approvals_waiting)} oldest of {m.approvals_waiting_total} decisions waiting for a second approver.")
-    rows = [{"case": w.case_id, "decided by": w.proposer, "outcome": w.outcome, "amount": w.amount,
-             "their limit": w.limit, "waiting for": age_words(w.age_hours)} for w in m.approvals_waiting]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="overview_approvals",
-                 column_config={"amount": st.column_config.NumberColumn(format="%.2f"), "their limit": st.column_config.NumberColumn(format="%.2f")})
+    st.caption(held_words(every)[0].upper() + held_words(every)[1:] + ".")
+    if m.approvals_waiting:
+        listed = f"The {len(m.approvals_waiting)} oldest" if every.held_for_approver > len(m.approvals_waiting) else "Each"
+        st.caption(f"{listed} waiting for a second approver, oldest first:")
+        rows = [{"case": w.case_id, "decided by": w.proposer, "outcome": w.outcome, "amount": w.amount,
+                 "their limit": w.limit, "waiting for": age_words(w.age_hours)} for w in m.approvals_waiting]
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="overview_approvals",
+                     column_config={"amount": st.column_config.NumberColumn(format="%.2f"), "their limit": st.column_config.NumberColumn(format="%.2f")})
+    if m.held_blind:
+        st.caption("Waiting for a blind second review or the lead, oldest first (who decided what stays hidden until the second review):")
+        rows = [{"case": h.case_id, "waiting for": "a blind second review" if h.status == "awaiting blind second review" else "the lead",
+                 "since": age_words(h.age_hours)} for h in m.held_blind]
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="overview_blind")
 
 
 def render_agreement(m: OverviewMetrics) -> None:
@@ -178,8 +206,10 @@ def render_incidents(m: OverviewMetrics) -> None:
     if not inc.checked:
         st.caption("The agents' runs were not checked for incidents yet (the Incidents page checks them).")
         return
+    naive = naive_words(inc.found)
     st.caption(f"{inc.cases} of {inc.checked} cases with agent runs have an incident (from {inc.agent_runs} agent runs and "
-               f"{inc.audited_recalls} recalls read from Hindsight's audit log); details on the Incidents page.")
+               f"{inc.audited_recalls} recalls read from Hindsight's audit log)" + (f", {naive}" if naive else "")
+               + "; details on the Incidents page.")
     if not inc.by_kind:
         return
     rows = [{"incident": incident_label(k), "cases": inc.by_kind[k]} for k in sorted(inc.by_kind)]

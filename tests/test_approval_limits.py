@@ -163,6 +163,7 @@ def test_the_overview_lists_approvals_waiting_with_their_age_and_counts_no_held_
 
     from dashboard.finance.policy import Recommendation
     from dashboard.reporting import overview
+    from dashboard.reporting.headline import headline
 
     outbox = Outbox(tmp_path / "store.sqlite3")
     service = DecisionService(outbox, Casework(outbox.engine), Freshness(outbox.engine), None, LIMITS)
@@ -171,13 +172,14 @@ def test_the_overview_lists_approvals_waiting_with_their_age_and_counts_no_held_
     service.decide("fin", "reviewer", Proposal(decision=decision, record=precedent_record(CASE, decision, rec), scope="s",
                                                amount=CASE.invoice_amount))
     (waiting,) = service.approvals.waiting(limit=1)
+    held = {c: h.status for c, h in service.approvals.held("fin", "exception").items()}
     metrics = overview.build(
         standing={"exception": outbox.standing_counts("fin", "exception")}, states={"exception": outbox.decision_states("fin", "exception")},
-        cases=[CASE], tickets=[], ticket_flags={}, latencies=[], waiting=[waiting], waiting_total=service.approvals.waiting_count(),
+        held={"exception": held}, cases=[CASE], tickets=[], ticket_flags={}, latencies=[], waiting=[waiting],
         now=waiting.proposed.at + timedelta(hours=5),
     )
-    assert metrics.decisions_in_range == 0 and metrics.queues[0].open == 1 and metrics.approvals_waiting_total == 1
+    assert metrics.decisions_in_range == 0 and (metrics.queues[0].open, metrics.queues[0].decided, metrics.queues[0].held_for_approver) == (0, 0, 1)
     assert [(w.case_id, w.proposer, w.amount, w.limit, w.age_hours) for w in metrics.approvals_waiting] == [
         (CASE.id, "Dana", 42_000, 20_000, 5.0)
     ]
-    assert "1 approval waiting for a second approver (the oldest for 5 h)" in overview.headline(metrics)
+    assert "1 case (1 exception, 0 tickets): 0 decided, 1 held (1 for a second approver), 0 open." in headline(metrics)

@@ -4,17 +4,18 @@ results are built with a recall double; test_case_flags.py proves the same flags
 
 from datetime import UTC, date, datetime
 
-from dashboard.agents.incidents import Incident, incident_text, kinds_by_case
+from dashboard.agents.incidents import CaseIncidents, Incident, by_case, incident_text, kinds_by_case
 from dashboard.finance import queue as exception_queue
 from dashboard.finance.flags import FinanceFlags, finance_flags, keep_crowd_out, stored
 from dashboard.finance.recall import CaseKey, check_crowd_out, two_stage_recall
 from dashboard.reporting import overview
+from dashboard.reporting.headline import headline
 from dashboard.review.agent_runs import AgentRun
 from dashboard.review.flag_counts import FinanceCounts, IncidentCounts
 from dashboard.support.flags import TicketFlags, history_used, ticket_flags
 from dashboard.support.recall import TicketEvidence, TicketRecall
 from tests.finance_helpers import CROWD_QUERY, FakeRecall, crowding_records, precedent
-from tests.helpers import exception_case
+from tests.helpers import DEMO_TICKETS, exception_case
 
 T0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 
@@ -92,7 +93,7 @@ def test_incident_kinds_per_case_and_their_queue_cells():
     assert incident_text({"incidents": kinds[("b", "exception", "E-1")]}) == "crowd-out, cites another vendor or type"
     assert incident_text({"incidents": []}) == "none" and incident_text({"recall": {}}) == "" and incident_text(None) == ""
     summary = overview.incident_summary({"exception": IncidentCounts(2, 1, (("crowded_out", 1), ("non_relevant_citation", 1))),
-                                         "ticket": IncidentCounts(1, 1, (("other_customer", 1),))})
+                                         "ticket": IncidentCounts(1, 1, (("other_customer", 1),))}, found=by_case(runs, found).values())
     assert (summary.checked, summary.cases, summary.leaks) == (3, 2, 1)
     assert summary.by_kind == {"crowded_out": 1, "non_relevant_citation": 1, "other_customer": 1}
 
@@ -109,18 +110,23 @@ def test_queue_table_shows_the_flags_in_plain_words_and_blank_when_not_measured(
 
 
 def test_headline_tells_the_story_in_one_line():
+    ticket = DEMO_TICKETS[0]
     m = overview.build(
-        standing={}, states={}, cases=[exception_case("E-1", "VA"), exception_case("E-2", "VB")], tickets=[], latencies=[], ticket_flags={},
+        standing={}, states={}, cases=[exception_case("E-1", "VA"), exception_case("E-2", "VB")], tickets=[ticket], latencies=[], ticket_flags={},
         finance=FinanceCounts(recalled=1, checked=1, prevented=1, precedents_saved=2, recommendations=(("reject", 1),)),
         incidents={"ticket": IncidentCounts(1, 1, (("other_customer", 1),)), "exception": IncidentCounts(1, 1, (("crowded_out", 1),))},
+        incident_cases={"ticket": [CaseIncidents("ticket", ticket.id, ("other_customer",), ("naive",))],
+                        "exception": [CaseIncidents("exception", "E-2", ("crowded_out",), ("reviewed",))]},
     )
-    assert overview.headline(m) == (
-        "2 exceptions, 0 decided; 0 tickets, 0 decided; 1 exception where a plain search would have missed exact precedents; "
-        "1 ticket where another customer's records reached the agent; 1 other case with incidents."
+    assert headline(m) == (
+        "3 cases (2 exceptions, 1 ticket): 0 decided, 3 open. No decision made in the date range yet. What went wrong: 2 cases "
+        "with incidents, 1 of the 2 from the deliberately naive agents the demo runs on a few cases to show what goes wrong (one "
+        "broad search, no relevance or ownership check): 1 exception (E-2): a broad recall missed this vendor's precedents; "
+        f"1 ticket ({ticket.id}): another customer's records reached the answer."
     )
     assert (m.crowd_out.recalled, m.crowd_out.prevented, m.crowd_out.recommendations, m.crowd_out.no_relevant) == (1, 1, {"reject": 1}, 0)
     quiet = overview.build(standing={}, states={}, cases=[], tickets=[], latencies=[], ticket_flags={})
-    assert overview.headline(quiet) == (
-        "0 exceptions, 0 decided; 0 tickets, 0 decided; not yet checked whether a plain search would miss exact precedents; "
-        "the agents' runs not checked for incidents yet."
+    assert headline(quiet) == (
+        "0 cases (0 exceptions, 0 tickets): 0 decided, 0 open. No decision made in the date range yet. "
+        "The agents' runs are not checked for incidents yet."
     )

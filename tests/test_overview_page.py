@@ -165,7 +165,8 @@ def test_overview_shows_figures_on_first_load_and_after_a_restart(hindsight, poi
     assert metrics["Decisions in range"] == "1" and metrics["Finance agreement"] == "0%"
     assert metrics["Exceptions where a plain search misses precedents"] == str(len(caught)) and len(caught) >= 1
     assert metrics["Old untagged records used / not used"] == f"{len(admitted)} / {len(rejected)}"  # records, not judgements
-    assert f"{n} exceptions, 1 decided (the agent was overruled on 1); {len(TICKETS)} tickets, 0 decided; {len(caught)} exception" in text
+    assert f"{n + len(TICKETS)} cases ({n} exceptions, {len(TICKETS)} tickets): 1 decided, {n + len(TICKETS) - 1} open." in text
+    assert "People overruled the agent on 1 of the 1 decision made in the date range (100%)." in text
     assert f"{n} of {n} queued cases measured" in text and f"{len(TICKETS)} of {len(TICKETS)} tickets measured" in text
     assert f"{len(skipped)} case(s) were not checked: their exact precedents alone filled the list" in _crowd_caption(at)
     assert missed == caught

@@ -1,10 +1,17 @@
-"""The decision audit log as rows for people and files. No Streamlit here."""
+"""The decision audit log as rows for people and files. No Streamlit here.
+
+Blind means blind here too: while a case awaits its blind second review, its first decision's reviewer, outcome,
+reason, note, cited evidence and role are in no row (the page, its export and `export-audit` alike); they are once
+the second reviewer has decided. Each row carries its case's status now (review/figures.py), so the export says the
+same decided and held figures as the Overview and the Audit log.
+"""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
+from collections.abc import Mapping
 from datetime import date
 
 from pydantic import BaseModel
@@ -23,7 +30,7 @@ class AuditRow(BaseModel):
     case_id: str
     revision: int
     outcome: str
-    overridden: bool
+    overridden: bool | None  # None: hidden until the blind second review
     reason_code: str
     note: str
     agent_recommendation: str
@@ -38,6 +45,7 @@ class AuditRow(BaseModel):
     review_step: str = ""  # first | second | lead under a blind second review; "" for a single review
     role: str = ""  # the reviewer's role, where it was recorded (the second-review steps)
     provenance: str = ""  # delivered, held, audit only or superseded by the lead, in plain words
+    case_status: str = ""  # the case's status now, as every page counts it (review.figures.case_status)
 
 
 def evidence_summary(entry: StoredDecision) -> str:
@@ -88,9 +96,12 @@ def _provenance(step: ReviewStep, steps: list[ReviewStep], first: StoredDecision
     return first.state
 
 
-def audit_rows(history: list[StoredDecision], trail: dict[int, list[ReviewStep]]) -> list[AuditRow]:
+def audit_rows(
+    history: list[StoredDecision], trail: dict[int, list[ReviewStep]], statuses: Mapping[tuple[str, str, str], str] | None = None,
+) -> list[AuditRow]:
     """Every reviewer's decision on a case with its provenance: the decisions rows, and after a first decision held
-    for a blind second review, the second reviewer's (`trail`: first decision id -> its steps)."""
+    for a blind second review, the second reviewer's (`trail`: first decision id -> its steps); blind until the second
+    review (blind_until_reviewed). `statuses`: (bank, case kind, case id) -> the case's status now."""
     rows = []
     for entry in history:
         row = audit_row(entry)
@@ -111,16 +122,17 @@ def audit_rows(history: list[StoredDecision], trail: dict[int, list[ReviewStep]]
     for row in rows:
         if row.audit_id in lead_rows and not row.review_step:
             row.review_step, row.role, row.provenance = LEAD, lead_rows[row.audit_id].role, f"the lead's decision: {row.delivery}"
-    return rows
+        row.case_status = (statuses or {}).get((row.bank_id, row.case_kind, row.case_id), "")
+    return blind_until_reviewed(rows)
 
 
 HIDDEN = "(hidden until the blind second review)"
 
 
 def blind_until_reviewed(rows: list[AuditRow]) -> list[AuditRow]:
-    """The Audit log page's rows: a first decision still awaiting its blind second review names no reviewer,
-    outcome, reason or note, so the second reviewer cannot read it there. `export-audit` keeps everything."""
-    secret = {"reviewer": HIDDEN, "outcome": HIDDEN, "overridden": False, "reason_code": "", "note": "", "role": ""}
+    """A first decision still awaiting its blind second review names no reviewer, outcome, override, reason, note,
+    evidence cited or role, so the second reviewer cannot read it in the audit log or an export."""
+    secret = {"reviewer": HIDDEN, "outcome": HIDDEN, "overridden": None, "reason_code": "", "note": "", "role": "", "cited_evidence": ""}
     return [row.model_copy(update=secret) if row.delivery == AWAITING_SECOND else row for row in rows]
 
 

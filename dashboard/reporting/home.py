@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from dashboard.finance.models import ExceptionCase
 from dashboard.hindsight.errors import HindsightError, HindsightUnavailable
 from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.hindsight.wire import MemoryMode
-from dashboard.queue_files import QueueFileError, load_rows
+from dashboard.queue_files import QueueFileError, shared_rows
 from dashboard.settings import Settings
 from dashboard.support.models import Ticket
 
@@ -24,7 +24,10 @@ class BankSummary(BaseModel):
 
 class QueueSummary(BaseModel):
     name: str
+    kind: str  # exception | ticket
+    bank_id: str  # the bank its decisions go to
     size: int | None = None
+    ids: list[str] = Field(default_factory=list, repr=False)  # the cases' ids, for their figures
     error: str | None = None
 
 
@@ -60,11 +63,12 @@ def _bank(gateway: HindsightGateway, bank_id: str, role: str) -> BankSummary:
     )
 
 
-def _queue(name: str, path, model) -> QueueSummary:
+def _queue(name: str, kind: str, bank_id: str, path, model) -> QueueSummary:
     try:
-        return QueueSummary(name=name, size=len(load_rows(path, model)))
+        ids = [row.id for row in shared_rows(path, model)]
     except QueueFileError as exc:
-        return QueueSummary(name=name, error=str(exc))
+        return QueueSummary(name=name, kind=kind, bank_id=bank_id, error=str(exc))
+    return QueueSummary(name=name, kind=kind, bank_id=bank_id, size=len(ids), ids=ids)
 
 
 def build_overview(gateway: HindsightGateway, settings: Settings) -> Overview:
@@ -77,7 +81,7 @@ def build_overview(gateway: HindsightGateway, settings: Settings) -> Overview:
             for bank_id, role in banks
         ],
         queues=[
-            _queue("Finance exceptions", settings.exceptions_file, ExceptionCase),
-            _queue("Support tickets", settings.tickets_file, Ticket),
+            _queue("Finance exceptions", "exception", settings.finance_bank, settings.exceptions_file, ExceptionCase),
+            _queue("Support tickets", "ticket", settings.support_bank, settings.tickets_file, Ticket),
         ],
     )

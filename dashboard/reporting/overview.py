@@ -6,9 +6,11 @@ precedents, recommendation, crowd-out; both: incident kinds from the agents' run
 small queue, as models: the path and the legacy records admitted or rejected), the migration coverage and this
 process's recall latency samples. A date range applies to decisions (by the day of decided_at); queues, flags and
 coverage are "now". Agreement and overrides count the LATEST decision per case decided in the range (a revised
-decision replaces the earlier one, as it does in memory); a decision held for a second approval is not one yet: it
-is counted among the approvals waiting, the oldest listed with their age. Legacy records are counted once each,
-however many tickets judged them.
+decision replaces the earlier one, as it does in memory); a held decision (for a second approver, a blind second
+review or a lead) is not one yet: the queues count it by its hold (review/figures.py, as every page does), the
+approvals waiting are listed with their age, and a blind one names nobody and no outcome. Legacy records are counted
+once each, however many tickets judged them. Incidents are counted by agents.incidents.incident_figures, as the
+Incidents page counts them.
 """
 
 from __future__ import annotations
@@ -20,26 +22,24 @@ from datetime import UTC, date, datetime, time, timedelta
 
 from pydantic import BaseModel, Field
 
-from dashboard.agents.incidents import KIND_LABELS
+from dashboard.agents.incidents import KIND_LABELS, CaseIncidents, IncidentFigures, incident_figures
 from dashboard.finance.models import ExceptionCase
 from dashboard.reporting.recall_log import LatencySample
 from dashboard.review.approvals import HeldDecision
+from dashboard.review.figures import CaseFigures, case_figures
 from dashboard.review.flag_counts import FinanceCounts, IncidentCounts
+from dashboard.review.second_review import BlindCase
 from dashboard.review.standing import DecisionState, StandingCount
 from dashboard.support.flags import TicketFlags
 from dashboard.support.migration import Coverage
 from dashboard.support.models import Ticket
 
 
-class QueueStatus(BaseModel):
-    queue: str
-    open: int = 0
-    decided: int = 0
-    pending_delivery: int = 0
+class QueueStatus(CaseFigures):
+    """One queue's case figures (review.figures.case_figures), named."""
 
-    @property
-    def total(self) -> int:
-        return self.open + self.decided + self.pending_delivery
+    queue: str
+    kind: str  # exception | ticket
 
 
 class Agreement(BaseModel):
@@ -90,11 +90,23 @@ class LegacySummary(BaseModel):
 
 class IncidentSummary(BaseModel):
     checked: int = 0  # cases whose agent runs were checked for incidents
-    cases: int = 0  # of them, cases with at least one incident
-    by_kind: dict[str, int] = Field(default_factory=dict)  # kind -> cases
-    leaks: int = 0  # tickets where another customer's records reached the agent
+    found: IncidentFigures = Field(default_factory=IncidentFigures)  # the cases with incidents, where, and how many naive
     agent_runs: int = 0  # recorded runs of the agents (the review store)
     audited_recalls: int = 0  # recall entries read from Hindsight's audit log (the store's projection)
+
+    @property
+    def cases(self) -> int:
+        return self.found.cases
+
+    @property
+    def by_kind(self) -> dict[str, int]:
+        """kind -> cases"""
+        return {kind: len(cases) for kind, cases in self.found.where.items()}
+
+    @property
+    def leaks(self) -> int:
+        """Tickets where another customer's records reached the agent."""
+        return self.found.count("other_customer", "ticket")
 
 
 class LatencyStat(BaseModel):
@@ -104,6 +116,16 @@ class LatencyStat(BaseModel):
     p50_ms: float
     p95_ms: float
     max_ms: float
+
+
+class HeldCase(BaseModel):
+    """A case whose first decision waits for a blind second review or a lead: who decided what is not said here
+    (blind means blind until the second reviewer decides)."""
+
+    case_id: str
+    case_kind: str
+    status: str  # awaiting blind second review | awaiting lead
+    age_hours: float
 
 
 class WaitingApproval(BaseModel):
@@ -141,7 +163,7 @@ class OverviewMetrics(BaseModel):
     coverage_error: str | None = None
     latency: list[LatencyStat]
     approvals_waiting: list[WaitingApproval] = Field(default_factory=list)  # the oldest, oldest first
-    approvals_waiting_total: int = 0
+    held_blind: list[HeldCase] = Field(default_factory=list)  # awaiting a blind second review or a lead, oldest first
     curation: CurationCounts = Field(default_factory=CurationCounts)
 
 
@@ -157,16 +179,21 @@ def first_decision_day(standing: Mapping[str, Sequence[StandingCount]]) -> date 
 
 
 def queue_status(
-    cases: Sequence[ExceptionCase], tickets: Sequence[Ticket], states: Mapping[str, Mapping[str, DecisionState]]
+    cases: Sequence[ExceptionCase], tickets: Sequence[Ticket], states: Mapping[str, Mapping[str, DecisionState]],
+    held: Mapping[str, Mapping[str, str]] | None = None,
 ) -> list[QueueStatus]:
-    rows = []
-    for name, kind, ids in (("Finance exceptions", "exception", [c.id for c in cases]), ("Support tickets", "ticket", [t.id for t in tickets])):
-        newest = states.get(kind, {})
-        decided = newest.keys() & ids
-        # finance.queue.status_of's rule, by one scan of the states (a queue of 100,000: ~0.1 s looked up case by case)
-        pending = sum(1 for i, s in newest.items() if s.state == "pending" and i in decided)
-        rows.append(QueueStatus(queue=name, open=len(ids) - len(decided), decided=len(decided) - pending, pending_delivery=pending))
-    return rows
+    """Each queue's case figures, counted by review.figures.case_figures as every page counts them. `held`: kind ->
+    case id -> the status of its held decision."""
+    held = held or {}
+    return [
+        QueueStatus(queue=name, kind=kind, **case_figures(ids, states.get(kind, {}), held.get(kind, {})).model_dump())
+        for name, kind, ids in (("Finance exceptions", "exception", [c.id for c in cases]), ("Support tickets", "ticket", [t.id for t in tickets]))
+    ]
+
+
+def total(queues: Sequence[QueueStatus]) -> CaseFigures:
+    """Every queue's figures added up."""
+    return sum((CaseFigures(**q.model_dump(include=set(CaseFigures.model_fields))) for q in queues), CaseFigures())
 
 
 def decision_metrics(
@@ -251,19 +278,27 @@ def legacy_summary(tickets: Sequence[Ticket], flags: Mapping[str, TicketFlags | 
     return summary
 
 
-def incident_summary(counts: Mapping[str, IncidentCounts], agent_tally: tuple[int, int] = (0, 0)) -> IncidentSummary:
-    """`counts`: case kind -> its queue's incident flags counted (QueueFlags.incidents); `agent_tally`: (agent runs,
-    audit-log recalls read)."""
-    summary = IncidentSummary(agent_runs=agent_tally[0], audited_recalls=agent_tally[1])
-    by_kind: Counter[str] = Counter()
-    for case_kind, found in counts.items():
-        summary.checked += found.checked
-        summary.cases += found.cases
-        by_kind.update(dict(found.by_kind))
-        if case_kind == "ticket":
-            summary.leaks += dict(found.by_kind).get("other_customer", 0)
-    summary.by_kind = dict(by_kind)
-    return summary
+def incident_summary(
+    counts: Mapping[str, IncidentCounts], agent_tally: tuple[int, int] = (0, 0), found: Iterable[CaseIncidents] = (),
+) -> IncidentSummary:
+    """`counts`: case kind -> its queue's incident flags counted (QueueFlags.incidents: how many were checked);
+    `found`: the queued cases with incidents (their kinds and variants), counted by incident_figures; `agent_tally`:
+    (agent runs, audit-log recalls read)."""
+    return IncidentSummary(checked=sum(c.checked for c in counts.values()), found=incident_figures(found),
+                           agent_runs=agent_tally[0], audited_recalls=agent_tally[1])
+
+
+def held_blind(blind: Iterable[BlindCase], queued: Mapping[str, Set[str]], now: datetime) -> list[HeldCase]:
+    """The queued cases awaiting a blind second review or a lead, oldest first: since the first decision, or for a
+    lead since the second review."""
+    rows = []
+    for case in blind:
+        if case.case_id not in queued.get(case.first.case_kind, set()):
+            continue
+        since = case.second.at if case.awaiting_lead and case.second is not None else case.first.created_at
+        rows.append(HeldCase(case_id=case.case_id, case_kind=case.first.case_kind, status=case.status,
+                             age_hours=round((now - since).total_seconds() / 3600, 1)))
+    return sorted(rows, key=lambda h: h.age_hours, reverse=True)
 
 
 def approvals_waiting(waiting: Iterable[HeldDecision], now: datetime) -> list[WaitingApproval]:
@@ -282,43 +317,6 @@ def age_words(hours: float) -> str:
     if hours < 1:
         return f"{round(hours * 60)} min"
     return f"{round(hours)} h" if hours < 48 else f"{round(hours / 24)} days"
-
-
-def _n(count: int, one: str, many: str | None = None) -> str:
-    return f"{count} {one if count == 1 else (many or one + 's')}"
-
-
-def headline(m: OverviewMetrics) -> str:
-    """One sentence a stakeholder reads first, e.g. "18 exceptions, 5 decided; the agent was overruled on 1; ..."."""
-    queues = {q.queue: q for q in m.queues}
-    agreement = {a.kind: a for a in m.agreement}
-    parts = []
-    for name, kind, noun in (("Finance exceptions", "exception", "exception"), ("Support tickets", "ticket", "ticket")):
-        q = queues.get(name)
-        if q is None:
-            continue
-        part = f"{_n(q.total, noun)}, {q.decided + q.pending_delivery} decided"
-        overruled = agreement[kind].overridden if kind in agreement else 0
-        if kind == "exception" and overruled:
-            part += f" (the agent was overruled on {overruled})"
-        parts.append(part)
-    if m.approvals_waiting:
-        oldest = age_words(m.approvals_waiting[0].age_hours)
-        parts.append(f"{_n(m.approvals_waiting_total, 'approval')} waiting for a second approver (the oldest for {oldest})")
-    co = m.crowd_out
-    parts.append(f"{_n(co.prevented, 'exception')} where a plain search would have missed exact precedents" if co.checked
-                 else "not yet checked whether a plain search would miss exact precedents")
-    inc = m.incidents
-    if not inc.checked:
-        parts.append("the agents' runs not checked for incidents yet")
-    elif inc.leaks:
-        parts.append(f"{_n(inc.leaks, 'ticket')} where another customer's records reached the agent")
-    else:
-        parts.append("no cross-customer leak")
-    others = inc.cases - inc.leaks
-    if inc.checked and others > 0:
-        parts.append(f"{_n(others, 'other case')} with incidents")
-    return "; ".join(parts) + "."
 
 
 def incident_label(kind: str) -> str:
@@ -364,21 +362,27 @@ def build(
     start: date | None = None,
     end: date | None = None,
     waiting: Iterable[HeldDecision] = (),
-    waiting_total: int | None = None,
+    held: Mapping[str, Mapping[str, str]] | None = None,
+    blind: Iterable[BlindCase] = (),
+    incident_cases: Mapping[str, Iterable[CaseIncidents]] | None = None,
     now: datetime | None = None,
 ) -> OverviewMetrics:
-    """`standing`, `states`: case kind -> the bank's standing decisions counted, and each case's newest state;
-    `waiting`: the oldest decisions awaiting a second approval, of `waiting_total` (all of them when None)."""
+    """`standing`, `states`: case kind -> the bank's standing decisions counted, and each case's standing state;
+    `held`: case kind -> case id -> the status of its held decision; `waiting`: the oldest decisions awaiting a second
+    approval, `blind`: the cases awaiting a blind second review or a lead, `incident_cases`: case kind -> the cases with
+    incidents (each is kept only when queued)."""
     no_vendor = {c.case_id for counts in standing.values() for c in counts if c.case_id}  # overrides whose record has no vendor tag
     vendor_of = {case_id: case.vendor_code for case_id, case in cases_named(cases, no_vendor).items()}
     agreement, overrides, daily = decision_metrics(standing, vendor_of, start, end)
-    waiting_rows = approvals_waiting(waiting, now or datetime.now(UTC))
+    now = now or datetime.now(UTC)
+    queued = {"exception": {c.id for c in cases}, "ticket": {t.id for t in tickets}}
+    found = [c for kind, found in (incident_cases or {}).items() for c in found if c.case_id in queued.get(kind, set())]
     return OverviewMetrics(
         start=start, end=end, decisions_in_range=sum(a.decisions for a in agreement),
-        queues=queue_status(cases, tickets, states), agreement=agreement, overrides=overrides, daily=daily,
+        queues=queue_status(cases, tickets, states, held), agreement=agreement, overrides=overrides, daily=daily,
         crowd_out=crowd_out_summary(cases, finance, missed), legacy=legacy_summary(tickets, ticket_flags),
-        incidents=incident_summary(incidents or {}, agent_tally),
+        incidents=incident_summary(incidents or {}, agent_tally, found),
         coverage=coverage, coverage_error=coverage_error, latency=latency_stats(latencies),
-        approvals_waiting=waiting_rows, approvals_waiting_total=len(waiting_rows) if waiting_total is None else waiting_total,
-        curation=CurationCounts.model_validate(curation or {}),
+        approvals_waiting=approvals_waiting((h for h in waiting if h.stored.case_id in queued.get(h.stored.case_kind, set())), now),
+        held_blind=held_blind(blind, queued, now), curation=CurationCounts.model_validate(curation or {}),
     )

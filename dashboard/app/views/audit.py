@@ -6,8 +6,12 @@ import streamlit as st
 from components.curation import render_curation_log
 from components.status_banner import plain_error
 from components.when import local_time
-from dashboard.app import access, resources
-from dashboard.reporting.audit_export import AuditFilter, audit_rows, blind_until_reviewed, to_csv, to_json
+from dashboard.app import access, case_figures, resources
+from dashboard.finance.models import ExceptionCase
+from dashboard.queue_files import QueueFileError, shared_rows
+from dashboard.reporting.audit_export import HIDDEN, AuditFilter, audit_rows, to_csv, to_json
+from dashboard.reporting.headline import figures_words
+from dashboard.support.models import Ticket
 
 st.title("Decision audit log")
 st.caption("Every reviewer decision, newest first, and whether it is stored in Hindsight yet. A revised decision is a new row: nothing is overwritten.")
@@ -29,7 +33,12 @@ STORED = {
 
 
 def decision_text(r) -> str:
-    """One decision read in full: what was decided, over what, why, by whom, when, whether it is stored, its note."""
+    """One decision read in full: what was decided, over what, why, by whom, when, whether it is stored, its note.
+    A first decision awaiting its blind second review says none of it (its fields are hidden: blind_until_reviewed)."""
+    if r.outcome == HIDDEN:
+        when = local_time(datetime.fromisoformat(r.decided_at))
+        return (f"#{r.audit_id} {r.case_id}: a first decision, {when}; who decided what is hidden until the blind second review. "
+                f"Stored in Hindsight? {STORED.get(r.delivery, r.delivery)}")
     how = f"overrode the agent's {r.agent_recommendation}" if r.overridden else "as the agent recommended"
     reason = f", reason {r.reason_code}" if r.reason_code else ""
     when = local_time(datetime.fromisoformat(r.decided_at))
@@ -48,7 +57,17 @@ if step is not None and access.permitted("manage_deliveries"):
 
 outbox = resources.outbox()
 history = outbox.history()
-rows = blind_until_reviewed(audit_rows(history, resources.decisions().second_reviews.trail([e.id for e in history])))
+settings = resources.settings()
+queues = {"exception": (settings.finance_bank, ExceptionCase, settings.exceptions_file, "Finance exceptions"),
+          "ticket": (settings.support_bank, Ticket, settings.tickets_file, "Support tickets")}
+for kind, (bank, model, path, name) in queues.items():  # the same figures as the Overview's, counted by the same function
+    try:
+        ids = [row.id for row in shared_rows(path, model)]
+    except QueueFileError:
+        st.caption(f"{name}: the queue file could not be loaded (the Overview says why).")
+        continue
+    st.text(f"{name}: {len(ids)} cases, {figures_words(case_figures.queue_figures(bank, kind, ids))}.")
+rows = audit_rows(history, resources.decisions().second_reviews.trail([e.id for e in history]), case_figures.log_statuses(history))
 if not rows:
     st.info("No decisions recorded yet.", icon=":material/info:")
     st.stop()
@@ -90,7 +109,7 @@ HEADERS = {
     "case_id": "case", "overridden": "overrode the agent", "reason_code": "reason", "agent_recommendation": "agent recommended",
     "cited_evidence": "evidence cited", "decided_on_evidence": "evidence seen", "bank_id": "memory bank",
     "document_id": "stored as", "delivery": "stored in Hindsight?", "attempts": "delivery attempts",
-    "last_error": "last delivery error", "delivered_at": "stored at",
+    "last_error": "last delivery error", "delivered_at": "stored at", "case_status": "the case now",
 }
 frame = pd.DataFrame([r.model_dump() for r in kept])
 if "delivery" in frame:

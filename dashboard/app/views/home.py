@@ -1,7 +1,7 @@
 import streamlit as st
 
 from components.overview import render_banks, render_queues, render_server
-from dashboard.app import audit, resources
+from dashboard.app import audit, case_figures, resources
 from dashboard.reporting.home import build_overview
 
 st.title("Recall Review")
@@ -18,11 +18,9 @@ with st.container(horizontal=True):
 
 overview = build_overview(resources.gateway(), resources.settings())
 render_server(overview.server)
-left, right = st.columns(2)
-with left:
-    render_banks(overview.banks)
-with right:
-    render_queues(overview.queues)
+render_banks(overview.banks)  # the whole width: no cell cut at 1440 wide
+# the same figures as the Overview's and the Audit log's, counted by the same function
+render_queues(overview.queues, {q.name: case_figures.queue_figures(q.bank_id, q.kind, q.ids) for q in overview.queues if not q.error})
 
 st.subheader("Audit log: what the agents actually recalled")
 settings = resources.settings()

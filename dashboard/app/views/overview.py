@@ -11,7 +11,7 @@ import streamlit as st
 from components import overview_charts as charts
 from components.label_quality import render_label_quality
 from components.review_agreement import render_calibration, render_reviewer_agreement
-from dashboard.app import audit, finance_recalls, resources, ticket_recalls
+from dashboard.app import audit, case_figures, finance_recalls, resources, ticket_recalls
 from dashboard.app.kept_while_same import ids_of
 from dashboard.finance.decisions import document_id_for
 from dashboard.finance.models import ExceptionCase
@@ -139,17 +139,19 @@ def page() -> None:
 
     coverage, coverage_error = coverage_of(settings, customers, reachable)
     ticket_stored = resources.casework().flags(settings.support_bank, "ticket")
-    approvals = resources.decisions().approvals
     log = resources.recall_log()
+    waiting = [h for h in resources.decisions().approvals.waiting(limit=WAITING_LISTED) if h.stored.bank_id == banks.get(h.stored.case_kind)]
     metrics = overview_metrics.build(
         standing=standing, states={kind: outbox.decision_states(bank, kind) for kind, bank in banks.items()},
+        held={kind: case_figures.held_now(bank, kind) for kind, bank in banks.items()},
+        blind=[c for kind, bank in banks.items() for c in case_figures.blind_now(bank, kind)],
         cases=cases, tickets=tickets, finance=finance_queue.finance(), missed=finance_queue.missed(overview_metrics.MISSED_LISTED),
         ticket_flags={t.id: ticket_flags.stored(ticket_stored.get(t.id)) for t in tickets},
         incidents={"exception": finance_queue.incidents(), "ticket": ticket_queue.incidents()},
+        incident_cases={kind: case_figures.incident_cases(bank, kind) for kind, bank in banks.items()},
         agent_tally=resources.agent_runs().tally(list(settings.banks)),
         latencies=log.latencies(), coverage=coverage, coverage_error=coverage_error, start=start, end=end,
-        waiting=approvals.waiting(limit=WAITING_LISTED), waiting_total=approvals.waiting_count(),
-        curation=resources.curation().counts(*overview_metrics.day_bounds(start, end)),
+        waiting=waiting, curation=resources.curation().counts(*overview_metrics.day_bounds(start, end)),
     )
     with headline:
         charts.render_headline(metrics)
@@ -157,7 +159,7 @@ def page() -> None:
     left, right = st.columns(2)
     with left:
         charts.render_queues(metrics)
-        charts.render_approvals_waiting(metrics)
+        charts.render_held(metrics)
         charts.render_recommendations(metrics)
         charts.render_overrides(metrics)
         charts.render_legacy(metrics)

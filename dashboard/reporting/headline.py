@@ -1,0 +1,86 @@
+"""The Overview's headline and the case figures in words, as a stakeholder asks: how many cases, how many decided,
+how often people overrule the agent, what went wrong and where. No Streamlit here.
+
+The figures come from review/figures.py and agents.incidents.incident_figures, so every page that says them in
+words (the Overview, the Audit log, Home) says the same numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from dashboard.agents.incidents import IncidentFigures, naive_words
+from dashboard.reporting.overview import OverviewMetrics, incident_label, total
+from dashboard.review.figures import CaseFigures
+
+NOUNS = {"exception": ("exception", "exceptions"), "ticket": ("ticket", "tickets")}
+NAMED = 3  # cases named per incident kind; the rest are counted
+
+
+def n(count: int, one: str, many: str | None = None) -> str:
+    return f"{count} {one if count == 1 else (many or one + 's')}"
+
+
+def held_words(f: CaseFigures) -> str:
+    """e.g. "3 held (1 for a second approver, 1 for a blind second review, 1 awaiting the lead)"; "" when none."""
+    if not f.held:
+        return ""
+    kinds = [(f.held_for_approver, "for a second approver"), (f.held_for_blind_review, "for a blind second review"),
+             (f.awaiting_lead, "awaiting the lead")]
+    return f"{f.held} held (" + ", ".join(f"{count} {what}" for count, what in kinds if count) + ")"
+
+
+def figures_words(f: CaseFigures) -> str:
+    """e.g. "3 decided, 3 held (1 for a second approver, ...), 24 open": what a queue's cases are now."""
+    decided = f"{f.decided} decided" + (f" ({f.pending_delivery} not yet stored in memory)" if f.pending_delivery else "")
+    opened = f"{f.open} open" + (f" ({f.returned} returned by the second approver)" if f.returned else "")
+    return ", ".join(part for part in (decided, held_words(f), opened) if part)
+
+
+def cases_sentence(queues: Sequence) -> str:
+    """e.g. "30 cases (18 exceptions, 12 tickets): 3 decided, 3 held (...), 24 open."."""
+    every = total(queues)
+    each = ", ".join(n(q.cases, *NOUNS.get(q.kind, ("case", "cases"))) for q in queues)
+    return f"{n(every.cases, 'case')} ({each}): {figures_words(every)}."
+
+
+def overrule_sentence(m: OverviewMetrics) -> str:
+    decisions = sum(a.decisions for a in m.agreement)
+    if not decisions:
+        return "No decision made in the date range yet."
+    overruled = sum(a.overridden for a in m.agreement)
+    return f"People overruled the agent on {overruled} of the {n(decisions, 'decision')} made in the date range ({overruled / decisions:.0%})."
+
+
+def _cases(found: list[tuple[str, str]]) -> str:
+    """e.g. "2 tickets (T-2004, T-2010)"; past NAMED, "and 4 more"."""
+    kind = found[0][0]
+    ids = [case_id for _, case_id in found]
+    named = ", ".join(ids[:NAMED]) + (f" and {len(ids) - NAMED} more" if len(ids) > NAMED else "")
+    return f"{n(len(ids), *NOUNS.get(kind, ('case', 'cases')))} ({named})"
+
+
+def where_words(found: IncidentFigures) -> list[str]:
+    """Where each kind of incident happened: "2 tickets (T-2004, T-2010): another customer's records reached the answer"."""
+    parts = []
+    for kind, cases in found.where.items():
+        by_case_kind = [[c for c in cases if c[0] == case_kind] for case_kind in dict.fromkeys(k for k, _ in cases)]
+        parts.append(" and ".join(_cases(group) for group in by_case_kind) + f": {incident_label(kind)}")
+    return parts
+
+
+def wrong_sentence(m: OverviewMetrics) -> str:
+    inc = m.incidents
+    if not inc.checked:
+        return "The agents' runs are not checked for incidents yet."
+    if not inc.cases:
+        return f"No incident in the agents' recalls ({n(inc.checked, 'case')} checked)."
+    naive = naive_words(inc.found)
+    return (f"What went wrong: {n(inc.cases, 'case')} with incidents, " + (f"{naive}: " if naive else "")
+            + "; ".join(where_words(inc.found)) + ".")
+
+
+def headline(m: OverviewMetrics) -> str:
+    """What a stakeholder reads first: the cases and what is decided or held, how often people overrule the agent,
+    what went wrong and where (saying so when the demo's deliberately naive agents did it)."""
+    return " ".join([cases_sentence(m.queues), overrule_sentence(m), wrong_sentence(m)])

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
+from pydantic import ValidationError
 
 from components.safe_text import md
 from components.when import local_time
@@ -30,6 +31,7 @@ from dashboard.traces.request import (
     TracedRecall,
     TraceRequest,
 )
+from dashboard.traces.request_problem import request_problem
 from dashboard.traces.verdict import SHORT_ARM_NAMES, CaseFocus, exact_ids, verdict
 
 EXACT_MARK = "★"
@@ -91,9 +93,8 @@ def render_console(default: TraceRequest | None, banks: list[str]) -> TraceReque
             bank=bank.strip(), query=query.strip(), tags=tuple(t.strip() for t in tags.split(",") if t.strip()),
             tags_match=tags_match, budget=budget, max_tokens=int(max_tokens), types=tuple(types) or None,
         )
-    except ValueError as exc:
-        st.error("This query cannot be traced:", icon=":material/error:")
-        st.code(str(exc), language=None)
+    except ValidationError as exc:  # one plain sentence naming the field, never pydantic's dump
+        st.error("This query cannot be traced. " + md(request_problem(exc)), icon=":material/error:")
         return None
 
 

@@ -7,7 +7,6 @@ then-vs-now calls the decision new since then, and nothing its recall returned t
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime
 
 import pytest
 
@@ -15,14 +14,14 @@ from dashboard.agents.cause_inputs import explained
 from dashboard.agents.findings import case_then_now, find_incidents
 from dashboard.agents.runner import run_exception
 from dashboard.cli.seed import finance_records
-from dashboard.finance.decisions import document_id_for, exception_decision, precedent_record
+from dashboard.finance.decisions import document_id_for
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import assess
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.hindsight.wire import RecalledMemory
 from dashboard.review.agent_runs import AgentRunStore
 from dashboard.review.outbox import Outbox
-from tests.helpers import demo_case
+from tests.helpers import demo_case, exception_proposal
 
 CASE = demo_case("E-1002")  # V02 price variance: the naive agent's crowd-out in the demo
 LATER = ExceptionCase(**{**CASE.model_dump(), "id": "E-9002"})  # another Acme price variance, decided after the run
@@ -46,9 +45,8 @@ def test_a_run_is_judged_on_the_precedents_that_existed_when_it_recalled(hindsig
     assert len(existing) == 2  # the demo's two Acme price-variance precedents
 
     _, rec = assess(two_stage_recall(gw.recall, audited_bank, CaseKey.of(LATER), LATER.recall_query()))
-    decision = exception_decision(LATER, rec, reviewer="Dana", authenticated=False, action="accept_recommendation",
-                                  now=lambda: datetime.now(UTC))
-    stored, _ = outbox.submit(audited_bank, decision, precedent_record(LATER, decision, rec), gw.retain)
+    proposal = exception_proposal(LATER, rec, "Dana")
+    stored, _ = outbox.submit(audited_bank, proposal.decision, proposal.record, gw.retain)
     assert outbox.get(stored.id).state == "delivered"
     later = document_id_for(LATER.id)
 

@@ -2,9 +2,11 @@
 another setting would have changed (the fusion lab). A trace runs only when a person presses a button."""
 
 import streamlit as st
+from pydantic import ValidationError
 
 from components.ab_view import render_ab_tab
 from components.evidence_view import render_evidence_tab, render_knob_guide
+from components.safe_text import md
 from components.trace_link import case_focus, link_back, trace_url
 from components.trace_view import render_console, render_trace
 from components.why_not_view import render_why_not
@@ -22,6 +24,7 @@ from dashboard.support.models import Ticket
 from dashboard.traces.evidence import bench
 from dashboard.traces.replay import ReplaySettings
 from dashboard.traces.request import TraceRequest, TraceStore, case_of_link, reachable
+from dashboard.traces.request_problem import request_problem
 from dashboard.traces.why_not import WhyNot, explain, find_documents, load_document
 
 STORE_KEY = "trace_store"
@@ -39,10 +42,9 @@ banks = list(resources.settings().banks)
 
 try:
     linked = TraceRequest.from_query_params(st.query_params)
-except ValueError as exc:
+except ValidationError as exc:  # one plain sentence naming the field, never pydantic's dump
     linked = None
-    st.error("This link does not name a recall that can be traced:", icon=":material/link_off:")
-    st.code(str(exc), language=None)
+    st.error("This link does not name a recall that can be traced. " + md(request_problem(exc)), icon=":material/link_off:")
 if linked is not None and not reachable(linked, banks):
     # Nothing of another bank is shown or fetched, not even its name.
     linked = None

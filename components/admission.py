@@ -7,6 +7,7 @@ support lead reads (a record, why it was used or not) is wrapped text in full, n
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 
 import streamlit as st
@@ -15,7 +16,7 @@ from components.glossary import SUPPORT_TERMS, render_glossary
 from components.status_banner import plain_error
 from components.trace_link import trace_link
 from components.when import local_time
-from dashboard.review.decision import decision_summary
+from dashboard.review.decision import decision_summary, outcome_words
 from dashboard.review.outbox import StoredDecision
 from dashboard.support.admission import Verdict, marker
 from dashboard.support.migration import Coverage, MigrationPlan, MigrationReport
@@ -111,9 +112,18 @@ def render_evidence(recall: TicketRecall, label: Callable[[str], None] | None = 
     else:
         st.text("No old record proved it belongs to this customer.")
     st.subheader(f"Records found but not used ({len(recall.legacy_rejected)})")
-    st.caption("The search found them; none of them is this customer's by the rule, so none reaches the response.")
-    if recall.legacy_rejected:
+    if not recall.legacy_rejected:
+        return
+    st.text(rejected_summary(recall.legacy_rejected))
+    with st.expander("Each record, its text and why it was not used", icon=":material/visibility_off:"):
+        st.caption("The search found them; none of them is this customer's by the rule, so none reaches the response.")
         _cards(recall.legacy_rejected)
+
+
+def rejected_summary(rejected: Sequence[TicketEvidence]) -> str:
+    """One line of verdicts for the records found but not used, most common first."""
+    counts = Counter(plain_verdict(e.verdict).removeprefix("not used: ") for e in rejected)
+    return "Not used because: " + "; ".join(f"{why} ({n})" for why, n in counts.most_common()) + "."
 
 
 def render_how_recalled(recall: TicketRecall, bank_id: str, ticket_id: str | None = None) -> None:
@@ -153,17 +163,17 @@ def render_decision_state(stored: StoredDecision | None) -> None:
         st.info("Open: no reviewer decision yet.", icon=":material/pending:")
         return
     d = stored.decision
-    delivery = {"delivered": "retained into Hindsight", "pending": "waiting to be retained (will retry)",
+    delivery = {"delivered": "saved to the agents' memory", "pending": "waiting to be saved to the agents' memory (will retry)",
                 "superseded": "superseded by a newer decision",
                 "failed": "refused by Hindsight, parked for a lead (Audit log)",
                 "discarded": "refused by Hindsight and discarded by a lead"}.get(stored.state, stored.state)
     box = st.success if stored.state == "delivered" else st.warning
-    box(f"Decided ({(d.ticket_action or d.outcome).replace('_', ' ')}), audit #{stored.id}: {delivery}.", icon=":material/gavel:")
+    box(f"Decided: {outcome_words(d)}, decision #{stored.id}: {delivery}.", icon=":material/gavel:")
     who = "signed in" if d.authenticated else "unauthenticated"
     st.text(f"By {d.reviewer} ({who}) on {local_time(d.decided_at)}\n{decision_summary(d)}")
     if stored.last_error:
         st.text(f"Last delivery error: {plain_error(stored.last_error)}")
-    with st.expander("Retained response"):
+    with st.expander("The response as saved to memory"):
         st.text(stored.record.content)
 
 

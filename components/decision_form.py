@@ -1,43 +1,39 @@
-"""The reviewer's decision form (a st.form, so AppTest can submit it)."""
+"""A finance case's decision form (a st.form, so AppTest can submit it) and the long-note refusal.
+
+Every input is keyed by its case, so nothing chosen or typed on one case appears on another; a submit (the form's
+button, or the accept key through `submission.hold`) carries the case and what its screen showed (`Shown`), which
+the decision service checks against the case as it is when the decision is recorded."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
 import streamlit as st
 
+from components import submission
+from components.attention import draw_attention
 from components.safe_text import md
-
 from dashboard.finance.decisions import REASON_CODES
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import Recommendation
-from dashboard.review.decision import NOTE_MAX_CHARS, OUTCOMES
+from dashboard.review.decision import NOTE_MAX_CHARS, OUTCOME_WORDS, OUTCOMES, Shown
 
-APPROVE, OVERRIDE = "Approve the recommendation", "Override"
-SUBMIT_KEY, NOTE_KEY, LONG_NOTE_KEY = "decision_submit", "decision_note", "decision_long_note"
-
-
-@dataclass(frozen=True)
-class FormInput:
-    action: str  # approve_recommendation | override
-    outcome: str | None
-    reason_code: str | None
-    note: str
-    reviewer: str | None
-    authenticated: bool
+ACCEPT, OVERRIDE = "accept", "override"
+NOTE_LABEL, OUTCOME_LABEL = "Note", "Override outcome"
+LONG_NOTE_KEY = "decision_long_note"
 
 
-def reviewer_field(me) -> None:
-    """The reviewer identity (`me`: who the app says acts): the signed-in user, else a name field (outside the
-    form: the Approve key and the claim use it without submitting the form)."""
-    if me.signed_in:
-        st.text(f"Recorded as {me.name} (signed in).")
-        return
-    st.text_input("Reviewer name", max_chars=120, key="reviewer_name", help="Required. Recorded as unauthenticated: login is not configured.")
+def field_keys(case_id: str) -> dict[str, str]:
+    """The session keys of one case's form fields."""
+    return {field: f"decision_{field}_{case_id}" for field in ("choice", "outcome", "reason", "note")}
 
 
-def hold_long_note(case_id: str, note: str, box_key: str = NOTE_KEY) -> None:
+def accept_label(action: str) -> str:
+    """The accept control names the outcome it records: "Accept: reject", "Accept: approve for payment"."""
+    return f"Accept: {OUTCOME_WORDS[action]}"
+
+
+def hold_long_note(case_id: str, note: str, box_key: str) -> None:
     """A note over the limit was refused: the next run keeps its first NOTE_MAX_CHARS characters in the box
     `box_key` and shows the rest in full beside it, so nothing typed is lost (call st.rerun after)."""
     st.session_state[LONG_NOTE_KEY] = {
@@ -45,61 +41,64 @@ def hold_long_note(case_id: str, note: str, box_key: str = NOTE_KEY) -> None:
     }
 
 
-def long_note(case_id: str) -> None:
+def refill_long_note(case_id: str) -> dict | None:
     """Before the note box is drawn: a note held by `hold_long_note` for this case goes back into its box, cut to
-    the limit, with what was cut shown in full."""
+    the limit; returns it (for `show_long_note`, after the form), or None."""
     held = st.session_state.get(LONG_NOTE_KEY)
     if not held or held["case"] != case_id:
         st.session_state.pop(LONG_NOTE_KEY, None)
-        return
+        return None
     if not held["applied"]:  # set before the box is drawn: a widget's value cannot change once it is
         st.session_state[held["box"]], held["applied"] = held["kept"], True
-    st.warning(
-        f"Not submitted: your note was {len(held['kept']) + len(held['cut']):,} characters; the limit is {NOTE_MAX_CHARS:,}. The box keeps "
-        f"the first {NOTE_MAX_CHARS:,}; the last {len(held['cut']):,} were cut and are below, to copy what you need.",
-        icon=":material/content_cut:",
-    )
-    st.code(held["cut"], language=None, wrap_lines=True, height=240)  # plain text, in full (it scrolls)
+    return held
 
 
-def decision_form(case: ExceptionCase, rec: Recommendation, me, *, disabled: bool = False,
-                  why: str = "someone else holds this case (see who above)", reasons: Mapping[str, str] = REASON_CODES) -> FormInput | None:
-    """Draw the form (after `reviewer_field`); returns what was submitted (not yet validated), or None."""
-    long_note(case.id)
+def show_long_note(held: dict | None, *, where: str, note_label: str = NOTE_LABEL) -> None:
+    """Under the form's button, where the reviewer just clicked: why the note was refused, and what was cut, in
+    full, to copy what they need; brought into view with the note box focused."""
+    if not held:
+        return
+    with st.container(key=where):
+        st.warning(
+            f"Not submitted: your note was {len(held['kept']) + len(held['cut']):,} characters; the limit is {NOTE_MAX_CHARS:,}. "
+            f"The box keeps the first {NOTE_MAX_CHARS:,}; the last {len(held['cut']):,} were cut and are below, to copy what you need.",
+            icon=":material/content_cut:",
+        )
+        st.code(held["cut"], language=None, wrap_lines=True, height=240)  # plain text, in full (it scrolls)
+    if not held.get("shown"):  # once: later runs leave the reviewer where they are
+        held["shown"] = True
+        draw_attention(scroll_to=where, focus=note_label, key=f"{where}_attention")
+
+
+def decision_form(case: ExceptionCase, rec: Recommendation, shown: Shown, pending: str, *, disabled: bool = False,
+                  why: str = "someone else holds this case (see who above)", reasons: Mapping[str, str] = REASON_CODES) -> dict | None:
+    """Draw the case's form. Its button holds what was submitted, with `shown`, under
+    the session key `pending` (the page takes it with `submission.take`). Returns the long note it refused, if any."""
+    keys = field_keys(case.id)
+    held_note = refill_long_note(case.id)
     if disabled:  # a greyed-out form says why
         st.caption(md(f"The form is off: {why}."))
-    with st.form(key=f"decision_form_{case.id}"):
-        choice = st.radio(
-            "Decision", [APPROVE, OVERRIDE], horizontal=True, key="decision_choice",
-            captions=[f"record {rec.action}, as recommended", "record another outcome, with a reason"], disabled=disabled,
+    with st.form(key=f"decision_form_{case.id}", border=True):
+        st.radio(
+            "Decision", [ACCEPT, OVERRIDE], horizontal=True, key=keys["choice"], disabled=disabled,
+            format_func=lambda c: accept_label(rec.action) if c == ACCEPT else "Override",
+            captions=[f"record {OUTCOME_WORDS[rec.action]}, as the agent recommends", "record another outcome, with a reason"],
         )
-        others = [o for o in OUTCOMES if o != rec.action]  # overriding to the recommendation is approving it
-        outcome = st.selectbox(
-            "Override outcome", others, index=None, placeholder="Only for an override", key="decision_outcome", disabled=disabled,
-            help=f"The agent recommends {rec.action}: an override records one of the others.",
+        others = [o for o in OUTCOMES if o != rec.action]  # overriding to the recommendation is accepting it
+        st.selectbox(
+            OUTCOME_LABEL, others, index=None, placeholder="Only for an override", key=keys["outcome"], disabled=disabled,
+            format_func=OUTCOME_WORDS.get, help=f"The agent recommends {OUTCOME_WORDS[rec.action]}: an override records one of the others.",
         )
         # A list, not a select box: at the form's width a select box cuts "GOODS_NOT_RECEIVED: Goods or ..."; each
         # code and its label read in full, wrapped.
-        reason = st.radio(
+        st.radio(
             "Reason code (required for an override)", list(reasons), index=None,
-            format_func=lambda code: f"{code}: {reasons[code]}", key="decision_reason", disabled=disabled,
+            format_func=lambda code: f"{code}: {reasons[code]}", key=keys["reason"], disabled=disabled,
         )
         # No max_chars: the browser would drop a longer paste whole; the limit is checked on submit instead.
-        note = st.text_area("Note", key=NOTE_KEY, disabled=disabled, help=f"At most {NOTE_MAX_CHARS:,} characters.")
-        submitted = st.form_submit_button("Submit decision", type="primary", key=SUBMIT_KEY, disabled=disabled)
-    if not submitted:
-        return None
-    return FormInput(
-        action="approve_recommendation" if choice == APPROVE else "override", outcome=outcome, reason_code=reason,
-        note=note or "", reviewer=_name(me), authenticated=me.signed_in,
-    )
-
-
-def quick_approval(me) -> FormInput:
-    """What the Approve key submits: the recommendation as it is, under the current reviewer identity."""
-    return FormInput(action="approve_recommendation", outcome=None, reason_code=None, note="", reviewer=_name(me), authenticated=me.signed_in)
-
-
-def _name(me) -> str | None:
-    # The name as typed in this run: the form may be submitted in the run the name is typed.
-    return me.name if me.signed_in else st.session_state.get("reviewer_name")
+        st.text_area(NOTE_LABEL, key=keys["note"], disabled=disabled, help=f"At most {NOTE_MAX_CHARS:,} characters.")
+        st.form_submit_button(
+            "Record decision", type="primary", key=f"decision_submit_{case.id}", disabled=disabled,
+            on_click=submission.hold, args=(pending, shown, "form", keys),
+        )
+    return held_note

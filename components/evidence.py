@@ -5,7 +5,7 @@ Memory text is untrusted: it is drawn only with st.dataframe / st.text, never th
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import date
 
 import pandas as pd
@@ -14,12 +14,11 @@ import streamlit as st
 from components.safe_text import md
 from components.trace_link import trace_link
 from components.when import local_day, local_time
-from dashboard.finance.decisions import REASON_CODES
 from dashboard.finance.matching import MatchStatus
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import Recommendation
 from dashboard.finance.recall import PassInfo, PrecedentEvidence, TwoStageResult
-from dashboard.review.decision import decision_summary
+from dashboard.review.decision import OUTCOME_WORDS, decision_summary, outcome_words
 from dashboard.review.outbox import StoredDecision
 from dashboard.traces.request import TraceRequest
 
@@ -47,22 +46,23 @@ def render_match(status: MatchStatus) -> None:
     st.text("\n".join(status.lines))
 
 
-def render_decided(stored: StoredDecision | None) -> None:
+def render_decided(stored: StoredDecision | None, reasons: Mapping[str, str] | None = None) -> None:
+    """The case's decision as it stands (`reasons`: the reason labels configured for the case)."""
     if stored is None:
         st.info("Open: no reviewer decision yet.", icon=":material/pending:")
         return
     d = stored.decision
     who = f"{d.reviewer} ({'signed in' if d.authenticated else 'unauthenticated'})"
-    how = f"override of {d.agent_recommendation}" if d.overridden else "recommendation approved"
+    how = f"override of {OUTCOME_WORDS.get(d.agent_recommendation or '', 'the recommendation')}" if d.overridden else "as the agent recommended"
     # The reviewer's name was typed by a person: escaped, it shows as written and nothing in it is fetched.
-    line = f"Decided: {d.outcome} ({how}) by {md(who)} on {local_time(d.decided_at)}; audit #{stored.id}"
+    line = f"Decided: {outcome_words(d)} ({how}) by {md(who)} on {local_time(d.decided_at)}; decision #{stored.id}"
     if stored.state == "pending":
-        st.warning(line + ". Delivery to memory is pending.", icon=":material/schedule:")
+        st.warning(line + ". Saving to the agents' memory is pending.", icon=":material/schedule:")
     elif stored.state in ("failed", "discarded"):
         st.error(line + f". Hindsight refused it ({stored.state}); a lead can retry or discard it on the Audit log.", icon=":material/report:")
     else:
-        st.success(line + "; stored in Hindsight.", icon=":material/task_alt:")
-    st.text(decision_summary(d, REASON_CODES))  # the reason and the note, in full
+        st.success(line + "; saved to the agents' memory.", icon=":material/task_alt:")
+    st.text(decision_summary(d, reasons))  # the reason and the note, in full
     if stored.last_error and stored.state != "delivered":
         st.text(f"last error: {stored.last_error}")
 
@@ -70,7 +70,7 @@ def render_decided(stored: StoredDecision | None) -> None:
 def render_recommendation(rec: Recommendation) -> None:
     """The agent's recommendation in a few lines: action and confidence, then why, in plain words."""
     with st.container(horizontal=True, vertical_alignment="center", gap="large"):
-        st.metric("Action", rec.action.upper(), width="content")
+        st.metric("Agent recommends", OUTCOME_WORDS[rec.action].capitalize(), width="content")
         st.metric("Confidence", f"{rec.confidence:.2f}", width="content")
         if rec.policy == "no_evidence":
             st.warning("No evidence at hand: the recall could not run.", icon=":material/cloud_off:")

@@ -12,6 +12,7 @@ from collections.abc import Callable, Container, Sequence
 
 import streamlit as st
 
+from components.attention import draw_attention
 from components.safe_text import md
 from components.when import local_clock, local_time
 from dashboard.review.casework import Casework
@@ -19,6 +20,7 @@ from dashboard.review.workflow import age_label, next_unreviewed, sla_state
 
 SLA_COLORS = {"on time": "gray", "due": "orange", "overdue": "red"}
 Require = Callable[[], bool]
+REVIEWER_LABEL = "Reviewer name"
 
 
 def select_case(table_key: str, param: str, ids: Sequence[str], case_id: str) -> None:
@@ -61,14 +63,6 @@ def keep_selection(
         select_case(table_key, param, ids, next_unreviewed(ids, None, decided) or ids[0])
 
 
-def advance_after_decision(goto_key: str, ids: Sequence[str], current: str, decided: Container[str]) -> None:
-    """After a decision on `current`: the next run opens the next unreviewed case (when the toggle is on)."""
-    if st.session_state.get("auto_advance", True):
-        target = next_unreviewed(ids, current, decided)
-        if target is not None:
-            st.session_state[goto_key] = target
-
-
 def auto_advance_toggle() -> None:
     st.toggle("Open the next unreviewed case after a decision", value=True, key="auto_advance")
 
@@ -83,16 +77,45 @@ def notice(message: str, ok: bool = True) -> None:
     (st.success if ok else st.error)(md(message), icon=":material/check_circle:" if ok else ":material/block:")
 
 
-def flash(key: str) -> None:
-    """Show the confirmation a previous run left before its rerun, with what was decided (the note in full)."""
+class Slot:
+    """The place for what an action says, next to the control that caused it (a keyed container, so the browser
+    can bring it into view): a refusal there is scrolled into the viewport and the field to fix is focused."""
+
+    def __init__(self, key: str):
+        self.key = key
+        self.box = st.container(key=key)
+
+    def refuse(self, message: str, *, focus: str | None = None) -> None:
+        with self.box:
+            notice(message, ok=False)
+        draw_attention(scroll_to=self.key, focus=focus, key=f"{self.key}_attention")
+
+
+def flash(key: str, slot: Slot | None = None) -> None:
+    """Show the confirmation a previous run left before its rerun, with what was decided (the note in full), in
+    `slot` (else here); when the page moved on to the next case, it is scrolled to its top to show it."""
     pending = st.session_state.pop(key, None)
-    if pending:  # not ok: recorded, but not in memory yet (or nothing recorded in a bulk approval)
-        delivered = pending.get("ok", True)
+    if not pending:
+        return
+    with slot.box if slot is not None else st.container():
+        delivered = pending.get("ok", True)  # not ok: recorded, but not in memory yet (or nothing recorded in a bulk approval)
         (st.success if delivered else st.warning)(md(pending["message"]), icon=":material/check_circle:" if delivered else ":material/schedule:")
         if pending.get("details"):
             st.text(pending["details"])
         if pending.get("error"):
             st.text(f"Delivery error: {pending['error']}")
+    if pending.get("top"):
+        draw_attention(top=True, key=f"{key}_attention")
+
+
+def reviewer_field(me, key: str) -> None:
+    """Who acts (`me`: who the app says acts): the signed-in user, else a name field, in the case's header beside the
+    claim: the accept key, the claim and the form all record under it."""
+    if me.signed_in:
+        st.text(f"Recorded as {me.name} (signed in)")
+        return
+    st.text_input(REVIEWER_LABEL, key=key, max_chars=120, width=260, label_visibility="collapsed",
+                  placeholder="Your reviewer name (required)")
 
 
 def claim_controls(casework: Casework, bank: str, kind: str, case_id: str, me: str | None, require: Require) -> bool:
@@ -120,8 +143,6 @@ def claim_controls(casework: Casework, bank: str, kind: str, case_id: str, me: s
                 st.rerun()
             notice(f"{now_held.holder} claimed this case first.", ok=False)
             return False
-        if me is None:  # a greyed-out button says why
-            st.caption("Claim: type your reviewer name first.")
     return True
 
 
@@ -157,12 +178,12 @@ def render_comments(
                 st.rerun()
 
 
-@st.dialog("Approve these recommendations?")
+@st.dialog("Accept these recommendations?")
 def confirm_bulk(lines: dict[str, str], confirm_key: str) -> None:
-    """One confirmation for a bulk approval (`lines`: case id -> what is approved). The confirmed ids go to
+    """One confirmation for a bulk acceptance (`lines`: case id -> what is accepted). The confirmed ids go to
     `st.session_state[confirm_key]`; the page records each decision on its own after the rerun."""
-    st.text(f"Each of these {len(lines)} case(s) gets its own decision, recorded as approving the agent's recommendation:")
+    st.text(f"Each of these {len(lines)} case(s) gets its own decision, recorded as accepting the agent's recommendation:")
     st.text("\n".join(lines.values()))
-    if st.button(f"Approve all {len(lines)}", key=f"{confirm_key}_yes", type="primary", icon=":material/done_all:"):
+    if st.button(f"Accept all {len(lines)}", key=f"{confirm_key}_yes", type="primary", icon=":material/done_all:"):
         st.session_state[confirm_key] = list(lines)
         st.rerun()

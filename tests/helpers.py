@@ -47,6 +47,7 @@ def demo_ticket(ticket_id: str) -> Ticket:
 
 QUEUE_PANEL = "exception_queue_open"  # the Exceptions page's queue panel: open, its table and bulk approval are drawn
 QUEUE_OPEN = {QUEUE_PANEL: True}
+TICKET_QUEUE_OPEN = {"ticket_queue_open": True}  # the Tickets page's queue panel, open
 
 
 def open_page(page: str | None = None, timeout: float = 60, *, state: dict | None = None, **query_params: str) -> AppTest:
@@ -98,7 +99,7 @@ def record_exception_decision(
     """Record (not deliver) a reviewer's decision on `case` as the Exceptions page does; returns its audit id."""
     when = when or datetime.now(UTC)
     decision = exception_decision(
-        case, rec, reviewer=reviewer, authenticated=False, action="override" if override else "approve_recommendation",
+        case, rec, reviewer=reviewer, authenticated=False, action="override" if override else "accept_recommendation",
         outcome=("approve" if rec.action != "approve" else "reject") if override else None,
         reason_code=reason if override else None, note="n", now=lambda: when,
     )
@@ -164,7 +165,7 @@ def select_row(at: AppTest, table_key: str, column: str, value: str) -> AppTest:
 def exception_proposal(case: ExceptionCase, rec: Recommendation, reviewer: str, outcome: str | None = None, note: str = "") -> Proposal:
     """A reviewer's decision on `case` as the Exceptions page proposes it: the recommendation approved, or (another
     `outcome`) overridden with a reason code."""
-    action = "approve_recommendation" if outcome in (None, rec.action) else "override"
+    action = "accept_recommendation" if outcome in (None, rec.action) else "override"
     decision = exception_decision(case, rec, reviewer=reviewer, authenticated=False, action=action, outcome=outcome,
                                   reason_code="CONTRACT_AMENDMENT" if action == "override" else None, note=note)
     return Proposal(decision=decision, record=precedent_record(case, decision, rec), scope=CaseKey.of(case).scope)

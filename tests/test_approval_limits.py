@@ -51,7 +51,7 @@ def _service(url: str, hindsight, tmp_path) -> DecisionService:
 
 def _proposal(hindsight, bank: str, case: ExceptionCase, reviewer: str) -> Proposal:
     _, rec = assess(two_stage_recall(hindsight.gateway.recall, bank, CaseKey.of(case), case.recall_query()))
-    decision = exception_decision(case, rec, reviewer=reviewer, authenticated=False, action="approve_recommendation")
+    decision = exception_decision(case, rec, reviewer=reviewer, authenticated=False, action="accept_recommendation")
     return Proposal(decision=decision, record=precedent_record(case, decision, rec), scope=CaseKey.of(case).scope,
                     amount=case.invoice_amount)
 
@@ -109,7 +109,7 @@ def test_a_rejected_second_approval_returns_the_case_to_the_queue_naming_both(tm
     rec = Recommendation(action="approve", confidence=0.9, cited=["P-1"], rationale="r", policy="precedent")
 
     def proposal(reviewer: str, base: int) -> Proposal:
-        decision = exception_decision(CASE, rec, reviewer=reviewer, authenticated=False, action="approve_recommendation",
+        decision = exception_decision(CASE, rec, reviewer=reviewer, authenticated=False, action="accept_recommendation",
                                       now=lambda: datetime(2026, 11, 30, 9, 0, tzinfo=UTC))
         return Proposal(decision=decision, record=precedent_record(CASE, decision, rec), scope="s", base_revision=base,
                         amount=CASE.invoice_amount)
@@ -168,7 +168,7 @@ def test_the_overview_lists_approvals_waiting_with_their_age_and_counts_no_held_
     outbox = Outbox(tmp_path / "store.sqlite3")
     service = DecisionService(outbox, Casework(outbox.engine), Freshness(outbox.engine), None, LIMITS)
     rec = Recommendation(action="approve", confidence=0.9, cited=[], rationale="r", policy="precedent")
-    decision = exception_decision(CASE, rec, reviewer="Dana", authenticated=False, action="approve_recommendation")
+    decision = exception_decision(CASE, rec, reviewer="Dana", authenticated=False, action="accept_recommendation")
     service.decide("fin", "reviewer", Proposal(decision=decision, record=precedent_record(CASE, decision, rec), scope="s",
                                                amount=CASE.invoice_amount))
     (waiting,) = service.approvals.waiting(limit=1)

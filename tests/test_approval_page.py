@@ -23,7 +23,7 @@ def test_the_pending_case_and_its_second_approval(hindsight, point_app, demo_ban
     service = DecisionService(outbox, Casework(outbox.engine), Freshness(outbox.engine), None, ApprovalLimits(LIMITS))
     case, other = demo_case("E-1001"), demo_case("E-1002")  # 5,120.00 and 1,890.00: both above 1,000
     for c in (case, other):
-        decision = exception_decision(c, REC, reviewer="Dana", authenticated=False, action="approve_recommendation")
+        decision = exception_decision(c, REC, reviewer="Dana", authenticated=False, action="accept_recommendation")
         proposal = Proposal(decision=decision, record=precedent_record(c, decision, REC), scope="s", amount=c.invoice_amount)
         assert service.decide(demo_banks.finance, "reviewer", proposal).stored.state == "awaiting_approval"
 
@@ -47,7 +47,7 @@ def test_the_pending_case_and_its_second_approval(hindsight, point_app, demo_ban
 
     at.button(key="second_confirm").click().run()
     assert not at.exception, at.exception
-    assert "confirmed by Lee and retained into" in texts(at) and not at.toast  # inline: a toast lies over the form
+    assert "Dana's reject confirmed by Lee and saved to the agents' memory" in texts(at) and not at.toast  # inline: a toast lies over the form
     assert hindsight.gateway.document(demo_banks.finance, document_id_for(case.id)) is not None
     assert outbox.latest("exception", case.id).state == "delivered"
 
@@ -73,7 +73,7 @@ def test_the_overview_shows_the_approvals_waiting_and_their_age(point_app, tmp_p
     outbox = point_app({"RECALL_REVIEW_DATA_DIR": str(tmp_path), "RECALL_REVIEW_API_PORT": str(free_port())})  # no server needed
     service = DecisionService(outbox, Casework(outbox.engine), Freshness(outbox.engine), None, ApprovalLimits(LIMITS))
     case = demo_case("E-1001")
-    decision = exception_decision(case, REC, reviewer="Dana", authenticated=False, action="approve_recommendation")
+    decision = exception_decision(case, REC, reviewer="Dana", authenticated=False, action="accept_recommendation")
     service.decide("recall-review-finance", "reviewer", Proposal(decision=decision, record=precedent_record(case, decision, REC),
                                                                  scope="s", amount=case.invoice_amount))
     at = open_page("views/overview.py")

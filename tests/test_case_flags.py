@@ -8,6 +8,7 @@ from dashboard.agents.findings import find_incidents, store_incident_kinds
 from dashboard.agents.runner import run_exception, run_ticket
 from dashboard.app import finance_recalls
 from dashboard.finance import flags as finance_flags
+from dashboard.finance import queue as exception_queue
 from dashboard.finance.decisions import document_id_for
 from dashboard.finance.recall import DEFAULT_K, CaseKey, two_stage_recall
 from dashboard.review.agent_runs import AgentRunStore
@@ -20,7 +21,7 @@ from dashboard.support.recall import recall_for_ticket
 from dashboard.processes import free_port
 from tests.helpers import QUEUE_OPEN, DEMO_CASES as CASES
 from tests.helpers import DEMO_TICKETS as TICKETS
-from tests.helpers import demo_case, demo_ticket, open_page
+from tests.helpers import TICKET_QUEUE_OPEN, demo_case, demo_ticket, open_page
 
 
 def _restart_without_hindsight(monkeypatch) -> None:
@@ -62,10 +63,10 @@ def test_flags_written_as_cases_are_recalled_show_in_the_queues_of_a_new_session
     row = queue.loc["E-1002"]
     assert row["exact precedents"] == expected.exact
     assert row["agent recommends"] == f"{expected.action} ({expected.confidence:.0%})"
-    assert row["crowd-out"] == f"caught: {expected.crowd_out_lost} kept"
+    assert row[exception_queue.PLAIN_SEARCH_MISSES] == f"{expected.crowd_out_lost} exact precedent(s)"
     assert queue["agent recommends"].ne("").all() and queue["incident"].eq("").all()  # incidents never checked: blank
 
-    at = open_page("views/tickets.py", timeout=120)
+    at = open_page("views/tickets.py", timeout=120, state=TICKET_QUEUE_OPEN)
     tickets = at.dataframe(key="ticket_queue").value.set_index("ticket")
     assert tickets.loc["T-2004", "history used"] == f"legacy ({len(recall.legacy_admitted)} admitted)"
     assert (tickets.drop(index="T-2004")["history used"] == "").all()  # not measured yet: blank

@@ -28,7 +28,7 @@ def test_finance_flags_count_exact_and_relevant_records_and_carry_the_recommenda
     flags = finance_flags(result)
     assert (flags.k, flags.exact, flags.broader, flags.relevant) == (3, 2, 1, 2)
     assert (flags.action, flags.policy, flags.crowd_out_lost) == ("reject", "precedent", 2)  # pass 2 ran: checked for free
-    assert flags.exact_ids == [r.id for r in result.exact] and flags.crowd_out == "caught: 2 kept"
+    assert flags.exact_ids == [r.id for r in result.exact] and flags.crowd_out == "2 exact precedent(s)"
     assert stored({"recall": flags.model_dump(mode="json")}) == flags  # what the store holds reads back the same
     assert stored(None) is None and stored({"incidents": []}) is None and stored({"recall": {"k": "x"}}) is None
 
@@ -104,9 +104,9 @@ def test_queue_table_shows_the_flags_in_plain_words_and_blank_when_not_measured(
                          exact_ids=["a", "b"])
     frame = exception_queue.queue_frame(cases, {}, date(2026, 1, 10), {"E-1": {"recall": flags.model_dump(mode="json")}}, {"E-1": "crowd-out"})
     first, second = frame.iloc[0], frame.iloc[1]
-    assert (first["exact precedents"], first["agent recommends"], first["crowd-out"], first["incident"]) == (2, "reject (67%)", "caught: 2 kept", "crowd-out")
+    assert (first["exact precedents"], first["agent recommends"], first[exception_queue.PLAIN_SEARCH_MISSES], first["incident"]) == (2, "reject (67%)", "2 exact precedent(s)", "crowd-out")
     assert frame["exact precedents"].isna().tolist() == [False, True]
-    assert (second["agent recommends"], second["crowd-out"], second["incident"]) == ("", "", "")
+    assert (second["agent recommends"], second[exception_queue.PLAIN_SEARCH_MISSES], second["incident"]) == ("", "", "")
 
 
 def test_headline_tells_the_story_in_one_line():
@@ -128,5 +128,5 @@ def test_headline_tells_the_story_in_one_line():
     quiet = overview.build(standing={}, states={}, cases=[], tickets=[], latencies=[], ticket_flags={})
     assert headline(quiet) == (
         "0 cases (0 exceptions, 0 tickets): 0 decided, 0 open. No decision made in the date range yet. "
-        "The agents' runs are not checked for incidents yet."
+        "No agent run is recorded yet: nothing to check for incidents."
     )

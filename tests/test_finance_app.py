@@ -5,6 +5,8 @@ import uuid
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from components.decision_form import ACCEPT, OVERRIDE, field_keys
+from dashboard.review.decision import OUTCOME_WORDS, OUTCOMES
 from components.safe_text import md
 from dashboard.cli.seed import finance_records, seed_bank
 from tests.conftest import APP
@@ -52,17 +54,16 @@ def _notices(at: AppTest) -> str:
     return "\n".join(e.value for e in [*at.success, *at.warning, *at.error])
 
 
-def _submit(at: AppTest, **widgets) -> AppTest:
-    if "choice" in widgets:
-        at.radio(key="decision_choice").set_value(widgets["choice"])
-    if "outcome" in widgets:
-        at.selectbox(key="decision_outcome").set_value(widgets["outcome"])
-    if "reason" in widgets:
-        at.radio(key="decision_reason").set_value(widgets["reason"])
+def _submit(at: AppTest, case_id: str, **widgets) -> AppTest:
+    """Fill in the form of `case_id` (its fields are keyed by the case) and submit it."""
+    keys = field_keys(case_id)
+    for name in ("choice", "outcome", "reason"):
+        if name in widgets:
+            (at.selectbox if name == "outcome" else at.radio)(key=keys[name]).set_value(widgets[name])
     if "note" in widgets:
-        at.text_area(key="decision_note").input(widgets["note"])
+        at.text_area(key=keys["note"]).input(widgets["note"])
     at.text_input(key="reviewer_name").input(widgets.get("reviewer", "Dana Reviewer"))
-    at.button(key="decision_submit").click().run()
+    at.button(key=f"decision_submit_{case_id}").click().run()
     assert not at.exception, at.exception
     return at
 
@@ -80,11 +81,12 @@ def test_queue_select_a_case_see_both_sections_approve_then_override(exceptions_
     assert exact["relevant"].all() and set(exact["pass"]) == {"exact"}
     broader = _evidence(at, "broader")
     assert not broader["relevant"].any() and set(broader["pass"]) == {"broader"}
-    assert {m.label: m.value for m in at.metric}["Action"] == "REJECT"
+    assert {m.label: m.value for m in at.metric}["Agent recommends"] == "Reject"
     assert "crowd" in text.lower() and "pass 2's response reused" in text
 
-    at = _submit(at, choice="Approve the recommendation")
-    assert "E-1002: decision reject recorded" in _notices(at) and "retained into" in _notices(at)
+    at = _submit(at, "E-1002", choice=ACCEPT)
+    assert "E-1002: reject recorded" in _notices(at) and "saved to the agents' memory" in _notices(at)
+    assert "Now E-1003: V12 Brightline Freight, duplicate invoice." in _notices(at)  # where the page moved on, said
     assert "Outcome: reject, as the agent recommended. Note: none" in _texts(at)  # what was decided, in words
     assert at.query_params["case"] in ("E-1003", ["E-1003"])  # on to the next unreviewed case
     at = _select(at, "E-1002")
@@ -95,9 +97,9 @@ def test_queue_select_a_case_see_both_sections_approve_then_override(exceptions_
     queue = at.dataframe(key="exception_queue").value.set_index("case")
     assert (queue.loc["E-1002", "status"], queue.loc["E-1002", "decision"]) == ("decided", "reject")
 
-    at = _submit(at, choice="Override", outcome="approve", reason="PRICE_AGREED", note="New price list from 1 Nov")
-    assert "E-1002: decision approve recorded" in _notices(at)
-    decided = ("Outcome: approve, an override of the agent's reject. Reason: PRICE_AGREED (Price change agreed with the vendor). "
+    at = _submit(at, "E-1002", choice=OVERRIDE, outcome="approve", reason="PRICE_AGREED", note="New price list from 1 Nov")
+    assert "E-1002: approve for payment recorded" in _notices(at)
+    decided = ("Outcome: approve for payment, an override of the agent's reject. Reason: PRICE_AGREED (Price change agreed with the vendor). "
                "Note: New price list from 1 Nov")
     assert decided in _texts(at)  # the confirmation names outcome, override, reason and note
     at = _select(at, "E-1002")
@@ -113,9 +115,9 @@ def test_queue_select_a_case_see_both_sections_approve_then_override(exceptions_
 def test_a_decision_without_reviewer_or_override_reason_is_not_submitted(exceptions_page):
     start, _bank, outbox = exceptions_page
     at = _select(start(), "E-1001")
-    at = _submit(at, choice="Approve the recommendation", reviewer="")
+    at = _submit(at, "E-1001", choice=ACCEPT, reviewer="")
     assert "reviewer name is required" in _notices(at)  # inline, beside the form
-    at = _submit(at, choice="Override", outcome="reject", reviewer="Dana")
+    at = _submit(at, "E-1001", choice=OVERRIDE, outcome="reject", reviewer="Dana")
     assert "needs a reason code" in _notices(at)
     assert outbox.history("exception") == []
     assert at.dataframe(key="exception_queue").value.set_index("case").loc["E-1001", "status"] == "open"
@@ -146,7 +148,7 @@ def test_guard_when_nothing_relevant(exceptions_page):
     start, _bank, _outbox = exceptions_page
     at = start(case="E-1015")  # V12 (Brightline) has no price variance precedent
     metrics = {m.label: m.value for m in at.metric}
-    assert (metrics["Action"], metrics["Confidence"]) == ("ESCALATE", "0.00")
+    assert (metrics["Agent recommends"], metrics["Confidence"]) == ("Escalate", "0.00")
     assert "Guard: no relevant precedent" in _texts(at) and "none concern vendor V12" in _texts(at)
 
 
@@ -167,7 +169,7 @@ def test_signed_in_reviewer_is_recorded_as_authenticated(exceptions_page):
     at = _select(at, "E-1001")
     assert any("Signed in as Dana Signed" in t.value for t in at.sidebar.text)
     assert not [w for w in at.text_input if w.key == "reviewer_name"]  # no name to type when signed in
-    at.button(key="decision_submit").click().run()
+    at.button(key="decision_submit_E-1001").click().run()
     stored = outbox.latest("exception", "E-1001")
     assert (stored.decision.reviewer, stored.decision.authenticated) == ("Dana Signed", True)
 
@@ -191,17 +193,19 @@ def test_required_login_without_auth_configured_says_so(exceptions_page, monkeyp
 def test_a_long_note_is_kept_up_to_the_limit_with_what_was_cut_shown_and_override_offers_only_other_outcomes(exceptions_page):
     start, _bank, outbox = exceptions_page
     at = _select(start(), "E-1001")
-    recommended = {m.label: m.value for m in at.metric}["Action"].lower()
-    offered = at.selectbox(key="decision_outcome").options
-    assert recommended not in offered and len(offered) == 2  # overriding to the recommendation is approving it
+    keys = field_keys("E-1001")
+    recommended = {m.label: m.value for m in at.metric}["Agent recommends"].lower()
+    shown = at.selectbox(key=keys["outcome"]).options
+    assert recommended not in shown and len(shown) == 2  # overriding to the recommendation is accepting it
+    offered = [o for o in OUTCOMES if OUTCOME_WORDS[o] in shown]
 
     note = "".join(f"{i:05d} " for i in range(834))  # a 5,004-character paste
-    at = _submit(at, choice="Override", outcome=offered[0], reason="OTHER", note=note)
+    at = _submit(at, "E-1001", choice=OVERRIDE, outcome=offered[0], reason="OTHER", note=note)
     assert outbox.latest("exception", "E-1001") is None  # refused, and said so
     assert "Not submitted: your note was 5,004 characters; the limit is 4,000" in _texts(at)
-    assert at.text_area(key="decision_note").value == note[:4000]  # kept up to the limit
+    assert at.text_area(key=keys["note"]).value == note[:4000]  # kept up to the limit
     assert [c.value for c in at.code] == [note[4000:]]  # and the rest in full, nothing lost
 
-    at = _submit(at, choice="Override", outcome=offered[0], reason="OTHER")  # the kept note, as it stands
+    at = _submit(at, "E-1001", choice=OVERRIDE, outcome=offered[0], reason="OTHER")  # the kept note, as it stands
     stored = outbox.latest("exception", "E-1001")
     assert stored is not None and stored.decision.note == note[:4000].strip() and stored.decision.outcome == offered[0]

@@ -45,7 +45,7 @@ def approve_rec():
 def test_a_decision_needs_a_reviewer(approve_rec):
     for reviewer in (None, "", "   "):
         with pytest.raises(DecisionError, match="reviewer name is required") as err:
-            _decide(approve_rec, reviewer=reviewer, action="approve_recommendation")
+            _decide(approve_rec, reviewer=reviewer, action="accept_recommendation")
         assert err.value.field == "reviewer"
 
 
@@ -93,7 +93,7 @@ def test_approve_round_trip_is_recalled_as_an_exact_precedent(hindsight, bank_id
     outbox = Outbox(tmp_path / "decisions.sqlite3")
     _, rec = _review(hindsight, bank_id)
     assert (rec.action, rec.cited) == ("approve", ["PREC-A-1"])
-    decision = _decide(rec, action="approve_recommendation")
+    decision = _decide(rec, action="accept_recommendation")
     stored, report = outbox.submit(bank_id, decision, precedent_record(CASE, decision, rec), hindsight.gateway.retain)
     assert (report.delivered, report.error, stored.state) == (1, None, "delivered")
     assert outbox.latest_per_case(bank_id, "exception")[CASE.id].decision.outcome == "approve"
@@ -136,6 +136,6 @@ def test_failed_delivery_keeps_the_decision_pending(tmp_path, approve_rec):
     def down(bank, records):
         raise ConnectionError("connection refused")
 
-    decision = _decide(approve_rec, action="approve_recommendation")
+    decision = _decide(approve_rec, action="accept_recommendation")
     stored, report = outbox.submit("fin", decision, precedent_record(CASE, decision, approve_rec), down)
     assert stored.state == "pending" and "connection refused" in report.error and report.still_pending == 1

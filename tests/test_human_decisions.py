@@ -80,7 +80,7 @@ def test_a_case_never_cites_its_own_decision():
 def test_a_retained_decision_carries_the_reviewer_tag():
     case = _case("E-1")
     _, rec = assess(two_stage_recall(FakeRecall(OLD), "bank", KEY, "q"))
-    decision = exception_decision(case, rec, reviewer="Dana", authenticated=False, action="approve_recommendation")
+    decision = exception_decision(case, rec, reviewer="Dana", authenticated=False, action="accept_recommendation")
     record = precedent_record(case, decision, rec)
     assert REVIEWER_TAG in record.tags and "kind:decision" in record.tags and record.document_id == "decision-E-1"
 

@@ -7,6 +7,7 @@ import json
 
 import pytest
 
+from components.decision_form import field_keys
 from dashboard.finance.decisions import REASON_CODES, DecisionError, exception_decision, precedent_record, reasons_for
 from dashboard.finance.policy import Recommendation
 from tests.helpers import demo_case, open_page
@@ -38,5 +39,5 @@ def test_the_form_offers_each_exception_type_its_configured_codes_and_labels(hin
     point_app({**env, "RECALL_REVIEW_REASON_CODES": json.dumps(CONFIGURED)})
     for case, expected in ((PRICE, CONFIGURED["price_variance"]), (RECEIPT, CONFIGURED["default"])):
         at = open_page("views/exceptions.py", case=case.id)
-        options = at.radio(key="decision_reason").options
+        options = at.radio(key=field_keys(case.id)["reason"]).options
         assert options == [f"{code}: {label}" for code, label in expected.items()], case.id

@@ -3,7 +3,7 @@
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from components.decision_form import OVERRIDE
+from components.decision_form import OVERRIDE, field_keys
 from dashboard.finance import queue as exception_queue
 from tests.helpers import DEMO_CASES, QUEUE_OPEN, open_page
 
@@ -35,7 +35,7 @@ def test_exceptions_next_previous_override_and_approve_keys(start):
     assert _drawn(at) == (True, True)  # the panel open
     ids = list(at.dataframe(key="exception_queue").value["case"])
     i = ids.index("E-1002")
-    assert at.button(key="exc_next").proto.shortcut and at.button(key="exc_approve").proto.shortcut
+    assert at.button(key="exc_next").proto.shortcut and at.button(key="exc_accept").proto.shortcut
 
     at = _click(at, "exc_next")
     assert _param(at, "case") == ids[i + 1] and at.session_state["exception_queue"]["selection"]["rows"] == [i + 1]
@@ -44,12 +44,12 @@ def test_exceptions_next_previous_override_and_approve_keys(start):
     assert _param(at, "case") == "E-1002" and any(h.value.startswith("E-1002:") for h in at.header)
 
     at = _click(at, "exc_override")
-    assert at.radio(key="decision_choice").value == OVERRIDE
+    assert at.radio(key=field_keys("E-1002")["choice"]).value == OVERRIDE
 
-    at = _click(at, "exc_approve")  # no reviewer name yet: refused, nothing recorded
+    at = _click(at, "exc_accept")  # no reviewer name yet: refused, nothing recorded
     assert any("reviewer name is required" in e.value for e in at.error) and start.outbox.history() == []
     at.text_input(key="reviewer_name").input("Kay Reviewer").run()
-    at = _click(at, "exc_approve")
+    at = _click(at, "exc_accept")  # it records the recommendation (the button names it), not the override chosen in the form
     stored = start.outbox.latest("exception", "E-1002")
     assert stored is not None and stored.decision.overridden is False and stored.decision.reviewer == "Kay Reviewer"
     assert stored.decision.outcome == stored.decision.agent_recommendation
@@ -75,14 +75,14 @@ def _drawn(at: AppTest) -> tuple[bool, bool]:
 
 def test_tickets_next_previous_override_and_approve_keys(start):
     at = start("views/tickets.py", ticket="T-2004")
-    assert any(h.value == "Ticket T-2004" for h in at.header)
+    assert any(h.value == "T-2004: Ann Lee" for h in at.header)
     at = _click(at, "tic_next")
     assert _param(at, "ticket") == "T-2005" and at.session_state["ticket_queue"]["selection"]["rows"] == [4]
     at = _click(at, "tic_prev")
-    assert _param(at, "ticket") == "T-2004" and any(h.value == "Ticket T-2004" for h in at.header)
+    assert _param(at, "ticket") == "T-2004" and any(h.value == "T-2004: Ann Lee" for h in at.header)
     at = _click(at, "tic_override")
     assert at.radio(key="ticket_action_T-2004").value == "override"
     at.text_input(key="ticket_reviewer").input("Kay Reviewer").run()
-    at = _click(at, "tic_approve")
+    at = _click(at, "tic_accept")  # sends the draft as it is, whatever the form holds
     stored = start.outbox.latest("ticket", "T-2004")
     assert stored is not None and stored.decision.ticket_action == "approve" and stored.decision.reviewer == "Kay Reviewer"

@@ -1,5 +1,5 @@
 """The queue workflow through AppTest against the real server and the demo banks: next unreviewed, auto-advance,
-claims, bulk approval and comments, on Finance exceptions (and the shared pieces on Support tickets)."""
+claims, bulk acceptance and comments, on Finance exceptions (and the shared pieces on Support tickets)."""
 
 import re
 import time
@@ -94,13 +94,13 @@ def test_a_decision_advances_to_the_next_unreviewed_case(app):
     outbox, banks, _work = app
     record_exception_decision(outbox, banks.finance, demo_case("E-1006"), REC)
     at = _name(open_page(EXC, timeout=120, case="E-1005"), "Kay Reviewer")
-    at = _click(at, "exc_approve")
+    at = _click(at, "exc_accept")
     assert outbox.latest("exception", "E-1005").decision.reviewer == "Kay Reviewer"
-    assert "E-1005: decision" in _notices(at)
+    assert "E-1005: reject recorded" in _notices(at) and "Now E-1007: V04" in _notices(at)
     assert _case(at) == "E-1007" and any(h.value.startswith("E-1007:") for h in at.header)  # E-1006 was decided
 
     at.toggle(key="auto_advance").set_value(False).run()
-    at = _click(at, "exc_approve")
+    at = _click(at, "exc_accept")
     assert outbox.latest("exception", "E-1007") is not None and _case(at) == "E-1007"
 
 
@@ -108,25 +108,25 @@ def test_a_case_claimed_by_another_reviewer_cannot_be_decided(app):
     outbox, banks, work = app
     at = _name(open_page(EXC, timeout=120, case="E-1002"), "Dana")
     work.claim(banks.finance, "exception", "E-1002", "Olga Other")  # while Dana's page still shows it free
-    at = _click(at, "exc_approve")  # the stale page's Approve: the claim is seen before anything is written
+    at = _click(at, "exc_accept")  # the stale page's Approve: the claim is seen before anything is written
     assert outbox.latest("exception", "E-1002") is None
     assert any("Claimed by Olga Other until" in w.value for w in at.warning)
-    assert at.button(key="exc_approve").disabled and at.button(key="decision_submit").disabled
+    assert at.button(key="exc_accept").disabled and at.button(key="decision_submit_E-1002").disabled
 
     at = _click(_name(open_page(EXC, timeout=120, state=QUEUE_OPEN, case="E-1003"), "Dana"), "claim_exception_button")
     assert work.holder_of(banks.finance, "exception", "E-1003").holder == "Dana"
     other = _name(open_page(EXC, timeout=120, case="E-1003"), "Olga Other")
     assert any("Claimed by Dana until" in w.value for w in other.warning)
-    assert other.button(key="exc_approve").disabled
+    assert other.button(key="exc_accept").disabled
     at.toggle(key="exceptions_my_queue").set_value(True).run()
     assert list(at.dataframe(key="exception_queue").value["case"]) == ["E-1003"]
 
-    at = _click(at, "exc_approve")  # the holder decides; the claim is released with the decision
+    at = _click(at, "exc_accept")  # the holder decides; the claim is released with the decision
     assert outbox.latest("exception", "E-1003").decision.reviewer == "Dana"
     assert work.holder_of(banks.finance, "exception", "E-1003") is None
 
 
-def test_bulk_approval_records_one_decision_per_case(app):
+def test_bulk_acceptance_records_one_decision_per_case(app):
     outbox, banks, work = app
     work.claim(banks.finance, "exception", "E-1001", "Olga Other")  # held by someone else: left out
     at = _name(open_page(EXC, timeout=120, state=QUEUE_OPEN), "Bea Bulk")
@@ -136,7 +136,7 @@ def test_bulk_approval_records_one_decision_per_case(app):
         time.sleep(0.5)
         at.run()
     at = _click(at, "bulk_open")
-    listing = re.compile(r"(E-\d{4}: .+, (approve|reject|escalate)\n?)+")
+    listing = re.compile(r"(E-\d{4}: .+, (approve for payment|reject|escalate)\n?)+")
     lines = [t.value for t in at.text if listing.fullmatch(t.value)]  # the dialog's list of cases
     assert len(lines) == 1, [t.value for t in at.text]
     expected = [line.split(":")[0] for line in lines[0].splitlines()]
@@ -176,10 +176,10 @@ def test_tickets_share_next_unreviewed_claims_and_comments(app):
     assert at.query_params["ticket"] in ("T-2003", ["T-2003"])
     at = _name(at, "Ada", key="ticket_reviewer")
     work.claim(banks.support, "ticket", "T-2003", "Olga Other")
-    at = _click(at, "tic_approve")  # stale page: the claim is seen before anything is written
+    at = _click(at, "tic_accept")  # stale page: the claim is seen before anything is written
     assert outbox.latest("ticket", "T-2003") is None
-    assert any("Claimed by Olga Other" in w.value for w in at.warning) and at.button(key="tic_approve").disabled
+    assert any("Claimed by Olga Other" in w.value for w in at.warning) and at.button(key="tic_accept").disabled
     at = _click(at, "tic_next_open")  # T-2004: free; approving it opens the next unreviewed ticket
-    at = _click(at, "tic_approve")
+    at = _click(at, "tic_accept")
     assert outbox.latest("ticket", "T-2004").decision.reviewer == "Ada"
     assert at.query_params["ticket"] in ("T-2005", ["T-2005"])

@@ -1,17 +1,16 @@
-"""A finance case under blind second review. The second reviewer decides it with the form alone: the page holds
-nothing of the first decision (no outcome, reviewer, reason or note), only that a blind second review is asked for.
-When the two differ, a lead (neither of the two) sees both side by side and decides. The rule itself is the
-decision service's (dashboard/review/decisions.py)."""
+"""A case under blind second review. The second reviewer decides it with the form alone: the page holds nothing of
+the first decision (no outcome, reviewer, reason, note or comment), only that a blind second review is asked for.
+When the two differ, a lead (neither of the two) sees both side by side and decides. The rule itself is the decision
+service's (dashboard/review/decisions.py); the form and its submit are the case page's own."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import streamlit as st
 
-from components.decision_form import decision_form, reviewer_field
 from components.safe_text import md
-from components.workflow import notice
 from dashboard.app import access, resources
-from dashboard.finance.decisions import REASON_CODES, DecisionError, exception_decision
 from dashboard.review.decision import decision_summary
 
 
@@ -23,16 +22,16 @@ def _problem(case, me, *, free: bool) -> str | None:
     return resources.decisions().second_review_problem(case, me.name, access.current_role())
 
 
-def _side_by_side(case) -> None:
-    """The two reviewers' decisions, for the lead: who, when, what, as plain text."""
+def _side_by_side(case, reasons: Mapping[str, str] | None) -> None:
+    """The two reviewers' decisions, for the lead: who, when, what (with the reason labels configured for the case)."""
     first, second = case.first.decision, case.second.decision
     for column, (step, d) in zip(st.columns(2), (("First review", first), ("Blind second review", second)), strict=True):
         with column.container(border=True):
             st.text(f"{step}: {d.reviewer}, {d.decided_at:%Y-%m-%d %H:%M} UTC")
-            st.text(decision_summary(d, REASON_CODES))
+            st.text(decision_summary(d, reasons))
 
 
-def blind_heading(blind) -> None:
+def blind_heading(blind, reasons: Mapping[str, str] | None = None) -> None:
     """Awaiting the second review: only that one is asked for. Awaiting a lead: both decisions side by side."""
     if blind.awaiting_second:
         st.subheader("Blind second review")
@@ -40,7 +39,9 @@ def blind_heading(blind) -> None:
                 "waits for yours and is not shown.", icon=":material/visibility_off:")
     else:
         st.subheader("The reviewers disagree: a lead decides")
-        _side_by_side(blind)
+        st.info("Awaiting a lead: two reviewers decided this case differently. Their decisions are below; a lead's "
+                "decision replaces both in memory.", icon=":material/gavel:")
+        _side_by_side(blind, reasons)
 
 
 def comments_hidden(blind) -> str | None:
@@ -57,23 +58,3 @@ def problem_caption(blind, me, *, free: bool) -> str | None:
     if why:
         st.caption(md(f"You cannot decide it here: {why}"))
     return why
-
-
-def blind_panel(case, blind, rec, submit, *, me, free: bool, reasons: dict[str, str]) -> None:
-    """The second reviewer's form, or (awaiting a lead) both decisions and the lead's form. `submit(decision, lead)`
-    records through the service."""
-    blind_heading(blind)
-    reviewer_field(me)
-    why = problem_caption(blind, me, free=free)
-    submitted = decision_form(case, rec, me, disabled=why is not None, why=why or "", reasons=reasons)
-    if not submitted:
-        return
-    try:
-        decision = exception_decision(case, rec, reviewer=submitted.reviewer, authenticated=submitted.authenticated,
-                                      action=submitted.action, outcome=submitted.outcome, reason_code=submitted.reason_code,
-                                      note=submitted.note, reasons=reasons)
-    except DecisionError as exc:
-        notice(f"Not submitted: {exc}", ok=False)
-        return
-    submit(decision, lead=blind.awaiting_lead)
-

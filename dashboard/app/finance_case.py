@@ -1,6 +1,6 @@
-"""The deciding side of a finance case: the decision form, a conflict with a decision made meanwhile,
-comments, the case facts, and bulk approval of the queue's well-supported recommendations. Every decision
-goes through the decision service (dashboard/app/deciding.py)."""
+"""The deciding side of a finance exception: its decision state, the form (or a conflict, a second approval, a blind
+second review), bulk acceptance of well-supported recommendations. Every decision goes through the decision service
+(dashboard/app/deciding.py)."""
 
 from __future__ import annotations
 
@@ -9,36 +9,47 @@ from datetime import UTC, date, datetime
 
 import streamlit as st
 
+from components import submission
+from components.attention import draw_attention
 from components.conflict import render_conflict
-from components.decision_form import OVERRIDE, decision_form, hold_long_note, quick_approval, reviewer_field
+from components.decision_form import NOTE_LABEL, OUTCOME_LABEL, OVERRIDE, decision_form, field_keys, hold_long_note, show_long_note
 from components.evidence import render_case_facts, render_decided, render_match
-from components.workflow import auto_advance_toggle, confirm_bulk, flash, notice, render_comments
-from dashboard.app import access, blind_review, deciding, finance_recalls, resources, second_approval
-from dashboard.finance import queue as exception_queue
+from components.workflow import REVIEWER_LABEL, Slot, auto_advance_toggle, render_comments
+from dashboard.app import access, blind_review, deciding, resources, second_approval
 from dashboard.finance.decisions import DecisionError, evidence_snapshot, exception_decision, precedent_record, reasons_for
 from dashboard.finance.matching import match_status
 from dashboard.finance.models import ExceptionCase
-from dashboard.finance.policy import Recommendation, assess
+from dashboard.finance.policy import Recommendation
 from dashboard.finance.recall import CaseKey, TwoStageResult
-from dashboard.review.decision import NOTE_MAX_CHARS, conflict_escalation
+from dashboard.review.decision import NOTE_MAX_CHARS, Shown, conflict_escalation
 from dashboard.review.decisions import Proposal
 
-__all__ = ["KEYS", "KIND", "OVERRIDE", "bulk_bar", "decision_area"]
+__all__ = ["KEYS", "KIND", "OVERRIDE", "decision_area", "describe", "proposal_for", "reasons", "shown_of"]
 KIND = "exception"
-KEYS = deciding.QueueKeys(flash="exceptions_flash", conflict="exceptions_conflict", goto="exceptions_goto")
-BULK = "exceptions_bulk_confirmed"
+KEYS = deciding.QueueKeys(flash="exceptions_flash", conflict="exceptions_conflict", goto="exceptions_goto", pending="exceptions_submitted")
+FIELD_LABELS = {"reviewer": REVIEWER_LABEL, "outcome": OUTCOME_LABEL, "note": NOTE_LABEL}  # the field a refusal names -> its label
 
 
-def _reasons(case: ExceptionCase) -> dict[str, str]:
+def reasons(case: ExceptionCase) -> dict[str, str]:
     """The reason codes offered for the case's type (RECALL_REVIEW_REASON_CODES)."""
     return reasons_for(case.exception_type, resources.settings().reason_codes)
 
 
-def _proposal(case: ExceptionCase, rec: Recommendation, decision, base_revision: int, snapshot) -> Proposal:
-    record = precedent_record(case, decision, rec, _reasons(case))
+def describe(case: ExceptionCase) -> str:
+    """How a confirmation names the case it moved on to."""
+    return f"{case.id}: {case.vendor_code} {case.vendor_name}, {case.exception_type.replace('_', ' ')}"
+
+
+def shown_of(case: ExceptionCase, result: TwoStageResult | None, rec: Recommendation) -> Shown:
+    """What the case's screen shows: the case, the recommendation, the evidence (a submit carries it)."""
+    return Shown.of(case.id, evidence_snapshot(result, rec))
+
+
+def proposal_for(case: ExceptionCase, rec: Recommendation, decision, base_revision: int, result, shown: Shown | None) -> Proposal:
+    record = precedent_record(case, decision, rec, reasons(case))
     return Proposal(
-        decision=decision, record=record, scope=CaseKey.of(case).scope, base_revision=base_revision, evidence=snapshot,
-        amount=case.invoice_amount,  # the approval limits apply to it
+        decision=decision, record=record, scope=CaseKey.of(case).scope, base_revision=base_revision, evidence=evidence_snapshot(result, rec),
+        amount=case.invoice_amount, shown=shown,  # the approval limits apply to the amount
     )
 
 
@@ -51,9 +62,9 @@ def _seen_revision(bank: str, case_id: str, current: int) -> tuple[str, int]:
     return key, seen
 
 
-def _conflict(bank: str, case: ExceptionCase, queue, conflict: dict) -> None:
+def _conflict(bank: str, case: ExceptionCase, queue, conflict: dict, slot: Slot, cases: dict) -> None:
     theirs, proposal = conflict["theirs"], conflict["proposal"]
-    choice = render_conflict(theirs, proposal.decision, key=f"conflict_{case.id}")
+    choice = render_conflict(theirs, proposal.decision, key=f"conflict_{case.id}", reasons=reasons(case))
     if choice is None:
         return
     st.session_state.pop(KEYS.conflict)
@@ -64,54 +75,55 @@ def _conflict(bank: str, case: ExceptionCase, queue, conflict: dict) -> None:
     if choice == "escalate":
         mine = conflict_escalation(mine, theirs.decision, decided_at=datetime.now(UTC))
     rebased = replace(proposal, decision=mine, base_revision=theirs.revision)
-    deciding.record(bank, rebased, KEYS, queue=queue.ids, decided=queue.decided, what=f"decision {mine.outcome}")
+    refused = deciding.record(bank, rebased, KEYS, queue=queue.ids, decided=queue.decided, describe=lambda c: describe(cases[c]), reasons=reasons(case))
+    if refused:
+        slot.refuse(f"Not recorded: {refused}")
 
 
-def decision_area(bank: str, case: ExceptionCase, queue, result: TwoStageResult | None, rec: Recommendation, *, free: bool, approve_key: bool, me) -> None:
-    """The right column: the decided box, the form (or the conflict, the second approval, or why the role cannot
-    decide), comments, facts."""
-    held = queue.held.get(case.id)
+def _decision(case: ExceptionCase, rec: Recommendation, submitted: submission.Submitted, me):
+    """The decision a submit asks for: the form's choice, or the accept key's (DecisionError names what to fix)."""
+    values = submitted.values
+    override = submitted.origin == "form" and values.get("choice") == OVERRIDE
+    return exception_decision(
+        case, rec, reviewer=me.name if me.signed_in else st.session_state.get("reviewer_name"), authenticated=me.signed_in,
+        action="override" if override else "accept_recommendation", outcome=values.get("outcome"), reason_code=values.get("reason"),
+        note=str(values.get("note") or ""), reasons=reasons(case),
+    )
+
+
+def decision_area(bank: str, case: ExceptionCase, queue, result: TwoStageResult | None, rec: Recommendation, shown: Shown, *,
+                  header: Slot, free: bool, override_pressed: bool, me) -> None:
+    """The right column: the case's decision state, the form (or the conflict, the second approval, the blind
+    second review, or why the role cannot decide), comments, facts. A submit is recorded here; what it says
+    shows where the reviewer acted: under the keys (the accept key), or under the form's button."""
+    held, blind = queue.held.get(case.id), queue.blind.get(case.id)
     stored = resources.outbox().latest_decided(bank, KIND, case.id) if case.id in queue.decided else None
-    render_decided(stored)
-    flash(KEYS.flash)  # the last decision's confirmation, here beside the form: a toast would lie over its fields
+    if blind is not None:  # nothing of the first decision while the second review is blind
+        blind_review.blind_heading(blind, reasons(case))
+    else:
+        render_decided(stored, reasons(case))
     current = held.stored.revision if held else (stored.revision if stored else 0)  # a held row is the newest
     seen_key, seen = _seen_revision(bank, case.id, current)
+    submitted = submission.take(KEYS.pending)
     conflict = deciding.pending_conflict(KEYS, case.id)
-    blind = queue.blind.get(case.id)
     if held is not None and held.awaiting:
         second_approval.approval_panel(bank, KIND, held, me, KEYS, free=free)
-    elif blind is not None:
-        def submit(decision, lead: bool) -> None:
-            proposal = _proposal(case, rec, decision, blind.first.revision, evidence_snapshot(result, rec))
-            deciding.second_review(bank, proposal, KEYS, lead=lead)
-
-        blind_review.blind_panel(case, blind, rec, submit, me=me, free=free, reasons=_reasons(case))
     elif conflict:
-        _conflict(bank, case, queue, conflict)
+        _conflict(bank, case, queue, conflict, header, {c.id: c for c in queue.shown})
     elif not access.can("decide"):
         st.info(f"Your role ({access.current_role()}) can read this case but not decide it.", icon=":material/visibility:")
     else:
         if held is not None:
             second_approval.held_notice(held)
-        reviewer_field(me)
-        submitted = decision_form(case, rec, me, disabled=not free, reasons=_reasons(case))
-        if approve_key and not submitted and free:
-            submitted = quick_approval(me)
-        if submitted:
-            try:
-                decision = exception_decision(
-                    case, rec, reviewer=submitted.reviewer, authenticated=submitted.authenticated, action=submitted.action,
-                    outcome=submitted.outcome, reason_code=submitted.reason_code, note=submitted.note, reasons=_reasons(case),
-                )
-            except DecisionError as exc:
-                if exc.field == "note" and len(submitted.note) > NOTE_MAX_CHARS:
-                    hold_long_note(case.id, submitted.note)
-                    st.rerun()
-                notice(f"Not submitted: {exc}", ok=False)
-            else:
-                st.session_state.pop(seen_key, None)
-                proposal = _proposal(case, rec, decision, seen, evidence_snapshot(result, rec))
-                deciding.record(bank, proposal, KEYS, queue=queue.ids, decided=queue.decided, what=f"decision {decision.outcome}")
+        why = blind_review.problem_caption(blind, me, free=free) if blind is not None else (None if free else "someone else holds this case (see who above)")
+        long_note = decision_form(case, rec, shown, KEYS.pending, disabled=why is not None, why=why or "", reasons=reasons(case))
+        form_slot = Slot(f"form_feedback_{case.id}")
+        with form_slot.box:
+            show_long_note(long_note, where=f"long_note_{case.id}")
+        if override_pressed:  # O switched the form: bring its outcome into view
+            draw_attention(scroll_to=f"decision_form_{case.id}", focus=OUTCOME_LABEL, key="override_attention")
+        if submitted is not None:
+            _record(bank, case, queue, result, rec, submitted, me, seen_key, seen, blind, header if submitted.origin == "key" else form_slot)
     auto_advance_toggle()
     render_comments(resources.casework(), bank, KIND, case.id, me.name, lambda: access.permitted("decide"),
                     hidden=blind_review.comments_hidden(blind))
@@ -120,57 +132,23 @@ def decision_area(bank: str, case: ExceptionCase, queue, result: TwoStageResult 
     render_case_facts(case, date.today())
 
 
-def _open_cases(bank: str, queue, me: str | None) -> list[ExceptionCase]:
-    """The queue's open cases nobody else holds."""
-    holders = resources.casework().live_claims(bank, KIND)
-    waiting = {*queue.decided, *queue.held, *queue.blind}
-    return [c for c in queue.shown if c.id not in waiting and holders.get(c.id, me) == me]
-
-
-def _candidates(bank: str, queue, me: str | None) -> list[tuple[ExceptionCase, TwoStageResult, Recommendation]]:
-    """Each open case whose recall is at hand and whose recommendation is well supported (on a click only)."""
-    at_hand = finance_recalls.cached_cases(bank, _open_cases(bank, queue, me), queue.k)
-    ready = []
-    for c in _open_cases(bank, queue, me):
-        if c.id in at_hand:
-            result, rec = assess(at_hand[c.id])
-            if exception_queue.well_supported(rec):
-                ready.append((c, result, rec))
-    return ready
-
-
-def bulk_bar(bank: str, queue, me: str | None) -> None:
-    """Approve the well-supported recommendations: one confirmation, then one decision per case."""
-    with st.container(horizontal=True, vertical_alignment="center"):
-        if st.button(
-            "Approve well-supported recommendations", key="bulk_open", icon=":material/done_all:",
-            disabled=me is None or not access.can("decide"),
-            help="Open cases whose recommendation cites relevant precedents with high confidence; you confirm the list first"
-            + (" (type your reviewer name first)" if me is None else ""),
-        ):
-            candidates = _candidates(bank, queue, me)
-            if candidates:
-                confirm_bulk({c.id: f"{c.id}: {c.vendor_code} {c.exception_type.replace('_', ' ')}, {r.action}" for c, _res, r in candidates}, BULK)
-            else:
-                notice("No open case has a well-supported recommendation at hand yet.", ok=False)
-        open_ids = [c for c in queue.shown if c.id not in queue.decided]
-        loading = len(open_ids) - len(finance_recalls.cached_cases(bank, open_ids, queue.k))
-        if loading:
-            if not resources.settings().prefetch_queue:
-                st.caption(f"{loading} open case(s) not recalled yet (background recall is off): bulk approval offers the cases opened so far.")
-            elif len(queue.shown) <= finance_recalls.PREFETCH_AHEAD:
-                st.caption(f"{loading} open case(s) are still being recalled in the background.")
-            else:
-                st.caption(f"{loading:,} open case(s) not recalled yet: the {finance_recalls.PREFETCH_AHEAD} after the open case are "
-                           "recalled in the background, and bulk approval offers the cases at hand.")
-    confirmed = st.session_state.pop(BULK, None)
-    if confirmed:
-        note = "Approved in bulk: a well-supported recommendation."
-        proposals = []
-        for c, result, rec in _candidates(bank, queue, me):
-            if c.id in confirmed:  # only what the reviewer saw
-                decision = exception_decision(
-                    c, rec, reviewer=me, authenticated=access.reviewer("reviewer_name").signed_in, action="approve_recommendation", note=note
-                )
-                proposals.append(_proposal(c, rec, decision, 0, evidence_snapshot(result, rec)))
-        deciding.record_many(bank, proposals, KEYS.flash)
+def _record(bank, case, queue, result, rec, submitted, me, seen_key, seen, blind, slot: Slot) -> None:
+    """Record a submit through the service, on the case as it is now; a refusal is shown in `slot`."""
+    try:
+        decision = _decision(case, rec, submitted, me)
+    except DecisionError as exc:
+        if exc.field == "note" and len(str(submitted.values.get("note") or "")) > NOTE_MAX_CHARS:
+            hold_long_note(case.id, str(submitted.values["note"]), field_keys(case.id)["note"])
+            st.rerun()
+        slot.refuse(f"Not recorded: {exc}", focus=FIELD_LABELS.get(exc.field))
+        return
+    st.session_state.pop(seen_key, None)
+    base = blind.first.revision if blind is not None else seen
+    proposal = proposal_for(case, rec, decision, base, result, submitted.shown)
+    if blind is not None:
+        refused = deciding.second_review(bank, proposal, KEYS, lead=blind.awaiting_lead, reasons=reasons(case))
+    else:
+        cases = {c.id: c for c in queue.shown}
+        refused = deciding.record(bank, proposal, KEYS, queue=queue.ids, decided=queue.decided, describe=lambda c: describe(cases[c]),
+                                  reasons=reasons(case))
+    slot.refuse(f"Not recorded: {refused}")

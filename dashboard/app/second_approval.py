@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from components.decision_form import reviewer_field
 from components.safe_text import md
+from components.workflow import notice
 from dashboard.app import access, deciding, resources
 from dashboard.review.decision import NOTE_MAX_CHARS
 
@@ -27,7 +27,6 @@ def approval_panel(bank: str, kind: str, held, me, keys: deciding.QueueKeys, *, 
     st.text(held.limit_words())
     if decision.reason_code or decision.note:
         st.text(f"Reason: {decision.reason_code or 'none'}. Note: {decision.note or 'none'}")
-    reviewer_field(me)
     if me.name is None:
         why = "Type your reviewer name first."
     elif not free:
@@ -44,4 +43,5 @@ def approval_panel(bank: str, kind: str, held, me, keys: deciding.QueueKeys, *, 
     reject = right.button("Reject: return it to the queue", key="second_reject", icon=":material/undo:",
                           disabled=why is not None, help=why or "The case goes back to the queue, naming both of you")
     if confirm or reject:
-        deciding.second_approval(bank, kind, held.stored.case_id, me.name, keys, confirm=confirm, note=note)
+        refused = deciding.second_approval(bank, kind, held.stored.case_id, me.name, keys, confirm=confirm, note=note)
+        notice(f"Not recorded: {refused}", ok=False)

@@ -1,74 +1,81 @@
-"""The deciding side of a support ticket: its decision state, the form (approve, edit and approve, override),
-a conflict with a decision made meanwhile, and comments. Every decision goes through the decision service
+"""The deciding side of a support ticket: its decision state, the form (send the draft, edit it then send, replace
+it), a conflict with a decision made meanwhile, a blind second review, and comments. Every input is keyed by the
+ticket; a submit carries what the screen showed. Every decision goes through the decision service
 (dashboard/app/deciding.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 
 import streamlit as st
 
+from components import submission
 from components.admission import render_decision_state
 from components.conflict import render_conflict
-from components.decision_form import hold_long_note, long_note
+from components.decision_form import hold_long_note, refill_long_note, show_long_note
 from components.safe_text import md
-from components.workflow import auto_advance_toggle, flash, render_comments
+from components.workflow import REVIEWER_LABEL, Slot, auto_advance_toggle, render_comments
 from dashboard.app import access, blind_review, deciding, resources
-from dashboard.review.decision import NOTE_MAX_CHARS
+from dashboard.review.decision import NOTE_MAX_CHARS, Shown
 from dashboard.review.decisions import Proposal
 from dashboard.support.customers import customer_tag
 from dashboard.support.decisions import ACTIONS, TicketDecisionError, interaction_record, ticket_decision, ticket_evidence_snapshot
 from dashboard.support.models import Ticket
 from dashboard.support.recall import TicketRecall
 
-KEYS = deciding.QueueKeys(flash="ticket_flash", conflict="ticket_conflict", goto="ticket_goto")
+KEYS = deciding.QueueKeys(flash="ticket_flash", conflict="ticket_conflict", goto="ticket_goto", pending="ticket_submitted")
+RESPONSE_LABEL, NOTE_LABEL = "Response to send", "Note (required when you replace the draft)"
+SHORT_ACTIONS = {"approve": "Send the draft", "edit_and_approve": "Send my edit", "override": "Replace it"}  # side by side in the form
+FIELD_LABELS = {"reviewer": REVIEWER_LABEL, "response": RESPONSE_LABEL, "note": NOTE_LABEL}
 
 
-def _note_key(ticket: Ticket) -> str:
-    return f"ticket_note_{ticket.id}"
+def action_key(ticket: Ticket) -> str:
+    return f"ticket_action_{ticket.id}"
 
 
-def _form(ticket: Ticket, me, free: bool, why: str = "someone else holds this ticket (see who above)") -> tuple[bool, str, str, str, str | None, bool]:
-    """(submitted, action, response, note, reviewer, signed in): the name field outside the form, so the
-    Approve key (A) records under it without submitting the form."""
-    if me.signed_in:
-        st.text(f"Signed in as {me.name}")
-        reviewer = me.name
-    else:
-        reviewer = st.text_input("Reviewer name (required; recorded as unauthenticated)", key="ticket_reviewer", max_chars=120)
-    long_note(ticket.id)
-    if not free:  # a greyed-out button says why
+def _keys(ticket: Ticket) -> dict[str, str]:
+    return {"action": action_key(ticket), "response": f"ticket_response_{ticket.id}", "note": f"ticket_note_{ticket.id}"}
+
+
+def shown_of(ticket: Ticket, recall: TicketRecall | None) -> Shown:
+    """What the ticket's screen shows: the ticket, its drafted response, the evidence (a submit carries it)."""
+    return Shown.of(ticket.id, ticket_evidence_snapshot(recall, ticket))
+
+
+def _form(ticket: Ticket, shown: Shown, why: str | None) -> dict | None:
+    """The ticket's form (the reviewer's name is in the header); returns the long note it refused, if any."""
+    keys = _keys(ticket)
+    held_note = refill_long_note(ticket.id)
+    if why:  # a greyed-out button says why
         st.caption(md(f"Record decision is off: {why}."))
     with st.form(f"ticket_decision_{ticket.id}", clear_on_submit=False):
-        action = st.radio("Action", list(ACTIONS), format_func=ACTIONS.get, key=f"ticket_action_{ticket.id}", horizontal=True)
-        response = st.text_area(
-            "Response (used by edit-and-approve and override; approve sends the draft as it is)",
-            value=ticket.drafted_response, key=f"ticket_response_{ticket.id}", max_chars=8000,
-        )
+        st.radio("Decision", list(ACTIONS), format_func=SHORT_ACTIONS.get, key=keys["action"], horizontal=True, label_visibility="collapsed")
+        st.text_area(RESPONSE_LABEL, value=ticket.drafted_response, key=keys["response"], max_chars=8000, height=120,
+                     help="The agent's draft. Send my edit or Replace it sends what this box holds.")
         # No max_chars: the browser would drop a longer paste whole; the limit is checked on submit instead.
-        note = st.text_area("Note (required for an override)", key=_note_key(ticket), help=f"At most {NOTE_MAX_CHARS:,} characters.")
-        submitted = st.form_submit_button("Record decision", type="primary", icon=":material/gavel:", disabled=not free)
-    return submitted, action, response, note, reviewer, me.signed_in
+        st.text_area(NOTE_LABEL, key=keys["note"], height=68, help=f"At most {NOTE_MAX_CHARS:,} characters.")
+        st.form_submit_button("Record decision", type="primary", icon=":material/gavel:", disabled=why is not None,
+                              on_click=submission.hold, args=(KEYS.pending, shown, "form", keys))
+    return held_note
 
 
 def decision_area(
-    bank: str, ticket: Ticket, recall: TicketRecall | None, queue: Sequence[str], decided: Collection[str],
-    *, free: bool, approve_key: bool, me,
+    bank: str, ticket: Ticket, recall: TicketRecall | None, shown: Shown, queue: Sequence[str], decided: Collection[str],
+    *, header: Slot, free: bool, me, describe: Callable[[str], str | None],
 ) -> None:
-    st.subheader("Decision")
     stored = resources.outbox().latest_in_bank(bank, "ticket", ticket.id)
     blind = resources.decisions().blind_case(bank, "ticket", ticket.id)
-    if blind is None:
+    if blind is None and stored is not None:  # an open ticket says so in its header
         render_decision_state(stored)  # a pending one is delivered by the delivery worker
-    else:  # nothing of the first decision while the second review is blind
+    elif blind is not None:  # nothing of the first decision while the second review is blind
         blind_review.blind_heading(blind)
-    flash(KEYS.flash)  # the last decision's confirmation, here beside the form: a toast would lie over its fields
     # The revision this page showed: a decision made on it meets any that landed since as a conflict.
     seen_key = f"tic_seen_{bank}_{ticket.id}"
     seen = st.session_state.get(seen_key, stored.revision if stored else 0)
     st.session_state[seen_key] = stored.revision if stored else 0
+    submitted = submission.take(KEYS.pending)
 
     conflict = deciding.pending_conflict(KEYS, ticket.id)
     if conflict:
@@ -78,41 +85,52 @@ def decision_area(
             st.session_state.pop(seen_key, None)
             if choice == "replace":
                 rebased = replace(conflict["proposal"], base_revision=conflict["theirs"].revision)
-                deciding.record(bank, rebased, KEYS, queue=queue, decided=decided, what="decision")
+                refused = deciding.record(bank, rebased, KEYS, queue=queue, decided=decided, describe=describe)
+                header.refuse(f"Not recorded: {refused}")
+                return
             st.rerun()
         return
     if not access.can("decide"):
         st.info(f"Your role ({access.current_role()}) can read this ticket but not decide it.", icon=":material/visibility:")
         return
 
-    why = blind_review.problem_caption(blind, me, free=free) if blind is not None else None
-    submitted, action, response, note, reviewer, signed_in = _form(ticket, me, free and why is None, why or "someone else holds this ticket (see who above)")
+    why = blind_review.problem_caption(blind, me, free=free) if blind is not None else (None if free else "someone else holds this ticket (see who above)")
+    long_note = _form(ticket, shown, why)
+    form_slot = Slot(f"ticket_form_feedback_{ticket.id}")
+    with form_slot.box:
+        show_long_note(long_note, where=f"ticket_long_note_{ticket.id}", note_label=NOTE_LABEL)
     auto_advance_toggle()
     render_comments(resources.casework(), bank, "ticket", ticket.id, me.name, lambda: access.permitted("decide"),
                     hidden=blind_review.comments_hidden(blind))
-    if approve_key and not submitted and free:  # the A key: approve the drafted response as it is
-        submitted, action, note = True, "approve", ""
-    if not submitted:
-        return
+    if submitted is not None:
+        _record(bank, ticket, recall, submitted, me, seen_key, seen, blind, queue, decided, describe,
+                header if submitted.origin == "key" else form_slot)
+
+
+def _record(bank, ticket, recall, submitted, me, seen_key, seen, blind, queue, decided, describe, slot: Slot) -> None:
+    """Record a submit (the form's, or the accept key's: send the draft) through the service; a refusal shows in `slot`."""
+    values = submitted.values if submitted.origin == "form" else {"action": "approve"}
+    note = str(values.get("note") or "")
     try:
         decision = ticket_decision(
-            ticket, action=action, reviewer=reviewer, authenticated=signed_in, decided_at=datetime.now(UTC),
-            response=response, note=note, cited_evidence=[e.ref for e in (recall.evidence if recall else [])],
+            ticket, action=str(values.get("action")), reviewer=me.name if me.signed_in else st.session_state.get("ticket_reviewer"),
+            authenticated=me.signed_in, decided_at=datetime.now(UTC), response=str(values.get("response") or ""), note=note,
+            cited_evidence=[e.ref for e in (recall.evidence if recall else [])],
         )
         record = interaction_record(ticket, decision)
     except TicketDecisionError as exc:  # it covers pydantic's ValidationError too, naming the field
         if exc.field == "note" and len(note) > NOTE_MAX_CHARS:
-            hold_long_note(ticket.id, note, _note_key(ticket))
+            hold_long_note(ticket.id, note, _keys(ticket)["note"])
             st.rerun()
-        st.error("Not recorded:", icon=":material/error:")
-        st.text(str(exc))
+        slot.refuse(f"Not recorded: {exc.message}", focus=FIELD_LABELS.get(exc.field))
         return
     st.session_state.pop(seen_key, None)
     proposal = Proposal(
         decision=decision, record=record, scope=customer_tag(ticket.customer), base_revision=seen,
-        evidence=ticket_evidence_snapshot(recall),
+        evidence=ticket_evidence_snapshot(recall, ticket), shown=submitted.shown,
     )
     if blind is not None:
-        deciding.second_review(bank, replace(proposal, base_revision=blind.first.revision), KEYS, lead=blind.awaiting_lead)
-        return
-    deciding.record(bank, proposal, KEYS, queue=queue, decided=decided, what=f"decision ({decision.ticket_action.replace('_', ' ')})")
+        refused = deciding.second_review(bank, replace(proposal, base_revision=blind.first.revision), KEYS, lead=blind.awaiting_lead)
+    else:
+        refused = deciding.record(bank, proposal, KEYS, queue=queue, decided=decided, describe=describe)
+    slot.refuse(f"Not recorded: {refused}")

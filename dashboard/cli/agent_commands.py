@@ -196,7 +196,7 @@ def run_decide(args: argparse.Namespace) -> int:
         elif args.case in cases:
             case, bank = cases[args.case], settings.finance_bank
             _, rec = assess(two_stage_recall(gateway.recall, bank, CaseKey.of(case), case.recall_query(), own_document=document_id_for(case.id)))
-            action = "approve_recommendation" if args.outcome == rec.action else "override"
+            action = "accept_recommendation" if args.outcome == rec.action else "override"
             reasons = reasons_for(case.exception_type, settings.reason_codes)
             try:
                 decision = exception_decision(

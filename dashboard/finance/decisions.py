@@ -36,7 +36,7 @@ REASON_CODES: dict[str, str] = {
     "NEEDS_APPROVER": "Needs a budget holder's approval",
     "OTHER": "Other (explain in the note)",
 }
-Action = Literal["approve_recommendation", "override"]
+Action = Literal["accept_recommendation", "override"]
 
 
 def reasons_for(exception_type: str, configured: Mapping[str, Mapping[str, str]] | None = None) -> dict[str, str]:
@@ -84,7 +84,7 @@ def exception_decision(
     reason_code = reason_code or None
     if reason_code is not None and reason_code not in reasons:
         raise DecisionError("reason_code", f"Unknown reason code {reason_code!r}; choose one of {', '.join(reasons)}.")
-    if action == "approve_recommendation":
+    if action == "accept_recommendation":
         final, overridden = recommendation.action, False
     elif action == "override":
         if outcome not in OUTCOMES:

@@ -28,9 +28,10 @@ class FinanceFlags(BaseModel):
 
     @property
     def crowd_out(self) -> str:
+        """What a plain single search would have lost, in words (the two-stage recall kept them)."""
         if self.crowd_out_lost is None:
             return "not checked"
-        return f"caught: {self.crowd_out_lost} kept" if self.crowd_out_lost else "none"
+        return f"{self.crowd_out_lost} exact precedent(s)" if self.crowd_out_lost else "none"
 
 
 def finance_flags(result: TwoStageResult) -> FinanceFlags:

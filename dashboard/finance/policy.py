@@ -164,10 +164,18 @@ def recommend(result: TwoStageResult) -> Recommendation:
         rationale=(
             f"{votes[winner]} of {n} relevant precedent(s) for {_about(key)} were decided {winner} ({counts}); "
             f"newest: {newest.ref} on {newest.metadata.get('decided_on', 'an unknown date')}. "
-            f"Confidence {agreement:.0%} agreement x {support:.0%} support (full support at {FULL_SUPPORT_AT} precedents)."
-            f"{broader_note}"
+            f"{_confidence_words(round(agreement * support, 2), votes[winner], n)}{broader_note}"
         ),
     )
+
+
+def _confidence_words(confidence: float, agreeing: int, n: int) -> str:
+    """Why the confidence is what it is, as a clerk reads it: how many agree, and whether there are enough."""
+    agree = "they all agree" if agreeing == n else f"{agreeing} of the {n} agree"
+    enough = (f"{n} precedent(s) are fewer than the {FULL_SUPPORT_AT} that give full confidence" if n < FULL_SUPPORT_AT
+              else f"there are at least {FULL_SUPPORT_AT} precedents")
+    joint = "but" if agreeing == n and n < FULL_SUPPORT_AT else "and"
+    return f"Confidence {confidence:.2f}: {agree}, {joint} {enough}."
 
 
 def no_evidence_recommendation(reason: str) -> Recommendation:

@@ -11,6 +11,7 @@ from dashboard.finance.flags import FinanceFlags
 from dashboard.finance.flags import stored as stored_flags
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import Recommendation
+from dashboard.review.decision import OUTCOME_WORDS
 from dashboard.review.outbox import StoredDecision
 from dashboard.review.standing import DecisionState
 from dashboard.review.workflow import sla_state
@@ -24,8 +25,9 @@ SORTS = {
     "Amount (smallest first)": (lambda c: c.invoice_amount, False),
 }
 DEFAULT_SORT = "Age (oldest first)"
+PLAIN_SEARCH_MISSES = "a plain search misses"  # the crowd-out check: what one any_strict search would lose, kept here
 COLUMNS = ["case", "vendor", "type", "invoice amount", "variance", "variance %", "age (days)", "status", "decision",
-           "exact precedents", "agent recommends", "crowd-out", "incident"]
+           "exact precedents", "agent recommends", PLAIN_SEARCH_MISSES, "incident"]
 
 
 def status_of(stored: DecisionState | StoredDecision | None, held: str | None = None) -> str:
@@ -62,7 +64,7 @@ def select(
 
 
 def recommends(flags: FinanceFlags) -> str:
-    return f"{flags.action} ({flags.confidence:.0%})"
+    return f"{OUTCOME_WORDS.get(flags.action, flags.action)} ({flags.confidence:.0%})"
 
 
 def queue_frame(
@@ -80,10 +82,10 @@ def queue_frame(
             "case": c.id, "vendor": f"{c.vendor_code} {c.vendor_name}", "type": c.exception_type,
             "invoice amount": c.invoice_amount, "variance": c.variance, "variance %": c.variance_pct,
             "age (days)": (today - c.opened_on).days, "status": status_of(stored, held.get(c.id)),
-            "decision": stored.outcome if stored else "",
+            "decision": OUTCOME_WORDS[stored.outcome] if stored else "",
             "exact precedents": measured.exact if measured else None,
             "agent recommends": recommends(measured) if measured else "",
-            "crowd-out": measured.crowd_out if measured else "", "incident": incidents.get(c.id, ""),
+            PLAIN_SEARCH_MISSES: measured.crowd_out if measured else "", "incident": incidents.get(c.id, ""),
         })
     frame = pd.DataFrame(rows, columns=COLUMNS)
     frame["exact precedents"] = frame["exact precedents"].astype("Int64")  # blank, not NaN, when not measured

@@ -13,6 +13,8 @@ from dashboard.strict import StrictModel
 
 Outcome = Literal["approve", "reject", "escalate"]
 OUTCOMES: tuple[str, ...] = Outcome.__args__
+# An outcome as a finance clerk reads it: to them "approve" means "pay the invoice", so it says so.
+OUTCOME_WORDS: dict[str, str] = {"approve": "approve for payment", "reject": "reject", "escalate": "escalate"}
 NOTE_MAX_CHARS = 4000  # a reviewer's note; a longer paste is refused with what was cut shown, never dropped
 
 
@@ -49,7 +51,44 @@ class EvidenceSnapshot(StrictModel):
     available: bool  # False: recorded while Hindsight (or the cached recall) was unavailable
     items: list[EvidenceItem] = Field(default_factory=list)
     recommendation: Outcome | None = None
+    draft_sha256: str | None = Field(default=None, max_length=64)  # a ticket: the drafted response shown
     agent_audit_entry: str | None = Field(default=None, max_length=200)  # the agent's recall in Hindsight's audit log
+
+    def fingerprint(self) -> str:
+        """One hash of the evidence (which records, their texts, their flags), to tell "the same" from "changed"."""
+        parts = sorted(f"{item.id}\t{item.text_sha256}\t{item.relevant}" for item in self.items)
+        return text_hash(f"{self.available}\n" + "\n".join(parts))
+
+
+class Shown(StrictModel):
+    """What the screen showed when the reviewer acted: its case, the agent's recommendation (or drafted response),
+    and the evidence. The decision service refuses a decision whose case shows otherwise by the time it is recorded."""
+
+    case_id: str = Field(min_length=1, max_length=200)
+    recommendation: str | None = Field(default=None, max_length=200)  # an outcome, or "draft <hash>" for a ticket
+    evidence: str = Field(max_length=64)  # EvidenceSnapshot.fingerprint()
+
+    @classmethod
+    def of(cls, case_id: str, evidence: EvidenceSnapshot) -> Shown:
+        draft = f"draft {evidence.draft_sha256[:16]}" if evidence.draft_sha256 else None
+        return cls(case_id=case_id, recommendation=evidence.recommendation or draft, evidence=evidence.fingerprint())
+
+
+def changed_since_shown(shown: Shown, now: Shown) -> str | None:
+    """Why a decision made on the screen `shown` may not be recorded against the case as it is `now`, in a
+    reviewer's words; None when the case still shows what the screen showed."""
+    if shown.case_id != now.case_id:
+        return (f"This decision was made on {shown.case_id}, but {now.case_id} is open now. Nothing was recorded: "
+                f"open {shown.case_id} to decide it.")
+    if shown.recommendation != now.recommendation:
+        if (now.recommendation or "").startswith("draft "):
+            return f"The drafted response on {now.case_id} changed since it was shown. Nothing was recorded: read it again."
+        then, since = (OUTCOME_WORDS.get(r or "", "none") for r in (shown.recommendation, now.recommendation))
+        return (f"The agent's recommendation on {now.case_id} changed since it was shown ({then} then, {since} now). "
+                "Nothing was recorded: read the case again.")
+    if shown.evidence != now.evidence:
+        return f"The evidence on {now.case_id} changed since it was shown. Nothing was recorded: read the case again."
+    return None
 
 
 class Hold(StrictModel):
@@ -61,19 +100,29 @@ class Hold(StrictModel):
     scope: str = Field(max_length=200)  # what recalls its release changes (as Proposal.scope)
 
 
-TICKET_ACTIONS = {"approve": "the drafted response approved as it is", "edit_and_approve": "the drafted response edited, then approved",
-                  "override": "an override: the drafted response replaced"}
+TICKET_ACTIONS = {"approve": "the drafted response sent as it is", "edit_and_approve": "the drafted response edited, then sent",
+                  "override": "the draft replaced by the reviewer's own response"}
+
+
+def outcome_words(d: ReviewerDecision) -> str:
+    """The decision as its reviewer chose it: "approve for payment" (an exception), "the drafted response sent as
+    it is" (a ticket)."""
+    if d.ticket_action:
+        return TICKET_ACTIONS[d.ticket_action]
+    return OUTCOME_WORDS.get(d.outcome, d.outcome)
 
 
 def decision_summary(d: ReviewerDecision, reasons: Mapping[str, str] | None = None) -> str:
     """What was decided, in a reviewer's words: the outcome, override or not, the reason (with its label from
-    `reasons`) and the note, e.g. "Outcome: approve, an override of the agent's reject. Reason: ... Note: ..."."""
+    `reasons`, the codes configured for the case) and the note, e.g. "Outcome: approve for payment, an override of
+    the agent's reject. Reason: ... Note: ..."."""
     if d.ticket_action:
-        what = f"Action: {TICKET_ACTIONS[d.ticket_action]}."
+        what = f"Action: {outcome_words(d)}."
     elif d.overridden:
-        what = f"Outcome: {d.outcome}, an override of the agent's {d.agent_recommendation or 'recommendation'}."
+        agent = OUTCOME_WORDS.get(d.agent_recommendation or "", "recommendation")
+        what = f"Outcome: {outcome_words(d)}, an override of the agent's {agent}."
     else:
-        what = f"Outcome: {d.outcome}, as the agent recommended."
+        what = f"Outcome: {outcome_words(d)}, as the agent recommended."
     label = (reasons or {}).get(d.reason_code or "")
     reason = f" Reason: {d.reason_code}" + (f" ({label})." if label else ".") if d.reason_code else ""
     return f"{what}{reason} Note: {d.note or 'none'}"

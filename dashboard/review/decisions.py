@@ -4,7 +4,9 @@ A page (or the CLI) builds the decision and the memory it is retained as with it
 (finance.decisions, support.decisions); this service then, in order:
 
 1. checks the reviewer's role (roles.require: NotAllowed);
-2. checks nobody else holds a live claim on the case, and no decision on it awaits a second approval (Refused);
+2. checks the case still shows what the reviewer's screen showed (its id, the agent's recommendation or draft, the
+   evidence: `Proposal.shown`), nobody else holds a live claim on it, and no decision on it awaits a second
+   approval (Refused);
 3. stores it in the outbox FIRST, on the revision the reviewer saw (RevisionConflict when another decision
    landed since), then delivers that row when Hindsight answers (else the worker does, later). A decision on
    an amount above the reviewer's approval limit is stored awaiting a second approval instead: not delivered,
@@ -28,13 +30,13 @@ from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.approvals import Approvals, HeldDecision, second_approver_problem
 from dashboard.review.calibration import calibration_counts
 from dashboard.review.casework import Casework
-from dashboard.review.decision import NOTE_MAX_CHARS, EvidenceSnapshot, Hold, ReviewerDecision
+from dashboard.review.decision import NOTE_MAX_CHARS, EvidenceSnapshot, Hold, ReviewerDecision, Shown, changed_since_shown
 from dashboard.review.freshness import Freshness
 from dashboard.review.limits import ApprovalLimits, in_words
 from dashboard.review.kept import KeptUntilTheLogChanges
 from dashboard.review.outbox import DeliveryReport, Outbox, RevisionConflict, StoredDecision, worker_name
 from dashboard.review.roles import NotAllowed, require
-from dashboard.review.second_review import BlindCase, SecondReviews, lead_problem, second_review_problem, selected
+from dashboard.review.second_review import AlreadySettled, BlindCase, SecondReviews, lead_problem, second_review_problem, selected
 from dashboard.review.workflow import next_unreviewed
 from dashboard.settings import Role
 
@@ -67,8 +69,16 @@ class Proposal:
     record: MemoryRecord
     scope: str  # what recalls it changes: finance.models.decision_scope, support.customers.customer_tag
     base_revision: int | None = 0  # the case revision the reviewer saw; None appends (imports, tools)
-    evidence: EvidenceSnapshot | None = None
+    evidence: EvidenceSnapshot | None = None  # the case's evidence as it is when the decision is recorded
     amount: float | None = None  # the invoice amount approval limits apply to; None: no limit applies (tickets)
+    shown: Shown | None = None  # what the reviewer's screen showed when they acted; None: no screen (the CLI, imports)
+
+    def unchanged(self) -> None:
+        """Refused when the case no longer shows what the reviewer's screen showed."""
+        if self.shown is not None:
+            why = changed_since_shown(self.shown, Shown.of(self.decision.case_id, self.evidence or EvidenceSnapshot(available=False)))
+            if why:
+                raise Refused(why)
 
 
 class DecisionService:
@@ -87,6 +97,7 @@ class DecisionService:
         """Record one decision (see the module's steps); NotAllowed, Refused or RevisionConflict name why not."""
         decision = proposal.decision
         require(role, "decide")
+        proposal.unchanged()
         self._check_claim(bank_id, decision.case_kind, decision.case_id, decision.reviewer)
         waiting = self.held(bank_id, decision.case_kind, decision.case_id)
         if waiting is not None and waiting.awaiting:
@@ -185,6 +196,7 @@ class DecisionService:
         """The blind second reviewer's decision: the same outcome releases the first decision to memory; another
         sends the case to a lead. Refused names why not (the first reviewer, nothing awaiting, someone first)."""
         require(role, "decide")
+        proposal.unchanged()
         decision = proposal.decision
         case = self._blind(bank_id, decision.case_kind, decision.case_id, decision.reviewer)
         problem = second_review_problem(case, decision.reviewer, role)
@@ -203,6 +215,7 @@ class DecisionService:
         limit, held for a second approval like any decision); the first is superseded, and both reviewers'
         decisions stay in the audit."""
         require(role, "settle_disagreement")
+        proposal.unchanged()
         decision = proposal.decision
         case = self._blind(bank_id, decision.case_kind, decision.case_id, decision.reviewer)
         problem = lead_problem(case, decision.reviewer, role)
@@ -210,15 +223,13 @@ class DecisionService:
             raise Refused(problem)
         hold, held_because = self._hold(role, proposal)  # a lead's approval limit binds them like anyone's
         writer = self._writer()
-        try:
+        try:  # the lead's decision and the step that settles the first are one transaction
             audit_id = self.outbox.record(
                 bank_id, decision, proposal.record, base_revision=case.first.revision, evidence=proposal.evidence, hold=hold,
-                writer=writer,
+                writer=writer, then=lambda conn, lead_id: self.second_reviews.record_lead(conn, case, role, decision, lead_id),
             )
-        except RevisionConflict:
+        except (RevisionConflict, AlreadySettled):
             raise Refused(f"{case.case_id} was settled by another lead meanwhile.") from None
-        if not self.second_reviews.record_lead(case, role, decision, audit_id):
-            raise Refused(f"{case.case_id} was settled by another lead meanwhile.")
         report = self._release(bank_id, audit_id, proposal.scope, writer) if hold is None else DeliveryReport()
         self.casework.release(bank_id, decision.case_kind, decision.case_id, decision.reviewer)
         return Decided(stored=self.outbox.get(audit_id), report=report, next_case=None, held_because=held_because)

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 from pydantic import BaseModel
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import IntegrityError
 
 from dashboard.hindsight.calls import RetainFn
@@ -342,9 +342,10 @@ class Outbox(DeliveryQueue):
         hold: Hold | None = None,
         blind: bool = False,
         writer: str | None = None,
+        then: Callable[[Connection, int], None] | None = None,
     ) -> int:
         """Store the decision durably; returns its audit id. Delivery is a separate step (`writer`: who takes it,
-        see `leased_to`).
+        see `leased_to`). `then(conn, audit_id)` writes what belongs with it in the same transaction (raising undoes both).
 
         `base_revision` is the case's revision the reviewer saw; when another decision landed since,
         `RevisionConflict` is raised and nothing is written. None appends as the newest (imports, tools).
@@ -353,7 +354,7 @@ class Outbox(DeliveryQueue):
         """
         for _attempt in range(5):
             try:
-                return self._insert(bank_id, decision, memory, base_revision, evidence, hold, blind, writer)
+                return self._insert(bank_id, decision, memory, base_revision, evidence, hold, blind, writer, then)
             except IntegrityError:
                 # Someone took this revision between our read and our insert.
                 if base_revision is not None:
@@ -361,7 +362,7 @@ class Outbox(DeliveryQueue):
                     raise RevisionConflict(theirs, base_revision) from None
         raise RuntimeError(f"could not record a decision on {decision.case_id}: the case is being written too often")
 
-    def _insert(self, bank_id, decision, memory, base_revision, evidence, hold, blind, writer) -> int:
+    def _insert(self, bank_id, decision, memory, base_revision, evidence, hold, blind, writer, then) -> int:
         now = self.clock()
         with self.engine.begin() as conn:
             current = self._revision(conn, bank_id, decision.case_kind, decision.case_id)
@@ -389,6 +390,8 @@ class Outbox(DeliveryQueue):
                 conn.execute(approvals.insert().values(
                     decision_id=audit_id, step="proposed", actor=decision.reviewer, at=now, **hold.model_dump()
                 ))
+            if then is not None:
+                then(conn, audit_id)
             return audit_id
 
     def submit(

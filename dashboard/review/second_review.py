@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 
 import sqlalchemy as sa
 from pydantic import BaseModel
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine
 
 from dashboard.review.db import as_utc
 from dashboard.review.decision import ReviewerDecision
@@ -99,6 +99,10 @@ def lead_problem(case: BlindCase, who: str, role: Role) -> str | None:
     return None
 
 
+class AlreadySettled(Exception):
+    """Another lead settled the case first (its first decision is no longer awaiting a lead)."""
+
+
 class SecondReviews:
     """The cases under blind second review and their steps."""
 
@@ -143,23 +147,28 @@ class SecondReviews:
         agreed = decision.outcome == case.first.decision.outcome
         return self._step(case, AWAITING_SECOND, PENDING if agreed else AWAITING_LEAD, SECOND, role, decision, None, writer)
 
-    def record_lead(self, case: BlindCase, role: Role, decision: ReviewerDecision, lead_decision_id: int) -> bool:
-        """The lead's decision (recorded as `lead_decision_id`) supersedes the first. False when already settled."""
-        return self._step(case, AWAITING_LEAD, SUPERSEDED, LEAD, role, decision, lead_decision_id, None)
+    def record_lead(self, conn: Connection, case: BlindCase, role: Role, decision: ReviewerDecision, lead_decision_id: int) -> None:
+        """The lead's decision (being recorded as `lead_decision_id`, on `conn`) supersedes the first, in that same
+        transaction. AlreadySettled (which undoes both) when another lead settled it first."""
+        if not self._step_on(conn, case, AWAITING_LEAD, SUPERSEDED, LEAD, role, decision, lead_decision_id, None):
+            raise AlreadySettled(case.case_id)
 
     def _step(self, case, before, after, step, role, decision, lead_decision_id, writer) -> bool:
-        now = self.clock()
         with self.engine.begin() as conn:
-            changed = conn.execute(
-                decisions.update().where(decisions.c.id == case.first.id, decisions.c.state == before)
-                .values(state=after, next_attempt_at=now, **(leased_to(writer, now) if after == PENDING else {}))
-            ).rowcount
-            if changed != 1:
-                return False
-            conn.execute(second_reviews.insert().values(
-                decision_id=case.first.id, step=step, actor=decision.reviewer, role=role, outcome=decision.outcome,
-                decision=decision.model_dump(mode="json"), lead_decision_id=lead_decision_id, at=now,
-            ))
+            return self._step_on(conn, case, before, after, step, role, decision, lead_decision_id, writer)
+
+    def _step_on(self, conn, case, before, after, step, role, decision, lead_decision_id, writer) -> bool:
+        now = self.clock()
+        changed = conn.execute(
+            decisions.update().where(decisions.c.id == case.first.id, decisions.c.state == before)
+            .values(state=after, next_attempt_at=now, **(leased_to(writer, now) if after == PENDING else {}))
+        ).rowcount
+        if changed != 1:
+            return False
+        conn.execute(second_reviews.insert().values(
+            decision_id=case.first.id, step=step, actor=decision.reviewer, role=role, outcome=decision.outcome,
+            decision=decision.model_dump(mode="json"), lead_decision_id=lead_decision_id, at=now,
+        ))
         return True
 
     def pair_counts(self, case_kind: str | None = None) -> list[tuple[str, str, str, str, int]]:

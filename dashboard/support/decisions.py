@@ -29,10 +29,10 @@ from dashboard.support.models import Ticket
 from dashboard.support.recall import TicketRecall
 
 TicketAction = Literal["approve", "edit_and_approve", "override"]
-ACTIONS: dict[str, str] = {
-    "approve": "Approve the drafted response",
-    "edit_and_approve": "Edit and approve",
-    "override": "Override with my own response",
+ACTIONS: dict[str, str] = {  # what each choice records, in the words of the buttons and the confirmation
+    "approve": "Send the draft as it is",
+    "edit_and_approve": "Send my edit of the draft",
+    "override": "Replace the draft with my own response",
 }
 
 
@@ -40,7 +40,7 @@ class TicketDecisionError(ValueError):
     """A decision that cannot be recorded; `field` names what to fix."""
 
     def __init__(self, field: str, message: str):
-        self.field = field
+        self.field, self.message = field, message  # the message alone reads as a sentence for a person
         super().__init__(f"{field}: {message}")
 
 
@@ -109,9 +109,11 @@ def interaction_record(ticket: Ticket, decision: ReviewerDecision) -> MemoryReco
     )
 
 
-def ticket_evidence_snapshot(recall: TicketRecall | None) -> EvidenceSnapshot:
-    """What the reviewer saw: the evidence allowed into the ticket (id, text hash), or that there was none."""
+def ticket_evidence_snapshot(recall: TicketRecall | None, ticket: Ticket) -> EvidenceSnapshot:
+    """What the reviewer saw: the evidence allowed into the ticket (id, text hash), or that there was none, and the
+    drafted response."""
+    draft = text_hash(ticket.drafted_response)
     if recall is None:
-        return EvidenceSnapshot(available=False)
+        return EvidenceSnapshot(available=False, draft_sha256=draft)
     items = [EvidenceItem(id=e.document_id or e.id, text_sha256=text_hash(e.text), relevant=e.admitted) for e in recall.evidence]
-    return EvidenceSnapshot(available=True, items=items)
+    return EvidenceSnapshot(available=True, items=items, draft_sha256=draft)

@@ -1,98 +1,37 @@
-"""Finance exceptions: one case at a time, built for deciding (header, recommendation, Approve / Override,
-evidence), the queue in a panel above it (its table drawn only while it is open, so a key press redraws the case
-alone). The case on screen is recalled first; the cases after it are recalled in the background."""
+"""Finance exceptions: one case at a time, built for deciding (header, the keys with Accept / Override, the
+recommendation, the form, evidence), the queue in a panel above it (dashboard/app/finance_queue.py). The case on
+screen is recalled first; the cases after it are recalled in the background."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import date
 
 import streamlit as st
 
+from components.decision_form import OUTCOME_WORDS, OVERRIDE, accept_label, field_keys
 from components.evidence import render_crowd_out, render_evidence, render_recall_details, render_recommendation
 from components.glossary import FINANCE_TERMS, render_glossary
-from components.review_keys import review_keys
+from components.review_keys import Accept, review_keys
 from components.safe_text import md
 from components.status_banner import render_evidence_unavailable
 from components.then_now import render_then_now
-from components.workflow import age_badge, claim_controls, flash, keep_selection, my_queue_filter, selected_rows, unknown_link
-from dashboard.agents.incidents import incident_text, is_relevant_ref
+from components.workflow import Slot, age_badge, reviewer_field, claim_controls, flash, selected_rows, unknown_link
+from dashboard.agents.incidents import is_relevant_ref
 from dashboard.app import access, audit, curating, finance_case, finance_recalls, labelling, resources
-from dashboard.app.shown_queue import decided_among, held_statuses, shown_queue, vendor_choices
-from dashboard.app.queue_filters import approval_filter, second_review_filter
+from dashboard.app.finance_queue import QUEUE_KEY, Queue, queue_panel
+from dashboard.app.shown_queue import decided_among
 from dashboard.finance import queue as exception_queue
 from dashboard.finance.decisions import document_id_for
-from dashboard.finance.models import EXCEPTION_TYPES, ExceptionCase
+from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import assess, no_evidence_recommendation
 from dashboard.finance.recall import DEFAULT_K, MAX_K, CaseKey
 from dashboard.hindsight.errors import HindsightError
 from dashboard.queue_files import QueueFileError, shared_rows
 
-QUEUE_KEY = "exception_queue"
-QUEUE_OPEN = "exception_queue_open"  # the panel's state: its table and bulk approval are drawn only while it is open
-# Pinned to the left: what a reviewer scans the queue for stays in view at 1440 wide, without scrolling sideways.
-KEY_COLUMNS = ("case", "exact precedents", "agent recommends", "crowd-out", "incident")
 
-
-@dataclass
-class Queue:
-    cases: Sequence[ExceptionCase]
-    shown: Sequence[ExceptionCase]
-    ids: Sequence[str]  # the shown cases' ids, in order: read by every key and link of the run
-    decided: Mapping  # case id -> the state and outcome of its latest decision in this bank (DecisionState)
-    held: Mapping  # case id -> its decision awaiting a second approval, or returned by one
-    blind: dict  # case id -> its first decision awaiting a blind second review or a lead
-    k: int
-    table_open: bool  # the panel is open: its table and bulk approval are drawn
-
-
-def queue_panel(bank: str, cases: Sequence[ExceptionCase], decided: Mapping, me: str | None, today: date) -> tuple[Queue, list[int], st.delta_generator.DeltaGenerator]:
-    """The queue: filters, sort, "My queue", "Needs my approval"; while the panel is open, the table (flags from the
-    review store) and bulk approval. Returns (queue, the table's selected rows, the caption's placeholder above the
-    panel, where the counts show while it is closed)."""
-    settings = resources.settings()
-    held = resources.decisions().held_cases(bank, finance_case.KIND)
-    blind = resources.decisions().blind_cases(bank, finance_case.KIND)
-    k = int(st.session_state.get("exceptions_k", DEFAULT_K))
-    caption = st.empty()
-    # One label always: the label is part of the panel's identity, and a new one (say, a count) would close it.
-    panel = st.expander("Queue: filters, table, bulk approval", icon=":material/list:", key=QUEUE_OPEN, on_change="rerun")
-    if not panel.open:  # the table is not drawn: the address bar says which case is open, not a stale row
-        st.session_state.pop(QUEUE_KEY, None)
-    with panel:
-        f1, f2, f3, f4, f5 = st.columns([3, 3, 3, 3, 2], vertical_alignment="bottom")
-        vendors = f1.multiselect("Vendor", vendor_choices(cases), key="filter_vendor")
-        types = f2.multiselect("Type", list(EXCEPTION_TYPES), key="filter_type")
-        statuses = f3.multiselect("Status", list(exception_queue.STATUSES), key="filter_status")
-        sort = f4.selectbox("Sort", list(exception_queue.SORTS), key="queue_sort")
-        with f5:
-            mine = my_queue_filter(resources.casework(), bank, finance_case.KIND, me, key="exceptions_my_queue")
-            to_approve = approval_filter(held, me)
-            to_review, to_lead = second_review_filter(blind, me, lead=False), second_review_filter(blind, me, lead=True)
-        shown, ids = shown_queue(cases, decided, held, blind, (tuple(vendors), tuple(types), tuple(statuses)), sort)
-        for only in (mine, to_approve, to_review, to_lead):
-            if only is not None:
-                shown = [c for c in shown if c.id in only]
-                ids = [c.id for c in shown]
-        queue = Queue(cases=cases, shown=shown, ids=ids, decided=decided, held=held, blind=blind, k=k, table_open=panel.open)
-        keep_selection(QUEUE_KEY, "case", queue.ids, decided, finance_case.KEYS.goto)
-        if not panel.open:  # a key press while the panel is closed redraws the case alone
-            return queue, [], caption
-        flags = resources.casework().flags(bank, "exception")  # measured as cases are recalled, kept in the store
-        table = exception_queue.queue_frame(shown, decided, today, flags, {c: incident_text(f) for c, f in flags.items()}, held_statuses(held, blind))
-        event = st.dataframe(
-            exception_queue.with_sla(table, settings.sla_days), key=QUEUE_KEY,
-            on_select="rerun", selection_mode="single-row", hide_index=True, width="stretch",
-            column_config={"invoice amount": st.column_config.NumberColumn(format="%.2f"), "variance": st.column_config.NumberColumn(format="%+.2f"),
-                           **{c: st.column_config.Column(pinned=True) for c in KEY_COLUMNS}},
-        )
-        finance_case.bulk_bar(bank, queue, me)
-    return queue, list(event.selection.rows), caption
-
-
-def case_header(bank: str, case: ExceptionCase, queue: Queue, me: str | None, today: date):
-    """Id, vendor, amounts, age against the SLA, status, claim, and the keyboard bar; returns (free, keys)."""
+def case_header(bank: str, case: ExceptionCase, queue: Queue, me, today: date, accept: Accept) -> tuple[bool, Slot, bool]:
+    """Id, vendor, amounts, age against the SLA, status, claim, the keyboard bar and, under it, the place for what the
+    last action said; returns (free, that place, Override pressed)."""
     stored = queue.decided.get(case.id)
     with st.container(key="case_header"):
         st.header(md(f"{case.id}: {case.vendor_code} {case.exception_type.replace('_', ' ')}"))
@@ -104,15 +43,20 @@ def case_header(bank: str, case: ExceptionCase, queue: Queue, me: str | None, to
             if blind is not None:  # nothing of the first decision: the second review is blind
                 st.badge(blind.status, color="orange")
             elif held is not None:
-                st.badge(f"{status}: {held.stored.decision.outcome}", color="orange")
+                st.badge(f"{status}: {OUTCOME_WORDS[held.stored.decision.outcome]}", color="orange")
             else:
-                st.badge(status if stored is None else f"{status}: {stored.outcome}", color="blue" if stored is None else "green")
-            free = claim_controls(resources.casework(), bank, finance_case.KIND, case.id, me, lambda: access.permitted("decide"))
-        keys = review_keys(
-            queue.ids, case.id, table_key=QUEUE_KEY, param="case", prefix="exc", override_state=("decision_choice", finance_case.OVERRIDE),
-            decided=queue.decided, can_decide=free and access.can("decide"),
+                st.badge(status if stored is None else f"{status}: {OUTCOME_WORDS[stored.outcome]}", color="blue" if stored is None else "green")
+            reviewer_field(me, "reviewer_name")
+            free = claim_controls(resources.casework(), bank, finance_case.KIND, case.id, me.name, lambda: access.permitted("decide"))
+        awaiting = held is not None and held.awaiting  # its form is the second approver's
+        override = review_keys(
+            queue.ids, case.id, table_key=QUEUE_KEY, param="case", prefix="exc", accept=accept,
+            override_state=(field_keys(case.id)["choice"], OVERRIDE), decided=queue.decided,
+            can_decide=free and access.can("decide") and not awaiting,
         )
-    return free, keys
+        slot = Slot("case_feedback")
+    flash(finance_case.KEYS.flash, slot)  # the last decision's confirmation, where the reviewer's eyes are
+    return free, slot, override
 
 
 def recall(bank: str, case: ExceptionCase, queue: Queue):
@@ -182,15 +126,17 @@ def case_view(bank: str, queue: Queue, rows: list[int], me_then: str | None, tod
     pick = "select another row to switch" if queue.table_open else "J / K move through the queue, or open it to pick one"
     st.caption(f"{md(case.id)} is open: {pick}.")
 
-    free, keys = case_header(bank, case, queue, me.name, today)
     result, recall_error = recall(bank, case, queue)
     result, rec = assess(result) if result is not None else (None, no_evidence_recommendation("the recall could not run (Hindsight unavailable)."))
+    shown = finance_case.shown_of(case, result, rec)
+    accept = Accept(accept_label(rec.action), finance_case.KEYS.pending, shown, "accept the agent's recommendation")
+    free, header, override = case_header(bank, case, queue, me, today, accept)
     left, right = st.columns([3, 2], gap="large")
     with left:
         render_recommendation(rec)
         evidence = st.container(key="case_evidence")  # the browser bench waits for this section's text
     with right:  # filled first: a decision reruns the page from here, before the decided case's evidence is drawn again
-        finance_case.decision_area(bank, case, queue, result, rec, free=free, approve_key=keys.approve, me=me)
+        finance_case.decision_area(bank, case, queue, result, rec, shown, header=header, free=free, override_pressed=override, me=me)
     with evidence:
         if result is not None:
             cards = [e.document_id for e in result.exact + result.broader if e.document_id]

@@ -1,5 +1,6 @@
-"""Support tickets: the queue, and for the ticket opened which past interactions reached it and why, its
-drafted response and the lead's decision on it."""
+"""Support tickets, read like the finance page: the queue in a panel, then one ticket at a time with its keys, its
+incidents, what reached it (the records used first, the ones found but not used folded behind their count) beside
+the drafted response and the decision on it."""
 
 from __future__ import annotations
 
@@ -8,13 +9,13 @@ from datetime import date
 import pandas as pd
 import streamlit as st
 
-from components.review_keys import review_keys
+from components.review_keys import Accept, review_keys
 from components.safe_text import md
 from components.status_banner import render_evidence_unavailable
 from components.then_now import render_then_now
 from components.when import local_day
-from components.workflow import age_badge, claim_controls, flash, keep_selection, unknown_link
-from dashboard.agents.incidents import incident_text, ownership
+from components.workflow import Slot, age_badge, reviewer_field, claim_controls, flash, keep_selection, unknown_link
+from dashboard.agents.incidents import INCIDENTS_KEY, KIND_LABELS, incident_text, ownership
 from dashboard.app import access, audit, resources, ticket_case, ticket_recalls
 from dashboard.app.ticket_evidence import render_ticket_evidence
 from dashboard.hindsight.errors import HindsightError
@@ -25,7 +26,7 @@ from dashboard.support.flags import history_used
 from dashboard.support.flags import stored as stored_ticket_flags
 from dashboard.support.models import Customer, Ticket
 
-QUEUE_KEY = "ticket_queue"
+QUEUE_KEY, QUEUE_OPEN = "ticket_queue", "ticket_queue_open"
 
 
 def _status(latest: dict, ticket_id: str) -> str:
@@ -35,31 +36,30 @@ def _status(latest: dict, ticket_id: str) -> str:
     return f"{(stored.ticket_action or stored.outcome).replace('_', ' ')} ({stored.state})"
 
 
-def queue_table(bank: str, tickets: list[Ticket], latest: dict, decided: set[str]) -> str | None:
-    """The queue (flags from the review store); returns the ticket to open: selected, else deep-linked."""
-    flags = resources.casework().flags(bank, "ticket")  # measured as tickets are recalled, kept in the store
-    queue = pd.DataFrame(
-        [{"ticket": t.id, "customer": t.customer, "issue": t.issue, "opened": t.opened_on, "status": _status(latest, t.id),
-          "history used": history_used(stored_ticket_flags(flags.get(t.id))), "incident": incident_text(flags.get(t.id))}
-         for t in tickets]
-    )
+def queue_panel(bank: str, tickets: list[Ticket], latest: dict, flags: dict) -> list[int]:
+    """The queue in a panel (its table drawn only while it is open); returns the table's selected rows."""
     ids = [t.id for t in tickets]
-    keep_selection(QUEUE_KEY, "ticket", ids, decided, ticket_case.KEYS.goto, open_first=False)
-    event = st.dataframe(queue, key=QUEUE_KEY, on_select="rerun", selection_mode="single-row", hide_index=True, width="stretch",
-                         column_config={"opened": st.column_config.DateColumn(format="D MMM YYYY")})
-    rows = list(event.selection.rows) if event is not None else []
-    if rows:
-        st.query_params["ticket"] = ids[rows[0]]  # the address bar becomes a deep link to this ticket
-        return ids[rows[0]]
-    return st.query_params.get("ticket")
+    panel = st.expander("Queue: every ticket, its history and incidents", icon=":material/list:", key=QUEUE_OPEN, on_change="rerun")
+    if not panel.open:  # the table is not drawn: the address bar says which ticket is open, not a stale row
+        st.session_state.pop(QUEUE_KEY, None)
+    keep_selection(QUEUE_KEY, "ticket", ids, latest, ticket_case.KEYS.goto)
+    if not panel.open:
+        return []
+    with panel:
+        queue = pd.DataFrame(
+            [{"ticket": t.id, "customer": t.customer, "issue": t.issue, "opened": t.opened_on, "status": _status(latest, t.id),
+              "history used": history_used(stored_ticket_flags(flags.get(t.id))), "incident": incident_text(flags.get(t.id))}
+             for t in tickets]
+        )
+        event = st.dataframe(queue, key=QUEUE_KEY, on_select="rerun", selection_mode="single-row", hide_index=True, width="stretch",
+                             column_config={"opened": st.column_config.DateColumn(format="D MMM YYYY"),
+                                            "issue": st.column_config.TextColumn(width="medium"),
+                                            "incident": st.column_config.TextColumn(width="medium")})
+    return list(event.selection.rows)
 
 
 def page() -> None:
     st.title("Support tickets")
-    st.caption(
-        "Which past interactions reached each ticket and why each one was allowed in. Tagged history comes first; "
-        "old untagged history is admitted only when its first sentence proves the customer owns it."
-    )
     settings = resources.settings()
     try:
         tickets = load_rows(settings.tickets_file, Ticket)
@@ -73,51 +73,81 @@ def page() -> None:
         st.text(problem)
     bank = settings.support_bank
     latest = resources.outbox().decision_states(bank, "ticket")  # one indexed query per run
-    me = access.reviewer("ticket_reviewer")
+    flags = resources.casework().flags(bank, "ticket")  # measured as tickets are recalled, kept in the store
     by_id = {t.id: t for t in tickets}
-    decided = set(latest)
-    ticket_id = queue_table(bank, tickets, latest, decided)
-    if ticket_id is None or ticket_id not in by_id:
+    st.caption(f"{len(tickets)} tickets; {len(latest.keys() & by_id.keys())} decided.")
+    rows = queue_panel(bank, tickets, latest, flags)
+    if rows:
+        st.query_params["ticket"] = tickets[rows[0]].id  # the address bar becomes a deep link to this ticket
+    ticket_id = st.query_params.get("ticket")
+    if ticket_id not in by_id:
         flash(ticket_case.KEYS.flash)  # the last decision's confirmation, when no ticket is open
     if ticket_id is not None and ticket_id not in by_id:
-        unknown_link("ticket", ticket_id, list(by_id), decided, goto_key=ticket_case.KEYS.goto)
+        unknown_link("ticket", ticket_id, list(by_id), latest, goto_key=ticket_case.KEYS.goto)
         return
     if ticket_id is None:
-        st.info("Select a ticket in the queue to audit its recall.", icon=":material/touch_app:")
+        st.info("No ticket in the queue.", icon=":material/inbox:")
         return
+    ticket_view(bank, by_id[ticket_id], tickets, customers, latest, flags.get(ticket_id))
 
-    ticket = by_id[ticket_id]
-    st.divider()
-    st.header(md(f"Ticket {ticket.id}"))
-    with st.container(horizontal=True, vertical_alignment="center"):
-        age_badge((date.today() - ticket.opened_on).days, settings.sla_days)
-        free = claim_controls(resources.casework(), bank, "ticket", ticket.id, me.name, lambda: access.permitted("decide"))
-    keys = review_keys(
-        [t.id for t in tickets], ticket.id, table_key=QUEUE_KEY, param="ticket", prefix="tic",
-        override_state=(f"ticket_action_{ticket.id}", "override"), decided=decided, can_decide=free and access.can("decide"),
-    )
-    st.text(f"Customer: {ticket.customer}   opened {local_day(ticket.opened_on)}")
-    if ticket.customer not in {c.name for c in customers}:
-        st.warning("This customer is not in the customer directory.")
-    st.text("Issue:\n" + ticket.issue)
 
+def _header(bank: str, ticket: Ticket, tickets: list[Ticket], latest: dict, case_flags: dict | None, me, accept: Accept) -> tuple[bool, Slot]:
+    """Id and customer, age, status, claim, the keys and, under them, the place for what the last action said."""
+    with st.container(key="ticket_header"):
+        st.header(md(f"{ticket.id}: {ticket.customer}"))
+        with st.container(horizontal=True, vertical_alignment="center"):
+            st.text(f"opened {local_day(ticket.opened_on)}")
+            age_badge((date.today() - ticket.opened_on).days, resources.settings().sla_days)
+            st.badge(_status(latest, ticket.id), color="blue" if ticket.id not in latest else "green")
+            reviewer_field(me, "ticket_reviewer")
+            free = claim_controls(resources.casework(), bank, "ticket", ticket.id, me.name, lambda: access.permitted("decide"))
+        review_keys(
+            [t.id for t in tickets], ticket.id, table_key=QUEUE_KEY, param="ticket", prefix="tic", accept=accept,
+            override_state=(ticket_case.action_key(ticket), "override"), decided=latest, can_decide=free and access.can("decide"),
+        )
+        slot = Slot("ticket_feedback")
+    flash(ticket_case.KEYS.flash, slot)
+    return free, slot
+
+
+def _incidents(case_flags: dict | None) -> None:
+    """The ticket's own incidents, in full, on the ticket (the agents' recorded runs, checked with the Incidents page)."""
+    kinds = (case_flags or {}).get(INCIDENTS_KEY) or []
+    for kind in kinds:
+        st.error(f"Incident: {KIND_LABELS.get(kind, kind)}, in an agent's recorded run on this ticket.", icon=":material/report:")
+    if kinds:
+        st.page_link("views/incidents.py", label="What the agent recalled and answered", icon=":material/arrow_forward:")
+
+
+def ticket_view(bank: str, ticket: Ticket, tickets: list[Ticket], customers: list[Customer], latest: dict, case_flags: dict | None) -> None:
+    me = access.reviewer("ticket_reviewer")
     try:
         recall = ticket_recalls.recall_ticket(bank, ticket.customer, ticket.issue)
+        recall_error = None
     except AmbiguousName as exc:
         st.error("This customer's name cannot be used for recall:")
         st.text(str(exc))
         return
     except HindsightError as exc:
-        render_evidence_unavailable(settings.base_url, exc)
-        recall = None
-    evidence = st.container()  # filled after the form: a decision reruns the page before this ticket's evidence is drawn again
-    st.subheader("Drafted response")
-    st.text(ticket.drafted_response)
-    ticket_case.decision_area(bank, ticket, recall, [t.id for t in tickets], decided, free=free, approve_key=keys.approve, me=me)
-    if recall is not None:
-        with evidence:
-            render_ticket_evidence(ticket, recall, customers, bank)
-            render_then_now(audit.then_now(bank, "ticket", ticket.id, recall.evidence), lambda r: ownership(r, recall.tag))
+        recall, recall_error = None, exc
+    shown = ticket_case.shown_of(ticket, recall)
+    free, header = _header(bank, ticket, tickets, latest, case_flags, me, Accept("Send the draft", ticket_case.KEYS.pending, shown, "send the draft"))
+    left, right = st.columns([3, 2], gap="large")
+    with left:
+        _incidents(case_flags)
+        st.text("Issue:\n" + ticket.issue)
+        if ticket.customer not in {c.name for c in customers}:
+            st.warning("This customer is not in the customer directory.")
+        evidence = st.container()  # filled after the form: a decision reruns the page before this ticket's evidence is drawn again
+    with right:
+        ticket_case.decision_area(bank, ticket, recall, shown, [t.id for t in tickets], latest, header=header, free=free, me=me,
+                                  describe={t.id: f"{t.id}, {t.customer}" for t in tickets}.get)
+    with evidence:
+        if recall is None:
+            render_evidence_unavailable(resources.settings().base_url, recall_error)
+            return
+        render_ticket_evidence(ticket, recall, customers, bank)
+        render_then_now(audit.then_now(bank, "ticket", ticket.id, recall.evidence), lambda r: ownership(r, recall.tag))
 
 
 page()

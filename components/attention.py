@@ -1,0 +1,39 @@
+"""Bring what a reviewer must read next into view: a refusal or confirmation scrolled into the viewport, the field
+that needs fixing focused. Streamlit reruns a page without moving its scroll position, so a message drawn below the
+fold (or a form switched by a key) would otherwise change nothing the reviewer can see.
+
+A custom component (st.components.v2) runs a few lines of our own JavaScript in the app page; it takes only
+element keys and field labels chosen by the code, never text a user or a file typed."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+_JS = """
+export default function (component) {
+  const want = component.data;
+  if (!want) return;
+  // After the rerun has drawn the page: the target may be drawn in the same run as this component.
+  setTimeout(() => {
+    if (want.top) {
+      const main = document.querySelector('[data-testid="stMain"]');
+      if (main) main.scrollTo({ top: 0 });
+      window.scrollTo({ top: 0 });
+    }
+    const target = want.scroll && document.querySelector('.st-key-' + CSS.escape(want.scroll));
+    if (target) target.scrollIntoView({ block: 'nearest' });
+    const field = want.focus && document.querySelector('[aria-label="' + CSS.escape(want.focus) + '"]');
+    if (field) field.focus({ preventScroll: !!target });
+  }, 50);
+}
+"""
+
+_attention = st.components.v2.component("recall_review_attention", js=_JS)
+
+
+def draw_attention(*, scroll_to: str | None = None, focus: str | None = None, top: bool = False, key: str = "attention") -> None:
+    """In the browser, once this run is drawn: scroll the page to its top (`top`), then the container keyed
+    `scroll_to` into view, then focus the field labelled `focus`."""
+    count = st.session_state.get("_attention_count", 0) + 1  # a new value each call, so the browser acts again
+    st.session_state["_attention_count"] = count
+    _attention(data={"scroll": scroll_to, "focus": focus, "top": top, "n": count}, key=key, height=0)

@@ -11,11 +11,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from components.safe_text import md
 from components.admission import plain_verdict
+from components.safe_text import md
 from components.when import local_day
 from dashboard.agents.incidents import naive_words
-from dashboard.reporting.headline import figures_words, headline, held_words
+from dashboard.reporting.headline import WRONG, figures_words, headline_parts, held_words
 from dashboard.reporting.overview import MISSED, OverviewMetrics, age_words, crowd_out_states, incident_label, total
 from dashboard.reporting.recall_log import LatencySample
 
@@ -69,7 +69,13 @@ def _pct(value: float | None) -> str:
     return "no decision yet" if value is None else f"{value:.0%}"
 
 def render_headline(m: OverviewMetrics) -> None:
-    st.subheader(md(headline(m)))
+    """The cases and the decisions as the heading; what went wrong and where beneath it, in body text (it names cases)."""
+    lead, wrong = headline_parts(m)
+    st.subheader(md(lead))
+    if wrong.startswith(WRONG):
+        st.markdown("**" + WRONG.strip() + "** " + md(wrong.removeprefix(WRONG)))
+    else:
+        st.markdown(md(wrong))
 
 def render_case_figures(m: OverviewMetrics) -> None:
     """The cases now, as every page counts them (review/figures.py): the Audit log and its export say the same."""

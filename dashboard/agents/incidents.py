@@ -34,7 +34,7 @@ KIND_LABELS: dict[str, str] = {
     "observation_mix": "observation mixes another customer's records",
     "non_relevant_citation": "cites a precedent of another vendor or type",
     "crowded_out": "a broad recall missed this vendor's precedents",
-    "no_relevant_no_escalation": "no relevant precedent, not escalated",
+    "no_relevant_no_escalation": "not escalated with no relevant precedent",
     "newer_human_missing": "a newer human decision was not in the evidence",
 }
 
@@ -290,6 +290,7 @@ class IncidentFigures(BaseModel):
 
     cases: int = 0
     where: dict[str, list[tuple[str, str]]] = Field(default_factory=dict)  # kind -> (case kind, case id), sorted
+    alike: list[tuple[tuple[str, ...], list[tuple[str, str]]]] = Field(default_factory=list)  # the same kinds -> their cases, most first
     naive_only: int = 0  # of the cases, those whose incidents all come from runs of the naive variant
 
     def count(self, kind: str, case_kind: str | None = None) -> int:
@@ -304,8 +305,12 @@ def incident_figures(cases: Iterable[CaseIncidents]) -> IncidentFigures:
     for c in with_incidents:
         for kind in c.kinds:
             where.setdefault(kind, []).append((c.case_kind, c.case_id))
+    alike: dict[tuple[str, ...], list[tuple[str, str]]] = {}
+    for c in with_incidents:
+        alike.setdefault(tuple(sorted(c.kinds)), []).append((c.case_kind, c.case_id))
     return IncidentFigures(
         cases=len(with_incidents), where={kind: sorted(found) for kind, found in sorted(where.items())},
+        alike=sorted(((kinds, sorted(found)) for kinds, found in alike.items()), key=lambda group: (-len(group[1]), group)),
         naive_only=sum(1 for c in with_incidents if c.variants and set(c.variants) == {NAIVE}),
     )
 

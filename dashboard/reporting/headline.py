@@ -61,26 +61,38 @@ def _cases(found: list[tuple[str, str]]) -> str:
 
 
 def where_words(found: IncidentFigures) -> list[str]:
-    """Where each kind of incident happened: "2 tickets (T-2004, T-2010): another customer's records reached the answer"."""
+    """Where the incidents happened, the cases with the same kinds together: "2 exceptions (E-1002, E-1012): a broad
+    recall missed this vendor's precedents, cites a precedent of another vendor or type"."""
     parts = []
-    for kind, cases in found.where.items():
+    for kinds, cases in found.alike:
         by_case_kind = [[c for c in cases if c[0] == case_kind] for case_kind in dict.fromkeys(k for k, _ in cases)]
-        parts.append(" and ".join(_cases(group) for group in by_case_kind) + f": {incident_label(kind)}")
+        labels = [incident_label(k) for k in kinds]
+        said = ", ".join(labels[:-1]) + " and " + labels[-1] if len(labels) > 1 else labels[0]
+        parts.append(" and ".join(_cases(group) for group in by_case_kind) + ": " + said)
     return parts
+
+
+WRONG = "What went wrong: "
 
 
 def wrong_sentence(m: OverviewMetrics) -> str:
     inc = m.incidents
     if not inc.checked:
-        return "The agents' runs are not checked for incidents yet."
+        return ("No agent run is recorded yet: nothing to check for incidents." if not inc.agent_runs
+                else "The agents' runs are not checked for incidents yet.")
     if not inc.cases:
         return f"No incident in the agents' recalls ({n(inc.checked, 'case')} checked)."
     naive = naive_words(inc.found)
-    return (f"What went wrong: {n(inc.cases, 'case')} with incidents, " + (f"{naive}: " if naive else "")
+    return (f"{WRONG}{n(inc.cases, 'case')} with incidents, " + (f"{naive}: " if naive else "")
             + "; ".join(where_words(inc.found)) + ".")
+
+
+def headline_parts(m: OverviewMetrics) -> tuple[str, str]:
+    """(the cases, what is decided or held and how often people overrule the agent; what went wrong and where)."""
+    return f"{cases_sentence(m.queues)} {overrule_sentence(m)}", wrong_sentence(m)
 
 
 def headline(m: OverviewMetrics) -> str:
     """What a stakeholder reads first: the cases and what is decided or held, how often people overrule the agent,
     what went wrong and where (saying so when the demo's deliberately naive agents did it)."""
-    return " ".join([cases_sentence(m.queues), overrule_sentence(m), wrong_sentence(m)])
+    return " ".join(headline_parts(m))

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 
 import pytest
 
+from dashboard.app.case_figures import figures_from
 from dashboard.finance import queue as exception_queue
 from dashboard.finance.policy import Recommendation
 from dashboard.reporting import overview
@@ -94,6 +95,9 @@ def test_the_overview_the_audit_log_and_its_export_say_the_same_figures(store):
     cases, tickets = [c.id for c in DEMO_CASES], [t.id for t in DEMO_TICKETS]
     assert _figures(store, FIN, "exception", cases) == EXPECTED_EXCEPTIONS
     assert _figures(store, SUP, "ticket", tickets) == EXPECTED_TICKETS
+    # a queue page counts from what it has read already, by the same function
+    assert figures_from(cases, store.outbox.decision_states(FIN, "exception"), store.approvals.held(FIN, "exception"),
+                        store.second_reviews.open(FIN, "exception")) == EXPECTED_EXCEPTIONS
 
     outbox = store.outbox
     m = overview.build(

@@ -11,6 +11,7 @@ import streamlit as st
 
 from dashboard.agents.incidents import CaseIncidents
 from dashboard.app import resources
+from dashboard.review.approvals import HeldDecision
 from dashboard.review.figures import CaseFigures, case_figures, case_status, held_statuses
 from dashboard.review.incident_cases import IncidentCases
 from dashboard.review.outbox import StoredDecision
@@ -28,6 +29,13 @@ def held_now(bank_id: str, case_kind: str) -> dict[str, str]:
 def queue_figures(bank_id: str, case_kind: str, ids: Iterable[str]) -> CaseFigures:
     """The figures of the queue `ids` of this bank and kind, as every page shows them."""
     return case_figures(ids, resources.outbox().decision_states(bank_id, case_kind), held_now(bank_id, case_kind))
+
+
+def figures_from(ids: Iterable[str], standing: Mapping[str, DecisionState], held: Mapping[str, HeldDecision],
+                 blind: Mapping[str, BlindCase]) -> CaseFigures:
+    """The same figures from what a queue page has read already (Outbox.decision_states, Approvals.held,
+    SecondReviews.open): nothing is read again."""
+    return case_figures(ids, standing, held_statuses(held, blind))
 
 
 def statuses(bank_id: str, case_kind: str, ids: Iterable[str]) -> dict[str, str]:

@@ -34,6 +34,9 @@ def render_banks(banks: list[BankSummary]) -> None:
         for b in banks
     ]
     st.table(pd.DataFrame([{md(k): md(v) for k, v in row.items()} for row in rows]), hide_index=True)
+    for b in banks:  # how each bank stores texts, in a sentence too (the CLI's `server status` says the same)
+        if b.memory_mode is not None:
+            st.text(f"{b.bank_id}: {b.memory_mode.label}.")
     if any(b.memory_mode and b.memory_mode.extracting for b in banks):
         st.caption(
             "With an LLM the server rewrites each document into several facts: every page counts, judges and shows "

@@ -85,7 +85,7 @@ def test_queue_select_a_case_see_both_sections_approve_then_override(exceptions_
     assert "crowd" in text.lower() and "pass 2's response reused" in text
 
     at = _submit(at, "E-1002", choice=ACCEPT)
-    assert "E-1002: reject recorded" in _notices(at) and "saved to the agents' memory" in _notices(at)
+    assert "E-1002 recorded: reject" in _notices(at) and "saved to the agents' memory" in _notices(at)
     assert "Now E-1003: V12 Brightline Freight, duplicate invoice." in _notices(at)  # where the page moved on, said
     assert "Outcome: reject, as the agent recommended. Note: none" in _texts(at)  # what was decided, in words
     assert at.query_params["case"] in ("E-1003", ["E-1003"])  # on to the next unreviewed case
@@ -98,7 +98,7 @@ def test_queue_select_a_case_see_both_sections_approve_then_override(exceptions_
     assert (queue.loc["E-1002", "status"], queue.loc["E-1002", "decision"]) == ("decided", "reject")
 
     at = _submit(at, "E-1002", choice=OVERRIDE, outcome="approve", reason="PRICE_AGREED", note="New price list from 1 Nov")
-    assert "E-1002: approve for payment recorded" in _notices(at)
+    assert "E-1002 recorded: approve for payment" in _notices(at)
     decided = ("Outcome: approve for payment, an override of the agent's reject. Reason: PRICE_AGREED (Price change agreed with the vendor). "
                "Note: New price list from 1 Nov")
     assert decided in _texts(at)  # the confirmation names outcome, override, reason and note

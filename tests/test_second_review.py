@@ -177,3 +177,17 @@ def test_the_decide_command_obeys_the_sample(hindsight, bank_id, monkeypatch, ca
     assert json.loads(out)["state"] == "awaiting_second" and hindsight.gateway.document(bank_id, document_id_for("E-1013")) is None
     code, _out, err = run_command(monkeypatch, capsys, hindsight, bank_id, *argv, env=sampled)  # not decided again meanwhile
     assert code != 0 and "awaits a blind second review" in err
+
+
+def test_a_lead_decision_that_loses_the_race_for_its_step_leaves_nothing_written(hindsight, tmp_path, monkeypatch):
+    """The lead's decision and the step that settles the first are one transaction: when another lead's step lands
+    first, the lead's decision is not left behind in the log (it was, when the two were separate writes)."""
+    bank, service = _bank(hindsight), _service(hindsight, tmp_path)
+    service.decide(bank, "reviewer", _proposal(hindsight, bank, "Dana"))
+    service.second_review(bank, "reviewer", _proposal(hindsight, bank, "Lee", outcome="reject"))
+    written = len(service.outbox.history())
+    monkeypatch.setattr(type(service.second_reviews), "_step_on", lambda *args: False)  # another lead settled it first
+    with pytest.raises(Refused, match="settled by another lead meanwhile"):
+        service.lead_decision(bank, "lead", _proposal(hindsight, bank, "Max", outcome="escalate"))
+    assert len(service.outbox.history()) == written and _memory_reviewer(hindsight, bank) is None
+    assert service.blind_case(bank, "exception", CASE.id).awaiting_lead  # still the lead's to settle

@@ -96,7 +96,7 @@ def test_a_decision_advances_to_the_next_unreviewed_case(app):
     at = _name(open_page(EXC, timeout=120, case="E-1005"), "Kay Reviewer")
     at = _click(at, "exc_accept")
     assert outbox.latest("exception", "E-1005").decision.reviewer == "Kay Reviewer"
-    assert "E-1005: reject recorded" in _notices(at) and "Now E-1007: V04" in _notices(at)
+    assert "E-1005 recorded: reject" in _notices(at) and "Now E-1007: V04" in _notices(at)
     assert _case(at) == "E-1007" and any(h.value.startswith("E-1007:") for h in at.header)  # E-1006 was decided
 
     at.toggle(key="auto_advance").set_value(False).run()

@@ -34,7 +34,7 @@ def _stored_words(done: Decided) -> str:
     if done.blind:
         return ", held for a blind second review: it reaches the agents' memory once another reviewer agrees."
     if done.delivered:
-        return " and saved to the agents' memory: their next recall finds it."
+        return ", saved to the agents' memory: their next recall finds it."
     return "; it is saved to the agents' memory when Hindsight answers."
 
 
@@ -55,7 +55,7 @@ def record(bank_id: str, proposal: Proposal, keys: QueueKeys, *, queue: Sequence
     then = f" Now {describe(done.next_case)}." if moves else ""
     st.session_state[keys.flash] = {
         "ok": done.delivered or done.stored.held, "error": None if done.delivered or done.stored.held else done.report.error,
-        "message": f"{decision.case_id}: {outcome_words(decision)} recorded (decision #{done.stored.id}){_stored_words(done)}{then}",
+        "message": f"{decision.case_id} recorded: {outcome_words(decision)} (decision #{done.stored.id}){_stored_words(done)}{then}",
         "details": decision_summary(decision, reasons), "top": moves,
     }
     if moves:

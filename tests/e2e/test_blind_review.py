@@ -14,7 +14,7 @@ from dashboard.finance.policy import assess
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.reporting.audit_export import audit_rows, to_csv
 from dashboard.review.casework import Casework
-from dashboard.review.decision import OUTCOMES
+from dashboard.review.decision import OUTCOME_WORDS, OUTCOMES
 from dashboard.review.decisions import DecisionService
 from dashboard.review.freshness import Freshness
 from tests.e2e.conftest import choose, click_button, heading, settled
@@ -57,7 +57,7 @@ def test_a_blind_second_review_that_disagrees_goes_to_a_lead_whose_decision_memo
     assert first_outcome not in page.locator(".st-key-case_header").inner_text()  # the badge names no outcome
 
     _reviewer(page, "Lee Second")
-    click_button(page, "Submit decision")  # the recommendation, unlike the first decision
+    click_button(page, "Record decision")  # the recommendation, unlike the first decision
     expect(page.get_by_text(re.compile(f"{CASE.id}: second review recorded; the two decisions differ"))).to_be_visible()
     expect(heading(page, "The reviewers disagree: a lead decides")).to_be_visible()
     expect(page.get_by_text(re.compile("You cannot decide it here: You decided this case already"))).to_be_visible()
@@ -71,11 +71,11 @@ def test_a_blind_second_review_that_disagrees_goes_to_a_lead_whose_decision_memo
     shots(page, "blind-review-lead")
     page.get_by_test_id("stForm").get_by_text("Override", exact=True).click()
     expect(page.get_by_test_id("stForm").get_by_role("radio", name="Override")).to_be_checked()
-    choose(page, "Override outcome", lead_outcome)
+    choose(page, "Override outcome", OUTCOME_WORDS[lead_outcome])
     page.get_by_test_id("stForm").get_by_text("CONTRACT_AMENDMENT: Contract or PO amended", exact=True).click()
     page.locator('textarea[aria-label="Note"]').fill("lead-note: settled with AP")
-    click_button(page, "Submit decision")
-    expect(page.get_by_text(re.compile(f"{CASE.id}: the lead's decision {lead_outcome} recorded"))).to_be_visible()
+    click_button(page, "Record decision")
+    expect(page.get_by_text(re.compile(f"{CASE.id}: the lead's decision, {OUTCOME_WORDS[lead_outcome]}, recorded"))).to_be_visible()
 
     result = two_stage_recall(hindsight.gateway.recall, app.finance_bank, CaseKey.of(CASE), CASE.recall_query())
     (own,) = [e for e in result.exact if e.document_id == document_id_for(CASE.id)]

@@ -40,8 +40,9 @@ def test_review_an_exception_with_keys_approve_then_override(app, page: Page, sh
     expect(page).to_have_url(re.compile(r"case=E-1002"))
     settled(page)
 
-    press(page, "a")  # approve the recommendation (reject): confirmed beside the form, on to the next unreviewed case
-    expect(page.get_by_text(re.compile(r"E-1002: decision reject recorded \(audit #\d+\) and retained"))).to_be_visible()
+    expect(page.get_by_role("button", name="Accept: reject Shortcut A")).to_be_visible()  # the button names what it records
+    press(page, "a")  # accept the recommendation (reject): confirmed under the keys, on to the next unreviewed case
+    expect(page.get_by_text(re.compile(r"E-1002 recorded: reject \(decision #\d+\), saved to the agents' memory"))).to_be_visible()
     expect(heading(page, "E-1003:")).to_be_visible()
     shots(page, "exceptions-approved")
     settled(page)
@@ -56,10 +57,10 @@ def test_review_an_exception_with_keys_approve_then_override(app, page: Page, sh
     assert reason.evaluate("e => e.scrollWidth <= e.clientWidth")  # the code and its label read in full, never cut
     reason.click()
     page.locator('textarea[aria-label="Note"]').fill("New price list from 1 Nov")
-    click_button(page, "Submit decision")
-    expect(page.get_by_text(re.compile(r"E-1002: decision approve recorded \(audit #\d+\) and retained"))).to_be_visible()
+    click_button(page, "Record decision")
+    expect(page.get_by_text(re.compile(r"E-1002 recorded: approve for payment \(decision #\d+\), saved to the agents' memory"))).to_be_visible()
     press(page, "k")
-    expect(page.get_by_text(re.compile(r"Decided: approve \(override of reject\) by Jake Kojak Adams"))).to_be_visible()
+    expect(page.get_by_text(re.compile(r"Decided: approve for payment \(override of reject\) by Jake Kojak Adams"))).to_be_visible()
     settled(page)
     shots(page, "exceptions-overridden")
 
@@ -69,29 +70,30 @@ def test_audit_a_ticket_with_legacy_evidence_and_approve_it(app, page: Page, sho
     expect(page.get_by_text("This customer has no tagged history yet: old untagged records were searched")).to_be_visible()
     expect(page.get_by_text(re.compile(r"^Old records used \(2\)$"))).to_be_visible()
     expect(page.get_by_text(re.compile(r"^Records found but not used \(\d+\)$"))).to_be_visible()
-    expect(page.get_by_text("not used: names another customer").first).to_be_visible()
+    expect(page.get_by_text(re.compile(r"^Not used because: names another customer \(\d+\)"))).to_be_visible()
     settled(page)
+    page.get_by_text("Each record, its text and why it was not used").click()  # folded behind its count: unfolded
+    expect(page.get_by_text("not used: names another customer").first).to_be_visible()
     shown = page.inner_text("body")
     assert "SUP-L-001" in shown and "SUP-L-002" in shown and "SUP-L-003" in shown  # record cards: text, not canvas cells
-    shots(page, "tickets", readme=True)
 
     press(page, "j")
-    expect(page.get_by_role("heading", name="Ticket T-2005")).to_be_visible()
+    expect(page.get_by_role("heading", name="T-2005: Ann Leeds")).to_be_visible()
     press(page, "k")
-    expect(page.get_by_role("heading", name="Ticket T-2004")).to_be_visible()
-    page.locator('input[aria-label="Reviewer name (required; recorded as unauthenticated)"]').fill("Ada Auditor")
-    page.locator('input[aria-label="Reviewer name (required; recorded as unauthenticated)"]').press("Tab")
+    expect(page.get_by_role("heading", name="T-2004: Ann Lee")).to_be_visible()
+    page.locator('input[aria-label="Reviewer name"]').fill("Ada Auditor")
+    page.locator('input[aria-label="Reviewer name"]').press("Tab")
     settled(page)
     # A pasted note over the limit is kept up to it, with what was cut shown: the browser drops nothing silently.
-    page.get_by_test_id("stForm").get_by_text("Override with my own response", exact=True).click()
-    paste_over_the_limit(page, "Note (required for an override)", "Record decision")
+    page.get_by_test_id("stForm").get_by_text("Replace it", exact=True).click()
+    paste_over_the_limit(page, "Note (required when you replace the draft)", "Record decision")
     shots(page, "tickets-long-note")
-    press(page, "a")  # approved (the drafted response, no note): confirmed beside the form, on to the next unreviewed ticket
-    expect(page.get_by_text(re.compile(r"T-2004: decision \(approve\) recorded \(audit #\d+\) and retained into "))).to_be_visible()
-    expect(page.get_by_role("heading", name="Ticket T-2005")).to_be_visible()
+    press(page, "a")  # the draft sent as it is (no note): confirmed under the keys, on to the next unreviewed ticket
+    expect(page.get_by_text(re.compile(r"T-2004 recorded: the drafted response sent as it is \(decision #\d+\), saved to the agents' memory"))).to_be_visible()
+    expect(page.get_by_role("heading", name="T-2005: Ann Leeds")).to_be_visible()
     settled(page)
     press(page, "k")
-    expect(page.get_by_text(re.compile(r"Decided \(approve\), audit #\d+: retained into Hindsight"))).to_be_visible()
+    expect(page.get_by_text(re.compile(r"Decided: the drafted response sent as it is, decision #\d+: saved to the agents' memory"))).to_be_visible()
     settled(page)
     shots(page, "tickets-approved")
 

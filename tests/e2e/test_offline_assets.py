@@ -42,7 +42,7 @@ def test_no_request_leaves_the_machine(app, page: Page):
     click_button(page, re.compile("Run this recall"))
     expect(page.get_by_test_id("stPlotlyChart").first).to_be_visible(timeout=WAIT)  # the charts drawn too
     settled(page)
-    _open(page, f"{app.url}/tickets?ticket=T-2004", "Ticket T-2004")
+    _open(page, f"{app.url}/tickets?ticket=T-2004", "T-2004: Ann Lee")
     _open(page, f"{app.url}/migration", "Migration to tags")
     _open(page, f"{app.url}/audit", "Decision audit log")
     _open(page, f"{app.url}/incidents", "Incidents")

@@ -1,4 +1,4 @@
-"""A support lead in Chromium at 1440x900: every record found but not used reads in full, and the legacy
+"""A support lead in Chromium at 1440x900: every record found but not used reads in full once unfolded, and the legacy
 records a tagged recall left out are migrated for one customer from the ticket itself."""
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ def test_every_record_found_but_not_used_reads_in_full(app, hindsight, page: Pag
     title = page.get_by_text(f"Records found but not used ({len(rejected)})", exact=True)
     expect(title).to_be_visible(timeout=WAIT)
     settled(page)
+    page.get_by_text("Each record, its text and why it was not used").click()  # folded behind the count and its summary
+    expect(page.get_by_text(f"Why: {rejected[-1].reason}", exact=True).first).to_be_visible()
     # Wrapped text in the DOM, not canvas cells: every id, every reason and every record text, in full.
     shown = _words(page.inner_text("body"))
     assert len(rejected) > 10

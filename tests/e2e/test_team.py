@@ -61,8 +61,8 @@ def _decide(page: Page, url: str, case: str, reviewer: str) -> None:
     page.locator('input[aria-label="Reviewer name"]').fill(reviewer)
     page.locator('input[aria-label="Reviewer name"]').press("Tab")
     settled(page)
-    click_button(page, "Submit decision")
-    expect(page.get_by_text(re.compile(r"recorded \(audit #\d+\); it is delivered to memory when Hindsight answers"))).to_be_visible()
+    click_button(page, "Record decision")
+    expect(page.get_by_text(re.compile(r"recorded: \w+ \(decision #\d+\); it is saved to the agents' memory when Hindsight answers"))).to_be_visible()
 
 
 def test_with_hindsight_down_and_an_empty_cache_a_finance_decision_is_recorded(page: Page, shots):
@@ -107,8 +107,8 @@ def test_a_viewer_cannot_decide(page: Page):
         page.goto(f"{url}/exceptions?case=E-1002")
         expect(page.get_by_text("Your role (viewer) can read this case but not decide it.")).to_be_visible()
         expect(page.get_by_text("Sign-in is off: everyone who reaches this dashboard acts as viewer")).to_be_visible()
-        assert page.get_by_role("button", name="Submit decision").count() == 0
-        page.keyboard.press("a")  # the Approve shortcut records nothing either
+        assert page.get_by_role("button", name="Record decision").count() == 0
+        page.keyboard.press("a")  # the accept shortcut records nothing either
         settled(page)
         assert _stored(data_dir) == []
 

@@ -50,8 +50,8 @@ def test_a_decision_on_one_instance_is_in_the_others_evidence_at_its_next_case_o
                 first.locator('input[aria-label="Reviewer name"]').fill("Ivy Instance")
                 first.locator('input[aria-label="Reviewer name"]').press("Tab")
                 settled(first)
-                click_button(first, "Submit decision")
-                expect(first.get_by_text(re.compile(r"E-1002: decision \w+ recorded \(audit #\d+\) and retained"))).to_be_visible()
+                click_button(first, "Record decision")
+                expect(first.get_by_text(re.compile(r"E-1002 recorded: \w+ \(decision #\d+\), saved to the agents' memory"))).to_be_visible()
 
                 second.goto(f"{second_url}/exceptions?case=E-1001")  # away, and back: the next open of the sibling
                 expect(heading(second, "E-1001:")).to_be_visible()

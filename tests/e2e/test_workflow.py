@@ -75,8 +75,8 @@ def test_two_browsers_cannot_both_claim_a_case(app, browser: Browser):
         expect(ann.get_by_text(re.compile(r"Yours until \d\d:\d\d UTC"))).to_be_visible()
         click_button(bob, "Claim")  # Bob's page still offered it: the store says no
         expect(bob.get_by_text(re.compile(r"Claimed by Ann until"))).to_be_visible()
-        expect(bob.get_by_role("button", name="Approve")).to_be_disabled()
-        expect(bob.get_by_role("button", name="Submit decision")).to_be_disabled()
+        expect(bob.get_by_role("button", name=re.compile(r"^Accept: "))).to_be_disabled()
+        expect(bob.get_by_role("button", name="Record decision")).to_be_disabled()
         claim = Casework(app.outbox().engine).holder_of(app.finance_bank, "exception", "E-1002")
         assert claim is not None and claim.holder == "Ann"
     finally:
@@ -85,15 +85,15 @@ def test_two_browsers_cannot_both_claim_a_case(app, browser: Browser):
 
 
 @pytest.mark.parametrize("app_env", [{"RECALL_REVIEW_PREFETCH": "true"}])  # it waits for the queue's background recall
-def test_bulk_approval_records_one_decision_per_case(app, page: Page, shots):
+def test_bulk_acceptance_records_one_decision_per_case(app, page: Page, shots):
     page.goto(f"{app.url}/exceptions")
     expect(page.locator(".st-key-case_evidence")).to_contain_text("Exact: this vendor AND this type")
     settled(page)
     _name(page, "Bea Bulk")
     expect(page.get_by_text(re.compile(r"^18 of 18 exceptions shown; \d+ decided"))).to_be_visible()  # above the closed panel
     page.locator(".st-key-exception_queue_open summary").click()
-    button = page.get_by_role("button", name="Approve well-supported recommendations")
-    expect(button).to_be_visible()  # the panel's table and bulk approval are drawn once it is open
+    button = page.get_by_role("button", name="Accept well-supported recommendations")
+    expect(button).to_be_visible()  # the panel's table and bulk acceptance are drawn once it is open
     settled(page)
     still = page.get_by_text(re.compile(r"still being recalled in the background"))
     deadline = time.monotonic() + WAIT / 1000
@@ -103,12 +103,12 @@ def test_bulk_approval_records_one_decision_per_case(app, page: Page, shots):
     expect(button).to_be_enabled()
     button.click()
     dialog = page.get_by_role("dialog")
-    confirm = dialog.get_by_role("button", name=re.compile(r"^Approve all \d+$"))
+    confirm = dialog.get_by_role("button", name=re.compile(r"^Accept all \d+$"))
     expect(confirm).to_be_visible()
-    count = int(re.search(r"Approve all (\d+)", confirm.inner_text()).group(1))
+    count = int(re.search(r"Accept all (\d+)", confirm.inner_text()).group(1))
     assert count >= 2
     shots(page, "exceptions-bulk-confirm")
-    dialog.get_by_role("button", name=f"Approve all {count}").click()
+    dialog.get_by_role("button", name=f"Accept all {count}").click()
     expect(page.get_by_text(re.compile(rf"^{count} decision\(s\) recorded, one per case"))).to_be_visible()
     history = app.outbox().history("exception")
     assert len(history) == count and len({s.decision.case_id for s in history}) == count
@@ -154,8 +154,8 @@ def test_a_pasted_long_note_is_kept_up_to_the_limit_and_the_override_offers_only
     page.get_by_test_id("stRadioGroup").get_by_text("Override", exact=True).click()
     open_select(page, "Override outcome")
     offered = page.get_by_role("option")
-    assert sorted(o.strip() for o in offered.all_inner_texts()) == ["approve", "escalate"]  # never the recommended outcome
-    page.get_by_role("option").filter(has_text="approve").first.click()
+    assert sorted(o.strip() for o in offered.all_inner_texts()) == ["approve for payment", "escalate"]  # never the recommended outcome
+    page.get_by_role("option").filter(has_text="approve for payment").first.click()
     page.get_by_test_id("stForm").get_by_text("OTHER: Other (explain in the note)", exact=True).click()
-    paste_over_the_limit(page, "Note", "Submit decision")
+    paste_over_the_limit(page, "Note", "Record decision")
     shots(page, "exceptions-long-note")

@@ -20,7 +20,7 @@ from dashboard.finance import queue as exception_queue
 from dashboard.finance.policy import Recommendation
 from dashboard.reporting import overview
 from dashboard.reporting.audit_export import HIDDEN, audit_rows, to_csv, to_json
-from dashboard.reporting.headline import figures_words, headline
+from dashboard.reporting.headline import HEADLINE_START, figures_words, headline
 from dashboard.review.casework import Casework
 from dashboard.review.decisions import DecisionService, Proposal
 from dashboard.review.figures import STATUSES, CaseFigures, case_figures, case_status, figures_of, held_statuses
@@ -117,6 +117,7 @@ def test_the_overview_the_audit_log_and_its_export_say_the_same_figures(store):
     assert headline(m).startswith(f"{every.cases} cases ({len(cases)} exceptions, {len(tickets)} tickets): 1 decided (1 not yet stored "
                                   "in memory), 4 held (1 for a second approver, 2 for a blind second review, 1 awaiting the lead), ")
     assert "People overruled the agent on 0 of the 1 decision made in the date range (0%)." in headline(m)
+    assert HEADLINE_START.match(headline(m))  # what the browser bench waits for
 
     history = outbox.history()
     statuses = {(e.bank_id, e.case_kind, e.case_id): case_status(outbox.decision_states(e.bank_id, e.case_kind).get(e.case_id),

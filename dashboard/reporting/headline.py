@@ -7,6 +7,7 @@ words (the Overview, the Audit log, Home) says the same numbers.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from dashboard.agents.incidents import IncidentFigures, naive_words
@@ -17,8 +18,12 @@ NOUNS = {"exception": ("exception", "exceptions"), "ticket": ("ticket", "tickets
 NAMED = 3  # cases named per incident kind; the rest are counted
 
 
+# What the Overview's heading starts with, e.g. "30 cases (18 exceptions, 12 tickets): 1 decided": the browser bench waits for it
+HEADLINE_START = re.compile(r"^[\d,]+ cases? \([\d,]+ exceptions?, [\d,]+ tickets?\): [\d,]+ decided")
+
+
 def n(count: int, one: str, many: str | None = None) -> str:
-    return f"{count} {one if count == 1 else (many or one + 's')}"
+    return f"{count:,} {one if count == 1 else (many or one + 's')}"
 
 
 def held_words(f: CaseFigures) -> str:
@@ -27,13 +32,13 @@ def held_words(f: CaseFigures) -> str:
         return ""
     kinds = [(f.held_for_approver, "for a second approver"), (f.held_for_blind_review, "for a blind second review"),
              (f.awaiting_lead, "awaiting the lead")]
-    return f"{f.held} held (" + ", ".join(f"{count} {what}" for count, what in kinds if count) + ")"
+    return f"{f.held:,} held (" + ", ".join(f"{count:,} {what}" for count, what in kinds if count) + ")"
 
 
 def figures_words(f: CaseFigures) -> str:
     """e.g. "3 decided, 3 held (1 for a second approver, ...), 24 open": what a queue's cases are now."""
-    decided = f"{f.decided} decided" + (f" ({f.pending_delivery} not yet stored in memory)" if f.pending_delivery else "")
-    opened = f"{f.open} open" + (f" ({f.returned} returned by the second approver)" if f.returned else "")
+    decided = f"{f.decided:,} decided" + (f" ({f.pending_delivery:,} not yet stored in memory)" if f.pending_delivery else "")
+    opened = f"{f.open:,} open" + (f" ({f.returned:,} returned by the second approver)" if f.returned else "")
     return ", ".join(part for part in (decided, held_words(f), opened) if part)
 
 
@@ -49,7 +54,7 @@ def overrule_sentence(m: OverviewMetrics) -> str:
     if not decisions:
         return "No decision made in the date range yet."
     overruled = sum(a.overridden for a in m.agreement)
-    return f"People overruled the agent on {overruled} of the {n(decisions, 'decision')} made in the date range ({overruled / decisions:.0%})."
+    return f"People overruled the agent on {overruled:,} of the {n(decisions, 'decision')} made in the date range ({overruled / decisions:.0%})."
 
 
 def _cases(found: list[tuple[str, str]]) -> str:

@@ -23,7 +23,7 @@ from dashboard.reporting.audit_export import HIDDEN, audit_rows, to_csv, to_json
 from dashboard.reporting.headline import HEADLINE_START, figures_words, headline
 from dashboard.review.casework import Casework
 from dashboard.review.decisions import DecisionService, Proposal
-from dashboard.review.figures import STATUSES, CaseFigures, case_figures, case_status, figures_of, held_statuses
+from dashboard.review.figures import STATUSES, CaseFigures, case_figures, case_status, figures_of, held_statuses, log_statuses
 from dashboard.review.freshness import Freshness
 from dashboard.review.limits import ApprovalLimits
 from dashboard.review.outbox import Outbox
@@ -120,8 +120,7 @@ def test_the_overview_the_audit_log_and_its_export_say_the_same_figures(store):
     assert HEADLINE_START.match(headline(m))  # what the browser bench waits for
 
     history = outbox.history()
-    statuses = {(e.bank_id, e.case_kind, e.case_id): case_status(outbox.decision_states(e.bank_id, e.case_kind).get(e.case_id),
-                                                                 _held(store, e.bank_id, e.case_kind).get(e.case_id)) for e in history}
+    statuses = log_statuses(history, outbox.decision_states, lambda bank, kind: _held(store, bank, kind))
     rows = audit_rows(history, store.second_reviews.trail([e.id for e in history]), statuses)
     for exported in (list(csv.DictReader(io.StringIO(to_csv(rows)))), json.loads(to_json(rows))):
         by_case = {(r["case_kind"], r["case_id"]): r["case_status"] for r in exported}

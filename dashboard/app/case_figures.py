@@ -11,6 +11,7 @@ import streamlit as st
 
 from dashboard.agents.incidents import CaseIncidents
 from dashboard.app import resources
+from dashboard.review import figures
 from dashboard.review.approvals import HeldDecision
 from dashboard.review.figures import CaseFigures, case_figures, case_status, held_statuses
 from dashboard.review.incident_cases import IncidentCases
@@ -47,10 +48,7 @@ def statuses(bank_id: str, case_kind: str, ids: Iterable[str]) -> dict[str, str]
 
 def log_statuses(history: Iterable[StoredDecision]) -> dict[tuple[str, str, str], str]:
     """(bank, case kind, case id) -> the status now of each case these decisions are about (the audit log's rows)."""
-    cases: dict[tuple[str, str], set[str]] = {}
-    for entry in history:
-        cases.setdefault((entry.bank_id, entry.case_kind), set()).add(entry.case_id)
-    return {(bank, kind, case_id): status for (bank, kind), ids in cases.items() for case_id, status in statuses(bank, kind, ids).items()}
+    return figures.log_statuses(history, resources.outbox().decision_states, held_now)
 
 
 @st.cache_resource

@@ -10,12 +10,13 @@ decision yet: it is counted as held, never as decided.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 
 from pydantic import BaseModel, ConfigDict
 
 from dashboard.review.approvals import HeldDecision
+from dashboard.review.outbox import StoredDecision
 from dashboard.review.second_review import BlindCase
 from dashboard.review.standing import DecisionState
 
@@ -86,3 +87,20 @@ def case_figures(ids: Iterable[str], standing: Mapping[str, DecisionState], held
     on_hold.update({PENDING_DELIVERY: pending, DECIDED: len(standing_here) - pending,
                     OPEN: len(queued) - len(standing_here) - sum(on_hold.values())})
     return figures_of(on_hold)
+
+
+def log_statuses(
+    history: Iterable[StoredDecision], standing_of: Callable[[str, str], Mapping[str, DecisionState]],
+    held_of: Callable[[str, str], Mapping[str, str]],
+) -> dict[tuple[str, str, str], str]:
+    """(bank, case kind, case id) -> the status now of each case these decisions are about (an audit log's rows):
+    `standing_of(bank, kind)`, its standing decisions (Outbox.decision_states); `held_of(bank, kind)`, its held
+    statuses (held_statuses)."""
+    cases: dict[tuple[str, str], set[str]] = {}
+    for entry in history:
+        cases.setdefault((entry.bank_id, entry.case_kind), set()).add(entry.case_id)
+    statuses = {}
+    for (bank, kind), ids in cases.items():
+        standing, held = standing_of(bank, kind), held_of(bank, kind)
+        statuses |= {(bank, kind, case_id): case_status(standing.get(case_id), held.get(case_id)) for case_id in ids}
+    return statuses

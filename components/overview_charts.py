@@ -18,6 +18,7 @@ from dashboard.agents.incidents import naive_words
 from dashboard.reporting.headline import WRONG, figures_words, headline_parts, held_words
 from dashboard.reporting.overview import MISSED, OverviewMetrics, age_words, crowd_out_states, incident_label, total
 from dashboard.reporting.recall_log import LatencySample
+from dashboard.review.decision import OUTCOME_WORDS
 
 HELD_COLORS = {"held for a second approver": "#6a1b9a", "held for a blind second review": "#1565c0", "awaiting the lead": "#ef6c00"}
 COLORS = {"approved": "#2e7d32", "overridden": "#c62828", "open": "#90a4ae", "decided": "#2e7d32", "pending delivery": "#f9a825", **HELD_COLORS,
@@ -131,7 +132,7 @@ def render_held(m: OverviewMetrics) -> None:
     if m.approvals_waiting:
         listed = f"The {len(m.approvals_waiting)} oldest" if every.held_for_approver > len(m.approvals_waiting) else "Each"
         st.caption(f"{listed} waiting for a second approver, oldest first:")
-        rows = [{"case": w.case_id, "decided by": w.proposer, "outcome": w.outcome, "amount": w.amount,
+        rows = [{"case": w.case_id, "decided by": w.proposer, "outcome": OUTCOME_WORDS.get(w.outcome, w.outcome), "amount": w.amount,
                  "their limit": w.limit, "waiting for": age_words(w.age_hours)} for w in m.approvals_waiting]
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="overview_approvals",
                      column_config={"amount": st.column_config.NumberColumn(format="%.2f"), "their limit": st.column_config.NumberColumn(format="%.2f")})

@@ -118,8 +118,11 @@ def reviewer_field(me, key: str) -> None:
                   placeholder="Your reviewer name (required)")
 
 
-def claim_controls(casework: Casework, bank: str, kind: str, case_id: str, me: str | None, require: Require) -> bool:
-    """Who holds the case, with Claim / Release; returns True when `me` may decide it (nobody else holds it)."""
+def claim_controls(casework: Casework, bank: str, kind: str, case_id: str, me: str | None, require: Require, *,
+                   cannot_claim: str | None = None) -> bool:
+    """Who holds the case, with Claim / Release; returns True when `me` may decide it (nobody else holds it).
+    `cannot_claim`: why `me` may not claim it (the first reviewer of a case under blind second review: their claim
+    would name them to the second reviewer)."""
     held = casework.holder_of(bank, kind, case_id)
     with st.container(horizontal=True, vertical_alignment="center", key=f"claim_{kind}"):
         if held is not None and held.holder != me:
@@ -134,9 +137,10 @@ def claim_controls(casework: Casework, bank: str, kind: str, case_id: str, me: s
                 casework.release(bank, kind, case_id, me)
                 st.rerun()
             return True
+        why_not = "Type your reviewer name first" if me is None else cannot_claim
         if st.button(
-            "Claim", key=f"claim_{kind}_button", icon=":material/front_hand:", disabled=me is None,
-            help="Type your reviewer name first" if me is None else "Hold this case so nobody else decides it meanwhile",
+            "Claim", key=f"claim_{kind}_button", icon=":material/front_hand:", disabled=why_not is not None,
+            help=why_not or "Hold this case so nobody else decides it meanwhile",
         ) and require():
             now_held = casework.claim(bank, kind, case_id, me)
             if now_held.holder == me:

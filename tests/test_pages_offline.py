@@ -18,7 +18,8 @@ OWN_MESSAGE = {
     "home.py": "Hindsight at {url} (embedded, started by this project) is not reachable.",
     "migration.py": "Hindsight at {url} could not be read.",
     "overview.py": "Coverage unavailable: Hindsight is not reachable.",
-    "tickets.py": "Select a ticket in the queue to audit its recall.",
+    "tickets.py": ("Evidence is unavailable: the recall from Hindsight at {url} failed. You can still record a decision; it is "
+                   "saved in the review store and delivered when Hindsight is back."),  # the first open ticket, decidable
     "traces.py": "Run a query above, or open a trace from a recall on another page.",
     "audit.py": "No decisions recorded yet.",
     "incidents.py": "0 case(s) with incidents (0 incident(s)).",

@@ -22,6 +22,14 @@ def _problem(case, me, *, free: bool) -> str | None:
     return resources.decisions().second_review_problem(case, me.name, access.current_role())
 
 
+def cannot_claim(blind, me) -> str | None:
+    """Why `me` may not claim a case under blind second review (its first reviewer, say: their claim would name
+    them to the second reviewer); None when they may, or when the case is not under blind review."""
+    if blind is None or me.name is None:
+        return None
+    return resources.decisions().second_review_problem(blind, me.name, access.current_role())
+
+
 def _side_by_side(case, reasons: Mapping[str, str] | None) -> None:
     """The two reviewers' decisions, for the lead: who, when, what (with the reason labels configured for the case)."""
     first, second = case.first.decision, case.second.decision

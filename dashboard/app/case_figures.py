@@ -46,6 +46,13 @@ def statuses(bank_id: str, case_kind: str, ids: Iterable[str]) -> dict[str, str]
     return {case_id: case_status(standing.get(case_id), held.get(case_id)) for case_id in ids}
 
 
+def statuses_from(ids: Iterable[str], standing: Mapping[str, DecisionState], held: Mapping[str, HeldDecision],
+                  blind: Mapping[str, BlindCase]) -> dict[str, str]:
+    """The same statuses from what a queue page has read already (as figures_from)."""
+    on_hold = held_statuses(held, blind)
+    return {case_id: case_status(standing.get(case_id), on_hold.get(case_id)) for case_id in ids}
+
+
 def log_statuses(history: Iterable[StoredDecision]) -> dict[tuple[str, str, str], str]:
     """(bank, case kind, case id) -> the status now of each case these decisions are about (the audit log's rows)."""
     return figures.log_statuses(history, resources.outbox().decision_states, held_now)

@@ -14,7 +14,8 @@ from components.workflow import keep_selection, my_queue_filter
 from dashboard.agents.incidents import incident_text
 from dashboard.app import finance_bulk, finance_case, resources
 from dashboard.app.queue_filters import approval_filter, second_review_filter
-from dashboard.app.shown_queue import held_statuses, shown_queue, vendor_choices
+from dashboard.app.shown_queue import shown_queue, vendor_choices
+from dashboard.review.figures import held_statuses
 from dashboard.finance import queue as exception_queue
 from dashboard.finance.models import EXCEPTION_TYPES, ExceptionCase
 from dashboard.finance.recall import DEFAULT_K
@@ -75,7 +76,8 @@ def queue_panel(bank: str, cases: Sequence[ExceptionCase], decided: Mapping, me:
             exception_queue.with_sla(table, settings.sla_days), key=QUEUE_KEY,
             on_select="rerun", selection_mode="single-row", hide_index=True, width="stretch",
             column_config={"invoice amount": st.column_config.NumberColumn(format="%.2f"), "variance": st.column_config.NumberColumn(format="%+.2f"),
-                           **{c: st.column_config.Column(pinned=True) for c in KEY_COLUMNS}},
+                           **{c: st.column_config.Column(pinned=True) for c in KEY_COLUMNS},
+                           "incident": st.column_config.Column(pinned=True, width="medium")},  # its words in full, never "crowd-ou"
         )
         finance_bulk.bulk_bar(bank, queue, me)
     return queue, list(event.selection.rows), caption

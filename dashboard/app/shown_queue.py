@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from dashboard.app.kept_while_same import kept_while_same
 from dashboard.finance import queue as exception_queue
 from dashboard.finance.models import ExceptionCase
+from dashboard.review.figures import held_statuses
 
 NO_FILTERS: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] = ((), (), ())  # vendors, types, statuses
 
@@ -27,16 +28,5 @@ def shown_queue(cases: Sequence[ExceptionCase], decided: Mapping, held: Mapping,
     return kept_while_same.get((cases, decided, held, blind) if statuses else (cases,), ("shown", filters, sort), select)
 
 
-def held_statuses(held: Mapping, blind: Mapping) -> dict[str, str]:
-    """case id -> the status of its decision held for a second approval or a blind second review."""
-    return {c: h.status for c, h in (*held.items(), *blind.items())}
-
-
 def vendor_choices(cases: Sequence[ExceptionCase]) -> list[str]:
     return kept_while_same.get((cases,), "vendors", lambda: sorted({c.vendor_code for c in cases}))
-
-
-def decided_among(decided: Mapping, ids: Sequence[str]) -> int:
-    """How many of these cases have a decision (the page's caption). Not kept: a full run mostly follows a decision,
-    which makes `decided` a new object (~6 ms at 100,000 cases)."""
-    return len(decided.keys() & ids)

@@ -62,11 +62,11 @@ def _form(ticket: Ticket, shown: Shown, why: str | None) -> dict | None:
 
 
 def decision_area(
-    bank: str, ticket: Ticket, recall: TicketRecall | None, shown: Shown, queue: Sequence[str], decided: Collection[str],
+    bank: str, ticket: Ticket, recall: TicketRecall | None, shown: Shown, queue: Sequence[str], decided: Collection[str], blind,
     *, header: Slot, free: bool, me, describe: Callable[[str], str | None],
 ) -> None:
+    """The right column; `blind`: the ticket's first decision awaiting a blind second review or a lead, or None."""
     stored = resources.outbox().latest_in_bank(bank, "ticket", ticket.id)
-    blind = resources.decisions().blind_case(bank, "ticket", ticket.id)
     if blind is None and stored is not None:  # an open ticket says so in its header
         render_decision_state(stored)  # a pending one is delivered by the delivery worker
     elif blind is not None:  # nothing of the first decision while the second review is blind

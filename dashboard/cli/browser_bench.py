@@ -44,8 +44,8 @@ from pathlib import Path
 from dashboard.cli.app_server import serve_app
 from dashboard.cli.registry import command
 from dashboard.processes import Child, signals_held
+from dashboard.reporting.headline import HEADLINE_START
 
-HEADLINE = re.compile(r"^[\d,]+ exceptions?, [\d,]+ decided")  # the Overview's first line (reporting.overview.headline)
 LOADS = ("quiet", "hog")  # at the machine's load; beside a CPU hog
 TARGETS_MS = {  # (quiet, under the hog)
     "first": (1500.0, 3000.0),
@@ -250,7 +250,7 @@ def _overview(page, url: str | None) -> float:
         page.get_by_role("link", name="Overview").first.click()
     else:
         page.goto(f"{url}/overview")
-    page.get_by_text(HEADLINE).first.wait_for(timeout=WAIT_MS)
+    page.get_by_text(HEADLINE_START).first.wait_for(timeout=WAIT_MS)  # the Overview's first line
     page.wait_for_selector(IDLE, state="attached", timeout=WAIT_MS)
     return (time.perf_counter() - start) * 1000.0
 

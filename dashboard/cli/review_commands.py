@@ -62,14 +62,18 @@ def run_export_audit(args: argparse.Namespace) -> int:
     """The Audit log page's export: a blind second review's first, second and lead decisions each as a row, with
     the reviewer, role, time, step and whether it was delivered or superseded."""
     from dashboard.reporting.audit_export import audit_rows, to_csv, to_json
+    from dashboard.review.approvals import Approvals
     from dashboard.review.db import make_engine
+    from dashboard.review.figures import held_statuses, log_statuses
     from dashboard.review.outbox import Outbox
     from dashboard.review.second_review import SecondReviews
     from dashboard.settings import load_settings
 
     settings = load_settings()
     outbox = Outbox(make_engine(settings.store_url, settings.data_dir))
+    approvals, reviews = Approvals(outbox.engine), SecondReviews(outbox.engine)
     history = outbox.history()
-    rows = audit_rows(history, SecondReviews(outbox.engine).trail([h.id for h in history]))
+    held = lambda bank, kind: held_statuses(approvals.held(bank, kind), reviews.open(bank, kind))  # noqa: E731
+    rows = audit_rows(history, reviews.trail([h.id for h in history]), log_statuses(history, outbox.decision_states, held))
     print(to_csv(rows) if args.format == "csv" else to_json(rows), end="")
     return 0

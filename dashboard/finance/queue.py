@@ -11,13 +11,12 @@ from dashboard.finance.flags import FinanceFlags
 from dashboard.finance.flags import stored as stored_flags
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import Recommendation
+from dashboard.review import figures
 from dashboard.review.decision import OUTCOME_WORDS
-from dashboard.review.outbox import StoredDecision
 from dashboard.review.standing import DecisionState
 from dashboard.review.workflow import sla_state
 
-STATUSES = ("open", "decided", "pending delivery", "awaiting second approval", "returned", "awaiting blind second review",
-            "awaiting lead")
+STATUSES = figures.STATUSES  # a case's status is the one every page counts (review/figures.py)
 SORTS = {
     "Age (oldest first)": (lambda c: c.opened_on, False),
     "Age (newest first)": (lambda c: c.opened_on, True),
@@ -28,16 +27,6 @@ DEFAULT_SORT = "Age (oldest first)"
 PLAIN_SEARCH_MISSES = "a plain search misses"  # the crowd-out check: what one any_strict search would lose, kept here
 COLUMNS = ["case", "vendor", "type", "invoice amount", "variance", "variance %", "age (days)", "status", "decision",
            "exact precedents", "agent recommends", PLAIN_SEARCH_MISSES, "incident"]
-
-
-def status_of(stored: DecisionState | StoredDecision | None, held: str | None = None) -> str:
-    """`stored`: the case's newest decision; `held`: the status of a decision held for a second approval
-    (HeldDecision.status), which wins."""
-    if held:
-        return held
-    if stored is None:
-        return "open"
-    return "pending delivery" if stored.state == "pending" else "decided"
 
 
 def select(
@@ -57,7 +46,7 @@ def select(
         c for c in cases
         if (not vendors or c.vendor_code in vendors)
         and (not types or c.exception_type in types)
-        and (not statuses or status_of(decided.get(c.id), held.get(c.id)) in statuses)
+        and (not statuses or figures.case_status(decided.get(c.id), held.get(c.id)) in statuses)
     ]
     key, reverse = SORTS.get(sort, SORTS[DEFAULT_SORT])
     return sorted(kept, key=key, reverse=reverse)
@@ -81,7 +70,7 @@ def queue_frame(
         rows.append({
             "case": c.id, "vendor": f"{c.vendor_code} {c.vendor_name}", "type": c.exception_type,
             "invoice amount": c.invoice_amount, "variance": c.variance, "variance %": c.variance_pct,
-            "age (days)": (today - c.opened_on).days, "status": status_of(stored, held.get(c.id)),
+            "age (days)": (today - c.opened_on).days, "status": figures.case_status(stored, held.get(c.id)),
             "decision": OUTCOME_WORDS[stored.outcome] if stored else "",
             "exact precedents": measured.exact if measured else None,
             "agent recommends": recommends(measured) if measured else "",

@@ -16,6 +16,7 @@ from datetime import date
 
 from pydantic import BaseModel
 
+from dashboard.review.decision import OUTCOME_WORDS, outcome_words
 from dashboard.review.outbox import StoredDecision
 from dashboard.review.schema import AWAITING_SECOND
 from dashboard.review.second_review import FIRST, LEAD, SECOND, ReviewStep
@@ -30,6 +31,7 @@ class AuditRow(BaseModel):
     case_id: str
     revision: int
     outcome: str
+    decision: str  # the outcome in the words the page's buttons used: "approve for payment", "the draft sent as it is"
     overridden: bool | None  # None: hidden until the blind second review
     reason_code: str
     note: str
@@ -57,7 +59,7 @@ def evidence_summary(entry: StoredDecision) -> str:
         return "no evidence (recall unavailable)"
     relevant = [item.id for item in snapshot.items if item.relevant]
     shown = f"{len(snapshot.items)} shown, relevant: {', '.join(relevant) or 'none'}"
-    return shown + (f"; recommended {snapshot.recommendation}" if snapshot.recommendation else "")
+    return shown + (f"; recommended {OUTCOME_WORDS[snapshot.recommendation]}" if snapshot.recommendation else "")
 
 
 def audit_row(entry: StoredDecision) -> AuditRow:
@@ -71,6 +73,7 @@ def audit_row(entry: StoredDecision) -> AuditRow:
         case_id=entry.case_id,
         revision=entry.revision,
         outcome=d.outcome,
+        decision=outcome_words(d),
         overridden=d.overridden,
         reason_code=d.reason_code or "",
         note=d.note,
@@ -132,7 +135,7 @@ HIDDEN = "(hidden until the blind second review)"
 def blind_until_reviewed(rows: list[AuditRow]) -> list[AuditRow]:
     """A first decision still awaiting its blind second review names no reviewer, outcome, override, reason, note,
     evidence cited or role, so the second reviewer cannot read it in the audit log or an export."""
-    secret = {"reviewer": HIDDEN, "outcome": HIDDEN, "overridden": None, "reason_code": "", "note": "", "role": "", "cited_evidence": ""}
+    secret = {"reviewer": HIDDEN, "outcome": HIDDEN, "decision": HIDDEN, "overridden": None, "reason_code": "", "note": "", "role": "", "cited_evidence": ""}
     return [row.model_copy(update=secret) if row.delivery == AWAITING_SECOND else row for row in rows]
 
 

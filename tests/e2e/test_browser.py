@@ -165,7 +165,7 @@ def test_audit_page_lists_the_decisions(app, page: Page, shots):
     page.goto(f"{app.url}/audit")
     expect(page.get_by_role("heading", name="Decision audit log")).to_be_visible()
     expect(page.get_by_text(re.compile(r"^3 of 3 decisions$"))).to_be_visible()
-    expect(page.get_by_text(re.compile(r"^#\d+ T-2004: approve")).first).to_be_visible()
+    expect(page.get_by_text(re.compile(r"^#\d+ T-2004: the drafted response sent as it is")).first).to_be_visible()  # the buttons' words
     expect(page.get_by_text(re.compile(r"^#\d+ E-1002: ")).first).to_be_visible()
     settled(page)  # the whole list drawn before it is read
     shown = page.inner_text("body")  # each decision read in full as text, its note and whether it is stored

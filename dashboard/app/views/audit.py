@@ -9,7 +9,7 @@ from components.when import local_time
 from dashboard.app import access, case_figures, resources
 from dashboard.finance.models import ExceptionCase
 from dashboard.queue_files import QueueFileError, shared_rows
-from dashboard.reporting.audit_export import HIDDEN, AuditFilter, audit_rows, to_csv, to_json
+from dashboard.reporting.audit_export import HIDDEN, OUTCOME_WORDS, AuditFilter, audit_rows, to_csv, to_json
 from dashboard.reporting.headline import figures_words
 from dashboard.support.models import Ticket
 
@@ -39,10 +39,10 @@ def decision_text(r) -> str:
         when = local_time(datetime.fromisoformat(r.decided_at))
         return (f"#{r.audit_id} {r.case_id}: a first decision, {when}; who decided what is hidden until the blind second review. "
                 f"Stored in Hindsight? {STORED.get(r.delivery, r.delivery)}")
-    how = f"overrode the agent's {r.agent_recommendation}" if r.overridden else "as the agent recommended"
+    how = f"overrode the agent's {OUTCOME_WORDS.get(r.agent_recommendation, r.agent_recommendation)}" if r.overridden else "as the agent recommended"
     reason = f", reason {r.reason_code}" if r.reason_code else ""
     when = local_time(datetime.fromisoformat(r.decided_at))
-    return (f"#{r.audit_id} {r.case_id}: {r.outcome} ({how}{reason}), by {r.reviewer}, {when}. "
+    return (f"#{r.audit_id} {r.case_id}: {r.decision} ({how}{reason}), by {r.reviewer}, {when}. "
             f"Stored in Hindsight? {STORED.get(r.delivery, r.delivery)}\nNote: {r.note or '(none)'}")
 
 

@@ -17,9 +17,9 @@ from components.status_banner import render_evidence_unavailable
 from components.then_now import render_then_now
 from components.workflow import Slot, age_badge, reviewer_field, claim_controls, flash, selected_rows, unknown_link
 from dashboard.agents.incidents import is_relevant_ref
-from dashboard.app import access, audit, curating, finance_case, finance_recalls, labelling, resources
+from dashboard.app import access, audit, blind_review, curating, finance_case, finance_recalls, labelling, resources
 from dashboard.app.finance_queue import QUEUE_KEY, Queue, queue_panel
-from dashboard.app.shown_queue import decided_among
+from dashboard.app.case_figures import case_status, figures_from
 from dashboard.finance import queue as exception_queue
 from dashboard.finance.decisions import document_id_for
 from dashboard.finance.models import ExceptionCase
@@ -27,6 +27,7 @@ from dashboard.finance.policy import assess, no_evidence_recommendation
 from dashboard.finance.recall import DEFAULT_K, MAX_K, CaseKey
 from dashboard.hindsight.errors import HindsightError
 from dashboard.queue_files import QueueFileError, shared_rows
+from dashboard.reporting.headline import figures_words
 
 
 def case_header(bank: str, case: ExceptionCase, queue: Queue, me, today: date, accept: Accept) -> tuple[bool, Slot, bool]:
@@ -39,7 +40,7 @@ def case_header(bank: str, case: ExceptionCase, queue: Queue, me, today: date, a
             st.text(f"{case.vendor_name}   invoice {case.invoice_amount:,.2f}   variance {case.variance:+,.2f}")
             age_badge((today - case.opened_on).days, resources.settings().sla_days)
             held, blind = queue.held.get(case.id), queue.blind.get(case.id)
-            status = exception_queue.status_of(stored, held.status if held else None)
+            status = case_status(stored, held.status if held else None)
             if blind is not None:  # nothing of the first decision: the second review is blind
                 st.badge(blind.status, color="orange")
             elif held is not None:
@@ -47,7 +48,8 @@ def case_header(bank: str, case: ExceptionCase, queue: Queue, me, today: date, a
             else:
                 st.badge(status if stored is None else f"{status}: {OUTCOME_WORDS[stored.outcome]}", color="blue" if stored is None else "green")
             reviewer_field(me, "reviewer_name")
-            free = claim_controls(resources.casework(), bank, finance_case.KIND, case.id, me.name, lambda: access.permitted("decide"))
+            free = claim_controls(resources.casework(), bank, finance_case.KIND, case.id, me.name, lambda: access.permitted("decide"),
+                                  cannot_claim=blind_review.cannot_claim(blind, me))
         awaiting = held is not None and held.awaiting  # its form is the second approver's
         override = review_keys(
             queue.ids, case.id, table_key=QUEUE_KEY, param="case", prefix="exc", accept=accept,
@@ -86,7 +88,8 @@ def page() -> None:
     me = access.reviewer("reviewer_name")
     queue, rows, caption = queue_panel(bank, cases, resources.outbox().decision_states(bank, "exception"), me.name, today)
     case, problem = exception_queue.resolve_case(queue.shown, queue.ids, rows, st.query_params.get("case"))
-    caption.caption(f"{len(queue.shown)} of {len(cases)} exceptions shown; {decided_among(queue.decided, queue.ids)} decided.")
+    caption.caption(f"{len(queue.shown)} of {len(cases)} exceptions shown: "
+                    f"{figures_words(figures_from(queue.ids, queue.decided, queue.held, queue.blind))}.")
     if problem or case is None:
         flash(finance_case.KEYS.flash)  # the last decision's confirmation, when its case left the queue shown
     if problem:

@@ -16,10 +16,13 @@ from components.then_now import render_then_now
 from components.when import local_day
 from components.workflow import Slot, age_badge, reviewer_field, claim_controls, flash, keep_selection, unknown_link
 from dashboard.agents.incidents import INCIDENTS_KEY, KIND_LABELS, incident_text, ownership
-from dashboard.app import access, audit, resources, ticket_case, ticket_recalls
+from dashboard.app import access, audit, blind_review, resources, ticket_case, ticket_recalls
+from dashboard.app.case_figures import figures_from, statuses_from
+from dashboard.app.ticket_case import SHORT_ACTIONS
 from dashboard.app.ticket_evidence import render_ticket_evidence
 from dashboard.hindsight.errors import HindsightError
 from dashboard.queue_files import QueueFileError, load_rows
+from dashboard.reporting.headline import figures_words
 from dashboard.support.admission import AmbiguousName
 from dashboard.support.directory import check_directory
 from dashboard.support.flags import history_used
@@ -29,14 +32,13 @@ from dashboard.support.models import Customer, Ticket
 QUEUE_KEY, QUEUE_OPEN = "ticket_queue", "ticket_queue_open"
 
 
-def _status(latest: dict, ticket_id: str) -> str:
+def _decision(latest: dict, ticket_id: str) -> str:
+    """The ticket's standing decision in the form's words (a held one is not a decision yet: its status says so)."""
     stored = latest.get(ticket_id)
-    if stored is None:
-        return "open"
-    return f"{(stored.ticket_action or stored.outcome).replace('_', ' ')} ({stored.state})"
+    return SHORT_ACTIONS.get(stored.ticket_action or "", stored.outcome) if stored else ""
 
 
-def queue_panel(bank: str, tickets: list[Ticket], latest: dict, flags: dict) -> list[int]:
+def queue_panel(bank: str, tickets: list[Ticket], latest: dict, status: dict[str, str], flags: dict) -> list[int]:
     """The queue in a panel (its table drawn only while it is open); returns the table's selected rows."""
     ids = [t.id for t in tickets]
     panel = st.expander("Queue: every ticket, its history and incidents", icon=":material/list:", key=QUEUE_OPEN, on_change="rerun")
@@ -47,7 +49,8 @@ def queue_panel(bank: str, tickets: list[Ticket], latest: dict, flags: dict) -> 
         return []
     with panel:
         queue = pd.DataFrame(
-            [{"ticket": t.id, "customer": t.customer, "issue": t.issue, "opened": t.opened_on, "status": _status(latest, t.id),
+            [{"ticket": t.id, "customer": t.customer, "issue": t.issue, "opened": t.opened_on, "status": status[t.id],
+              "decision": _decision(latest, t.id),
               "history used": history_used(stored_ticket_flags(flags.get(t.id))), "incident": incident_text(flags.get(t.id))}
              for t in tickets]
         )
@@ -75,8 +78,10 @@ def page() -> None:
     latest = resources.outbox().decision_states(bank, "ticket")  # one indexed query per run
     flags = resources.casework().flags(bank, "ticket")  # measured as tickets are recalled, kept in the store
     by_id = {t.id: t for t in tickets}
-    st.caption(f"{len(tickets)} tickets; {len(latest.keys() & by_id.keys())} decided.")
-    rows = queue_panel(bank, tickets, latest, flags)
+    held, blind = resources.decisions().held_cases(bank, "ticket"), resources.decisions().blind_cases(bank, "ticket")
+    status = statuses_from(by_id, latest, held, blind)
+    st.caption(f"{len(tickets)} tickets: {figures_words(figures_from(by_id, latest, held, blind))}.")
+    rows = queue_panel(bank, tickets, latest, status, flags)
     if rows:
         st.query_params["ticket"] = tickets[rows[0]].id  # the address bar becomes a deep link to this ticket
     ticket_id = st.query_params.get("ticket")
@@ -88,19 +93,21 @@ def page() -> None:
     if ticket_id is None:
         st.info("No ticket in the queue.", icon=":material/inbox:")
         return
-    ticket_view(bank, by_id[ticket_id], tickets, customers, latest, flags.get(ticket_id))
+    ticket_view(bank, by_id[ticket_id], tickets, customers, latest, status[ticket_id], blind.get(ticket_id), flags.get(ticket_id))
 
 
-def _header(bank: str, ticket: Ticket, tickets: list[Ticket], latest: dict, case_flags: dict | None, me, accept: Accept) -> tuple[bool, Slot]:
+def _header(bank: str, ticket: Ticket, tickets: list[Ticket], latest: dict, status: str, blind, me, accept: Accept) -> tuple[bool, Slot]:
     """Id and customer, age, status, claim, the keys and, under them, the place for what the last action said."""
     with st.container(key="ticket_header"):
         st.header(md(f"{ticket.id}: {ticket.customer}"))
         with st.container(horizontal=True, vertical_alignment="center"):
             st.text(f"opened {local_day(ticket.opened_on)}")
             age_badge((date.today() - ticket.opened_on).days, resources.settings().sla_days)
-            st.badge(_status(latest, ticket.id), color="blue" if ticket.id not in latest else "green")
+            decision = _decision(latest, ticket.id)  # a held decision names nothing: its status says it is held
+            st.badge(f"{status}: {decision}" if decision else status, color="green" if decision else ("orange" if status != "open" else "blue"))
             reviewer_field(me, "ticket_reviewer")
-            free = claim_controls(resources.casework(), bank, "ticket", ticket.id, me.name, lambda: access.permitted("decide"))
+            free = claim_controls(resources.casework(), bank, "ticket", ticket.id, me.name, lambda: access.permitted("decide"),
+                                  cannot_claim=blind_review.cannot_claim(blind, me))
         review_keys(
             [t.id for t in tickets], ticket.id, table_key=QUEUE_KEY, param="ticket", prefix="tic", accept=accept,
             override_state=(ticket_case.action_key(ticket), "override"), decided=latest, can_decide=free and access.can("decide"),
@@ -119,7 +126,9 @@ def _incidents(case_flags: dict | None) -> None:
         st.page_link("views/incidents.py", label="What the agent recalled and answered", icon=":material/arrow_forward:")
 
 
-def ticket_view(bank: str, ticket: Ticket, tickets: list[Ticket], customers: list[Customer], latest: dict, case_flags: dict | None) -> None:
+def ticket_view(bank: str, ticket: Ticket, tickets: list[Ticket], customers: list[Customer], latest: dict, status: str,
+                blind, case_flags: dict | None) -> None:
+    """One ticket: `blind`, its first decision awaiting a blind second review or a lead (None: not blind)."""
     me = access.reviewer("ticket_reviewer")
     try:
         recall = ticket_recalls.recall_ticket(bank, ticket.customer, ticket.issue)
@@ -131,7 +140,7 @@ def ticket_view(bank: str, ticket: Ticket, tickets: list[Ticket], customers: lis
     except HindsightError as exc:
         recall, recall_error = None, exc
     shown = ticket_case.shown_of(ticket, recall)
-    free, header = _header(bank, ticket, tickets, latest, case_flags, me, Accept("Send the draft", ticket_case.KEYS.pending, shown, "send the draft"))
+    free, header = _header(bank, ticket, tickets, latest, status, blind, me, Accept("Send the draft", ticket_case.KEYS.pending, shown, "send the draft"))
     left, right = st.columns([3, 2], gap="large")
     with left:
         _incidents(case_flags)
@@ -140,7 +149,7 @@ def ticket_view(bank: str, ticket: Ticket, tickets: list[Ticket], customers: lis
             st.warning("This customer is not in the customer directory.")
         evidence = st.container()  # filled after the form: a decision reruns the page before this ticket's evidence is drawn again
     with right:
-        ticket_case.decision_area(bank, ticket, recall, shown, [t.id for t in tickets], latest, header=header, free=free, me=me,
+        ticket_case.decision_area(bank, ticket, recall, shown, [t.id for t in tickets], latest, blind, header=header, free=free, me=me,
                                   describe={t.id: f"{t.id}, {t.customer}" for t in tickets}.get)
     with evidence:
         if recall is None:

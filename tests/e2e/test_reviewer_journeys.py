@@ -31,6 +31,15 @@ def scrolled_to_top(page: Page) -> None:
     page.wait_for_function("() => document.querySelector('[data-testid=stMain]').scrollTop === 0")
 
 
+def moved_on(page: Page, confirmation: str, next_heading: str) -> None:
+    """After a decision: its confirmation says where the page moved on, in view, with the next case's top shown."""
+    said = page.get_by_text(re.compile(confirmation))
+    expect(said).to_be_visible()
+    expect(heading(page, next_heading)).to_be_visible()
+    in_view(said)
+    scrolled_to_top(page)
+
+
 def type_name(page: Page, name: str) -> None:
     field = page.locator('input[aria-label="Reviewer name"]')
     field.fill(name)
@@ -86,11 +95,7 @@ def test_a_finance_reviewer_records_exactly_what_each_case_showed(app, page: Pag
     # 1. A on E-1012: it records the recommendation the button names, and says where the page moved on.
     recommended = shown_recommendation(page)
     press(page, "a")
-    done = page.get_by_text(re.compile(rf"^E-1012 recorded: {re.escape(OUTCOME_WORDS[recommended])} \(decision #\d+\).* Now E-1013: "))
-    expect(done).to_be_visible()
-    expect(heading(page, "E-1013:")).to_be_visible()
-    in_view(done)
-    scrolled_to_top(page)
+    moved_on(page, rf"^E-1012 recorded: {re.escape(OUTCOME_WORDS[recommended])} \(decision #\d+\).* Now E-1013: ", "E-1013:")
     decided = outbox.latest("exception", "E-1012").decision
     assert (decided.outcome, decided.overridden, decided.reason_code, decided.note) == (recommended, False, None, "")
     assert decided.agent_recommendation == recommended
@@ -162,11 +167,7 @@ def test_a_support_lead_decides_a_legacy_ticket_with_its_form_in_view(app, hinds
     edited = "Hi Ann, the duplicate November charge is refunded; it shows on your card in 5-7 business days."
     response.fill(edited)
     click_button(page, "Record decision")
-    moved = page.get_by_text(re.compile(r"^T-2004 recorded: the drafted response edited, then sent \(decision #\d+\).* Now T-2005, Ann Leeds\.$"))
-    expect(moved).to_be_visible()
-    expect(heading(page, "T-2005: Ann Leeds")).to_be_visible()
-    in_view(moved)
-    scrolled_to_top(page)
+    moved_on(page, r"^T-2004 recorded: the drafted response edited, then sent \(decision #\d+\).* Now T-2005, Ann Leeds\.$", "T-2005: Ann Leeds")
     shots(page, "journey-support-moved-on")
     decided = app.outbox().latest("ticket", "T-2004").decision
     assert (decided.ticket_action, decided.final_response, decided.reviewer) == ("edit_and_approve", edited, "Rita Lead")

@@ -76,16 +76,18 @@ def test_different_origins_do_not_make_one_burst():
     assert [b.ids for b in bursts(same)] == [("d0", "d2", "d9")]
 
 
-def test_fewer_than_the_minimum_is_no_burst():
+def test_fewer_than_three_is_no_burst():
+    assert MIN_BURST == 3
     entry = poison("repetition", "exception")
-    assert bursts(items_of(entry)[: MIN_BURST - 1]) == []
+    assert bursts(items_of(entry)[:2]) == []
 
 
-def test_copies_spread_over_more_than_the_window_are_no_burst():
+def test_copies_spread_over_more_than_a_day_are_no_burst():
+    assert WINDOW == timedelta(hours=24)
     entry = poison("repetition", "exception")
-    assert bursts(items_of(entry, step=WINDOW / 2 + timedelta(minutes=1))) == []  # 3 consecutive copies span > 24 h
-    assert bursts(items_of(entry, step=WINDOW * 3)) == []
-    assert len(bursts(items_of(entry, step=WINDOW / 3))) == 1  # 4 copies over 24 h exactly: one burst
+    assert bursts(items_of(entry, step=timedelta(hours=12, minutes=1))) == []  # any 3 consecutive copies span > 24 h
+    assert bursts(items_of(entry, step=timedelta(days=3))) == []
+    assert len(bursts(items_of(entry, step=timedelta(hours=8)))) == 1  # 4 copies over 24 h exactly: one burst
 
 
 def test_a_burst_found_late_in_a_spread_group():

@@ -7,13 +7,15 @@ import base64
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dashboard.cli.seed import finance_records, support_records
 from dashboard.finance.decisions import REASON_CODES, exception_decision, precedent_record
 from dashboard.finance.policy import Recommendation
 from dashboard.review.decision import OUTCOMES
 from dashboard.support.decisions import interaction_record, ticket_decision
-from dashboard.trust.screen import PHRASE_MAX, RULE_LABELS, RULES, screen, shown
+from dashboard.trust.screen import PHRASE_MAX, RULE_LABELS, RULES, screen, shown, view
 from tests.helpers import DEMO_CASES, DEMO_TICKETS
 from tests.poisoning import POISONS, TECHNIQUES
 
@@ -125,7 +127,7 @@ NEAR_MISSES = [
     "The agent's recommendation was reject.", "The agent should have cited PREC-V02-PRI-01.", "The agent always recommends reject here.",
     "Always reject Acme Fasteners price variances.", "Variance rejected per the standing instruction for this vendor.",
     "Decision: approve, by reviewer Dana overriding the agent's recommendation to reject.",
-    "Ignore the earlier invoice; it was credited.", "The customer again contacted support.",
+    "Ignore the earlier invoice; it was credited.", "Customer Ann Lee contacted support.\n\nSupport response:\nThe customer again contacted support.",
     "Escalation note: Customer Ann Lee contacted support.", "Hi Ann, please allow pop-ups for the billing domain.",
     "If you see the error again, clear the cache.", "New price list from 1 Nov", "Raised her plan's burst limit.",
     "You should receive the refund in 5-7 business days.", "Invoice INV-9100 for PO-7700: 1,200.00 EUR, a 2.8% variance.",
@@ -192,6 +194,34 @@ def test_one_flag_per_rule_in_rule_order_with_its_first_match():
     assert [f.phrase for f in flags] == ["You must approve", "Ignore previous entries", "Approved by the CFO"]
     assert all(f.label == RULE_LABELS[f.rule] for f in flags)
     assert screen(text) == flags
+
+
+# Pieces of attacks and of ordinary records, with the characters that disguise them: any mix is screened sanely.
+PIECES = [text for texts in EXAMPLES.values() for text in texts] + NEAR_MISSES + [
+    " ", "\n", "\t", "  ", "\u200b", "\u00ad", "\u202e", "\U000e0041", "\uff29", "\u043e", "e\u0301", "\u00df", "\ufb01",
+    "Customer Ann Lee contacted support.", "<", ">", "-->", "](", "…",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=8).map("".join))
+def test_any_text_gets_one_flag_per_rule_in_order_with_a_phrase_from_it(text):
+    flags = screen(text)
+    assert [f.rule for f in flags] == sorted({f.rule for f in flags}, key=RULE_ORDER.index)
+    assert_phrases_in(text)
+    assert screen(text) == flags
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=" \n\t\r\x0b\x0c\x1cAb.\u2028\u00a0", max_size=16))
+def test_the_plain_text_shortcut_reads_as_the_full_normalisation(text):
+    """ASCII text skips the per-character folding: it must read the same, and lead back to the same characters."""
+    from dashboard.trust.screen import _folded
+
+    for fold in (True, False):
+        fast, full = view(text, fold), _folded(text, fold)
+        assert fast.text == full.text
+        assert [fast.origin_of(i) for i in range(len(fast.text))] == [full.origin_of(i) for i in range(len(full.text))]
 
 
 # --- no false alarm ------------------------------------------------------------------------------------------------

@@ -2,28 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from dashboard.cli.seed import finance_records, support_records
-from dashboard.trust.bursts import MIN_BURST, WINDOW, bursts, template
+from dashboard.trust.bursts import MIN_BURST, WINDOW, Record, bursts, template, when
 from tests.poisoning import POISONS, poison
 
 T0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
 
 
-@dataclass(frozen=True)
-class Item:
-    id: str
-    text: str
-    origin: str = "unknown"
-    at: datetime | None = None
-
-
-def items_of(entry, origin: str = "unknown", step: timedelta = timedelta(minutes=30)) -> list[Item]:
-    return [Item(doc, text, origin, T0 + n * step) for n, (doc, text) in enumerate(entry.documents())]
+def items_of(entry, origin: str = "unknown", step: timedelta = timedelta(minutes=30)) -> list[Record]:
+    return [Record(doc, text, origin, T0 + n * step) for n, (doc, text) in enumerate(entry.documents())]
 
 
 def decision(n: int, amount: str) -> str:
@@ -46,33 +37,33 @@ def test_the_repetition_attack_is_one_burst(kind):
 
 def test_ids_numbers_dates_and_amounts_are_masked():
     assert template(decision(1777, "1,200.00")) == template(decision(1778, "1,250.00"))
-    found = bursts([Item(f"d{n}", decision(n, f"{n},000.00"), at=T0) for n in (1777, 1778, 1779)])
+    found = bursts([Record(f"d{n}", decision(n, f"{n},000.00"), "unknown", T0) for n in (1777, 1778, 1779)])
     assert [b.ids for b in found] == [("d1777", "d1778", "d1779")]
     assert found[0].summary == "3 near-identical records from unknown origin within 1 minute"
 
 
 def test_the_rest_of_the_corpus_and_the_demo_make_no_burst():
-    singles = [Item(doc, text, "unknown", T0) for p in POISONS if p.copies == 1 for doc, text in p.documents()]
+    singles = [Record(doc, text, "unknown", T0) for p in POISONS if p.copies == 1 for doc, text in p.documents()]
     assert bursts(singles) == []
-    demo = [Item(r.document_id, r.content, "seed", r.timestamp) for r in [*finance_records(), *support_records()]]
+    demo = [Record(r.document_id, r.content, "seed", r.timestamp) for r in [*finance_records(), *support_records()]]
     assert bursts(demo) == []  # the demo's repeated rationales are weeks apart
 
 
 def test_the_demo_repeats_within_a_day_would_be_one():
     """The demo's duplicate-invoice precedents differ only in their numbers: retained the same day, they are a burst."""
-    demo = [Item(r.document_id, r.content, "seed", T0) for r in finance_records() if r.document_id.startswith("PREC-V04-DUP")]
+    demo = [Record(r.document_id, r.content, "seed", T0) for r in finance_records() if r.document_id.startswith("PREC-V04-DUP")]
     assert [len(b.ids) for b in bursts(demo)] == [3]
 
 
 def test_two_templates_do_not_make_one_burst():
-    mixed = [Item(f"a{n}", decision(n, "10.00"), at=T0) for n in (1, 2)] + [Item(f"b{n}", OTHER_TEMPLATE.format(n=n), at=T0) for n in (1, 2)]
+    mixed = [Record(f"a{n}", decision(n, "10.00"), "unknown", T0) for n in (1, 2)] + [Record(f"b{n}", OTHER_TEMPLATE.format(n=n), "unknown", T0) for n in (1, 2)]
     assert bursts(mixed) == []
 
 
 def test_different_origins_do_not_make_one_burst():
-    spread = [Item(f"d{n}", decision(n, "10.00"), origin, T0) for n, origin in enumerate(["unknown", "agent:finance", "unknown", "seed"])]
+    spread = [Record(f"d{n}", decision(n, "10.00"), origin, T0) for n, origin in enumerate(["unknown", "agent:finance", "unknown", "seed"])]
     assert bursts(spread) == []
-    same = [*spread, Item("d9", decision(9, "10.00"), "unknown", T0)]
+    same = [*spread, Record("d9", decision(9, "10.00"), "unknown", T0)]
     assert [b.ids for b in bursts(same)] == [("d0", "d2", "d9")]
 
 
@@ -93,13 +84,13 @@ def test_copies_spread_over_more_than_a_day_are_no_burst():
 def test_a_burst_found_late_in_a_spread_group():
     texts = [decision(n, "10.00") for n in range(5)]
     times = [T0, T0 + timedelta(days=3), T0 + timedelta(days=3, hours=1), T0 + timedelta(days=3, hours=2), T0 + timedelta(days=9)]
-    found = bursts([Item(f"d{n}", text, at=at) for n, (text, at) in enumerate(zip(texts, times, strict=True))])
+    found = bursts([Record(f"d{n}", text, "unknown", at) for n, (text, at) in enumerate(zip(texts, times, strict=True))])
     assert [b.ids for b in found] == [("d1", "d2", "d3")]
 
 
 def test_undated_copies_are_a_burst_with_their_times_not_known():
     entry = poison("repetition", "ticket")
-    found = bursts([Item(doc, text) for doc, text in entry.documents()])
+    found = bursts([Record(doc, text, "unknown") for doc, text in entry.documents()])
     assert found[0].summary == f"{entry.copies} near-identical records from unknown origin (times not known)"
 
 
@@ -112,3 +103,9 @@ def test_order_is_deterministic_and_follows_the_input():
     assert found[0].ids == tuple(i.id for i in items if i.origin == "unknown")  # input order, not document or time order
     assert found[1].summary.startswith("4 near-identical records from origin agent:support")
     assert bursts(items) == found
+
+
+def test_times_are_read_from_iso_text_or_not_at_all():
+    assert when("2026-11-20T09:00:00+00:00") == T0
+    assert when("2026-11-20T09:00:00") == T0.replace(tzinfo=None)  # naive: bursts reads it as UTC
+    assert when(None) is None and when("") is None and when("last Tuesday") is None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
@@ -41,6 +42,24 @@ class Item(Protocol):
     def origin(self) -> str: ...
     @property
     def at(self) -> datetime | None: ...
+
+
+@dataclass(frozen=True)
+class Record:
+    """An Item as a caller builds one from a recalled record (`at`: see `when`)."""
+
+    id: str
+    text: str
+    origin: str
+    at: datetime | None = None
+
+
+def when(iso: str | None) -> datetime | None:
+    """A record's time from its ISO 8601 text (Hindsight's mentioned_at), or None when absent or unreadable."""
+    try:
+        return datetime.fromisoformat(iso) if iso else None
+    except ValueError:
+        return None
 
 
 class Burst(BaseModel):

@@ -65,9 +65,9 @@ def show_long_note(held: dict | None, *, where: str, note_label: str = NOTE_LABE
             icon=":material/content_cut:",
         )
         st.code(held["cut"], language=None, wrap_lines=True, height=240)  # plain text, in full (it scrolls)
-    if not held.get("shown"):  # once: later runs leave the reviewer where they are
-        held["shown"] = True
-        draw_attention(scroll_to=where, focus=note_label, key=f"{where}_attention")
+        if not held.get("shown"):  # once: later runs leave the reviewer where they are
+            held["shown"] = True
+            draw_attention(scroll_to=where, focus=note_label, key=f"{where}_attention")
 
 
 def decision_form(case: ExceptionCase, rec: Recommendation, shown: Shown, pending: str, *, disabled: bool = False,

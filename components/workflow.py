@@ -86,9 +86,9 @@ class Slot:
         self.box = st.container(key=key)
 
     def refuse(self, message: str, *, focus: str | None = None) -> None:
-        with self.box:
+        with self.box:  # the browser step inside the box too: an element added beside it would shift what follows
             notice(message, ok=False)
-        draw_attention(scroll_to=self.key, focus=focus, key=f"{self.key}_attention")
+            draw_attention(scroll_to=self.key, focus=focus, key=f"{self.key}_attention")
 
 
 def flash(key: str, slot: Slot | None = None) -> None:
@@ -104,8 +104,8 @@ def flash(key: str, slot: Slot | None = None) -> None:
             st.text(pending["details"])
         if pending.get("error"):
             st.text(f"Delivery error: {pending['error']}")
-    if pending.get("top"):
-        draw_attention(top=True, key=f"{key}_attention")
+        if pending.get("top"):  # inside the box: an element added beside it would shift (and double) what follows
+            draw_attention(top=True, key=f"{key}_attention")
 
 
 def reviewer_field(me, key: str) -> None:

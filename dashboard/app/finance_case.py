@@ -120,8 +120,8 @@ def decision_area(bank: str, case: ExceptionCase, queue, result: TwoStageResult 
         form_slot = Slot(f"form_feedback_{case.id}")
         with form_slot.box:
             show_long_note(long_note, where=f"long_note_{case.id}")
-        if override_pressed:  # O switched the form: bring its outcome into view, focused
-            draw_attention(focus=OUTCOME_LABEL, key="override_attention")
+            if override_pressed:  # O switched the form: bring its outcome into view, focused
+                draw_attention(focus=OUTCOME_LABEL, key="override_attention")
         if submitted is not None:
             _record(bank, case, queue, result, rec, submitted, me, seen_key, seen, blind, header if submitted.origin == "key" else form_slot)
     auto_advance_toggle()

@@ -104,6 +104,7 @@ def test_a_finance_reviewer_records_exactly_what_each_case_showed(app, page: Pag
     # 2. O on E-1013: the form switches to override and is brought into view; outcome, reason and note as typed.
     recommended = shown_recommendation(page)
     press(page, "o")
+    settled(page)  # the old run's form is gone: until then a locator can meet two
     expect(page.get_by_test_id("stForm").get_by_role("radio", name="Override")).to_be_checked()
     outcome = choose_other_outcome(page, recommended)
     page.get_by_test_id("stForm").get_by_text("CONTRACT_AMENDMENT: Contract or PO amended", exact=True).click()
@@ -197,7 +198,8 @@ def test_a_refusal_appears_in_the_viewport_where_the_reviewer_acted(app, page: P
     assert outbox_empty(app)
 
     # A note over the limit: refused under the button, in view, with what was cut shown in full.
-    page.keyboard.type("Dana")  # the name field has the focus
+    expect(page.locator('input[aria-label="Reviewer name"]')).to_be_focused()  # A's refusal focused the field to fix
+    page.keyboard.type("Dana")
     page.keyboard.press("Tab")
     settled(page)
     note = "".join(f"{i:05d} " for i in range(834))

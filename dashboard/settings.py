@@ -7,6 +7,7 @@ store is a SQLite file in the data directory (one instance); a PostgreSQL URL le
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import json
 import math
@@ -21,6 +22,7 @@ from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SECRETS_FILE = REPO_ROOT / ".streamlit" / "secrets.toml"
 _DEMO = Path(__file__).resolve().parent / "demo_data"
+ORIGINS = ("reviewer", "seed", "agent", "migration", "unknown")  # who wrote a memory record (trust/origin.py)
 _secrets_file: ContextVar[Path] = ContextVar("secrets_file", default=SECRETS_FILE)
 
 Role = Literal["viewer", "reviewer", "lead"]
@@ -61,6 +63,11 @@ def _is_loopback(host: str | None) -> bool:
         return False
 
 
+def signing_secret_of(configured: str) -> bytes:
+    """RECALL_REVIEW_SIGNING_KEY (any string of 16 or more characters) as the HMAC key it stands for."""
+    return hashlib.sha256(configured.encode()).digest()
+
+
 def _env(name: str, default: Any = None, **kwargs: Any) -> Any:
     # The environment variable's name is also the key accepted in secrets.toml.
     return Field(default=default, validation_alias=name, **kwargs)
@@ -99,6 +106,13 @@ class Settings(BaseSettings):
     # Reason codes per exception type, each with its label ({"price_variance": {"PRICE_AGREED": "..."}, "default":
     # {...}}): a type with no entry takes "default", else the built-in list (finance.reasons).
     reason_codes: Annotated[dict[str, dict[str, str]], NoDecode] = Field(default_factory=dict, validation_alias="RECALL_REVIEW_REASON_CODES")
+    # The key this dashboard signs the memory records it writes with (a reviewer's decision, the demo seed): only a
+    # signed decision has a reviewer's authority. Unset: a key made once and kept in the review store (every instance
+    # on one store agrees); set it when instances or tools reach memory without sharing the store.
+    signing_key: SecretStr | None = _env("RECALL_REVIEW_SIGNING_KEY", min_length=16)
+    # A precedent's vote by the origin of its record (reviewer, seed, agent, migration, unknown): 1 unless given, e.g.
+    # {"unknown": 0.5}; 0 leaves that origin's records out of the vote (they stay on the page).
+    origin_weights: Annotated[dict[str, float], NoDecode] = Field(default_factory=dict, validation_alias="RECALL_REVIEW_ORIGIN_WEIGHTS")
     # A case open longer than this many days is overdue (the queues' age badges); due from the day before.
     sla_days: int = _env("RECALL_REVIEW_SLA_DAYS", 5, ge=1, le=365)
     # queue and directory files the pages load (CSV or JSON); the demo files by default
@@ -154,6 +168,19 @@ class Settings(BaseSettings):
                 raise ValueError("RECALL_REVIEW_APPROVAL_LIMITS: every entry needs a name and an amount of 0 or more")
         return limits
 
+    @field_validator("origin_weights", mode="before")
+    @classmethod
+    def _weights_json(cls, value: Any) -> Any:
+        return _json_setting(value, 'RECALL_REVIEW_ORIGIN_WEIGHTS must be a JSON object of record origin to weight, e.g. {"unknown": 0.5}')
+
+    @field_validator("origin_weights")
+    @classmethod
+    def _weights_known(cls, weights: dict[str, float]) -> dict[str, float]:
+        for origin, weight in weights.items():
+            if origin not in ORIGINS or not math.isfinite(weight) or weight < 0:
+                raise ValueError(f"RECALL_REVIEW_ORIGIN_WEIGHTS: each entry is one of {', '.join(ORIGINS)} with a weight of 0 or more")
+        return weights
+
     @field_validator("reason_codes", mode="before")
     @classmethod
     def _reasons_json(cls, value: Any) -> Any:
@@ -203,6 +230,11 @@ class Settings(BaseSettings):
     @property
     def api_key(self) -> str | None:
         return self.hindsight_api_key.get_secret_value() if self.hindsight_api_key else None
+
+    @property
+    def signing_secret(self) -> bytes | None:
+        """The configured signing key as bytes (None: the review store keeps one)."""
+        return signing_secret_of(self.signing_key.get_secret_value()) if self.signing_key else None
 
     @property
     def store_url(self) -> str | None:

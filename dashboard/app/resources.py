@@ -39,7 +39,7 @@ def gateway() -> HindsightGateway:
 def outbox() -> Outbox:
     """The review store's decisions: SQLite in the data directory, or the team's PostgreSQL (migrated to head)."""
     s = settings()
-    return Outbox(make_engine(s.store_url, s.data_dir))
+    return Outbox(make_engine(s.store_url, s.data_dir), signing_key=s.signing_secret)
 
 
 @st.cache_resource
@@ -128,6 +128,12 @@ def memory_modes(bank_ids: tuple[str, ...]) -> dict[str, MemoryMode | None]:
         except HindsightError:
             modes[bank] = None
     return modes
+
+
+def signed_retain(kind: str):
+    """Retain as this dashboard writes: each record signed as written by `kind` (a migration: review/provenance.py)."""
+    provenance, retain = outbox().provenance, gateway().retain
+    return lambda bank_id, records: retain(bank_id, [provenance.sign(r, kind) for r in records])
 
 
 def deliver_now() -> None:

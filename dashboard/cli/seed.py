@@ -6,6 +6,7 @@ queued case's flags are measured into the review store, so a fresh start shows r
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable
 
 from dashboard import demo_data
@@ -42,33 +43,43 @@ def support_records() -> list[MemoryRecord]:
     return records
 
 
-def stored_documents(gateway: HindsightGateway, bank_id: str) -> dict[str, tuple[str | None, tuple[str, ...]]]:
-    """document id -> (content hash, sorted tags) of what the bank holds now. Documents, not memories: with an
-    LLM a document is several rewritten facts, none equal to the text sent; the server keeps the text's hash."""
-    stored: dict[str, tuple[str | None, tuple[str, ...]]] = {}
+def stored_documents(gateway: HindsightGateway, bank_id: str) -> dict[str, tuple[str | None, tuple[str, ...], str]]:
+    """document id -> (content hash, sorted tags, metadata) of what the bank holds now. Documents, not memories: with
+    an LLM a document is several rewritten facts, none equal to the text sent; the server keeps the text's hash."""
+    stored: dict[str, tuple[str | None, tuple[str, ...], str]] = {}
     offset = 0
     while True:
         page = gateway.list_documents(bank_id, limit=PAGE, offset=offset)
         for item in page.get("items", []):
-            stored[item["id"]] = (item.get("content_hash"), tuple(sorted(item.get("tags") or [])))
+            stored[item["id"]] = (item.get("content_hash"), tuple(sorted(item.get("tags") or [])), _metadata_key(item.get("document_metadata")))
         offset += PAGE
         if offset >= page.get("total", 0) or not page.get("items"):
             return stored
 
 
-def seed_bank(gateway: HindsightGateway, bank_id: str, records: list[MemoryRecord]) -> int:
-    """Retain the records the bank does not already hold as they are; returns how many were sent."""
+def _metadata_key(metadata: dict | None) -> str:
+    return json.dumps(sorted((metadata or {}).items()))
+
+
+def seed_bank(gateway: HindsightGateway, bank_id: str, records: list[MemoryRecord],
+              sign: Callable[[MemoryRecord], MemoryRecord] | None = None) -> int:
+    """Retain the records the bank does not already hold as they are (signed by `sign`: the demo seed wrote them,
+    review.provenance); returns how many were sent."""
     gateway.ensure_bank(bank_id)
     stored = stored_documents(gateway, bank_id)
-    missing = [r for r in records if stored.get(r.document_id) != (content_hash(r.content), tuple(sorted(r.tags)))]
+    records = [sign(r) for r in records] if sign else records
+    missing = [r for r in records if stored.get(r.document_id) != (content_hash(r.content), tuple(sorted(r.tags)), _metadata_key(r.metadata))]
     gateway.retain(bank_id, missing)
     return len(missing)
 
 
 def seed_demo_data(gateway: HindsightGateway, settings: Settings, log: Callable[[str], None] = print) -> dict:
+    from dashboard.cli.agent_commands import open_stores
+
+    provenance = open_stores(settings)[0].provenance  # the seed's records are signed as the demo seed's
     counts = {}
     for bank_id, records in ((settings.finance_bank, finance_records()), (settings.support_bank, support_records())):
-        sent = seed_bank(gateway, bank_id, records)
+        sent = seed_bank(gateway, bank_id, records, lambda r: provenance.sign(r, "seed"))
         if settings.embedded:  # the demo's own server: record what agents recall (an external one is the owner's call)
             gateway.enable_audit_log(bank_id)
         log(f"{bank_id}: {len(records)} demo records, {sent} written ({len(records) - sent} already present)")
@@ -115,7 +126,7 @@ def seed_flags(gateway: HindsightGateway, settings: Settings, log: Callable[[str
     ]
     results = {c.id: r for c, r in zip(cases, gateway.recall_many(jobs), strict=True) if not isinstance(r, BaseException)}
     results = {case_id: check_crowd_out(gateway.recall, r) for case_id, r in results.items()}  # one more call only where pass 2 was skipped
-    finance_flags.keep(casework, bank, results)
+    finance_flags.keep(casework, bank, results, outbox.provenance.origin)
     recalls = {t.id: recall_for_ticket(gateway.recall, settings.support_bank, t.customer, t.issue, read_document=gateway.document) for t in tickets}
     ticket_flags.keep(casework, settings.support_bank, recalls)
     runs = [r for b in (bank, settings.support_bank) for r in runs_store.runs(bank_id=b)]

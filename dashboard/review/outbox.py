@@ -32,6 +32,7 @@ from dashboard.hindsight.errors import HindsightRequestRejected, HindsightUnavai
 from dashboard.hindsight.wire import MemoryRecord, tag_value
 from dashboard.review.db import as_utc, sqlite_engine, upgrade
 from dashboard.review.decision import EvidenceSnapshot, Hold, ReviewerDecision
+from dashboard.review.provenance import Provenance
 from dashboard.review.schema import AWAITING, AWAITING_SECOND, DELIVERED, DISCARDED, FAILED, HELD, PENDING, SUPERSEDED, approvals, decisions
 from dashboard.review.standing import DecisionState, StandingCount, StandingDecisions, decision_ids
 
@@ -307,9 +308,11 @@ class Outbox(DeliveryQueue):
     table = decisions
     inert_states = (DISCARDED, *HELD)  # a held decision is not (yet) one: it replaces nothing
 
-    def __init__(self, store: Engine | Path, clock: Callable[[], datetime] = utc_now):
+    def __init__(self, store: Engine | Path, clock: Callable[[], datetime] = utc_now, signing_key: bytes | None = None):
         super().__init__(store, clock)
         self.standing = StandingDecisions(self.engine)
+        # signs each decision's record: only these carry a reviewer's authority (the configured key, else the store's)
+        self.provenance = Provenance(self.engine, signing_key)
 
     def _parse(self, row: sa.Row) -> StoredDecision:
         return stored_decision(row)
@@ -352,6 +355,7 @@ class Outbox(DeliveryQueue):
         With `hold` the row awaits a second approval, its "proposed" step written in the same transaction; `blind`:
         it awaits a blind second review (review/second_review.py).
         """
+        memory = self.provenance.sign(memory, "reviewer", decision.reviewer)  # a reviewer's authority, proven
         for _attempt in range(5):
             try:
                 return self._insert(bank_id, decision, memory, base_revision, evidence, hold, blind, writer, then)

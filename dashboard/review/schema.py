@@ -234,3 +234,12 @@ second_reviews = Table(
     Column("at", DateTime(timezone=True), nullable=False),
     Index("ix_review_second_reviews_decision", "decision_id"),
 )
+
+# The deployment's secrets, one row each (migration 0014): "signing", the key this dashboard signs the records it
+# writes with (trust/origin.py), made once by the first process that needs it, so every instance on this store agrees.
+secrets = Table(
+    "review_secrets",
+    metadata,
+    Column("name", String(40), primary_key=True),
+    Column("value", String(200), nullable=False),
+)

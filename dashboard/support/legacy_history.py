@@ -87,14 +87,16 @@ def tag_refusal(plan: MigrationPlan, customer: str, document_id: str | None, tag
     return None
 
 
-def migrate_customer(gateway, bank_id: str, customers: Sequence[Customer], customer: str, *, batch_size: int = migration.DEFAULT_BATCH) -> MigrationReport:
-    """Tag every reliable legacy record of one customer (the migration, narrowed to them)."""
+def migrate_customer(gateway, bank_id: str, customers: Sequence[Customer], customer: str, *, batch_size: int = migration.DEFAULT_BATCH,
+                     retain=None) -> MigrationReport:
+    """Tag every reliable legacy record of one customer (the migration, narrowed to them; `retain` as migration.apply)."""
     name = display_name(customer)
-    return migration.apply(gateway, bank_id, customers, batch_size=batch_size, only=owned_by(name), scope=f"{name}'s legacy records")
+    return migration.apply(gateway, bank_id, customers, batch_size=batch_size, only=owned_by(name), scope=f"{name}'s legacy records",
+                           retain=retain)
 
 
 def tag_for_customer(
-    gateway, bank_id: str, customers: Sequence[Customer], customer: str, document_id: str | None, tags: Sequence[str] = ()
+    gateway, bank_id: str, customers: Sequence[Customer], customer: str, document_id: str | None, tags: Sequence[str] = (), retain=None,
 ) -> MigrationReport:
     """Tag one record for `customer`, only if the migration rule gives it to them; TagRefused otherwise."""
     refusal = tag_refusal(migration.plan(gateway, bank_id, customers), customer, document_id, tags)
@@ -102,7 +104,7 @@ def tag_for_customer(
         raise TagRefused(f"Not tagged: {refusal}.")
     mine = owned_by(customer)
     return migration.apply(
-        gateway, bank_id, customers, only=lambda c: c.document_id == document_id and mine(c), scope=f"record {document_id}"
+        gateway, bank_id, customers, only=lambda c: c.document_id == document_id and mine(c), scope=f"record {document_id}", retain=retain,
     )
 
 

@@ -20,7 +20,7 @@ def apply(bank: str, customers: list[Customer], batch: int) -> None:
     """Run the migration (a lead, confirmed); its report shows after the rerun."""
     settings = resources.settings()
     try:
-        result = migration.apply(resources.gateway(), bank, customers, batch_size=batch)
+        result = migration.apply(resources.gateway(), bank, customers, batch_size=batch, retain=resources.signed_retain("migration"))
     except migration.DirectoryError as exc:
         st.error("Refused: the directory is not safe to migrate against.")
         st.text(str(exc))

@@ -8,11 +8,12 @@ support lead reads (a record, why it was used or not) is wrapped text in full, n
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import streamlit as st
 
 from components.glossary import SUPPORT_TERMS, render_glossary
+from components.safe_text import md
 from components.status_banner import plain_error
 from components.trace_link import trace_link
 from components.when import local_time
@@ -21,6 +22,7 @@ from dashboard.review.outbox import StoredDecision
 from dashboard.support.admission import Verdict, marker
 from dashboard.support.migration import Coverage, MigrationPlan, MigrationReport
 from dashboard.support.recall import TicketEvidence, TicketRecall
+from dashboard.trust.screen import Flag
 from dashboard.traces.request import TraceRequest
 
 PATH_TEXT = {
@@ -55,15 +57,21 @@ def plain_verdict(verdict: str) -> str:
 
 def record_card(
     ref: str, status: str, why: str, text: str, *, tags: list[str] | None = None, facts: Sequence[str] = (),
-    below: Callable[[], None] | None = None,
+    below: Callable[[], None] | None = None, origin: str | None = None, flags: Sequence[Flag] = (),
 ) -> None:
-    """One record read in full: its id and status beside why, its tags and its text, wrapped (never cut); `below`
-    draws what the page adds at the card's foot (a relevance label)."""
+    """One record read in full: its id and status beside why, its tags, who wrote it (`origin`, in words) and its
+    text, wrapped (never cut); what the screen found in its text (`flags`); `below` draws what the page adds at the
+    card's foot (a relevance label)."""
     with st.container(border=True):
         about, body = st.columns([2, 5])
         about.text(f"{ref}\n{status}")
         if tags is not None:
             about.text(f"Tags: {', '.join(tags) or '(untagged)'}")
+        if origin is not None:
+            about.text(f"Origin: {origin}")
+        if flags:
+            about.badge("flagged", color="red", icon=":material/gpp_bad:")
+            body.text("Flagged: " + "; ".join(f'{f.label} ("{f.phrase}")' for f in flags))  # phrases from memory: literal text
         body.text(f"Why: {why}")
         body.text(text)
         for fact in facts:  # with an LLM: what the server rewrote the record into, and matched
@@ -72,10 +80,14 @@ def record_card(
             below()
 
 
-def _cards(items: list[TicketEvidence], label: Callable[[str], None] | None = None) -> None:
+Origins = Mapping[str, str]  # a record's ref -> who wrote it, in words (the page asks the review store)
+
+
+def _cards(items: list[TicketEvidence], label: Callable[[str], None] | None = None, origins: Origins | None = None) -> None:
     for e in items:
         below = (lambda d=e.document_id: label(d)) if label is not None and e.document_id else None
-        record_card(e.ref, plain_verdict(e.verdict), e.reason, e.text, tags=e.tags, facts=e.facts, below=below)
+        record_card(e.ref, plain_verdict(e.verdict), e.reason, e.text, tags=e.tags, facts=e.facts, below=below,
+                    origin=(origins or {}).get(e.ref), flags=e.flags)
 
 
 def render_path(recall: TicketRecall) -> None:
@@ -98,17 +110,22 @@ def render_observations(observations: list[TicketEvidence]) -> None:
                 st.text(f"from {where}, {whose}. Fact: {source.fact}")
 
 
-def render_evidence(recall: TicketRecall, label: Callable[[str], None] | None = None) -> None:
+def render_evidence(recall: TicketRecall, label: Callable[[str], None] | None = None, origins: Origins | None = None) -> None:
     """What reached the ticket, and (when old records were searched) every candidate that did not, with why;
-    `label(document id)` draws a used record's relevance label (the page's, dashboard.app.labelling)."""
+    `label(document id)` draws a used record's relevance label (the page's, dashboard.app.labelling); `origins`: who
+    wrote each record, in words."""
+    flagged = [e for e in recall.evidence if e.flags]
+    if flagged:  # whatever path admitted them: said before the records
+        st.warning(f"{len(flagged)} record(s) used for this ticket address the agent or claim an identity: "
+                   f"{md(', '.join(e.ref for e in flagged))}. Read them before sending.", icon=":material/gpp_maybe:")
     if recall.path == "tagged":
         st.subheader(f"History used ({len(recall.tagged)})")
-        _cards(recall.tagged, label)
+        _cards(recall.tagged, label, origins)
         render_observations(recall.observations)
         return
     st.subheader(f"Old records used ({len(recall.legacy_admitted)})")
     if recall.legacy_admitted:
-        _cards(recall.legacy_admitted, label)
+        _cards(recall.legacy_admitted, label, origins)
     else:
         st.text("No old record proved it belongs to this customer.")
     st.subheader(f"Records found but not used ({len(recall.legacy_rejected)})")
@@ -117,7 +134,7 @@ def render_evidence(recall: TicketRecall, label: Callable[[str], None] | None = 
     st.text(rejected_summary(recall.legacy_rejected))
     with st.expander("Each record, its text and why it was not used", icon=":material/visibility_off:"):
         st.caption("The search found them; none of them is this customer's by the rule, so none reaches the response.")
-        _cards(recall.legacy_rejected)
+        _cards(recall.legacy_rejected, origins=origins)
 
 
 def rejected_summary(rejected: Sequence[TicketEvidence]) -> str:

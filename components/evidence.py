@@ -80,6 +80,18 @@ def render_recommendation(rec: Recommendation) -> None:
             st.warning("Relevant precedents conflict.", icon=":material/call_split:")
     st.text(rec.rationale)
     st.text("Cited precedents: " + (", ".join(rec.cited) if rec.cited else "none"))
+    render_trust(rec)
+
+
+def render_trust(rec: Recommendation) -> None:
+    """The records the recommendation would not trust, what they would have made it, and what it rests on."""
+    if rec.untrusted:
+        st.warning(f"{len(rec.untrusted)} record(s) set aside as untrusted: shown below, never cited, never a vote.", icon=":material/gpp_maybe:")
+        st.text("\n".join(f"{ref}: {why}" for ref, why in rec.untrusted.items()))  # phrases from memory: literal text
+        if rec.if_trusted:
+            st.text(f"Counted as they present themselves, they would make the recommendation {rec.if_trusted}.")
+    if rec.rests_on:
+        st.text(f"The recommendation rests on {', '.join(rec.rests_on)}: without any one of them it would change.")
 
 
 def render_crowd_out(result: TwoStageResult, check_key: str) -> bool:
@@ -119,14 +131,18 @@ def _card(e: PrecedentEvidence, curate: Curate | None) -> None:
             st.text(e.ref)
             outcome, decided_on = e.metadata.get("outcome", ""), e.metadata.get("decided_on", "")
             st.text(" ".join(x for x in (outcome or "no outcome", decided_on) if x))
-            by = e.metadata.get("reviewer", "") or e.metadata.get("source", "")
-            if by:
-                st.text(f"by {by}")
+            st.text(f"Origin: {e.origin.words}")  # who wrote it, as far as its signature proves (never its tags)
+            if e.origin.forged:
+                st.badge("forged claim", color="red", icon=":material/gpp_bad:")
             if e.relevant:
                 st.badge("relevant", color="green", icon=":material/check:")
             else:
                 st.badge("not relevant", color="gray")
+            if e.set_aside:
+                st.badge("set aside", color="orange", icon=":material/block:")
         with body:
+            if e.set_aside:  # the phrase came from memory: literal text only
+                st.text(f"Set aside, never cited, never a vote: {e.set_aside}.", wrap=True)
             st.text(e.text, wrap=True)
             facts = e.extracted_facts
             if facts:  # with an LLM: what the server rewrote the document into, and matched

@@ -207,6 +207,18 @@ def render_legacy(m: OverviewMetrics) -> None:
     rows += [{"verdict": "not used", "reason": plain_verdict(reason).removeprefix("not used: "), "records": n} for reason, n in sorted(lg.rejected_by_reason.items())]
     _chart(_stacked(rows, category="verdict", series="reason", count="records", title="records", colors={}), "overview_legacy")
 
+def render_trust(m: OverviewMetrics) -> None:
+    """Memory the agent may not trust: counted over the measured exceptions."""
+    st.subheader("Memory the agent may not trust")
+    t = m.trust
+    with st.container(horizontal=True):
+        st.metric("Records set aside", t.set_aside, help="Never cited, never a vote: a forged claim, a text that addresses the agent, a burst's repeat")
+        st.metric("Forged reviewer claims", t.forged, help="Records that claim to be a reviewer's decision this dashboard never recorded")
+        st.metric("Recommendations swung", t.swung, help="Recommendations that turn on an untrusted record (of unknown origin, or set aside)")
+    if not (t.set_aside or t.swung):
+        st.caption("No measured case holds a record the agent may not trust.")
+
+
 def render_incidents(m: OverviewMetrics) -> None:
     inc = m.incidents
     st.subheader("Incidents in the agents' recalls")

@@ -5,7 +5,12 @@
 - `seed`: the two-stage recall exactly as the AP seed (pass 1 all_strict on vendor + type, pass 2
   any_strict only to fill k, dedupe), then the same relevance, guard and policy.
 - `naive`: one any_strict pass, top k documents, no relevance filter: every recalled document votes (the
-  seed's failure mode: another vendor's precedents decide).
+  seed's failure mode: another vendor's precedents decide), and every record is taken as it presents itself (a
+  record tagged `source:reviewer` has a reviewer's authority: the poisoning Hindsight's users reported).
+
+Every variant's run records, for each record it recalled, who wrote it as far as its signature proves, what the screen
+found in its text and whether it was set aside (finance.trust), and the untrusted records its recommendation turned
+on (`swung_by`): the incidents are judged on them.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from datetime import UTC, datetime
 from dashboard.agents.snapshots import RecordingRecall, label_for
 from dashboard.finance.decisions import document_id_for
 from dashboard.finance.models import ExceptionCase
-from dashboard.finance.policy import Recommendation, assess, is_relevant, recommend
+from dashboard.finance.policy import Recommendation, as_they_claim, assess, is_relevant, recommend, swung_by
 from dashboard.finance.recall import (
     DEFAULT_K,
     LEAN_BUDGET,
@@ -28,14 +33,16 @@ from dashboard.finance.recall import (
     max_tokens_for,
     two_stage_recall,
 )
+from dashboard.finance.trust import mark_trust
 from dashboard.hindsight.calls import RecallFn
 from dashboard.hindsight.documents import group
 from dashboard.review.agent_runs import AgentRun
+from dashboard.trust.origin import OriginOf
 
 VARIANTS = ("reviewed", "seed", "naive")
 
 
-def _naive(recall: RecallFn, bank_id: str, key: CaseKey, query: str, k: int) -> tuple[TwoStageResult, Recommendation]:
+def _naive(recall: RecallFn, bank_id: str, key: CaseKey, query: str, k: int, origin: OriginOf | None) -> tuple[TwoStageResult, Recommendation]:
     req = {"tags": key.tags, "tags_match": "any_strict", "max_tokens": max_tokens_for(k), "budget": LEAN_BUDGET}
     grouped = group(recall(bank_id, query, **req))
     found = grouped.documents[:k]
@@ -45,7 +52,8 @@ def _naive(recall: RecallFn, bank_id: str, key: CaseKey, query: str, k: int) -> 
         bank_id=bank_id, query=query, key=key, k=k, exact=[], broader=records,
         pass1=PassInfo(returned=len(found), facts=grouped.facts, **req), calls=1,
     )
-    return result, recommend(result)
+    judged = mark_trust(result, origin)  # what the run records of each record; the naive agent itself trusts them all
+    return judged, recommend(as_they_claim(judged))
 
 
 def _single_label(tags, tags_match) -> str:
@@ -54,20 +62,21 @@ def _single_label(tags, tags_match) -> str:
 
 def run_finance_agent(
     recall: RecallFn, bank_id: str, case: ExceptionCase, variant: str = "reviewed", *, k: int = DEFAULT_K,
-    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC), origin: OriginOf | None = None,
 ) -> AgentRun:
-    """One run on one case; audit ids are filled in afterwards (audit_sync.resolve_audit_ids)."""
+    """One run on one case; audit ids are filled in afterwards (audit_sync.resolve_audit_ids). `origin`: the review
+    store's check of a record's signature (review.provenance.Provenance.origin)."""
     if variant not in VARIANTS:
         raise ValueError(f"variant: must be one of {', '.join(VARIANTS)}, got {variant!r}")
     started = clock()
     key, query = CaseKey.of(case), case.recall_query()
     recorder = RecordingRecall(recall, _single_label if variant == "naive" else label_for)
     if variant == "naive":
-        result, rec = _naive(recorder, bank_id, key, query, k)
+        result, rec = _naive(recorder, bank_id, key, query, k, origin)
     else:
         own = document_id_for(case.id) if variant == "reviewed" else None
         raw = two_stage_recall(recorder, bank_id, key, query, k=k, own_document=own, decisions_first=variant == "reviewed")
-        result, rec = assess(raw)
+        result, rec = assess(raw, origin)
     return AgentRun(
         run_id=uuid.uuid4().hex, bank_id=bank_id, case_kind="exception", case_id=case.id, agent="finance",
         variant=variant, started_at=started, ended_at=clock(), audit_log=False, recalls=recorder.snapshots,
@@ -77,8 +86,10 @@ def run_finance_agent(
             "policy": rec.policy, "vendor_code": case.vendor_code, "exception_type": case.exception_type, "k": k,
             "evidence": [
                 # relevance as the record's tags say, whatever the variant believed
-                {"ref": r.ref, "id": r.id, "pass": r.pass_, "relevant": is_relevant(r, key), "human": r.human}
+                {"ref": r.ref, "id": r.id, "pass": r.pass_, "relevant": is_relevant(r, key), "human": r.human,
+                 "origin": r.origin.kind, "forged": r.origin.forged, "flags": [f.rule for f in r.flags], "set_aside": r.set_aside}
                 for r in result.records
             ],
+            "swung_by": swung_by(result, rec),
         },
     )

@@ -11,6 +11,10 @@
 - no_relevant_no_escalation: no relevant precedent in the evidence, and the agent did not escalate.
 - newer_human_missing: a human decision for the same vendor and type, in memory before the run, that was
   not in the agent's evidence (its own case's decision excepted).
+- forged_claim: a record in the agent's evidence claimed to be a reviewer's decision this dashboard never recorded
+  (its signature, review/provenance.py, as the run recorded it).
+- untrusted_swing: the agent's recommendation rested on an untrusted record (removing it alone changes it): one of
+  unknown origin, or one that should have been set aside (the naive agent counts every record as it claims).
 
 A run is judged only on what existed when it ran: nothing retained after it counts against it.
 """
@@ -27,7 +31,8 @@ from dashboard.review.agent_runs import AgentRun, AuditRecall, ResultRef
 from dashboard.review.flag_counts import INCIDENTS as INCIDENTS_KEY  # the store key of a case's incident kinds
 
 Kind = Literal[
-    "other_customer", "observation_mix", "non_relevant_citation", "crowded_out", "no_relevant_no_escalation", "newer_human_missing"
+    "other_customer", "observation_mix", "non_relevant_citation", "crowded_out", "no_relevant_no_escalation", "newer_human_missing",
+    "forged_claim", "untrusted_swing",
 ]
 KIND_LABELS: dict[str, str] = {
     "other_customer": "another customer's records reached the answer",
@@ -36,6 +41,8 @@ KIND_LABELS: dict[str, str] = {
     "crowded_out": "a broad recall missed this vendor's precedents",
     "no_relevant_no_escalation": "not escalated with no relevant precedent",
     "newer_human_missing": "a newer human decision was not in the evidence",
+    "forged_claim": "a record claims a reviewer's decision this dashboard never recorded",
+    "untrusted_swing": "recommendation swung by an untrusted record",
 }
 
 
@@ -46,6 +53,8 @@ SHORT_LABELS: dict[str, str] = {  # for a queue's "incident" column
     "crowded_out": "crowd-out",
     "no_relevant_no_escalation": "not escalated",
     "newer_human_missing": "missed a human decision",
+    "forged_claim": "forged reviewer claim",
+    "untrusted_swing": "swung by an untrusted record",
 }
 
 
@@ -231,6 +240,30 @@ def newer_human_missing(run: AgentRun, decisions: list[HumanDecision]) -> Incide
     )
 
 
+def forged_claim(run: AgentRun) -> Incident | None:
+    forged = [e["ref"] for e in run.output.get("evidence", []) if e.get("forged")] if run.agent == "finance" else []
+    if not forged:
+        return None
+    return _incident(
+        run, "forged_claim",
+        f"{len(forged)} record(s) in the agent's evidence claim to be a reviewer's decision that this dashboard never "
+        f"recorded: {', '.join(forged)}. Anyone who can write to the bank can write such a tag.",
+        records=forged, used_in_answer=[ref for ref in forged if ref in run.cited],
+    )
+
+
+def untrusted_swing(run: AgentRun) -> Incident | None:
+    swung = (run.output.get("swung_by") or []) if run.agent == "finance" else []
+    if not swung:
+        return None
+    return _incident(
+        run, "untrusted_swing",
+        f"The recommendation ({run.output.get('action')}) rests on {len(swung)} untrusted record(s): {', '.join(swung)} "
+        "(without any one of them it would change; none is proven written by this dashboard).",
+        records=list(swung), used_in_answer=[ref for ref in swung if ref in run.cited],
+    )
+
+
 def incidents_for(
     runs: list[AgentRun], *, entries: dict[str, AuditRecall] | None = None,
     exact_ids: dict[tuple[str, str, str], list[str]] | None = None, decisions: list[HumanDecision] | None = None,
@@ -240,7 +273,8 @@ def incidents_for(
     says when each of its documents was retained (existed_then), so each run's proof holds only what existed then."""
     found: list[Incident | None] = []
     for run in runs:
-        found += [other_customer(run, entries), observation_mix(run), non_relevant_citation(run, entries), no_relevant_no_escalation(run)]
+        found += [other_customer(run, entries), observation_mix(run), non_relevant_citation(run, entries), no_relevant_no_escalation(run),
+                  forged_claim(run), untrusted_swing(run)]
         if run.agent == "finance":
             proof = (exact_ids or {}).get((run.bank_id, run.output["vendor_code"], run.output["exception_type"]))
             if proof is not None:

@@ -17,7 +17,9 @@ from dashboard.agents.support_agent import run_support_agent
 from dashboard.finance.models import ExceptionCase
 from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.review.agent_runs import AgentRun, AgentRunStore
+from dashboard.review.provenance import Provenance
 from dashboard.support.models import Ticket
+from dashboard.trust.origin import OriginOf
 
 # Demo cases for the naive variants: a vendor whose exact precedents a richer vendor crowds out, a
 # customer with only legacy history, a customer with no history at all.
@@ -34,8 +36,12 @@ def _record(gateway: HindsightGateway, store: AgentRunStore, run: AgentRun) -> A
     return run
 
 
-def run_exception(gateway: HindsightGateway, store: AgentRunStore, bank_id: str, case: ExceptionCase, variant: str) -> AgentRun:
-    return _record(gateway, store, run_finance_agent(gateway.recall, bank_id, case, variant))
+def run_exception(
+    gateway: HindsightGateway, store: AgentRunStore, bank_id: str, case: ExceptionCase, variant: str, origin: OriginOf | None = None,
+) -> AgentRun:
+    """`origin`: the check of a record's signature; by default the review store's that `store` is part of."""
+    origin = origin or Provenance(store.engine).origin
+    return _record(gateway, store, run_finance_agent(gateway.recall, bank_id, case, variant, origin=origin))
 
 
 def run_ticket(
@@ -47,7 +53,7 @@ def run_ticket(
 
 def seed_agent_runs(
     gateway: HindsightGateway, store: AgentRunStore, finance_bank: str, support_bank: str,
-    cases: list[ExceptionCase], tickets: list[Ticket], log: Callable[[str], None] = print,
+    cases: list[ExceptionCase], tickets: list[Ticket], log: Callable[[str], None] = print, origin: OriginOf | None = None,
 ) -> dict[str, int]:
     done = {(r.case_kind, r.case_id, r.variant) for bank in (finance_bank, support_bank) for r in store.runs(bank_id=bank)}
     counts = {"finance": 0, "support": 0}
@@ -58,7 +64,7 @@ def seed_agent_runs(
         if (kind, item.id, variant) in done:
             continue
         if kind == "exception":
-            run_exception(gateway, store, finance_bank, item, variant)
+            run_exception(gateway, store, finance_bank, item, variant, origin)
             counts["finance"] += 1
         else:
             # Drafts only: retained answers would turn the demo's legacy customers into tagged ones.

@@ -119,10 +119,10 @@ def stamps(bank_id: str, cases: Sequence[ExceptionCase], freshness: Freshness | 
     return {case_id: by_scope[scope] for case_id, scope in scopes.items()}
 
 
-def _keep_flags(casework, bank_id: str, results: dict[str, TwoStageResult]) -> None:
+def _keep_flags(casework, origin, bank_id: str, results: dict[str, TwoStageResult]) -> None:
     """Flags are a by-product of a recall: a store failure is logged, never fails the recall."""
     try:
-        finance_flags.keep(casework, bank_id, results)
+        finance_flags.keep(casework, bank_id, results, origin)
     except SQLAlchemyError:
         logger.warning("could not keep the finance flags in the review store", exc_info=True)
 
@@ -144,7 +144,7 @@ def recall_case(bank_id: str, key: CaseKey, query: str, k: int, own_document: st
         _cache().put(slot, result)
         case_id = own_document.removeprefix("decision-") if own_document else None
         if case_id:
-            _keep_flags(resources.casework(), bank_id, {case_id: result})
+            _keep_flags(resources.casework(), resources.outbox().provenance.origin, bank_id, {case_id: result})
     return result
 
 
@@ -208,6 +208,7 @@ def _filler(bank_id: str, in_flight: int = RECALL_CONCURRENCY, before_each: Call
     log and store: the background job calls it off the script thread, where no Streamlit call belongs. `before_each`:
     called (in a worker thread) before each recall starts."""
     gateway, cache, log, casework = resources.gateway(), _cache(), resources.recall_log(), resources.casework()
+    origin = resources.outbox().provenance.origin  # bound here, on the script thread
     freshness = resources.freshness()
 
     def fill(cases: Sequence[ExceptionCase], k: int, progress: Callable[[int, int], None] | None = None) -> dict[str, int]:
@@ -232,7 +233,7 @@ def _filler(bank_id: str, in_flight: int = RECALL_CONCURRENCY, before_each: Call
                 counts["failed"] += 1
                 return
             counts["loaded"] += 1
-            _keep_flags(casework, bank_id, {todo[i].id: result})
+            _keep_flags(casework, origin, bank_id, {todo[i].id: result})
 
         if todo:
             gateway.recall_many([(lambda c=c: timed(c)) for c in todo], concurrency=in_flight, progress=progress, on_result=arrived)

@@ -22,6 +22,7 @@ from dashboard.support.legacy_history import migrate_customer, not_consulted, ta
 from dashboard.support.migration import MigrationError
 from dashboard.support.models import Customer, Ticket
 from dashboard.support.recall import TicketRecall
+from dashboard.support.trust import origins_in_words
 from dashboard.support.record_flags import FlagError, flag_record, flags_on
 
 OUTCOME_KEY = "ticket_legacy_outcome"  # what the last action did, shown after the rerun
@@ -39,8 +40,10 @@ def render_ticket_evidence(ticket: Ticket, recall: TicketRecall, customers: Sequ
             st.warning("This customer's old untagged records could not be checked:", icon=":material/history:")
             st.text(plain_error(exc))
     if render_not_consulted(skipped, can_migrate=access.can("apply_migration"), key=key) and access.permitted("apply_migration"):
-        _write(bank, ticket, lambda: migrate_customer(resources.gateway(), bank, customers, ticket.customer))
-    render_evidence(recall, labelling.card_labels(bank, "ticket", ticket.id, labelling.ticket_contexts(recall), "ticket_reviewer"))
+        _write(bank, ticket, lambda: migrate_customer(resources.gateway(), bank, customers, ticket.customer,
+                                                      retain=resources.signed_retain("migration")))
+    origins = origins_in_words([*recall.evidence, *recall.legacy_rejected], resources.outbox().provenance.origin)
+    render_evidence(recall, labelling.card_labels(bank, "ticket", ticket.id, labelling.ticket_contexts(recall), "ticket_reviewer"), origins)
     used = recall.tagged if recall.path == "tagged" else recall.legacy_admitted
     documents = list(dict.fromkeys(e.document_id for e in used if e.document_id))
     curating.record_controls(bank, documents, "ticket_reviewer", ticket_case.KEYS.flash, key=f"curate_record_{ticket.id}")
@@ -61,7 +64,8 @@ def _act(ticket: Ticket, action: RecordAction, customers: Sequence[Customer], ba
     record = action.record
     if action.kind == "tag":
         if access.permitted("apply_migration"):
-            _write(bank, ticket, lambda: tag_for_customer(resources.gateway(), bank, customers, ticket.customer, record.document_id, record.tags))
+            _write(bank, ticket, lambda: tag_for_customer(resources.gateway(), bank, customers, ticket.customer, record.document_id,
+                                                          record.tags, retain=resources.signed_retain("migration")))
         return
     if not access.permitted("decide"):
         return

@@ -16,7 +16,7 @@ def open_stores(settings):
     from dashboard.review.db import make_engine
     from dashboard.review.outbox import Outbox
 
-    outbox = Outbox(make_engine(settings.store_url, settings.data_dir))  # the store the app and the worker use
+    outbox = Outbox(make_engine(settings.store_url, settings.data_dir), signing_key=settings.signing_secret)  # the store the app and the worker use
     return outbox, AgentRunStore(outbox.engine)
 
 
@@ -27,9 +27,10 @@ def seed_agents(gateway, settings, log=print) -> dict[str, int]:
     from dashboard.queue_files import load_rows
     from dashboard.support.models import Ticket
 
-    _, store = open_stores(settings)
+    outbox, store = open_stores(settings)
     cases, tickets = load_rows(settings.exceptions_file, ExceptionCase), load_rows(settings.tickets_file, Ticket)
-    return seed_agent_runs(gateway, store, settings.finance_bank, settings.support_bank, cases, tickets, log=log)
+    return seed_agent_runs(gateway, store, settings.finance_bank, settings.support_bank, cases, tickets, log=log,
+                           origin=outbox.provenance.origin)
 
 
 # -- agent ------------------------------------------------------------------------------------
@@ -60,12 +61,12 @@ def run_agent(args: argparse.Namespace) -> int:
         items = [i for i in items if i.id == args.case]
         if not items:
             return input_error("--case", f"{args.case!r} is not in the {'exception' if finance else 'ticket'} queue")
-    _, store = open_stores(settings)
+    outbox, store = open_stores(settings)
     runs = []
     try:
         for item in items:
             if finance:
-                runs.append(run_exception(gateway, store, settings.finance_bank, item, args.variant))
+                runs.append(run_exception(gateway, store, settings.finance_bank, item, args.variant, outbox.provenance.origin))
             else:
                 runs.append(run_ticket(gateway, store, settings.support_bank, item, args.variant, retain=not args.no_retain))
     finally:

@@ -160,6 +160,7 @@ def _migrate_args(parser: argparse.ArgumentParser) -> None:
 
 @command("migrate", "migrate untagged support records to customer tags (--dry-run or --apply)", _migrate_args)
 def run_migrate(args: argparse.Namespace) -> int:
+    from dashboard.cli.agent_commands import open_stores
     from dashboard.queue_files import QueueFileError, load_rows
     from dashboard.support import migration
     from dashboard.support.directory import check_directory
@@ -186,7 +187,9 @@ def run_migrate(args: argparse.Namespace) -> int:
                 "records": [c.model_dump(exclude={"text"}) for c in plan.reliable + plan.failed],
             }
         else:
-            report = migration.apply(gateway, bank, customers, batch_size=args.batch_size, limit=args.limit)
+            provenance = open_stores(settings)[0].provenance  # the migrated records are signed as this dashboard's migration's
+            report = migration.apply(gateway, bank, customers, batch_size=args.batch_size, limit=args.limit,
+                                     retain=lambda b, records: gateway.retain(b, [provenance.sign(r, "migration") for r in records]))
             payload = {
                 "mode": "apply", "bank": bank, "converted": report.converted, "remaining_reliable": report.remaining_reliable,
                 "before": report.before.as_json(), "after": report.after.as_json(), "error": report.error,
@@ -219,6 +222,7 @@ def _recall_exception_args(parser: argparse.ArgumentParser) -> None:
 
 @command("recall-exception", "two-stage recall of AP precedents for a vendor and exception type, with the recommendation", _recall_exception_args)
 def run_recall_exception(args: argparse.Namespace) -> int:
+    from dashboard.cli.agent_commands import open_stores
     from dashboard.finance.policy import assess
     from dashboard.finance.recall import MAX_K, CaseKey, InvalidCase, check_crowd_out, two_stage_recall
 
@@ -238,7 +242,8 @@ def run_recall_exception(args: argparse.Namespace) -> int:
         result = check_crowd_out(gateway.recall, result)  # reuses pass 2; one more call only when it was skipped
     finally:
         gateway.close()
-    result, rec = assess(result)
+    outbox, _ = open_stores(settings)  # a reviewer's authority is proven by the review store's signature
+    result, rec = assess(result, outbox.provenance.origin, settings.origin_weights)
     payload = {
         "bank": result.bank_id, "vendor": key.vendor_code, "type": key.exception_type, "query": result.query, "k": k,
         "exact": [e.as_json() for e in result.exact],
@@ -247,7 +252,7 @@ def run_recall_exception(args: argparse.Namespace) -> int:
         "crowded_out_in_single_pass": result.crowd_out.lost,
         "crowd_out_check": "reused pass 2" if result.crowd_out.reused_pass2 else "one extra any_strict call",
         "calls": result.calls,
-        "recommendation": rec.model_dump(include={"action", "confidence", "cited", "rationale", "policy"}),
+        "recommendation": rec.model_dump(include={"action", "confidence", "cited", "rationale", "policy", "untrusted", "if_trusted", "rests_on"}),
     }
     if args.json:
         print_json(payload)
@@ -257,6 +262,8 @@ def run_recall_exception(args: argparse.Namespace) -> int:
         for e in result.records:
             print(f"  {e.pass_:8} {'relevant' if e.relevant else 'other   '} {e.ref}")
         print(f"recommendation: {rec.action} ({rec.confidence:.2f}): {rec.rationale}")
+        for ref, why in rec.untrusted.items():
+            print(f"  set aside: {ref}: {why}")
     return 0
 
 

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
-from dashboard.finance.policy import assess
+from dashboard.finance.policy import assess, swung_by
 from dashboard.finance.recall import TwoStageResult
 from dashboard.review.casework import Casework
-from dashboard.review.flag_counts import RECALL as KEY  # the store key of these flags (a case's incidents live beside them)
+from dashboard.review.flag_counts import (
+    RECALL as KEY,  # the store key of these flags (a case's incidents live beside them)
+)
+from dashboard.trust.origin import OriginOf
 
 
 class FinanceFlags(BaseModel):
@@ -25,6 +28,13 @@ class FinanceFlags(BaseModel):
     policy: str
     crowd_out_lost: int | None = None  # exact precedents a single any_strict pass would lose; None = not checked
     exact_ids: list[str]  # the exact evidence the crowd-out check was made on
+    # memory you can trust (finance.trust): the records set aside, those claiming a reviewer's authority they lack,
+    # those whose text the screen flags, and the untrusted records (set aside, or of unknown origin) the
+    # recommendation would turn on
+    set_aside: list[str] = Field(default_factory=list)
+    forged: list[str] = Field(default_factory=list)
+    screened: list[str] = Field(default_factory=list)
+    swung_by: list[str] = Field(default_factory=list)
 
     @property
     def crowd_out(self) -> str:
@@ -34,13 +44,16 @@ class FinanceFlags(BaseModel):
         return f"{self.crowd_out_lost} exact precedent(s)" if self.crowd_out_lost else "none"
 
 
-def finance_flags(result: TwoStageResult) -> FinanceFlags:
-    """The flags of one recall: counts, the recommendation the policy gives on it, the crowd-out check."""
-    flagged, rec = assess(result)
+def finance_flags(result: TwoStageResult, origin: OriginOf | None = None) -> FinanceFlags:
+    """The flags of one recall: counts, the recommendation the policy gives on it, the crowd-out check, the records
+    it may not trust (`origin`: the review store's check of a record's signature, as for assess)."""
+    flagged, rec = assess(result, origin)
     return FinanceFlags(
         k=result.k, exact=len(flagged.exact), relevant=sum(1 for r in flagged.records if r.relevant), broader=len(flagged.broader),
         action=rec.action, confidence=rec.confidence, policy=rec.policy,
         crowd_out_lost=None if result.crowd_out is None else result.crowd_out.lost, exact_ids=[r.id for r in flagged.exact],
+        set_aside=[r.ref for r in flagged.records if r.set_aside], forged=[r.ref for r in flagged.records if r.origin.forged],
+        screened=[r.ref for r in flagged.records if r.flags], swung_by=swung_by(flagged, rec),
     )
 
 
@@ -63,12 +76,12 @@ def stored(flags: dict | None) -> FinanceFlags | None:
         return None
 
 
-def keep(casework: Casework, bank_id: str, results: Mapping[str, TwoStageResult]) -> None:
+def keep(casework: Casework, bank_id: str, results: Mapping[str, TwoStageResult], origin: OriginOf | None = None) -> None:
     """Store the flags of these cases' results (case id -> result), keeping earlier crowd-out checks that still hold."""
     if not results:
         return
     before = casework.flags(bank_id, "exception", list(results))
     casework.put_many_flags(bank_id, "exception", {
-        case_id: {KEY: keep_crowd_out(finance_flags(result), stored(before.get(case_id))).model_dump(mode="json")}
+        case_id: {KEY: keep_crowd_out(finance_flags(result, origin), stored(before.get(case_id))).model_dump(mode="json")}
         for case_id, result in results.items()
     })

@@ -8,8 +8,13 @@ The policy uses relevant precedents only (broader records are shown, never cited
 `outcome` and `decided_on` of its metadata; reviewer decisions retained by this dashboard carry the
 same metadata, so they count like any other precedent.
 
+- Trust first (finance.trust): a record that claims to be a reviewer's decision this dashboard never recorded, whose
+  text the screen flags, or that repeats a burst, is set aside: shown with why, never cited, never a vote. The
+  recommendation says what those records would have made it (`if_trusted`) and which records it rests on (`rests_on`:
+  removing one alone changes the action). A vote weighs 1, or what `weights` gives its record's origin.
 - Guard: no relevant precedent (or none with a known outcome) -> escalate, confidence 0.
-- Human authority: a reviewer's decision (tag `source:reviewer`) is a correction of the agent. When the
+- Human authority: a reviewer's decision (signed by this dashboard's review store, review/provenance.py: a
+  `source:reviewer` tag proves nothing) is a correction of the agent. When the
   newest relevant decision with an outcome is a human one (no precedent decided on a later day), its
   outcome is the recommendation, whatever the number of older precedents: a newer human override
   beats older seeded precedents. Confidence = the share of relevant human decisions that agree with
@@ -27,13 +32,16 @@ same metadata, so they count like any other precedent.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from dashboard.finance.recall import CaseKey, PrecedentEvidence, TwoStageResult
+from dashboard.finance.trust import mark_trust
 from dashboard.hindsight.wire import tag_value
-from dashboard.review.decision import OUTCOMES, Outcome
+from dashboard.review.decision import OUTCOME_WORDS, OUTCOMES, Outcome
+from dashboard.trust.origin import Origin, OriginOf
 
 AGREEMENT_NEEDED = 0.6
 FULL_SUPPORT_AT = 3
@@ -46,6 +54,9 @@ class Recommendation(BaseModel):
     rationale: str
     policy: Literal["guard", "precedent", "conflict", "human", "no_evidence"]
     votes: dict[str, int] = Field(default_factory=dict)
+    untrusted: dict[str, str] = Field(default_factory=dict)  # relevant records set aside (never cited, never a vote) -> why
+    if_trusted: str | None = None  # what it would be with them counted as they claim, when that differs
+    rests_on: list[str] = Field(default_factory=list)  # the records whose removal alone would change the action
 
 
 def _value(record: PrecedentEvidence, tag_prefix: str, metadata_key: str) -> tuple[str | None, bool]:
@@ -111,8 +122,17 @@ def _human_authority(key: CaseKey, usable: list[PrecedentEvidence], latest: Prec
     )
 
 
-def recommend(result: TwoStageResult) -> Recommendation:
-    """The recommendation for a result whose relevance flags are set (see mark_relevance)."""
+def _weigh(record: PrecedentEvidence, weights: Mapping[str, float]) -> float:
+    return weights.get(record.origin.kind, 1.0)
+
+
+def _usable(relevant: list[PrecedentEvidence], weights: Mapping[str, float]) -> list[PrecedentEvidence]:
+    """The relevant records that vote: an outcome, not set aside (finance.trust), a weight above 0; newest first."""
+    return _newest_first([r for r in relevant if r.metadata.get("outcome") in OUTCOMES and r.set_aside is None and _weigh(r, weights) > 0])
+
+
+def _recommend(result: TwoStageResult, weights: Mapping[str, float]) -> Recommendation:
+    """The policy on the records that vote (see the module's rules)."""
     key, recalled = result.key, result.records
     relevant = [r for r in recalled if r.relevant]
     not_cited = len(recalled) - len(relevant)
@@ -124,13 +144,13 @@ def recommend(result: TwoStageResult) -> Recommendation:
                 "Escalate for a human decision."
             ),
         )
-    usable = _newest_first([r for r in relevant if r.metadata.get("outcome") in OUTCOMES])
+    usable = _usable(relevant, weights)
     if not usable:
         return Recommendation(
             action="escalate", confidence=0.0, policy="guard",
             rationale=(
                 f"No usable precedent: {len(relevant)} relevant record(s) concern {_about(key)} "
-                "but none records an outcome. Escalate for a human decision."
+                "but none records an outcome and may vote. Escalate for a human decision."
             ),
         )
 
@@ -138,21 +158,23 @@ def recommend(result: TwoStageResult) -> Recommendation:
     if latest_human is not None and _decided_on(latest_human) >= _decided_on(usable[0]):
         return _human_authority(key, usable, latest_human, not_cited)
 
-    votes = Counter(r.metadata["outcome"] for r in usable)
+    votes = Counter()
+    for r in usable:
+        votes[r.metadata["outcome"]] += _weigh(r, weights)
     most = max(votes.values())
     tied = {o for o, n in votes.items() if n == most}
     winner = next(r.metadata["outcome"] for r in usable if r.metadata["outcome"] in tied)  # newest among the tied
-    n = len(usable)
+    n = sum(votes.values())
     agreement = votes[winner] / n
     support = min(1.0, n / FULL_SUPPORT_AT)
-    counts = ", ".join(f"{votes[o]} {o}" for o in OUTCOMES if votes.get(o))
+    counts = ", ".join(f"{votes[o]:g} {o}" for o in OUTCOMES if votes.get(o))
     broader_note = f" {not_cited} other record(s) were recalled for context and are not cited." if not_cited else ""
     if agreement < AGREEMENT_NEEDED:
         return Recommendation(
             action="escalate", confidence=round(0.5 * support, 2), cited=[r.ref for r in usable], policy="conflict",
-            votes=dict(votes),
+            votes={o: round(v) for o, v in votes.items()},
             rationale=(
-                f"Precedents conflict: the {n} relevant precedent(s) for {_about(key)} were decided {counts}; "
+                f"Precedents conflict: the {len(usable)} relevant precedent(s) for {_about(key)} were decided {counts}; "
                 f"no outcome reaches {AGREEMENT_NEEDED:.0%} agreement, so escalate.{broader_note}"
             ),
         )
@@ -160,13 +182,49 @@ def recommend(result: TwoStageResult) -> Recommendation:
     newest = cited[0]
     return Recommendation(
         action=winner, confidence=round(agreement * support, 2), cited=[r.ref for r in cited], policy="precedent",
-        votes=dict(votes),
+        votes={o: round(v) for o, v in votes.items()},
         rationale=(
-            f"{votes[winner]} of {n} relevant precedent(s) for {_about(key)} were decided {winner} ({counts}); "
+            f"{votes[winner]:g} of {n:g} relevant precedent(s) for {_about(key)} were decided {winner} ({counts}); "
             f"newest: {newest.ref} on {newest.metadata.get('decided_on', 'an unknown date')}. "
-            f"{_confidence_words(round(agreement * support, 2), votes[winner], n)}{broader_note}"
+            f"{_confidence_words(round(agreement * support, 2), round(votes[winner]), round(n))}{broader_note}"
         ),
     )
+
+
+def as_they_claim(result: TwoStageResult) -> TwoStageResult:
+    """The records counted as they present themselves: nothing set aside, a claimed reviewer's decision as one."""
+    def claimed(r: PrecedentEvidence) -> PrecedentEvidence:
+        return r.model_copy(update={"set_aside": None, "origin": Origin(kind="reviewer") if r.origin.claims_reviewer else r.origin})
+    return result.model_copy(update={"exact": [claimed(r) for r in result.exact], "broader": [claimed(r) for r in result.broader]})
+
+
+def _without(result: TwoStageResult, ref: str) -> TwoStageResult:
+    return result.model_copy(update={"exact": [r for r in result.exact if r.ref != ref], "broader": [r for r in result.broader if r.ref != ref]})
+
+
+def swung_by(result: TwoStageResult, rec: Recommendation) -> list[str]:
+    """The untrusted records `rec` rests on (removing one alone changes it): of unknown origin, or set aside (an agent
+    that counts what it should not): an incident, "recommendation swung by an untrusted record"."""
+    untrusted = {r.ref for r in result.records if r.origin.kind == "unknown" or r.set_aside}
+    return [ref for ref in rec.rests_on if ref in untrusted]
+
+
+def recommend(result: TwoStageResult, weights: Mapping[str, float] | None = None) -> Recommendation:
+    """The recommendation for a result whose relevance and trust are marked (assess does both), with what the
+    untrusted records would have made it and the records it rests on (the leave-one-out answers)."""
+    weights = weights or {}
+    rec = _recommend(result, weights)
+    untrusted = {r.ref: r.set_aside for r in result.records if r.relevant and r.set_aside}
+    if untrusted:
+        claimed = _recommend(as_they_claim(result), weights)
+        if (claimed.action, claimed.confidence) != (rec.action, rec.confidence):
+            rec.if_trusted = f"{OUTCOME_WORDS[claimed.action]} ({claimed.confidence:.2f})"
+    if untrusted:
+        rec.rationale += f" Set aside as untrusted (never cited, never a vote): {', '.join(untrusted)}."
+    rec.untrusted = untrusted
+    rec.rests_on = [r.ref for r in _usable([r for r in result.records if r.relevant], weights)
+                    if _recommend(_without(result, r.ref), weights).action != rec.action]
+    return rec
 
 
 def _confidence_words(confidence: float, agreeing: int, n: int) -> str:
@@ -186,7 +244,9 @@ def no_evidence_recommendation(reason: str) -> Recommendation:
     )
 
 
-def assess(result: TwoStageResult) -> tuple[TwoStageResult, Recommendation]:
-    """Flag relevance, then recommend."""
-    flagged = mark_relevance(result)
-    return flagged, recommend(flagged)
+def assess(result: TwoStageResult, origin: OriginOf | None = None, weights: Mapping[str, float] | None = None) -> tuple[TwoStageResult, Recommendation]:
+    """Flag relevance and trust, then recommend. `origin`: the review store's check of a record's signature
+    (review.provenance.Provenance.origin); without it nothing is proven, so no record has a reviewer's authority.
+    `weights`: a vote's weight by its record's origin (e.g. {"unknown": 0.5}); 1 when not given."""
+    flagged = mark_trust(mark_relevance(result), origin)
+    return flagged, recommend(flagged, weights)

@@ -29,10 +29,20 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from dashboard.finance.models import EXCEPTION_TYPES, REVIEWER_TAG, ExceptionCase, _HasVendor, decision_scope, type_tag, vendor_tag
+from dashboard.finance.models import (
+    EXCEPTION_TYPES,
+    REVIEWER_TAG,
+    ExceptionCase,
+    _HasVendor,
+    decision_scope,
+    type_tag,
+    vendor_tag,
+)
 from dashboard.hindsight.calls import AsyncRecallFn, RecallFn
 from dashboard.hindsight.documents import RecalledDocument, RecalledDocuments, RecalledObservation, group
 from dashboard.hindsight.wire import Budget, RecallResponse, Scores, TagsMatch
+from dashboard.trust.origin import Origin
+from dashboard.trust.screen import Flag
 
 DEFAULT_K = 5
 MAX_K = 50
@@ -95,8 +105,9 @@ class CaseKey(_HasVendor):
         return f"{self.exception_type.replace('_', ' ')} for vendor {self.vendor_code} {self.vendor_name}".strip()
 
 
-def is_human(record: RecalledDocument | PrecedentEvidence) -> bool:
-    """A reviewer's decision (tagged `source:reviewer`; older ones only say so in their metadata)."""
+def claims_human(record: RecalledDocument | PrecedentEvidence) -> bool:
+    """Presents itself as a reviewer's decision (tagged `source:reviewer`; older ones only say so in their metadata).
+    Only an order: what proves a decision is its signature (PrecedentEvidence.human)."""
     return REVIEWER_TAG in record.tags or record.metadata.get("source") == "reviewer"
 
 
@@ -124,10 +135,17 @@ class PrecedentEvidence(BaseModel):
     pass_: Pass = Field(alias="pass")
     rank: int  # 1-based position in the two-stage result
     relevant: bool = False
+    written_at: str | None = None  # when the writer said it was written (its facts' mentioned_at): the burst window
+    # Set by finance.trust.mark_trust: who wrote it (as its signature proves), what its text says to the agent, and
+    # why it is set aside (never cited, never a vote), if it is.
+    origin: Origin = Field(default_factory=lambda: Origin(kind="unknown"))
+    flags: list[Flag] = Field(default_factory=list)
+    set_aside: str | None = None
 
     @property
     def human(self) -> bool:
-        return is_human(self)
+        """A reviewer's decision this dashboard recorded (its signature proves it): the only record with authority."""
+        return self.origin.reviewer
 
     @property
     def ref(self) -> str:
@@ -145,6 +163,8 @@ class PrecedentEvidence(BaseModel):
             "relevant": self.relevant, "pass": self.pass_, "rank": self.rank,
             "outcome": self.metadata.get("outcome"), "decided_on": self.metadata.get("decided_on"),
             "scores": self.scores.model_dump(), "human": self.human, "facts": [f.text for f in self.extracted_facts],
+            "origin": self.origin.words, "forged_claim": self.origin.forged,
+            "flags": [flag.model_dump() for flag in self.flags], "set_aside": self.set_aside,
         }
 
     @classmethod
@@ -153,6 +173,7 @@ class PrecedentEvidence(BaseModel):
             id=document.ref, document_id=document.document_id, text=document.text, verbatim=document.verbatim,
             facts=[MatchedFact(id=f.id, text=f.text, scores=f.scores) for f in document.facts],
             tags=document.tags, metadata=document.metadata, scores=document.scores, pass_=pass_, rank=rank,
+            written_at=document.facts[0].mentioned_at,
         )
 
 
@@ -246,8 +267,8 @@ def _request(key: CaseKey, k: int, budget: Budget | None, types: list[str] | Non
 
 def _humans_first(documents: list[RecalledDocument]) -> list[RecalledDocument]:
     """Reviewer decisions first, newest first; the others keep their recall order."""
-    humans = sorted((d for d in documents if is_human(d)), key=lambda d: d.metadata.get("decided_at", ""), reverse=True)
-    return humans + [d for d in documents if not is_human(d)]
+    humans = sorted((d for d in documents if claims_human(d)), key=lambda d: d.metadata.get("decided_at", ""), reverse=True)
+    return humans + [d for d in documents if not claims_human(d)]
 
 
 class _Plan:

@@ -148,6 +148,14 @@ class CurationCounts(BaseModel):
     reverts: int = 0  # approved reverts (also counted in approvals)
 
 
+class TrustSummary(BaseModel):
+    """Memory the agent may not trust, over the measured exceptions (finance.trust, counted by review.flag_counts)."""
+
+    set_aside: int = 0  # records set aside: never cited, never a vote
+    forged: int = 0  # of them, records claiming a reviewer's decision this dashboard never recorded
+    swung: int = 0  # cases whose recommendation turns on an untrusted record
+
+
 class OverviewMetrics(BaseModel):
     start: date | None
     end: date | None
@@ -165,6 +173,7 @@ class OverviewMetrics(BaseModel):
     approvals_waiting: list[WaitingApproval] = Field(default_factory=list)  # the oldest, oldest first
     held_blind: list[HeldCase] = Field(default_factory=list)  # awaiting a blind second review or a lead, oldest first
     curation: CurationCounts = Field(default_factory=CurationCounts)
+    trust: TrustSummary = Field(default_factory=TrustSummary)
 
 
 def day_bounds(start: date | None, end: date | None) -> tuple[datetime | None, datetime | None]:
@@ -385,4 +394,5 @@ def build(
         coverage=coverage, coverage_error=coverage_error, latency=latency_stats(latencies),
         approvals_waiting=approvals_waiting((h for h in waiting if h.stored.case_id in queued.get(h.stored.case_kind, set())), now),
         held_blind=held_blind(blind, queued, now), curation=CurationCounts.model_validate(curation or {}),
+        trust=TrustSummary(set_aside=finance.set_aside, forged=finance.forged, swung=finance.swung),
     )

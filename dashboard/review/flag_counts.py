@@ -35,6 +35,9 @@ class FinanceCounts(NamedTuple):
     precedents_saved: int = 0
     no_relevant: int = 0
     recommendations: tuple[tuple[str, int], ...] = ()  # (the agent's action, cases)
+    set_aside: int = 0  # records set aside as untrusted (finance.trust), over the cases
+    forged: int = 0  # of them, records claiming a reviewer's decision this dashboard never recorded
+    swung: int = 0  # cases whose recommendation rests on an untrusted record
 
 
 class IncidentCounts(NamedTuple):
@@ -52,6 +55,9 @@ class Counted(NamedTuple):
     lost: int | None = None  # exact precedents a plain search loses; None: not checked
     no_relevant: bool = False
     incidents: tuple[str, ...] | None = None  # its incident kinds, each once; None: never checked
+    set_aside: int = 0  # records set aside as untrusted
+    forged: int = 0  # records claiming a reviewer's authority they lack
+    swung: bool = False  # the recommendation turns on an untrusted record
 
 
 class _Tally:
@@ -61,7 +67,7 @@ class _Tally:
         self.deleted = deleted  # the deletes counter when the rows were read: when it moves, read them all again
         self.change_seq = -1  # the highest change count among the rows read
         self.rows: dict[str, Counted] = {}
-        self.finance: dict[str | None, list[int]] = {}  # action -> [recalled, checked, prevented, precedents saved, no relevant]
+        self.finance: dict[str | None, list[int]] = {}  # action -> the FinanceCounts columns before `recommendations`
         self.incidents = [0, 0]  # checked, with at least one
         self.kinds: Counter[str] = Counter()
         self.losing: dict[str, Counted] = {}  # the cases where a plain search loses exact precedents
@@ -75,7 +81,7 @@ class _Tally:
 
     def _add(self, case_id: str, c: Counted, sign: int) -> None:
         if c.recalled:
-            totals = self.finance.setdefault(c.action, [0] * 5)
+            totals = self.finance.setdefault(c.action, [0] * FINANCE_COLUMNS)
             for i, value in enumerate(_finance(c)):
                 totals[i] += sign * value
         elif sign > 0:
@@ -95,7 +101,10 @@ class _Tally:
 
 
 def _finance(c: Counted) -> tuple[int, ...]:
-    return 1, c.lost is not None, bool(c.lost and c.lost > 0), c.lost or 0, c.no_relevant
+    return 1, c.lost is not None, bool(c.lost and c.lost > 0), c.lost or 0, c.no_relevant, c.set_aside, c.forged, c.swung
+
+
+FINANCE_COLUMNS = len(_finance(Counted()))
 
 
 class FlagTallies:
@@ -163,8 +172,10 @@ class QueueFlags:
                 incidents[0] -= 1
                 incidents[1] -= bool(gone.incidents)
                 kinds.subtract(gone.incidents)
-        totals = [sum(column) for column in zip(*finance.values(), strict=True)] or [0] * 5
-        self._finance = FinanceCounts(*totals, recommendations=tuple(sorted((a, t[0]) for a, t in finance.items() if t[0])))
+        totals = [sum(column) for column in zip(*finance.values(), strict=True)] or [0] * FINANCE_COLUMNS
+        recalled, checked, prevented, saved, no_relevant, set_aside, forged, swung = totals
+        self._finance = FinanceCounts(recalled, checked, prevented, saved, no_relevant,
+                                      tuple(sorted((a, t[0]) for a, t in finance.items() if t[0])), set_aside, forged, swung)
         self._incidents = IncidentCounts(*incidents, by_kind=tuple(sorted((k, n) for k, n in kinds.items() if n)))
         losing = [(i, c.exact, c.lost, c.action) for i, c in tally.losing.items() if i in queued]
         self._missed = sorted(losing, key=lambda row: (-row[2], row[0]))
@@ -189,12 +200,22 @@ def _projection(engine: Engine) -> sa.Select:
         flags[(RECALL, "action")].as_string(), flags[(RECALL, "exact")].as_integer(),
         flags[(RECALL, "crowd_out_lost")].as_integer(), flags[(RECALL, "relevant")].as_integer(),
         sa.case((_typed(engine, flags, INCIDENTS, "array"), flags[INCIDENTS].as_string())),
+        *(_length(engine, flags, key) for key in ("set_aside", "forged", "swung_by")),
     )
 
 
-def _counted(recalled, action, exact, lost, relevant, incidents: str | None) -> Counted:
+def _counted(recalled, action, exact, lost, relevant, incidents: str | None, set_aside=0, forged=0, swung=0) -> Counted:
     kinds = None if incidents is None else () if incidents == "[]" else tuple(dict.fromkeys(map(str, json.loads(incidents))))
-    return Counted(True, action, exact, lost, relevant == 0, kinds) if recalled else Counted(incidents=kinds)
+    if not recalled:
+        return Counted(incidents=kinds)
+    return Counted(True, action, exact, lost, relevant == 0, kinds, set_aside or 0, forged or 0, bool(swung))
+
+
+def _length(engine: Engine, flags: sa.ColumnElement, key: str) -> sa.ColumnElement:
+    """The length of the recall flags' list `key` (0 when the flags were written before it)."""
+    if engine.dialect.name == "postgresql":
+        return sa.func.coalesce(sa.func.jsonb_array_length(flags[(RECALL, key)]), 0)
+    return sa.func.coalesce(sa.func.json_array_length(flags, f"$.{RECALL}.{key}"), 0)
 
 
 def _typed(engine: Engine, flags: sa.ColumnElement, key: str, json_type: str) -> sa.ColumnElement:

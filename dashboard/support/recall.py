@@ -42,6 +42,7 @@ from dashboard.support.admission import (
     owns,
 )
 from dashboard.support.customers import customer_tag, display_name
+from dashboard.trust.screen import Flag, screen
 
 TAGGED_K = 8  # documents shown and used for a response
 LEGACY_CANDIDATES_K = 20  # candidate documents judged by the ownership rule
@@ -73,10 +74,13 @@ class TicketEvidence(BaseModel):
     verbatim: bool = True  # `text` is the original (not rebuilt from facts)
     facts: list[str] = Field(default_factory=list)  # the matched facts, as rewritten by the server (beside the text)
     tags: list[str] = Field(default_factory=list)
+    metadata: dict[str, str] = Field(default_factory=dict)  # as written: proves nothing unless signed (trust/origin.py)
+    written_at: str | None = None  # when the writer said it was written (its facts' mentioned_at): the burst window
     admitted: bool
     verdict: str
     reason: str
     sources: list[SourceCheck] = Field(default_factory=list)  # an observation's provenance
+    flags: list[Flag] = Field(default_factory=list)  # what its text says to the agent (trust/screen.py), whatever admitted it
 
     @property
     def ref(self) -> str:
@@ -86,8 +90,9 @@ class TicketEvidence(BaseModel):
     def of_document(cls, document: RecalledDocument, admission: Admission) -> TicketEvidence:
         return cls(
             id=document.ref, document_id=document.document_id, text=document.text, verbatim=document.verbatim,
-            facts=[f.text for f in document.extracted_facts], tags=list(document.tags),
-            admitted=admission.admitted, verdict=admission.verdict.value, reason=admission.reason,
+            facts=[f.text for f in document.extracted_facts], tags=list(document.tags), metadata=dict(document.metadata),
+            admitted=admission.admitted, verdict=admission.verdict.value, reason=admission.reason, flags=screen(document.text),
+            written_at=document.facts[0].mentioned_at,
         )
 
     @classmethod
@@ -95,7 +100,7 @@ class TicketEvidence(BaseModel):
         return cls(
             id=observation.ref, kind="observation", text=observation.text, tags=list(observation.tags),
             admitted=admission.verdict is Verdict.OBSERVATION_OWN, verdict=admission.verdict.value, reason=admission.reason,
-            sources=sources,
+            sources=sources, flags=screen(observation.text),
         )
 
 

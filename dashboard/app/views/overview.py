@@ -169,6 +169,7 @@ def page() -> None:
         render_calibration(agreement.calibration(resources.decisions().calibration_counts(settings.finance_bank)))
         charts.render_crowd_out(metrics)
         charts.render_incidents(metrics)
+        charts.render_trust(metrics)
         charts.render_coverage(metrics)
     charts.render_latency(metrics, log.latencies())
     labelled = [c for bank in settings.banks for c in from_store(resources.relevance_labels(), resources.agent_runs(), bank)]

@@ -1,0 +1,46 @@
+"""A finance case's evidence judged for trust before the policy reads it. No Streamlit here.
+
+Each record gets who wrote it (its signature, else unknown: dashboard/trust/origin.py), what its original text says to
+the agent (the deterministic screen: dashboard/trust/screen.py) and, for a burst of near-identical records from one
+origin this dashboard did not sign (dashboard/trust/bursts.py), that all but the newest are set aside: a burst votes
+once (what this dashboard wrote itself, the demo seed's precedents say, is not a burst). A record is set aside
+(never cited, never a vote, shown with why) when it claims to be a reviewer's decision this dashboard never recorded,
+when the screen flags its text, or as a burst's repeat. Nothing is dropped: every record stays on the page.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from dashboard.finance.recall import PrecedentEvidence, TwoStageResult
+from dashboard.trust.bursts import Record, bursts, when
+from dashboard.trust.origin import OriginOf, origin_of
+from dashboard.trust.screen import screen
+
+
+def why_set_aside(record: PrecedentEvidence) -> str | None:
+    """Why a record may not vote, in words (every reason); None when it may."""
+    reasons = ["it claims to be a reviewer's decision, but this dashboard never recorded it"] if record.origin.forged else []
+    if record.flags:
+        reasons.append("its text " + "; ".join(f'{flag.label} ("{flag.phrase}")' for flag in record.flags))
+    return "; and ".join(reasons) or None
+
+
+def mark_trust(result: TwoStageResult, origin: OriginOf | None) -> TwoStageResult:
+    """The result with each record's origin, screen flags and, where it may not vote, why. `origin`: the review store's
+    check of a record's signature (review.provenance.Provenance.origin); None proves nothing (every record unknown)."""
+    def judged(r: PrecedentEvidence) -> PrecedentEvidence:
+        who = (origin or partial(origin_of, None))(r.document_id, r.tags, r.metadata)
+        marked = r.model_copy(update={"origin": who, "flags": screen(r.text)})
+        return marked.model_copy(update={"set_aside": why_set_aside(marked)})
+
+    exact, broader = [judged(r) for r in result.exact], [judged(r) for r in result.broader]
+    # a burst is "in a short window": only records whose writing time is known can be one
+    voting = [r for r in exact + broader if r.set_aside is None and r.origin.kind == "unknown" and when(r.written_at)]
+    repeats: dict[str, str] = {}
+    for burst in bursts([Record(r.id, r.text, r.origin.kind, when(r.written_at)) for r in voting]):
+        members = [r for r in voting if r.id in burst.ids]
+        newest = max(members, key=lambda r: (r.metadata.get("decided_on", ""), r.written_at or ""))
+        repeats |= {r.id: f"one of a burst: {burst.summary}; the burst votes once" for r in members if r is not newest}
+    mark = lambda records: [r.model_copy(update={"set_aside": repeats[r.id]}) if r.id in repeats else r for r in records]  # noqa: E731
+    return result.model_copy(update={"exact": mark(exact), "broader": mark(broader)})

@@ -10,6 +10,7 @@ import shutil
 import tempfile
 import uuid
 from collections.abc import Iterator
+from functools import partial
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,8 +25,25 @@ from dashboard import processes
 from dashboard.processes import free_port
 from dashboard.review.db import make_engine
 from dashboard.review.outbox import Outbox
-from dashboard.settings import Settings
+from dashboard.hindsight.wire import MemoryRecord
+from dashboard.settings import Settings, signing_secret_of
+from dashboard.trust.origin import Kind, origin_of, signed_metadata
 from tests.llm_double import LLMDouble
+
+SIGNING_KEY = "recall-review-suite-signing-key"  # RECALL_REVIEW_SIGNING_KEY of every process the suite points at a server
+SIGNING_SECRET = signing_secret_of(SIGNING_KEY)
+
+
+PROVEN = partial(origin_of, SIGNING_SECRET)  # who wrote a record, as the processes the suite points at a server check it
+
+
+def signed_as(record: MemoryRecord, kind: Kind = "seed", who: str | None = None) -> MemoryRecord:
+    """`record` as this dashboard writes it with the suite's key: the demo seed by default (`python -m dashboard seed`)."""
+    return record.model_copy(update={"metadata": signed_metadata(SIGNING_SECRET, record.document_id, record.tags, record.metadata, kind, who)})
+
+
+seeded = signed_as
+
 
 # Real recorded responses of Hindsight 1.1.0 (copied from shared/fixtures, embeddings stripped).
 APP = str(Path(__file__).resolve().parents[1] / "dashboard" / "app" / "main.py")
@@ -55,6 +73,8 @@ class LiveHindsight:
             # No background recall of the whole queue unless a test checks it: it is ~36 recalls per fresh bank,
             # the server's largest single load in the suite, and most tests open one or two cases.
             "RECALL_REVIEW_PREFETCH": str(prefetch).lower(),
+            # One deployment key for every process and store of the suite: the demo seed signed once is proven to each app.
+            "RECALL_REVIEW_SIGNING_KEY": SIGNING_KEY,
         }
         env.update({f"RECALL_REVIEW_{role.upper()}_BANK": bank for role, bank in banks.items()})
         return env
@@ -181,8 +201,8 @@ def _seed_template(live: LiveHindsight) -> DemoBanks:
 
     suffix = uuid.uuid4().hex[:8]
     banks = DemoBanks(finance=f"demo-fin-{suffix}", support=f"demo-sup-{suffix}")
-    seed_bank(live.gateway, banks.finance, finance_records())
-    seed_bank(live.gateway, banks.support, support_records())
+    seed_bank(live.gateway, banks.finance, finance_records(), sign=seeded)
+    seed_bank(live.gateway, banks.support, support_records(), sign=seeded)
     live.settle(banks.finance, banks.support)
     return banks
 
@@ -242,7 +262,7 @@ def point_app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
         monkeypatch.delenv("HINDSIGHT_API_URL", raising=False)
         for key, value in env.items():
             monkeypatch.setenv(key, value)
-        outbox = outbox or Outbox(tmp_path / "decisions.sqlite3")
+        outbox = outbox or Outbox(tmp_path / "decisions.sqlite3", signing_key=SIGNING_SECRET)
         monkeypatch.setattr(resources, "outbox", lambda: outbox)
         st.cache_resource.clear()
         st.cache_data.clear()

@@ -2,16 +2,30 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from functools import partial
+
 from dashboard.hindsight.wire import Chunk, MemoryRecord, RecalledMemory, RecallResponse
+from dashboard.trust.origin import Kind, origin_of, signed_metadata
+
+KEY = b"finance-helpers-test-key-0123456"
+PROVEN = partial(origin_of, KEY)  # what assess is given to check a record's signature (the review store's, in the app)
+
+
+def signed(record: MemoryRecord, kind: Kind = "reviewer", who: str | None = "Dana") -> MemoryRecord:
+    """`record` as this dashboard writes it, signed with KEY (a reviewer's decision by default)."""
+    return record.model_copy(update={"metadata": signed_metadata(KEY, record.document_id, record.tags, record.metadata, kind, who)})
 
 
 def precedent(doc: str, vendor: str, etype: str, outcome: str = "approve", decided_on: str = "2025-06-01", text: str = "") -> MemoryRecord:
+    """A precedent as an AP system writes one: written on the day it was decided (its timestamp), unsigned."""
     words = etype.replace("_", " ")
     return MemoryRecord(
         document_id=doc,
         content=text or f"Vendor {vendor} {words} on invoice {doc}. Steel brackets billed above the PO price. Decision: {outcome}.",
         tags=[f"vendor:{vendor}", f"type:{etype}", "kind:decision"],
         metadata={"vendor_code": vendor, "exception_type": etype, "outcome": outcome, "decided_on": decided_on, "source": "seed"},
+        timestamp=datetime.fromisoformat(decided_on).replace(tzinfo=UTC),
     )
 
 
@@ -40,6 +54,7 @@ class FakeRecall:
                 text = r.content if self.facts == 1 else f"Fact {n} of {r.document_id}, as rewritten"
                 hits.append(RecalledMemory(
                     id=f"m-{r.document_id}-{n}", text=text, tags=r.tags, document_id=r.document_id, chunk_id=chunk, metadata=r.metadata,
+                    mentioned_at=r.timestamp.isoformat() if r.timestamp else None,
                 ))
         observations = [o for o in self.observations if matches(set(o.tags))]
         return RecallResponse(results=hits + observations, chunks=chunks, source_facts=self.sources)

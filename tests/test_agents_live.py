@@ -20,6 +20,7 @@ from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.review.agent_runs import AgentRunStore
 from dashboard.review.outbox import Outbox
 from dashboard.support.models import Ticket
+from tests.conftest import PROVEN
 
 ANN_LEE = Ticket(id="T-2004", customer="Ann Lee", issue="I was charged twice for the annual plan.", drafted_response="Hi Ann, I have refunded the duplicate charge.", opened_on="2026-11-12")
 ANN_LEE_OWN = {"SUP-L-001", "SUP-L-002"}  # the only records the ownership rule admits for Ann Lee
@@ -196,7 +197,7 @@ def test_decide_command_closes_the_loop_for_the_next_case(hindsight, audited_ban
 
     outbox = Outbox(tmp_path / "decisions.sqlite3")
     store = AgentRunStore(outbox.engine)
-    run = run_exception(hindsight.gateway, store, audited_bank, _case("E-1101", "V01"), "reviewed")
+    run = run_exception(hindsight.gateway, store, audited_bank, _case("E-1101", "V01"), "reviewed", PROVEN)  # the deployment's key
     assert run.output["action"] == "reject" and run.cited == ["decision-E-1001"] and run.output["evidence"][0]["human"]
     own = run_exception(hindsight.gateway, store, audited_bank, _case("E-1001", "V01"), "reviewed")
     assert "decision-E-1001" not in [e["ref"] for e in own.output["evidence"]]  # never its own decision

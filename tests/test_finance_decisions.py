@@ -24,8 +24,9 @@ CASE = ExceptionCase(
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
 
-def _review(hindsight, bank_id, k=5):
-    return assess(two_stage_recall(hindsight.gateway.recall, bank_id, CaseKey.of(CASE), CASE.recall_query(), k=k))
+def _review(hindsight, bank_id, outbox, k=5):
+    """The case's recommendation, a decision's authority proven by the review store that recorded it."""
+    return assess(two_stage_recall(hindsight.gateway.recall, bank_id, CaseKey.of(CASE), CASE.recall_query(), k=k), outbox.provenance.origin)
 
 
 def _decide(rec, **kwargs):
@@ -91,7 +92,7 @@ def test_approve_round_trip_is_recalled_as_an_exact_precedent(hindsight, bank_id
     hindsight.gateway.retain(bank_id, [precedent("PREC-A-1", "VA", "price_variance", "approve", "2025-03-01"),
                                        precedent("PREC-B-1", "VB", "price_variance", "reject")])
     outbox = Outbox(tmp_path / "decisions.sqlite3")
-    _, rec = _review(hindsight, bank_id)
+    _, rec = _review(hindsight, bank_id, outbox)
     assert (rec.action, rec.cited) == ("approve", ["PREC-A-1"])
     decision = _decide(rec, action="accept_recommendation")
     stored, report = outbox.submit(bank_id, decision, precedent_record(CASE, decision, rec), hindsight.gateway.retain)
@@ -99,7 +100,7 @@ def test_approve_round_trip_is_recalled_as_an_exact_precedent(hindsight, bank_id
     assert outbox.latest_per_case(bank_id, "exception")[CASE.id].decision.outcome == "approve"
     assert outbox.latest_per_case("another-bank", "exception") == {}
 
-    result, rec2 = _review(hindsight, bank_id)
+    result, rec2 = _review(hindsight, bank_id, outbox)
     exact = {e.document_id: e for e in result.exact}
     assert set(exact) == {"PREC-A-1", "decision-E-7001"} and exact["decision-E-7001"].relevant
     assert exact["decision-E-7001"].metadata["reviewer"] == "Dana Reviewer"
@@ -109,10 +110,10 @@ def test_approve_round_trip_is_recalled_as_an_exact_precedent(hindsight, bank_id
 def test_override_then_revision_leaves_one_record_and_the_policy_follows(hindsight, bank_id, tmp_path):
     hindsight.gateway.retain(bank_id, [precedent("PREC-A-1", "VA", "price_variance", "approve", "2025-03-01")])
     outbox = Outbox(tmp_path / "decisions.sqlite3")
-    _, rec = _review(hindsight, bank_id)
+    _, rec = _review(hindsight, bank_id, outbox)
     first = _decide(rec, action="override", outcome="reject", reason_code="CONTRACT_AMENDMENT", note="fixed price")
     outbox.submit(bank_id, first, precedent_record(CASE, first, rec), hindsight.gateway.retain)
-    result, rec2 = _review(hindsight, bank_id)
+    result, rec2 = _review(hindsight, bank_id, outbox)
     mine = [e for e in result.exact if e.document_id == "decision-E-7001"]
     assert len(mine) == 1 and mine[0].metadata["outcome"] == "reject" and mine[0].metadata["reason_code"] == "CONTRACT_AMENDMENT"
     # one approve (2025) and one human reject (today): the newer human decision has authority
@@ -121,7 +122,7 @@ def test_override_then_revision_leaves_one_record_and_the_policy_follows(hindsig
     revised = _decide(rec2, action="override", outcome="approve", reason_code="PRICE_AGREED")
     stored, report = outbox.submit(bank_id, revised, precedent_record(CASE, revised, rec2), hindsight.gateway.retain)
     assert report.delivered == 1 and stored.decision.outcome == "approve"
-    result, rec3 = _review(hindsight, bank_id)
+    result, rec3 = _review(hindsight, bank_id, outbox)
     mine = [e for e in result.records if e.document_id == "decision-E-7001"]
     assert len(mine) == 1 and mine[0].metadata["outcome"] == "approve"
     docs = hindsight.gateway.list_memories(bank_id, tags=["vendor:VA"], tags_match="any_strict")

@@ -11,7 +11,7 @@ from dashboard.finance.policy import assess
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.outbox import Outbox
-from tests.finance_helpers import FakeRecall, precedent
+from tests.finance_helpers import PROVEN, FakeRecall, precedent, signed
 
 
 def _case(case_id: str, vendor: str = "V01", etype: str = "price_variance") -> ExceptionCase:
@@ -23,24 +23,25 @@ def _case(case_id: str, vendor: str = "V01", etype: str = "price_variance") -> E
 
 
 def _human(doc: str, vendor: str, outcome: str, decided_at: str, etype: str = "price_variance") -> MemoryRecord:
+    """A reviewer's decision as this dashboard records it: signed (only a signed one has a reviewer's authority)."""
     record = precedent(doc, vendor, etype, outcome, decided_at[:10])
-    return record.model_copy(
+    return signed(record.model_copy(
         update={
             "tags": [*record.tags, REVIEWER_TAG],
             "metadata": {**record.metadata, "source": "reviewer", "decided_at": decided_at, "reviewer": "Dana",
                          "overridden": "true", "agent_recommendation": "approve"},
         }
-    )
+    ))
 
 
 KEY = CaseKey(vendor_code="VA", exception_type="price_variance")
-OLD = [precedent(f"P{i}", "VA", "price_variance", "approve", f"2025-06-{i + 1:02d}") for i in range(12)]
+OLD = [signed(precedent(f"P{i}", "VA", "price_variance", "approve", f"2025-06-{i + 1:02d}"), "seed", None) for i in range(12)]
 
 
 def test_a_human_decision_ranked_last_is_first_in_the_exact_evidence_and_decides():
     ranking = OLD + [_human("decision-E-1", "VA", "reject", "2026-11-29T10:00:00+00:00")]
     recall = FakeRecall(ranking)
-    result, rec = assess(two_stage_recall(recall, "bank", KEY, "q", k=5, own_document="decision-E-2"))
+    result, rec = assess(two_stage_recall(recall, "bank", KEY, "q", k=5, own_document="decision-E-2"), PROVEN)
     assert len(recall.calls) == 2 and recall.calls[1][1][-1] == REVIEWER_TAG
     assert result.exact[0].document_id == "decision-E-1" and result.exact[0].human and len(result.exact) == 5
     assert rec.action == "reject" and rec.policy == "human" and rec.cited == ["decision-E-1"]
@@ -49,7 +50,7 @@ def test_a_human_decision_ranked_last_is_first_in_the_exact_evidence_and_decides
 
 def test_the_seed_recall_misses_it_and_follows_the_older_precedents():
     ranking = OLD + [_human("decision-E-1", "VA", "reject", "2026-11-29T10:00:00+00:00")]
-    result, rec = assess(two_stage_recall(FakeRecall(ranking), "bank", KEY, "q", k=5, decisions_first=False))
+    result, rec = assess(two_stage_recall(FakeRecall(ranking), "bank", KEY, "q", k=5, decisions_first=False), PROVEN)
     assert "decision-E-1" not in [e.document_id for e in result.exact] and rec.action == "approve"
 
 
@@ -58,20 +59,20 @@ def test_the_newest_human_decision_wins_over_an_older_one():
         _human("decision-E-1", "VA", "reject", "2026-11-20T10:00:00+00:00"),
         _human("decision-E-3", "VA", "escalate", "2026-11-29T10:00:00+00:00"),
     ]
-    result, rec = assess(two_stage_recall(FakeRecall(ranking), "bank", KEY, "q", k=5))
+    result, rec = assess(two_stage_recall(FakeRecall(ranking), "bank", KEY, "q", k=5), PROVEN)
     assert [e.document_id for e in result.exact[:2]] == ["decision-E-3", "decision-E-1"]
     assert rec.action == "escalate" and rec.confidence == 0.5 and "1 older human decision(s) differ" in rec.rationale
 
 
 def test_a_precedent_decided_after_the_human_decision_brings_back_the_vote():
     ranking = [_human("decision-E-1", "VA", "reject", "2025-01-01T10:00:00+00:00")] + OLD
-    _, rec = assess(two_stage_recall(FakeRecall(ranking), "bank", KEY, "q", k=5))
+    _, rec = assess(two_stage_recall(FakeRecall(ranking), "bank", KEY, "q", k=5), PROVEN)
     assert rec.policy == "precedent" and rec.action == "approve"
 
 
 def test_a_case_never_cites_its_own_decision():
     ranking = [_human("decision-E-1", "VA", "reject", "2026-11-29T10:00:00+00:00")] + OLD[:2]
-    result, rec = assess(two_stage_recall(FakeRecall(ranking), "bank", KEY, "q", k=5, own_document="decision-E-1"))
+    result, rec = assess(two_stage_recall(FakeRecall(ranking), "bank", KEY, "q", k=5, own_document="decision-E-1"), PROVEN)
     assert "decision-E-1" not in [e.document_id for e in result.records]
     assert result.own_decision is not None and result.own_decision.document_id == "decision-E-1"
     assert "decision-E-1" not in rec.cited and rec.action == "approve"
@@ -79,7 +80,7 @@ def test_a_case_never_cites_its_own_decision():
 
 def test_a_retained_decision_carries_the_reviewer_tag():
     case = _case("E-1")
-    _, rec = assess(two_stage_recall(FakeRecall(OLD), "bank", KEY, "q"))
+    _, rec = assess(two_stage_recall(FakeRecall(OLD), "bank", KEY, "q"), PROVEN)
     decision = exception_decision(case, rec, reviewer="Dana", authenticated=False, action="accept_recommendation")
     record = precedent_record(case, decision, rec)
     assert REVIEWER_TAG in record.tags and "kind:decision" in record.tags and record.document_id == "decision-E-1"
@@ -91,10 +92,11 @@ def test_an_override_reaches_the_next_case_past_twelve_precedents_real_server(hi
     assert len(seeded) == 12 and all(r.metadata["outcome"] == "approve" for r in seeded)
     hindsight.gateway.retain(bank_id, seeded)
     first, second = _case("E-1001"), _case("E-1101")
-    recall = hindsight.gateway.recall
+    recall, outbox = hindsight.gateway.recall, Outbox(tmp_path / "d.sqlite3")
 
-    def review(case):
-        return assess(two_stage_recall(recall, bank_id, CaseKey.of(case), case.recall_query(), own_document=document_id_for(case.id)))
+    def review(case):  # a decision's authority is proven by the store that recorded it
+        result = two_stage_recall(recall, bank_id, CaseKey.of(case), case.recall_query(), own_document=document_id_for(case.id))
+        return assess(result, outbox.provenance.origin)
 
     _, before = review(second)
     assert before.action == "approve"
@@ -103,7 +105,7 @@ def test_an_override_reaches_the_next_case_past_twelve_precedents_real_server(hi
         first, rec, reviewer="Dana", authenticated=False, action="override", outcome="escalate", reason_code="NEEDS_APPROVER",
         now=lambda: datetime.now(UTC),
     )
-    stored, report = Outbox(tmp_path / "d.sqlite3").submit(bank_id, decision, precedent_record(first, decision, rec), hindsight.gateway.retain)
+    stored, report = outbox.submit(bank_id, decision, precedent_record(first, decision, rec), hindsight.gateway.retain)
     assert stored.state == "delivered" and report.error is None
 
     result, after = review(second)

@@ -20,7 +20,7 @@ from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.review.agent_runs import AgentRunStore
 from dashboard.review.outbox import Outbox
 from dashboard.support.recall import recall_for_ticket
-from tests.conftest import shared_demo_of
+from tests.conftest import PROVEN, seeded, shared_demo_of, signed_as
 from tests.finance_helpers import precedent
 from tests.helpers import DEMO_CASES, DEMO_TICKETS, demo_case, demo_ticket, open_page, run_cli, texts
 
@@ -97,22 +97,22 @@ def test_no_observation_carrying_another_customers_record_reaches_a_ticket(both)
 def test_seeding_twice_writes_nothing_the_second_time(request, server):
     live = request.getfixturevalue(server)
     banks = shared_demo_of(live)  # seeded once already
-    assert seed_bank(live.gateway, banks.finance, finance_records()) == 0
-    assert seed_bank(live.gateway, banks.support, support_records()) == 0
+    assert seed_bank(live.gateway, banks.finance, finance_records(), sign=seeded) == 0  # signed as the demo seed signs
+    assert seed_bank(live.gateway, banks.support, support_records(), sign=seeded) == 0
 
 
 def test_one_human_decision_is_one_precedent_and_its_observations_stay_out_of_its_own_case(hindsight_llm, bank_id):
     live, bank = hindsight_llm, f"{bank_id}-decision"
     live.gateway.retain(bank, [precedent(f"P-{i}", "V02", "price_variance", "reject", f"2025-0{i + 1}-10") for i in range(2)])
     case = demo_case("E-1002")
-    _, before = assess(two_stage_recall(live.gateway.recall, bank, CaseKey.of(case), case.recall_query()))
+    _, before = assess(two_stage_recall(live.gateway.recall, bank, CaseKey.of(case), case.recall_query()), PROVEN)
     decision = exception_decision(case, before, reviewer="Dana", authenticated=False, action="override", outcome="approve",
                                   reason_code="PRICE_AGREED", note="new contract", now=lambda: datetime(2026, 11, 20, tzinfo=UTC))
-    live.gateway.retain(bank, [precedent_record(case, decision, before)])
+    live.gateway.retain(bank, [signed_as(precedent_record(case, decision, before), "reviewer", "Dana")])  # as the dashboard records it
     live.settle(bank)
 
     other = case.model_copy(update={"id": "E-9002"})  # another V02 price variance: the decision is its precedent
-    result, rec = assess(two_stage_recall(live.gateway.recall, bank, CaseKey.of(other), other.recall_query(), own_document=document_id_for(other.id)))
+    result, rec = assess(two_stage_recall(live.gateway.recall, bank, CaseKey.of(other), other.recall_query(), own_document=document_id_for(other.id)), PROVEN)
     assert [e.ref for e in result.exact].count("decision-E-1002") == 1 and len(result.exact) == 3
     assert rec.policy == "human" and rec.cited == ["decision-E-1002"] and "other human decision" not in rec.rationale
     derived = [o for o in result.observations if "decision-E-1002" in o.source_documents]

@@ -61,7 +61,7 @@ def _button(at, label: str):
 
 
 def _tags(hindsight, bank: str) -> dict[str, list[str]]:
-    return {doc: list(tags) for doc, (_text, tags) in stored_documents(hindsight.gateway, bank).items()}
+    return {doc: list(tags) for doc, (_text, tags, _metadata) in stored_documents(hindsight.gateway, bank).items()}
 
 
 def test_t2012_after_t2004_is_approved_shows_the_legacy_records_left_out_and_migrates_them(hindsight, own_support_env):

@@ -94,6 +94,6 @@ def test_the_audit_row_says_what_evidence_the_decision_was_made_on(tmp_path):
     )
     first, _ = outbox.submit("fin", decision, memory, None, evidence=seen)
     offline, _ = outbox.submit("fin", decision, memory, None, evidence=EvidenceSnapshot(available=False), base_revision=1)
-    assert audit_row(first).decided_on_evidence == "2 shown, relevant: PREC-1; recommended approve"
+    assert audit_row(first).decided_on_evidence == "2 shown, relevant: PREC-1; recommended approve for payment"  # the buttons' words
     assert audit_row(offline).decided_on_evidence == "no evidence (recall unavailable)"
     assert (audit_row(first).revision, audit_row(offline).revision) == (1, 2)

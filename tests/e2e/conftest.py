@@ -18,6 +18,7 @@ from dashboard.cli.app_server import serve_app
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.db import make_engine
 from dashboard.review.outbox import Outbox
+from tests.conftest import SIGNING_SECRET
 from tests.warm_app import start_warmed
 
 REPO = Path(__file__).resolve().parents[2]
@@ -93,7 +94,7 @@ class App:
 
     def outbox(self) -> Outbox:
         """The app's review store: the store the app process opens from the same settings."""
-        return Outbox(make_engine(None, self.data_dir))
+        return Outbox(make_engine(None, self.data_dir), signing_key=SIGNING_SECRET)
 
 
 @pytest.fixture

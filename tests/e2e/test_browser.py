@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from dashboard.finance.policy import Recommendation
-from tests.e2e.conftest import PROBE_CASE, XSS_IMG, XSS_LINK, XSS_REMOTE, choose, click_button, grid_cells, heading, metric, open_select, paste_over_the_limit, press, settled
+from tests.e2e.conftest import PROBE_CASE, PROBE_TEXT, XSS_IMG, XSS_LINK, XSS_REMOTE, choose, click_button, grid_cells, heading, metric, open_select, paste_over_the_limit, press, settled
 from tests.helpers import demo_case, demo_ticket, record_exception_decision, record_ticket_decision
 
 pytestmark = pytest.mark.browser
@@ -212,7 +212,9 @@ def test_untrusted_memory_text_renders_as_literal_text(app, page: Page, shots):
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     page.goto(f"{app.url}/exceptions?case={PROBE_CASE}")
     evidence = page.locator(".st-key-case_evidence")
-    expect(evidence.get_by_text(XSS_IMG, exact=False)).to_be_visible()  # the evidence cards: text elements
+    expect(evidence.get_by_text(PROBE_TEXT, exact=True)).to_be_visible()  # the evidence cards: text elements
+    # the screen flags the hidden markup and quotes it, as literal text too
+    expect(evidence.get_by_text(re.compile(r"^Set aside, never cited, never a vote: its text hides text in markup"))).to_be_visible()
     settled(page)
     _assert_inert(page, requests, dialogs, evidence.inner_text())
     shots(page, "untrusted-text-exceptions")

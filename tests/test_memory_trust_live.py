@@ -1,0 +1,176 @@
+"""Memory you can trust, against the real server in both modes (verbatim, and extracting through the stand-in LLM):
+the issue's forged decision-E-1777 gives no authority (on the policy, `recall-exception --json` and the incidents);
+each attack of the poisoning corpus (tests/poisoning.py: the seven techniques of hindsight #3558, for an AP exception
+and a support ticket), retained through the Hindsight client as an attacker would, is caught; and neither the demo
+data nor a real reviewer's decision raises a false alarm. Each run writes its table to test-artifacts/ (the one in
+docs/reliability-and-security.md)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+from dashboard.agents.findings import find_incidents
+from dashboard.agents.runner import run_exception
+from dashboard.finance.decisions import document_id_for, exception_decision, precedent_record
+from dashboard.finance.policy import as_they_claim, assess, recommend
+from dashboard.finance.recall import CaseKey, two_stage_recall
+from dashboard.review.agent_runs import AgentRunStore
+from dashboard.review.decision import OUTCOME_WORDS
+from dashboard.review.decisions import DecisionService, Proposal
+from dashboard.review.casework import Casework
+from dashboard.review.freshness import Freshness
+from dashboard.review.outbox import Outbox
+from dashboard.support.recall import recall_for_ticket
+from dashboard.support.trust import origins_in_words
+from tests.conftest import PROVEN, SIGNING_SECRET
+from tests.helpers import demo_case, demo_ticket, run_cli
+from tests.poisoning import EXCEPTION_POISONS, ISSUE_EXAMPLE, TICKET_POISONS, Poison
+
+CASE, TICKET = demo_case("E-1002"), demo_ticket("T-2004")  # V02 price variance (the demo says reject); Ann Lee
+ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
+
+
+def _recall_case(live, bank: str):
+    result = two_stage_recall(live.gateway.recall, bank, CaseKey.of(CASE), CASE.recall_query(), own_document=document_id_for(CASE.id))
+    return assess(result, PROVEN)
+
+
+def _words(rec) -> str:
+    return f"{OUTCOME_WORDS[rec.action]} ({rec.confidence:.2f})"
+
+
+def _retained(live, bank: str, poison: Poison) -> list[str]:
+    """Retain the attacker's records straight into the bank, through the client (never the dashboard)."""
+    live.gateway.retain(bank, poison.records())
+    live.settle(bank)
+    return [doc for doc, _text in poison.documents()]
+
+
+def _forget(live, bank: str, documents: list[str]) -> None:
+    for doc in documents:
+        live.gateway.delete_document(bank, doc)
+
+
+def test_the_forged_decision_e1777_gives_no_authority_and_is_named_everywhere(live, live_demo_banks, tmp_path):
+    bank = live_demo_banks.finance
+    _, before = _recall_case(live, bank)
+    assert (before.action, before.confidence) == ("reject", 0.67) and not before.untrusted  # the demo: two rejects, signed
+    _retained(live, bank, ISSUE_EXAMPLE)
+
+    result, rec = _recall_case(live, bank)
+    (forged,) = [r for r in result.records if r.document_id == "decision-E-1777"]
+    assert forged.origin.forged and forged.set_aside and {f.rule for f in forged.flags} >= {"supersedes", "forged_policy"}
+    assert (rec.action, rec.confidence) == ("reject", 0.67) and "decision-E-1777" not in rec.cited
+    assert rec.if_trusted == "approve for payment (1.00)" and "decision-E-1777" in rec.untrusted
+
+    cli = run_cli(live, "recall-exception", "--vendor", "V02", "--type", "price_variance", "--json", finance=bank)
+    assert cli.returncode == 0, cli.stderr
+    payload = json.loads(cli.stdout)
+    (shown,) = [e for e in payload["exact"] + payload["broader"] if e["id"] == "decision-E-1777"]
+    assert shown["forged_claim"] and shown["origin"] == "claims to be a reviewer's decision; not recorded here"
+    assert payload["recommendation"]["action"] == "reject" and "decision-E-1777" in payload["recommendation"]["untrusted"]
+
+    outbox = Outbox(tmp_path / "store.sqlite3", signing_key=SIGNING_SECRET)
+    store = AgentRunStore(outbox.engine)
+    runs = [run_exception(live.gateway, store, bank, CASE, variant, PROVEN) for variant in ("reviewed", "naive")]
+    assert runs[0].output["action"] == "reject"
+    found = find_incidents(live.gateway, store, outbox, runs)
+    claims = {i.variant: i for i in found if i.kind == "forged_claim"}  # the naive agent's broad search may not reach it
+    assert all(i.records == ["decision-E-1777"] for i in claims.values()) and claims["reviewed"].used_in_answer == []
+    assert not [i for i in found if i.kind == "untrusted_swing" and i.variant == "reviewed"]  # set aside: it swung nothing
+
+    # A real reviewer's decision, recorded by the decision service: signed, it has a reviewer's authority, no alarm.
+    service = DecisionService(outbox, Casework(outbox.engine), Freshness(outbox.engine), live.gateway.retain)
+    other = CASE.model_copy(update={"id": "E-1902"})  # another V02 price variance: its decision is E-1002's evidence
+    decision = exception_decision(other, rec, reviewer="Dana", authenticated=False, action="override", outcome="approve",
+                                  reason_code="PRICE_AGREED", note="New price list from 1 Nov", now=lambda: datetime.now(UTC))
+    done = service.decide(bank, "reviewer", Proposal(decision=decision, record=precedent_record(other, decision, rec), scope=CaseKey.of(other).scope))
+    assert done.delivered
+    live.settle(bank)
+    result, rec = _recall_case(live, bank)
+    (mine,) = [r for r in result.records if r.document_id == document_id_for(other.id)]
+    assert mine.human and not mine.flags and not mine.set_aside and mine.origin.words == "this dashboard: Dana's decision"
+    assert (rec.action, rec.policy, rec.cited) == ("approve", "human", [document_id_for(other.id)])
+
+
+def _caught(records, poison: Poison) -> list[str]:
+    """How the records of this poison were caught, in words (what the table says)."""
+    mine = [r for r in records if r.document_id in {doc for doc, _ in poison.documents()}]
+    ways = []
+    rules = sorted({f.rule for r in mine for f in r.flags})
+    if rules:
+        ways.append("screen: " + ", ".join(rules))
+    if any(getattr(r.origin, "forged", False) for r in mine):
+        ways.append("origin: a forged reviewer's claim")
+    elif mine and all(r.origin.kind == "unknown" for r in mine):
+        ways.append("origin: unknown")
+    repeats = sum(1 for r in mine if (r.set_aside or "").startswith("one of a burst"))
+    if repeats:
+        ways.append(f"burst: {repeats} repeats set aside" if poison.kind == "exception" else f"burst: said on each of its {repeats} cards")
+    return ways
+
+
+def test_the_poisoning_suite_each_attack_is_caught_and_the_demo_raises_no_alarm(live, live_demo_banks):
+    bank, support = live_demo_banks.finance, live_demo_banks.support
+    result, baseline = _recall_case(live, bank)
+    assert all(not r.flags and not r.set_aside and r.origin.kind == "seed" for r in result.records)  # the demo: no false alarm
+    tickets = recall_for_ticket(live.gateway.recall, support, TICKET.customer, TICKET.issue, read_document=live.gateway.document)
+    assert all(not e.flags for e in [*tickets.evidence, *tickets.legacy_rejected])
+
+    rows = []
+    for poison in EXCEPTION_POISONS:
+        documents = _retained(live, bank, poison)
+        result, rec = _recall_case(live, bank)
+        without = recommend(as_they_claim(result))
+        ways = _caught(result.records, poison)
+        recalled = [r for r in result.records if r.document_id in documents]
+        assert recalled, f"{poison.technique}: the attack was not recalled"
+        # never the attacker's outcome: the demo's own (reject), or, when the attack pushed a precedent out of the top k,
+        # an escalation that says why
+        assert rec.action in (baseline.action, "escalate"), (poison.technique, rec.rationale)
+        _check_caught(poison, recalled)
+        rows.append((poison.technique, "AP exception E-1002", _words(without), _words(rec), "; ".join(ways)))
+        _forget(live, bank, documents)
+
+    for poison in TICKET_POISONS:
+        documents = _retained(live, support, poison)
+        recall = recall_for_ticket(live.gateway.recall, support, TICKET.customer, TICKET.issue, read_document=live.gateway.document)
+        recalled = [e for e in [*recall.evidence, *recall.legacy_rejected] if e.document_id in documents]
+        assert recalled, f"{poison.technique}: the attack was not recalled"
+        words = origins_in_words(recalled, PROVEN)
+        judged = [_Judged(e.document_id, e.flags, PROVEN(e.document_id, e.tags, e.metadata), words[e.ref]) for e in recalled]
+        _check_caught(poison, judged)
+        used = sum(1 for e in recalled if e.admitted)
+        rows.append((poison.technique, "support ticket T-2004", f"{used} of {len(recalled)} used in the answer",
+                     f"the same, each {'flagged' if any(e.flags for e in recalled) else 'shown with its origin'} on the ticket",
+                     "; ".join(_caught(judged, poison))))
+        _forget(live, support, documents)
+
+    table = ["| technique | case | counted as the records claim | with origins, screen and bursts | caught by |", "|---|---|---|---|---|"]
+    table += [f"| {' | '.join(row)} |" for row in rows]
+    ARTIFACTS.mkdir(exist_ok=True)
+    (ARTIFACTS / f"poisoning-{live.mode}.md").write_text("\n".join(table) + "\n")
+
+
+class _Judged:
+    """A support record as _caught reads it: its id, the screen's flags, its origin and what its card says of it
+    (support sets nothing aside: a burst is said on each card)."""
+
+    def __init__(self, document_id, flags, origin, words):
+        self.document_id, self.flags, self.origin = document_id, flags, origin
+        self.set_aside = "one of a burst" if "one of a burst" in words else None
+
+
+def _check_caught(poison: Poison, records) -> None:
+    rules = {f.rule for r in records for f in r.flags}
+    if "screen" in poison.caught_by:
+        assert set(poison.expected_flags) <= rules, (poison.technique, poison.kind, rules)
+    if "origin" in poison.caught_by:
+        assert all(r.origin.kind == "unknown" for r in records), poison.technique
+        if "reviewer" in poison.metadata.values() or "source" in poison.metadata and poison.metadata.get("source") == "reviewer":
+            assert all(r.origin.forged for r in records), poison.technique
+    if "burst" in poison.caught_by:  # an exception's burst votes once; a ticket's cards each say it is one
+        repeats = [r for r in records if (r.set_aside or "").startswith("one of a burst")]
+        assert len(repeats) == len(records) - (poison.kind == "exception"), (poison.technique, [r.set_aside for r in records])

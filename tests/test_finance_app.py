@@ -6,7 +6,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from components.decision_form import ACCEPT, OVERRIDE, field_keys
-from dashboard.review.decision import OUTCOME_WORDS, OUTCOMES
+from components.submission import Submitted
+from dashboard.review.decision import OUTCOME_WORDS, OUTCOMES, Shown
 from components.safe_text import md
 from dashboard.cli.seed import finance_records, seed_bank
 from tests.conftest import APP
@@ -209,3 +210,15 @@ def test_a_long_note_is_kept_up_to_the_limit_with_what_was_cut_shown_and_overrid
     at = _submit(at, "E-1001", choice=OVERRIDE, outcome=offered[0], reason="OTHER")  # the kept note, as it stands
     stored = outbox.latest("exception", "E-1001")
     assert stored is not None and stored.decision.note == note[:4000].strip() and stored.decision.outcome == offered[0]
+
+
+def test_a_submit_made_on_another_case_screen_is_refused_in_words_and_nothing_is_recorded(exceptions_page):
+    """A key pressed as the page moved on reaches the next case's run: its screen was another case's."""
+    start, _bank, outbox = exceptions_page
+    at = start(case="E-1002")
+    at.text_input(key="reviewer_name").input("Dana").run()
+    at.session_state["exceptions_submitted"] = Submitted(shown=Shown(case_id="E-1001", recommendation="approve", evidence="0" * 64), origin="key")
+    at.run()
+    assert not at.exception, at.exception
+    assert any(e.value.startswith(md("Not recorded: This decision was made on E-1001, but E-1002 is open now.")) for e in at.error)
+    assert outbox.history() == []

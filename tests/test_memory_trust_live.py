@@ -25,7 +25,7 @@ from dashboard.review.outbox import Outbox
 from dashboard.support.recall import recall_for_ticket
 from dashboard.support.trust import origins_in_words
 from tests.conftest import PROVEN, SIGNING_SECRET
-from tests.helpers import demo_case, demo_ticket, run_cli
+from tests.helpers import demo_case, demo_ticket, open_page, run_cli, texts
 from tests.poisoning import EXCEPTION_POISONS, ISSUE_EXAMPLE, TICKET_POISONS, Poison
 
 CASE, TICKET = demo_case("E-1002"), demo_ticket("T-2004")  # V02 price variance (the demo says reject); Ann Lee
@@ -42,9 +42,10 @@ def _words(rec) -> str:
 
 
 def _retained(live, bank: str, poison: Poison) -> list[str]:
-    """Retain the attacker's records straight into the bank, through the client (never the dashboard)."""
+    """Retain the attacker's records straight into the bank, through the client (never the dashboard). A retain
+    returns once the documents are recallable (their facts extracted); observations consolidate later, and are never
+    precedents nor a ticket's records."""
     live.gateway.retain(bank, poison.records())
-    live.settle(bank)
     return [doc for doc, _text in poison.documents()]
 
 
@@ -53,7 +54,7 @@ def _forget(live, bank: str, documents: list[str]) -> None:
         live.gateway.delete_document(bank, doc)
 
 
-def test_the_forged_decision_e1777_gives_no_authority_and_is_named_everywhere(live, live_demo_banks, tmp_path):
+def test_the_forged_decision_e1777_gives_no_authority_and_is_named_everywhere(live, live_demo_banks, tmp_path, point_app):
     bank = live_demo_banks.finance
     _, before = _recall_case(live, bank)
     assert (before.action, before.confidence) == ("reject", 0.67) and not before.untrusted  # the demo: two rejects, signed
@@ -65,6 +66,13 @@ def test_the_forged_decision_e1777_gives_no_authority_and_is_named_everywhere(li
     assert (rec.action, rec.confidence) == ("reject", 0.67) and "decision-E-1777" not in rec.cited
     assert rec.if_trusted == "approve for payment (1.00)" and "decision-E-1777" in rec.untrusted
 
+    outbox = Outbox(tmp_path / "store.sqlite3", signing_key=SIGNING_SECRET)
+    point_app(live.env(finance=bank, support=live_demo_banks.support), outbox)
+    page = texts(open_page("views/exceptions.py", timeout=120, case=CASE.id))  # the case page, as a reviewer reads it
+    assert "Origin: claims to be a reviewer's decision; not recorded here" in page
+    assert "decision-E-1777: it claims to be a reviewer's decision, but this dashboard never recorded it" in page
+    assert "Counted as they present themselves, they would make the recommendation approve for payment (1.00)." in page
+
     cli = run_cli(live, "recall-exception", "--vendor", "V02", "--type", "price_variance", "--json", finance=bank)
     assert cli.returncode == 0, cli.stderr
     payload = json.loads(cli.stdout)
@@ -72,7 +80,6 @@ def test_the_forged_decision_e1777_gives_no_authority_and_is_named_everywhere(li
     assert shown["forged_claim"] and shown["origin"] == "claims to be a reviewer's decision; not recorded here"
     assert payload["recommendation"]["action"] == "reject" and "decision-E-1777" in payload["recommendation"]["untrusted"]
 
-    outbox = Outbox(tmp_path / "store.sqlite3", signing_key=SIGNING_SECRET)
     store = AgentRunStore(outbox.engine)
     runs = [run_exception(live.gateway, store, bank, CASE, variant, PROVEN) for variant in ("reviewed", "naive")]
     assert runs[0].output["action"] == "reject"

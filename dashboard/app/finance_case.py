@@ -21,7 +21,7 @@ from dashboard.finance.matching import match_status
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import Recommendation
 from dashboard.finance.recall import CaseKey, TwoStageResult
-from dashboard.review.decision import NOTE_MAX_CHARS, Shown, conflict_escalation
+from dashboard.review.decision import NOTE_MAX_CHARS, Shown, changed_since_shown, conflict_escalation
 from dashboard.review.decisions import Proposal
 
 __all__ = ["KEYS", "KIND", "OVERRIDE", "decision_area", "describe", "proposal_for", "reasons", "shown_of"]
@@ -134,6 +134,9 @@ def decision_area(bank: str, case: ExceptionCase, queue, result: TwoStageResult 
 
 def _record(bank, case, queue, result, rec, submitted, me, seen_key, seen, blind, slot: Slot) -> None:
     """Record a submit through the service, on the case as it is now; a refusal is shown in `slot`."""
+    if submitted.shown.case_id != case.id:  # pressed as the page moved on: said before its fields are read
+        slot.refuse(f"Not recorded: {changed_since_shown(submitted.shown, shown_of(case, result, rec))}")
+        return
     try:
         decision = _decision(case, rec, submitted, me)
     except DecisionError as exc:

@@ -18,7 +18,7 @@ from components.decision_form import hold_long_note, refill_long_note, show_long
 from components.safe_text import md
 from components.workflow import REVIEWER_LABEL, Slot, auto_advance_toggle, render_comments
 from dashboard.app import access, blind_review, deciding, resources
-from dashboard.review.decision import NOTE_MAX_CHARS, Shown
+from dashboard.review.decision import NOTE_MAX_CHARS, Shown, changed_since_shown
 from dashboard.review.decisions import Proposal
 from dashboard.support.customers import customer_tag
 from dashboard.support.decisions import ACTIONS, TicketDecisionError, interaction_record, ticket_decision, ticket_evidence_snapshot
@@ -109,6 +109,9 @@ def decision_area(
 
 def _record(bank, ticket, recall, submitted, me, seen_key, seen, blind, queue, decided, describe, slot: Slot) -> None:
     """Record a submit (the form's, or the accept key's: send the draft) through the service; a refusal shows in `slot`."""
+    if submitted.shown.case_id != ticket.id:  # pressed as the page moved on: said before its fields are read
+        slot.refuse(f"Not recorded: {changed_since_shown(submitted.shown, shown_of(ticket, recall))}")
+        return
     values = submitted.values if submitted.origin == "form" else {"action": "approve"}
     note = str(values.get("note") or "")
     try:

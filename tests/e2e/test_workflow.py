@@ -10,6 +10,7 @@ import time
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
+from dashboard.app import finance_recalls
 from dashboard.finance.policy import Recommendation
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.casework import Casework
@@ -98,6 +99,7 @@ def test_bulk_acceptance_records_one_decision_per_case(app, page: Page, shots):
     still = page.get_by_text(re.compile(r"still being recalled in the background"))
     deadline = time.monotonic() + WAIT / 1000
     while still.count() and time.monotonic() < deadline:  # the prefetch fills the cache; a rerun (R) shows what is ready
+        page.wait_for_timeout(finance_recalls.QUIET_S * 1000 + 500)  # each rerun holds the background back for QUIET_S
         press(page, "r")
         settled(page)
     expect(button).to_be_enabled()

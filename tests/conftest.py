@@ -30,6 +30,8 @@ from dashboard.settings import Settings, signing_secret_of
 from dashboard.trust.origin import Kind, origin_of, signed_metadata
 from tests.llm_double import LLMDouble
 
+pytest_plugins = ["tests.grouping"]  # which worker runs which file
+
 SIGNING_KEY = "recall-review-suite-signing-key"  # RECALL_REVIEW_SIGNING_KEY of every process the suite points at a server
 SIGNING_SECRET = signing_secret_of(SIGNING_KEY)
 
@@ -115,18 +117,6 @@ def live_hindsight(llm: LLMDouble | None = None) -> Iterator[LiveHindsight]:
 def pytest_configure(config: pytest.Config) -> None:
     # A run stopped by SIGTERM (a CI timeout) or SIGINT stops every server it started, in each worker.
     processes.stop_children_on_signals()
-
-
-EXTRACTING_FIXTURES = {"live", "hindsight_llm"}
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups (--dist loadgroup, scripts/test)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """One worker per test file, as --dist loadfile would, except that every file with a test on the extracting
-    server goes to one worker: the other never starts that server or seeds its demo (~100 s)."""
-    extracting = {item.path for item in items if EXTRACTING_FIXTURES & set(getattr(item, "fixturenames", ()))}
-    for item in items:
-        item.add_marker(pytest.mark.xdist_group("extracting" if item.path in extracting else str(item.path)))
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,4 @@
-"""The suite runs one test file per worker (scripts/test: --dist loadgroup and tests/conftest.py), so a file's
+"""The suite runs one test file per worker (scripts/test: --dist loadgroup and tests/grouping.py), so a file's
 module fixtures and the extracting server are set up once. pytest 9.2 broke this silently with pytest-xdist 3.8
 (every test became its own work unit, and both workers started the extracting server): this catches it."""
 
@@ -10,9 +10,14 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
+def test_the_suite_groups_with_the_grouping_plugin(pytestconfig):
+    assert pytestconfig.pluginmanager.has_plugin("tests.grouping")  # registered by tests/conftest.py
+
+
 def test_the_tests_of_one_file_run_on_one_worker(tmp_path):
-    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", "--dist", "loadgroup",
-            str(REPO / "tests" / "probes" / "one_file.py")]
+    # The grouping plugin alone (not the suite's conftest and its imports): the same hook, in a session of seconds.
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--noconftest", "-p", "tests.grouping",
+            "-n", "2", "--dist", "loadgroup", str(REPO / "tests" / "probes" / "one_file.py")]
     done = subprocess.run(argv, cwd=REPO, env={**os.environ, "RECALL_REVIEW_PROBE_DIR": str(tmp_path)},
                           capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stdout[-2000:]

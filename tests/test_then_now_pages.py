@@ -15,13 +15,14 @@ from dashboard.queue_files import load_rows
 from dashboard.review.agent_runs import AgentRunStore
 from dashboard.settings import load_settings
 from dashboard.support.models import Ticket
+from tests.conftest import PROVEN, seeded
 from tests.helpers import open_page, texts
 
 
 def _banks(hindsight, audit: bool):
     fin, sup = f"fin-{uuid.uuid4().hex[:8]}", f"sup-{uuid.uuid4().hex[:8]}"
-    seed_bank(hindsight.gateway, fin, finance_records())
-    seed_bank(hindsight.gateway, sup, support_records())
+    seed_bank(hindsight.gateway, fin, finance_records(), sign=seeded)  # as `python -m dashboard seed` writes them
+    seed_bank(hindsight.gateway, sup, support_records(), sign=seeded)
     if audit:
         hindsight.gateway.enable_audit_log(fin)
         hindsight.gateway.enable_audit_log(sup)
@@ -35,14 +36,17 @@ def test_case_and_ticket_show_what_the_agent_recalled_then_and_the_incidents_pag
     settings = load_settings()
     case = next(c for c in load_rows(settings.exceptions_file, ExceptionCase) if c.id == "E-1002")
     ticket = next(t for t in load_rows(settings.tickets_file, Ticket) if t.id == "T-2004")
-    run_exception(hindsight.gateway, store, fin, case, "reviewed")
-    run_ticket(hindsight.gateway, store, sup, ticket, "naive", retain=False)
+    run_exception(hindsight.gateway, store, fin, case, "reviewed", PROVEN)  # signatures checked with the app's key
+    run_ticket(hindsight.gateway, store, sup, ticket, "naive", retain=False, origin=PROVEN)
 
     at = open_page("views/exceptions.py", timeout=90, case="E-1002")
     text = texts(at)
     assert "What the agent recalled then, and what recall returns now" in text
     assert "as Hindsight's audit log recorded it" in text and "Agent's recommendation: reject" in text
     assert "Since then: 0 appeared" in text
+    lines = [line for t in at.text for line in t.value.splitlines()]
+    pri02 = [line for line in lines if line.startswith("PREC-V02-PRI-02: ")]  # then (each call) and now: who wrote it
+    assert len(pri02) >= 2 and all(line.endswith("; origin: the demo seed") for line in pri02), pri02
 
     # the reviewer overrides: the case's own decision is what changed since the agent's recall, never evidence
     _, rec = assess(two_stage_recall(hindsight.gateway.recall, fin, CaseKey.of(case), case.recall_query(), own_document="decision-E-1002"))
@@ -55,7 +59,8 @@ def test_case_and_ticket_show_what_the_agent_recalled_then_and_the_incidents_pag
     # (broader records may churn too: a new document changes the ranking of the any_strict pass)
     appeared = since.split(" appeared (")[1].split(")")[0].split(", ")
     assert "decision-E-1002" in appeared, since
-    assert "decision-E-1002: your decision (not evidence) (new since then)" in texts(at)  # one wrapped line per record
+    line = "decision-E-1002: your decision (not evidence); origin: this dashboard: Dana's decision (new since then)"
+    assert line in texts(at)  # one wrapped line per record
     cause = next(t.value for t in at.text if t.value.startswith("decision-E-1002 appeared:"))  # its cause, plain text
     assert cause.startswith("decision-E-1002 appeared: retained after the recall. Retained on ")
 
@@ -64,6 +69,9 @@ def test_case_and_ticket_show_what_the_agent_recalled_then_and_the_incidents_pag
     assert "What the support agent (naive) recalled" in text and "the whole bank (no filter)" in text  # plain words
     assert ": another customer's" in text or ": no provable owner" in text
     assert "audit entry" not in text  # no audit ids on the case page
+    lines = [line for t in at.text for line in t.value.splitlines()]
+    ann = [line for line in lines if line.startswith("SUP-L-001: ")]  # Ann Lee's record, then and now
+    assert ann and all("; origin: the demo seed" in line for line in ann), ann
 
     at = open_page("views/incidents.py", timeout=90)
     table = next(d.value for d in at.dataframe if "kind" in d.value.columns)  # display-only: no key in AppTest

@@ -70,7 +70,7 @@ def run_finance_agent(
         raise ValueError(f"variant: must be one of {', '.join(VARIANTS)}, got {variant!r}")
     started = clock()
     key, query = CaseKey.of(case), case.recall_query()
-    recorder = RecordingRecall(recall, _single_label if variant == "naive" else label_for)
+    recorder = RecordingRecall(recall, _single_label if variant == "naive" else label_for, origin)
     if variant == "naive":
         result, rec = _naive(recorder, bank_id, key, query, k, origin)
     else:

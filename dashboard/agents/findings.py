@@ -24,6 +24,7 @@ from dashboard.review.agent_runs import AgentRun, AgentRunStore, AuditRecall
 from dashboard.review.casework import Casework
 from dashboard.review.db import as_utc
 from dashboard.review.incident_cases import VARIANTS
+from dashboard.trust.origin import OriginOf
 
 
 def entries_of(store: AgentRunStore, runs: list[AgentRun]) -> dict[str, AuditRecall]:
@@ -96,7 +97,8 @@ def store_incident_kinds(casework: Casework, runs: list[AgentRun], incidents: li
         casework.put_many_flags(bank, kind, flags)
 
 
-def case_then_now(store: AgentRunStore, run: AgentRun | None, now_results, audit_log_on: bool) -> ThenNow:
-    """`now_results`: the evidence rows (documents) today's recall gives the case."""
+def case_then_now(store: AgentRunStore, run: AgentRun | None, now_results, audit_log_on: bool, origin: OriginOf | None = None) -> ThenNow:
+    """`now_results`: the evidence rows (documents) today's recall gives the case; `origin`: the check of a record's
+    signature, so each says who wrote it."""
     runs = [run] if run is not None else []
-    return then_vs_now(run, entries_of(store, runs), [evidence_ref(e) for e in now_results], audit_log_on)
+    return then_vs_now(run, entries_of(store, runs), [evidence_ref(e, origin) for e in now_results], audit_log_on)

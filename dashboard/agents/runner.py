@@ -45,9 +45,14 @@ def run_exception(
 
 
 def run_ticket(
-    gateway: HindsightGateway, store: AgentRunStore, bank_id: str, ticket: Ticket, variant: str, retain: bool = True
+    gateway: HindsightGateway, store: AgentRunStore, bank_id: str, ticket: Ticket, variant: str, retain: bool = True,
+    origin: OriginOf | None = None,
 ) -> AgentRun:
-    run = run_support_agent(gateway.recall, gateway.retain if retain else None, bank_id, ticket, variant, read_document=gateway.document)
+    """`origin`: the check of a record's signature; by default the review store's that `store` is part of."""
+    run = run_support_agent(
+        gateway.recall, gateway.retain if retain else None, bank_id, ticket, variant, read_document=gateway.document,
+        origin=origin or Provenance(store.engine).origin,
+    )
     return _record(gateway, store, run)
 
 
@@ -68,7 +73,7 @@ def seed_agent_runs(
             counts["finance"] += 1
         else:
             # Drafts only: retained answers would turn the demo's legacy customers into tagged ones.
-            run_ticket(gateway, store, support_bank, item, variant, retain=False)
+            run_ticket(gateway, store, support_bank, item, variant, retain=False, origin=origin)
             counts["support"] += 1
     log(f"agent runs: {counts['finance']} finance, {counts['support']} support recorded")
     return counts

@@ -16,6 +16,7 @@ from dashboard.hindsight.wire import RecallResponse
 from dashboard.review.agent_runs import RecallSnapshot, ResultRef
 from dashboard.support.admission import leading_marker_name
 from dashboard.support.customers import TAG_PREFIX, customer_tag
+from dashboard.trust.origin import OriginOf
 
 KEPT_METADATA = (
     "outcome", "decided_on", "decided_at", "source", "vendor_code", "exception_type", "reviewer", "exception_id",
@@ -31,25 +32,32 @@ def response_hash(texts: Iterable[str]) -> str:
     return hashlib.sha256("\x1e".join(texts).encode()).hexdigest()
 
 
-def result_ref(record: RecalledDocument | RecalledObservation) -> ResultRef:
+def result_ref(record: RecalledDocument | RecalledObservation, origin: OriginOf | None = None) -> ResultRef:
     """A recalled document's or observation's compact ref. A document's owner is its customer tag, else the
-    customer its ORIGINAL text's leading marker names (never a rewritten fact's); an observation's is its tag."""
+    customer its ORIGINAL text's leading marker names (never a rewritten fact's); an observation's is its tag.
+    `origin`: the check of a record's signature, so the ref says who wrote it (the signature itself is not kept)."""
     if isinstance(record, RecalledObservation):
         return ResultRef(
             id=record.ref, kind="observation", tags=list(record.tags), score=record.memory.scores.final,
             text_hash=text_hash(record.text), owner=_owner(record.tags, None), sources=record.source_documents,
         )
-    return _document_ref(
+    ref = _document_ref(
         record.ref, record.document_id, record.tags, record.text, record.first_chunk, record.metadata,
         score=record.scores.final, facts=len(record.facts),
     )
+    if origin is None:
+        return ref
+    return ref.model_copy(update={"origin": origin(record.document_id, record.tags, record.metadata).words})
 
 
-def evidence_ref(row) -> ResultRef:
+def evidence_ref(row, origin: OriginOf | None = None) -> ResultRef:
     """A page's evidence row (PrecedentEvidence, TicketEvidence): a document, its text the original; or (support) an
-    observation, with the documents it came from."""
+    observation, with the documents it came from. `origin`: the check of a record's signature (who wrote it)."""
     text = row.text if getattr(row, "verbatim", True) else None
-    ref = _document_ref(row.id, row.document_id, row.tags, row.text, text, getattr(row, "metadata", None) or {})
+    metadata = getattr(row, "metadata", None) or {}
+    ref = _document_ref(row.id, row.document_id, row.tags, row.text, text, metadata)
+    if origin is not None and getattr(row, "kind", "document") != "observation":
+        ref = ref.model_copy(update={"origin": origin(row.document_id, row.tags, metadata).words})
     if getattr(row, "kind", "document") != "observation":
         return ref
     sources = dict.fromkeys(s.document_id for s in row.sources if s.document_id)
@@ -75,10 +83,10 @@ def _owner(tags: list[str], marker_name: str | None) -> str | None:
         return None
 
 
-def result_refs(response: RecallResponse) -> list[ResultRef]:
+def result_refs(response: RecallResponse, origin: OriginOf | None = None) -> list[ResultRef]:
     """What a recall returned, per document (best first), then its observations."""
     grouped = group(response)
-    return [result_ref(d) for d in grouped.documents] + [result_ref(o) for o in grouped.observations]
+    return [result_ref(d, origin) for d in grouped.documents] + [result_ref(o) for o in grouped.observations]
 
 
 def label_for(tags: list[str] | None, tags_match: str | None, exact_label: str = "exact") -> str:
@@ -94,10 +102,11 @@ def label_for(tags: list[str] | None, tags_match: str | None, exact_label: str =
 
 
 class RecordingRecall:
-    """Wraps a RecallFn and keeps a snapshot of every call it makes, in order."""
+    """Wraps a RecallFn and keeps a snapshot of every call it makes, in order (`origin`: each record's writer too)."""
 
-    def __init__(self, recall: RecallFn, label: Callable[[list[str] | None, str | None], str] = label_for):
-        self._recall, self._label = recall, label
+    def __init__(self, recall: RecallFn, label: Callable[[list[str] | None, str | None], str] = label_for,
+                 origin: OriginOf | None = None):
+        self._recall, self._label, self._origin = recall, label, origin
         self.snapshots: list[RecallSnapshot] = []
 
     def __call__(self, bank_id: str, query: str, **kwargs) -> RecallResponse:
@@ -106,7 +115,7 @@ class RecordingRecall:
         self.snapshots.append(
             RecallSnapshot(
                 label=self._label(tags, mode), query=query, tags=list(tags or []), tags_match=mode,
-                max_tokens=kwargs.get("max_tokens"), budget=kwargs.get("budget"), results=result_refs(response),
+                max_tokens=kwargs.get("max_tokens"), budget=kwargs.get("budget"), results=result_refs(response, self._origin),
             )
         )
         return response

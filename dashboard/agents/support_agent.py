@@ -25,6 +25,7 @@ from dashboard.support.admission import Admission, Verdict
 from dashboard.support.customers import customer_tag
 from dashboard.support.decisions import interaction_text
 from dashboard.support.models import Ticket
+from dashboard.trust.origin import OriginOf
 from dashboard.support.recall import (
     MAX_TOKENS,
     ReadDocument,
@@ -85,12 +86,14 @@ def _evidence(recall: RecallFn, bank_id: str, ticket: Ticket, read_document: Rea
 def run_support_agent(
     recall: RecallFn, retain: RetainFn | None, bank_id: str, ticket: Ticket, variant: str = "reviewed",
     *, clock: Callable[[], datetime] = lambda: datetime.now(UTC), read_document: ReadDocument | None = None,
+    origin: OriginOf | None = None,
 ) -> AgentRun:
-    """One run on one ticket; `retain=None` drafts without retaining. Audit ids are filled in afterwards."""
+    """One run on one ticket; `retain=None` drafts without retaining. Audit ids are filled in afterwards. `origin`:
+    the check of a record's signature, so the run says who wrote each record it recalled."""
     if variant not in VARIANTS:
         raise ValueError(f"variant: must be one of {', '.join(VARIANTS)}, got {variant!r}")
     started = clock()
-    recorder = RecordingRecall(recall)
+    recorder = RecordingRecall(recall, origin=origin)
     path, evidence, observations = (_naive_evidence if variant == "naive" else _evidence)(recorder, bank_id, ticket, read_document)
     draft, cited = draft_response(ticket, evidence)
     used = {e.ref for e in evidence}

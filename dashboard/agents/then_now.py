@@ -106,6 +106,13 @@ def evidence_refs(run: AgentRun) -> set[str]:
     return set(run.output.get("evidence", [])) | set(run.output.get("evidence_ids", []))
 
 
+def _with_origins(logged: list[ResultRef], recorded: list[ResultRef]) -> list[ResultRef]:
+    """The audit log's results of a call, each with who wrote it as the agent's own snapshot of that call says (the
+    log keeps no signature check)."""
+    origins = {r.ref: r.origin for r in recorded if r.origin}
+    return [r if r.origin or r.ref not in origins else r.model_copy(update={"origin": origins[r.ref]}) for r in logged]
+
+
 def then_vs_now(run: AgentRun | None, entries: dict[str, AuditRecall], now: list[ResultRef], audit_log_on: bool) -> ThenNow:
     if run is None or not audit_log_on:
         why = "The audit log is off for this bank" if not audit_log_on else "No agent run is recorded for this case"
@@ -114,7 +121,7 @@ def then_vs_now(run: AgentRun | None, entries: dict[str, AuditRecall], now: list
         RecallThen(
             label=s.label, query=s.query, tags=s.tags, tags_match=s.tags_match, max_tokens=s.max_tokens, budget=s.budget,
             audit_id=s.audit_id,
-            results=entries[s.audit_id].results if s.audit_id in entries else s.results,
+            results=_with_origins(entries[s.audit_id].results, s.results) if s.audit_id in entries else s.results,
         )
         for s in run.recalls
     ]

@@ -51,7 +51,8 @@ def then_now(bank_id: str, case_kind: str, case_id: str, now_records) -> ThenNow
     """What the agent recalled for the case then (its latest run, as the audit log recorded it) beside now."""
     sync_audit_log(bank_id)
     store = resources.agent_runs()
-    view = case_then_now(store, store.latest_run(case_kind, case_id, bank_id), now_records, audit_log_on(bank_id))
+    latest = store.latest_run(case_kind, case_id, bank_id)
+    view = case_then_now(store, latest, now_records, audit_log_on(bank_id), resources.outbox().provenance.origin)
     statuses = resources.curation().statuses(bank_id, view.documents())
     view = view.with_curation(statuses)
     try:  # the causes are an explanation on top: without them the view still shows what changed

@@ -80,6 +80,7 @@ class ResultRef(BaseModel):
     owner: str | None = None  # support: the customer it provably belongs to (tag, or the marker its original text starts with)
     marker_name: str | None = None  # support: the name in the original text's leading marker, whoever it names
     metadata: dict[str, str] = Field(default_factory=dict)  # outcome, decided_on, source, vendor_code ...
+    origin: str | None = None  # who wrote it, in words, as its signature proved when it was recalled (None: not checked)
 
     @property
     def ref(self) -> str:

@@ -22,7 +22,8 @@ from dashboard.review.decision import ReviewerDecision
 from dashboard.review.decisions import DecisionService
 from dashboard.review.freshness import Freshness
 from dashboard.review.limits import ApprovalLimits
-from dashboard.review.outbox import LEASE_S, Outbox
+from dashboard.review.delivery import LEASE_S
+from dashboard.review.outbox import Outbox
 from dashboard.review.worker import DeliveryWorker
 from tests.finance_helpers import precedent
 from tests.helpers import demo_case, exception_proposal

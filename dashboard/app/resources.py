@@ -18,7 +18,8 @@ from dashboard.review.db import make_engine
 from dashboard.review.decisions import DecisionService
 from dashboard.review.freshness import EVERYTHING, Freshness
 from dashboard.review.limits import ApprovalLimits
-from dashboard.review.outbox import DeliveryReport, Outbox
+from dashboard.review.delivery import DeliveryReport
+from dashboard.review.outbox import Outbox
 from dashboard.review.relevance import RelevanceLabels
 from dashboard.review.worker import DeliveryWorker
 from dashboard.settings import Settings, load_settings

@@ -19,7 +19,8 @@ from sqlalchemy import Engine
 from dashboard.review.limits import ApprovalLimits, in_words
 from dashboard.review.db import as_utc
 from dashboard.review.kept import KeptUntilTheLogChanges
-from dashboard.review.outbox import StoredDecision, leased_to, stored_decision
+from dashboard.review.delivery import leased_to
+from dashboard.review.outbox import StoredDecision, stored_decision
 from dashboard.review.roles import allowed
 from dashboard.review.schema import APPROVAL_HELD, AWAITING, PENDING, RETURNED, approvals, decisions
 from dashboard.settings import Role

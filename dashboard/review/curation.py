@@ -29,7 +29,8 @@ from dashboard.hindsight.calls import CurateFn
 from dashboard.review.decisions import NotAllowed, Refused
 from dashboard.review.freshness import EVERYTHING, Freshness
 from dashboard.review.db import as_utc
-from dashboard.review.outbox import PENDING, DeliveryQueue, DeliveryReport, leased_to, utc_now, worker_name
+from dashboard.review.delivery import DeliveryQueue, DeliveryReport, leased_to, utc_now, worker_name
+from dashboard.review.schema import PENDING
 from dashboard.review.roles import require
 from dashboard.review.schema import NAME, curation
 from dashboard.settings import Role

@@ -34,7 +34,8 @@ from dashboard.review.decision import NOTE_MAX_CHARS, EvidenceSnapshot, Hold, Re
 from dashboard.review.freshness import Freshness
 from dashboard.review.limits import ApprovalLimits, in_words
 from dashboard.review.kept import KeptUntilTheLogChanges
-from dashboard.review.outbox import DeliveryReport, Outbox, RevisionConflict, StoredDecision, worker_name
+from dashboard.review.delivery import DeliveryReport, worker_name
+from dashboard.review.outbox import Outbox, RevisionConflict, StoredDecision
 from dashboard.review.roles import NotAllowed, require
 from dashboard.review.second_review import AlreadySettled, BlindCase, SecondReviews, lead_problem, second_review_problem, selected
 from dashboard.review.workflow import next_unreviewed

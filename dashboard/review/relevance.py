@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field, ValidationError
 from sqlalchemy import Engine
 
 from dashboard.review.db import as_utc, upgrade
-from dashboard.review.outbox import utc_now
+from dashboard.review.delivery import utc_now
 from dashboard.review.roles import NotAllowed, require
 from dashboard.review.schema import ID, NAME, relevance_labels
 from dashboard.settings import Role

@@ -19,7 +19,8 @@ from sqlalchemy import Connection, Engine
 
 from dashboard.review.db import as_utc
 from dashboard.review.decision import ReviewerDecision
-from dashboard.review.outbox import StoredDecision, leased_to, stored_decision
+from dashboard.review.delivery import leased_to
+from dashboard.review.outbox import StoredDecision, stored_decision
 from dashboard.review.roles import allowed
 from dashboard.review.schema import AWAITING_LEAD, AWAITING_SECOND, PENDING, SECOND_HELD, SUPERSEDED, decisions, second_reviews
 from dashboard.settings import Role

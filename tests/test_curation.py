@@ -16,7 +16,8 @@ from dashboard.hindsight.documents import group
 from dashboard.hindsight.errors import HindsightRequestRejected
 from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.hindsight.wire import MemoryRecord
-from dashboard.review.curation import Curation, CurationInputError, NotAllowed, Refused
+from dashboard.review.curation import Curation
+from dashboard.review.errors import CurationInputError, NotAllowed, Refused
 from dashboard.review.db import metadata
 from dashboard.review.outbox import Outbox
 from dashboard.review.worker import DeliveryWorker

@@ -11,7 +11,8 @@ from dashboard.agents.labelled_cases import LabelledCase, labelled_case
 from dashboard.reporting.label_quality import case_attributes, label_quality, week_of
 from dashboard.review.agent_runs import AgentRun, AgentRunStore, RecallSnapshot, ResultRef
 from dashboard.review.db import make_engine
-from dashboard.review.relevance import LabelInputError, NotAllowed, RecallContext, RelevanceLabels, case_verdicts
+from dashboard.review.errors import LabelInputError, NotAllowed
+from dashboard.review.relevance import RecallContext, RelevanceLabels, case_verdicts
 from dashboard.support.models import Customer
 from dashboard.traces.ranking import rank_figures
 from tests.helpers import demo_case, demo_ticket

@@ -11,7 +11,8 @@ import pytest
 from dashboard.hindsight.errors import HindsightRequestRejected, HindsightUnavailable
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.decision import EvidenceItem, EvidenceSnapshot, ReviewerDecision
-from dashboard.review.outbox import Outbox, RevisionConflict
+from dashboard.review.errors import RevisionConflict
+from dashboard.review.outbox import Outbox
 from dashboard.review.worker import DeliveryWorker
 
 

@@ -16,7 +16,8 @@ from dashboard.finance.policy import assess
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.reporting.audit_export import audit_rows, to_json
 from dashboard.review.casework import Casework
-from dashboard.review.decisions import DecisionService, NotAllowed, Proposal, Refused
+from dashboard.review.decisions import DecisionService, Proposal
+from dashboard.review.errors import NotAllowed, Refused
 from dashboard.review.freshness import Freshness
 from dashboard.review.limits import ApprovalLimits
 from dashboard.review.outbox import Outbox

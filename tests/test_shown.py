@@ -9,7 +9,8 @@ from dashboard.finance.decisions import evidence_snapshot, exception_decision, p
 from dashboard.finance.policy import Recommendation
 from dashboard.review.casework import Casework
 from dashboard.review.decision import EvidenceItem, EvidenceSnapshot, Shown, changed_since_shown
-from dashboard.review.decisions import DecisionService, Proposal, Refused
+from dashboard.review.decisions import DecisionService, Proposal
+from dashboard.review.errors import Refused
 from dashboard.review.freshness import Freshness
 from dashboard.review.outbox import Outbox
 from dashboard.support.decisions import ticket_evidence_snapshot

@@ -14,7 +14,8 @@ from dashboard.queue_files import QueueFileError, load_rows
 from dashboard.reporting.audit_export import audit_row
 from dashboard.review.decision import EvidenceItem, EvidenceSnapshot, ReviewerDecision
 from dashboard.review.outbox import Outbox
-from dashboard.review.roles import NotAllowed, allowed, require, role_for
+from dashboard.review.errors import NotAllowed
+from dashboard.review.roles import allowed, require, role_for
 from dashboard.settings import RoleMap
 from dashboard.support.models import Ticket
 

@@ -18,7 +18,8 @@ import streamlit as st
 
 from components.safe_text import md
 from dashboard.app import resources
-from dashboard.review.roles import WHAT, Action, NotAllowed, allowed, require, role_for
+from dashboard.review.errors import NotAllowed
+from dashboard.review.roles import WHAT, Action, allowed, require, role_for
 from dashboard.settings import Role
 
 

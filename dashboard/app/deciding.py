@@ -12,7 +12,8 @@ import streamlit as st
 
 from dashboard.app import access, resources
 from dashboard.review.decision import decision_summary, outcome_words
-from dashboard.review.decisions import Decided, NotAllowed, Proposal, Refused, RevisionConflict
+from dashboard.review.decisions import Decided, Proposal
+from dashboard.review.errors import NotAllowed, Refused, RevisionConflict
 
 Describe = Callable[[str], str]  # a case id -> how the page names it ("E-1003: V03 Acme, price variance")
 

@@ -14,7 +14,8 @@ import streamlit as st
 from components.relevance import render_relevance
 from dashboard.app import access, resources
 from dashboard.finance.recall import TwoStageResult
-from dashboard.review.relevance import LabelInputError, NotAllowed, RecallContext
+from dashboard.review.errors import LabelInputError, NotAllowed
+from dashboard.review.relevance import RecallContext
 from dashboard.support.recall import TicketRecall
 
 Card = Callable[[str], None]

@@ -166,7 +166,8 @@ def run_decide(args: argparse.Namespace) -> int:
     from dashboard.finance.policy import assess
     from dashboard.finance.recall import CaseKey, two_stage_recall
     from dashboard.queue_files import QueueFileError, load_rows
-    from dashboard.review.decisions import NotAllowed, Proposal, Refused
+    from dashboard.review.decisions import Proposal
+    from dashboard.review.errors import NotAllowed, Refused
     from dashboard.support.customers import customer_tag
     from dashboard.support.decisions import TicketDecisionError, interaction_record, ticket_decision
     from dashboard.support.models import Ticket

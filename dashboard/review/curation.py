@@ -26,7 +26,7 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import IntegrityError
 
 from dashboard.hindsight.calls import CurateFn
-from dashboard.review.decisions import NotAllowed, Refused
+from dashboard.review.errors import CurationInputError, NotAllowed, Refused
 from dashboard.review.freshness import EVERYTHING, Freshness
 from dashboard.review.db import as_utc
 from dashboard.review.delivery import DeliveryQueue, DeliveryReport, leased_to, utc_now, worker_name
@@ -46,14 +46,6 @@ REASON_MAX_CHARS = 500
 VALID, INVALIDATION_PROPOSED, INVALIDATED, REVERT_PROPOSED = "valid", "invalidation proposed", "invalidated", "revert proposed"
 _PROPOSE = {"invalidate": (VALID, INVALIDATION_PROPOSED), "revert": (INVALIDATED, REVERT_PROPOSED)}
 _APPROVED = {"invalidate": INVALIDATED, "revert": VALID}
-
-
-class CurationInputError(ValueError):
-    """An input a person typed is not acceptable; the message starts with the field's name."""
-
-    def __init__(self, field: str, problem: str):
-        super().__init__(f"{field}: {problem}")
-        self.field = field
 
 
 class CurationEvent(BaseModel):

@@ -35,18 +35,15 @@ from dashboard.review.freshness import Freshness
 from dashboard.review.limits import ApprovalLimits, in_words
 from dashboard.review.kept import KeptUntilTheLogChanges
 from dashboard.review.delivery import DeliveryReport, worker_name
-from dashboard.review.outbox import Outbox, RevisionConflict, StoredDecision
-from dashboard.review.roles import NotAllowed, require
+from dashboard.review.errors import NotAllowed, Refused, RevisionConflict
+from dashboard.review.outbox import Outbox, StoredDecision
+from dashboard.review.roles import require
 from dashboard.review.second_review import AlreadySettled, BlindCase, SecondReviews, lead_problem, second_review_problem, selected
 from dashboard.review.workflow import next_unreviewed
 from dashboard.settings import Role
 
 
 __all__ = ["Decided", "DecisionService", "NotAllowed", "Proposal", "Refused", "RevisionConflict"]
-
-
-class Refused(Exception):
-    """The decision may not be recorded now; the message says why, for a person."""
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from dashboard.hindsight.wire import MemoryRecord, tag_value
 from dashboard.review.db import as_utc
 from dashboard.review.decision import EvidenceSnapshot, Hold, ReviewerDecision
 from dashboard.review.delivery import DeliveryQueue, DeliveryReport, leased_to, utc_now, worker_name
+from dashboard.review.errors import RevisionConflict
 from dashboard.review.provenance import Provenance
 from dashboard.review.schema import AWAITING, AWAITING_SECOND, DISCARDED, HELD, PENDING, approvals, decisions
 from dashboard.review.standing import DecisionState, StandingCount, StandingDecisions, decision_ids
@@ -55,17 +56,6 @@ class StoredDecision(BaseModel):
     def held(self) -> bool:
         """Awaiting a second approval, or returned by one: not (yet) a decision memory or an agent may see."""
         return self.state in HELD
-
-
-class RevisionConflict(Exception):
-    """Another decision landed on this case since the reviewer loaded it: they choose, nothing is overwritten."""
-
-    def __init__(self, theirs: StoredDecision, expected_revision: int):
-        super().__init__(
-            f"{theirs.case_kind} {theirs.case_id} was decided meanwhile (revision {theirs.revision}, you loaded {expected_revision})"
-        )
-        self.theirs = theirs
-        self.expected_revision = expected_revision
 
 
 def stored_decision(row: sa.Row) -> StoredDecision:

@@ -19,7 +19,8 @@ from sqlalchemy import Engine
 
 from dashboard.review.db import as_utc, upgrade
 from dashboard.review.delivery import utc_now
-from dashboard.review.roles import NotAllowed, require
+from dashboard.review.errors import LabelInputError, NotAllowed
+from dashboard.review.roles import require
 from dashboard.review.schema import ID, NAME, relevance_labels
 from dashboard.settings import Role
 
@@ -28,10 +29,6 @@ __all__ = ["LABELS", "CaseVerdict", "LabelInputError", "NotAllowed", "RecallCont
 Label = Literal["relevant", "not_relevant", "wrong"]
 LABELS: dict[str, str] = {"relevant": "relevant", "not_relevant": "not relevant", "wrong": "wrong"}
 CaseKey = tuple[str, str, str]  # bank, case kind, case id
-
-
-class LabelInputError(ValueError):
-    """A label that cannot be stored; the message starts with the field's name."""
 
 
 class RecallContext(BaseModel):
@@ -139,7 +136,7 @@ class RelevanceLabels:
             )
         except ValidationError as exc:
             problem = exc.errors()[0]
-            raise LabelInputError(f"{problem['loc'][0]}: {problem['msg']}") from None
+            raise LabelInputError(str(problem["loc"][0]), problem["msg"]) from None
         context = context or RecallContext()
         values = {**checked.model_dump(), "role": role, "created_at": self.clock(), **context.model_dump()}
         with self.engine.begin() as conn:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal
 
+from dashboard.review.errors import NotAllowed
 from dashboard.settings import ROLES, Role, RoleMap
 
 Action = Literal[
@@ -37,19 +38,13 @@ WHAT = {
 }
 
 
-class NotAllowed(PermissionError):
-    def __init__(self, role: Role, action: str):
-        super().__init__(f"Your role is {role}; {action.replace('_', ' ')} needs {NEEDS[action]}.")
-        self.role, self.action = role, action
-
-
 def allowed(role: Role, action: Action) -> bool:
     return ROLES.index(role) >= ROLES.index(NEEDS[action])
 
 
 def require(role: Role, action: Action) -> None:
     if not allowed(role, action):
-        raise NotAllowed(role, action)
+        raise NotAllowed(role, action, NEEDS[action])
 
 
 def role_for(email: str | None, groups: Iterable[str], roles: RoleMap) -> Role:

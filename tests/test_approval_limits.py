@@ -16,11 +16,9 @@ from dashboard.finance.decisions import document_id_for, exception_decision, pre
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import assess
 from dashboard.finance.recall import CaseKey, two_stage_recall
-from dashboard.review.casework import Casework
 from dashboard.review.db import make_engine
-from dashboard.review.decisions import DecisionService, Proposal
+from dashboard.review.decisions import DecisionService, Proposal, decision_service
 from dashboard.review.errors import NotAllowed, Refused
-from dashboard.review.freshness import Freshness
 from dashboard.review.limits import ApprovalLimits, in_words
 from dashboard.review.outbox import Outbox
 from tests.conftest import review_database
@@ -47,7 +45,7 @@ def test_a_named_reviewer_wins_over_the_role_and_a_role_without_entry_has_no_lim
 # -- two instances on one store, the real server ----------------------------------------------------------
 def _service(url: str, hindsight, tmp_path) -> DecisionService:
     outbox = Outbox(make_engine(url, tmp_path))
-    return DecisionService(outbox, Casework(outbox.engine), Freshness(outbox.engine), hindsight.gateway.retain, LIMITS)
+    return decision_service(outbox, hindsight.gateway.retain, limits=LIMITS)
 
 
 def _proposal(hindsight, bank: str, case: ExceptionCase, reviewer: str) -> Proposal:
@@ -106,7 +104,7 @@ def test_a_rejected_second_approval_returns_the_case_to_the_queue_naming_both(tm
     from dashboard.finance.policy import Recommendation
 
     outbox = Outbox(tmp_path / "store.sqlite3")
-    service = DecisionService(outbox, Casework(outbox.engine), Freshness(outbox.engine), None, LIMITS)
+    service = decision_service(outbox, None, limits=LIMITS)
     rec = Recommendation(action="approve", confidence=0.9, cited=["P-1"], rationale="r", policy="precedent")
 
     def proposal(reviewer: str, base: int) -> Proposal:
@@ -167,7 +165,7 @@ def test_the_overview_lists_approvals_waiting_with_their_age_and_counts_no_held_
     from dashboard.reporting.headline import headline
 
     outbox = Outbox(tmp_path / "store.sqlite3")
-    service = DecisionService(outbox, Casework(outbox.engine), Freshness(outbox.engine), None, LIMITS)
+    service = decision_service(outbox, None, limits=LIMITS)
     rec = Recommendation(action="approve", confidence=0.9, cited=[], rationale="r", policy="precedent")
     decision = exception_decision(CASE, rec, reviewer="Dana", authenticated=False, action="accept_recommendation")
     service.decide("fin", "reviewer", Proposal(decision=decision, record=precedent_record(CASE, decision, rec), scope="s",

@@ -7,9 +7,7 @@ import json
 
 from dashboard.finance.decisions import document_id_for, exception_decision, precedent_record
 from dashboard.finance.policy import Recommendation
-from dashboard.review.casework import Casework
-from dashboard.review.decisions import DecisionService, Proposal
-from dashboard.review.freshness import Freshness
+from dashboard.review.decisions import Proposal, decision_service
 from dashboard.review.limits import ApprovalLimits
 from tests.helpers import QUEUE_OPEN, demo_case, open_page, select_row, texts
 
@@ -20,7 +18,7 @@ REC = Recommendation(action="reject", confidence=1.0, cited=[], rationale="r", p
 def test_the_pending_case_and_its_second_approval(hindsight, point_app, demo_banks):
     env = hindsight.env(finance=demo_banks.finance, support=demo_banks.support)
     outbox = point_app({**env, "RECALL_REVIEW_APPROVAL_LIMITS": json.dumps(LIMITS), "RECALL_REVIEW_ROLE": "reviewer"})
-    service = DecisionService(outbox, Casework(outbox.engine), Freshness(outbox.engine), None, ApprovalLimits(LIMITS))
+    service = decision_service(outbox, None, limits=ApprovalLimits(LIMITS))
     case, other = demo_case("E-1001"), demo_case("E-1002")  # 5,120.00 and 1,890.00: both above 1,000
     for c in (case, other):
         decision = exception_decision(c, REC, reviewer="Dana", authenticated=False, action="accept_recommendation")
@@ -71,7 +69,7 @@ def test_the_overview_shows_the_approvals_waiting_and_their_age(point_app, tmp_p
     from dashboard.processes import free_port
 
     outbox = point_app({"RECALL_REVIEW_DATA_DIR": str(tmp_path), "RECALL_REVIEW_API_PORT": str(free_port())})  # no server needed
-    service = DecisionService(outbox, Casework(outbox.engine), Freshness(outbox.engine), None, ApprovalLimits(LIMITS))
+    service = decision_service(outbox, None, limits=ApprovalLimits(LIMITS))
     case = demo_case("E-1001")
     decision = exception_decision(case, REC, reviewer="Dana", authenticated=False, action="accept_recommendation")
     service.decide("recall-review-finance", "reviewer", Proposal(decision=decision, record=precedent_record(case, decision, REC),

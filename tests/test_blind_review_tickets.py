@@ -7,9 +7,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from dashboard.cli.seed import seed_bank, support_records
-from dashboard.review.casework import Casework
-from dashboard.review.decisions import DecisionService, Proposal
-from dashboard.review.freshness import Freshness
+from dashboard.review.decisions import Proposal, decision_service
 from dashboard.support.customers import customer_tag
 from dashboard.support.decisions import interaction_record, ticket_decision
 from tests.helpers import demo_ticket, open_page, texts
@@ -20,7 +18,7 @@ TICKET = demo_ticket("T-2004")  # in the default tenth sampled for a blind secon
 def test_a_sampled_ticket_reaches_memory_only_after_a_blind_agreeing_second_review(hindsight, bank_id, point_app):
     seed_bank(hindsight.gateway, bank_id, support_records())
     outbox = point_app({**hindsight.env(support=bank_id, finance=bank_id + "-fin"), "RECALL_REVIEW_SECOND_REVIEW_SHARE": "0.10"})
-    service = DecisionService(outbox, Casework(outbox.engine), Freshness(outbox.engine), hindsight.gateway.retain, second_review_share=0.10)
+    service = decision_service(outbox, hindsight.gateway.retain, second_review_share=0.10)
     decision = ticket_decision(TICKET, action="approve", reviewer="Quincy Firstly", authenticated=False,
                                decided_at=datetime.now(UTC), note="quincy-note-91")
     first = service.decide(bank_id, "reviewer", Proposal(decision=decision, record=interaction_record(TICKET, decision),
@@ -45,7 +43,7 @@ def test_a_sampled_ticket_reaches_memory_only_after_a_blind_agreeing_second_revi
 def test_a_ticket_whose_reviews_differ_is_settled_by_a_lead_who_sees_both(hindsight, bank_id, point_app):
     seed_bank(hindsight.gateway, bank_id, support_records())
     outbox = point_app({**hindsight.env(support=bank_id, finance=bank_id + "-fin"), "RECALL_REVIEW_SECOND_REVIEW_SHARE": "0.10"})
-    service = DecisionService(outbox, Casework(outbox.engine), Freshness(outbox.engine), hindsight.gateway.retain, second_review_share=0.10)
+    service = decision_service(outbox, hindsight.gateway.retain, second_review_share=0.10)
 
     def proposal(reviewer: str, action: str, note: str) -> Proposal:
         d = ticket_decision(TICKET, action=action, reviewer=reviewer, authenticated=False, decided_at=datetime.now(UTC),

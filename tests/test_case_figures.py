@@ -21,10 +21,8 @@ from dashboard.finance.policy import Recommendation
 from dashboard.reporting import overview
 from dashboard.reporting.audit_export import HIDDEN, audit_rows, to_csv, to_json
 from dashboard.reporting.headline import HEADLINE_START, figures_words, headline
-from dashboard.review.casework import Casework
-from dashboard.review.decisions import DecisionService, Proposal
+from dashboard.review.decisions import DecisionService, Proposal, decision_service
 from dashboard.review.figures import STATUSES, CaseFigures, case_figures, case_status, figures_of, held_statuses, log_statuses
-from dashboard.review.freshness import Freshness
 from dashboard.review.limits import ApprovalLimits
 from dashboard.review.outbox import Outbox
 from dashboard.review.standing import DecisionState
@@ -50,8 +48,7 @@ def _case(case_id: str):
 def store(tmp_path) -> DecisionService:
     """Every kind of hold, on the demo queues: one case each, and one held ticket."""
     outbox = Outbox(tmp_path / "store.sqlite3")
-    service = DecisionService(outbox, Casework(outbox.engine), Freshness(outbox.engine), None, ApprovalLimits({"reviewer": 10_000}),
-                              second_review_share=1.0)
+    service = decision_service(outbox, None, limits=ApprovalLimits({"reviewer": 10_000}), second_review_share=1.0)
 
     def decide(case_id: str, who: str, outcome: str | None = None, note: str = "", amount: float = 100.0):
         return service.decide(FIN, "reviewer", replace(exception_proposal(_case(case_id), REC, who, outcome, note), amount=amount))

@@ -18,9 +18,7 @@ from dashboard.finance.policy import as_they_claim, assess, recommend
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.review.agent_runs import AgentRunStore
 from dashboard.review.decision import OUTCOME_WORDS
-from dashboard.review.decisions import DecisionService, Proposal
-from dashboard.review.casework import Casework
-from dashboard.review.freshness import Freshness
+from dashboard.review.decisions import Proposal, decision_service
 from dashboard.review.outbox import Outbox
 from dashboard.support.recall import recall_for_ticket
 from dashboard.support.trust import origins_in_words
@@ -89,7 +87,7 @@ def test_the_forged_decision_e1777_gives_no_authority_and_is_named_everywhere(li
     assert not [i for i in found if i.kind == "untrusted_swing" and i.variant == "reviewed"]  # set aside: it swung nothing
 
     # A real reviewer's decision, recorded by the decision service: signed, it has a reviewer's authority, no alarm.
-    service = DecisionService(outbox, Casework(outbox.engine), Freshness(outbox.engine), live.gateway.retain)
+    service = decision_service(outbox, live.gateway.retain)
     other = CASE.model_copy(update={"id": "E-1902"})  # another V02 price variance: its decision is E-1002's evidence
     decision = exception_decision(other, rec, reviewer="Dana", authenticated=False, action="override", outcome="approve",
                                   reason_code="PRICE_AGREED", note="New price list from 1 Nov", now=lambda: datetime.now(UTC))

@@ -16,11 +16,9 @@ from dashboard.finance.decisions import document_id_for
 from dashboard.finance.policy import assess
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.hindsight.wire import MemoryRecord
-from dashboard.review.casework import Casework
 from dashboard.review.curation import Curation
 from dashboard.review.decision import ReviewerDecision
-from dashboard.review.decisions import DecisionService
-from dashboard.review.freshness import Freshness
+from dashboard.review.decisions import DecisionService, decision_service
 from dashboard.review.limits import ApprovalLimits
 from dashboard.review.delivery import LEASE_S
 from dashboard.review.outbox import Outbox
@@ -59,7 +57,7 @@ def bank(hindsight) -> str:
 
 def _service(hindsight, tmp_path, **options) -> DecisionService:
     outbox = Outbox(tmp_path / "store.sqlite3")
-    return DecisionService(outbox, Casework(outbox.engine), Freshness(outbox.engine), hindsight.gateway.retain, **options)
+    return decision_service(outbox, hindsight.gateway.retain, **options)
 
 
 def _proposal(hindsight, bank: str, reviewer: str):

@@ -6,9 +6,7 @@ from __future__ import annotations
 from dashboard.finance.decisions import document_id_for
 from dashboard.finance.policy import assess
 from dashboard.finance.recall import CaseKey, two_stage_recall
-from dashboard.review.casework import Casework
-from dashboard.review.decisions import DecisionService
-from dashboard.review.freshness import Freshness
+from dashboard.review.decisions import decision_service
 from tests.helpers import demo_case, exception_proposal, open_page
 
 PAGE = "views/overview.py"
@@ -24,7 +22,7 @@ def _band(confidence: float) -> str:
 
 def test_agreement_and_calibration_on_the_overview_equal_a_hand_computation(hindsight, point_app, demo_banks):
     outbox = point_app(hindsight.env(finance=demo_banks.finance, support=demo_banks.support))
-    service = DecisionService(outbox, Casework(outbox.engine), Freshness(outbox.engine), None, second_review_share=1.0)
+    service = decision_service(outbox, None, second_review_share=1.0)
     recs = {}
     for case_id in ("E-1001", "E-1002", "E-1003", "E-1004"):
         case = demo_case(case_id)

@@ -15,10 +15,8 @@ from dashboard.finance.decisions import document_id_for
 from dashboard.finance.policy import assess
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.reporting.audit_export import audit_rows, to_json
-from dashboard.review.casework import Casework
-from dashboard.review.decisions import DecisionService, Proposal
+from dashboard.review.decisions import DecisionService, Proposal, decision_service
 from dashboard.review.errors import NotAllowed, Refused
-from dashboard.review.freshness import Freshness
 from dashboard.review.limits import ApprovalLimits
 from dashboard.review.outbox import Outbox
 from dashboard.review.second_review import selected
@@ -38,7 +36,7 @@ def test_the_sample_is_a_stable_share_of_case_ids():
 
 def _service(hindsight, tmp_path) -> DecisionService:
     outbox = Outbox(tmp_path / "store.sqlite3")
-    return DecisionService(outbox, Casework(outbox.engine), Freshness(outbox.engine), hindsight.gateway.retain, second_review_share=1.0)
+    return decision_service(outbox, hindsight.gateway.retain, second_review_share=1.0)
 
 
 def _proposal(hindsight, bank: str, reviewer: str, outcome: str | None = None, note: str = "") -> Proposal:
@@ -138,7 +136,7 @@ def test_the_export_command_carries_every_reviewers_decision_with_its_provenance
 
     monkeypatch.setenv("RECALL_REVIEW_DATA_DIR", str(tmp_path))
     outbox = Outbox(make_engine(None, tmp_path))  # the store the command opens from the same settings
-    service = DecisionService(outbox, Casework(outbox.engine), Freshness(outbox.engine), None, second_review_share=1.0)
+    service = decision_service(outbox, None, second_review_share=1.0)
     rec = Recommendation(action="approve", confidence=0.8, cited=[], rationale="r", policy="precedent")
     service.decide("fin", "reviewer", exception_proposal(CASE, rec, "Dana", note="first"))
     service.second_review("fin", "reviewer", exception_proposal(CASE, rec, "Lee", "reject", note="second"))
@@ -157,7 +155,7 @@ def test_agreement_and_calibration_are_counted_in_sql_on_both_engines(review_eng
     from dashboard.finance.policy import Recommendation
 
     outbox = Outbox(review_engine)
-    service = DecisionService(outbox, Casework(outbox.engine), Freshness(outbox.engine), None, second_review_share=1.0)
+    service = decision_service(outbox, None, second_review_share=1.0)
     sure = Recommendation(action="approve", confidence=0.95, cited=[], rationale="r", policy="precedent")
     unsure = Recommendation(action="approve", confidence=0.4, cited=[], rationale="r", policy="precedent")
     for case_id, rec, second in (("E-1001", sure, "approve"), ("E-1002", unsure, "reject")):

@@ -5,9 +5,7 @@ Audit log hides a first decision until its blind second review is given."""
 from __future__ import annotations
 
 from dashboard.finance.policy import Recommendation
-from dashboard.review.casework import Casework
-from dashboard.review.decisions import DecisionService
-from dashboard.review.freshness import Freshness
+from dashboard.review.decisions import decision_service
 from tests.helpers import QUEUE_OPEN, demo_case, exception_proposal, open_page, texts
 
 REC = Recommendation(action="reject", confidence=1.0, cited=[], rationale="r", policy="precedent")
@@ -27,7 +25,7 @@ def _cases(at, toggle: str, name: str, on: bool = True) -> list[str]:
 def test_the_second_review_and_lead_queues_keep_the_cases_each_reviewer_may_act_on(hindsight, point_app, demo_banks):
     env = hindsight.env(finance=demo_banks.finance, support=demo_banks.support)
     outbox = point_app({**env, "RECALL_REVIEW_SECOND_REVIEW_SHARE": "0.10"})
-    service = DecisionService(outbox, Casework(outbox.engine), Freshness(outbox.engine), None, second_review_share=0.10)
+    service = decision_service(outbox, None, second_review_share=0.10)
     for case in (BLIND, SPLIT):
         assert service.decide(demo_banks.finance, "reviewer", exception_proposal(case, REC, "Dana", note=f"note-{case.id}")).blind
     service.second_review(demo_banks.finance, "reviewer", exception_proposal(SPLIT, REC, "Lee", "approve"))

@@ -7,11 +7,9 @@ import pytest
 
 from dashboard.finance.decisions import evidence_snapshot, exception_decision, precedent_record
 from dashboard.finance.policy import Recommendation
-from dashboard.review.casework import Casework
 from dashboard.review.decision import EvidenceItem, EvidenceSnapshot, Shown, changed_since_shown
-from dashboard.review.decisions import DecisionService, Proposal
+from dashboard.review.decisions import DecisionService, Proposal, decision_service
 from dashboard.review.errors import Refused
-from dashboard.review.freshness import Freshness
 from dashboard.review.outbox import Outbox
 from dashboard.support.decisions import ticket_evidence_snapshot
 from tests.helpers import demo_case, demo_ticket
@@ -23,7 +21,7 @@ SEEN = EvidenceSnapshot(available=True, items=[EvidenceItem(id="P-1", text_sha25
 
 def _service(tmp_path) -> DecisionService:
     outbox = Outbox(tmp_path / "store.sqlite3")
-    return DecisionService(outbox, Casework(outbox.engine), Freshness(outbox.engine), None)
+    return decision_service(outbox, None)
 
 
 def _proposal(rec: Recommendation, evidence: EvidenceSnapshot, shown: Shown | None) -> Proposal:

@@ -15,9 +15,8 @@ from dashboard.review.agent_runs import AgentRunStore
 from dashboard.review.casework import Casework
 from dashboard.review.curation import Curation
 from dashboard.review.db import make_engine
-from dashboard.review.decisions import DecisionService
+from dashboard.review.decisions import DecisionService, configured_decision_service
 from dashboard.review.freshness import EVERYTHING, Freshness
-from dashboard.review.limits import ApprovalLimits
 from dashboard.review.delivery import DeliveryReport
 from dashboard.review.outbox import Outbox
 from dashboard.review.relevance import RelevanceLabels
@@ -76,8 +75,7 @@ def agent_runs() -> AgentRunStore:
 @st.cache_resource
 def decisions() -> DecisionService:
     """The one way a page records a decision (role, claim, approval limits, outbox, freshness, release)."""
-    return DecisionService(outbox(), casework(), freshness(), gateway().retain, ApprovalLimits(settings().approval_limits),
-                           settings().second_review_share)
+    return configured_decision_service(settings(), outbox(), gateway().retain, casework=casework(), freshness=freshness())
 
 
 @st.cache_resource

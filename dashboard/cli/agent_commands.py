@@ -142,18 +142,6 @@ def _decide_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true")
 
 
-def _decision_service(outbox, gateway, settings):
-    from dashboard.review.casework import Casework
-    from dashboard.review.decisions import DecisionService
-    from dashboard.review.freshness import Freshness
-    from dashboard.review.limits import ApprovalLimits
-
-    return DecisionService(
-        outbox, Casework(outbox.engine), Freshness(outbox.engine), gateway.retain, ApprovalLimits(settings.approval_limits),
-        settings.second_review_share,
-    )
-
-
 @command("decide", "record a reviewer's decision like the page does: stored first, then retained into Hindsight", _decide_args)
 def run_decide(args: argparse.Namespace) -> int:
     """For scripts and bulk imports of decisions made elsewhere: the same decision service as the pages (role,
@@ -166,7 +154,7 @@ def run_decide(args: argparse.Namespace) -> int:
     from dashboard.finance.policy import assess
     from dashboard.finance.recall import CaseKey, two_stage_recall
     from dashboard.queue_files import QueueFileError, load_rows
-    from dashboard.review.decisions import Proposal
+    from dashboard.review.decisions import Proposal, configured_decision_service
     from dashboard.review.errors import NotAllowed, Refused
     from dashboard.support.customers import customer_tag
     from dashboard.support.decisions import TicketDecisionError, interaction_record, ticket_decision
@@ -187,7 +175,7 @@ def run_decide(args: argparse.Namespace) -> int:
         gateway.close()
         return input_error("--case", f"{args.case!r} is in neither the exception nor the ticket queue")
     outbox, _ = open_stores(settings)
-    service = _decision_service(outbox, gateway, settings)
+    service = configured_decision_service(settings, outbox, gateway.retain)
     try:
         if args.second_approval:
             kind, bank = ("exception", settings.finance_bank) if args.case in cases else ("ticket", settings.support_bank)

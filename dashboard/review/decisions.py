@@ -33,14 +33,14 @@ from dashboard.review.casework import Casework
 from dashboard.review.decision import NOTE_MAX_CHARS, EvidenceSnapshot, Hold, ReviewerDecision, Shown, changed_since_shown
 from dashboard.review.freshness import Freshness
 from dashboard.review.limits import ApprovalLimits, in_words
-from dashboard.review.kept import KeptUntilTheLogChanges
 from dashboard.review.delivery import DeliveryReport, worker_name
+from dashboard.review.kept import KeptUntilTheLogChanges
 from dashboard.review.errors import NotAllowed, Refused, RevisionConflict
 from dashboard.review.outbox import Outbox, StoredDecision
 from dashboard.review.roles import require
 from dashboard.review.second_review import AlreadySettled, BlindCase, SecondReviews, lead_problem, second_review_problem, selected
 from dashboard.review.workflow import next_unreviewed
-from dashboard.settings import Role
+from dashboard.settings import Role, Settings
 
 
 __all__ = ["Decided", "DecisionService", "NotAllowed", "Proposal", "Refused", "RevisionConflict"]
@@ -262,3 +262,21 @@ class DecisionService:
             except (Refused, RevisionConflict):
                 skipped.append(proposal.decision.case_id)
         return recorded, skipped
+
+
+def decision_service(
+    outbox: Outbox, retain: RetainFn | None = None, *, limits: ApprovalLimits = ApprovalLimits(),
+    second_review_share: float = 0.0, casework: Casework | None = None, freshness: Freshness | None = None,
+) -> DecisionService:
+    """The decision service on `outbox`'s store, as the app, the CLI and the tests build it (`retain` None: delivery
+    waits for a worker). Its claims and freshness are on the same store, unless the caller shares its own."""
+    return DecisionService(
+        outbox, casework or Casework(outbox.engine), freshness or Freshness(outbox.engine), retain, limits, second_review_share,
+    )
+
+
+def configured_decision_service(settings: Settings, outbox: Outbox, retain: RetainFn | None, **shared) -> DecisionService:
+    """The deployment's service: its approval limits and second-review share from the settings."""
+    return decision_service(
+        outbox, retain, limits=ApprovalLimits(settings.approval_limits), second_review_share=settings.second_review_share, **shared,
+    )

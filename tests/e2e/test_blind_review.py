@@ -13,10 +13,8 @@ from dashboard.finance.decisions import document_id_for
 from dashboard.finance.policy import assess
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.reporting.audit_export import audit_rows, to_csv
-from dashboard.review.casework import Casework
 from dashboard.review.decision import OUTCOME_WORDS, OUTCOMES
-from dashboard.review.decisions import DecisionService
-from dashboard.review.freshness import Freshness
+from dashboard.review.decisions import decision_service
 from tests.e2e.conftest import choose, click_button, heading, settled
 from tests.helpers import demo_case, exception_proposal
 
@@ -39,7 +37,7 @@ def _reviewer(page: Page, name: str) -> None:
 
 def test_a_blind_second_review_that_disagrees_goes_to_a_lead_whose_decision_memory_holds(app, hindsight, page: Page, shots):
     outbox = app.outbox()
-    service = DecisionService(outbox, Casework(outbox.engine), Freshness(outbox.engine), hindsight.gateway.retain, second_review_share=0.10)
+    service = decision_service(outbox, hindsight.gateway.retain, second_review_share=0.10)
     _, rec = assess(two_stage_recall(hindsight.gateway.recall, app.finance_bank, CaseKey.of(CASE), CASE.recall_query()))
     first_outcome, lead_outcome = [o for o in OUTCOMES if o != rec.action][:2]
     assert service.decide(app.finance_bank, "reviewer", exception_proposal(CASE, rec, FIRST, first_outcome, FIRST_NOTE)).blind

@@ -18,10 +18,8 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from dashboard.finance.policy import Recommendation
-from dashboard.review.casework import Casework
-from dashboard.review.decisions import DecisionService, Proposal
+from dashboard.review.decisions import Proposal, decision_service
 from dashboard.review.figures import CaseFigures, figures_of
-from dashboard.review.freshness import Freshness
 from dashboard.review.limits import ApprovalLimits
 from dashboard.support.customers import customer_tag
 from dashboard.support.decisions import interaction_record, ticket_decision
@@ -50,8 +48,7 @@ def app_env() -> dict[str, str]:
 def _every_kind_of_hold(app, hindsight) -> None:
     """Recorded by the decision service on the app's own store, with the app's rules: what the pages must count."""
     outbox = app.outbox()
-    service = DecisionService(outbox, Casework(outbox.engine), Freshness(outbox.engine), hindsight.gateway.retain,
-                              ApprovalLimits({"reviewer": LIMIT}), second_review_share=SHARE)
+    service = decision_service(outbox, hindsight.gateway.retain, limits=ApprovalLimits({"reviewer": LIMIT}), second_review_share=SHARE)
 
     def decide(case, who: str, outcome: str | None = None, note: str = ""):
         proposal = replace(exception_proposal(case, REC, who, outcome, note), amount=case.invoice_amount)

@@ -18,8 +18,8 @@ from dashboard.traces.request import TraceRequest
 
 
 def _records(results: list[ResultRef], flag: Callable[[ResultRef], str], mark: Callable[[str], str]) -> None:
-    """Each record on a line of its own: its id, its flag, its origin (who wrote it, when it was checked), and its mark (what it
-    was then) when it has one."""
+    """Each record on a line of its own: its id, its flag, its origin (who wrote it, as checked when it was recalled)
+    and its mark (what it was then) when it has one."""
     lines = [
         f"{r.ref}: {flag(r)}" + (f"; origin: {r.origin}" if r.origin else "") + (f" ({mark(r.ref)})" if mark(r.ref) else "")
         for r in results

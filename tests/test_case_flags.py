@@ -6,7 +6,7 @@ import streamlit as st
 
 from dashboard.agents.findings import find_incidents, store_incident_kinds
 from dashboard.agents.runner import run_exception, run_ticket
-from dashboard.app import finance_recalls
+from dashboard.app import background
 from dashboard.finance import flags as finance_flags
 from dashboard.finance import queue as exception_queue
 from dashboard.finance.decisions import document_id_for
@@ -41,7 +41,7 @@ def test_flags_written_as_cases_are_recalled_show_in_the_queues_of_a_new_session
     assert store.flags(fin, "exception") == {}
 
     open_page("views/exceptions.py", timeout=180)  # the case first, then the queue in the background
-    finance_recalls.background().drain(timeout=180)  # each result the background recalls computes writes its flags
+    background.background().drain(timeout=180)  # each result the background recalls computes writes its flags
     stored = {cid: finance_flags.stored(f) for cid, f in store.flags(fin, "exception").items()}
     assert set(stored) == {c.id for c in CASES}
     case = demo_case("E-1002")  # V02 price variance: V01's twelve crowd a single pass

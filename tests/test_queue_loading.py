@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import streamlit as st
 
-from dashboard.app import finance_recalls, resources
+from dashboard.app import background, finance_recalls, resources
 from dashboard.cli import bench_data
 from dashboard.finance.decisions import document_id_for
 from dashboard.finance.recall import CaseKey, two_stage_recall
@@ -163,15 +163,15 @@ def test_the_background_recalls_a_window_after_the_open_case_and_a_new_one_each_
         return sorted({by_query[q] for q in asked})
 
     assert recalled("E-0") == ["E-1", "E-2", "E-3"]  # the window after the open case, not the whole queue
-    started = len(finance_recalls.background().started)
+    started = len(background.background().started)
     finance_recalls.prefetch_queue(bank_id, cases, 5, after="E-1").result(60)  # the same stride of the queue
-    assert len(finance_recalls.background().started) == started
+    assert len(background.background().started) == started
     assert recalled("E-4") == ["E-0", "E-5"]  # a new stride, wrapping round; E-1 is still cached
-    assert len(finance_recalls.background().started) == started + 1
+    assert len(background.background().started) == started + 1
 
 
 def test_after_the_first_cases_the_background_waits_until_no_page_has_run_for_a_while(counted, bank_id, monkeypatch):
-    monkeypatch.setattr(finance_recalls, "REVIEWERS_FIRST_S", 60.0)
+    monkeypatch.setattr(background, "REVIEWERS_FIRST_S", 60.0)
     monkeypatch.setattr(finance_recalls, "PREFETCH_SOON", 1)
     monkeypatch.setattr(finance_recalls, "QUIET_S", 2.0)
     gw, _calls = counted
@@ -183,7 +183,7 @@ def test_after_the_first_cases_the_background_waits_until_no_page_has_run_for_a_
         return await recall(bank, query, **kwargs)
 
     monkeypatch.setattr(gw, "arecall", timed)
-    with finance_recalls.background().page_run():  # a reviewer's page runs, then ends
+    with background.background().page_run():  # a reviewer's page runs, then ends
         job = finance_recalls.prefetch_queue(bank_id, cases, 5, after="E-0")
         ending = time.monotonic()  # the run ends just after
     assert job.result(60) == {"cached": 0, "loaded": 3, "failed": 0}
@@ -275,10 +275,10 @@ def test_bench_smoke(hindsight):
 
 
 def test_the_background_waits_for_the_pages_running_before_each_recall(asked, bank_id, monkeypatch):
-    monkeypatch.setattr(finance_recalls, "REVIEWERS_FIRST_S", 60.0)
+    monkeypatch.setattr(background, "REVIEWERS_FIRST_S", 60.0)
     cases = [exception_case(f"E-{i}", vendor) for i, vendor in enumerate(("V01", "V02", "V03"))]
-    background = finance_recalls.background()
-    with background.page_run():  # a reviewer's page is running: the background asks nothing
+    gate = background.background()
+    with gate.page_run():  # a reviewer's page is running: the background asks nothing
         asked.clear()
         job = finance_recalls.prefetch_queue(bank_id, cases, 5, after="E-0")
         time.sleep(1.0)

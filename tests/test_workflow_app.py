@@ -6,7 +6,7 @@ import re
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dashboard.app import finance_recalls
+from dashboard.app import background, finance_recalls
 from dashboard.finance.policy import Recommendation
 from dashboard.review.casework import Casework
 from dashboard.review.workflow import age_label, next_unreviewed, sla_state
@@ -71,19 +71,19 @@ def test_first_open_case_opens_and_next_unreviewed_skips_decided_cases(app):
     assert _case(at) == "E-1002"  # no link: the first case without a decision opens, with its evidence
     assert any(h.value.startswith("E-1002:") for h in at.header)
     assert any("Exact: this vendor AND this type (2)" == s.value for s in at.subheader)
-    started = list(finance_recalls.background().started)  # the rest of the queue: one background job, started after the case
+    started = list(background.background().started)  # the rest of the queue: one background job, started after the case
     assert [queue for (_bank, queue, _k, _stride) in started] == [finance_recalls.queue_fingerprint([c.id for c in DEMO_CASES])]
     at = _click(at, "exc_next_open")
     assert _case(at) == "E-1005" and any(h.value.startswith("E-1005:") for h in at.header)
     at = _click(at, "exc_prev")
     assert _case(at) == "E-1004"  # J / K still walk every case; N skips the decided ones
-    assert finance_recalls.background().started == started  # clicks and reruns never start it again
+    assert background.background().started == started  # clicks and reruns never start it again
 
 
 def test_with_background_recall_off_a_case_open_recalls_that_case_only(hindsight, point_app, demo_banks_read_only):
     point_app(hindsight.env(finance=demo_banks_read_only.finance))  # background recall off
     at = _name(open_page(EXC, timeout=120, case="E-1002", state=QUEUE_OPEN), "Bea Bulk")
-    assert finance_recalls.background().started == []
+    assert background.background().started == []
     assert any(c.value.startswith("17 open case(s) not recalled yet (background recall is off)") for c in at.caption), at.caption
     at = _click(at, "bulk_open")  # only what was opened is offered: E-1002, not well supported (the queue has several)
     assert [e.value for e in at.error] == ["No open case has a well-supported recommendation at hand yet."]
@@ -132,7 +132,7 @@ def test_bulk_acceptance_records_one_decision_per_case(app):
     for _ in range(10):  # the queue is recalled in the background: wait for it (no timing asserted), not rerunning
         if not any("still being recalled" in c.value for c in at.caption):  # the page meanwhile: each run would
             break  # hold the background back for QUIET_S
-        finance_recalls.background().drain(timeout=120)
+        background.background().drain(timeout=120)
         at.run()
     at = _click(at, "bulk_open")
     listing = re.compile(r"(E-\d{4}: .+, (approve for payment|reject|escalate)\n?)+")

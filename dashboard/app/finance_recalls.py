@@ -13,17 +13,16 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 
 import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
 
 from dashboard.app import resources
+from dashboard.app.background import background
 from dashboard.app.recall_cache import RecallCache
 from dashboard.finance import flags as finance_flags
 from dashboard.finance.decisions import document_id_for
@@ -43,7 +42,6 @@ BACKGROUND_CHUNK = 50  # cases the background job keys at a time
 # entries) before the reviewer got there. A job starts each time the open case enters a new stride of the queue.
 PREFETCH_AHEAD = 200
 PREFETCH_STRIDE = 100
-REVIEWERS_FIRST_S = 5.0  # the longest a background recall waits for the pages running to end
 # Reviewers first, twice: the first PREFETCH_SOON cases of a window (where J and N go next) are recalled as soon as
 # no page runs; the rest once no page has run for QUIET_S, so a reviewer who is clicking (a key, a decision, a page
 # loading in the browser) has the two cores, and one who is reading lends them. At 100,000 cases the Overview opened
@@ -55,56 +53,6 @@ QUIET_S = 2.0
 @st.cache_resource
 def _cache() -> RecallCache:
     return RecallCache()
-
-
-class Background:
-    """One thread per server process recalls queues in the background (the server is about one core);
-    `started` names each job's queue, `drain` waits for every job submitted so far. Reviewers first: a background
-    recall starts only while no page of this process is running (`page_run`), or once it has waited REVIEWERS_FIRST_S
-    (at 100,000 cases the Overview after a decision ran in ~0.4 s with no background and ~0.75 s beside it)."""
-
-    def __init__(self):
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="prefetch")
-        self.started: list[tuple] = []
-        self._runs = 0  # pages running now
-        self._last_run_ended = float("-inf")  # time.monotonic()
-        self._no_runs = threading.Condition()
-
-    @contextmanager
-    def page_run(self) -> Iterator[None]:
-        with self._no_runs:
-            self._runs += 1
-        try:
-            yield
-        finally:
-            with self._no_runs:
-                self._runs -= 1
-                self._last_run_ended = time.monotonic()
-                self._no_runs.notify_all()
-
-    def after_page_runs(self, quiet_s: float = 0.0) -> None:
-        """Wait (off the script thread) until no page runs and none has run for `quiet_s`, at most REVIEWERS_FIRST_S."""
-        deadline = time.monotonic() + REVIEWERS_FIRST_S
-        with self._no_runs:
-            while (left := deadline - time.monotonic()) > 0:
-                if self._runs == 0:
-                    still = self._last_run_ended + quiet_s - time.monotonic()
-                    if still <= 0:
-                        return
-                    left = min(left, still)
-                self._no_runs.wait(left)
-
-    def submit(self, slot: tuple, job: Callable[[], object]) -> Future:
-        self.started.append(slot)
-        return self._pool.submit(job)
-
-    def drain(self, timeout: float | None = None) -> None:
-        self._pool.submit(lambda: None).result(timeout)  # one thread: it runs after every earlier job
-
-
-@st.cache_resource
-def background() -> Background:
-    return Background()
 
 
 def _slot(bank_id: str, key: CaseKey, query: str, k: int, own_document: str | None, stamp: int) -> tuple:

@@ -5,7 +5,8 @@ from pathlib import Path
 import streamlit as st
 
 from components.status_banner import render_status_banner
-from dashboard.app import access, finance_recalls, resources
+from dashboard.app import access, resources
+from dashboard.app.background import background
 
 # The tab icon ships with the app (a ":material/...:" page icon is fetched from an internet font host).
 PAGE_ICON = Path(__file__).parent / "assets" / "page_icon.svg"
@@ -30,5 +31,5 @@ render_status_banner(
     resources.connection_error(), resources.settings().base_url, outbox.pending_count(),
     resources.deliver_now if access.can("deliver_now") else None, failed=outbox.failed_count(),
 )
-with finance_recalls.background().page_run():  # the background's recalls wait for it
+with background().page_run():  # the background's recalls wait for it
     page.run()

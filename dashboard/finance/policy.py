@@ -219,7 +219,6 @@ def recommend(result: TwoStageResult, weights: Mapping[str, float] | None = None
         claimed = _recommend(as_they_claim(result), weights)
         if (claimed.action, claimed.confidence) != (rec.action, rec.confidence):
             rec.if_trusted = f"{OUTCOME_WORDS[claimed.action]} ({claimed.confidence:.2f})"
-    if untrusted:
         rec.rationale += f" Set aside as untrusted (never cited, never a vote): {', '.join(untrusted)}."
     rec.untrusted = untrusted
     rec.rests_on = [r.ref for r in _usable([r for r in result.records if r.relevant], weights)

@@ -68,7 +68,8 @@ def run_agent(args: argparse.Namespace) -> int:
             if finance:
                 runs.append(run_exception(gateway, store, settings.finance_bank, item, args.variant, outbox.provenance.origin))
             else:
-                runs.append(run_ticket(gateway, store, settings.support_bank, item, args.variant, retain=not args.no_retain))
+                runs.append(run_ticket(gateway, store, settings.support_bank, item, args.variant, retain=not args.no_retain,
+                                       origin=outbox.provenance.origin))
     finally:
         gateway.close()
     if args.json:

@@ -16,12 +16,12 @@ from types import SimpleNamespace
 from streamlit.testing.v1 import AppTest
 
 from dashboard import demo_data
+from dashboard.finance import decisions as finance_decisions
 from dashboard.finance.decisions import exception_decision, precedent_record
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import Recommendation
-from dashboard.finance.recall import CaseKey
-from dashboard.queue_files import load_rows
 from dashboard.hindsight.wire import MemoryRecord
+from dashboard.queue_files import load_rows
 from dashboard.review.decision import ReviewerDecision
 from dashboard.review.decisions import Proposal
 from dashboard.review.outbox import Outbox
@@ -168,7 +168,7 @@ def exception_proposal(case: ExceptionCase, rec: Recommendation, reviewer: str, 
     action = "accept_recommendation" if outcome in (None, rec.action) else "override"
     decision = exception_decision(case, rec, reviewer=reviewer, authenticated=False, action=action, outcome=outcome,
                                   reason_code="CONTRACT_AMENDMENT" if action == "override" else None, note=note)
-    return Proposal(decision=decision, record=precedent_record(case, decision, rec), scope=CaseKey.of(case).scope)
+    return finance_decisions.exception_proposal(case, decision, rec, None, base_revision=0)
 
 
 def someone_waits_in_flight(monkeypatch) -> threading.Event:

@@ -18,9 +18,9 @@ from dashboard.review.schema import decisions
 
 
 def _decide(outbox: Outbox, bank: str, case_id: str, outcome: str, *, kind: str = "exception", hold: Hold | None = None,
-            ticket_action: str | None = None) -> int:
+            action: str | None = None) -> int:
     decision = ReviewerDecision(case_id=case_id, case_kind=kind, reviewer="Dana", authenticated=False, outcome=outcome,
-                                overridden=ticket_action == "override", ticket_action=ticket_action,
+                                overridden=action == "override", action=action,
                                 decided_at=datetime(2026, 12, 3, tzinfo=UTC))
     return outbox.record(bank, decision, MemoryRecord(document_id=f"decision-{case_id}", content=outcome, tags=[]), hold=hold)
 
@@ -52,7 +52,7 @@ def test_a_queue_reads_each_cases_newest_state_and_outcome_as_the_full_read_has_
     _decide(outbox, "fin", "E-1", "reject")
     _decide(outbox, "fin", "E-1", "approve", hold=Hold(role="ap_clerk", amount=90_000, limit=10_000, scope="vendor V01"))
     _decide(outbox, "fin", "E-3", "approve", hold=Hold(role="ap_clerk", amount=90_000, limit=10_000, scope="vendor V01"))
-    _decide(outbox, "fin", "T-1", "approve", kind="ticket", ticket_action="override")
+    _decide(outbox, "fin", "T-1", "approve", kind="ticket", action="override")
 
     states = outbox.decision_states("fin", "exception")
 

@@ -22,7 +22,7 @@ def _decide(outbox: Outbox, case_id: str, *, overridden: bool, day: int, reason:
             hold: Hold | None = None) -> int:
     decision = ReviewerDecision(case_id=case_id, case_kind="exception", reviewer="Dana", authenticated=False,
                                 outcome="reject" if overridden else "approve", overridden=overridden, reason_code=reason,
-                                decided_at=datetime(2026, 11, day, 9, tzinfo=UTC))
+                                decided_at=datetime(2026, 11, day, 9, tzinfo=UTC), report_by="vendor")
     return outbox.record("fin", decision, MemoryRecord(document_id=f"decision-{case_id}", content="c", tags=list(tags)), hold=hold)
 
 
@@ -41,7 +41,7 @@ def test_the_standing_decisions_are_counted_by_day_outcome_reason_and_vendor(rev
     assert outbox.standing_counts("fin", "ticket") == () and outbox.standing_counts("other", "exception") == ()
     for ticket in ("T-1", "T-2"):  # ticket overrides have no vendor: counted together, not one row per ticket
         outbox.record("fin", ReviewerDecision(case_id=ticket, case_kind="ticket", reviewer="Ada", authenticated=False, outcome="approve",
-                                              overridden=True, ticket_action="override", decided_at=datetime(2026, 11, 2, tzinfo=UTC)),
+                                              overridden=True, action="override", decided_at=datetime(2026, 11, 2, tzinfo=UTC)),
                       MemoryRecord(document_id=f"interaction-{ticket}", content="c", tags=[]))
     assert outbox.standing_counts("fin", "ticket") == (StandingCount(date(2026, 11, 2), True, None, None, None, 2),)
     _decide(outbox, "E-2", overridden=True, day=4, reason="OTHER")  # the log moved: read again
@@ -117,5 +117,5 @@ def test_the_report_columns_of_decisions_written_before_them_are_filled_from_the
                                          created_at=now, state="delivered", attempts=1, next_attempt_at=now))
     command.upgrade(config, "head")
     with review_engine.connect() as conn:
-        row = conn.execute(sa.select(decisions.c.decided_on, decisions.c.overridden, decisions.c.reason_code, decisions.c.vendor)).one()
+        row = conn.execute(sa.select(decisions.c.decided_on, decisions.c.overridden, decisions.c.reason_code, decisions.c.report_group)).one()
     assert tuple(row) == (date(2026, 10, 30), True, "PRICE_AGREED", "V05")

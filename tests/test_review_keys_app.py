@@ -85,4 +85,4 @@ def test_tickets_next_previous_override_and_approve_keys(start):
     at.text_input(key="ticket_reviewer").input("Kay Reviewer").run()
     at = _click(at, "tic_accept")  # sends the draft as it is, whatever the form holds
     stored = start.outbox.latest("ticket", "T-2004")
-    assert stored is not None and stored.decision.ticket_action == "approve" and stored.decision.reviewer == "Kay Reviewer"
+    assert stored is not None and stored.decision.action == "approve" and stored.decision.reviewer == "Kay Reviewer"

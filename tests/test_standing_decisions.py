@@ -25,7 +25,7 @@ def _decision(case_id: str, n: int) -> tuple[ReviewerDecision, MemoryRecord]:
     decision = ReviewerDecision(case_id=case_id, case_kind=kind, reviewer="Dana", authenticated=False,
                                 outcome=("approve", "reject", "escalate")[n % 3], overridden=n % 2 == 0,
                                 reason_code="OTHER" if n % 2 == 0 else None, note="n" if n % 2 == 0 else "",
-                                ticket_action="override" if kind == "ticket" else None,
+                                action="override" if kind == "ticket" else None, report_by="vendor" if kind == "exception" else None,
                                 decided_at=datetime(2026, 11, 1 + n % 28, tzinfo=UTC))
     memory = MemoryRecord(document_id=f"decision-{case_id}", content=f"decision {n}", tags=[f"vendor:V{n % 3}"],
                           metadata={"agent_confidence": f"{n % 10 / 10:.2f}"})
@@ -38,8 +38,8 @@ def _by_the_log(engine: sa.Engine) -> dict[tuple, tuple]:
     with engine.connect() as conn:
         for row in conn.execute(sa.select(decisions).where(decisions.c.state.not_in(HELD)).order_by(decisions.c.id)):
             newest[(row.bank_id, row.case_kind, row.case_id)] = (
-                row.id, row.state, row.decision["outcome"], row.decision.get("ticket_action"), row.decided_on, row.overridden,
-                row.reason_code, row.vendor, row.record["metadata"].get("agent_confidence"),
+                row.id, row.state, row.decision["outcome"], row.decision.get("action"), row.decided_on, row.overridden,
+                row.reason_code, row.report_group, row.record["metadata"].get("agent_confidence"),
             )
     return newest
 
@@ -47,8 +47,8 @@ def _by_the_log(engine: sa.Engine) -> dict[tuple, tuple]:
 def _standing(engine: sa.Engine) -> dict[tuple, tuple]:
     with engine.connect() as conn:
         rows = conn.execute(sa.select(standing_decisions))
-        return {(r.bank_id, r.case_kind, r.case_id): (r.decision_id, r.state, r.outcome, r.ticket_action, r.decided_on, r.overridden,
-                                                      r.reason_code, r.vendor, r.agent_confidence) for r in rows}
+        return {(r.bank_id, r.case_kind, r.case_id): (r.decision_id, r.state, r.outcome, r.action, r.decided_on, r.overridden,
+                                                      r.reason_code, r.report_group, r.agent_confidence) for r in rows}
 
 
 def _states_by_the_log(engine: sa.Engine, case_kind: str) -> dict[str, DecisionState]:
@@ -68,7 +68,7 @@ def _insert_many(engine: sa.Engine, outbox: Outbox, rng: random.Random, cases: l
         rows.append(dict(bank_id="fin", case_kind=decision.case_kind, case_id=case_id, revision=revisions[key],
                          document_id=memory.document_id, reviewer="Dana", decision=decision.model_dump(mode="json"),
                          record=memory.model_dump(mode="json"), created_at=decision.decided_at, decided_on=decision.decided_at.date(),
-                         overridden=decision.overridden, reason_code=decision.reason_code, vendor=memory.tags[0][7:],
+                         overridden=decision.overridden, reason_code=decision.reason_code, report_group=memory.tags[0][7:] if decision.report_by else None,
                          state=rng.choice(STATES), attempts=0, next_attempt_at=decision.decided_at))
     with engine.begin() as conn:
         conn.execute(decisions.insert().values(rows))  # one INSERT ... VALUES (...), (...): one statement

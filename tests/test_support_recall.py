@@ -174,7 +174,7 @@ def test_decision_rules():
     with pytest.raises(TicketDecisionError, match="note"):
         ticket_decision(ticket, action="override", reviewer="R", authenticated=False, decided_at=now, response="Other text")
     override = ticket_decision(ticket, action="override", reviewer="R", authenticated=True, decided_at=now, response="Call us.", note="draft guessed")
-    assert (override.outcome, override.overridden, override.final_response) == ("reject", True, "Call us.")
+    assert (override.outcome, override.overridden, override.details["response"]) == ("reject", True, "Call us.")
     record = interaction_record(ticket, override)
     assert record.document_id == "ticket-T-2006" and record.tags == ["customer:sean-o-brien"]
     assert record.content == "Customer Sean O'Brien contacted support.\n\nCurrent issue:\n" + ticket.issue + "\n\nSupport response:\nCall us."

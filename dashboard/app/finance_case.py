@@ -12,15 +12,29 @@ import streamlit as st
 from components import submission
 from components.attention import draw_attention
 from components.conflict import render_conflict
-from components.decision_form import NOTE_LABEL, OUTCOME_LABEL, OVERRIDE, decision_form, field_keys, hold_long_note, show_long_note
+from components.decision_form import (
+    NOTE_LABEL,
+    OUTCOME_LABEL,
+    OVERRIDE,
+    decision_form,
+    field_keys,
+    hold_long_note,
+    show_long_note,
+)
 from components.evidence import render_case_facts, render_decided, render_match
 from components.workflow import REVIEWER_LABEL, Slot, auto_advance_toggle, render_comments
 from dashboard.app import access, blind_review, deciding, resources, second_approval
-from dashboard.finance.decisions import DecisionError, evidence_snapshot, exception_decision, precedent_record, reasons_for
+from dashboard.finance.decisions import (
+    DecisionError,
+    evidence_snapshot,
+    exception_decision,
+    exception_proposal,
+    reasons_for,
+)
 from dashboard.finance.matching import match_status
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import Recommendation
-from dashboard.finance.recall import CaseKey, TwoStageResult
+from dashboard.finance.recall import TwoStageResult
 from dashboard.review.decision import NOTE_MAX_CHARS, Shown, changed_since_shown, conflict_escalation
 from dashboard.review.decisions import Proposal
 
@@ -46,11 +60,7 @@ def shown_of(case: ExceptionCase, result: TwoStageResult | None, rec: Recommenda
 
 
 def proposal_for(case: ExceptionCase, rec: Recommendation, decision, base_revision: int, result, shown: Shown | None) -> Proposal:
-    record = precedent_record(case, decision, rec, reasons(case))
-    return Proposal(
-        decision=decision, record=record, scope=CaseKey.of(case).scope, base_revision=base_revision, evidence=evidence_snapshot(result, rec),
-        amount=case.invoice_amount, shown=shown,  # the approval limits apply to the amount
-    )
+    return exception_proposal(case, decision, rec, result, reasons(case), base_revision=base_revision, shown=shown)
 
 
 def _seen_revision(bank: str, case_id: str, current: int) -> tuple[str, int]:
@@ -73,7 +83,7 @@ def _conflict(bank: str, case: ExceptionCase, queue, conflict: dict, slot: Slot,
         st.rerun()
     mine = proposal.decision
     if choice == "escalate":
-        mine = conflict_escalation(mine, theirs.decision, decided_at=datetime.now(UTC))
+        mine = conflict_escalation(mine, theirs.decision, decided_at=datetime.now(UTC), reason_code="OTHER")
     rebased = replace(proposal, decision=mine, base_revision=theirs.revision)
     refused = deciding.record(bank, rebased, KEYS, queue=queue.ids, decided=queue.decided, describe=lambda c: describe(cases[c]), reasons=reasons(case))
     if refused:

@@ -19,9 +19,13 @@ from components.safe_text import md
 from components.workflow import REVIEWER_LABEL, Slot, auto_advance_toggle, render_comments
 from dashboard.app import access, blind_review, deciding, resources
 from dashboard.review.decision import NOTE_MAX_CHARS, Shown, changed_since_shown
-from dashboard.review.decisions import Proposal
-from dashboard.support.customers import customer_tag
-from dashboard.support.decisions import ACTIONS, TicketDecisionError, interaction_record, ticket_decision, ticket_evidence_snapshot
+from dashboard.support.decisions import (
+    ACTIONS,
+    TicketDecisionError,
+    ticket_decision,
+    ticket_evidence_snapshot,
+    ticket_proposal,
+)
 from dashboard.support.models import Ticket
 from dashboard.support.recall import TicketRecall
 
@@ -120,7 +124,7 @@ def _record(bank, ticket, recall, submitted, me, seen_key, seen, blind, queue, d
             authenticated=me.signed_in, decided_at=datetime.now(UTC), response=str(values.get("response") or ""), note=note,
             cited_evidence=[e.ref for e in (recall.evidence if recall else [])],
         )
-        record = interaction_record(ticket, decision)
+        proposal = ticket_proposal(ticket, decision, recall, base_revision=seen, shown=submitted.shown)
     except TicketDecisionError as exc:  # it covers pydantic's ValidationError too, naming the field
         if exc.field == "note" and len(note) > NOTE_MAX_CHARS:
             hold_long_note(ticket.id, note, _keys(ticket)["note"])
@@ -128,10 +132,6 @@ def _record(bank, ticket, recall, submitted, me, seen_key, seen, blind, queue, d
         slot.refuse(f"Not recorded: {exc.message}", focus=FIELD_LABELS.get(exc.field))
         return
     st.session_state.pop(seen_key, None)
-    proposal = Proposal(
-        decision=decision, record=record, scope=customer_tag(ticket.customer), base_revision=seen,
-        evidence=ticket_evidence_snapshot(recall, ticket), shown=submitted.shown,
-    )
     if blind is not None:
         refused = deciding.second_review(bank, replace(proposal, base_revision=blind.first.revision), KEYS, lead=blind.awaiting_lead)
     else:

@@ -53,7 +53,7 @@ def seed(engine, case_ids: Sequence[str], decisions: int, log: Callable[[str], N
     templates = {}
     for outcome in ("approve", "reject", "escalate"):
         decision = ReviewerDecision(case_id="CASE", case_kind="exception", reviewer="Bench Reviewer", authenticated=False,
-                                    outcome=outcome, overridden=outcome != "approve", decided_at=at)
+                                    outcome=outcome, overridden=outcome != "approve", decided_at=at, report_by="vendor")
         record = MemoryRecord(document_id="decision-CASE", content=f"Case CASE. Decision: {outcome}.", tags=["vendor:V01", "kind:decision"],
                               metadata={"agent_confidence": "0.80"})
         templates[outcome] = (decision.model_dump_json(), record.model_dump_json())
@@ -61,7 +61,7 @@ def seed(engine, case_ids: Sequence[str], decisions: int, log: Callable[[str], N
     recall = FinanceFlags(k=5, exact=3, relevant=4, broader=2, action="approve", confidence=0.8, policy="exact",
                           crowd_out_lost=0, exact_ids=["PREC-V01-PRI-001"]).model_dump(mode="json")
     flags = json.dumps({finance_flags.KEY: recall, INCIDENTS_KEY: []})  # as a recall and an incident check keep them
-    columns = ("bank_id, case_kind, case_id, revision, document_id, reviewer, decision, record, decided_on, overridden, vendor,"
+    columns = ("bank_id, case_kind, case_id, revision, document_id, reviewer, decision, record, decided_on, overridden, report_group,"
                " created_at, state, attempts, next_attempt_at, delivered_at")
     started = time.perf_counter()
     pooled = engine.raw_connection()
@@ -118,7 +118,7 @@ def states_grouped_from_the_log(engine, bank: str, kind: str) -> dict[str, tuple
 
     d = decisions.c
     newest = sa.select(sa.func.max(d.id)).where(d.bank_id == bank, d.case_kind == kind, d.state.not_in(HELD)).group_by(d.case_id)
-    query = sa.select(d.case_id, d.state, d.decision["outcome"].as_string(), d.decision["ticket_action"].as_string())
+    query = sa.select(d.case_id, d.state, d.decision["outcome"].as_string(), d.decision["action"].as_string())
     with engine.connect() as conn:
         return {case_id: tuple(fields) for case_id, *fields in conn.execute(query.where(d.id.in_(newest)))}
 

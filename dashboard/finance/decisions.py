@@ -15,11 +15,20 @@ from typing import Literal
 
 from pydantic import ValidationError
 
-from dashboard.finance.models import REVIEWER_TAG, ExceptionCase, type_tag, vendor_tag
+from dashboard.finance.models import REVIEWER_TAG, VENDOR_PREFIX, ExceptionCase, decision_scope, type_tag, vendor_tag
 from dashboard.finance.policy import Recommendation
 from dashboard.finance.recall import TwoStageResult
 from dashboard.hindsight.wire import MemoryRecord
-from dashboard.review.decision import NOTE_MAX_CHARS, OUTCOMES, EvidenceItem, EvidenceSnapshot, ReviewerDecision, text_hash
+from dashboard.review.decision import (
+    NOTE_MAX_CHARS,
+    OUTCOMES,
+    EvidenceItem,
+    EvidenceSnapshot,
+    ReviewerDecision,
+    Shown,
+    text_hash,
+)
+from dashboard.review.decisions import Proposal
 
 # AP-style reason codes; an override must give one.
 REASON_CODES: dict[str, str] = {
@@ -104,7 +113,7 @@ def exception_decision(
         return ReviewerDecision(
             case_id=case.id, case_kind="exception", reviewer=reviewer, authenticated=authenticated, outcome=final,
             overridden=overridden, reason_code=reason_code, note=note, agent_recommendation=recommendation.action,
-            cited_evidence=list(recommendation.cited), decided_at=now(),
+            cited_evidence=list(recommendation.cited), decided_at=now(), report_by=VENDOR_PREFIX,
         )
     except ValidationError as exc:
         err = exc.errors()[0]
@@ -160,3 +169,16 @@ def evidence_snapshot(result: TwoStageResult | None, recommendation: Recommendat
         return EvidenceSnapshot(available=False, recommendation=recommendation.action)
     items = [EvidenceItem(id=e.ref, text_sha256=text_hash(e.text), relevant=e.relevant) for e in [*result.exact, *result.broader]]
     return EvidenceSnapshot(available=True, items=items, recommendation=recommendation.action)
+
+
+def exception_proposal(
+    case: ExceptionCase, decision: ReviewerDecision, recommendation: Recommendation, result: TwoStageResult | None,
+    reasons: Mapping[str, str] = REASON_CODES, *, base_revision: int | None = 0, shown: Shown | None = None,
+) -> Proposal:
+    """The one way a finance decision becomes a proposal (the page, bulk approval, the CLI, the tests): its precedent,
+    its scope, the evidence it was made on, and the invoice amount the approval limits apply to."""
+    return Proposal(
+        decision=decision, record=precedent_record(case, decision, recommendation, reasons),
+        scope=decision_scope(case.vendor_code, case.exception_type), base_revision=base_revision,
+        evidence=evidence_snapshot(result, recommendation), amount=case.invoice_amount, shown=shown,
+    )

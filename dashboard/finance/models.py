@@ -28,8 +28,11 @@ VENDOR_CODE = re.compile(r"^[A-Z0-9][A-Z0-9_-]{0,19}$")
 REVIEWER_TAG = "source:reviewer"
 
 
+VENDOR_PREFIX = "vendor"  # a record's vendor tag, `vendor:V01`; what the Overview groups finance overrides by
+
+
 def vendor_tag(code: str) -> str:
-    return f"vendor:{code}"
+    return f"{VENDOR_PREFIX}:{code}"
 
 
 def type_tag(exception_type: str) -> str:

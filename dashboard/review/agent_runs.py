@@ -19,10 +19,10 @@ from pydantic import BaseModel, Field
 from sqlalchemy import JSON, Boolean, Column, DateTime, Engine, Index, Integer, String, Table, Text
 
 from dashboard.review.db import as_utc, metadata, upgrade
+from dashboard.review.decision import CASE_KIND
 
 ID = 200
 TZ = DateTime(timezone=True)
-CaseKind = Literal["exception", "ticket"]
 
 agent_runs = Table(
     "agent_runs",
@@ -103,9 +103,9 @@ class RecallSnapshot(BaseModel):
 class AgentRun(BaseModel):
     run_id: str
     bank_id: str
-    case_kind: CaseKind
+    case_kind: str = Field(pattern=CASE_KIND)
     case_id: str
-    agent: Literal["finance", "support"]
+    agent: str = Field(max_length=20)  # the kind whose agent ran (its settings key)
     variant: Literal["reviewed", "seed", "naive"]
     started_at: datetime
     ended_at: datetime

@@ -7,34 +7,49 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from dashboard.strict import StrictModel
 
-Outcome = Literal["approve", "reject", "escalate"]
+Outcome = Literal["approve", "reject", "escalate"]  # the outcomes the built-in kinds decide; a kind may have its own
 OUTCOMES: tuple[str, ...] = Outcome.__args__
+OUTCOME = r"^[a-z][a-z_]{0,29}$"  # any kind's outcome, as the review store keeps it
 # An outcome as a finance clerk reads it: to them "approve" means "pay the invoice", so it says so.
 OUTCOME_WORDS: dict[str, str] = {"approve": "approve for payment", "reject": "reject", "escalate": "escalate"}
 NOTE_MAX_CHARS = 4000  # a reviewer's note; a longer paste is refused with what was cut shown, never dropped
+DETAIL_MAX_CHARS = 8000  # one field of a kind's own (a ticket's sent response)
+CASE_KIND = r"^[a-z][a-z0-9_]{0,19}$"  # a queue kind's name as the review store keeps it
 
 
 class ReviewerDecision(StrictModel):
     """A reviewer's approve/override of an agent recommendation; retained back as memory."""
 
     case_id: str = Field(min_length=1)
-    case_kind: Literal["exception", "ticket"]
+    case_kind: str = Field(pattern=CASE_KIND)  # the queue kind's name (dashboard.kinds); this room names none
     reviewer: str = Field(min_length=1, max_length=120)
     authenticated: bool
-    outcome: Outcome
+    outcome: str = Field(pattern=OUTCOME)
     overridden: bool
     reason_code: str | None = None
     note: str = Field(default="", max_length=NOTE_MAX_CHARS)
-    agent_recommendation: Outcome | None = None
+    agent_recommendation: str | None = Field(default=None, pattern=OUTCOME)
     cited_evidence: list[str] = Field(default_factory=list)
     decided_at: datetime
-    # Support tickets: what the reviewer did with the drafted response, and the response that was approved.
-    ticket_action: Literal["approve", "edit_and_approve", "override"] | None = None
-    final_response: str | None = Field(default=None, max_length=8000)
+    # What a kind records beyond an outcome, each validated by the kind that builds the decision: its own action (a
+    # ticket's "edit_and_approve"), what was decided as its button said it, and fields of its own (a ticket's response).
+    action: str | None = Field(default=None, max_length=40)
+    action_words: str | None = Field(default=None, max_length=200)
+    details: dict[str, str] = Field(default_factory=dict, max_length=20)
+    # The tag its kind groups overrides by in the Overview (finance: "vendor"); None: the kind does not group them.
+    report_by: str | None = Field(default=None, max_length=40)
+
+    @field_validator("details")
+    @classmethod
+    def _details_bounded(cls, details: dict[str, str]) -> dict[str, str]:
+        for name, value in details.items():
+            if not name or len(name) > 40 or len(value) > DETAIL_MAX_CHARS:
+                raise ValueError(f"details: {name[:40]!r} must be named (40 characters at most) and {DETAIL_MAX_CHARS:,} characters at most")
+        return details
 
 
 class EvidenceItem(StrictModel):
@@ -50,7 +65,7 @@ class EvidenceSnapshot(StrictModel):
 
     available: bool  # False: recorded while Hindsight (or the cached recall) was unavailable
     items: list[EvidenceItem] = Field(default_factory=list)
-    recommendation: Outcome | None = None
+    recommendation: str | None = Field(default=None, pattern=OUTCOME)
     draft_sha256: str | None = Field(default=None, max_length=64)  # a ticket: the drafted response shown
     agent_audit_entry: str | None = Field(default=None, max_length=200)  # the agent's recall in Hindsight's audit log
 
@@ -83,7 +98,7 @@ def changed_since_shown(shown: Shown, now: Shown) -> str | None:
     if shown.recommendation != now.recommendation:
         if (now.recommendation or "").startswith("draft "):
             return f"The drafted response on {now.case_id} changed since it was shown. Nothing was recorded: read it again."
-        then, since = (OUTCOME_WORDS.get(r or "", "none") for r in (shown.recommendation, now.recommendation))
+        then, since = (OUTCOME_WORDS.get(r or "", r or "none") for r in (shown.recommendation, now.recommendation))
         return (f"The agent's recommendation on {now.case_id} changed since it was shown ({then} then, {since} now). "
                 "Nothing was recorded: read the case again.")
     if shown.evidence != now.evidence:
@@ -100,26 +115,20 @@ class Hold(StrictModel):
     scope: str = Field(max_length=200)  # what recalls its release changes (as Proposal.scope)
 
 
-TICKET_ACTIONS = {"approve": "the drafted response sent as it is", "edit_and_approve": "the drafted response edited, then sent",
-                  "override": "the draft replaced by the reviewer's own response"}
-
-
 def outcome_words(d: ReviewerDecision) -> str:
-    """The decision as its reviewer chose it: "approve for payment" (an exception), "the drafted response sent as
-    it is" (a ticket)."""
-    if d.ticket_action:
-        return TICKET_ACTIONS[d.ticket_action]
-    return OUTCOME_WORDS.get(d.outcome, d.outcome)
+    """The decision as its reviewer chose it: its kind's action words when it has them ("the drafted response sent
+    as it is"), else its outcome ("approve for payment")."""
+    return d.action_words or OUTCOME_WORDS.get(d.outcome, d.outcome)
 
 
 def decision_summary(d: ReviewerDecision, reasons: Mapping[str, str] | None = None) -> str:
     """What was decided, in a reviewer's words: the outcome, override or not, the reason (with its label from
     `reasons`, the codes configured for the case) and the note, e.g. "Outcome: approve for payment, an override of
     the agent's reject. Reason: ... Note: ..."."""
-    if d.ticket_action:
+    if d.action:  # a kind's own action (a ticket's draft sent, edited or replaced)
         what = f"Action: {outcome_words(d)}."
     elif d.overridden:
-        agent = OUTCOME_WORDS.get(d.agent_recommendation or "", "recommendation")
+        agent = OUTCOME_WORDS.get(d.agent_recommendation or "", d.agent_recommendation or "recommendation")
         what = f"Outcome: {outcome_words(d)}, an override of the agent's {agent}."
     else:
         what = f"Outcome: {outcome_words(d)}, as the agent recommended."
@@ -132,15 +141,18 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-def conflict_escalation(mine: ReviewerDecision, theirs: ReviewerDecision, decided_at: datetime) -> ReviewerDecision:
-    """Two reviewers disagree on one case: record an escalation that names both instead of picking one."""
+def conflict_escalation(
+    mine: ReviewerDecision, theirs: ReviewerDecision, decided_at: datetime, reason_code: str | None = None
+) -> ReviewerDecision:
+    """Two reviewers disagree on one case: record an escalation that names both instead of picking one (`reason_code`:
+    the kind's code for it when the reviewer gave none and an override needs one)."""
     note = f"Escalated: conflicting decisions by {theirs.reviewer} ({theirs.outcome}) and {mine.reviewer} ({mine.outcome})."
     if mine.note:
         note = f"{note} {mine.note}"
     return mine.model_copy(
         update={
             "outcome": "escalate", "overridden": mine.agent_recommendation not in (None, "escalate"),
-            "reason_code": mine.reason_code or ("OTHER" if mine.case_kind == "exception" else None),
+            "reason_code": mine.reason_code or reason_code,
             "note": note[:NOTE_MAX_CHARS], "decided_at": decided_at,
         }
     )

@@ -67,10 +67,12 @@ def stored_decision(row: sa.Row) -> StoredDecision:
 
 
 def report_columns(decision: ReviewerDecision, memory: MemoryRecord) -> dict:
-    """What the Overview counts of a decision, as the row's plain columns (migration 0010 fills older rows alike)."""
+    """What the Overview counts of a decision, as the row's plain columns (migrations 0010 and 0015 fill older rows
+    alike): the group is its record's first tag its kind groups by, "" when the record has none."""
+    group = (tag_value(memory.tags, decision.report_by) or "") if decision.report_by else None
     return {
         "decided_on": decision.decided_at.date(), "overridden": decision.overridden, "reason_code": decision.reason_code,
-        "vendor": tag_value(memory.tags, "vendor") if decision.case_kind == "exception" else None,
+        "report_group": group,
     }
 
 

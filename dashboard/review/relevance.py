@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field, ValidationError
 from sqlalchemy import Engine
 
 from dashboard.review.db import as_utc, upgrade
+from dashboard.review.decision import CASE_KIND
 from dashboard.review.delivery import utc_now
 from dashboard.review.errors import LabelInputError, NotAllowed
 from dashboard.review.roles import require
@@ -46,7 +47,7 @@ class RecallContext(BaseModel):
 
 class _Input(BaseModel):
     bank_id: str = Field(min_length=1, max_length=ID)
-    case_kind: Literal["exception", "ticket"]
+    case_kind: str = Field(pattern=CASE_KIND)
     case_id: str = Field(min_length=1, max_length=ID)
     document_id: str = Field(min_length=1, max_length=ID + 40)
     label: Label

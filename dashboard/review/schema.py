@@ -9,8 +9,22 @@ each step is a row of `review_approvals`).
 
 from __future__ import annotations
 
-from sqlalchemy import JSON, BigInteger, Boolean, Column, Date, DateTime, Float, ForeignKey, Index, Integer, String, Table, Text, UniqueConstraint
-
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    Column,
+    Date,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
 from sqlalchemy.dialects.postgresql import JSONB
 
 from dashboard.review.db import metadata
@@ -54,7 +68,9 @@ decisions = Table(
     Column("decided_on", Date, nullable=True),  # decision.decided_at's date
     Column("overridden", Boolean, nullable=True),
     Column("reason_code", String(ID), nullable=True),
-    Column("vendor", String(ID), nullable=True),  # an exception's: the record's first vendor: tag
+    # what its kind groups overrides by: the record's first tag named by decision.report_by (finance: its vendor);
+    # "" when the record has none (the queue names it), NULL when the kind does not group (migration 0015)
+    Column("report_group", String(ID), nullable=True),
     # delivery
     Column("state", String(20), nullable=False, server_default=PENDING),
     Column("attempts", Integer, nullable=False, server_default="0"),
@@ -79,11 +95,11 @@ standing_decisions = Table(
     Column("decision_id", Integer, nullable=False, index=True),
     Column("state", String(20), nullable=False),
     Column("outcome", String(40), nullable=True),
-    Column("ticket_action", String(40), nullable=True),
+    Column("action", String(40), nullable=True),  # decision.action
     Column("decided_on", Date, nullable=True),
     Column("overridden", Boolean, nullable=True),
     Column("reason_code", String(ID), nullable=True),
-    Column("vendor", String(ID), nullable=True),
+    Column("report_group", String(ID), nullable=True),
     Column("agent_confidence", String(40), nullable=True),  # the retained record's metadata, as written (text)
     Column("change_seq", BigInteger, nullable=False),  # the table's change count when the row was written: read what changed since
     Index("ix_review_standing_decisions_changes", "bank_id", "case_kind", "change_seq"),

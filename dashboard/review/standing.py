@@ -28,7 +28,7 @@ class DecisionState(NamedTuple):
 
     state: str
     outcome: str
-    ticket_action: str | None = None
+    action: str | None = None  # its kind's own action (ReviewerDecision.action)
 
 
 class StandingCount(NamedTuple):
@@ -37,8 +37,8 @@ class StandingCount(NamedTuple):
     day: date
     overridden: bool
     reason_code: str | None  # an override's reason
-    vendor: str | None  # an overridden exception's vendor, from its retained record's tags
-    case_id: str | None  # an overridden exception whose record has no vendor tag: the queue knows its vendor
+    group: str | None  # an override's group (its kind's report_by tag of its record: finance, the vendor)
+    case_id: str | None  # an override of a grouping kind whose record names no group: the queue knows it
     count: int
 
 
@@ -82,7 +82,7 @@ class StandingDecisions:
 
     @staticmethod
     def _rows(conn: sa.Connection, *where) -> tuple[int, dict[str, DecisionState]]:
-        query = sa.select(S.case_id, S.state, S.outcome, S.ticket_action, S.change_seq).where(*where)
+        query = sa.select(S.case_id, S.state, S.outcome, S.action, S.change_seq).where(*where)
         states, newest = {}, 0
         for case_id, state, outcome, action, seq in conn.execute(query):
             states[case_id] = DecisionState(state, outcome, action)
@@ -105,16 +105,17 @@ class StandingDecisions:
 
     def counts(self, bank_id: str, case_kind: str) -> tuple[StandingCount, ...]:
         """Each case's standing decision, counted by the day it was made, overridden or not, and for overrides by
-        reason (and vendor, for exceptions): what the Overview charts, grouped by the database. Read again only when
+        reason (and group, for a kind that groups them): what the Overview charts, grouped by the database. Read again only when
         the log changed."""
         def read() -> tuple[StandingCount, ...]:
             overridden = sa.func.coalesce(S.overridden, False)
-            # an exception override without a vendor is counted per case, for the queue to name its vendor
-            untagged = sa.case((sa.and_(overridden, S.case_kind == "exception", S.vendor.is_(None)), S.case_id))
-            columns = (S.decided_on, overridden, sa.case((overridden, S.reason_code)), sa.case((overridden, S.vendor)), untagged)
+            # an override whose record names no group ("") is counted per case, for the queue to name its group
+            untagged = sa.case((sa.and_(overridden, S.report_group == ""), S.case_id))
+            group = sa.case((sa.and_(overridden, S.report_group != ""), S.report_group))
+            columns = (S.decided_on, overridden, sa.case((overridden, S.reason_code)), group, untagged)
             query = sa.select(*columns, sa.func.count()).where(*_of(bank_id, case_kind)).group_by(*columns)
             with self.engine.connect() as conn:
                 counts = [StandingCount(day, bool(over), *rest) for day, over, *rest in conn.execute(query)]
-            return tuple(sorted(counts, key=lambda c: (c.day, c.overridden, c.reason_code or "", c.vendor or "", c.case_id or "")))
+            return tuple(sorted(counts, key=lambda c: (c.day, c.overridden, c.reason_code or "", c.group or "", c.case_id or "")))
 
         return self._counts.get((bank_id, case_kind), read)

@@ -22,7 +22,15 @@ from typing import Literal
 from pydantic import ValidationError
 
 from dashboard.hindsight.wire import MemoryRecord
-from dashboard.review.decision import EvidenceItem, EvidenceSnapshot, ReviewerDecision, text_hash
+from dashboard.review.decision import (
+    DETAIL_MAX_CHARS,
+    EvidenceItem,
+    EvidenceSnapshot,
+    ReviewerDecision,
+    Shown,
+    text_hash,
+)
+from dashboard.review.decisions import Proposal
 from dashboard.support.admission import has_marker_at_start, marker
 from dashboard.support.customers import customer_tag
 from dashboard.support.models import Ticket
@@ -34,6 +42,15 @@ ACTIONS: dict[str, str] = {  # what each choice records, in the words of the but
     "edit_and_approve": "Send my edit of the draft",
     "override": "Replace the draft with my own response",
 }
+ACTION_WORDS: dict[str, str] = {  # what was done, as the Audit log, the export and the confirmations say it
+    "approve": "the drafted response sent as it is", "edit_and_approve": "the drafted response edited, then sent",
+    "override": "the draft replaced by the reviewer's own response",
+}
+
+
+def sent_response(decision: ReviewerDecision) -> str | None:
+    """The response a ticket's decision sent (its own detail), None on a decision of another kind."""
+    return decision.details.get("response")
 
 
 class TicketDecisionError(ValueError):
@@ -44,8 +61,13 @@ class TicketDecisionError(ValueError):
         super().__init__(f"{field}: {message}")
 
 
-def document_id(ticket_id: str) -> str:
+def document_id_for(ticket_id: str) -> str:
     return f"ticket-{ticket_id}"
+
+
+def case_id_of(document_id: str | None) -> str | None:
+    """The ticket a decision's document belongs to (the inverse of document_id_for), or None."""
+    return document_id.removeprefix("ticket-") if document_id and document_id.startswith("ticket-") else None
 
 
 def interaction_text(customer: str, issue: str, response: str) -> str:
@@ -68,22 +90,24 @@ def ticket_decision(
         raise TicketDecisionError("response", "the response must not be empty")
     elif action == "override" and not note.strip():
         raise TicketDecisionError("note", "an override needs a note saying why the draft was replaced")
+    if len(text) > DETAIL_MAX_CHARS:
+        raise TicketDecisionError("response", f"the response is {len(text):,} characters; the limit is {DETAIL_MAX_CHARS:,}")
     try:
         return ReviewerDecision(
             case_id=ticket.id, case_kind="ticket", reviewer=reviewer, authenticated=authenticated,
             outcome="reject" if action == "override" else "approve", overridden=action == "override",
             note=note.strip(), agent_recommendation="approve", cited_evidence=list(cited_evidence or []),
-            decided_at=decided_at, ticket_action=action, final_response=text,
+            decided_at=decided_at, action=action, action_words=ACTION_WORDS[action], details={"response": text},
         )
     except ValidationError as exc:  # e.g. a reviewer name or a response over its length limit
         err = exc.errors()[0]
-        field = {"final_response": "response"}.get(str(err["loc"][0]), str(err["loc"][0])) if err["loc"] else "decision"
+        field = str(err["loc"][0]) if err["loc"] else "decision"
         raise TicketDecisionError(field, err["msg"]) from None
 
 
 def interaction_record(ticket: Ticket, decision: ReviewerDecision) -> MemoryRecord:
     """The memory retained for an approved (or overriding) response, tagged for the ticket's customer."""
-    content = interaction_text(ticket.customer, ticket.issue, decision.final_response or ticket.drafted_response)
+    content = interaction_text(ticket.customer, ticket.issue, sent_response(decision) or ticket.drafted_response)
     try:  # the ownership rule that reads the record back must own it, and the name must make a tag
         owned, tag = has_marker_at_start(content, ticket.customer), customer_tag(ticket.customer)
     except ValueError as exc:  # AmbiguousName, or a name without a letter or digit
@@ -91,7 +115,7 @@ def interaction_record(ticket: Ticket, decision: ReviewerDecision) -> MemoryReco
     if not owned:
         raise TicketDecisionError("customer", f"the retained text would not be read back as {ticket.customer!r}'s history")
     return MemoryRecord(
-        document_id=document_id(ticket.id),
+        document_id=document_id_for(ticket.id),
         content=content,
         tags=[tag],
         metadata={
@@ -100,7 +124,7 @@ def interaction_record(ticket: Ticket, decision: ReviewerDecision) -> MemoryReco
             "ticket_id": ticket.id,
             "reviewer": decision.reviewer,
             "authenticated": str(decision.authenticated).lower(),
-            "action": decision.ticket_action or "",
+            "action": decision.action or "",
             "decided_at": decision.decided_at.isoformat(),
             "source": "reviewer",
         },
@@ -117,3 +141,15 @@ def ticket_evidence_snapshot(recall: TicketRecall | None, ticket: Ticket) -> Evi
         return EvidenceSnapshot(available=False, draft_sha256=draft)
     items = [EvidenceItem(id=e.document_id or e.id, text_sha256=text_hash(e.text), relevant=e.admitted) for e in recall.evidence]
     return EvidenceSnapshot(available=True, items=items, draft_sha256=draft)
+
+
+def ticket_proposal(
+    ticket: Ticket, decision: ReviewerDecision, recall: TicketRecall | None, *, base_revision: int | None = 0, shown: Shown | None = None
+) -> Proposal:
+    """The one way a ticket's decision becomes a proposal (the page, the CLI): the interaction it is retained as,
+    under the customer's tag, and the evidence it was made on. TicketDecisionError when the record would not be
+    read back as the customer's."""
+    return Proposal(
+        decision=decision, record=interaction_record(ticket, decision), scope=customer_tag(ticket.customer),
+        base_revision=base_revision, evidence=ticket_evidence_snapshot(recall, ticket), shown=shown,
+    )

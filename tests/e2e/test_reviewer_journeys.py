@@ -175,7 +175,7 @@ def test_a_support_lead_decides_a_legacy_ticket_with_its_form_in_view(app, hinds
     moved_on(page, r"^T-2004 recorded: the drafted response edited, then sent \(decision #\d+\).* Now T-2005, Ann Leeds\.$", "T-2005: Ann Leeds")
     shots(page, "journey-support-moved-on")
     decided = app.outbox().latest("ticket", "T-2004").decision
-    assert (decided.ticket_action, decided.final_response, decided.reviewer) == ("edit_and_approve", edited, "Rita Lead")
+    assert (decided.action, decided.details["response"], decided.reviewer) == ("edit_and_approve", edited, "Rita Lead")
 
 
 def test_a_refusal_appears_in_the_viewport_where_the_reviewer_acted(app, page: Page, shots):

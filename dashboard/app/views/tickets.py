@@ -35,7 +35,7 @@ QUEUE_KEY, QUEUE_OPEN = "ticket_queue", "ticket_queue_open"
 def _decision(latest: dict, ticket_id: str) -> str:
     """The ticket's standing decision in the form's words (a held one is not a decision yet: its status says so)."""
     stored = latest.get(ticket_id)
-    return SHORT_ACTIONS.get(stored.ticket_action or "", stored.outcome) if stored else ""
+    return SHORT_ACTIONS.get(stored.action or "", stored.outcome) if stored else ""
 
 
 def queue_panel(bank: str, tickets: list[Ticket], latest: dict, status: dict[str, str], flags: dict) -> list[int]:

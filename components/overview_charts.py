@@ -15,8 +15,9 @@ from components.admission import plain_verdict
 from components.safe_text import md
 from components.when import local_day
 from dashboard.agents.incidents import naive_words
+from dashboard.finance.overview import MISSED, crowd_out_states
 from dashboard.reporting.headline import WRONG, figures_words, headline_parts, held_words
-from dashboard.reporting.overview import MISSED, OverviewMetrics, age_words, crowd_out_states, incident_label, total
+from dashboard.reporting.overview import OverviewMetrics, age_words, incident_label, total
 from dashboard.reporting.recall_log import LatencySample
 from dashboard.review.decision import OUTCOME_WORDS
 

@@ -14,16 +14,9 @@ fetched only when someone opens it.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import streamlit as st
 
 from components.safe_text import md
-from dashboard.finance.models import ExceptionCase
-from dashboard.finance.recall import CaseKey
-from dashboard.queue_files import QueueFileError, load_rows
-from dashboard.support.customers import customer_tag
-from dashboard.support.models import Ticket
 from dashboard.traces.request import TraceRequest
 from dashboard.traces.verdict import CaseFocus
 
@@ -52,25 +45,6 @@ def trace_url(request: TraceRequest, base: str = "") -> str:
     return f"{base.rstrip('/')}/traces?{urlencode(request.to_query_params(), doseq=True)}"
 
 
-def case_focus(link: tuple[str, str] | None, exceptions_file: Path, tickets_file: Path) -> CaseFocus | None:
-    """The case a trace link was opened from, looked up in the configured queues (an unknown id: no focus)."""
-    if link is None:
-        return None
-    kind, ident = link
-    try:
-        if kind == "case":
-            case = next((c for c in load_rows(exceptions_file, ExceptionCase) if c.id == ident), None)
-            return case and CaseFocus(
-                kind="case", id=case.id, exact_tags=tuple(CaseKey.of(case).tags),
-                about=f"vendor {case.vendor_code}, {case.exception_type.replace('_', ' ')}",
-            )
-        ticket = next((t for t in load_rows(tickets_file, Ticket) if t.id == ident), None)
-        return ticket and CaseFocus(kind="ticket", id=ticket.id, exact_tags=(customer_tag(ticket.customer),), about=ticket.customer)
-    except (QueueFileError, ValueError):
-        return None
-
-
-def link_back(focus: CaseFocus) -> None:
-    """The way back from a trace to the case or ticket it was opened from (their pages' deep links)."""
-    page, label = ("views/exceptions.py", "case") if focus.kind == "case" else ("views/tickets.py", "ticket")
-    st.page_link(page, label=f"Back to {label} {md(focus.id)}", icon=":material/arrow_back:", query_params={focus.kind: focus.id})
+def link_back(focus: CaseFocus, page) -> None:
+    """The way back from a trace to the case it was opened from (`page`: its page, whose deep link takes the id)."""
+    st.page_link(page, label=f"Back to {focus.kind} {md(focus.id)}", icon=":material/arrow_back:", query_params={focus.kind: focus.id})

@@ -11,13 +11,20 @@ import hashlib
 import ipaddress
 import json
 import math
+import re
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, Field, SecretStr, ValidationError, field_validator, model_validator
-from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
+from pydantic_settings import (
+    BaseSettings,
+    NoDecode,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SECRETS_FILE = REPO_ROOT / ".streamlit" / "secrets.toml"
@@ -66,6 +73,20 @@ def _is_loopback(host: str | None) -> bool:
 def signing_secret_of(configured: str) -> bytes:
     """RECALL_REVIEW_SIGNING_KEY (any string of 16 or more characters) as the HMAC key it stands for."""
     return hashlib.sha256(configured.encode()).digest()
+
+
+class QueueSettings(BaseModel):
+    """One queue kind's settings (RECALL_REVIEW_QUEUES, or a `[queues.<kind>]` table): the bank its decisions and
+    recalls use, and the file its cases come from. Unset: the kind's own defaults."""
+
+    model_config = {"extra": "forbid"}
+    bank: str | None = Field(default=None, min_length=1, max_length=200)
+    cases: Path | None = None
+
+
+# The kinds' variables from before RECALL_REVIEW_QUEUES, still honoured: kind -> (its bank field, its cases field).
+LEGACY_QUEUE_FIELDS = {"finance": ("finance_bank", "exceptions_file"), "support": ("support_bank", "tickets_file")}
+KIND_ENTRY = r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$"  # "package.module:ATTRIBUTE"
 
 
 def _env(name: str, default: Any = None, **kwargs: Any) -> Any:
@@ -119,6 +140,11 @@ class Settings(BaseSettings):
     exceptions_file: Path = _env("RECALL_REVIEW_EXCEPTIONS_FILE", _DEMO / "exceptions.csv")
     tickets_file: Path = _env("RECALL_REVIEW_TICKETS_FILE", _DEMO / "tickets.csv")
     customers_file: Path = _env("RECALL_REVIEW_CUSTOMERS_FILE", _DEMO / "customers.json")
+    # Per queue kind, its bank and cases file ({"finance": {"bank": "...", "cases": "..."}}); the older variables
+    # above (RECALL_REVIEW_FINANCE_BANK ...) fill what this leaves out, and are kept in step with it.
+    queues: Annotated[dict[str, QueueSettings], NoDecode] = Field(default_factory=dict, validation_alias="RECALL_REVIEW_QUEUES")
+    # Queue kinds beyond the built-in ones, each "package.module:KIND" (dashboard/kinds.py; docs/adding-a-queue-kind.md).
+    extra_kinds: Annotated[list[str], NoDecode] = Field(default_factory=list, validation_alias="RECALL_REVIEW_KINDS")
     # The embedded Hindsight's LLM, passed through to hindsight-api as set (unset: no LLM, texts stored
     # verbatim). Any OpenAI-compatible server works: provider "openai" with a base URL.
     llm_provider: str | None = _env("HINDSIGHT_API_LLM_PROVIDER", max_length=40)
@@ -197,6 +223,44 @@ class Settings(BaseSettings):
                 raise ValueError("RECALL_REVIEW_REASON_CODES: every exception type needs at least one code, each with a label")
         return reasons
 
+    @field_validator("queues", mode="before")
+    @classmethod
+    def _queues_json(cls, value: Any) -> Any:
+        return _json_setting(value, 'RECALL_REVIEW_QUEUES must be a JSON object of queue kind to its settings, e.g. {"finance": {"bank": "ap"}}')
+
+    @field_validator("extra_kinds", mode="before")
+    @classmethod
+    def _kinds_list(cls, value: Any) -> Any:
+        if isinstance(value, str) and not value.lstrip().startswith("["):
+            return [entry.strip() for entry in value.split(",") if entry.strip()]
+        return _json_setting(value, 'RECALL_REVIEW_KINDS must list "package.module:KIND" entries, comma-separated or as JSON')
+
+    @field_validator("extra_kinds")
+    @classmethod
+    def _kinds_named(cls, entries: list[str]) -> list[str]:
+        for entry in entries:
+            if not re.match(KIND_ENTRY, entry):
+                raise ValueError(f'RECALL_REVIEW_KINDS: {entry[:80]!r} is not "package.module:KIND"')
+        return entries
+
+    @model_validator(mode="after")
+    def _queues_in_step(self) -> Settings:
+        """A built-in kind's RECALL_REVIEW_QUEUES entry wins over its older variables, and is kept in them: one place
+        holds each value, so a copy with an older field changed (Settings(**s.model_dump(), finance_bank=...)) says it."""
+        for kind, (bank_field, cases_field) in LEGACY_QUEUE_FIELDS.items():
+            entry = self.queues.pop(kind, None)
+            if entry is not None:
+                object.__setattr__(self, bank_field, entry.bank or getattr(self, bank_field))
+                object.__setattr__(self, cases_field, entry.cases or getattr(self, cases_field))
+        return self
+
+    def queue(self, kind: str) -> QueueSettings:
+        """A queue kind's settings as configured (its fields None where the kind's defaults apply)."""
+        if kind in LEGACY_QUEUE_FIELDS:
+            bank_field, cases_field = LEGACY_QUEUE_FIELDS[kind]
+            return QueueSettings(bank=getattr(self, bank_field), cases=getattr(self, cases_field))
+        return self.queues.get(kind) or QueueSettings()
+
     @model_validator(mode="after")
     def _no_key_in_clear_text(self) -> Settings:
         url = self.hindsight_api_url
@@ -252,15 +316,17 @@ class Settings(BaseSettings):
         return {name: value for name, value in values.items() if value}
 
     @property
-    def banks(self) -> tuple[str, str]:
+    def banks(self) -> tuple[str, ...]:
         """The banks this dashboard may read: nothing else is reachable from any page."""
-        return self.finance_bank, self.support_bank
+        built_in = (self.queue(kind).bank for kind in LEGACY_QUEUE_FIELDS)
+        return tuple(dict.fromkeys([*built_in, *(q.bank for q in self.queues.values() if q.bank)]))
 
 
 class SecretsToml(TomlConfigSettingsSource):
     """`.streamlit/secrets.toml`: top-level keys named like the environment variables, a `[hindsight]` table
     (the same keys), a `[roles]` table (RECALL_REVIEW_ROLES), an `[approval_limits]` table
-    (RECALL_REVIEW_APPROVAL_LIMITS) and `[reason_codes.<type>]` tables (RECALL_REVIEW_REASON_CODES). Empty values count as unset."""
+    (RECALL_REVIEW_APPROVAL_LIMITS), `[reason_codes.<type>]` tables (RECALL_REVIEW_REASON_CODES), `[queues.<kind>]` tables
+    (RECALL_REVIEW_QUEUES) and a `kinds` list (RECALL_REVIEW_KINDS). Empty values count as unset."""
 
     def __init__(self, settings_cls: type[BaseSettings], path: Path):
         super().__init__(settings_cls, toml_file=path)
@@ -275,6 +341,10 @@ class SecretsToml(TomlConfigSettingsSource):
             data["RECALL_REVIEW_APPROVAL_LIMITS"] = data.pop("approval_limits")
         if isinstance(data.get("reason_codes"), dict):
             data["RECALL_REVIEW_REASON_CODES"] = data.pop("reason_codes")
+        if isinstance(data.get("queues"), dict):
+            data["RECALL_REVIEW_QUEUES"] = data.pop("queues")
+        if isinstance(data.get("kinds"), list):
+            data["RECALL_REVIEW_KINDS"] = data.pop("kinds")
         return {key: value for key, value in data.items() if value not in (None, "")}
 
 

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 import pytest
 
 from dashboard.agents.findings import human_decisions
+from dashboard.app.overview_inputs import built_in
 from dashboard.finance.decisions import document_id_for, exception_decision, precedent_record
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import assess
@@ -174,7 +175,7 @@ def test_the_overview_lists_approvals_waiting_with_their_age_and_counts_no_held_
     held = {c: h.status for c, h in service.approvals.held("fin", "exception").items()}
     metrics = overview.build(
         standing={"exception": outbox.standing_counts("fin", "exception")}, states={"exception": outbox.decision_states("fin", "exception")},
-        held={"exception": held}, cases=[CASE], tickets=[], ticket_flags={}, latencies=[], waiting=[waiting],
+        held={"exception": held}, **built_in([CASE], [], ticket_flags={}), latencies=[], waiting=[waiting],
         now=waiting.proposed.at + timedelta(hours=5),
     )
     assert metrics.decisions_in_range == 0 and (metrics.queues[0].open, metrics.queues[0].decided, metrics.queues[0].held_for_approver) == (0, 0, 1)

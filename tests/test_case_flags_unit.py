@@ -5,6 +5,7 @@ results are built with a recall double; test_case_flags.py proves the same flags
 from datetime import UTC, date, datetime
 
 from dashboard.agents.incidents import CaseIncidents, Incident, by_case, incident_text, kinds_by_case
+from dashboard.app.overview_inputs import built_in
 from dashboard.finance import queue as exception_queue
 from dashboard.finance.flags import FinanceFlags, finance_flags, keep_crowd_out, stored
 from dashboard.finance.recall import CaseKey, check_crowd_out, two_stage_recall
@@ -13,6 +14,7 @@ from dashboard.reporting.headline import headline
 from dashboard.review.agent_runs import AgentRun
 from dashboard.review.flag_counts import FinanceCounts, IncidentCounts
 from dashboard.support.flags import TicketFlags, history_used, ticket_flags
+from dashboard.support.overview import legacy_summary
 from dashboard.support.recall import TicketEvidence, TicketRecall
 from tests.finance_helpers import CROWD_QUERY, FakeRecall, crowding_records, precedent
 from tests.helpers import DEMO_TICKETS, exception_case
@@ -69,7 +71,7 @@ def test_ticket_flags_name_the_legacy_records_not_the_judgements():
     leeds = TicketFlags(path="legacy", tagged=0, admitted=["SUP-L-002"], rejected={"SUP-L-001": "other_customer_marker", "SUP-L-009": "no_marker"})
     none = TicketFlags(path="none", tagged=0, rejected={"SUP-L-009": "no_marker"})
     tickets = [type("T", (), {"id": i})() for i in ("T-1", "T-2", "T-3", "T-4")]
-    summary = overview.legacy_summary(tickets, {"T-1": flags, "T-2": leeds, "T-3": none})
+    summary = legacy_summary(tickets, {"T-1": flags, "T-2": leeds, "T-3": none})
     assert (summary.recalled, summary.paths, summary.admitted, summary.rejected) == (3, {"legacy": 2, "none": 1}, 2, 1)
     assert summary.rejected_by_reason == {"no_marker": 1} and summary.tagged_candidates == 1
 
@@ -112,8 +114,9 @@ def test_queue_table_shows_the_flags_in_plain_words_and_blank_when_not_measured(
 def test_headline_tells_the_story_in_one_line():
     ticket = DEMO_TICKETS[0]
     m = overview.build(
-        standing={}, states={}, cases=[exception_case("E-1", "VA"), exception_case("E-2", "VB")], tickets=[ticket], latencies=[], ticket_flags={},
-        finance=FinanceCounts(recalled=1, checked=1, prevented=1, precedents_saved=2, recommendations=(("reject", 1),)),
+        standing={}, states={}, latencies=[],
+        **built_in([exception_case("E-1", "VA"), exception_case("E-2", "VB")], [ticket], ticket_flags={},
+                   finance=FinanceCounts(recalled=1, checked=1, prevented=1, precedents_saved=2, recommendations=(("reject", 1),))),
         incidents={"ticket": IncidentCounts(1, 1, (("other_customer", 1),)), "exception": IncidentCounts(1, 1, (("crowded_out", 1),))},
         incident_cases={"ticket": [CaseIncidents("ticket", ticket.id, ("other_customer",), ("naive",))],
                         "exception": [CaseIncidents("exception", "E-2", ("crowded_out",), ("reviewed",))]},
@@ -125,7 +128,7 @@ def test_headline_tells_the_story_in_one_line():
         f"1 ticket ({ticket.id}): another customer's records reached the answer."
     )
     assert (m.crowd_out.recalled, m.crowd_out.prevented, m.crowd_out.recommendations, m.crowd_out.no_relevant) == (1, 1, {"reject": 1}, 0)
-    quiet = overview.build(standing={}, states={}, cases=[], tickets=[], latencies=[], ticket_flags={})
+    quiet = overview.build(standing={}, states={}, latencies=[], **built_in([], [], ticket_flags={}))
     assert headline(quiet) == (
         "0 cases (0 exceptions, 0 tickets): 0 decided, 0 open. No decision made in the date range yet. "
         "No agent run is recorded yet: nothing to check for incidents."

@@ -8,11 +8,13 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from dashboard.agents.labelled_cases import LabelledCase, labelled_case
+from dashboard.finance.kind import FINANCE
 from dashboard.reporting.label_quality import case_attributes, label_quality, week_of
 from dashboard.review.agent_runs import AgentRun, AgentRunStore, RecallSnapshot, ResultRef
 from dashboard.review.db import make_engine
 from dashboard.review.errors import LabelInputError, NotAllowed
 from dashboard.review.relevance import RecallContext, RelevanceLabels, case_verdicts
+from dashboard.support.kind import segments_of
 from dashboard.support.models import Customer
 from dashboard.traces.ranking import rank_figures
 from tests.helpers import demo_case, demo_ticket
@@ -81,7 +83,9 @@ def test_label_quality_per_week_vendor_type_and_segment():
         _case("exception", "E-1001", ["g"], ["g"], monday - timedelta(days=3)),  # the week before
     ]
     queued = [demo_case("E-1002"), demo_case("E-1013"), demo_case("E-1001"), demo_case("E-1005")]
-    attributes = case_attributes(queued, [demo_ticket("T-2001"), demo_ticket("T-2002")], customers, cases)
+    tickets = [demo_ticket("T-2001"), demo_ticket("T-2002")]
+    attributes = case_attributes({"exception": lambda ids: FINANCE.label_groups(ids, queued),
+                                  "ticket": lambda ids: segments_of(ids, tickets, customers)}, cases)
     assert set(attributes) == {("exception", "E-1002"), ("exception", "E-1013"), ("exception", "E-1001"), ("ticket", "T-2001")}  # the labelled only
     rows = label_quality(cases, attributes, k=5)
     this_week = {(r.by, r.group): r for r in rows if r.week == week_of(monday)}

@@ -7,11 +7,13 @@ import pytest
 import streamlit as st
 
 from dashboard.app import resources
-from dashboard.finance.decisions import document_id_for
-from dashboard.finance.decisions import exception_decision, precedent_record
+from dashboard.app.overview_inputs import built_in
+from dashboard.finance import overview as finance_overview
+from dashboard.finance.decisions import document_id_for, exception_decision, precedent_record
 from dashboard.finance.flags import keep
 from dashboard.finance.policy import Recommendation, assess
 from dashboard.finance.recall import DEFAULT_K, CaseKey, check_crowd_out, two_stage_recall
+from dashboard.processes import free_port
 from dashboard.reporting import overview as overview_metrics
 from dashboard.reporting.overview import p95
 from dashboard.reporting.recall_log import RecallLog
@@ -19,7 +21,6 @@ from dashboard.review.casework import Casework
 from dashboard.review.db import upgrade
 from dashboard.review.outbox import Outbox
 from dashboard.support.recall import recall_for_ticket
-from dashboard.processes import free_port
 from tests.finance_helpers import CROWD_QUERY, crowding_records, precedent
 from tests.helpers import DEMO_CASES as CASES
 from tests.helpers import DEMO_TICKETS as TICKETS
@@ -46,7 +47,7 @@ def test_metrics_core_counts_latest_decision_per_case_in_range(review_engine):
     log = RecallLog(samples=3)
     for ms in (10, 20, 30, 40):
         log.add_latency("finance two-stage", ms)
-    m = overview_metrics.build(**_decisions_of(outbox), cases=CASES, tickets=TICKETS, ticket_flags={}, latencies=log.latencies())
+    m = overview_metrics.build(**_decisions_of(outbox), **built_in(CASES, TICKETS, ticket_flags={}), latencies=log.latencies())
     fin = next(a for a in m.agreement if a.kind == "exception")
     assert (m.decisions_in_range, fin.decisions, fin.approved, fin.overridden, fin.rate) == (2, 2, 1, 1, 0.5)
     assert [(o.vendor, o.reason_code, o.count) for o in m.overrides] == [(e1.vendor_code, "PRICE_AGREED", 1)]
@@ -54,7 +55,7 @@ def test_metrics_core_counts_latest_decision_per_case_in_range(review_engine):
     assert overview_metrics.first_decision_day(_decisions_of(outbox)["standing"]) == date(2026, 11, 2)
     assert m.queues[0].pending_delivery == 2 and m.queues[0].open == len(CASES) - 2 and m.queues[1].open == len(TICKETS)
     assert [(s.kind, s.count, s.p50_ms, s.max_ms) for s in m.latency] == [("finance two-stage", 3, 30.0, 40.0)]  # bounded sample
-    only_e2 = overview_metrics.build(**_decisions_of(outbox), cases=CASES, tickets=TICKETS, ticket_flags={}, latencies=[],
+    only_e2 = overview_metrics.build(**_decisions_of(outbox), **built_in(CASES, TICKETS, ticket_flags={}), latencies=[],
                                      start=date(2026, 11, 3), end=date(2026, 11, 30))
     assert only_e2.decisions_in_range == 1 and only_e2.overrides == []
 
@@ -67,7 +68,7 @@ def test_an_override_without_a_vendor_tag_is_counted_under_the_queues_vendor(rev
                                   reason_code="PRICE_AGREED", note="n", now=lambda: datetime(2026, 11, 1, 9, tzinfo=UTC))
     untagged = precedent_record(case, decision, rec).model_copy(update={"tags": ["kind:decision"]})
     outbox.record("fin", decision, untagged)
-    m = overview_metrics.build(**_decisions_of(outbox), cases=CASES, tickets=[], ticket_flags={}, latencies=[])
+    m = overview_metrics.build(**_decisions_of(outbox), **built_in(CASES, [], ticket_flags={}), latencies=[])
     assert [(o.vendor, o.reason_code, o.count) for o in m.overrides] == [(case.vendor_code, "PRICE_AGREED", 1)]
 
 
@@ -95,13 +96,13 @@ def test_crowd_out_summary_says_what_was_and_was_not_computed(hindsight, bank_id
     def summary():
         flags = casework.queue_flags(bank_id, "exception", [c.id for c in queue])
         assert flags.unmeasured == ["E-E"] and flags.extra == ["E-GONE"]
-        return overview_metrics.crowd_out_summary(queue, flags.finance(), flags.missed(overview_metrics.MISSED_LISTED))
+        return finance_overview.crowd_out_summary(queue, flags.finance(), flags.missed(finance_overview.MISSED_LISTED))
 
     first = summary()
     assert (first.cases, first.recalled, first.checked, first.unchecked_pass2_skipped) == (4, 3, 2, 1)
     assert (first.prevented, first.precedents_saved) == (1, 2)
     assert [(r["case"], r["exact precedents"], r["lost by a single pass"]) for r in first.missed_cases] == [("E-A", 2, 2)]
-    assert overview_metrics.crowd_out_states(first) == {"a plain search misses some": 1, "a plain search misses none": 1, "not checked": 1}
+    assert finance_overview.crowd_out_states(first) == {"a plain search misses some": 1, "a plain search misses none": 1, "not checked": 1}
     keep(casework, bank_id, {"E-D": check_crowd_out(recall, results["E-D"])})  # the check was asked for: now it is known
     again = summary()
     assert (again.checked, again.unchecked_pass2_skipped, again.prevented) == (3, 0, 1)

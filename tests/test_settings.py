@@ -6,7 +6,8 @@ from dashboard.settings import load_settings, settings_problem
 ENV_NAMES = (
     "HINDSIGHT_API_URL", "HINDSIGHT_API_KEY", "RECALL_REVIEW_FINANCE_BANK", "RECALL_REVIEW_ALLOW_INSECURE_HTTP",
     "RECALL_REVIEW_DATABASE_URL", "RECALL_REVIEW_ROLE", "RECALL_REVIEW_ROLES", "RECALL_REVIEW_APPROVAL_LIMITS",
-    "RECALL_REVIEW_SECOND_REVIEW_SHARE", "RECALL_REVIEW_REASON_CODES",
+    "RECALL_REVIEW_SECOND_REVIEW_SHARE", "RECALL_REVIEW_REASON_CODES", "RECALL_REVIEW_QUEUES", "RECALL_REVIEW_KINDS",
+    "RECALL_REVIEW_SUPPORT_BANK", "RECALL_REVIEW_EXCEPTIONS_FILE", "RECALL_REVIEW_TICKETS_FILE",
 )
 
 
@@ -126,3 +127,35 @@ def test_the_embedded_servers_query_languages_default_to_english_and_a_bad_value
     assert load_settings(secrets_file=tmp_path / "none.toml").query_languages == "en,de"
     env(HINDSIGHT_API_QUERY_ANALYZER_LANGUAGES="en; rm -rf /")
     assert _problem(tmp_path).startswith("HINDSIGHT_API_QUERY_ANALYZER_LANGUAGES:")
+
+
+def test_each_queue_kind_has_its_settings_under_its_key_and_the_older_names_still_work(tmp_path, env):
+    from dashboard.kinds import KindError, by_key, configured, registered
+
+    env(RECALL_REVIEW_FINANCE_BANK="ap-old")
+    settings = load_settings(secrets_file=tmp_path / "none.toml")
+    assert settings.queue("finance").bank == "ap-old" and settings.finance_bank == "ap-old"  # the older name, honoured
+    secrets = tmp_path / "secrets.toml"
+    secrets.write_text('kinds = ["tests.kinds.disputes:DISPUTES"]\n[queues.finance]\nbank = "ap"\ncases = "q.csv"\n[queues.disputes]\nbank = "po"\n')
+    settings = configured(load_settings(secrets_file=secrets))
+    # the per-kind table wins over the older name, and both say the same from then on
+    assert (settings.queue("finance").bank, settings.finance_bank, str(settings.exceptions_file)) == ("ap", "ap", "q.csv")
+    assert [k.key for k in registered(settings)] == ["finance", "support", "disputes"]
+    assert settings.queue("disputes").bank == "po" and settings.banks == ("ap", "recall-review-support", "po")
+    assert by_key(settings, "disputes").title == "Purchase-order disputes"
+    env(RECALL_REVIEW_QUEUES='{"support": {"bank": "help"}}', RECALL_REVIEW_KINDS="")
+    settings = configured(load_settings(secrets_file=tmp_path / "none.toml"))
+    assert settings.support_bank == "help" and settings.banks == ("ap-old", "help")
+    with pytest.raises(KindError, match="unknown queue kind 'disputes'; one of finance, support"):
+        by_key(settings, "disputes")
+
+    env(RECALL_REVIEW_KINDS="tests.kinds.nowhere:KIND")
+    with pytest.raises(KindError, match="'tests.kinds.nowhere:KIND' cannot be loaded"):
+        registered(load_settings(secrets_file=tmp_path / "none.toml"))
+    env(RECALL_REVIEW_KINDS="dashboard.settings:Settings")
+    with pytest.raises(KindError, match="is not a queue kind"):
+        registered(load_settings(secrets_file=tmp_path / "none.toml"))
+    env(RECALL_REVIEW_KINDS="no colon")
+    assert _problem(tmp_path) == "RECALL_REVIEW_KINDS: 'no colon' is not \"package.module:KIND\""
+    env(RECALL_REVIEW_KINDS="", RECALL_REVIEW_QUEUES="{not json")
+    assert _problem(tmp_path).startswith("RECALL_REVIEW_QUEUES must be a JSON object of queue kind to its settings")

@@ -8,16 +8,20 @@ already has a run is not run again, so seeding twice adds nothing.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from functools import partial
 
 from dashboard.agents.audit_sync import resolve_audit_ids
 from dashboard.agents.cause_inputs import recall_config
 from dashboard.agents.finance_agent import run_finance_agent
 from dashboard.agents.support_agent import run_support_agent
+from dashboard.finance.kind import FINANCE
 from dashboard.finance.models import ExceptionCase
 from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.review.agent_runs import AgentRun, AgentRunStore
 from dashboard.review.provenance import Provenance
+from dashboard.review.queue_kind import QueueKind
+from dashboard.support.kind import SUPPORT
 from dashboard.support.models import Ticket
 from dashboard.trust.origin import OriginOf
 
@@ -56,24 +60,29 @@ def run_ticket(
     return _record(gateway, store, run)
 
 
+# The kinds with a reference agent (case kind -> (its agent's name, a run of it)); a kind without one is left out.
+AGENTS: dict[str, tuple[str, Callable[..., AgentRun]]] = {
+    FINANCE.name: ("finance", run_exception),
+    # Drafts only: retained answers would turn the demo's legacy customers into tagged ones.
+    SUPPORT.name: ("support", partial(run_ticket, retain=False)),
+}
+NAIVE_DEMO = {FINANCE.name: NAIVE_DEMO_EXCEPTIONS, SUPPORT.name: NAIVE_DEMO_TICKETS}
+
+
 def seed_agent_runs(
-    gateway: HindsightGateway, store: AgentRunStore, finance_bank: str, support_bank: str,
-    cases: list[ExceptionCase], tickets: list[Ticket], log: Callable[[str], None] = print, origin: OriginOf | None = None,
+    gateway: HindsightGateway, store: AgentRunStore, queues: Sequence[tuple[QueueKind, str, Sequence]],
+    log: Callable[[str], None] = print, origin: OriginOf | None = None,
 ) -> dict[str, int]:
-    done = {(r.case_kind, r.case_id, r.variant) for bank in (finance_bank, support_bank) for r in store.runs(bank_id=bank)}
-    counts = {"finance": 0, "support": 0}
-    plan = [("exception", c, "naive") for c in cases if c.id in NAIVE_DEMO_EXCEPTIONS]
-    plan += [("ticket", t, "naive") for t in tickets if t.id in NAIVE_DEMO_TICKETS]
-    plan += [("exception", c, "reviewed") for c in cases] + [("ticket", t, "reviewed") for t in tickets]
-    for kind, item, variant in plan:
-        if (kind, item.id, variant) in done:
-            continue
-        if kind == "exception":
-            run_exception(gateway, store, finance_bank, item, variant, origin)
-            counts["finance"] += 1
-        else:
-            # Drafts only: retained answers would turn the demo's legacy customers into tagged ones.
-            run_ticket(gateway, store, support_bank, item, variant, retain=False, origin=origin)
-            counts["support"] += 1
-    log(f"agent runs: {counts['finance']} finance, {counts['support']} support recorded")
+    """`queues`: (kind, its bank, its cases) of every registered kind; the kinds with a reference agent (AGENTS) run."""
+    queues = [(kind, bank, cases) for kind, bank, cases in queues if kind.name in AGENTS]
+    done = {(r.case_kind, r.case_id, r.variant) for _kind, bank, _cases in queues for r in store.runs(bank_id=bank)}
+    counts = {AGENTS[kind.name][0]: 0 for kind, _bank, _cases in queues}
+    plan = [(kind, bank, case, "naive") for kind, bank, cases in queues for case in cases if case.id in NAIVE_DEMO.get(kind.name, ())]
+    plan += [(kind, bank, case, "reviewed") for kind, bank, cases in queues for case in cases]
+    for kind, bank, case, variant in plan:
+        if (kind.name, case.id, variant) not in done:
+            agent, run = AGENTS[kind.name]
+            run(gateway, store, bank, case, variant, origin=origin)
+            counts[agent] += 1
+    log("agent runs: " + ", ".join(f"{n} {agent}" for agent, n in counts.items()) + " recorded")
     return counts

@@ -21,12 +21,21 @@ from dashboard.review.delivery import DeliveryReport
 from dashboard.review.outbox import Outbox
 from dashboard.review.relevance import RelevanceLabels
 from dashboard.review.worker import DeliveryWorker
+from dashboard.kinds import configured, registered
+from dashboard.review.queue_kind import QueueKind
 from dashboard.settings import Settings, load_settings
 
 
 @st.cache_resource
 def settings() -> Settings:
-    return load_settings()
+    """The settings, every registered queue kind's bank and file filled in (dashboard.kinds.configured)."""
+    return configured(load_settings())
+
+
+@st.cache_resource
+def kinds() -> tuple[QueueKind, ...]:
+    """The registered queue kinds (dashboard/kinds.py and RECALL_REVIEW_KINDS)."""
+    return registered(settings())
 
 
 @st.cache_resource

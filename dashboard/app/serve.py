@@ -50,22 +50,25 @@ def read_queues() -> None:
     from dashboard.app.kept_while_same import ids_of
     from dashboard.app.shown_queue import shown_queue, vendor_choices
     from dashboard.finance.models import ExceptionCase
+    from dashboard.kinds import configured, registered
     from dashboard.queue_files import QueueFileError, shared_rows
     from dashboard.settings import load_settings
-    from dashboard.support.models import Customer, Ticket
+    from dashboard.support.models import Customer
 
-    settings = load_settings()
-    for path, model, id_field in ((settings.exceptions_file, ExceptionCase, "id"), (settings.tickets_file, Ticket, "id"),
-                                  (settings.customers_file, Customer, "name")):
+    settings = configured(load_settings())
+    for kind in registered(settings):
         try:
-            rows = shared_rows(path, model, id_field)
+            rows = kind.load(settings.queue(kind.key).cases)
         except QueueFileError:
             continue
-        if id_field == "id":
-            ids_of(rows)
-        if model is ExceptionCase:
+        ids_of(rows)
+        if rows and isinstance(rows[0], ExceptionCase):  # the finance page's first screen
             shown_queue(rows, {}, {}, {})  # no filter reads the states
             vendor_choices(rows)
+    try:
+        shared_rows(settings.customers_file, Customer, "name")
+    except QueueFileError:
+        pass
 
 
 def warm() -> list[str]:
@@ -91,10 +94,11 @@ def read_review_store() -> None:
     outside_a_run.setLevel(logging.ERROR)  # "missing ScriptRunContext": expected here, before any session
     try:
         settings = resources.settings()
-        for bank, kind in ((settings.finance_bank, "exception"), (settings.support_bank, "ticket")):
-            resources.outbox().decision_states(bank, kind)
-            resources.casework().read_flag_counts(bank, kind)
-        resources.decisions().held_cases(settings.finance_bank, "exception")
+        for kind in resources.kinds():
+            bank = settings.queue(kind.key).bank
+            resources.outbox().decision_states(bank, kind.name)
+            resources.casework().read_flag_counts(bank, kind.name)
+            resources.decisions().held_cases(bank, kind.name)
     except (SQLAlchemyError, OSError) as exc:
         logger.warning("the review store could not be read before serving: %s", exc)
     finally:

@@ -21,16 +21,14 @@ def open_stores(settings):
 
 
 def seed_agents(gateway, settings, log=print) -> dict[str, int]:
-    """Run the reference agents over the configured queues (naive variants on a few cases first)."""
+    """Run the reference agents over the configured queues of the kinds that have one (naive variants on a few cases
+    first)."""
     from dashboard.agents.runner import seed_agent_runs
-    from dashboard.finance.models import ExceptionCase
-    from dashboard.queue_files import load_rows
-    from dashboard.support.models import Ticket
+    from dashboard.kinds import bank_of, registered
 
     outbox, store = open_stores(settings)
-    cases, tickets = load_rows(settings.exceptions_file, ExceptionCase), load_rows(settings.tickets_file, Ticket)
-    return seed_agent_runs(gateway, store, settings.finance_bank, settings.support_bank, cases, tickets, log=log,
-                           origin=outbox.provenance.origin)
+    queues = [(kind, bank_of(settings, kind), kind.load(settings.queue(kind.key).cases or kind.default_cases)) for kind in registered(settings)]
+    return seed_agent_runs(gateway, store, queues, log=log, origin=outbox.provenance.origin)
 
 
 # -- agent ------------------------------------------------------------------------------------
@@ -130,90 +128,84 @@ def run_audit_recalls(args: argparse.Namespace) -> int:
 
 # -- decide ---------------------------------------------------------------------------------------
 def _decide_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--case", required=True, help="an exception id (E-...) or a ticket id of the configured queues")
-    parser.add_argument("--outcome", choices=["approve", "reject", "escalate"], help="the decision (or --second-approval)")
+    parser.add_argument("--kind", help="the queue kind (finance, support, or a registered one); default: the one whose queue holds --case")
+    parser.add_argument("--case", required=True, help="a case id of that kind's configured queue (E-..., T-...)")
+    parser.add_argument("--outcome", help="the decision, one of the kind's outcomes (or --second-approval)")
     parser.add_argument(
         "--second-approval", choices=["confirm", "reject"],
         help="confirm or reject the case's decision held above its reviewer's approval limit, as --reviewer",
     )
-    parser.add_argument("--reason", help="finance: a reason code (an override needs one)")
-    parser.add_argument("--note", default="", help="finance: a note (reason OTHER needs one); tickets: why the draft was overridden")
+    parser.add_argument("--reason", help="a reason code (an override needs one where the kind has them)")
+    parser.add_argument("--note", default="", help="a note (reason OTHER needs one; a ticket's override says why)")
     parser.add_argument("--response", help="tickets: the response that replaces the draft (outcome reject)")
     parser.add_argument("--reviewer", required=True)
     parser.add_argument("--json", action="store_true")
+
+
+def _case_of_kind(settings, kind_key: str | None, case_id: str):
+    """(kind, case) for --kind/--case, or (None, why not) naming the flag to fix."""
+    from dashboard.kinds import KindError, by_key, registered
+    from dashboard.queue_files import QueueFileError
+
+    try:
+        kinds = [by_key(settings, kind_key)] if kind_key else list(registered(settings))
+    except KindError as exc:
+        return None, ("--kind", str(exc))
+    for kind in kinds:
+        try:
+            cases = kind.load(settings.queue(kind.key).cases or kind.default_cases)
+        except QueueFileError as exc:
+            return None, ("queue", str(exc))
+        found = next((c for c in cases if c.id == case_id), None)
+        if found is not None:
+            return (kind, found), None
+    if kind_key:
+        return None, ("--case", f"{case_id!r} is not in the {kinds[0].nouns[0]} queue")
+    return None, ("--case", f"{case_id!r} is in no configured queue ({', '.join(k.key for k in kinds)})")
 
 
 @command("decide", "record a reviewer's decision like the page does: stored first, then retained into Hindsight", _decide_args)
 def run_decide(args: argparse.Namespace) -> int:
     """For scripts and bulk imports of decisions made elsewhere: the same decision service as the pages (role,
     claim, approval limits, outbox, freshness), under RECALL_REVIEW_ROLE; the reviewer is recorded as
-    unauthenticated. A decision above the reviewer's limit is held; `--second-approval` confirms or rejects it."""
+    unauthenticated. A decision above the reviewer's limit is held; `--second-approval` confirms or rejects it.
+    One path for every kind (dashboard/kinds.py): its recall, then its proposal from what was typed."""
     from datetime import UTC
 
-    from dashboard.finance.decisions import DecisionError, document_id_for, exception_decision, precedent_record, reasons_for
-    from dashboard.finance.models import ExceptionCase
-    from dashboard.finance.policy import assess
-    from dashboard.finance.recall import CaseKey, two_stage_recall
-    from dashboard.queue_files import QueueFileError, load_rows
-    from dashboard.review.decisions import Proposal, configured_decision_service
-    from dashboard.review.errors import NotAllowed, Refused
-    from dashboard.support.customers import customer_tag
-    from dashboard.support.decisions import TicketDecisionError, interaction_record, ticket_decision
-    from dashboard.support.models import Ticket
+    from dashboard.kinds import bank_of
+    from dashboard.review.decisions import configured_decision_service
+    from dashboard.review.errors import InputError, NotAllowed, Refused
+    from dashboard.review.queue_kind import Choice
 
     if (args.outcome is None) == (args.second_approval is None):
         return input_error("--outcome", "give either --outcome (a decision) or --second-approval confirm|reject, not both")
     if args.second_approval and (args.reason or args.response):
         return input_error("--reason" if args.reason else "--response", "a second approval confirms or rejects the decision as made")
     settings, gateway = open_gateway()
-    try:
-        cases = {c.id: c for c in load_rows(settings.exceptions_file, ExceptionCase)}
-        tickets = {t.id: t for t in load_rows(settings.tickets_file, Ticket)}
-    except QueueFileError as exc:
+    found, problem = _case_of_kind(settings, args.kind, args.case)
+    if found is None:
         gateway.close()
-        return input_error("queue", str(exc))
-    if args.case not in cases and args.case not in tickets:
-        gateway.close()
-        return input_error("--case", f"{args.case!r} is in neither the exception nor the ticket queue")
+        return input_error(*problem)
+    kind, case = found
+    bank = bank_of(settings, kind)
     outbox, _ = open_stores(settings)
     service = configured_decision_service(settings, outbox, gateway.retain)
     try:
         if args.second_approval:
-            kind, bank = ("exception", settings.finance_bank) if args.case in cases else ("ticket", settings.support_bank)
             done = service.second_approval(
-                bank, settings.role, kind, args.case, args.reviewer, confirm=args.second_approval == "confirm", note=args.note
+                bank, settings.role, kind.name, args.case, args.reviewer, confirm=args.second_approval == "confirm", note=args.note
             )
             decision = done.stored.decision
-        elif args.case in cases:
-            case, bank = cases[args.case], settings.finance_bank
-            _, rec = assess(two_stage_recall(gateway.recall, bank, CaseKey.of(case), case.recall_query(), own_document=document_id_for(case.id)))
-            action = "accept_recommendation" if args.outcome == rec.action else "override"
-            reasons = reasons_for(case.exception_type, settings.reason_codes)
-            try:
-                decision = exception_decision(
-                    case, rec, reviewer=args.reviewer, authenticated=False, action=action, outcome=args.outcome,
-                    reason_code=args.reason, note=args.note, reasons=reasons,
-                )
-            except DecisionError as exc:
-                return input_error("--reason" if exc.field == "reason_code" else f"--{exc.field}", str(exc))
-            proposal = Proposal(
-                decision=decision, record=precedent_record(case, decision, rec, reasons), scope=CaseKey.of(case).scope,
-                base_revision=None, amount=case.invoice_amount,
-            )
-            done = service.decide(bank, settings.role, proposal)
         else:
-            ticket, bank = tickets[args.case], settings.support_bank
-            if args.outcome == "escalate":
-                return input_error("--outcome", "a ticket's draft is approved or overridden (reject with --response and --note)")
+            view = kind.recall(gateway.recall, bank, case, origin=outbox.provenance.origin)
+            choice = Choice(reviewer=args.reviewer, outcome=args.outcome, reason_code=args.reason, note=args.note,
+                            details={"response": args.response} if args.response else {}, decided_at=datetime.now(UTC))
             try:
-                decision = ticket_decision(
-                    ticket, action="approve" if args.outcome == "approve" else "override", reviewer=args.reviewer,
-                    authenticated=False, decided_at=datetime.now(UTC), response=args.response, note=args.note,
-                )
-            except TicketDecisionError as exc:
-                return input_error(f"--{exc.field}", str(exc))
-            proposal = Proposal(decision=decision, record=interaction_record(ticket, decision), scope=customer_tag(ticket.customer), base_revision=None)
+                proposal = kind.propose(case, view, choice, kind.reasons(case, settings.reason_codes))
+            except InputError as exc:
+                return input_error("--reason" if exc.field == "reason_code" else f"--{exc.field}", exc.problem)
             done = service.decide(bank, settings.role, proposal)
+            decision = proposal.decision
     except (NotAllowed, Refused) as exc:
         print(f"error: not recorded: {exc}", file=sys.stderr)
         return 1

@@ -39,9 +39,11 @@ def print_json(payload: object) -> None:
 
 
 def open_gateway():
+    """(the settings, every registered queue kind's filled in; a gateway to the configured server)."""
     from dashboard.hindsight.gateway import HindsightGateway
+    from dashboard.kinds import configured
 
-    settings = load_settings()
+    settings = configured(load_settings())
     return settings, HindsightGateway(settings.base_url, settings.api_key)
 
 

@@ -59,7 +59,7 @@ def evidence_summary(entry: StoredDecision) -> str:
         return "no evidence (recall unavailable)"
     relevant = [item.id for item in snapshot.items if item.relevant]
     shown = f"{len(snapshot.items)} shown, relevant: {', '.join(relevant) or 'none'}"
-    return shown + (f"; recommended {OUTCOME_WORDS[snapshot.recommendation]}" if snapshot.recommendation else "")
+    return shown + (f"; recommended {OUTCOME_WORDS.get(snapshot.recommendation, snapshot.recommendation)}" if snapshot.recommendation else "")
 
 
 def audit_row(entry: StoredDecision) -> AuditRow:

@@ -45,7 +45,7 @@ def figures_words(f: CaseFigures) -> str:
 def cases_sentence(queues: Sequence) -> str:
     """e.g. "30 cases (18 exceptions, 12 tickets): 3 decided, 3 held (...), 24 open."."""
     every = total(queues)
-    each = ", ".join(n(q.cases, *NOUNS.get(q.kind, ("case", "cases"))) for q in queues)
+    each = ", ".join(n(q.cases, *q.nouns) for q in queues)
     return f"{n(every.cases, 'case')} ({each}): {figures_words(every)}."
 
 

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pydantic import BaseModel, Field
 
-from dashboard.finance.models import ExceptionCase
 from dashboard.hindsight.errors import HindsightError, HindsightUnavailable
 from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.hindsight.wire import MemoryMode
-from dashboard.queue_files import QueueFileError, shared_rows
+from dashboard.queue_files import QueueFileError
+from dashboard.review.queue_kind import QueueKind
 from dashboard.settings import Settings
-from dashboard.support.models import Ticket
 
 
 class BankSummary(BaseModel):
@@ -24,7 +25,7 @@ class BankSummary(BaseModel):
 
 class QueueSummary(BaseModel):
     name: str
-    kind: str  # exception | ticket
+    kind: str  # its case kind (QueueKind.name)
     bank_id: str  # the bank its decisions go to
     size: int | None = None
     ids: list[str] = Field(default_factory=list, repr=False)  # the cases' ids, for their figures
@@ -63,25 +64,25 @@ def _bank(gateway: HindsightGateway, bank_id: str, role: str) -> BankSummary:
     )
 
 
-def _queue(name: str, kind: str, bank_id: str, path, model) -> QueueSummary:
+def _queue(kind: QueueKind, settings: Settings) -> QueueSummary:
+    queue = settings.queue(kind.key)
+    summary = QueueSummary(name=kind.title, kind=kind.name, bank_id=queue.bank or kind.default_bank)
     try:
-        ids = [row.id for row in shared_rows(path, model)]
+        ids = [row.id for row in kind.load(queue.cases or kind.default_cases)]
     except QueueFileError as exc:
-        return QueueSummary(name=name, kind=kind, bank_id=bank_id, error=str(exc))
-    return QueueSummary(name=name, kind=kind, bank_id=bank_id, size=len(ids), ids=ids)
+        return summary.model_copy(update={"error": str(exc)})
+    return summary.model_copy(update={"size": len(ids), "ids": ids})
 
 
-def build_overview(gateway: HindsightGateway, settings: Settings) -> Overview:
+def build_overview(gateway: HindsightGateway, settings: Settings, kinds: Sequence[QueueKind]) -> Overview:
+    """`kinds`: the registered queue kinds (dashboard.kinds), each with its bank and queue."""
     server = _server(gateway, settings)
-    banks = [(settings.finance_bank, "finance precedents"), (settings.support_bank, "support interactions")]
+    banks = [(settings.queue(kind.key).bank or kind.default_bank, kind.holds) for kind in kinds]
     return Overview(
         server=server,
         banks=[
             _bank(gateway, bank_id, role) if server.healthy else BankSummary(bank_id=bank_id, role=role, error="server unreachable")
             for bank_id, role in banks
         ],
-        queues=[
-            _queue("Finance exceptions", "exception", settings.finance_bank, settings.exceptions_file, ExceptionCase),
-            _queue("Support tickets", "ticket", settings.support_bank, settings.tickets_file, Ticket),
-        ],
+        queues=[_queue(kind, settings) for kind in kinds],
     )

@@ -3,29 +3,27 @@ evidence in the top k, over every labelled case, and by vendor, exception type a
 
 Each labelled case (dashboard.agents.labelled_cases) carries the list its request returned (the agent's, from the audit
 log or its run, else the dashboard's) and the documents most of their reviewers call relevant; a case counts in
-the week of its latest label. Vendor and type are the finance queue's; the segment is the ticket's customer's
-(the customer directory's `segment`). Plain Python: it draws nothing.
+the week of its latest label. What a case is grouped by is its kind's (QueueKind.label_groups: a finance case's
+vendor and type, a ticket's customer segment). Plain Python: it draws nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import date, datetime, timedelta
 
 from pydantic import BaseModel
 
-from dashboard.finance.models import ExceptionCase
 from dashboard.agents.labelled_cases import LabelledCase
-from dashboard.support.models import Customer, Ticket
 from dashboard.traces.ranking import rank_figures
 
-DIMENSIONS = ("all", "vendor", "type", "segment")
 Attributes = Mapping[tuple[str, str], Mapping[str, str]]  # (case kind, case id) -> {"vendor": ..., "type": ..., "segment": ...}
+GroupsOf = Callable[[set[str]], Mapping[str, Mapping[str, str]]]  # a kind's: its case ids -> each one's groups
 
 
 class QualityRow(BaseModel):
     week: date  # its Monday
-    by: str  # all | vendor | type | segment
+    by: str  # "all", or what its kind groups by (vendor, type, segment ...)
     group: str
     cases: int
     labels: int
@@ -40,26 +38,25 @@ def week_of(moment: datetime) -> date:
     return day - timedelta(days=day.weekday())
 
 
-def case_attributes(cases: Iterable[ExceptionCase], tickets: Iterable[Ticket], customers: Iterable[Customer],
-                    labelled: Sequence[LabelledCase]) -> dict:
-    """What each labelled case is grouped by: an exception's vendor and type, a ticket's customer segment (of a
-    queue of 100,000, only the few labelled: every case's attributes cost ~0.1 s a run)."""
-    found: dict[tuple[str, str], dict[str, str]] = {}
-    if exception_ids := {c.case_id for c in labelled if c.case_kind == "exception"}:
-        found |= {("exception", c.id): {"vendor": c.vendor_code, "type": c.exception_type} for c in cases if c.id in exception_ids}
-    if ticket_ids := {c.case_id for c in labelled if c.case_kind == "ticket"}:
-        segment = {c.name: c.segment for c in customers if c.segment}
-        found |= {("ticket", t.id): {"segment": segment[t.customer]} for t in tickets if t.id in ticket_ids and t.customer in segment}
+def case_attributes(groups_of: Mapping[str, GroupsOf], labelled: Sequence[LabelledCase]) -> dict:
+    """What each labelled case is grouped by, asked of its kind (`groups_of`: case kind -> its QueueKind.label_groups)
+    for the labelled cases only (of a queue of 100,000, every case's attributes cost ~0.1 s a run)."""
+    found: dict[tuple[str, str], Mapping[str, str]] = {}
+    for kind, groups in groups_of.items():
+        if ids := {c.case_id for c in labelled if c.case_kind == kind}:
+            found |= {(kind, case_id): about for case_id, about in groups(ids).items()}
     return found
 
 
 def label_quality(labelled: Iterable[LabelledCase], attributes: Attributes, k: int) -> list[QualityRow]:
-    """One row per week and group, newest week first; within a week: all, then vendor, type and segment."""
+    """One row per week and group, newest week first; within a week: all, then each grouping in the order the kinds
+    give them (vendor, type, segment)."""
+    dimensions = ["all", *dict.fromkeys(by for about in attributes.values() for by in about)]
     groups: dict[tuple[date, str, str], list[LabelledCase]] = {}
     for case in labelled:
         week, about = week_of(case.labelled_at), attributes.get((case.case_kind, case.case_id), {})
         groups.setdefault((week, "all", "all"), []).append(case)
-        for by in DIMENSIONS[1:]:
+        for by in dimensions[1:]:
             if about.get(by):
                 groups.setdefault((week, by, about[by]), []).append(case)
     rows = []
@@ -73,4 +70,4 @@ def label_quality(labelled: Iterable[LabelledCase], attributes: Attributes, k: i
                 mrr=sum(f.reciprocal_rank for f in figures) / n, evidence_at_k=sum(f.hit for f in figures),
             )
         )
-    return sorted(rows, key=lambda r: (-r.week.toordinal(), DIMENSIONS.index(r.by), r.group))
+    return sorted(rows, key=lambda r: (-r.week.toordinal(), dimensions.index(r.by), r.group))

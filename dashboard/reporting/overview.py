@@ -20,26 +20,35 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence, Set
 from datetime import UTC, date, datetime, time, timedelta
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SerializeAsAny
 
 from dashboard.agents.incidents import KIND_LABELS, CaseIncidents, IncidentFigures, incident_figures
-from dashboard.finance.models import ExceptionCase
+from dashboard.reporting.label_quality import GroupsOf
 from dashboard.reporting.recall_log import LatencySample
 from dashboard.review.approvals import HeldDecision
 from dashboard.review.figures import CaseFigures, case_figures
-from dashboard.review.flag_counts import FinanceCounts, IncidentCounts
+from dashboard.review.flag_counts import IncidentCounts
 from dashboard.review.second_review import BlindCase
 from dashboard.review.standing import DecisionState, StandingCount
-from dashboard.support.flags import TicketFlags
-from dashboard.support.migration import Coverage
-from dashboard.support.models import Ticket
+
+
+class QueueIds(BaseModel):
+    """One queue as the Overview counts it: its name, its case kind, its cases, and whether its kind groups overrides
+    (QueueKind.report_by)."""
+
+    name: str
+    kind: str
+    ids: list[str]
+    report_by: str | None = None  # what its kind groups overrides by (QueueKind.report_by): finance, the vendor
+    nouns: tuple[str, str] = ("case", "cases")
 
 
 class QueueStatus(CaseFigures):
     """One queue's case figures (review.figures.case_figures), named."""
 
     queue: str
-    kind: str  # exception | ticket
+    kind: str  # its case kind
+    nouns: tuple[str, str] = ("case", "cases")
 
 
 class Agreement(BaseModel):
@@ -64,28 +73,6 @@ class DailyDecisions(BaseModel):
     kind: str
     approved: int = 0
     overridden: int = 0
-
-
-class CrowdOutSummary(BaseModel):
-    cases: int  # queued exceptions
-    recalled: int = 0  # with flags in the store (recalled at least once, by any instance)
-    checked: int = 0  # with a crowd-out check (pass 2 ran, or the extra check was made)
-    prevented: int = 0  # checked cases where a single any_strict pass would have lost exact precedents
-    precedents_saved: int = 0  # exact precedents a single pass would have lost, summed
-    unchecked_pass2_skipped: int = 0  # pass 1 filled k: no counterfactual unless the check was made
-    missed_cases: list[dict] = Field(default_factory=list)  # the cases a plain search misses, most lost first (at most MISSED_LISTED)
-    recommendations: dict[str, int] = Field(default_factory=dict)  # the agent's action -> cases
-    no_relevant: int = 0  # measured cases with no relevant precedent (the guard escalates)
-
-
-class LegacySummary(BaseModel):
-    tickets: int
-    recalled: int = 0  # with flags in the store
-    paths: dict[str, int] = Field(default_factory=dict)  # tagged | legacy | none
-    admitted: int = 0  # distinct legacy records admitted by the ownership rule for some ticket
-    rejected: int = 0  # distinct legacy (untagged) records met by a fallback and never admitted
-    rejected_by_reason: dict[str, int] = Field(default_factory=dict)  # distinct rejected records by verdict
-    tagged_candidates: int = 0  # distinct tagged records a fallback met (never admitted: not legacy)
 
 
 class IncidentSummary(BaseModel):
@@ -164,10 +151,11 @@ class OverviewMetrics(BaseModel):
     agreement: list[Agreement]
     overrides: list[OverrideRow]
     daily: list[DailyDecisions]
-    crowd_out: CrowdOutSummary
-    legacy: LegacySummary
+    # the kinds' own sections, as their packages computed them (finance/overview.py, support/overview.py)
+    crowd_out: SerializeAsAny[BaseModel] | None = None
+    legacy: SerializeAsAny[BaseModel] | None = None
     incidents: IncidentSummary = Field(default_factory=IncidentSummary)
-    coverage: Coverage | None = None
+    coverage: SerializeAsAny[BaseModel] | None = None  # support.migration.Coverage
     coverage_error: str | None = None
     latency: list[LatencyStat]
     approvals_waiting: list[WaitingApproval] = Field(default_factory=list)  # the oldest, oldest first
@@ -188,16 +176,13 @@ def first_decision_day(standing: Mapping[str, Sequence[StandingCount]]) -> date 
 
 
 def queue_status(
-    cases: Sequence[ExceptionCase], tickets: Sequence[Ticket], states: Mapping[str, Mapping[str, DecisionState]],
-    held: Mapping[str, Mapping[str, str]] | None = None,
+    queues: Sequence[QueueIds], states: Mapping[str, Mapping[str, DecisionState]], held: Mapping[str, Mapping[str, str]] | None = None,
 ) -> list[QueueStatus]:
     """Each queue's case figures, counted by review.figures.case_figures as every page counts them. `held`: kind ->
     case id -> the status of its held decision."""
     held = held or {}
-    return [
-        QueueStatus(queue=name, kind=kind, **case_figures(ids, states.get(kind, {}), held.get(kind, {})).model_dump())
-        for name, kind, ids in (("Finance exceptions", "exception", [c.id for c in cases]), ("Support tickets", "ticket", [t.id for t in tickets]))
-    ]
+    return [QueueStatus(queue=q.name, kind=q.kind, nouns=q.nouns, **case_figures(q.ids, states.get(q.kind, {}), held.get(q.kind, {})).model_dump())
+            for q in queues]
 
 
 def total(queues: Sequence[QueueStatus]) -> CaseFigures:
@@ -206,10 +191,14 @@ def total(queues: Sequence[QueueStatus]) -> CaseFigures:
 
 
 def decision_metrics(
-    standing: Mapping[str, Sequence[StandingCount]], vendor_of: Mapping[str, str], start: date | None = None, end: date | None = None
+    standing: Mapping[str, Sequence[StandingCount]], group_of: Mapping[tuple[str, str], str], start: date | None = None,
+    end: date | None = None, queues: Sequence[QueueIds] = (),
 ) -> tuple[list[Agreement], list[OverrideRow], list[DailyDecisions]]:
-    """From the standing decisions counted (kind -> counts), those made in the range."""
-    agreement = {kind: Agreement(kind=kind) for kind in ("exception", "ticket")}
+    """From the standing decisions counted (kind -> counts), those made in the range; the overrides of the `queues`
+    whose kind groups them, by group (a vendor) and reason (`group_of`: (kind, case id) -> its group, for an override
+    whose record names none)."""
+    agreement = {q.kind: Agreement(kind=q.kind) for q in queues}
+    grouped = {q.kind for q in queues if q.report_by}
     overrides: Counter[tuple[str, str]] = Counter()
     daily: dict[tuple[date, str], DailyDecisions] = {}
     for kind, counts in standing.items():
@@ -222,69 +211,13 @@ def decision_metrics(
             if c.overridden:
                 row.overridden += c.count
                 day.overridden += c.count
-                if kind == "exception":
-                    overrides[(c.vendor or vendor_of.get(c.case_id or "", "unknown"), c.reason_code or "none")] += c.count
+                if kind in grouped:
+                    overrides[(c.group or group_of.get((kind, c.case_id or ""), "unknown"), c.reason_code or "none")] += c.count
             else:
                 row.approved += c.count
                 day.approved += c.count
     override_rows = [OverrideRow(vendor=v, reason_code=r, count=n) for (v, r), n in sorted(overrides.items())]
     return list(agreement.values()), override_rows, [daily[key] for key in sorted(daily)]
-
-
-MISSED = "a plain search misses some"  # a crowd-out caught, in a stakeholder's words
-
-
-MISSED_LISTED = 200  # the cases a plain search misses, listed by name; the rest are counted
-
-
-def cases_named(cases: Sequence[ExceptionCase], ids: Set[str]) -> dict[str, ExceptionCase]:
-    """The cases with these ids, by id: a few looked up in a queue of 100,000 (no pass at all for none)."""
-    return {c.id: c for c in cases if c.id in ids} if ids else {}
-
-
-def crowd_out_summary(cases: Sequence[ExceptionCase], counts: FinanceCounts, missed: Sequence[tuple[str, int, int, str]] = ()) -> CrowdOutSummary:
-    """`counts`: the queue's finance flags counted (QueueFlags.finance); `missed`: (case id, exact precedents, lost,
-    the agent's action) of the cases a plain search misses, most lost first (QueueFlags.missed)."""
-    by_id = cases_named(cases, {case_id for case_id, *_ in missed})
-    listed = []
-    for case_id, exact, lost, action in missed:
-        case = by_id.get(case_id)
-        listed.append({"case": case_id, "vendor": case.vendor_code if case else "", "type": case.exception_type.replace("_", " ") if case else "",
-                       "exact precedents": exact, "lost by a single pass": lost, "agent recommends": action})
-    return CrowdOutSummary(
-        cases=len(cases), recalled=counts.recalled, checked=counts.checked, prevented=counts.prevented,
-        precedents_saved=counts.precedents_saved, unchecked_pass2_skipped=counts.recalled - counts.checked,
-        missed_cases=listed, recommendations=dict(counts.recommendations), no_relevant=counts.no_relevant,
-    )
-
-
-def crowd_out_states(co: CrowdOutSummary) -> dict[str, int]:
-    """The measured cases by what the crowd-out check says of them."""
-    return {MISSED: co.prevented, "a plain search misses none": co.checked - co.prevented, "not checked": co.unchecked_pass2_skipped}
-
-
-def legacy_summary(tickets: Sequence[Ticket], flags: Mapping[str, TicketFlags | None]) -> LegacySummary:
-    """Paths per ticket; legacy records once each: admitted if any ticket admitted it, else rejected."""
-    summary = LegacySummary(tickets=len(tickets))
-    paths: Counter[str] = Counter()
-    admitted: set[str] = set()
-    verdicts: dict[str, str] = {}
-    tagged: set[str] = set()
-    for ticket in tickets:
-        measured = flags.get(ticket.id)
-        if measured is None:
-            continue
-        summary.recalled += 1
-        paths[measured.path] += 1
-        admitted.update(measured.admitted)
-        for record, verdict in measured.rejected.items():
-            verdicts.setdefault(record, verdict)
-        tagged.update(measured.tagged_candidates)
-    rejected = {record: verdict for record, verdict in verdicts.items() if record not in admitted}
-    summary.paths, summary.admitted, summary.rejected = dict(paths), len(admitted), len(rejected)
-    summary.rejected_by_reason = dict(Counter(rejected.values()))
-    summary.tagged_candidates = len(tagged)
-    return summary
 
 
 def incident_summary(
@@ -355,17 +288,15 @@ def latency_stats(samples: Iterable[LatencySample]) -> list[LatencyStat]:
 
 def build(
     *,
+    queues: Sequence[QueueIds],
     standing: Mapping[str, Sequence[StandingCount]],
     states: Mapping[str, Mapping[str, DecisionState]],
-    cases: Sequence[ExceptionCase],
-    tickets: Sequence[Ticket],
-    finance: FinanceCounts = FinanceCounts(),
-    missed: Sequence[tuple[str, int, int, str]] = (),
-    ticket_flags: Mapping[str, TicketFlags | None],
     latencies: Iterable[LatencySample],
+    groups_of: Mapping[str, GroupsOf] | None = None,
+    sections: Mapping[str, BaseModel] | None = None,
+    trust: TrustSummary | None = None,
     incidents: Mapping[str, IncidentCounts] | None = None,
     agent_tally: tuple[int, int] = (0, 0),
-    coverage: Coverage | None = None,
     coverage_error: str | None = None,
     curation: Mapping[str, int] | None = None,
     start: date | None = None,
@@ -376,23 +307,33 @@ def build(
     incident_cases: Mapping[str, Iterable[CaseIncidents]] | None = None,
     now: datetime | None = None,
 ) -> OverviewMetrics:
-    """`standing`, `states`: case kind -> the bank's standing decisions counted, and each case's standing state;
-    `held`: case kind -> case id -> the status of its held decision; `waiting`: the oldest decisions awaiting a second
-    approval, `blind`: the cases awaiting a blind second review or a lead, `incident_cases`: case kind -> the cases with
-    incidents (each is kept only when queued)."""
-    no_vendor = {c.case_id for counts in standing.values() for c in counts if c.case_id}  # overrides whose record has no vendor tag
-    vendor_of = {case_id: case.vendor_code for case_id, case in cases_named(cases, no_vendor).items()}
-    agreement, overrides, daily = decision_metrics(standing, vendor_of, start, end)
+    """`queues`: every queue counted (a QueueIds per registered kind); `standing`, `states`: case kind -> the bank's
+    standing decisions counted, and each case's standing state; `groups_of`: case kind -> its QueueKind.label_groups
+    (the group of an override whose record names none); `sections`: the kinds' own sections ("crowd_out", "legacy",
+    "coverage"), as their packages computed them; `held`: case kind -> case id -> the status of its held decision;
+    `waiting`: the oldest decisions awaiting a second approval, `blind`: the cases awaiting a blind second review or a
+    lead, `incident_cases`: case kind -> the cases with incidents (each is kept only when queued)."""
+    agreement, overrides, daily = decision_metrics(standing, _groups_named(queues, standing, groups_of or {}), start, end, queues)
     now = now or datetime.now(UTC)
-    queued = {"exception": {c.id for c in cases}, "ticket": {t.id for t in tickets}}
+    queued = {q.kind: set(q.ids) for q in queues}
     found = [c for kind, found in (incident_cases or {}).items() for c in found if c.case_id in queued.get(kind, set())]
     return OverviewMetrics(
         start=start, end=end, decisions_in_range=sum(a.decisions for a in agreement),
-        queues=queue_status(cases, tickets, states, held), agreement=agreement, overrides=overrides, daily=daily,
-        crowd_out=crowd_out_summary(cases, finance, missed), legacy=legacy_summary(tickets, ticket_flags),
-        incidents=incident_summary(incidents or {}, agent_tally, found),
-        coverage=coverage, coverage_error=coverage_error, latency=latency_stats(latencies),
+        queues=queue_status(queues, states, held), agreement=agreement, overrides=overrides, daily=daily,
+        **(sections or {}), incidents=incident_summary(incidents or {}, agent_tally, found),
+        coverage_error=coverage_error, latency=latency_stats(latencies),
         approvals_waiting=approvals_waiting((h for h in waiting if h.stored.case_id in queued.get(h.stored.case_kind, set())), now),
         held_blind=held_blind(blind, queued, now), curation=CurationCounts.model_validate(curation or {}),
-        trust=TrustSummary(set_aside=finance.set_aside, forged=finance.forged, swung=finance.swung),
+        trust=trust or TrustSummary(),
     )
+
+
+def _groups_named(queues: Sequence[QueueIds], standing: Mapping[str, Sequence[StandingCount]],
+                  groups_of: Mapping[str, GroupsOf]) -> dict[tuple[str, str], str]:
+    """(kind, case id) -> its group, for the overrides whose record names none (a few of a queue of 100,000)."""
+    named = {}
+    for q in queues:
+        unnamed = {c.case_id for c in standing.get(q.kind, ()) if c.case_id}
+        if q.report_by and unnamed and q.kind in groups_of:
+            named |= {(q.kind, case_id): about[q.report_by] for case_id, about in groups_of[q.kind](unnamed).items() if q.report_by in about}
+    return named

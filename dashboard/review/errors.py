@@ -46,7 +46,7 @@ class InputError(ReviewError, ValueError):
 
     def __init__(self, field: str, problem: str):
         super().__init__(f"{field}: {problem}")
-        self.field = field
+        self.field, self.problem = field, problem
 
 
 class CurationInputError(InputError):

@@ -7,11 +7,10 @@ from components.curation import render_curation_log
 from components.status_banner import plain_error
 from components.when import local_time
 from dashboard.app import access, case_figures, resources
-from dashboard.finance.models import ExceptionCase
-from dashboard.queue_files import QueueFileError, shared_rows
+from dashboard.kinds import bank_of
+from dashboard.queue_files import QueueFileError
 from dashboard.reporting.audit_export import HIDDEN, OUTCOME_WORDS, AuditFilter, audit_rows, to_csv, to_json
 from dashboard.reporting.headline import figures_words
-from dashboard.support.models import Ticket
 
 st.title("Decision audit log")
 st.caption("Every reviewer decision, newest first, and whether it is stored in Hindsight yet. A revised decision is a new row: nothing is overwritten.")
@@ -58,15 +57,13 @@ if step is not None and access.permitted("manage_deliveries"):
 outbox = resources.outbox()
 history = outbox.history()
 settings = resources.settings()
-queues = {"exception": (settings.finance_bank, ExceptionCase, settings.exceptions_file, "Finance exceptions"),
-          "ticket": (settings.support_bank, Ticket, settings.tickets_file, "Support tickets")}
-for kind, (bank, model, path, name) in queues.items():  # the same figures as the Overview's, counted by the same function
+for kind in resources.kinds():  # the same figures as the Overview's, counted by the same function
     try:
-        ids = [row.id for row in shared_rows(path, model)]
+        ids = [row.id for row in kind.load(settings.queue(kind.key).cases or kind.default_cases)]
     except QueueFileError:
-        st.caption(f"{name}: the queue file could not be loaded (the Overview says why).")
+        st.caption(f"{kind.title}: the queue file could not be loaded (the Overview says why).")
         continue
-    st.text(f"{name}: {len(ids)} cases, {figures_words(case_figures.queue_figures(bank, kind, ids))}.")
+    st.text(f"{kind.title}: {len(ids)} cases, {figures_words(case_figures.queue_figures(bank_of(settings, kind), kind.name, ids))}.")
 rows = audit_rows(history, resources.decisions().second_reviews.trail([e.id for e in history]), case_figures.log_statuses(history))
 if not rows:
     st.info("No decisions recorded yet.", icon=":material/info:")

@@ -1,7 +1,7 @@
 import streamlit as st
 
 from components.overview import render_banks, render_queues, render_server
-from dashboard.app import audit, case_figures, resources
+from dashboard.app import audit, case_figures, navigation, resources
 from dashboard.reporting.home import build_overview
 
 st.title("Recall Review")
@@ -11,12 +11,12 @@ st.caption(
 )
 
 with st.container(horizontal=True):
-    st.page_link("views/exceptions.py", label="Review finance exceptions", icon=":material/receipt_long:")
-    st.page_link("views/tickets.py", label="Audit support tickets", icon=":material/support_agent:")
+    for kind in resources.kinds():
+        st.page_link(navigation.queue_page(kind), label=f"Review {kind.title.lower()}", icon=kind.icon)
     st.page_link("views/overview.py", label="Overview for stakeholders", icon=":material/monitoring:")
     st.page_link("views/traces.py", label="Explore a recall trace", icon=":material/troubleshoot:")
 
-overview = build_overview(resources.gateway(), resources.settings())
+overview = build_overview(resources.gateway(), resources.settings(), resources.kinds())
 render_server(overview.server)
 render_banks(overview.banks)  # the whole width: no cell cut at 1440 wide
 # the same figures as the Overview's and the Audit log's, counted by the same function
@@ -24,8 +24,8 @@ render_queues(overview.queues, {q.name: case_figures.queue_figures(q.bank_id, q.
 
 st.subheader("Audit log: what the agents actually recalled")
 settings = resources.settings()
-off = [bank for bank in (settings.finance_bank, settings.support_bank) if not audit.audit_log_on(bank)]
-for bank in (settings.finance_bank, settings.support_bank):
+off = [bank for bank in settings.banks if not audit.audit_log_on(bank)]
+for bank in settings.banks:
     st.text(f"{bank}: audit log {'off' if bank in off else 'on'}")
 if off:
     st.text("Without it, each case shows what recall returns today, not what the agent saw when it acted.")

@@ -5,26 +5,29 @@ dashboard/reporting/overview.py and counted by the review store's database; case
 the first visit, when they are few (a queue of 100,000 is measured by "Recall the whole queue now")."""
 
 from datetime import date, timedelta
+from functools import partial
 
 import streamlit as st
 
 from components import overview_charts as charts
 from components.label_quality import render_label_quality
 from components.review_agreement import render_calibration, render_reviewer_agreement
-from dashboard.app import audit, case_figures, finance_recalls, resources, ticket_recalls
+from dashboard.agents.labelled_cases import from_store
+from dashboard.app import audit, case_figures, finance_recalls, overview_inputs, resources, ticket_recalls
 from dashboard.app.kept_while_same import ids_of
 from dashboard.finance.decisions import document_id_for
-from dashboard.finance.models import ExceptionCase
+from dashboard.finance.kind import FINANCE
+from dashboard.finance.overview import MISSED_LISTED
 from dashboard.finance.recall import DEFAULT_K, CaseKey
 from dashboard.hindsight.errors import HindsightError
+from dashboard.kinds import bank_of
 from dashboard.queue_files import QueueFileError, shared_rows
-from dashboard.agents.labelled_cases import from_store
 from dashboard.reporting import agreement
 from dashboard.reporting import overview as overview_metrics
 from dashboard.reporting.label_quality import case_attributes, label_quality
 from dashboard.support import flags as ticket_flags
-from dashboard.support.models import Customer, Ticket
-
+from dashboard.support.kind import SUPPORT
+from dashboard.support.models import Customer
 
 MEASURE_ON_VISIT = 200  # more unmeasured cases than this are measured on request, not by opening the page
 WAITING_LISTED = 50  # the oldest approvals waiting, listed; the rest are counted
@@ -76,21 +79,23 @@ def page() -> None:
     st.text("Memory: " + "; ".join(f"{bank}: {mode.label if mode else 'not reachable'}" for bank, mode in modes.items()) + ".")
     problems = []
 
-    def load(path, model, **kwargs):
+    def load(read, path, **kwargs):
         try:
-            return shared_rows(path, model, **kwargs)
+            return read(path, **kwargs)
         except QueueFileError as exc:
             problems.append(str(exc))
             return []
 
-    cases, tickets = load(settings.exceptions_file, ExceptionCase), load(settings.tickets_file, Ticket)
-    customers = load(settings.customers_file, Customer, id_field="name")
+    kinds = resources.kinds()
+    queued = {kind.name: load(kind.load, settings.queue(kind.key).cases) for kind in kinds}
+    cases, tickets = queued[FINANCE.name], queued[SUPPORT.name]  # what the finance and support sections read
+    customers = load(partial(shared_rows, model=Customer), settings.customers_file, id_field="name")
     for problem in problems:
         st.error("A queue file could not be loaded:", icon=":material/error:")
         st.text(problem)
 
     outbox = resources.outbox()
-    banks = {"exception": settings.finance_bank, "ticket": settings.support_bank}
+    banks = {kind.name: bank_of(settings, kind) for kind in kinds}
     standing = {kind: outbox.standing_counts(bank, kind) for kind, bank in banks.items()}
     today = date.today()
     # at least the last 30 days, and back to the first decision when there are older ones
@@ -145,12 +150,13 @@ def page() -> None:
         standing=standing, states={kind: outbox.decision_states(bank, kind) for kind, bank in banks.items()},
         held={kind: case_figures.held_now(bank, kind) for kind, bank in banks.items()},
         blind=[c for kind, bank in banks.items() for c in case_figures.blind_now(bank, kind)],
-        cases=cases, tickets=tickets, finance=finance_queue.finance(), missed=finance_queue.missed(overview_metrics.MISSED_LISTED),
-        ticket_flags={t.id: ticket_flags.stored(ticket_stored.get(t.id)) for t in tickets},
+        **overview_inputs.queues_of(kinds, queued, settings),
+        **overview_inputs.sections(cases, tickets, finance=finance_queue.finance(), missed=finance_queue.missed(MISSED_LISTED),
+                                   ticket_flags={t.id: ticket_flags.stored(ticket_stored.get(t.id)) for t in tickets}, coverage=coverage),
         incidents={"exception": finance_queue.incidents(), "ticket": ticket_queue.incidents()},
         incident_cases={kind: case_figures.incident_cases(bank, kind) for kind, bank in banks.items()},
         agent_tally=resources.agent_runs().tally(list(settings.banks)),
-        latencies=log.latencies(), coverage=coverage, coverage_error=coverage_error, start=start, end=end,
+        latencies=log.latencies(), coverage_error=coverage_error, start=start, end=end,
         waiting=waiting, curation=resources.curation().counts(*overview_metrics.day_bounds(start, end)),
     )
     with headline:
@@ -173,7 +179,8 @@ def page() -> None:
         charts.render_coverage(metrics)
     charts.render_latency(metrics, log.latencies())
     labelled = [c for bank in settings.banks for c in from_store(resources.relevance_labels(), resources.agent_runs(), bank)]
-    render_label_quality(label_quality(labelled, case_attributes(cases, tickets, customers, labelled), DEFAULT_K), DEFAULT_K)
+    groups_of = overview_inputs.queues_of(kinds, queued, settings)["groups_of"]
+    render_label_quality(label_quality(labelled, case_attributes(groups_of, labelled), DEFAULT_K), DEFAULT_K)
 
 
 page()

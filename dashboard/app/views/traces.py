@@ -7,17 +7,17 @@ from pydantic import ValidationError
 from components.ab_view import render_ab_tab
 from components.evidence_view import render_evidence_tab, render_knob_guide
 from components.safe_text import md
-from components.trace_link import case_focus, link_back, trace_url
+from components.trace_link import link_back, trace_url
 from components.trace_view import render_console, render_trace
 from components.why_not_view import render_why_not
 from dashboard.agents.labelled_cases import from_store, review_set
-from dashboard.app import access, resources
+from dashboard.app import access, resources, trace_focus
 from dashboard.finance.models import ExceptionCase
 from dashboard.hindsight.errors import HindsightError
 from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.lab.ab import compare
-from dashboard.lab.finance_set import demo_finance_cases
 from dashboard.lab.blast_radius import DecidedChange, decided_changes
+from dashboard.lab.finance_set import demo_finance_cases
 from dashboard.lab.fix_reach import altered, fix_report
 from dashboard.queue_files import load_rows
 from dashboard.support.models import Ticket
@@ -61,7 +61,7 @@ else:
 if submitted is not None and not (access.permitted("trace_any_query") and reachable(submitted, banks)):
     submitted = None
 cfg = resources.settings()
-focus = None if submitted is not None else case_focus(case_of_link(st.query_params), cfg.exceptions_file, cfg.tickets_file)
+focus = None if submitted is not None else trace_focus.case_focus(case_of_link(st.query_params))
 if submitted is not None:
     st.query_params.from_dict(submitted.to_query_params())  # the address bar becomes the deep link
     linked = submitted
@@ -77,7 +77,7 @@ if linked is None:
 # before and after the first run, so the trace's tabs keep their place and the open tab across reruns.)
 fetched = submitted is not None or linked in store
 if focus is not None:
-    link_back(focus)
+    link_back(focus, trace_focus.page_of(focus))
 st.text(f"Query: {linked.query}")
 with st.expander("Details of this recall"):
     st.text(

@@ -1,0 +1,149 @@
+"""The case page of a queue kind that brings no page of its own (QueueKind.page is None): its queue, one case's exact
+and broader evidence with each record's relevance and why, the agent's recommendation, and a decision form whose
+submit goes through the decision service like every other. Everything a file or memory typed is shown as plain text."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pandas as pd
+import streamlit as st
+
+from components import submission
+from components.safe_text import md
+from components.workflow import flash, reviewer_field
+from dashboard.app import access, case_figures, deciding, resources
+from dashboard.hindsight.errors import HindsightError
+from dashboard.kinds import bank_of
+from dashboard.queue_files import QueueFileError
+from dashboard.review.decision import changed_since_shown, decision_summary, outcome_words
+from dashboard.review.errors import InputError
+from dashboard.review.queue_kind import CaseView, Choice, EvidenceRecord, QueueKind
+
+
+def _keys(kind: QueueKind) -> deciding.QueueKeys:
+    return deciding.QueueKeys(flash=f"{kind.key}_flash", conflict=f"{kind.key}_conflict", goto=f"{kind.key}_goto",
+                              pending=f"{kind.key}_submitted")
+
+
+def _fields(kind: QueueKind, case_id: str) -> dict[str, str]:
+    """Each form field's session key, per case: a case's form starts from that case's state."""
+    names = ("outcome", "reason", "note", *kind.kind_fields)
+    return {name: f"{kind.key}_{name}_{case_id}" for name in names}
+
+
+def _chosen(kind: QueueKind, ids: list[str], goto_key: str) -> str:
+    """The case to show: one the service moved on to, the row selected, the deep link's, else the first."""
+    table = st.session_state.get(f"{kind.key}_queue")
+    rows = table.selection.rows if table is not None and hasattr(table, "selection") else []
+    moved = st.session_state.pop(goto_key, None)
+    linked = st.query_params.get("case")
+    for candidate in (moved, ids[rows[0]] if rows else None, linked):
+        if candidate in ids:
+            return candidate
+    return ids[0]
+
+
+def _evidence(title: str, records: list[EvidenceRecord]) -> None:
+    st.subheader(f"{title} ({len(records)})")
+    if not records:
+        st.text("None.")
+    for record in records:
+        with st.container(border=True):
+            verdict = "relevant" if record.relevant else "not relevant"
+            st.text(f"{record.ref}: {verdict}" + (f" ({record.why})" if record.why else ""))
+            st.text(record.text)
+
+
+def _recall(kind: QueueKind, bank: str, case) -> CaseView:
+    try:
+        return kind.recall(resources.gateway().recall, bank, case, origin=resources.outbox().provenance.origin)
+    except HindsightError as exc:
+        st.warning(md(f"Hindsight did not answer: {exc}"), icon=":material/cloud_off:")
+        return CaseView(case_id=case.id, available=False)
+
+
+def _record(kind: QueueKind, bank: str, case, view: CaseView, submitted: submission.Submitted, ids: list[str]) -> str | None:
+    """Record a submit; returns why not, in a reviewer's words."""
+    why = changed_since_shown(submitted.shown, view.shown())
+    if why:
+        return why
+    me = access.reviewer(f"{kind.key}_reviewer")
+    values = submitted.values
+    choice = Choice(
+        reviewer=me.name or "", authenticated=me.signed_in, outcome=str(values.get("outcome") or ""),
+        reason_code=values.get("reason") or None, note=str(values.get("note") or ""), decided_at=datetime.now(UTC),
+        details={name: str(values.get(name) or "") for name in kind.kind_fields if values.get(name)},
+        shown=submitted.shown, base_revision=resources.outbox().current_revision(bank, kind.name, case.id),
+    )
+    reasons = kind.reasons(case, resources.settings().reason_codes)
+    try:
+        proposal = kind.propose(case, view, choice, reasons)
+    except InputError as exc:
+        return exc.problem
+    by_id = {c.id: c for c in kind.load(resources.settings().queue(kind.key).cases or kind.default_cases)}
+    decided = set(resources.outbox().decision_states(bank, kind.name))
+    return deciding.record(bank, proposal, _keys(kind), queue=ids, decided=decided, describe=lambda i: kind.describe(by_id[i]),
+                           reasons=reasons)
+
+
+def _form(kind: QueueKind, case, view: CaseView) -> None:
+    fields = _fields(kind, case.id)
+    reasons = kind.reasons(case, resources.settings().reason_codes)
+    outcomes = list(kind.outcomes)
+    with st.form(f"{kind.key}_form_{case.id}", border=True):
+        st.radio("Outcome", outcomes, format_func=lambda o: kind.outcomes[o], key=fields["outcome"],
+                 index=outcomes.index(view.recommendation) if view.recommendation in outcomes else 0)
+        if reasons:
+            st.selectbox("Reason (an override needs one)", [None, *reasons], key=fields["reason"],
+                         format_func=lambda code: "none" if code is None else f"{code}: {reasons[code]}")
+        for name in kind.kind_fields:
+            st.text_area(name.capitalize(), key=fields[name])
+        st.text_area("Note", key=fields["note"])
+        st.form_submit_button("Record the decision", type="primary", on_click=submission.hold,
+                              args=(_keys(kind).pending, view.shown(), "form", fields))
+
+
+def render(kind: QueueKind) -> None:
+    settings = resources.settings()
+    bank = bank_of(settings, kind)
+    st.title(kind.title)
+    try:
+        cases = kind.load(settings.queue(kind.key).cases or kind.default_cases)
+    except QueueFileError as exc:
+        st.error(md(f"The {kind.nouns[1]} file cannot be read: {exc}"))
+        return
+    if not cases:
+        st.info(f"No {kind.nouns[1]} in the queue.")
+        return
+    ids = [c.id for c in cases]
+    statuses = case_figures.statuses(bank, kind.name, ids)
+    frame = pd.DataFrame([{"case": c.id, **kind.columns(c), "status": statuses[c.id]} for c in cases])
+    st.dataframe(frame, hide_index=True, key=f"{kind.key}_queue", on_select="rerun", selection_mode="single-row")
+    keys = _keys(kind)
+    chosen = _chosen(kind, ids, keys.goto)
+    case = next(c for c in cases if c.id == chosen)
+    st.query_params["case"] = case.id
+    st.header(md(kind.describe(case)))
+    flash(keys.flash)
+    view = _recall(kind, bank, case)
+    if view.recommendation:
+        st.text(f"The agent recommends: {kind.outcomes.get(view.recommendation, view.recommendation)}. {view.rationale}")
+    elif view.rationale:
+        st.text(view.rationale)
+    exact, broader = st.columns(2)
+    with exact:
+        _evidence("Exact evidence", view.exact)
+    with broader:
+        _evidence("Broader evidence", view.broader)
+    decided = resources.outbox().latest_decided(bank, kind.name, case.id)
+    if decided is not None:
+        d = decided.decision
+        st.text(f"Decided: {outcome_words(d)} by {d.reviewer}, decision #{decided.id} ({decided.state}).\n{decision_summary(d)}")
+    reviewer_field(access.reviewer(f"{kind.key}_reviewer"), f"{kind.key}_reviewer")
+    _form(kind, case, view)
+    submitted = submission.take(keys.pending)
+    if submitted is not None:
+        refused = _record(kind, bank, case, view, submitted, ids)
+        if refused:
+            st.error(md(f"Not recorded: {refused}"), icon=":material/block:")

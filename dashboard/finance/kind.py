@@ -1,0 +1,87 @@
+"""Finance exceptions as a queue kind (review.queue_kind.QueueKind): the accounts-payable agent's two-stage recall,
+relevance (same vendor AND type), the recommendation, and the precedent a decision is retained as. Its page is
+app/views/exceptions.py; this is what the shared rooms and `decide --kind finance` use."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from dashboard.demo_data import EXCEPTIONS
+from dashboard.finance.decisions import (
+    REASON_CODES,
+    DecisionError,
+    case_id_of,
+    document_id_for,
+    exception_decision,
+    exception_proposal,
+    reasons_for,
+)
+from dashboard.finance.models import VENDOR_PREFIX, ExceptionCase, decision_scope
+from dashboard.finance.policy import assess
+from dashboard.finance.recall import CaseKey, PrecedentEvidence, two_stage_recall
+from dashboard.hindsight.calls import RecallFn
+from dashboard.queue_files import shared_rows
+from dashboard.review.decision import OUTCOME_WORDS
+from dashboard.review.decisions import Proposal
+from dashboard.review.errors import InputError
+from dashboard.review.queue_kind import CaseView, Choice, EvidenceRecord
+
+
+def _shown(record: PrecedentEvidence) -> EvidenceRecord:
+    why = "same vendor and type" if record.relevant else "another vendor or type"
+    return EvidenceRecord(ref=record.ref, text=record.text, tags=record.tags, relevant=record.relevant, why=why)
+
+
+class FinanceKind:
+    name, key, title, nouns = "exception", "finance", "Finance exceptions", ("exception", "exceptions")
+    icon, url_path, page = ":material/receipt_long:", "exceptions", Path("views/exceptions.py")
+    default_bank, default_cases = "recall-review-finance", EXCEPTIONS
+    holds, report_by = "finance precedents", VENDOR_PREFIX
+    outcomes = OUTCOME_WORDS
+    kind_fields = ()
+
+    def load(self, path: Path) -> tuple[ExceptionCase, ...]:
+        return shared_rows(path, ExceptionCase)
+
+    def columns(self, case: ExceptionCase) -> dict[str, object]:
+        return {"vendor": case.vendor_code, "type": case.exception_type.replace("_", " "), "amount": case.invoice_amount}
+
+    def describe(self, case: ExceptionCase) -> str:
+        return f"{case.id}: {case.vendor_code} {case.vendor_name}, {case.exception_type.replace('_', ' ')}"
+
+    def reasons(self, case: ExceptionCase, configured: Mapping[str, Mapping[str, str]]) -> dict[str, str]:
+        return reasons_for(case.exception_type, configured)
+
+    def label_groups(self, ids: set[str], cases: Sequence[ExceptionCase], settings=None) -> dict[str, dict[str, str]]:
+        return {c.id: {"vendor": c.vendor_code, "type": c.exception_type} for c in cases if c.id in ids}
+
+    def scope(self, case: ExceptionCase) -> str:
+        return decision_scope(case.vendor_code, case.exception_type)
+
+    def case_of(self, document_id: str | None) -> str | None:
+        return case_id_of(document_id)
+
+    def focus(self, case: ExceptionCase) -> tuple[tuple[str, ...], str]:
+        return tuple(CaseKey.of(case).tags), f"vendor {case.vendor_code}, {case.exception_type.replace('_', ' ')}"
+
+    def recall(self, recall: RecallFn, bank_id: str, case: ExceptionCase, origin: Callable | None = None) -> CaseView:
+        result = two_stage_recall(recall, bank_id, CaseKey.of(case), case.recall_query(), own_document=document_id_for(case.id))
+        result, rec = assess(result, origin)
+        return CaseView(case_id=case.id, exact=[_shown(r) for r in result.exact], broader=[_shown(r) for r in result.broader],
+                        recommendation=rec.action, rationale=rec.rationale, native=(result, rec))
+
+    def propose(self, case: ExceptionCase, view: CaseView, choice: Choice, reasons: Mapping[str, str] = REASON_CODES) -> Proposal:
+        result, rec = view.native
+        action = "accept_recommendation" if choice.outcome == rec.action else "override"
+        try:
+            decision = exception_decision(case, rec, reviewer=choice.reviewer, authenticated=choice.authenticated, action=action,
+                                          outcome=choice.outcome, reason_code=choice.reason_code, note=choice.note,
+                                          now=lambda: choice.decided_at, reasons=reasons)
+        except DecisionError as exc:
+            raise InputError(exc.field, str(exc)) from None
+        return exception_proposal(case, decision, rec, result, reasons, base_revision=choice.base_revision, shown=choice.shown)
+
+
+FINANCE = FinanceKind()
+__all__ = ["FINANCE", "FinanceKind"]

@@ -1,0 +1,73 @@
+"""The registry of queue kinds: every shared room that handles cases loops over these, and names none of them.
+
+A kind is a `review.queue_kind.QueueKind` object, named here by "package.module:ATTRIBUTE": the built-in ones below,
+then RECALL_REVIEW_KINDS (a kind that lives outside this package, e.g. the tests' purchase-order disputes).
+docs/adding-a-queue-kind.md walks through adding one.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from importlib import import_module
+
+from dashboard.review.queue_kind import QueueKind
+from dashboard.settings import LEGACY_QUEUE_FIELDS, QueueSettings, Settings
+
+BUILT_IN = (
+    "dashboard.finance.kind:FINANCE",
+    "dashboard.support.kind:SUPPORT",
+)
+
+
+class KindError(ValueError):
+    """A registry entry that does not name a usable kind; the message names the entry."""
+
+
+@cache
+def _load(entry: str) -> QueueKind:
+    module, _, attribute = entry.partition(":")
+    try:
+        kind = getattr(import_module(module), attribute)
+    except (ImportError, AttributeError) as exc:
+        raise KindError(f"RECALL_REVIEW_KINDS: {entry!r} cannot be loaded ({exc})") from None
+    if not isinstance(kind, QueueKind):
+        raise KindError(f"RECALL_REVIEW_KINDS: {entry!r} is not a queue kind (review/queue_kind.py: QueueKind)")
+    return kind
+
+
+def registered(settings: Settings) -> tuple[QueueKind, ...]:
+    """Every kind, built-in first, each name and key once."""
+    kinds = tuple(_load(entry) for entry in dict.fromkeys((*BUILT_IN, *settings.extra_kinds)))
+    for attribute in ("name", "key", "url_path"):
+        values = [getattr(k, attribute) for k in kinds]
+        if len(set(values)) != len(values):
+            raise KindError(f"RECALL_REVIEW_KINDS: two kinds share the {attribute} {max(values, key=values.count)!r}")
+    return kinds
+
+
+def by_key(settings: Settings, key: str) -> QueueKind:
+    """The kind `decide --kind KEY` (or RECALL_REVIEW_QUEUES) names; KindError lists the ones there are."""
+    for kind in registered(settings):
+        if kind.key == key:
+            return kind
+    raise KindError(f"unknown queue kind {key!r}; one of {', '.join(k.key for k in registered(settings))}")
+
+
+def by_name(settings: Settings, name: str) -> QueueKind | None:
+    """The kind whose cases the review store keeps as `name` (a decision's case_kind)."""
+    return next((k for k in registered(settings) if k.name == name), None)
+
+
+def configured(settings: Settings) -> Settings:
+    """`settings` with every registered kind's queue filled in (its bank and cases file, its own defaults where unset):
+    what the app and the CLI use, so `settings.banks` names every kind's bank and nothing else."""
+    queues = dict(settings.queues)
+    for kind in registered(settings):
+        given = settings.queue(kind.key)
+        if kind.key not in LEGACY_QUEUE_FIELDS:  # the built-in kinds' live in their older fields
+            queues[kind.key] = QueueSettings(bank=given.bank or kind.default_bank, cases=given.cases or kind.default_cases)
+    return settings.model_copy(update={"queues": queues})
+
+
+def bank_of(settings: Settings, kind: QueueKind) -> str:
+    return settings.queue(kind.key).bank or kind.default_bank

@@ -4,15 +4,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from dashboard.finance.decisions import (
-    REASON_CODES,
-    DecisionError,
-    exception_decision,
-    precedent_record,
-)
+from dashboard.finance.decisions import REASON_CODES, exception_decision, precedent_record
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import assess
 from dashboard.finance.recall import CaseKey, two_stage_recall
+from dashboard.review.errors import DecisionInputError
 from dashboard.review.outbox import Outbox
 from tests.finance_helpers import precedent
 
@@ -45,28 +41,28 @@ def approve_rec():
 
 def test_a_decision_needs_a_reviewer(approve_rec):
     for reviewer in (None, "", "   "):
-        with pytest.raises(DecisionError, match="reviewer name is required") as err:
+        with pytest.raises(DecisionInputError, match="reviewer name is required") as err:
             _decide(approve_rec, reviewer=reviewer, action="accept_recommendation")
         assert err.value.field == "reviewer"
 
 
 def test_an_override_needs_a_reason_code_from_the_list_and_a_different_outcome(approve_rec):
-    with pytest.raises(DecisionError, match="needs a reason code") as err:
+    with pytest.raises(DecisionInputError, match="needs a reason code") as err:
         _decide(approve_rec, action="override", outcome="reject")
     assert err.value.field == "reason_code"
-    with pytest.raises(DecisionError, match="Unknown reason code 'BECAUSE'"):
+    with pytest.raises(DecisionInputError, match="Unknown reason code 'BECAUSE'"):
         _decide(approve_rec, action="override", outcome="reject", reason_code="BECAUSE")
-    with pytest.raises(DecisionError, match="needs an outcome"):
+    with pytest.raises(DecisionInputError, match="needs an outcome"):
         _decide(approve_rec, action="override", outcome=None, reason_code="PRICE_AGREED")
-    with pytest.raises(DecisionError, match="already recommends approve"):
+    with pytest.raises(DecisionInputError, match="already recommends approve"):
         _decide(approve_rec, action="override", outcome="approve", reason_code="PRICE_AGREED")
-    with pytest.raises(DecisionError, match="OTHER needs a note"):
+    with pytest.raises(DecisionInputError, match="OTHER needs a note"):
         _decide(approve_rec, action="override", outcome="reject", reason_code="OTHER")
     assert {"PRICE_AGREED", "CONTRACT_AMENDMENT", "DUPLICATE_CONFIRMED", "GOODS_NOT_RECEIVED", "TAX_RATE_ERROR", "OTHER"} <= set(REASON_CODES)
 
 
 def test_a_note_over_the_limit_is_refused_naming_its_length_and_one_at_the_limit_is_kept(approve_rec):
-    with pytest.raises(DecisionError, match="The note is 4,001 characters; the limit is 4,000") as err:
+    with pytest.raises(DecisionInputError, match="The note is 4,001 characters; the limit is 4,000") as err:
         _decide(approve_rec, action="override", outcome="reject", reason_code="OTHER", note="x" * 4001)
     assert err.value.field == "note"
     assert _decide(approve_rec, action="override", outcome="reject", reason_code="OTHER", note="x" * 4000).note == "x" * 4000

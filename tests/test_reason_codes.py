@@ -8,8 +8,9 @@ import json
 import pytest
 
 from components.decision_form import field_keys
-from dashboard.finance.decisions import REASON_CODES, DecisionError, exception_decision, precedent_record, reasons_for
+from dashboard.finance.decisions import REASON_CODES, exception_decision, precedent_record, reasons_for
 from dashboard.finance.policy import Recommendation
+from dashboard.review.errors import DecisionInputError
 from tests.helpers import demo_case, open_page
 
 CONFIGURED = {"price_variance": {"PRICE_AGREED": "Price agreed with the vendor", "SUPPLIER_INDEX": "Indexed to the supplier's list"},
@@ -26,7 +27,7 @@ def test_each_type_gets_its_list_else_the_default_else_the_built_in_one():
 
 def test_a_code_outside_the_types_list_is_refused_and_the_memory_carries_the_configured_label():
     reasons = reasons_for(PRICE.exception_type, CONFIGURED)
-    with pytest.raises(DecisionError, match="Unknown reason code 'NEEDS_APPROVER'; choose one of PRICE_AGREED, SUPPLIER_INDEX"):
+    with pytest.raises(DecisionInputError, match="Unknown reason code 'NEEDS_APPROVER'; choose one of PRICE_AGREED, SUPPLIER_INDEX"):
         exception_decision(PRICE, REC, reviewer="Dana", authenticated=False, action="override", outcome="approve",
                            reason_code="NEEDS_APPROVER", reasons=reasons)
     decision = exception_decision(PRICE, REC, reviewer="Dana", authenticated=False, action="override", outcome="approve",

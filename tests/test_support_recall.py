@@ -9,9 +9,10 @@ from dashboard import demo_data
 from dashboard.cli.seed import seed_bank, support_records
 from dashboard.hindsight.wire import Chunk, RecalledMemory, RecallResponse, StoredDocument
 from dashboard.queue_files import load_rows
+from dashboard.review.errors import DecisionInputError
 from dashboard.review.outbox import Outbox
 from dashboard.support.customers import customer_tag
-from dashboard.support.decisions import TicketDecisionError, interaction_record, ticket_decision
+from dashboard.support.decisions import interaction_record, ticket_decision
 from dashboard.support.models import Ticket
 from dashboard.support.recall import recall_for_ticket
 from tests.helpers import run_cli
@@ -59,7 +60,7 @@ def test_a_document_whose_original_text_cannot_be_read_is_rejected_and_says_so()
     assert result.path == "none" and result.legacy_rejected[0].verdict == "original_text_unreadable"
     assert "original text could not be read" in result.legacy_rejected[0].reason
     # read from the server instead, the same document is admitted on its original text
-    read = lambda bank, doc: StoredDocument(id=doc, original_text="Customer Ann Lee contacted support. Charged twice.")  # noqa: E731
+    read = lambda bank, doc: StoredDocument(id=doc, original_text="Customer Ann Lee contacted support. Charged twice.")
     assert recall_for_ticket(recall, "bank", "Ann Lee", "charged twice", read_document=read).path == "legacy"
 
 
@@ -169,9 +170,9 @@ def test_a_retained_approval_is_recalled_on_the_tagged_path(live, bank_id, tmp_p
 def test_decision_rules():
     ticket = TICKETS["T-2006"]
     now = datetime(2026, 11, 15, tzinfo=UTC)
-    with pytest.raises(TicketDecisionError, match="reviewer"):
+    with pytest.raises(DecisionInputError, match="reviewer"):
         ticket_decision(ticket, action="approve", reviewer="  ", authenticated=False, decided_at=now)
-    with pytest.raises(TicketDecisionError, match="note"):
+    with pytest.raises(DecisionInputError, match="note"):
         ticket_decision(ticket, action="override", reviewer="R", authenticated=False, decided_at=now, response="Other text")
     override = ticket_decision(ticket, action="override", reviewer="R", authenticated=True, decided_at=now, response="Call us.", note="draft guessed")
     assert (override.outcome, override.overridden, override.details["response"]) == ("reject", True, "Call us.")

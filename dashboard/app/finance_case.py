@@ -24,19 +24,14 @@ from components.decision_form import (
 from components.evidence import render_case_facts, render_decided, render_match
 from components.workflow import REVIEWER_LABEL, Slot, auto_advance_toggle, render_comments
 from dashboard.app import access, blind_review, deciding, resources, second_approval
-from dashboard.finance.decisions import (
-    DecisionError,
-    evidence_snapshot,
-    exception_decision,
-    exception_proposal,
-    reasons_for,
-)
+from dashboard.finance.decisions import evidence_snapshot, exception_decision, exception_proposal, reasons_for
 from dashboard.finance.matching import match_status
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import Recommendation
 from dashboard.finance.recall import TwoStageResult
 from dashboard.review.decision import NOTE_MAX_CHARS, Shown, changed_since_shown, conflict_escalation
 from dashboard.review.decisions import Proposal
+from dashboard.review.errors import DecisionInputError
 
 __all__ = ["KEYS", "KIND", "OVERRIDE", "decision_area", "describe", "proposal_for", "reasons", "shown_of"]
 KIND = "exception"
@@ -91,7 +86,7 @@ def _conflict(bank: str, case: ExceptionCase, queue, conflict: dict, slot: Slot,
 
 
 def _decision(case: ExceptionCase, rec: Recommendation, submitted: submission.Submitted, me):
-    """The decision a submit asks for: the form's choice, or the accept key's (DecisionError names what to fix)."""
+    """The decision a submit asks for: the form's choice, or the accept key's (DecisionInputError names what to fix)."""
     values = submitted.values
     override = submitted.origin == "form" and values.get("choice") == OVERRIDE
     return exception_decision(
@@ -149,11 +144,11 @@ def _record(bank, case, queue, result, rec, submitted, me, seen_key, seen, blind
         return
     try:
         decision = _decision(case, rec, submitted, me)
-    except DecisionError as exc:
+    except DecisionInputError as exc:
         if exc.field == "note" and len(str(submitted.values.get("note") or "")) > NOTE_MAX_CHARS:
             hold_long_note(case.id, str(submitted.values["note"]), field_keys(case.id)["note"])
             st.rerun()
-        slot.refuse(f"Not recorded: {exc}", focus=FIELD_LABELS.get(exc.field))
+        slot.refuse(f"Not recorded: {exc.problem}", focus=FIELD_LABELS.get(exc.field))
         return
     st.session_state.pop(seen_key, None)
     base = blind.first.revision if blind is not None else seen

@@ -1,6 +1,6 @@
-"""The case page of a queue kind that brings no page of its own (QueueKind.page is None): its queue, one case's exact
-and broader evidence with each record's relevance and why, the agent's recommendation, and a decision form whose
-submit goes through the decision service like every other. Everything a file or memory typed is shown as plain text."""
+"""The generic case page of a queue kind (a kind's page script calls `render(kind)`): its queue, one case's exact and
+broader evidence with each record's relevance and why, the agent's recommendation, and a decision form whose submit
+goes through the decision service like every other. Everything a file or memory typed is shown as plain text."""
 
 from __future__ import annotations
 

@@ -19,13 +19,8 @@ from components.safe_text import md
 from components.workflow import REVIEWER_LABEL, Slot, auto_advance_toggle, render_comments
 from dashboard.app import access, blind_review, deciding, resources
 from dashboard.review.decision import NOTE_MAX_CHARS, Shown, changed_since_shown
-from dashboard.support.decisions import (
-    ACTIONS,
-    TicketDecisionError,
-    ticket_decision,
-    ticket_evidence_snapshot,
-    ticket_proposal,
-)
+from dashboard.review.errors import DecisionInputError
+from dashboard.support.decisions import ACTIONS, ticket_decision, ticket_evidence_snapshot, ticket_proposal
 from dashboard.support.models import Ticket
 from dashboard.support.recall import TicketRecall
 
@@ -125,11 +120,11 @@ def _record(bank, ticket, recall, submitted, me, seen_key, seen, blind, queue, d
             cited_evidence=[e.ref for e in (recall.evidence if recall else [])],
         )
         proposal = ticket_proposal(ticket, decision, recall, base_revision=seen, shown=submitted.shown)
-    except TicketDecisionError as exc:  # it covers pydantic's ValidationError too, naming the field
+    except DecisionInputError as exc:  # it covers pydantic's ValidationError too, naming the field
         if exc.field == "note" and len(note) > NOTE_MAX_CHARS:
             hold_long_note(ticket.id, note, _keys(ticket)["note"])
             st.rerun()
-        slot.refuse(f"Not recorded: {exc.message}", focus=FIELD_LABELS.get(exc.field))
+        slot.refuse(f"Not recorded: {exc.problem}", focus=FIELD_LABELS.get(exc.field))
         return
     st.session_state.pop(seen_key, None)
     if blind is not None:

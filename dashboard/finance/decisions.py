@@ -29,6 +29,7 @@ from dashboard.review.decision import (
     text_hash,
 )
 from dashboard.review.decisions import Proposal
+from dashboard.review.errors import DecisionInputError
 
 # AP-style reason codes; an override must give one.
 REASON_CODES: dict[str, str] = {
@@ -53,14 +54,6 @@ def reasons_for(exception_type: str, configured: Mapping[str, Mapping[str, str]]
     (RECALL_REVIEW_REASON_CODES), else the configured "default", else the built-in REASON_CODES."""
     configured = configured or {}
     return dict(configured.get(exception_type) or configured.get("default") or REASON_CODES)
-
-
-class DecisionError(ValueError):
-    """A decision that cannot be submitted; `field` names what to fix."""
-
-    def __init__(self, field: str, message: str):
-        self.field = field
-        super().__init__(message)
 
 
 def document_id_for(case_id: str) -> str:
@@ -88,27 +81,27 @@ def exception_decision(
     """`reasons`: the codes offered for the case's type (reasons_for); a code outside them is refused."""
     reviewer = (reviewer or "").strip()
     if not reviewer:
-        raise DecisionError("reviewer", "A reviewer name is required to record a decision.")
+        raise DecisionInputError("reviewer", "A reviewer name is required to record a decision.")
     note = (note or "").strip()
     reason_code = reason_code or None
     if reason_code is not None and reason_code not in reasons:
-        raise DecisionError("reason_code", f"Unknown reason code {reason_code!r}; choose one of {', '.join(reasons)}.")
+        raise DecisionInputError("reason_code", f"Unknown reason code {reason_code!r}; choose one of {', '.join(reasons)}.")
     if action == "accept_recommendation":
         final, overridden = recommendation.action, False
     elif action == "override":
         if outcome not in OUTCOMES:
-            raise DecisionError("outcome", f"An override needs an outcome: one of {', '.join(OUTCOMES)}.")
+            raise DecisionInputError("outcome", f"An override needs an outcome: one of {', '.join(OUTCOMES)}.")
         if outcome == recommendation.action:
-            raise DecisionError("outcome", f"The agent already recommends {outcome}: approve the recommendation instead of overriding it.")
+            raise DecisionInputError("outcome", f"The agent already recommends {outcome}: approve the recommendation instead of overriding it.")
         if reason_code is None:
-            raise DecisionError("reason_code", "An override needs a reason code.")
+            raise DecisionInputError("reason_code", "An override needs a reason code.")
         final, overridden = outcome, True
     else:
-        raise DecisionError("action", f"Unknown action {action!r}.")
+        raise DecisionInputError("action", f"Unknown action {action!r}.")
     if reason_code == "OTHER" and not note:
-        raise DecisionError("note", "Reason OTHER needs a note that explains it.")
+        raise DecisionInputError("note", "Reason OTHER needs a note that explains it.")
     if len(note) > NOTE_MAX_CHARS:
-        raise DecisionError("note", f"The note is {len(note):,} characters; the limit is {NOTE_MAX_CHARS:,}.")
+        raise DecisionInputError("note", f"The note is {len(note):,} characters; the limit is {NOTE_MAX_CHARS:,}.")
     try:
         return ReviewerDecision(
             case_id=case.id, case_kind="exception", reviewer=reviewer, authenticated=authenticated, outcome=final,
@@ -117,7 +110,7 @@ def exception_decision(
         )
     except ValidationError as exc:
         err = exc.errors()[0]
-        raise DecisionError(str(err["loc"][0]) if err["loc"] else "decision", err["msg"]) from None
+        raise DecisionInputError(str(err["loc"][0]) if err["loc"] else "decision", err["msg"]) from None
 
 
 def precedent_record(

@@ -10,7 +10,6 @@ from pathlib import Path
 from dashboard.demo_data import EXCEPTIONS
 from dashboard.finance.decisions import (
     REASON_CODES,
-    DecisionError,
     case_id_of,
     document_id_for,
     exception_decision,
@@ -24,7 +23,6 @@ from dashboard.hindsight.calls import RecallFn
 from dashboard.queue_files import shared_rows
 from dashboard.review.decision import OUTCOME_WORDS
 from dashboard.review.decisions import Proposal
-from dashboard.review.errors import InputError
 from dashboard.review.queue_kind import CaseView, Choice, EvidenceRecord
 
 
@@ -74,12 +72,9 @@ class FinanceKind:
     def propose(self, case: ExceptionCase, view: CaseView, choice: Choice, reasons: Mapping[str, str] = REASON_CODES) -> Proposal:
         result, rec = view.native
         action = "accept_recommendation" if choice.outcome == rec.action else "override"
-        try:
-            decision = exception_decision(case, rec, reviewer=choice.reviewer, authenticated=choice.authenticated, action=action,
-                                          outcome=choice.outcome, reason_code=choice.reason_code, note=choice.note,
-                                          now=lambda: choice.decided_at, reasons=reasons)
-        except DecisionError as exc:
-            raise InputError(exc.field, str(exc)) from None
+        decision = exception_decision(case, rec, reviewer=choice.reviewer, authenticated=choice.authenticated, action=action,
+                                      outcome=choice.outcome, reason_code=choice.reason_code, note=choice.note,
+                                      now=lambda: choice.decided_at, reasons=reasons)  # DecisionInputError names the field
         return exception_proposal(case, decision, rec, result, reasons, base_revision=choice.base_revision, shown=choice.shown)
 
 

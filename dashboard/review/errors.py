@@ -6,6 +6,7 @@ them. Each message is written for the person who asked; an input error's starts 
     ├── RevisionConflict   another decision landed on the case since it was loaded: nothing is overwritten
     ├── NotAllowed         the role may not do this (also a PermissionError)
     └── InputError         a typed value is not acceptable (also a ValueError)
+        ├── DecisionInputError   a decision's field, of any queue kind
         ├── CurationInputError
         └── LabelInputError
 """
@@ -47,6 +48,11 @@ class InputError(ReviewError, ValueError):
     def __init__(self, field: str, problem: str):
         super().__init__(f"{field}: {problem}")
         self.field, self.problem = field, problem
+
+
+class DecisionInputError(InputError):
+    """A decision that cannot be recorded as typed, of any queue kind; `field` names what to fix, `problem` says why
+    in a sentence for the reviewer."""
 
 
 class CurationInputError(InputError):

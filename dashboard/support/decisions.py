@@ -31,6 +31,7 @@ from dashboard.review.decision import (
     text_hash,
 )
 from dashboard.review.decisions import Proposal
+from dashboard.review.errors import DecisionInputError
 from dashboard.support.admission import has_marker_at_start, marker
 from dashboard.support.customers import customer_tag
 from dashboard.support.models import Ticket
@@ -53,14 +54,6 @@ def sent_response(decision: ReviewerDecision) -> str | None:
     return decision.details.get("response")
 
 
-class TicketDecisionError(ValueError):
-    """A decision that cannot be recorded; `field` names what to fix."""
-
-    def __init__(self, field: str, message: str):
-        self.field, self.message = field, message  # the message alone reads as a sentence for a person
-        super().__init__(f"{field}: {message}")
-
-
 def document_id_for(ticket_id: str) -> str:
     return f"ticket-{ticket_id}"
 
@@ -80,18 +73,18 @@ def ticket_decision(
 ) -> ReviewerDecision:
     reviewer = (reviewer or "").strip()
     if not reviewer:
-        raise TicketDecisionError("reviewer", "a reviewer name is required")
+        raise DecisionInputError("reviewer", "a reviewer name is required")
     if action not in ACTIONS:
-        raise TicketDecisionError("action", f"must be one of {', '.join(ACTIONS)}")
+        raise DecisionInputError("action", f"must be one of {', '.join(ACTIONS)}")
     text = (response or "").strip()
     if action == "approve":
         text = ticket.drafted_response
     elif not text:
-        raise TicketDecisionError("response", "the response must not be empty")
+        raise DecisionInputError("response", "the response must not be empty")
     elif action == "override" and not note.strip():
-        raise TicketDecisionError("note", "an override needs a note saying why the draft was replaced")
+        raise DecisionInputError("note", "an override needs a note saying why the draft was replaced")
     if len(text) > DETAIL_MAX_CHARS:
-        raise TicketDecisionError("response", f"the response is {len(text):,} characters; the limit is {DETAIL_MAX_CHARS:,}")
+        raise DecisionInputError("response", f"the response is {len(text):,} characters; the limit is {DETAIL_MAX_CHARS:,}")
     try:
         return ReviewerDecision(
             case_id=ticket.id, case_kind="ticket", reviewer=reviewer, authenticated=authenticated,
@@ -102,7 +95,7 @@ def ticket_decision(
     except ValidationError as exc:  # e.g. a reviewer name or a response over its length limit
         err = exc.errors()[0]
         field = str(err["loc"][0]) if err["loc"] else "decision"
-        raise TicketDecisionError(field, err["msg"]) from None
+        raise DecisionInputError(field, err["msg"]) from None
 
 
 def interaction_record(ticket: Ticket, decision: ReviewerDecision) -> MemoryRecord:
@@ -111,9 +104,9 @@ def interaction_record(ticket: Ticket, decision: ReviewerDecision) -> MemoryReco
     try:  # the ownership rule that reads the record back must own it, and the name must make a tag
         owned, tag = has_marker_at_start(content, ticket.customer), customer_tag(ticket.customer)
     except ValueError as exc:  # AmbiguousName, or a name without a letter or digit
-        raise TicketDecisionError("customer", str(exc)) from None
+        raise DecisionInputError("customer", str(exc)) from None
     if not owned:
-        raise TicketDecisionError("customer", f"the retained text would not be read back as {ticket.customer!r}'s history")
+        raise DecisionInputError("customer", f"the retained text would not be read back as {ticket.customer!r}'s history")
     return MemoryRecord(
         document_id=document_id_for(ticket.id),
         content=content,
@@ -147,7 +140,7 @@ def ticket_proposal(
     ticket: Ticket, decision: ReviewerDecision, recall: TicketRecall | None, *, base_revision: int | None = 0, shown: Shown | None = None
 ) -> Proposal:
     """The one way a ticket's decision becomes a proposal (the page, the CLI): the interaction it is retained as,
-    under the customer's tag, and the evidence it was made on. TicketDecisionError when the record would not be
+    under the customer's tag, and the evidence it was made on. DecisionInputError when the record would not be
     read back as the customer's."""
     return Proposal(
         decision=decision, record=interaction_record(ticket, decision), scope=customer_tag(ticket.customer),

@@ -14,10 +14,10 @@ from dashboard.demo_data import TICKETS
 from dashboard.hindsight.calls import RecallFn
 from dashboard.queue_files import shared_rows
 from dashboard.review.decisions import Proposal
-from dashboard.review.errors import InputError
+from dashboard.review.errors import DecisionInputError
 from dashboard.review.queue_kind import CaseView, Choice, EvidenceRecord
 from dashboard.support.customers import customer_tag
-from dashboard.support.decisions import TicketDecisionError, case_id_of, ticket_decision, ticket_proposal
+from dashboard.support.decisions import case_id_of, ticket_decision, ticket_proposal
 from dashboard.support.models import Customer, Ticket
 from dashboard.support.recall import TicketEvidence, recall_for_ticket
 
@@ -74,15 +74,12 @@ class SupportKind:
     def propose(self, ticket: Ticket, view: CaseView, choice: Choice, reasons: Mapping[str, str] | None = None) -> Proposal:
         response = choice.details.get("response")
         if choice.outcome not in self.outcomes:
-            raise InputError("outcome", f"a ticket's draft is approved or rejected (replaced with a response), not {choice.outcome!r}")
+            raise DecisionInputError("outcome", f"a ticket's draft is approved or rejected (replaced with a response), not {choice.outcome!r}")
         action = "override" if choice.outcome == "reject" else ("edit_and_approve" if response and response != ticket.drafted_response else "approve")
-        try:
-            decision = ticket_decision(ticket, action=action, reviewer=choice.reviewer, authenticated=choice.authenticated,
-                                       decided_at=choice.decided_at, response=response, note=choice.note,
-                                       cited_evidence=[e.ref for e in view.native.evidence] if view.native else [])
-            return ticket_proposal(ticket, decision, view.native, base_revision=choice.base_revision, shown=choice.shown)
-        except TicketDecisionError as exc:
-            raise InputError(exc.field, exc.message) from None
+        decision = ticket_decision(ticket, action=action, reviewer=choice.reviewer, authenticated=choice.authenticated,
+                                   decided_at=choice.decided_at, response=response, note=choice.note,
+                                   cited_evidence=[e.ref for e in view.native.evidence] if view.native else [])
+        return ticket_proposal(ticket, decision, view.native, base_revision=choice.base_revision, shown=choice.shown)
 
 
 SUPPORT = SupportKind()

@@ -185,3 +185,40 @@ def someone_waits_in_flight(monkeypatch) -> threading.Event:
 
     monkeypatch.setattr(recall_cache, "threading", SimpleNamespace(Lock=threading.Lock, Event=Watched))
     return waits
+
+
+def plain_decision(case_id: str = "E-1", outcome: str = "approve", reviewer: str = "Dana") -> ReviewerDecision:
+    """An exception decision with nothing but its outcome (anything but approve overrides the agent): what a test of
+    the store writes and reads back."""
+    return ReviewerDecision(case_id=case_id, case_kind="exception", reviewer=reviewer, authenticated=False, outcome=outcome,
+                            overridden=outcome != "approve", decided_at=datetime.now(UTC))
+
+
+def recalled_proposal(hindsight, bank: str, case: ExceptionCase, reviewer: str, outcome: str | None = None, note: str = "") -> Proposal:
+    """A reviewer's decision on `case` as its page proposes it, on the recommendation a real recall of `bank` gives."""
+    from dashboard.finance.policy import assess
+    from dashboard.finance.recall import CaseKey, two_stage_recall
+
+    _, rec = assess(two_stage_recall(hindsight.gateway.recall, bank, CaseKey.of(case), case.recall_query(),
+                                     own_document=finance_decisions.document_id_for(case.id)))
+    return exception_proposal(case, rec, reviewer, outcome, note)
+
+
+def scratch_databases(port: int, prefix: str) -> list[str]:
+    """The PostgreSQL databases named `prefix*` on the test server's port (what a bench made and must drop)."""
+    import psycopg
+
+    from dashboard.hindsight.embedded import PG_PASSWORD, PG_USER
+
+    with psycopg.connect(f"postgresql://{PG_USER}:{PG_PASSWORD}@127.0.0.1:{port}/postgres") as conn:
+        return [name for (name,) in conn.execute("SELECT datname FROM pg_database WHERE datname LIKE %s", (f"{prefix}%",))]
+
+
+def service_on(store, retain=None, **options):
+    """A decision service on a scratch review store: a directory (a SQLite file in it), or an engine (`options`: the
+    decision_service's, e.g. limits, second_review_share)."""
+    from pathlib import Path
+
+    from dashboard.review.decisions import decision_service
+
+    return decision_service(Outbox(store / "store.sqlite3" if isinstance(store, Path) else store), retain, **options)

@@ -15,16 +15,15 @@ from dashboard.agents.findings import human_decisions
 from dashboard.app.overview_inputs import built_in
 from dashboard.finance.decisions import document_id_for, exception_decision, precedent_record
 from dashboard.finance.models import ExceptionCase
-from dashboard.finance.policy import assess
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.review.db import make_engine
-from dashboard.review.decisions import DecisionService, Proposal, decision_service
+from dashboard.review.decisions import Proposal, decision_service
 from dashboard.review.errors import NotAllowed, Refused
 from dashboard.review.limits import ApprovalLimits, in_words
 from dashboard.review.outbox import Outbox
 from tests.conftest import review_database
 from tests.finance_helpers import precedent
-from tests.helpers import demo_case, run_command
+from tests.helpers import demo_case, recalled_proposal, run_command, service_on
 
 LIMITS = ApprovalLimits({"reviewer": 10_000, "lead": 50_000, "Dana": 20_000})
 CASE = ExceptionCase(
@@ -44,16 +43,8 @@ def test_a_named_reviewer_wins_over_the_role_and_a_role_without_entry_has_no_lim
 
 
 # -- two instances on one store, the real server ----------------------------------------------------------
-def _service(url: str, hindsight, tmp_path) -> DecisionService:
-    outbox = Outbox(make_engine(url, tmp_path))
-    return decision_service(outbox, hindsight.gateway.retain, limits=LIMITS)
 
 
-def _proposal(hindsight, bank: str, case: ExceptionCase, reviewer: str) -> Proposal:
-    _, rec = assess(two_stage_recall(hindsight.gateway.recall, bank, CaseKey.of(case), case.recall_query()))
-    decision = exception_decision(case, rec, reviewer=reviewer, authenticated=False, action="accept_recommendation")
-    return Proposal(decision=decision, record=precedent_record(case, decision, rec), scope=CaseKey.of(case).scope,
-                    amount=case.invoice_amount)
 
 
 def _in_memory(hindsight, bank: str, case: ExceptionCase) -> bool:
@@ -68,8 +59,8 @@ def test_above_the_limit_memory_holds_nothing_until_a_different_eligible_approve
     live.gateway.retain(bank_id, [precedent("PREC-L-1", "VL", "price_variance", "approve", "2025-03-01")])
     live.settle(bank_id)
     with review_database(live.settings) as url:
-        first, second = _service(url, live, tmp_path / "a"), _service(url, live, tmp_path / "b")
-        done = first.decide(bank_id, "reviewer", _proposal(live, bank_id, CASE, "Dana"))
+        first, second = service_on(make_engine(url, tmp_path / "a"), live.gateway.retain, limits=LIMITS), service_on(make_engine(url, tmp_path / "b"), live.gateway.retain, limits=LIMITS)
+        done = first.decide(bank_id, "reviewer", recalled_proposal(live, bank_id, CASE, "Dana"))
         assert done.stored.state == "awaiting_approval" and not done.delivered and done.report.delivered == 0
         assert done.held_because == "Dana's own limit is 20,000.00; this invoice is 42,000.00, above it."
         # no instance delivers it, and nothing reads it as a human decision
@@ -78,7 +69,7 @@ def test_above_the_limit_memory_holds_nothing_until_a_different_eligible_approve
         assert second.outbox.latest_per_case(bank_id, "exception") == {} and human_decisions(second.outbox, bank_id) == []
         # nobody decides it again meanwhile, on either instance
         with pytest.raises(Refused, match="awaits a second approval"):
-            second.decide(bank_id, "lead", _proposal(live, bank_id, CASE, "Lee"))
+            second.decide(bank_id, "lead", recalled_proposal(live, bank_id, CASE, "Lee"))
 
         with pytest.raises(Refused, match="the second approver must be someone else"):
             second.second_approval(bank_id, "lead", "exception", CASE.id, " dana ", confirm=True)

@@ -4,8 +4,8 @@ from datetime import UTC, datetime, timedelta
 
 from dashboard.hindsight.errors import HindsightUnavailable
 from dashboard.hindsight.wire import MemoryRecord
-from dashboard.review.decision import ReviewerDecision
 from dashboard.review.outbox import Outbox
+from tests.helpers import plain_decision
 
 
 class Clock:
@@ -16,11 +16,6 @@ class Clock:
         return self.now
 
 
-def _decision(case_id="E-1", outcome="approve"):
-    return ReviewerDecision(
-        case_id=case_id, case_kind="exception", reviewer="Dana", authenticated=False, outcome=outcome,
-        overridden=False, decided_at=datetime(2026, 11, 29, tzinfo=UTC),
-    )
 
 
 def _memory(case_id="E-1", text="approved"):
@@ -36,7 +31,7 @@ def test_failed_delivery_is_kept_backed_off_and_retried(tmp_path):
         sent.extend((bank, r.document_id) for r in records)
 
     outbox = Outbox(tmp_path / "decisions.sqlite3", clock=clock)
-    outbox.record("fin", _decision(), _memory())
+    outbox.record("fin", plain_decision(), _memory())
     first = outbox.deliver_due(retain)
     assert (first.delivered, first.still_pending, first.error) == (0, 1, "connection refused")
 
@@ -55,8 +50,8 @@ def test_failed_delivery_is_kept_backed_off_and_retried(tmp_path):
 def test_revised_decision_supersedes_the_undelivered_one(tmp_path):
     sent = []
     outbox = Outbox(tmp_path / "d.sqlite3", clock=Clock())
-    outbox.record("fin", _decision(outcome="approve"), _memory(text="approve"))
-    outbox.record("fin", _decision(outcome="reject"), _memory(text="reject"))
+    outbox.record("fin", plain_decision(outcome="approve"), _memory(text="approve"))
+    outbox.record("fin", plain_decision(outcome="reject"), _memory(text="reject"))
     report = outbox.deliver_due(lambda bank, records: sent.extend(r.content for r in records))
     assert (report.delivered, report.superseded) == (1, 1) and sent == ["reject"]
     assert [e.state for e in outbox.history()] == ["delivered", "superseded"]
@@ -66,7 +61,7 @@ def test_revised_decision_supersedes_the_undelivered_one(tmp_path):
 def test_delivery_to_the_real_server_is_idempotent(hindsight, bank_id, tmp_path):
     outbox = Outbox(tmp_path / "d.sqlite3")
     for text in ("first decision", "revised decision"):
-        outbox.record(bank_id, _decision(), _memory(text=text))
+        outbox.record(bank_id, plain_decision(), _memory(text=text))
         assert outbox.deliver_due(hindsight.gateway.retain).delivered == 1
     stored = hindsight.gateway.list_memories(bank_id)
     assert [item["text"] for item in stored["items"]] == ["revised decision"]

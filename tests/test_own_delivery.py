@@ -7,24 +7,20 @@ that gap on purpose."""
 from __future__ import annotations
 
 import uuid
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from dashboard.finance.decisions import document_id_for
-from dashboard.finance.policy import assess
-from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.curation import Curation
 from dashboard.review.decision import ReviewerDecision
-from dashboard.review.decisions import DecisionService, decision_service
-from dashboard.review.limits import ApprovalLimits
 from dashboard.review.delivery import LEASE_S
+from dashboard.review.limits import ApprovalLimits
 from dashboard.review.outbox import Outbox
 from dashboard.review.worker import DeliveryWorker
 from tests.finance_helpers import precedent
-from tests.helpers import demo_case, exception_proposal
+from tests.helpers import demo_case, recalled_proposal, service_on
 
 CASE = demo_case("E-1002")  # V02 price variance, 1,890.00
 
@@ -55,15 +51,8 @@ def bank(hindsight) -> str:
     return bank_id
 
 
-def _service(hindsight, tmp_path, **options) -> DecisionService:
-    outbox = Outbox(tmp_path / "store.sqlite3")
-    return decision_service(outbox, hindsight.gateway.retain, **options)
 
 
-def _proposal(hindsight, bank: str, reviewer: str):
-    _, rec = assess(two_stage_recall(hindsight.gateway.recall, bank, CaseKey.of(CASE), CASE.recall_query(),
-                                     own_document=document_id_for(CASE.id)))
-    return replace(exception_proposal(CASE, rec, reviewer), amount=CASE.invoice_amount)  # approval limits apply
 
 
 def _in_memory(hindsight, bank: str) -> bool:
@@ -71,18 +60,18 @@ def _in_memory(hindsight, bank: str) -> bool:
 
 
 def test_a_decision_is_sent_by_its_reviewer_not_by_a_worker_polling_after_the_write(hindsight, bank, tmp_path, monkeypatch):
-    service = _service(hindsight, tmp_path)
+    service = service_on(tmp_path, hindsight.gateway.retain)
     poller = Poller(service.outbox, hindsight.gateway.retain)
     poller.after(monkeypatch, service.outbox, "record")
-    done = service.decide(bank, "reviewer", _proposal(hindsight, bank, "Dana"))
+    done = service.decide(bank, "reviewer", recalled_proposal(hindsight, bank, CASE, "Dana"))
     assert poller.delivered_in_gap == [0]  # the row was there, leased to its writer
     assert (done.delivered, done.report.delivered, done.stored.state) == (True, 1, "delivered")
     assert _in_memory(hindsight, bank)
 
 
 def test_a_confirmed_second_approval_is_sent_by_the_approver(hindsight, bank, tmp_path, monkeypatch):
-    service = _service(hindsight, tmp_path, limits=ApprovalLimits({"reviewer": 1_000, "lead": 50_000}))
-    held = service.decide(bank, "reviewer", _proposal(hindsight, bank, "Dana"))
+    service = service_on(tmp_path, hindsight.gateway.retain, limits=ApprovalLimits({"reviewer": 1_000, "lead": 50_000}))
+    held = service.decide(bank, "reviewer", recalled_proposal(hindsight, bank, CASE, "Dana"))
     assert held.stored.state == "awaiting_approval"
     poller = Poller(service.outbox, hindsight.gateway.retain)
     poller.after(monkeypatch, service.approvals, "settle")
@@ -92,12 +81,12 @@ def test_a_confirmed_second_approval_is_sent_by_the_approver(hindsight, bank, tm
 
 
 def test_an_agreeing_blind_second_review_is_sent_by_the_second_reviewer(hindsight, bank, tmp_path, monkeypatch):
-    service = _service(hindsight, tmp_path, second_review_share=1.0)
-    first = service.decide(bank, "reviewer", _proposal(hindsight, bank, "Dana"))
+    service = service_on(tmp_path, hindsight.gateway.retain, second_review_share=1.0)
+    first = service.decide(bank, "reviewer", recalled_proposal(hindsight, bank, CASE, "Dana"))
     assert first.blind and not _in_memory(hindsight, bank)
     poller = Poller(service.outbox, hindsight.gateway.retain)
     poller.after(monkeypatch, service.second_reviews, "record_second")
-    done = service.second_review(bank, "reviewer", _proposal(hindsight, bank, "Kim"))
+    done = service.second_review(bank, "reviewer", recalled_proposal(hindsight, bank, CASE, "Kim"))
     assert poller.delivered_in_gap == [0]
     assert (done.report.delivered, done.stored.state) == (1, "delivered") and _in_memory(hindsight, bank)
 

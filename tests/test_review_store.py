@@ -10,17 +10,11 @@ import pytest
 
 from dashboard.hindsight.errors import HindsightRequestRejected, HindsightUnavailable
 from dashboard.hindsight.wire import MemoryRecord
-from dashboard.review.decision import EvidenceItem, EvidenceSnapshot, ReviewerDecision
+from dashboard.review.decision import EvidenceItem, EvidenceSnapshot
 from dashboard.review.errors import RevisionConflict
 from dashboard.review.outbox import Outbox
 from dashboard.review.worker import DeliveryWorker
-
-
-def _decision(case_id="E-1", outcome="approve", reviewer="Dana") -> ReviewerDecision:
-    return ReviewerDecision(
-        case_id=case_id, case_kind="exception", reviewer=reviewer, authenticated=False, outcome=outcome,
-        overridden=outcome != "approve", decided_at=datetime.now(UTC),
-    )
+from tests.helpers import plain_decision
 
 
 def _memory(case_id="E-1", text="approved") -> MemoryRecord:
@@ -31,13 +25,13 @@ def test_a_decision_on_a_stale_revision_is_a_conflict_not_an_overwrite(review_en
     outbox = Outbox(review_engine)
     assert outbox.current_revision("fin", "exception", "E-1") == 0
     # Two reviewers load the undecided case (revision 0); Dana submits first.
-    dana, _ = outbox.submit("fin", _decision(reviewer="Dana"), _memory(text="dana"), None, base_revision=0)
+    dana, _ = outbox.submit("fin", plain_decision(reviewer="Dana"), _memory(text="dana"), None, base_revision=0)
     with pytest.raises(RevisionConflict) as conflict:
-        outbox.submit("fin", _decision(outcome="reject", reviewer="Sam"), _memory(text="sam"), None, base_revision=0)
+        outbox.submit("fin", plain_decision(outcome="reject", reviewer="Sam"), _memory(text="sam"), None, base_revision=0)
     assert conflict.value.theirs.id == dana.id and conflict.value.theirs.decision.reviewer == "Dana"
     assert [e.decision.reviewer for e in outbox.history("exception", "E-1")] == ["Dana"]
     # Sam saw Dana's decision and chose "replace": a new revision on top of hers.
-    sam, _ = outbox.submit("fin", _decision(outcome="reject", reviewer="Sam"), _memory(text="sam"), None, base_revision=1)
+    sam, _ = outbox.submit("fin", plain_decision(outcome="reject", reviewer="Sam"), _memory(text="sam"), None, base_revision=1)
     assert (sam.revision, sam.decision.reviewer) == (2, "Sam")
     assert [e.revision for e in outbox.history("exception", "E-1")] == [2, 1]  # append-only
     # Another bank's case of the same id has revisions of its own.
@@ -53,7 +47,7 @@ def test_racing_reviewers_on_one_revision_land_exactly_one_and_each_gets_its_own
         barrier.wait()
         try:
             results[f"r{i}"] = outboxes[i % 2].submit(
-                "fin", _decision(reviewer=f"R{i}"), _memory(text=f"r{i}"), None, base_revision=0
+                "fin", plain_decision(reviewer=f"R{i}"), _memory(text=f"r{i}"), None, base_revision=0
             )[0]
         except RevisionConflict as exc:
             results[f"r{i}"] = exc
@@ -75,7 +69,7 @@ def test_the_evidence_snapshot_is_kept_with_the_decision(review_engine):
     snapshot = EvidenceSnapshot(
         available=True, items=[EvidenceItem(id="m-1", text_sha256="ab" * 32, relevant=True)], recommendation="approve"
     )
-    stored, _ = outbox.submit("fin", _decision(), _memory(), None, evidence=snapshot)
+    stored, _ = outbox.submit("fin", plain_decision(), _memory(), None, evidence=snapshot)
     assert outbox.get(stored.id).evidence == snapshot
 
 
@@ -92,7 +86,7 @@ def test_outage_backs_off_every_row_and_a_rejection_parks_only_its_row(review_en
             raise HindsightRequestRejected("Hindsight refused the request: items.0.content: too long")
         sent.extend(r.document_id for r in records)
 
-    ids = [outbox.record("fin", _decision(f"E-{i}"), _memory(f"E-{i}", "bad" if i == 0 else "ok")) for i in range(21)]
+    ids = [outbox.record("fin", plain_decision(f"E-{i}"), _memory(f"E-{i}", "bad" if i == 0 else "ok")) for i in range(21)]
     report = outbox.deliver_due(retain)
     assert (report.delivered, report.still_pending, report.error) == (0, 21, "connection refused")
     assert {e.attempts for e in outbox.history()} == {1}
@@ -120,7 +114,7 @@ def test_a_lead_retries_a_parked_row_after_the_cause_is_fixed(review_engine):
         if rejecting[0]:
             raise HindsightRequestRejected("Hindsight refused the request: bank is read-only")
 
-    stored, report = outbox.submit("fin", _decision(), _memory(), retain)
+    stored, report = outbox.submit("fin", plain_decision(), _memory(), retain)
     assert report.failed == 1 and outbox.get(stored.id).state == "failed"
     assert not outbox.discard_failed(stored.id + 1000)
     rejecting[0] = False
@@ -139,7 +133,7 @@ def test_two_workers_on_one_store_send_each_row_once(review_engine):
 
     first = Outbox(review_engine)
     for i in range(60):
-        first.record("fin", _decision(f"E-{i}"), _memory(f"E-{i}"))
+        first.record("fin", plain_decision(f"E-{i}"), _memory(f"E-{i}"))
     workers = [DeliveryWorker(Outbox(review_engine), slow_retain, idle_s=0.05) for _ in range(2)]
     for w in workers:
         w.start()
@@ -158,7 +152,7 @@ def test_two_workers_on_one_store_send_each_row_once(review_engine):
 def test_a_crashed_workers_lease_expires_and_the_row_is_delivered_by_another(review_engine):
     clock = [datetime(2026, 11, 29, 12, tzinfo=UTC)]
     outbox = Outbox(review_engine, clock=lambda: clock[0])
-    outbox.record("fin", _decision(), _memory())
+    outbox.record("fin", plain_decision(), _memory())
     assert len(outbox._claim("crashed-worker", clock[0], 10, None)) == 1  # claimed, then the process died
     sent = []
     assert outbox.deliver_due(lambda bank, records: sent.extend(records)).delivered == 0  # leased: skipped

@@ -4,16 +4,8 @@ from __future__ import annotations
 
 import json
 
-import psycopg
-
 from dashboard.cli.scale_bench import GROUPED_READ, LOG_READ, MODELS_READ, QUEUE_READ
-from dashboard.hindsight.embedded import PG_PASSWORD, PG_USER
-from tests.helpers import run_command
-
-
-def _scratch_databases(port: int) -> list[str]:
-    with psycopg.connect(f"postgresql://{PG_USER}:{PG_PASSWORD}@127.0.0.1:{port}/postgres") as conn:
-        return [name for (name,) in conn.execute("SELECT datname FROM pg_database WHERE datname LIKE 'bench_scale_%'")]
+from tests.helpers import run_command, scratch_databases
 
 
 def test_bench_scale_times_every_read_on_the_seeded_history_and_drops_its_database(hindsight, bank_id, monkeypatch, capsys):
@@ -33,7 +25,7 @@ def test_bench_scale_times_every_read_on_the_seeded_history_and_drops_its_databa
     }
     assert all(len(figure["samples_ms"]) == 2 and figure["median_ms"] > 0 for figure in report["figures"].values())
     assert "seeded 3,000 decisions over 300 cases" in err
-    assert _scratch_databases(hindsight.settings.pg_port) == []
+    assert scratch_databases(hindsight.settings.pg_port, "bench_scale_") == []
 
 
 def test_bench_scale_refuses_an_empty_history(hindsight, bank_id, monkeypatch, capsys):

@@ -12,16 +12,15 @@ import pytest
 
 from dashboard.agents.findings import human_decisions
 from dashboard.finance.decisions import document_id_for
-from dashboard.finance.policy import assess
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.reporting.audit_export import audit_rows, to_json
-from dashboard.review.decisions import DecisionService, Proposal, decision_service
+from dashboard.review.decisions import decision_service
 from dashboard.review.errors import NotAllowed, Refused
 from dashboard.review.limits import ApprovalLimits
 from dashboard.review.outbox import Outbox
 from dashboard.review.second_review import selected
 from tests.finance_helpers import precedent
-from tests.helpers import demo_case, exception_proposal, run_command
+from tests.helpers import demo_case, exception_proposal, recalled_proposal, run_command, service_on
 
 CASE = demo_case("E-1002")  # V02 price variance
 
@@ -34,15 +33,8 @@ def test_the_sample_is_a_stable_share_of_case_ids():
     assert selected("E-1013", 0.10) and not selected("E-1002", 0.10)  # sha256: the same on every machine
 
 
-def _service(hindsight, tmp_path) -> DecisionService:
-    outbox = Outbox(tmp_path / "store.sqlite3")
-    return decision_service(outbox, hindsight.gateway.retain, second_review_share=1.0)
 
 
-def _proposal(hindsight, bank: str, reviewer: str, outcome: str | None = None, note: str = "") -> Proposal:
-    _, rec = assess(two_stage_recall(hindsight.gateway.recall, bank, CaseKey.of(CASE), CASE.recall_query(),
-                                     own_document=document_id_for(CASE.id)))
-    return exception_proposal(CASE, rec, reviewer, outcome, note)
 
 
 def _bank(hindsight) -> str:
@@ -62,20 +54,20 @@ def _memory_reviewer(hindsight, bank: str) -> str | None:
 
 
 def test_an_agreeing_pair_the_first_decision_reaches_memory_only_after_the_second_review(hindsight, tmp_path):
-    bank, service = _bank(hindsight), _service(hindsight, tmp_path)
-    done = service.decide(bank, "reviewer", _proposal(hindsight, bank, "Dana", note="Checked the contract"))
+    bank, service = _bank(hindsight), service_on(tmp_path, hindsight.gateway.retain, second_review_share=1.0)
+    done = service.decide(bank, "reviewer", recalled_proposal(hindsight, bank, CASE, "Dana", note="Checked the contract"))
     assert done.blind and done.stored.state == "awaiting_second" and not done.delivered
     assert service.outbox.deliver_due(hindsight.gateway.retain).delivered == 0  # no worker delivers it
     assert _memory_reviewer(hindsight, bank) is None
     assert service.outbox.latest_per_case(bank, "exception") == {} and human_decisions(service.outbox, bank) == []
     with pytest.raises(Refused, match="awaits a blind second review"):
-        service.decide(bank, "lead", _proposal(hindsight, bank, "Lee"))
+        service.decide(bank, "lead", recalled_proposal(hindsight, bank, CASE, "Lee"))
     with pytest.raises(Refused, match="must be someone else"):
-        service.second_review(bank, "reviewer", _proposal(hindsight, bank, " dana "))
+        service.second_review(bank, "reviewer", recalled_proposal(hindsight, bank, CASE, " dana "))
     with pytest.raises(NotAllowed):
-        service.second_review(bank, "viewer", _proposal(hindsight, bank, "Lee"))
+        service.second_review(bank, "viewer", recalled_proposal(hindsight, bank, CASE, "Lee"))
 
-    agreed = service.second_review(bank, "reviewer", _proposal(hindsight, bank, "Lee"))
+    agreed = service.second_review(bank, "reviewer", recalled_proposal(hindsight, bank, CASE, "Lee"))
     assert agreed.delivered and agreed.stored.decision.reviewer == "Dana"
     assert _memory_reviewer(hindsight, bank) == "Dana"
     assert service.blind_case(bank, "exception", CASE.id) is None
@@ -87,17 +79,17 @@ def test_an_agreeing_pair_the_first_decision_reaches_memory_only_after_the_secon
 
 
 def test_a_disagreement_goes_to_a_lead_whose_decision_is_what_memory_holds(hindsight, tmp_path):
-    bank, service = _bank(hindsight), _service(hindsight, tmp_path)
-    first = service.decide(bank, "reviewer", _proposal(hindsight, bank, "Dana", note="Dana's private note"))
-    second = service.second_review(bank, "reviewer", _proposal(hindsight, bank, "Lee", outcome="reject", note="Lee says no"))
+    bank, service = _bank(hindsight), service_on(tmp_path, hindsight.gateway.retain, second_review_share=1.0)
+    first = service.decide(bank, "reviewer", recalled_proposal(hindsight, bank, CASE, "Dana", note="Dana's private note"))
+    second = service.second_review(bank, "reviewer", recalled_proposal(hindsight, bank, CASE, "Lee", outcome="reject", note="Lee says no"))
     assert second.stored.state == "awaiting_lead" and not second.delivered and _memory_reviewer(hindsight, bank) is None
     with pytest.raises(NotAllowed):
-        service.lead_decision(bank, "reviewer", _proposal(hindsight, bank, "Max", outcome="escalate"))
+        service.lead_decision(bank, "reviewer", recalled_proposal(hindsight, bank, CASE, "Max", outcome="escalate"))
     for already in ("Dana", "Lee"):
         with pytest.raises(Refused, match="neither of the two"):
-            service.lead_decision(bank, "lead", _proposal(hindsight, bank, already, outcome="escalate"))
+            service.lead_decision(bank, "lead", recalled_proposal(hindsight, bank, CASE, already, outcome="escalate"))
 
-    lead = service.lead_decision(bank, "lead", _proposal(hindsight, bank, "Max", outcome="escalate"))
+    lead = service.lead_decision(bank, "lead", recalled_proposal(hindsight, bank, CASE, "Max", outcome="escalate"))
     assert lead.delivered and lead.stored.decision.outcome == "escalate"
     assert _memory_reviewer(hindsight, bank) == "Max"  # the next recall finds the lead's decision, not the others
     assert service.outbox.latest_per_case(bank, "exception")[CASE.id].decision.reviewer == "Max"
@@ -111,15 +103,15 @@ def test_a_disagreement_goes_to_a_lead_whose_decision_is_what_memory_holds(hinds
     ]
     assert "Dana's private note" in to_json(exported) and "Lee says no" in to_json(exported)  # in our audit only
     with pytest.raises(Refused, match="no decision awaiting"):
-        service.lead_decision(bank, "lead", _proposal(hindsight, bank, "Kim", outcome="reject"))
+        service.lead_decision(bank, "lead", recalled_proposal(hindsight, bank, CASE, "Kim", outcome="reject"))
 
 
 def test_a_leads_decision_above_their_approval_limit_waits_for_a_second_approver(hindsight, tmp_path):
-    bank, service = _bank(hindsight), _service(hindsight, tmp_path)
+    bank, service = _bank(hindsight), service_on(tmp_path, hindsight.gateway.retain, second_review_share=1.0)
     service.limits = ApprovalLimits({"lead": CASE.invoice_amount - 1})
-    service.decide(bank, "reviewer", _proposal(hindsight, bank, "Dana"))
-    service.second_review(bank, "reviewer", _proposal(hindsight, bank, "Lee", outcome="reject"))
-    over_limit = replace(_proposal(hindsight, bank, "Max", outcome="escalate"), amount=CASE.invoice_amount)
+    service.decide(bank, "reviewer", recalled_proposal(hindsight, bank, CASE, "Dana"))
+    service.second_review(bank, "reviewer", recalled_proposal(hindsight, bank, CASE, "Lee", outcome="reject"))
+    over_limit = replace(recalled_proposal(hindsight, bank, CASE, "Max", outcome="escalate"), amount=CASE.invoice_amount)
     lead = service.lead_decision(bank, "lead", over_limit)
     assert lead.stored.state == "awaiting_approval" and lead.held_because and not lead.delivered
     assert _memory_reviewer(hindsight, bank) is None  # neither reviewer's nor the lead's decision is in memory
@@ -181,12 +173,12 @@ def test_the_decide_command_obeys_the_sample(hindsight, bank_id, monkeypatch, ca
 def test_a_lead_decision_that_loses_the_race_for_its_step_leaves_nothing_written(hindsight, tmp_path, monkeypatch):
     """The lead's decision and the step that settles the first are one transaction: when another lead's step lands
     first, the lead's decision is not left behind in the log (it was, when the two were separate writes)."""
-    bank, service = _bank(hindsight), _service(hindsight, tmp_path)
-    service.decide(bank, "reviewer", _proposal(hindsight, bank, "Dana"))
-    service.second_review(bank, "reviewer", _proposal(hindsight, bank, "Lee", outcome="reject"))
+    bank, service = _bank(hindsight), service_on(tmp_path, hindsight.gateway.retain, second_review_share=1.0)
+    service.decide(bank, "reviewer", recalled_proposal(hindsight, bank, CASE, "Dana"))
+    service.second_review(bank, "reviewer", recalled_proposal(hindsight, bank, CASE, "Lee", outcome="reject"))
     written = len(service.outbox.history())
     monkeypatch.setattr(type(service.second_reviews), "_step_on", lambda *args: False)  # another lead settled it first
     with pytest.raises(Refused, match="settled by another lead meanwhile"):
-        service.lead_decision(bank, "lead", _proposal(hindsight, bank, "Max", outcome="escalate"))
+        service.lead_decision(bank, "lead", recalled_proposal(hindsight, bank, CASE, "Max", outcome="escalate"))
     assert len(service.outbox.history()) == written and _memory_reviewer(hindsight, bank) is None
     assert service.blind_case(bank, "exception", CASE.id).awaiting_lead  # still the lead's to settle

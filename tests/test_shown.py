@@ -8,20 +8,16 @@ import pytest
 from dashboard.finance.decisions import evidence_snapshot, exception_decision, precedent_record
 from dashboard.finance.policy import Recommendation
 from dashboard.review.decision import EvidenceItem, EvidenceSnapshot, Shown, changed_since_shown
-from dashboard.review.decisions import DecisionService, Proposal, decision_service
+from dashboard.review.decisions import Proposal
 from dashboard.review.errors import Refused
-from dashboard.review.outbox import Outbox
 from dashboard.support.decisions import ticket_evidence_snapshot
-from tests.helpers import demo_case, demo_ticket
+from tests.helpers import demo_case, demo_ticket, service_on
 
 CASE = demo_case("E-1007")
 REJECT = Recommendation(action="reject", confidence=1.0, cited=["P-1"], rationale="r", policy="precedent")
 SEEN = EvidenceSnapshot(available=True, items=[EvidenceItem(id="P-1", text_sha256="a" * 64, relevant=True)], recommendation="reject")
 
 
-def _service(tmp_path) -> DecisionService:
-    outbox = Outbox(tmp_path / "store.sqlite3")
-    return decision_service(outbox, None)
 
 
 def _proposal(rec: Recommendation, evidence: EvidenceSnapshot, shown: Shown | None) -> Proposal:
@@ -30,7 +26,7 @@ def _proposal(rec: Recommendation, evidence: EvidenceSnapshot, shown: Shown | No
 
 
 def test_a_decision_on_what_the_screen_still_shows_is_recorded(tmp_path):
-    service = _service(tmp_path)
+    service = service_on(tmp_path)
     done = service.decide("fin", "reviewer", _proposal(REJECT, SEEN, Shown.of(CASE.id, SEEN)))
     assert done.stored.decision.outcome == "reject" and done.stored.evidence == SEEN
 
@@ -45,7 +41,7 @@ def test_a_decision_on_what_the_screen_still_shows_is_recorded(tmp_path):
      Shown.of(CASE.id, SEEN), "The evidence on E-1007 changed since it was shown"),
 ])
 def test_a_decision_whose_case_changed_underneath_it_is_refused_and_nothing_is_written(tmp_path, now, shown, why):
-    service = _service(tmp_path)
+    service = service_on(tmp_path)
     rec = REJECT.model_copy(update={"action": now.recommendation})
     with pytest.raises(Refused, match=why.replace("(", r"\(").replace(")", r"\)")):
         service.decide("fin", "reviewer", _proposal(rec, now, shown))
@@ -53,7 +49,7 @@ def test_a_decision_whose_case_changed_underneath_it_is_refused_and_nothing_is_w
 
 
 def test_bulk_acceptance_skips_a_case_that_changed_since_the_confirmation_listed_it(tmp_path):
-    service = _service(tmp_path)
+    service = service_on(tmp_path)
     changed = SEEN.model_copy(update={"items": []})
     recorded, skipped = service.decide_many("fin", "reviewer", [_proposal(REJECT, changed, Shown.of(CASE.id, SEEN))])
     assert (recorded, skipped) == ([], [CASE.id]) and service.outbox.history() == []

@@ -14,13 +14,12 @@ import time
 from collections.abc import Iterator
 
 import psutil
-import psycopg
 import pytest
 
-from dashboard.cli.app_server import REPO
 from dashboard.cli import bench_data
-from dashboard.hindsight.embedded import PG_PASSWORD, PG_USER
+from dashboard.cli.app_server import REPO
 from dashboard.cli.browser_bench import DEMO_BANK, EVIDENCE_SHOWN, LABELS, MARKERS, TARGETS_MS, SizeResult, summarise
+from tests.helpers import scratch_databases
 
 
 @pytest.fixture
@@ -71,9 +70,6 @@ def _described(pids: set[int]) -> list[str]:
     return described
 
 
-def _scratch_databases(port: int) -> list[str]:
-    with psycopg.connect(f"postgresql://{PG_USER}:{PG_PASSWORD}@127.0.0.1:{port}/postgres") as conn:
-        return [name for (name,) in conn.execute("SELECT datname FROM pg_database WHERE datname LIKE 'bench_browser_%'")]
 
 
 def test_bench_browser_reports_both_sizes_and_stops_what_it_started(hindsight, bench_env):
@@ -95,7 +91,7 @@ def test_bench_browser_reports_both_sizes_and_stops_what_it_started(hindsight, b
     assert any(note.startswith("evidence marker: ") and any(m in note for m in MARKERS.values()) for note in report["notes"])
     assert report["viewport"] == "1440x900"
     assert "review store: 100 decisions over 5 of the 25 cases, 2 held, in a PostgreSQL database the apps share" in report["notes"]
-    assert _scratch_databases(hindsight.settings.pg_port) == []  # dropped
+    assert scratch_databases(hindsight.settings.pg_port, "bench_browser_") == []  # dropped
     assert hindsight.server.status().healthy  # the bench reused the server and left it running
     for bank in (DEMO_BANK, bench_data.bench_bank(40)):  # its decisions deleted: the banks as it found them
         assert not hindsight.gateway.list_documents(bank, search="decision-")["items"], bank

@@ -1,7 +1,7 @@
 """How the suite is split between workers (scripts/test: -n 2 --dist loadgroup): one test file per worker, as
 --dist loadfile would, except that every file with a test on the extracting server goes to one worker, so the
 other never starts that server or seeds its demo (~100 s). A plugin of its own, with no project imports, so
-tests/test_suite_grouping.py can run it in a small pytest session of its own (`--noconftest -p tests.grouping`)."""
+tests/basics/test_suite_grouping.py can run it in a small pytest session of its own (`--noconftest -p tests.grouping`)."""
 
 from __future__ import annotations
 

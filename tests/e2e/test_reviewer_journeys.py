@@ -58,7 +58,7 @@ def form_starts_clean(page: Page) -> None:
     """The open case's form as it opens, as this run drew it: accept chosen, no override outcome, no reason, no note.
     Under load a fragment run interrupted by a rerun can leave the previous case's form faded beside it (Streamlit
     clears no stale element after such a run: streamlit#9389); a submit from that form names its own case and is
-    refused (tests/test_finance_app.py), so only the current run's elements are read here."""
+    refused (tests/app/test_finance_app.py), so only the current run's elements are read here."""
     settled(page)
     current = page.locator('[data-testid="stElementContainer"][data-stale="false"]')
     expect(current.get_by_role("radio", name=re.compile(r"^Accept: "))).to_be_checked()

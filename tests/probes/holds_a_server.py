@@ -1,4 +1,4 @@
-"""Not part of the suite (no test_ prefix): run by tests/test_processes.py as a pytest session of its own that
+"""Not part of the suite (no test_ prefix): run by tests/basics/test_processes.py as a pytest session of its own that
 starts a real Hindsight, says where it is, and waits to be stopped by a signal."""
 
 import json

@@ -1,4 +1,4 @@
-"""Run by tests/test_suite_grouping.py under `-n 2 --dist loadgroup`: each test notes the worker it ran on."""
+"""Run by tests/basics/test_suite_grouping.py under `-n 2 --dist loadgroup`: each test notes the worker it ran on."""
 
 import os
 from pathlib import Path

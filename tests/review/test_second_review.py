@@ -20,7 +20,7 @@ from dashboard.review.limits import ApprovalLimits
 from dashboard.review.outbox import Outbox
 from dashboard.review.second_review import selected
 from tests.finance_helpers import precedent
-from tests.helpers import demo_case, exception_proposal, recalled_proposal, run_command, service_on
+from tests.helpers import demo_case, exception_proposal, recalled_proposal, run_command
 
 CASE = demo_case("E-1002")  # V02 price variance
 
@@ -53,8 +53,8 @@ def _memory_reviewer(hindsight, bank: str) -> str | None:
     return None if doc is None else next(r for r in ("Dana", "Lee", "Max") if f"by reviewer {r} " in own[0].text)
 
 
-def test_an_agreeing_pair_the_first_decision_reaches_memory_only_after_the_second_review(hindsight, tmp_path):
-    bank, service = _bank(hindsight), service_on(tmp_path, hindsight.gateway.retain, second_review_share=1.0)
+def test_an_agreeing_pair_the_first_decision_reaches_memory_only_after_the_second_review(hindsight, tmp_path, scratch_service):
+    bank, service = _bank(hindsight), scratch_service(hindsight.gateway.retain, second_review_share=1.0)
     done = service.decide(bank, "reviewer", recalled_proposal(hindsight, bank, CASE, "Dana", note="Checked the contract"))
     assert done.blind and done.stored.state == "awaiting_second" and not done.delivered
     assert service.outbox.deliver_due(hindsight.gateway.retain).delivered == 0  # no worker delivers it
@@ -78,8 +78,8 @@ def test_an_agreeing_pair_the_first_decision_reaches_memory_only_after_the_secon
     ]
 
 
-def test_a_disagreement_goes_to_a_lead_whose_decision_is_what_memory_holds(hindsight, tmp_path):
-    bank, service = _bank(hindsight), service_on(tmp_path, hindsight.gateway.retain, second_review_share=1.0)
+def test_a_disagreement_goes_to_a_lead_whose_decision_is_what_memory_holds(hindsight, tmp_path, scratch_service):
+    bank, service = _bank(hindsight), scratch_service(hindsight.gateway.retain, second_review_share=1.0)
     first = service.decide(bank, "reviewer", recalled_proposal(hindsight, bank, CASE, "Dana", note="Dana's private note"))
     second = service.second_review(bank, "reviewer", recalled_proposal(hindsight, bank, CASE, "Lee", outcome="reject", note="Lee says no"))
     assert second.stored.state == "awaiting_lead" and not second.delivered and _memory_reviewer(hindsight, bank) is None
@@ -106,8 +106,8 @@ def test_a_disagreement_goes_to_a_lead_whose_decision_is_what_memory_holds(hinds
         service.lead_decision(bank, "lead", recalled_proposal(hindsight, bank, CASE, "Kim", outcome="reject"))
 
 
-def test_a_leads_decision_above_their_approval_limit_waits_for_a_second_approver(hindsight, tmp_path):
-    bank, service = _bank(hindsight), service_on(tmp_path, hindsight.gateway.retain, second_review_share=1.0)
+def test_a_leads_decision_above_their_approval_limit_waits_for_a_second_approver(hindsight, tmp_path, scratch_service):
+    bank, service = _bank(hindsight), scratch_service(hindsight.gateway.retain, second_review_share=1.0)
     service.limits = ApprovalLimits({"lead": CASE.invoice_amount - 1})
     service.decide(bank, "reviewer", recalled_proposal(hindsight, bank, CASE, "Dana"))
     service.second_review(bank, "reviewer", recalled_proposal(hindsight, bank, CASE, "Lee", outcome="reject"))
@@ -170,10 +170,10 @@ def test_the_decide_command_obeys_the_sample(hindsight, bank_id, monkeypatch, ca
     assert code != 0 and "awaits a blind second review" in err
 
 
-def test_a_lead_decision_that_loses_the_race_for_its_step_leaves_nothing_written(hindsight, tmp_path, monkeypatch):
+def test_a_lead_decision_that_loses_the_race_for_its_step_leaves_nothing_written(hindsight, tmp_path, monkeypatch, scratch_service):
     """The lead's decision and the step that settles the first are one transaction: when another lead's step lands
     first, the lead's decision is not left behind in the log (it was, when the two were separate writes)."""
-    bank, service = _bank(hindsight), service_on(tmp_path, hindsight.gateway.retain, second_review_share=1.0)
+    bank, service = _bank(hindsight), scratch_service(hindsight.gateway.retain, second_review_share=1.0)
     service.decide(bank, "reviewer", recalled_proposal(hindsight, bank, CASE, "Dana"))
     service.second_review(bank, "reviewer", recalled_proposal(hindsight, bank, CASE, "Lee", outcome="reject"))
     written = len(service.outbox.history())

@@ -19,7 +19,7 @@ import pytest
 from dashboard import processes
 from dashboard.processes import Child, ProcessFailed
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def test_a_child_and_everything_it_started_are_stopped_together(tmp_path):

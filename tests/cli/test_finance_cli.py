@@ -10,7 +10,7 @@ import pytest
 from tests.finance_helpers import CROWD_QUERY, crowding_records
 from tests.helpers import run_command
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _run(monkeypatch, capsys, hindsight, bank, *argv):

@@ -11,7 +11,7 @@ from dashboard.review.decision import EvidenceItem, EvidenceSnapshot, Shown, cha
 from dashboard.review.decisions import Proposal
 from dashboard.review.errors import Refused
 from dashboard.support.decisions import ticket_evidence_snapshot
-from tests.helpers import demo_case, demo_ticket, service_on
+from tests.helpers import demo_case, demo_ticket
 
 CASE = demo_case("E-1007")
 REJECT = Recommendation(action="reject", confidence=1.0, cited=["P-1"], rationale="r", policy="precedent")
@@ -25,8 +25,8 @@ def _proposal(rec: Recommendation, evidence: EvidenceSnapshot, shown: Shown | No
     return Proposal(decision=decision, record=precedent_record(CASE, decision, rec), scope="s", evidence=evidence, shown=shown)
 
 
-def test_a_decision_on_what_the_screen_still_shows_is_recorded(tmp_path):
-    service = service_on(tmp_path)
+def test_a_decision_on_what_the_screen_still_shows_is_recorded(tmp_path, scratch_service):
+    service = scratch_service()
     done = service.decide("fin", "reviewer", _proposal(REJECT, SEEN, Shown.of(CASE.id, SEEN)))
     assert done.stored.decision.outcome == "reject" and done.stored.evidence == SEEN
 
@@ -40,16 +40,16 @@ def test_a_decision_on_what_the_screen_still_shows_is_recorded(tmp_path):
     (SEEN.model_copy(update={"items": [SEEN.items[0].model_copy(update={"text_sha256": "c" * 64})]}),
      Shown.of(CASE.id, SEEN), "The evidence on E-1007 changed since it was shown"),
 ])
-def test_a_decision_whose_case_changed_underneath_it_is_refused_and_nothing_is_written(tmp_path, now, shown, why):
-    service = service_on(tmp_path)
+def test_a_decision_whose_case_changed_underneath_it_is_refused_and_nothing_is_written(tmp_path, now, shown, why, scratch_service):
+    service = scratch_service()
     rec = REJECT.model_copy(update={"action": now.recommendation})
     with pytest.raises(Refused, match=why.replace("(", r"\(").replace(")", r"\)")):
         service.decide("fin", "reviewer", _proposal(rec, now, shown))
     assert service.outbox.history() == []
 
 
-def test_bulk_acceptance_skips_a_case_that_changed_since_the_confirmation_listed_it(tmp_path):
-    service = service_on(tmp_path)
+def test_bulk_acceptance_skips_a_case_that_changed_since_the_confirmation_listed_it(tmp_path, scratch_service):
+    service = scratch_service()
     changed = SEEN.model_copy(update={"items": []})
     recorded, skipped = service.decide_many("fin", "reviewer", [_proposal(REJECT, changed, Shown.of(CASE.id, SEEN))])
     assert (recorded, skipped) == ([], [CASE.id]) and service.outbox.history() == []

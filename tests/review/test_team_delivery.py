@@ -20,7 +20,7 @@ from dashboard.review.outbox import Outbox
 from tests.conftest import review_database
 from tests.outage import Outage
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PER_APP = 40
 
 

@@ -20,7 +20,7 @@ from dashboard.review.limits import ApprovalLimits
 from dashboard.review.outbox import Outbox
 from dashboard.review.worker import DeliveryWorker
 from tests.finance_helpers import precedent
-from tests.helpers import demo_case, recalled_proposal, service_on
+from tests.helpers import demo_case, recalled_proposal
 
 CASE = demo_case("E-1002")  # V02 price variance, 1,890.00
 
@@ -59,8 +59,8 @@ def _in_memory(hindsight, bank: str) -> bool:
     return hindsight.gateway.document(bank, document_id_for(CASE.id)) is not None
 
 
-def test_a_decision_is_sent_by_its_reviewer_not_by_a_worker_polling_after_the_write(hindsight, bank, tmp_path, monkeypatch):
-    service = service_on(tmp_path, hindsight.gateway.retain)
+def test_a_decision_is_sent_by_its_reviewer_not_by_a_worker_polling_after_the_write(hindsight, bank, tmp_path, monkeypatch, scratch_service):
+    service = scratch_service(hindsight.gateway.retain)
     poller = Poller(service.outbox, hindsight.gateway.retain)
     poller.after(monkeypatch, service.outbox, "record")
     done = service.decide(bank, "reviewer", recalled_proposal(hindsight, bank, CASE, "Dana"))
@@ -69,8 +69,8 @@ def test_a_decision_is_sent_by_its_reviewer_not_by_a_worker_polling_after_the_wr
     assert _in_memory(hindsight, bank)
 
 
-def test_a_confirmed_second_approval_is_sent_by_the_approver(hindsight, bank, tmp_path, monkeypatch):
-    service = service_on(tmp_path, hindsight.gateway.retain, limits=ApprovalLimits({"reviewer": 1_000, "lead": 50_000}))
+def test_a_confirmed_second_approval_is_sent_by_the_approver(hindsight, bank, tmp_path, monkeypatch, scratch_service):
+    service = scratch_service(hindsight.gateway.retain, limits=ApprovalLimits({"reviewer": 1_000, "lead": 50_000}))
     held = service.decide(bank, "reviewer", recalled_proposal(hindsight, bank, CASE, "Dana"))
     assert held.stored.state == "awaiting_approval"
     poller = Poller(service.outbox, hindsight.gateway.retain)
@@ -80,8 +80,8 @@ def test_a_confirmed_second_approval_is_sent_by_the_approver(hindsight, bank, tm
     assert (done.report.delivered, done.stored.state) == (1, "delivered") and _in_memory(hindsight, bank)
 
 
-def test_an_agreeing_blind_second_review_is_sent_by_the_second_reviewer(hindsight, bank, tmp_path, monkeypatch):
-    service = service_on(tmp_path, hindsight.gateway.retain, second_review_share=1.0)
+def test_an_agreeing_blind_second_review_is_sent_by_the_second_reviewer(hindsight, bank, tmp_path, monkeypatch, scratch_service):
+    service = scratch_service(hindsight.gateway.retain, second_review_share=1.0)
     first = service.decide(bank, "reviewer", recalled_proposal(hindsight, bank, CASE, "Dana"))
     assert first.blind and not _in_memory(hindsight, bank)
     poller = Poller(service.outbox, hindsight.gateway.retain)

@@ -27,7 +27,7 @@ from tests.helpers import demo_case, demo_ticket, open_page, run_cli, texts
 from tests.poisoning import EXCEPTION_POISONS, ISSUE_EXAMPLE, TICKET_POISONS, Poison
 
 CASE, TICKET = demo_case("E-1002"), demo_ticket("T-2004")  # V02 price variance (the demo says reject); Ann Lee
-ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 
 
 def _recall_case(live, bank: str):

@@ -6,15 +6,15 @@ from datetime import UTC, datetime
 import pytest
 import sqlalchemy as sa
 
-from dashboard.hindsight.wire import MemoryRecord
 from dashboard.cli.scale_bench import latest_in_history
-from dashboard.review.decision import Hold, ReviewerDecision
+from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.approvals import Approvals
 from dashboard.review.db import make_engine
+from dashboard.review.decision import Hold, ReviewerDecision
 from dashboard.review.outbox import Outbox
-from dashboard.review.standing import DecisionState
 from dashboard.review.schema import approvals as approvals_table
 from dashboard.review.schema import decisions
+from dashboard.review.standing import DecisionState
 
 
 def _decide(outbox: Outbox, bank: str, case_id: str, outcome: str, *, kind: str = "exception", hold: Hold | None = None,

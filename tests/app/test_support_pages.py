@@ -11,7 +11,7 @@ from dashboard.support.recall import recall_for_ticket
 from dashboard.review.outbox import Outbox
 from tests.conftest import APP
 from tests.helpers import AUTH, TICKET_QUEUE_OPEN, open_page, record_cards
-from tests.test_migration import CUSTOMERS
+from tests.support.test_migration import CUSTOMERS
 
 
 @pytest.fixture

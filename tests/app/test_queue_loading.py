@@ -21,7 +21,7 @@ from dashboard.review.freshness import Freshness
 from tests.finance_helpers import precedent
 from tests.helpers import exception_case, someone_waits_in_flight
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """Judged on what existed then: an agent run is compared only with records that existed when it recalled. Nothing
 retained later counts against it (the crowd-out proof is a recall made now; a human decision counts from the moment
 memory held it), and then-vs-now never calls a record "new since then" that a recall of the run returned. Pure rules
-on runs built by hand, and the review store's human decisions (SQLite); tests/test_existed_then_live.py runs the
+on runs built by hand, and the review store's human decisions (SQLite); tests/agents/test_existed_then_live.py runs the
 same against the real server."""
 
 from __future__ import annotations

@@ -62,7 +62,7 @@ def document_id_for(case_id: str) -> str:
 
 def precedent(n: int, supplier: str, dispute_type: str, outcome: str, text: str) -> MemoryRecord:
     """A past dispute's decision, as the seed writes it."""
-    return MemoryRecord(document_id=f"DISPUTE-PREC-{n:03d}", content=f"Supplier {supplier} {dispute_type.replace('_', ' ')} dispute. {text} Decision: {outcome}.",
+    return MemoryRecord(document_id=f"DISPUTE-PREC-{n:03d}", content=f"Supplier {supplier}, {dispute_type.replace('_', ' ')}: {text} Decision: {outcome}.",
                         tags=[f"supplier:{supplier}", f"dispute:{dispute_type}", "kind:decision"],
                         metadata={"outcome": outcome, "decided_on": f"2026-10-{n:02d}"})
 
@@ -154,7 +154,7 @@ class DisputesKind:
             cited_evidence=list(view.native or []), decided_at=choice.decided_at, action_words=OUTCOMES[choice.outcome],
             report_by=self.report_by,
         )
-        text = (f"Supplier {case.supplier} ({case.supplier_name}) {case.dispute_type.replace('_', ' ')} dispute on {case.po}, "
+        text = (f"Supplier {case.supplier} ({case.supplier_name}), {case.dispute_type.replace('_', ' ')} on {case.po}, "
                 f"dispute {case.id}. {case.description} Decision: {choice.outcome}, by reviewer {reviewer}."
                 + (f" Reason: {reasons[choice.reason_code]}." if choice.reason_code else "") + (f" Note: {note}" if note else ""))
         record = MemoryRecord(

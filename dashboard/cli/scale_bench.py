@@ -144,7 +144,7 @@ def measure(engine, cases: int, repeat: int, log: Callable[[str], None]) -> dict
         MODELS_READ: lambda: outbox.latest_per_case(BANK, "exception"),
         LOG_READ: lambda: latest_in_history(outbox.history("exception"), {"exception": BANK}),
         "the standing decisions counted by day, outcome and reason (the Overview)": lambda: Outbox(engine).standing_counts(BANK, "exception"),
-        "the calibration by confidence band (the Overview)": lambda: calibration_counts(engine, BANK),
+        "the calibration by confidence band (the Overview)": lambda: calibration_counts(engine, BANK, "exception"),
         "the cases decided (ids only)": lambda: outbox.decided_cases(BANK, "exception"),
         "one case's latest decision, in full (a case open)": lambda: outbox.latest_decided(BANK, "exception", _case(cases // 2)),
         "every case's flags": lambda: casework.flags(BANK, "exception"),

@@ -8,13 +8,12 @@ words (the Overview, the Audit log, Home) says the same numbers.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from dashboard.agents.incidents import IncidentFigures, naive_words
 from dashboard.reporting.overview import OverviewMetrics, incident_label, total
 from dashboard.review.figures import CaseFigures
 
-NOUNS = {"exception": ("exception", "exceptions"), "ticket": ("ticket", "tickets")}
 NAMED = 3  # cases named per incident kind; the rest are counted
 
 
@@ -57,15 +56,15 @@ def overrule_sentence(m: OverviewMetrics) -> str:
     return f"People overruled the agent on {overruled:,} of the {n(decisions, 'decision')} made in the date range ({overruled / decisions:.0%})."
 
 
-def _cases(found: list[tuple[str, str]]) -> str:
-    """e.g. "2 tickets (T-2004, T-2010)"; past NAMED, "and 4 more"."""
+def _cases(found: list[tuple[str, str]], nouns: Mapping[str, tuple[str, str]]) -> str:
+    """e.g. "2 tickets (T-2004, T-2010)"; past NAMED, "and 4 more" (`nouns`: case kind -> its nouns)."""
     kind = found[0][0]
     ids = [case_id for _, case_id in found]
     named = ", ".join(ids[:NAMED]) + (f" and {len(ids) - NAMED} more" if len(ids) > NAMED else "")
-    return f"{n(len(ids), *NOUNS.get(kind, ('case', 'cases')))} ({named})"
+    return f"{n(len(ids), *nouns.get(kind, ('case', 'cases')))} ({named})"
 
 
-def where_words(found: IncidentFigures) -> list[str]:
+def where_words(found: IncidentFigures, nouns: Mapping[str, tuple[str, str]]) -> list[str]:
     """Where the incidents happened, the cases with the same kinds together: "2 exceptions (E-1002, E-1012): a broad
     recall missed this vendor's precedents, cites a precedent of another vendor or type"."""
     parts = []
@@ -73,7 +72,7 @@ def where_words(found: IncidentFigures) -> list[str]:
         by_case_kind = [[c for c in cases if c[0] == case_kind] for case_kind in dict.fromkeys(k for k, _ in cases)]
         labels = [incident_label(k) for k in kinds]
         said = ", ".join(labels[:-1]) + " and " + labels[-1] if len(labels) > 1 else labels[0]
-        parts.append(" and ".join(_cases(group) for group in by_case_kind) + ": " + said)
+        parts.append(" and ".join(_cases(group, nouns) for group in by_case_kind) + ": " + said)
     return parts
 
 
@@ -89,7 +88,7 @@ def wrong_sentence(m: OverviewMetrics) -> str:
         return f"No incident in the agents' recalls ({n(inc.checked, 'case')} checked)."
     naive = naive_words(inc.found)
     return (f"{WRONG}{n(inc.cases, 'case')} with incidents, " + (f"{naive}: " if naive else "")
-            + "; ".join(where_words(inc.found)) + ".")
+            + "; ".join(where_words(inc.found, {q.kind: q.nouns for q in m.queues})) + ".")
 
 
 def headline_parts(m: OverviewMetrics) -> tuple[str, str]:

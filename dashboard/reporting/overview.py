@@ -92,8 +92,8 @@ class IncidentSummary(BaseModel):
 
     @property
     def leaks(self) -> int:
-        """Tickets where another customer's records reached the agent."""
-        return self.found.count("other_customer", "ticket")
+        """Cases where another customer's records reached the agent."""
+        return self.found.count("other_customer")
 
 
 class LatencyStat(BaseModel):

@@ -18,7 +18,7 @@ TOP_BAND = ">=0.9"
 LABELS = (*(label for _, label in BANDS), TOP_BAND)
 
 
-def calibration_counts(engine: Engine, bank_id: str, case_kind: str = "exception") -> dict[str, tuple[int, int]]:
+def calibration_counts(engine: Engine, bank_id: str, case_kind: str) -> dict[str, tuple[int, int]]:
     """band label -> (decisions, of which the recommendation was kept), for the bands that have any."""
     s = standing_decisions.c
     confidence = sa.cast(s.agent_confidence, sa.Float)

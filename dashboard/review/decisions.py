@@ -87,7 +87,7 @@ class DecisionService:
         self.outbox, self.casework, self.freshness, self.retain, self.limits = outbox, casework, freshness, retain, limits
         self.approvals = Approvals(outbox.engine, outbox.clock)
         self.second_reviews, self.second_review_share = SecondReviews(outbox.engine, outbox.clock), second_review_share
-        self._calibration = KeptUntilTheLogChanges(outbox.engine)  # bank -> its counts, read again when the log changes
+        self._calibration = KeptUntilTheLogChanges(outbox.engine)  # (bank, kind) -> its counts, read again when the log changes
 
     def decide(
         self, bank_id: str, role: Role, proposal: Proposal, *, queue: Sequence[str] = (), decided: Collection[str] = ()
@@ -186,9 +186,9 @@ class DecisionService:
         """(first reviewer, second reviewer, their outcomes, cases) of every blind second review (the Overview)."""
         return self.second_reviews.pair_counts()
 
-    def calibration_counts(self, bank_id: str) -> dict[str, tuple[int, int]]:
-        """confidence band -> (standing decisions, recommendations kept) in this finance bank (the Overview)."""
-        return self._calibration.get(bank_id, lambda: calibration_counts(self.outbox.engine, bank_id))
+    def calibration_counts(self, bank_id: str, case_kind: str) -> dict[str, tuple[int, int]]:
+        """confidence band -> (standing decisions, recommendations kept) of this bank's kind of case (the Overview)."""
+        return self._calibration.get((bank_id, case_kind), lambda: calibration_counts(self.outbox.engine, bank_id, case_kind))
 
     def second_review(self, bank_id: str, role: Role, proposal: Proposal) -> Decided:
         """The blind second reviewer's decision: the same outcome releases the first decision to memory; another

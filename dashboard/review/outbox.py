@@ -66,6 +66,11 @@ def stored_decision(row: sa.Row) -> StoredDecision:
     return StoredDecision.model_validate(data)
 
 
+def of_case(bank_id: str, case_kind: str, case_id: str) -> tuple:
+    """The decisions of one case of one bank: the log's case key."""
+    return decisions.c.bank_id == bank_id, decisions.c.case_kind == case_kind, decisions.c.case_id == case_id
+
+
 def report_columns(decision: ReviewerDecision, memory: MemoryRecord) -> dict:
     """What the Overview counts of a decision, as the row's plain columns (migrations 0010 and 0015 fill older rows
     alike): the group is its record's first tag its kind groups by, "" when the record has none."""
@@ -103,9 +108,7 @@ class Outbox(DeliveryQueue):
 
     @staticmethod
     def _revision(conn: sa.Connection, bank_id: str, case_kind: str, case_id: str) -> int:
-        query = sa.select(sa.func.coalesce(sa.func.max(decisions.c.revision), 0)).where(
-            decisions.c.bank_id == bank_id, decisions.c.case_kind == case_kind, decisions.c.case_id == case_id
-        )
+        query = sa.select(sa.func.coalesce(sa.func.max(decisions.c.revision), 0)).where(*of_case(bank_id, case_kind, case_id))
         return int(conn.execute(query).scalar_one())
 
     def record(
@@ -146,10 +149,7 @@ class Outbox(DeliveryQueue):
             current = self._revision(conn, bank_id, decision.case_kind, decision.case_id)
             if base_revision is not None and current != base_revision:
                 theirs = conn.execute(
-                    sa.select(decisions).where(
-                        decisions.c.bank_id == bank_id, decisions.c.case_kind == decision.case_kind,
-                        decisions.c.case_id == decision.case_id, decisions.c.revision == current,
-                    )
+                    sa.select(decisions).where(*of_case(bank_id, decision.case_kind, decision.case_id), decisions.c.revision == current)
                 ).one()
                 raise RevisionConflict(stored_decision(theirs), base_revision)
             result = conn.execute(
@@ -239,28 +239,18 @@ class Outbox(DeliveryQueue):
 
     def latest_decided(self, bank_id: str, case_kind: str, case_id: str) -> StoredDecision | None:
         """The case's newest decision (not a held one), built in full: what its page shows of it."""
-        query = (
-            sa.select(decisions)
-            .where(decisions.c.bank_id == bank_id, decisions.c.case_kind == case_kind, decisions.c.case_id == case_id,
-                   decisions.c.state.not_in(HELD))
-            .order_by(decisions.c.id.desc())
-            .limit(1)
-        )
-        with self.engine.connect() as conn:
-            row = conn.execute(query).first()
-        return None if row is None else stored_decision(row)
+        return self._newest(*of_case(bank_id, case_kind, case_id), decisions.c.state.not_in(HELD))
 
     def latest(self, case_kind: str, case_id: str) -> StoredDecision | None:
-        entries = self.history(case_kind, case_id)
-        return entries[0] if entries else None
+        """The case's newest decision in any bank, held or not."""
+        return self._newest(decisions.c.case_kind == case_kind, decisions.c.case_id == case_id)
 
     def latest_in_bank(self, bank_id: str, case_kind: str, case_id: str) -> StoredDecision | None:
-        query = (
-            sa.select(decisions)
-            .where(decisions.c.bank_id == bank_id, decisions.c.case_kind == case_kind, decisions.c.case_id == case_id)
-            .order_by(decisions.c.revision.desc())
-            .limit(1)
-        )
+        """The case's newest decision in this bank, held or not: the revision a new one must follow."""
+        return self._newest(*of_case(bank_id, case_kind, case_id))
+
+    def _newest(self, *where) -> StoredDecision | None:
+        """The newest decisions row matching `where`, built in full (the one read behind every "latest")."""
         with self.engine.connect() as conn:
-            row = conn.execute(query).first()
+            row = conn.execute(sa.select(decisions).where(*where).order_by(decisions.c.id.desc()).limit(1)).first()
         return None if row is None else stored_decision(row)

@@ -157,7 +157,7 @@ def test_agreement_and_calibration_are_counted_in_sql_on_both_engines(review_eng
     service.lead_decision("fin", "lead", exception_proposal(demo_case("E-1002"), unsure, "Max", "escalate"))
     assert sorted(service.agreement_counts()) == [("Dana", "Lee", "approve", "approve", 1), ("Dana", "Lee", "approve", "reject", 1)]
     # E-1001: Dana's approve stands (0.95, kept); E-1002: the lead's escalate (0.4, an override)
-    assert service.calibration_counts("fin") == {">=0.9": (1, 1), "<0.5": (1, 0)}
+    assert service.calibration_counts("fin", "exception") == {">=0.9": (1, 1), "<0.5": (1, 0)}
 
 
 def test_the_decide_command_obeys_the_sample(hindsight, bank_id, monkeypatch, capsys):

@@ -172,7 +172,7 @@ def page() -> None:
     with right:
         charts.render_agreement(metrics)
         render_reviewer_agreement(agreement.agreements(resources.decisions().agreement_counts()))
-        render_calibration(agreement.calibration(resources.decisions().calibration_counts(settings.finance_bank)))
+        render_calibration(agreement.calibration(resources.decisions().calibration_counts(settings.finance_bank, FINANCE.name)))
         charts.render_crowd_out(metrics)
         charts.render_incidents(metrics)
         charts.render_trust(metrics)

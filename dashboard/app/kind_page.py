@@ -33,15 +33,17 @@ def _fields(kind: QueueKind, case_id: str) -> dict[str, str]:
 
 
 def _chosen(kind: QueueKind, ids: list[str], goto_key: str) -> str:
-    """The case to show: one the service moved on to, the row selected, the deep link's, else the first."""
-    table = st.session_state.get(f"{kind.key}_queue")
-    rows = table.selection.rows if table is not None and hasattr(table, "selection") else []
+    """The case to show: the one the service moved on to (the row selected before it is let go), else the row
+    selected, the deep link's, the first. Called before the queue is drawn, so a move clears its selection."""
+    table_key = f"{kind.key}_queue"
     moved = st.session_state.pop(goto_key, None)
+    if moved in ids:
+        st.session_state.pop(table_key, None)
+        return moved
+    table = st.session_state.get(table_key)
+    rows = table.selection.rows if table is not None and hasattr(table, "selection") else []
     linked = st.query_params.get("case")
-    for candidate in (moved, ids[rows[0]] if rows else None, linked):
-        if candidate in ids:
-            return candidate
-    return ids[0]
+    return next((c for c in (ids[rows[0]] if rows else None, linked) if c in ids), ids[0])
 
 
 def _evidence(title: str, records: list[EvidenceRecord]) -> None:
@@ -63,8 +65,10 @@ def _recall(kind: QueueKind, bank: str, case) -> CaseView:
         return CaseView(case_id=case.id, available=False)
 
 
-def _record(kind: QueueKind, bank: str, case, view: CaseView, submitted: submission.Submitted, ids: list[str]) -> str | None:
-    """Record a submit; returns why not, in a reviewer's words."""
+def _record(kind: QueueKind, bank: str, case, view: CaseView, submitted: submission.Submitted, ids: list[str],
+            seen_key: str) -> str | None:
+    """Record a submit made on the revision of the case its page showed (`seen_key`: a decision landed since is a
+    conflict, never an overwrite); returns why not, in a reviewer's words."""
     why = changed_since_shown(submitted.shown, view.shown())
     if why:
         return why
@@ -74,13 +78,14 @@ def _record(kind: QueueKind, bank: str, case, view: CaseView, submitted: submiss
         reviewer=me.name or "", authenticated=me.signed_in, outcome=str(values.get("outcome") or ""),
         reason_code=values.get("reason") or None, note=str(values.get("note") or ""), decided_at=datetime.now(UTC),
         details={name: str(values.get(name) or "") for name in kind.kind_fields if values.get(name)},
-        shown=submitted.shown, base_revision=resources.outbox().current_revision(bank, kind.name, case.id),
+        shown=submitted.shown, base_revision=st.session_state[seen_key],
     )
     reasons = kind.reasons(case, resources.settings().reason_codes)
     try:
         proposal = kind.propose(case, view, choice, reasons)
     except InputError as exc:
         return exc.problem
+    st.session_state.pop(seen_key)  # whatever the service says, the next screen reads the case's revision again
     by_id = {c.id: c for c in kind.load(resources.settings().queue(kind.key).cases or kind.default_cases)}
     decided = set(resources.outbox().decision_states(bank, kind.name))
     return deciding.record(bank, proposal, _keys(kind), queue=ids, decided=decided, describe=lambda i: kind.describe(by_id[i]),
@@ -117,11 +122,11 @@ def render(kind: QueueKind) -> None:
         st.info(f"No {kind.nouns[1]} in the queue.")
         return
     ids = [c.id for c in cases]
+    keys = _keys(kind)
+    chosen = _chosen(kind, ids, keys.goto)
     statuses = case_figures.statuses(bank, kind.name, ids)
     frame = pd.DataFrame([{"case": c.id, **kind.columns(c), "status": statuses[c.id]} for c in cases])
     st.dataframe(frame, hide_index=True, key=f"{kind.key}_queue", on_select="rerun", selection_mode="single-row")
-    keys = _keys(kind)
-    chosen = _chosen(kind, ids, keys.goto)
     case = next(c for c in cases if c.id == chosen)
     st.query_params["case"] = case.id
     st.header(md(kind.describe(case)))
@@ -136,6 +141,14 @@ def render(kind: QueueKind) -> None:
         _evidence("Exact evidence", view.exact)
     with broader:
         _evidence("Broader evidence", view.broader)
+    seen_key = f"{kind.key}_seen_{bank}_{case.id}"  # the revision this page showed: a submit is made on it
+    conflict = st.session_state.pop(keys.conflict, None)
+    if conflict and conflict["case"] == case.id:
+        theirs = conflict["theirs"].decision
+        st.error(md(f"Not recorded: {theirs.reviewer} decided {case.id} meanwhile ({outcome_words(theirs)}). The case "
+                    "now shows their decision; decide again if you still disagree."), icon=":material/block:")
+        st.session_state.pop(seen_key, None)
+    st.session_state.setdefault(seen_key, resources.outbox().current_revision(bank, kind.name, case.id))
     decided = resources.outbox().latest_decided(bank, kind.name, case.id)
     if decided is not None:
         d = decided.decision
@@ -144,6 +157,6 @@ def render(kind: QueueKind) -> None:
     _form(kind, case, view)
     submitted = submission.take(keys.pending)
     if submitted is not None:
-        refused = _record(kind, bank, case, view, submitted, ids)
+        refused = _record(kind, bank, case, view, submitted, ids, seen_key)
         if refused:
             st.error(md(f"Not recorded: {refused}"), icon=":material/block:")

@@ -137,3 +137,29 @@ def test_decide_kind_disputes_records_through_the_same_service(hindsight, monkey
     assert hindsight.gateway.document(bank, "dispute-decision-D-3002") is not None
     assert main(["decide", "--kind", "purchase", "--case", "D-3002", "--outcome", "credit", "--reviewer", "Dana"]) == 2
     assert "unknown queue kind 'purchase'; one of finance, support, disputes" in capsys.readouterr().err
+
+
+def test_a_dispute_decided_meanwhile_by_another_reviewer_is_a_conflict_never_an_overwrite(hindsight, point_app, tmp_path):
+    bank = f"disputes-{uuid.uuid4().hex[:8]}"
+    seed_bank(hindsight.gateway, bank, list(SEED), sign=seeded)
+    (tmp_path / "none.csv").write_text("id\n")
+    outbox = point_app({**hindsight.env(finance=bank + "-fin", support=bank + "-sup"), **REGISTRY_LINE,
+                        "RECALL_REVIEW_QUEUES": json.dumps({"disputes": {"bank": bank}}),
+                        "RECALL_REVIEW_EXCEPTIONS_FILE": str(tmp_path / "none.csv"), "RECALL_REVIEW_TICKETS_FILE": str(tmp_path / "none.csv")})
+    first, second = open_page(PAGE), open_page(PAGE)  # two reviewers with D-3001 open
+    for at, name in ((first, "Ann"), (second, "Bo")):
+        at.text_input(key="disputes_reviewer").input(name)
+    next(b for b in first.button if b.label == "Record the decision").click().run()  # Ann: credit, as recommended
+    assert outbox.latest_decided(bank, "dispute", "D-3001").decision.reviewer == "Ann"
+
+    second.radio(key="disputes_outcome_D-3001").set_value("escalate")
+    second.selectbox(key="disputes_reason_D-3001").set_value("OTHER")
+    second.text_area(key="disputes_note_D-3001").input("Needs procurement.")
+    next(b for b in second.button if b.label == "Record the decision").click().run()
+    assert not second.exception, second.exception
+    assert [e.value for e in second.error] == [
+        "Not recorded: Ann decided D-3001 meanwhile (accept the dispute: ask for a credit note). The case now shows their "
+        "decision; decide again if you still disagree."]
+    assert [(e.decision.reviewer, e.decision.outcome) for e in outbox.history("dispute", "D-3001")] == [("Ann", "credit")]
+    next(b for b in second.button if b.label == "Record the decision").click().run()  # decided again, on what it shows now
+    assert [e.decision.reviewer for e in outbox.history("dispute", "D-3001")] == ["Bo", "Ann"]

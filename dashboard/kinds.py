@@ -7,6 +7,7 @@ docs/adding-a-queue-kind.md walks through adding one.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cache
 from importlib import import_module
 
@@ -71,3 +72,8 @@ def configured(settings: Settings) -> Settings:
 
 def bank_of(settings: Settings, kind: QueueKind) -> str:
     return settings.queue(kind.key).bank or kind.default_bank
+
+
+def cases_of(settings: Settings, kind: QueueKind) -> Sequence:
+    """The kind's queue as configured, loaded (queue_files.QueueFileError names the file, the row and the field)."""
+    return kind.load(settings.queue(kind.key).cases or kind.default_cases)

@@ -14,7 +14,7 @@ from components.safe_text import md
 from components.workflow import flash, reviewer_field
 from dashboard.app import access, case_figures, deciding, resources
 from dashboard.hindsight.errors import HindsightError
-from dashboard.kinds import bank_of
+from dashboard.kinds import bank_of, cases_of
 from dashboard.queue_files import QueueFileError
 from dashboard.review.decision import changed_since_shown, decision_summary, outcome_words
 from dashboard.review.errors import InputError
@@ -86,7 +86,7 @@ def _record(kind: QueueKind, bank: str, case, view: CaseView, submitted: submiss
     except InputError as exc:
         return exc.problem
     st.session_state.pop(seen_key)  # whatever the service says, the next screen reads the case's revision again
-    by_id = {c.id: c for c in kind.load(resources.settings().queue(kind.key).cases or kind.default_cases)}
+    by_id = {c.id: c for c in cases_of(resources.settings(), kind)}
     decided = set(resources.outbox().decision_states(bank, kind.name))
     return deciding.record(bank, proposal, _keys(kind), queue=ids, decided=decided, describe=lambda i: kind.describe(by_id[i]),
                            reasons=reasons)
@@ -114,7 +114,7 @@ def render(kind: QueueKind) -> None:
     bank = bank_of(settings, kind)
     st.title(kind.title)
     try:
-        cases = kind.load(settings.queue(kind.key).cases or kind.default_cases)
+        cases = cases_of(settings, kind)
     except QueueFileError as exc:
         st.error(md(f"The {kind.nouns[1]} file cannot be read: {exc}"))
         return

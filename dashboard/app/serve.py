@@ -50,7 +50,7 @@ def read_queues() -> None:
     from dashboard.app.kept_while_same import ids_of
     from dashboard.app.shown_queue import shown_queue, vendor_choices
     from dashboard.finance.models import ExceptionCase
-    from dashboard.kinds import configured, registered
+    from dashboard.kinds import cases_of, configured, registered
     from dashboard.queue_files import QueueFileError, shared_rows
     from dashboard.settings import load_settings
     from dashboard.support.models import Customer
@@ -58,7 +58,7 @@ def read_queues() -> None:
     settings = configured(load_settings())
     for kind in registered(settings):
         try:
-            rows = kind.load(settings.queue(kind.key).cases)
+            rows = cases_of(settings, kind)
         except QueueFileError:
             continue
         ids_of(rows)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dashboard.app import navigation, resources
 from dashboard.finance.kind import FINANCE
+from dashboard.kinds import cases_of
 from dashboard.queue_files import QueueFileError
 from dashboard.review.queue_kind import QueueKind
 from dashboard.support.kind import SUPPORT
@@ -20,7 +21,7 @@ def case_focus(link: tuple[str, str] | None) -> CaseFocus | None:
     param, ident = link
     kind = LINKED[param]
     try:
-        case = next((c for c in kind.load(resources.settings().queue(kind.key).cases) if c.id == ident), None)
+        case = next((c for c in cases_of(resources.settings(), kind) if c.id == ident), None)
         if case is None:
             return None
         tags, about = kind.focus(case)

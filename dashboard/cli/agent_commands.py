@@ -24,10 +24,10 @@ def seed_agents(gateway, settings, log=print) -> dict[str, int]:
     """Run the reference agents over the configured queues of the kinds that have one (naive variants on a few cases
     first)."""
     from dashboard.agents.runner import seed_agent_runs
-    from dashboard.kinds import bank_of, registered
+    from dashboard.kinds import bank_of, cases_of, registered
 
     outbox, store = open_stores(settings)
-    queues = [(kind, bank_of(settings, kind), kind.load(settings.queue(kind.key).cases or kind.default_cases)) for kind in registered(settings)]
+    queues = [(kind, bank_of(settings, kind), cases_of(settings, kind)) for kind in registered(settings)]
     return seed_agent_runs(gateway, store, queues, log=log, origin=outbox.provenance.origin)
 
 
@@ -144,7 +144,7 @@ def _decide_args(parser: argparse.ArgumentParser) -> None:
 
 def _case_of_kind(settings, kind_key: str | None, case_id: str):
     """(kind, case) for --kind/--case, or (None, why not) naming the flag to fix."""
-    from dashboard.kinds import KindError, by_key, registered
+    from dashboard.kinds import KindError, by_key, cases_of, registered
     from dashboard.queue_files import QueueFileError
 
     try:
@@ -153,7 +153,7 @@ def _case_of_kind(settings, kind_key: str | None, case_id: str):
         return None, ("--kind", str(exc))
     for kind in kinds:
         try:
-            cases = kind.load(settings.queue(kind.key).cases or kind.default_cases)
+            cases = cases_of(settings, kind)
         except QueueFileError as exc:
             return None, ("queue", str(exc))
         found = next((c for c in cases if c.id == case_id), None)

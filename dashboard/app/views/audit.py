@@ -7,7 +7,7 @@ from components.curation import render_curation_log
 from components.status_banner import plain_error
 from components.when import local_time
 from dashboard.app import access, case_figures, resources
-from dashboard.kinds import bank_of
+from dashboard.kinds import bank_of, cases_of
 from dashboard.queue_files import QueueFileError
 from dashboard.reporting.audit_export import HIDDEN, OUTCOME_WORDS, AuditFilter, audit_rows, to_csv, to_json
 from dashboard.reporting.headline import figures_words
@@ -59,7 +59,7 @@ history = outbox.history()
 settings = resources.settings()
 for kind in resources.kinds():  # the same figures as the Overview's, counted by the same function
     try:
-        ids = [row.id for row in kind.load(settings.queue(kind.key).cases or kind.default_cases)]
+        ids = [row.id for row in cases_of(settings, kind)]
     except QueueFileError:
         st.caption(f"{kind.title}: the queue file could not be loaded (the Overview says why).")
         continue

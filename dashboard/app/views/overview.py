@@ -5,7 +5,6 @@ dashboard/reporting/overview.py and counted by the review store's database; case
 the first visit, when they are few (a queue of 100,000 is measured by "Recall the whole queue now")."""
 
 from datetime import date, timedelta
-from functools import partial
 
 import streamlit as st
 
@@ -20,7 +19,7 @@ from dashboard.finance.kind import FINANCE
 from dashboard.finance.overview import MISSED_LISTED
 from dashboard.finance.recall import DEFAULT_K, CaseKey
 from dashboard.hindsight.errors import HindsightError
-from dashboard.kinds import bank_of
+from dashboard.kinds import bank_of, cases_of
 from dashboard.queue_files import QueueFileError, shared_rows
 from dashboard.reporting import agreement
 from dashboard.reporting import overview as overview_metrics
@@ -79,17 +78,17 @@ def page() -> None:
     st.text("Memory: " + "; ".join(f"{bank}: {mode.label if mode else 'not reachable'}" for bank, mode in modes.items()) + ".")
     problems = []
 
-    def load(read, path, **kwargs):
+    def load(read, *args, **kwargs):
         try:
-            return read(path, **kwargs)
+            return read(*args, **kwargs)
         except QueueFileError as exc:
             problems.append(str(exc))
             return []
 
     kinds = resources.kinds()
-    queued = {kind.name: load(kind.load, settings.queue(kind.key).cases) for kind in kinds}
+    queued = {kind.name: load(cases_of, settings, kind) for kind in kinds}
     cases, tickets = queued[FINANCE.name], queued[SUPPORT.name]  # what the finance and support sections read
-    customers = load(partial(shared_rows, model=Customer), settings.customers_file, id_field="name")
+    customers = load(shared_rows, settings.customers_file, Customer, id_field="name")
     for problem in problems:
         st.error("A queue file could not be loaded:", icon=":material/error:")
         st.text(problem)

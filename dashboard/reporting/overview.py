@@ -1,16 +1,16 @@
-"""What the stakeholder Overview shows, computed from plain data. No Streamlit here.
+"""What the stakeholder Overview shows, computed from plain data. No Streamlit here, and no queue kind named: the
+kinds come in as values.
 
-Inputs: the standing decisions counted by the review store (Outbox.standing_counts) and each case's newest state,
-the two queues, the per-case flags kept in the review store as cases are recalled, counted there (finance: exact
-precedents, recommendation, crowd-out; both: incident kinds from the agents' runs and the audit log; tickets, a
-small queue, as models: the path and the legacy records admitted or rejected), the migration coverage and this
-process's recall latency samples. A date range applies to decisions (by the day of decided_at); queues, flags and
-coverage are "now". Agreement and overrides count the LATEST decision per case decided in the range (a revised
-decision replaces the earlier one, as it does in memory); a held decision (for a second approver, a blind second
-review or a lead) is not one yet: the queues count it by its hold (review/figures.py, as every page does), the
-approvals waiting are listed with their age, and a blind one names nobody and no outcome. Legacy records are counted
-once each, however many tickets judged them. Incidents are counted by agents.incidents.incident_figures, as the
-Incidents page counts them.
+Inputs: a queue per registered kind (QueueIds: its cases, what it groups overrides by, its nouns), the standing
+decisions counted by the review store (Outbox.standing_counts) and each case's newest state, the incident kinds
+kept per case, the kinds' own sections as their packages computed them (finance/overview.py: crowd-out;
+support/overview.py: legacy paths; the migration coverage) and this process's recall latency samples. A date range
+applies to decisions (by the day of decided_at); queues, flags and coverage are "now". Agreement and overrides count
+the LATEST decision per case decided in the range (a revised decision replaces the earlier one, as it does in
+memory); a held decision (for a second approver, a blind second review or a lead) is not one yet: the queues count
+it by its hold (review/figures.py, as every page does), the approvals waiting are listed with their age, and a
+blind one names nobody and no outcome. Incidents are counted by agents.incidents.incident_figures, as the Incidents
+page counts them.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ docs/adding-a-queue-kind.md walks through a third. No Streamlit here: a kind nam
 A kind answers, for one case: its queue columns, its recall as exact and broader evidence with a relevance flag each
 (`CaseView`), and its proposal: what a reviewer's `Choice` records and the memory it is retained as (`Proposal`,
 recorded by the decision service like every other). Its own fields (a ticket's sent response) travel in
-`Choice.details` and are validated by the kind, which raises `InputError` naming the field.
+`Choice.details` and are validated by the kind, which raises `review.errors.DecisionInputError` naming the field.
 """
 
 from __future__ import annotations

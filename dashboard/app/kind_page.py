@@ -58,15 +58,22 @@ def _evidence(title: str, records: list[EvidenceRecord]) -> None:
 
 
 def _recall(kind: QueueKind, bank: str, case) -> CaseView:
+    """The case's recall, made once while its scope's memory stays the same (a decision there, on any instance, moves
+    its freshness stamp): typing in the page recalls nothing again."""
+    stamp = resources.freshness().stamp(bank, kind.scope(case))
+    kept = st.session_state.setdefault(f"{kind.key}_recalls", {})  # case id -> (stamp, view), this session's
+    if case.id in kept and kept[case.id][0] == stamp:
+        return kept[case.id][1]
     try:
-        return kind.recall(resources.gateway().recall, bank, case, origin=resources.outbox().provenance.origin)
+        view = kind.recall(resources.gateway().recall, bank, case, origin=resources.outbox().provenance.origin)
     except HindsightError as exc:
         st.warning(md(f"Hindsight did not answer: {exc}"), icon=":material/cloud_off:")
         return CaseView(case_id=case.id, available=False)
+    kept[case.id] = (stamp, view)
+    return view
 
 
-def _record(kind: QueueKind, bank: str, case, view: CaseView, submitted: submission.Submitted, ids: list[str],
-            seen_key: str) -> str | None:
+def _record(kind: QueueKind, bank: str, case, view: CaseView, submitted: submission.Submitted, cases, seen_key: str) -> str | None:
     """Record a submit made on the revision of the case its page showed (`seen_key`: a decision landed since is a
     conflict, never an overwrite); returns why not, in a reviewer's words."""
     why = changed_since_shown(submitted.shown, view.shown())
@@ -86,9 +93,9 @@ def _record(kind: QueueKind, bank: str, case, view: CaseView, submitted: submiss
     except InputError as exc:
         return exc.problem
     st.session_state.pop(seen_key)  # whatever the service says, the next screen reads the case's revision again
-    by_id = {c.id: c for c in cases_of(resources.settings(), kind)}
+    by_id = {c.id: c for c in cases}
     decided = set(resources.outbox().decision_states(bank, kind.name))
-    return deciding.record(bank, proposal, _keys(kind), queue=ids, decided=decided, describe=lambda i: kind.describe(by_id[i]),
+    return deciding.record(bank, proposal, _keys(kind), queue=list(by_id), decided=decided, describe=lambda i: kind.describe(by_id[i]),
                            reasons=reasons)
 
 
@@ -157,6 +164,6 @@ def render(kind: QueueKind) -> None:
     _form(kind, case, view)
     submitted = submission.take(keys.pending)
     if submitted is not None:
-        refused = _record(kind, bank, case, view, submitted, ids, seen_key)
+        refused = _record(kind, bank, case, view, submitted, cases, seen_key)
         if refused:
             st.error(md(f"Not recorded: {refused}"), icon=":material/block:")

@@ -10,40 +10,43 @@ import uuid
 from datetime import UTC, date, datetime
 from pathlib import Path
 
-import pytest
-
 from dashboard.cli.seed import seed_bank
 from dashboard.reporting.audit_export import audit_rows, to_csv
+from dashboard.review.outbox import Outbox
 from dashboard.review.queue_kind import Choice
 from tests.conftest import APP, PROVEN, seeded
-from tests.helpers import open_page
+from tests.helpers import open_page, service_on
 from tests.kinds.disputes import DISPUTES, SEED, Dispute
 
 REGISTRY_LINE = {"RECALL_REVIEW_KINDS": "tests.kinds.disputes:DISPUTES"}  # the one line that registers the kind
 PAGE = os.path.relpath(DISPUTES.page, Path(APP).parent)  # AppTest opens a page by its path from the app's folder
 
 
-@pytest.fixture
-def disputes(live, point_app, tmp_path):
-    """A disputes bank seeded with five past decisions; the app pointed at it, with empty finance and support queues
-    (their pages have nothing to measure here)."""
+def seeded_disputes(server) -> str:
+    """A fresh disputes bank on `server` holding five past decisions."""
     bank = f"disputes-{uuid.uuid4().hex[:8]}"
-    seed_bank(live.gateway, bank, list(SEED), sign=seeded)
-    live.settle(bank)
+    seed_bank(server.gateway, bank, list(SEED), sign=seeded)
+    server.settle(bank)
+    return bank
+
+
+def app_on_disputes(server, point_app, tmp_path) -> tuple[str, Outbox]:
+    """The app pointed at a seeded disputes bank on `server`, the kind registered by its one line, the finance and
+    support queues empty (their pages have nothing to measure here): (the bank, the app's decision log)."""
+    bank = seeded_disputes(server)
     (tmp_path / "none.csv").write_text("id\n")
-    env = {**live.env(finance=bank + "-fin", support=bank + "-sup"), **REGISTRY_LINE,
-           "RECALL_REVIEW_QUEUES": json.dumps({"disputes": {"bank": bank}}),
-           "RECALL_REVIEW_EXCEPTIONS_FILE": str(tmp_path / "none.csv"), "RECALL_REVIEW_TICKETS_FILE": str(tmp_path / "none.csv")}
-    outbox = point_app(env)
-    return bank, outbox, env
+    outbox = point_app({**server.env(finance=bank + "-fin", support=bank + "-sup"), **REGISTRY_LINE,
+                        "RECALL_REVIEW_QUEUES": json.dumps({"disputes": {"bank": bank}}),
+                        "RECALL_REVIEW_EXCEPTIONS_FILE": str(tmp_path / "none.csv"), "RECALL_REVIEW_TICKETS_FILE": str(tmp_path / "none.csv")})
+    return bank, outbox
 
 
 def _texts(at) -> list[str]:
     return [t.value for t in at.text]
 
 
-def test_a_dispute_is_recalled_decided_delivered_and_recalled_as_a_precedent(live, disputes):
-    bank, outbox, _env = disputes
+def test_a_dispute_is_recalled_decided_delivered_and_recalled_as_a_precedent(live, point_app, tmp_path):
+    bank, outbox = app_on_disputes(live, point_app, tmp_path)
     at = open_page(PAGE)
     queue = at.dataframe(key="disputes_queue").value
     assert list(queue["case"]) == ["D-3001", "D-3002", "D-3003", "D-3004"] and set(queue["status"]) == {"open"}
@@ -92,12 +95,7 @@ def test_a_dispute_is_recalled_decided_delivered_and_recalled_as_a_precedent(liv
 
 
 def test_the_home_overview_and_audit_pages_count_disputes_as_they_count_every_queue(hindsight, point_app, tmp_path):
-    bank = f"disputes-{uuid.uuid4().hex[:8]}"
-    seed_bank(hindsight.gateway, bank, list(SEED), sign=seeded)
-    (tmp_path / "none.csv").write_text("id\n")
-    outbox = point_app({**hindsight.env(finance=bank + "-fin", support=bank + "-sup"), **REGISTRY_LINE,
-                        "RECALL_REVIEW_QUEUES": json.dumps({"disputes": {"bank": bank}}),
-                        "RECALL_REVIEW_EXCEPTIONS_FILE": str(tmp_path / "none.csv"), "RECALL_REVIEW_TICKETS_FILE": str(tmp_path / "none.csv")})
+    bank, outbox = app_on_disputes(hindsight, point_app, tmp_path)
     case = DISPUTES.load(DISPUTES.default_cases)[2]  # D-3003, S02 damaged goods: one credit precedent
     view = DISPUTES.recall(hindsight.gateway.recall, bank, case, origin=PROVEN)
     choice = Choice(reviewer="Pat Buyer", outcome="credit", decided_at=datetime.now(UTC), shown=view.shown(), base_revision=0)
@@ -120,8 +118,7 @@ def test_the_home_overview_and_audit_pages_count_disputes_as_they_count_every_qu
 def test_decide_kind_disputes_records_through_the_same_service(hindsight, monkeypatch, capsys, tmp_path):
     from dashboard.cli import main
 
-    bank = f"disputes-{uuid.uuid4().hex[:8]}"
-    seed_bank(hindsight.gateway, bank, list(SEED), sign=seeded)
+    bank = seeded_disputes(hindsight)
     monkeypatch.delenv("HINDSIGHT_API_URL", raising=False)
     for key, value in {**hindsight.env(), **REGISTRY_LINE, "RECALL_REVIEW_QUEUES": json.dumps({"disputes": {"bank": bank}}),
                        "RECALL_REVIEW_DATA_DIR": str(tmp_path)}.items():
@@ -140,12 +137,7 @@ def test_decide_kind_disputes_records_through_the_same_service(hindsight, monkey
 
 
 def test_a_dispute_decided_meanwhile_by_another_reviewer_is_a_conflict_never_an_overwrite(hindsight, point_app, tmp_path):
-    bank = f"disputes-{uuid.uuid4().hex[:8]}"
-    seed_bank(hindsight.gateway, bank, list(SEED), sign=seeded)
-    (tmp_path / "none.csv").write_text("id\n")
-    outbox = point_app({**hindsight.env(finance=bank + "-fin", support=bank + "-sup"), **REGISTRY_LINE,
-                        "RECALL_REVIEW_QUEUES": json.dumps({"disputes": {"bank": bank}}),
-                        "RECALL_REVIEW_EXCEPTIONS_FILE": str(tmp_path / "none.csv"), "RECALL_REVIEW_TICKETS_FILE": str(tmp_path / "none.csv")})
+    bank, outbox = app_on_disputes(hindsight, point_app, tmp_path)
     first, second = open_page(PAGE), open_page(PAGE)  # two reviewers with D-3001 open
     for at, name in ((first, "Ann"), (second, "Bo")):
         at.text_input(key="disputes_reviewer").input(name)
@@ -163,3 +155,22 @@ def test_a_dispute_decided_meanwhile_by_another_reviewer_is_a_conflict_never_an_
     assert [(e.decision.reviewer, e.decision.outcome) for e in outbox.history("dispute", "D-3001")] == [("Ann", "credit")]
     next(b for b in second.button if b.label == "Record the decision").click().run()  # decided again, on what it shows now
     assert [e.decision.reviewer for e in outbox.history("dispute", "D-3001")] == ["Bo", "Ann"]
+
+
+
+def test_the_page_recalls_a_case_once_until_a_decision_changes_its_scope(hindsight, point_app, tmp_path, monkeypatch):
+    bank, outbox = app_on_disputes(hindsight, point_app, tmp_path)
+    recalls = []
+    recall = DISPUTES.recall
+    monkeypatch.setattr(type(DISPUTES), "recall", lambda self, *args, **kwargs: recalls.append(args[2].id) or recall(*args, **kwargs))
+    at = open_page(PAGE)
+    at.text_input(key="disputes_reviewer").input("Ann").run()  # typing reruns the page: nothing is recalled again
+    at.text_input(key="disputes_reviewer").input("Ann Lee").run()
+    assert recalls == ["D-3001"]
+    case = DISPUTES.load(DISPUTES.default_cases)[0]
+    view = recall(hindsight.gateway.recall, bank, case)
+    choice = Choice(reviewer="Bo", outcome="credit", decided_at=datetime.now(UTC), shown=view.shown(), base_revision=0)
+    proposal = DISPUTES.propose(case, view, choice)
+    service_on(outbox.engine, hindsight.gateway.retain).decide(bank, "reviewer", proposal)  # another instance decides it
+    at.run()
+    assert recalls == ["D-3001", "D-3001"]  # the scope changed: recalled again

@@ -54,11 +54,6 @@ def by_key(settings: Settings, key: str) -> QueueKind:
     raise KindError(f"unknown queue kind {key!r}; one of {', '.join(k.key for k in registered(settings))}")
 
 
-def by_name(settings: Settings, name: str) -> QueueKind | None:
-    """The kind whose cases the review store keeps as `name` (a decision's case_kind)."""
-    return next((k for k in registered(settings) if k.name == name), None)
-
-
 def configured(settings: Settings) -> Settings:
     """`settings` with every registered kind's queue filled in (its bank and cases file, its own defaults where unset):
     what the app and the CLI use, so `settings.banks` names every kind's bank and nothing else."""

@@ -10,7 +10,6 @@ from pathlib import Path
 from dashboard.demo_data import EXCEPTIONS
 from dashboard.finance.decisions import (
     REASON_CODES,
-    case_id_of,
     document_id_for,
     exception_decision,
     exception_proposal,
@@ -56,9 +55,6 @@ class FinanceKind:
 
     def scope(self, case: ExceptionCase) -> str:
         return decision_scope(case.vendor_code, case.exception_type)
-
-    def case_of(self, document_id: str | None) -> str | None:
-        return case_id_of(document_id)
 
     def focus(self, case: ExceptionCase) -> tuple[tuple[str, ...], str]:
         return tuple(CaseKey.of(case).tags), f"vendor {case.vendor_code}, {case.exception_type.replace('_', ' ')}"

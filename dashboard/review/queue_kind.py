@@ -108,8 +108,6 @@ class QueueKind(Protocol):
     # what label quality groups each of these cases by ({"E-1002": {"vendor": "V02", "type": "price_variance"}})
     def label_groups(self, ids: set[str], cases: Sequence[Any], settings: Any) -> dict[str, dict[str, str]]: ...
 
-    def case_of(self, document_id: str | None) -> str | None: ...  # the case a decision's document belongs to
-
     # a trace opened from the case: the tags of its exact evidence, and what it is about ("vendor V01, price variance")
     def focus(self, case: Any) -> tuple[tuple[str, ...], str]: ...
 

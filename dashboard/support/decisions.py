@@ -58,11 +58,6 @@ def document_id_for(ticket_id: str) -> str:
     return f"ticket-{ticket_id}"
 
 
-def case_id_of(document_id: str | None) -> str | None:
-    """The ticket a decision's document belongs to (the inverse of document_id_for), or None."""
-    return document_id.removeprefix("ticket-") if document_id and document_id.startswith("ticket-") else None
-
-
 def interaction_text(customer: str, issue: str, response: str) -> str:
     return f"{marker(customer)}\n\nCurrent issue:\n{issue.strip()}\n\nSupport response:\n{response.strip()}"
 

@@ -17,7 +17,7 @@ from dashboard.review.decisions import Proposal
 from dashboard.review.errors import DecisionInputError
 from dashboard.review.queue_kind import CaseView, Choice, EvidenceRecord
 from dashboard.support.customers import customer_tag
-from dashboard.support.decisions import case_id_of, ticket_decision, ticket_proposal
+from dashboard.support.decisions import ticket_decision, ticket_proposal
 from dashboard.support.models import Customer, Ticket
 from dashboard.support.recall import TicketEvidence, recall_for_ticket
 
@@ -58,9 +58,6 @@ class SupportKind:
 
     def scope(self, ticket: Ticket) -> str:
         return customer_tag(ticket.customer)
-
-    def case_of(self, document_id: str | None) -> str | None:
-        return case_id_of(document_id)
 
     def focus(self, ticket: Ticket) -> tuple[tuple[str, ...], str]:
         return (customer_tag(ticket.customer),), ticket.customer

@@ -97,10 +97,6 @@ class DisputesKind:
     def scope(self, case: Dispute) -> str:
         return "+".join(case.tags)
 
-    def case_of(self, document: str | None) -> str | None:
-        prefix = document_id_for("")
-        return document.removeprefix(prefix) if document and document.startswith(prefix) else None
-
     def focus(self, case: Dispute) -> tuple[tuple[str, ...], str]:
         return tuple(case.tags), f"supplier {case.supplier}, {case.dispute_type.replace('_', ' ')}"
 
@@ -109,7 +105,7 @@ class DisputesKind:
         passes = []
         for match in ("all_strict", "any_strict"):  # the second only fills what the first left of k
             found, _ = recall_documents(recall, bank_id, case.query(), want=K, max_tokens=4096, cap=16384, tags=case.tags, tags_match=match)
-            passes.append([d for d in found.without(own).documents])
+            passes.append(list(found.without(own).documents))
             if len(passes[0]) >= K:
                 break
         exact = passes[0][:K]

@@ -222,3 +222,13 @@ def service_on(store, retain=None, **options):
     from dashboard.review.decisions import decision_service
 
     return decision_service(Outbox(store / "store.sqlite3" if isinstance(store, Path) else store), retain, **options)
+
+
+def built_in_overview(cases, tickets, **section_inputs) -> dict:
+    """Everything the Overview's metrics take of the two built-in kinds (a finance and a support queue), as the page
+    arranges it (app/overview_inputs.py)."""
+    from dashboard.app.overview_inputs import queues_of, sections
+    from dashboard.finance.kind import FINANCE
+    from dashboard.support.kind import SUPPORT
+
+    return {**queues_of([FINANCE, SUPPORT], {FINANCE.name: cases, SUPPORT.name: tickets}), **sections(cases, tickets, **section_inputs)}

@@ -7,14 +7,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from functools import partial
 
-from dashboard.finance.kind import FINANCE
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.overview import crowd_out_summary
 from dashboard.reporting.overview import QueueIds, TrustSummary
 from dashboard.review.flag_counts import FinanceCounts
 from dashboard.review.queue_kind import QueueKind
 from dashboard.support.flags import TicketFlags
-from dashboard.support.kind import SUPPORT
 from dashboard.support.migration import Coverage
 from dashboard.support.models import Ticket
 from dashboard.support.overview import legacy_summary
@@ -36,11 +34,3 @@ def sections(cases: Sequence[ExceptionCase], tickets: Sequence[Ticket], *, ticke
         "sections": {"crowd_out": crowd_out_summary(cases, finance, missed), "legacy": legacy_summary(tickets, ticket_flags), "coverage": coverage},
         "trust": TrustSummary(set_aside=finance.set_aside, forged=finance.forged, swung=finance.swung),
     }
-
-
-def built_in(cases: Sequence[ExceptionCase], tickets: Sequence[Ticket], **section_inputs) -> dict:
-    """Everything `build` takes of the two built-in kinds (the tests' Overview of a finance and a support queue)."""
-    return {**queues_of([FINANCE, SUPPORT], {FINANCE.name: cases, SUPPORT.name: tickets}), **sections(cases, tickets, **section_inputs)}
-
-
-

@@ -7,7 +7,6 @@ import pytest
 import streamlit as st
 
 from dashboard.app import resources
-from dashboard.app.overview_inputs import built_in
 from dashboard.finance import overview as finance_overview
 from dashboard.finance.decisions import document_id_for, exception_decision, precedent_record
 from dashboard.finance.flags import keep
@@ -24,7 +23,7 @@ from dashboard.support.recall import recall_for_ticket
 from tests.finance_helpers import CROWD_QUERY, crowding_records, precedent
 from tests.helpers import DEMO_CASES as CASES
 from tests.helpers import DEMO_TICKETS as TICKETS
-from tests.helpers import exception_case, open_page, record_exception_decision, texts
+from tests.helpers import built_in_overview, exception_case, open_page, record_exception_decision, texts
 
 PAGE = "views/overview.py"
 
@@ -47,7 +46,7 @@ def test_metrics_core_counts_latest_decision_per_case_in_range(review_engine):
     log = RecallLog(samples=3)
     for ms in (10, 20, 30, 40):
         log.add_latency("finance two-stage", ms)
-    m = overview_metrics.build(**_decisions_of(outbox), **built_in(CASES, TICKETS, ticket_flags={}), latencies=log.latencies())
+    m = overview_metrics.build(**_decisions_of(outbox), **built_in_overview(CASES, TICKETS, ticket_flags={}), latencies=log.latencies())
     fin = next(a for a in m.agreement if a.kind == "exception")
     assert (m.decisions_in_range, fin.decisions, fin.approved, fin.overridden, fin.rate) == (2, 2, 1, 1, 0.5)
     assert [(o.vendor, o.reason_code, o.count) for o in m.overrides] == [(e1.vendor_code, "PRICE_AGREED", 1)]
@@ -55,7 +54,7 @@ def test_metrics_core_counts_latest_decision_per_case_in_range(review_engine):
     assert overview_metrics.first_decision_day(_decisions_of(outbox)["standing"]) == date(2026, 11, 2)
     assert m.queues[0].pending_delivery == 2 and m.queues[0].open == len(CASES) - 2 and m.queues[1].open == len(TICKETS)
     assert [(s.kind, s.count, s.p50_ms, s.max_ms) for s in m.latency] == [("finance two-stage", 3, 30.0, 40.0)]  # bounded sample
-    only_e2 = overview_metrics.build(**_decisions_of(outbox), **built_in(CASES, TICKETS, ticket_flags={}), latencies=[],
+    only_e2 = overview_metrics.build(**_decisions_of(outbox), **built_in_overview(CASES, TICKETS, ticket_flags={}), latencies=[],
                                      start=date(2026, 11, 3), end=date(2026, 11, 30))
     assert only_e2.decisions_in_range == 1 and only_e2.overrides == []
 
@@ -68,7 +67,7 @@ def test_an_override_without_a_vendor_tag_is_counted_under_the_queues_vendor(rev
                                   reason_code="PRICE_AGREED", note="n", now=lambda: datetime(2026, 11, 1, 9, tzinfo=UTC))
     untagged = precedent_record(case, decision, rec).model_copy(update={"tags": ["kind:decision"]})
     outbox.record("fin", decision, untagged)
-    m = overview_metrics.build(**_decisions_of(outbox), **built_in(CASES, [], ticket_flags={}), latencies=[])
+    m = overview_metrics.build(**_decisions_of(outbox), **built_in_overview(CASES, [], ticket_flags={}), latencies=[])
     assert [(o.vendor, o.reason_code, o.count) for o in m.overrides] == [(case.vendor_code, "PRICE_AGREED", 1)]
 
 

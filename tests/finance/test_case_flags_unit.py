@@ -5,7 +5,6 @@ results are built with a recall double; test_case_flags.py proves the same flags
 from datetime import UTC, date, datetime
 
 from dashboard.agents.incidents import CaseIncidents, Incident, by_case, incident_text, kinds_by_case
-from dashboard.app.overview_inputs import built_in
 from dashboard.finance import queue as exception_queue
 from dashboard.finance.flags import FinanceFlags, finance_flags, keep_crowd_out, stored
 from dashboard.finance.recall import CaseKey, check_crowd_out, two_stage_recall
@@ -17,7 +16,7 @@ from dashboard.support.flags import TicketFlags, history_used, ticket_flags
 from dashboard.support.overview import legacy_summary
 from dashboard.support.recall import TicketEvidence, TicketRecall
 from tests.finance_helpers import CROWD_QUERY, FakeRecall, crowding_records, precedent
-from tests.helpers import DEMO_TICKETS, exception_case
+from tests.helpers import DEMO_TICKETS, built_in_overview, exception_case
 
 T0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 
@@ -115,7 +114,7 @@ def test_headline_tells_the_story_in_one_line():
     ticket = DEMO_TICKETS[0]
     m = overview.build(
         standing={}, states={}, latencies=[],
-        **built_in([exception_case("E-1", "VA"), exception_case("E-2", "VB")], [ticket], ticket_flags={},
+        **built_in_overview([exception_case("E-1", "VA"), exception_case("E-2", "VB")], [ticket], ticket_flags={},
                    finance=FinanceCounts(recalled=1, checked=1, prevented=1, precedents_saved=2, recommendations=(("reject", 1),))),
         incidents={"ticket": IncidentCounts(1, 1, (("other_customer", 1),)), "exception": IncidentCounts(1, 1, (("crowded_out", 1),))},
         incident_cases={"ticket": [CaseIncidents("ticket", ticket.id, ("other_customer",), ("naive",))],
@@ -128,7 +127,7 @@ def test_headline_tells_the_story_in_one_line():
         f"1 ticket ({ticket.id}): another customer's records reached the answer."
     )
     assert (m.crowd_out.recalled, m.crowd_out.prevented, m.crowd_out.recommendations, m.crowd_out.no_relevant) == (1, 1, {"reject": 1}, 0)
-    quiet = overview.build(standing={}, states={}, latencies=[], **built_in([], [], ticket_flags={}))
+    quiet = overview.build(standing={}, states={}, latencies=[], **built_in_overview([], [], ticket_flags={}))
     assert headline(quiet) == (
         "0 cases (0 exceptions, 0 tickets): 0 decided, 0 open. No decision made in the date range yet. "
         "No agent run is recorded yet: nothing to check for incidents."

@@ -12,7 +12,6 @@ from datetime import UTC, datetime
 import pytest
 
 from dashboard.agents.findings import human_decisions
-from dashboard.app.overview_inputs import built_in
 from dashboard.finance.decisions import document_id_for, exception_decision, precedent_record
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.recall import CaseKey, two_stage_recall
@@ -23,7 +22,7 @@ from dashboard.review.limits import ApprovalLimits, in_words
 from dashboard.review.outbox import Outbox
 from tests.conftest import review_database
 from tests.finance_helpers import precedent
-from tests.helpers import demo_case, recalled_proposal, run_command, service_on
+from tests.helpers import built_in_overview, demo_case, recalled_proposal, run_command, service_on
 
 LIMITS = ApprovalLimits({"reviewer": 10_000, "lead": 50_000, "Dana": 20_000})
 CASE = ExceptionCase(
@@ -166,7 +165,7 @@ def test_the_overview_lists_approvals_waiting_with_their_age_and_counts_no_held_
     held = {c: h.status for c, h in service.approvals.held("fin", "exception").items()}
     metrics = overview.build(
         standing={"exception": outbox.standing_counts("fin", "exception")}, states={"exception": outbox.decision_states("fin", "exception")},
-        held={"exception": held}, **built_in([CASE], [], ticket_flags={}), latencies=[], waiting=[waiting],
+        held={"exception": held}, **built_in_overview([CASE], [], ticket_flags={}), latencies=[], waiting=[waiting],
         now=waiting.proposed.at + timedelta(hours=5),
     )
     assert metrics.decisions_in_range == 0 and (metrics.queues[0].open, metrics.queues[0].decided, metrics.queues[0].held_for_approver) == (0, 0, 1)

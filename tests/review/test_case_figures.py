@@ -16,7 +16,6 @@ from datetime import UTC, datetime
 import pytest
 
 from dashboard.app.case_figures import figures_from
-from dashboard.app.overview_inputs import built_in
 from dashboard.finance import queue as exception_queue
 from dashboard.finance.policy import Recommendation
 from dashboard.reporting import overview
@@ -37,7 +36,7 @@ from dashboard.review.outbox import Outbox
 from dashboard.review.standing import DecisionState
 from dashboard.support.customers import customer_tag
 from dashboard.support.decisions import interaction_record, ticket_decision
-from tests.helpers import DEMO_CASES, DEMO_TICKETS, exception_proposal
+from tests.helpers import DEMO_CASES, DEMO_TICKETS, built_in_overview, exception_proposal
 
 REC = Recommendation(action="approve", confidence=0.8, cited=[], rationale="r", policy="precedent")
 FIN, SUP = "fin", "sup"
@@ -111,7 +110,7 @@ def test_the_overview_the_audit_log_and_its_export_say_the_same_figures(store):
         states={"exception": outbox.decision_states(FIN, "exception"), "ticket": outbox.decision_states(SUP, "ticket")},
         held={"exception": _held(store, FIN, "exception"), "ticket": _held(store, SUP, "ticket")},
         blind=[*store.second_reviews.open(FIN, "exception").values(), *store.second_reviews.open(SUP, "ticket").values()],
-        waiting=store.approvals.waiting(), **built_in(DEMO_CASES, DEMO_TICKETS, ticket_flags={}), latencies=[],
+        waiting=store.approvals.waiting(), **built_in_overview(DEMO_CASES, DEMO_TICKETS, ticket_flags={}), latencies=[],
     )
     fin, sup = m.queues
     assert CaseFigures(**fin.model_dump(include=set(CaseFigures.model_fields))) == EXPECTED_EXCEPTIONS
@@ -148,7 +147,7 @@ def test_blind_means_blind_in_the_overview_the_audit_log_and_its_exports_until_t
     m = overview.build(
         standing={"exception": outbox.standing_counts(FIN, "exception")}, states={"exception": outbox.decision_states(FIN, "exception")},
         held={"exception": _held(store, FIN, "exception")}, blind=store.second_reviews.open(FIN, "exception").values(),
-        waiting=store.approvals.waiting(), **built_in(DEMO_CASES, [], ticket_flags={}), latencies=[],
+        waiting=store.approvals.waiting(), **built_in_overview(DEMO_CASES, [], ticket_flags={}), latencies=[],
     )
     seen = m.model_dump_json() + headline(m) + figures_words(overview.total(m.queues))
     assert SECRET_NAME not in seen and SECRET_NOTE not in seen

@@ -10,9 +10,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cache
 from importlib import import_module
+from pathlib import Path
 
+from dashboard.review.case_queue import CaseQueue
+from dashboard.review.db import make_engine
 from dashboard.review.queue_kind import QueueKind
-from dashboard.settings import LEGACY_QUEUE_FIELDS, QueueSettings, Settings
+from dashboard.settings import LEGACY_QUEUE_FIELDS, Settings
 
 BUILT_IN = (
     "dashboard.finance.kind:FINANCE",
@@ -61,7 +64,7 @@ def configured(settings: Settings) -> Settings:
     for kind in registered(settings):
         given = settings.queue(kind.key)
         if kind.key not in LEGACY_QUEUE_FIELDS:  # the built-in kinds' live in their older fields
-            queues[kind.key] = QueueSettings(bank=given.bank or kind.default_bank, cases=given.cases or kind.default_cases)
+            queues[kind.key] = given.model_copy(update={"bank": given.bank or kind.default_bank, "cases": given.cases or kind.default_cases})
     return settings.model_copy(update={"queues": queues})
 
 
@@ -69,6 +72,32 @@ def bank_of(settings: Settings, kind: QueueKind) -> str:
     return settings.queue(kind.key).bank or kind.default_bank
 
 
+def handed_in(settings: Settings) -> CaseQueue:
+    """The cases agents and imports handed in to the configured review store (one per process and store)."""
+    return _case_queue(settings.store_url, settings.data_dir)
+
+
+@cache
+def _case_queue(store_url: str | None, data_dir: Path) -> CaseQueue:
+    return CaseQueue(make_engine(store_url, data_dir))
+
+
+_merged: dict[str, tuple[Sequence, tuple, tuple]] = {}  # kind -> (the file's rows, the handed-in ones, the queue)
+
+
 def cases_of(settings: Settings, kind: QueueKind) -> Sequence:
-    """The kind's queue as configured, loaded (queue_files.QueueFileError names the file, the row and the field)."""
-    return kind.load(settings.queue(kind.key).cases or kind.default_cases)
+    """The kind's queue: its configured file's rows (queue_files.QueueFileError names the file, the row and the field),
+    then the cases handed in to the review store whose ids the file does not hold, oldest first. The same object while
+    neither changed: what a page derives from the queue is kept while it is (app/kept_while_same.py)."""
+    path = settings.queue(kind.key).cases or kind.default_cases
+    from_file = kind.load(path) if path is not None else ()
+    stored = handed_in(settings).cases(kind.name)
+    if not stored:
+        return from_file
+    kept = _merged.get(kind.name)
+    if kept is None or kept[0] is not from_file or kept[1] is not stored:
+        in_file = {case.id for case in from_file}
+        extra = tuple(kind.model.model_validate(case.fields) for case in stored if case.case_id not in in_file)
+        kept = (from_file, stored, (*from_file, *extra))
+        _merged[kind.name] = kept
+    return kept[2]

@@ -1,4 +1,5 @@
-"""`python -m dashboard.app.serve [streamlit options]`: `streamlit run dashboard/app/main.py`, warmed.
+"""`python -m dashboard.app.serve [streamlit options]`: `streamlit run dashboard/app/streamlit_app.py` (the pages and
+the agents' API), warmed.
 
 Streamlit imports a page's modules on the first script run, so the first reviewer after a start would pay
 Python's imports of the app (pandas, the Hindsight client, SQLAlchemy, plotly: about 4 s of CPU here).
@@ -26,9 +27,9 @@ import components
 import dashboard.app
 
 logger = logging.getLogger(__name__)
-MAIN = Path(__file__).with_name("main.py")
+MAIN = Path(__file__).with_name("streamlit_app.py")  # main.py's pages and the API beside them
 PAGES = "dashboard.app.views."  # a page draws itself when imported: Streamlit runs them, never this
-SKIP = {"dashboard.app.main", "dashboard.app.serve"}  # the entry point runs the app; this is the launcher
+SKIP = {"dashboard.app.main", "dashboard.app.serve", "dashboard.app.streamlit_app"}  # the entry point runs the app; this is the launcher
 
 
 def import_app_modules() -> list[str]:

@@ -37,6 +37,7 @@ class FinanceKind:
     holds, report_by = "finance precedents", VENDOR_PREFIX
     outcomes = OUTCOME_WORDS
     kind_fields = ()
+    model = ExceptionCase
 
     def load(self, path: Path) -> tuple[ExceptionCase, ...]:
         return shared_rows(path, ExceptionCase)

@@ -94,6 +94,7 @@ class QueueKind(Protocol):
     report_by: str | None  # the tag the Overview groups its overrides by (finance: "vendor"); None: not grouped
     outcomes: Mapping[str, str]  # outcome -> its words on a button ("approve" -> "approve for payment")
     kind_fields: Sequence[str]  # the names of its own detail fields a decision may carry (Choice.details)
+    model: type[BaseModel]  # a case as a row of its queue file or the `case` an agent hands in (frozen, with an `id`)
 
     def load(self, path: Path) -> Sequence[Case]: ...
 

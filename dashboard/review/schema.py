@@ -259,3 +259,84 @@ secrets = Table(
     Column("name", String(40), primary_key=True),
     Column("value", String(200), nullable=False),
 )
+
+# The queue's cases handed in by agents and imports (review/case_queue.py, migration 0016): one row per (kind, case id),
+# written once; the same body again is the same case, another body is a conflict. `seq` orders the queue and is the
+# "changed since" cursor of the API.
+queued_cases = Table(
+    "review_cases",
+    metadata,
+    Column("seq", Integer, primary_key=True, autoincrement=True),
+    Column("case_kind", String(20), nullable=False),
+    Column("case_id", String(ID), nullable=False),
+    Column("fields", JSON, nullable=False),  # the case as its kind's model validated it
+    Column("agent", JSON, nullable=True),  # AgentPart: what the submitting agent recommended, cited and recalled
+    Column("body_sha256", String(64), nullable=False),  # of fields and agent: the same body again is the same case
+    Column("source", String(NAME), nullable=False),  # "api:<token name>" or "import:<file name>"
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    UniqueConstraint("case_kind", "case_id", name="uq_review_cases_case"),
+    Index("ix_review_cases_kind_seq", "case_kind", "seq"),
+)
+
+# API tokens for agents (review/api_tokens.py): only the SHA-256 of a token is kept; each is scoped to kinds and to
+# submit and/or read, and revoked rather than deleted, so the audit keeps its name.
+api_tokens = Table(
+    "review_api_tokens",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("name", String(NAME), nullable=False, unique=True),
+    Column("token_sha256", String(64), nullable=False, unique=True),
+    Column("kinds", JSON, nullable=False),  # kind keys, e.g. ["finance"]
+    Column("scopes", JSON, nullable=False),  # "submit", "read"
+    Column("created_by", String(NAME), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("revoked_at", DateTime(timezone=True), nullable=True),
+    Column("last_used_at", DateTime(timezone=True), nullable=True),
+)
+
+# A kind's webhook told of each final decision (review/webhooks.py): one event per standing decision, delivered at
+# least once with the delivery columns of `review_decisions` (review/delivery.py); `document_id` holds the event's
+# idempotency key, unique, so a decision is never queued twice.
+webhook_events = Table(
+    "review_webhook_events",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("bank_id", String(ID), nullable=False),
+    Column("document_id", String(ID + 40), nullable=False, unique=True),  # the idempotency key
+    Column("case_kind", String(20), nullable=False),
+    Column("case_id", String(ID), nullable=False),
+    Column("decision_id", Integer, nullable=False),
+    Column("url", Text, nullable=False),
+    Column("body", Text, nullable=False),  # the JSON sent, exactly as signed
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("state", String(20), nullable=False, server_default=PENDING),
+    Column("attempts", Integer, nullable=False, server_default="0"),
+    Column("last_error", Text, nullable=True),
+    Column("next_attempt_at", DateTime(timezone=True), nullable=False),
+    Column("lease_owner", String(NAME), nullable=True),
+    Column("lease_until", DateTime(timezone=True), nullable=True),
+    Column("delivered_at", DateTime(timezone=True), nullable=True),
+    Index("ix_review_webhook_events_due", "state", "next_attempt_at"),
+    Index("ix_review_webhook_events_case", "case_kind", "case_id"),
+)
+
+# Every attempt to deliver a webhook event: the Audit page's delivery log.
+webhook_attempts = Table(
+    "review_webhook_attempts",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("event_id", Integer, ForeignKey("review_webhook_events.id"), nullable=False),
+    Column("at", DateTime(timezone=True), nullable=False),
+    Column("status_code", Integer, nullable=True),  # None: no answer
+    Column("error", Text, nullable=True),
+    Index("ix_review_webhook_attempts_event", "event_id"),
+)
+
+# Named positions in the review store's change counters, e.g. how far the webhook dispatcher has read the standing
+# decisions' change_seq.
+cursors = Table(
+    "review_cursors",
+    metadata,
+    Column("name", String(80), primary_key=True),
+    Column("value", BigInteger, nullable=False),
+)

@@ -103,6 +103,15 @@ class StandingDecisions:
             return None
         return _KeptStates(version, max(newest, kept.change_seq), MappingProxyType(states))
 
+    def changed_since(self, bank_id: str, case_kind: str, seq: int) -> tuple[int, list[str]]:
+        """(the newest change count, the cases whose standing decision changed after `seq`, in the order they changed):
+        the API's "decided since" cursor. The counts commit in order (migrations/standing_triggers.py), so a reader
+        that passes the count it got back misses no change."""
+        query = sa.select(S.case_id, S.change_seq).where(*_of(bank_id, case_kind), S.change_seq > seq).order_by(S.change_seq)
+        with self.engine.connect() as conn:
+            rows = conn.execute(query).all()
+        return (rows[-1][1] if rows else seq), [case_id for case_id, _ in rows]
+
     def counts(self, bank_id: str, case_kind: str) -> tuple[StandingCount, ...]:
         """Each case's standing decision, counted by the day it was made, overridden or not, and for overrides by
         reason (and group, for a kind that groups them): what the Overview charts, grouped by the database. Read again only when

@@ -39,6 +39,7 @@ class SupportKind:
     holds, report_by = "support interactions", None  # a ticket's overrides are not grouped
     outcomes = {"approve": "send the draft", "reject": "replace the draft with my own response"}
     kind_fields = ("response",)
+    model = Ticket
 
     def load(self, path: Path) -> tuple[Ticket, ...]:
         return shared_rows(path, Ticket)

@@ -15,18 +15,20 @@ from components.review_keys import Accept, review_keys
 from components.safe_text import md
 from components.status_banner import render_evidence_unavailable
 from components.then_now import render_then_now
-from components.workflow import Slot, age_badge, reviewer_field, claim_controls, flash, selected_rows, unknown_link
+from components.workflow import Slot, age_badge, claim_controls, flash, reviewer_field, selected_rows, unknown_link
 from dashboard.agents.incidents import is_relevant_ref
 from dashboard.app import access, audit, blind_review, curating, finance_case, finance_recalls, labelling, resources
-from dashboard.app.finance_queue import QUEUE_KEY, Queue, queue_panel
 from dashboard.app.case_figures import case_status, figures_from
+from dashboard.app.finance_queue import QUEUE_KEY, Queue, queue_panel
 from dashboard.finance import queue as exception_queue
 from dashboard.finance.decisions import document_id_for
+from dashboard.finance.kind import FINANCE
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import assess, no_evidence_recommendation
 from dashboard.finance.recall import DEFAULT_K, MAX_K, CaseKey
 from dashboard.hindsight.errors import HindsightError
-from dashboard.queue_files import QueueFileError, shared_rows
+from dashboard.kinds import cases_of
+from dashboard.queue_files import QueueFileError
 from dashboard.reporting.headline import figures_words
 
 
@@ -80,7 +82,7 @@ def page() -> None:
     settings = resources.settings()
     bank, today = settings.finance_bank, date.today()
     try:
-        cases = shared_rows(settings.exceptions_file, ExceptionCase)
+        cases = cases_of(settings, FINANCE)  # the queue file's rows, then the cases agents handed in
     except QueueFileError as exc:
         st.error("The exception queue could not be loaded: nothing was imported.", icon=":material/error:")
         st.text(str(exc))

@@ -14,19 +14,21 @@ from components.safe_text import md
 from components.status_banner import render_evidence_unavailable
 from components.then_now import render_then_now
 from components.when import local_day
-from components.workflow import Slot, age_badge, reviewer_field, claim_controls, flash, keep_selection, unknown_link
+from components.workflow import Slot, age_badge, claim_controls, flash, keep_selection, reviewer_field, unknown_link
 from dashboard.agents.incidents import INCIDENTS_KEY, KIND_LABELS, incident_text, ownership
 from dashboard.app import access, audit, blind_review, resources, ticket_case, ticket_recalls
 from dashboard.app.case_figures import figures_from, statuses_from
 from dashboard.app.ticket_case import SHORT_ACTIONS
 from dashboard.app.ticket_evidence import render_ticket_evidence
 from dashboard.hindsight.errors import HindsightError
+from dashboard.kinds import cases_of
 from dashboard.queue_files import QueueFileError, load_rows
 from dashboard.reporting.headline import figures_words
 from dashboard.support.admission import AmbiguousName
 from dashboard.support.directory import check_directory
 from dashboard.support.flags import history_used
 from dashboard.support.flags import stored as stored_ticket_flags
+from dashboard.support.kind import SUPPORT
 from dashboard.support.models import Customer, Ticket
 
 QUEUE_KEY, QUEUE_OPEN = "ticket_queue", "ticket_queue_open"
@@ -65,7 +67,7 @@ def page() -> None:
     st.title("Support tickets")
     settings = resources.settings()
     try:
-        tickets = load_rows(settings.tickets_file, Ticket)
+        tickets = list(cases_of(settings, SUPPORT))  # the queue file's rows, then the tickets agents handed in
         customers = load_rows(settings.customers_file, Customer, id_field="name")
     except QueueFileError as exc:
         st.error("The ticket queue or the customer directory could not be loaded:", icon=":material/error:")

@@ -78,6 +78,7 @@ class DisputesKind:
     report_by = "supplier"
     outcomes = OUTCOMES
     kind_fields = ()
+    model = Dispute
 
     def load(self, path: Path) -> tuple[Dispute, ...]:
         return shared_rows(path, Dispute)

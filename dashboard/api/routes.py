@@ -1,0 +1,222 @@
+"""/api/v1: an agent hands a case in, reads its status and the person's decision (waiting for it if it likes), and
+lists a queue. Every refusal is a JSON body `{"status": ..., "error": "<in words>", "fields": [...]}`; docs/api.md
+lists them. No Streamlit: app/streamlit_app.py mounts this beside the pages, on the app's own port.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from functools import cache
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, Path, Query, Request
+from fastapi.concurrency import run_in_threadpool
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, Field, ValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from dashboard.api.context import ApiContext
+from dashboard.api.models import CaseOut
+from dashboard.api.status import case_out, queue_states
+from dashboard.review.agent_part import AgentPart
+from dashboard.review.api_tokens import ApiToken
+from dashboard.review.case_queue import CaseConflict
+from dashboard.review.figures import STATUSES
+from dashboard.review.queue_kind import QueueKind
+
+MAX_BODY_BYTES = 256_000  # a case and its agent's part; a queue of many goes through `queue import`
+MAX_WAIT_S = 60.0
+POLL_S = 0.25
+MAX_PAGE = 500
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, error: str, fields: list[str] | None = None):
+        self.status, self.error, self.fields = status, error, fields or []
+
+
+class SubmitCase(BaseModel):
+    """The body of POST /cases/{kind}: the case as its kind's queue file has it, and the agent's own part."""
+
+    case: dict[str, Any] = Field(description="The case's fields, as a row of the kind's queue file (with its `id`).")
+    agent: AgentPart | None = None
+
+
+class CasePage(BaseModel):
+    cases: list[CaseOut]
+    next_after: int | None  # pass as `after` for the next page; None: no more
+    changes_cursor: int | None = None  # with `decided_since`: pass it next time to get only newer decisions
+
+
+def _problem(status: int, error: str, fields: list[str] | None = None) -> JSONResponse:
+    return JSONResponse({"status": status, "error": error, "fields": fields or []}, status_code=status)
+
+
+def _field_errors(exc: ValidationError | RequestValidationError, prefix: str = "") -> tuple[str, list[str]]:
+    """One sentence naming each field and what is wrong with it, and the fields' names."""
+    names, parts = [], []
+    for err in exc.errors():
+        loc = [str(p) for p in err["loc"] if p not in ("body",)]
+        name = prefix + ".".join(loc) if loc else prefix.rstrip(".") or "body"
+        names.append(name)
+        parts.append(f"{name}: {err['msg']}")
+    return "; ".join(parts), names
+
+
+def api(context: Callable[[], ApiContext] = ApiContext.configured) -> FastAPI:
+    """The API on the configured store and kinds (`context`: the tests give their own)."""
+    app = FastAPI(title="Recall Review API", version="1", openapi_url="/openapi.json", docs_url="/docs", redoc_url=None,
+                  description="Hand a case to human review and learn the decision. See docs/api.md.")
+    shared = cache(context)
+
+    @app.exception_handler(ApiError)
+    async def _api_error(_request: Request, exc: ApiError) -> JSONResponse:
+        return _problem(exc.status, exc.error, exc.fields)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        error, fields = _field_errors(exc)
+        return _problem(422, error, fields)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return _problem(exc.status_code, str(exc.detail))
+
+    def kind_of(kind: Annotated[str, Path(description="A queue kind's key, e.g. finance")]) -> QueueKind:
+        found = shared().kinds.get(kind)
+        if found is None:
+            raise ApiError(404, f"no queue kind {kind!r}; one of {', '.join(shared().kinds)}", ["kind"])
+        return found
+
+    def caller(scope: str):
+        def check(request: Request, kind: QueueKind = Depends(kind_of)) -> ApiToken:
+            header = request.headers.get("authorization", "")
+            scheme, _, token = header.partition(" ")
+            if scheme.lower() != "bearer" or not token.strip():
+                raise ApiError(401, "no API token: send `Authorization: Bearer <token>` (a lead makes one with "
+                               "`python -m dashboard token create`)")
+            found = shared().tokens.check(token.strip())
+            if found is None:
+                raise ApiError(401, "this API token is unknown or revoked")
+            if not found.allows(kind.key, scope):
+                raise ApiError(403, f"the token {found.name!r} may not {scope} {kind.nouns[1]}: it allows "
+                               f"{', '.join(found.scopes)} on {', '.join(found.kinds)}")
+            return found
+        return check
+
+    @app.post("/cases/{kind}", response_model=CaseOut, status_code=201, responses={
+        200: {"description": "The same body was handed in before: the case as it is"},
+        409: {"description": "The case id was handed in with other values; `fields` names them"},
+        413: {"description": "The body is larger than 256,000 bytes"},
+        422: {"description": "A field is missing or wrong; `fields` names it"}},
+        openapi_extra={"requestBody": {"required": True, "content": {"application/json": {"schema": SubmitCase.model_json_schema()}}}})
+    async def submit_case(request: Request, kind: QueueKind = Depends(kind_of), token: ApiToken = Depends(caller("submit"))):
+        """Hand a case in for review. Idempotent by kind and case id."""
+        body = await _read_limited(request)
+        try:
+            submitted = SubmitCase.model_validate_json(body)
+        except ValidationError as exc:
+            error, fields = _field_errors(exc)
+            raise ApiError(422, error, fields) from None
+        try:
+            case = kind.model.model_validate(submitted.case)
+        except ValidationError as exc:
+            error, fields = _field_errors(exc, "case.")
+            raise ApiError(422, error, fields) from None
+        fields = case.model_dump(mode="json")
+        stored, created = await run_in_threadpool(_submit, shared(), kind, case.id, fields, submitted.agent, token.name)
+        out = await run_in_threadpool(case_out, shared(), kind, case.id, stored, stored.fields)
+        return JSONResponse(out.model_dump(mode="json"), status_code=201 if created else 200)
+
+    @app.get("/cases/{kind}/{case_id}", response_model=CaseOut)
+    async def read_case(case_id: str, kind: QueueKind = Depends(kind_of), _token: ApiToken = Depends(caller("read")),
+                        wait: Annotated[float, Query(ge=0, le=MAX_WAIT_S, description="Seconds to wait for a final decision")] = 0):
+        """A case's status and, once a person's decision stands, the decision. With `wait`, answers as soon as the
+        decision is final (or when the seconds are up, with the status then)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + wait
+        while True:
+            out = await run_in_threadpool(_read, shared(), kind, case_id)
+            if out.final or loop.time() >= deadline:
+                return out
+            await asyncio.sleep(min(POLL_S, max(deadline - loop.time(), 0)))
+
+    @app.get("/cases/{kind}", response_model=CasePage)
+    async def list_cases(
+        kind: QueueKind = Depends(kind_of), _token: ApiToken = Depends(caller("read")),
+        status: Annotated[str | None, Query(description=f"One of: {', '.join(STATUSES)}")] = None,
+        after: Annotated[int, Query(ge=0, description="The `next_after` of the previous page")] = 0,
+        limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100,
+        decided_since: Annotated[int | None, Query(ge=0, description="Only cases whose decision changed after this "
+                                                   "`changes_cursor` (0: every decided case)")] = None,
+    ):
+        """The handed-in cases of a kind, oldest first, a page at a time; by status, or decided since a cursor."""
+        if status is not None and status not in STATUSES:
+            raise ApiError(422, f"status: {status!r} is not one of {', '.join(STATUSES)}", ["status"])
+        return await run_in_threadpool(_page, shared(), kind, status, after, limit, decided_since)
+
+    return app
+
+
+async def _read_limited(request: Request) -> bytes:
+    """The body, refused with 413 past MAX_BODY_BYTES whether or not the client said its length."""
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise ApiError(413, f"the body is {int(declared):,} bytes; the limit is {MAX_BODY_BYTES:,}")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY_BYTES:
+            raise ApiError(413, f"the body is over {MAX_BODY_BYTES:,} bytes, the limit")
+    if not body:
+        raise ApiError(422, "body: a JSON object with `case` (and optionally `agent`) is required", ["body"])
+    return bytes(body)
+
+
+def _submit(context: ApiContext, kind: QueueKind, case_id: str, fields: dict, agent: AgentPart | None, token: str):
+    if agent and agent.recommendation and agent.recommendation not in kind.outcomes:
+        raise ApiError(422, f"agent.recommendation: {agent.recommendation!r} is not one of {', '.join(kind.outcomes)}",
+                       ["agent.recommendation"])
+    if any(case.id == case_id for case in context.queue(kind)) and context.cases.get(kind.name, case_id) is None:
+        raise ApiError(409, f"{case_id} is a row of the {kind.nouns[0]} queue file already", ["case.id"])
+    try:
+        return context.cases.submit(kind.name, case_id, fields, agent, f"api:{token}")
+    except CaseConflict as exc:
+        raise ApiError(409, str(exc), [f"case.{f}" if not f.startswith("agent") else f for f in exc.fields]) from None
+
+
+def _read(context: ApiContext, kind: QueueKind, case_id: str) -> CaseOut:
+    stored = context.cases.get(kind.name, case_id)
+    if stored is not None:
+        return case_out(context, kind, case_id, stored, stored.fields)
+    in_file = next((case for case in context.queue(kind) if case.id == case_id), None)
+    if in_file is None:
+        raise ApiError(404, f"no {kind.nouns[0]} {case_id!r} in the queue", ["case_id"])
+    return case_out(context, kind, case_id, None, json.loads(in_file.model_dump_json()))
+
+
+def _page(context: ApiContext, kind: QueueKind, status: str | None, after: int, limit: int, decided_since: int | None) -> CasePage:
+    cursor = None
+    if decided_since is not None:
+        cursor, changed = context.outbox.standing.changed_since(context.bank(kind), kind.name, decided_since)
+        wanted = set(changed)
+    states = queue_states(context, kind)
+    out: list[CaseOut] = []
+    last = after
+    while len(out) < limit:
+        batch = context.cases.page(kind.name, after=last, limit=MAX_PAGE)
+        if not batch:
+            return CasePage(cases=out, next_after=None, changes_cursor=cursor)
+        for stored in batch:
+            last = stored.seq
+            if decided_since is not None and stored.case_id not in wanted:
+                continue
+            case = case_out(context, kind, stored.case_id, stored, stored.fields, states)
+            if status is None or case.status == status:
+                out.append(case)
+                if len(out) == limit:
+                    break
+    return CasePage(cases=out, next_after=last, changes_cursor=cursor)

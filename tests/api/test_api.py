@@ -1,0 +1,193 @@
+"""The agents' API on a scratch review store (FastAPI's test client, in process): handing a case in, idempotency and
+conflicts, every refusal in words, statuses as the pages count them (held is never final), the long poll, pages and
+the "decided since" cursor, tokens kept as hashes. The API served by the real app beside the pages, with decisions made
+in Chromium and delivered to the real Hindsight, is tests/e2e/test_example_agent.py."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+import sqlalchemy as sa
+from fastapi.testclient import TestClient
+
+from dashboard.api.context import ApiContext
+from dashboard.api.routes import MAX_BODY_BYTES, api
+from dashboard.finance.kind import FINANCE
+from dashboard.finance.policy import Recommendation
+from dashboard.kinds import cases_of
+from dashboard.review.limits import ApprovalLimits
+from tests.helpers import exception_case, exception_proposal, service_on
+
+REC = Recommendation(action="approve", confidence=0.8, cited=[], rationale="r", policy="precedent")
+AGENT = {"name": "ap-agent", "version": "1.0", "recommendation": "approve", "confidence": 0.7, "rationale": "two precedents",
+         "cited": ["PREC-V02-PRI-01"], "recall": {"query": "price variance V02", "tags": ["vendor:V02", "type:price_variance"],
+                                                 "tags_match": "all_strict", "document_ids": ["PREC-V02-PRI-01"]}}
+
+
+def case_body(case_id: str = "E-9001", vendor: str = "V02", **changes) -> dict:
+    return {**exception_case(case_id, vendor).model_dump(mode="json"), **changes}
+
+
+@pytest.fixture
+def context(tmp_path, monkeypatch) -> ApiContext:
+    monkeypatch.setenv("RECALL_REVIEW_DATA_DIR", str(tmp_path))
+    return ApiContext.configured()
+
+
+@pytest.fixture
+def client(context) -> TestClient:
+    return TestClient(api(lambda: context))
+
+
+@pytest.fixture
+def agent_token(context) -> dict:
+    token, _ = context.tokens.create("ap-agent", ["finance"], ["submit", "read"], "Lead Lee")
+    return {"Authorization": f"Bearer {token}"}
+
+
+def submit(client, headers, body=None, agent=AGENT, kind="finance"):
+    return client.post(f"/cases/{kind}", json={"case": body or case_body(), "agent": agent}, headers=headers)
+
+
+def decide(context, case_id: str, outcome: str | None = None, reviewer: str = "Dana", amount: float = 110.0, **options):
+    service = service_on(context.cases.engine, **options)
+    case = exception_case(case_id, "V02").model_copy(update={"invoice_amount": amount})
+    return service.decide(context.bank(FINANCE), "reviewer", exception_proposal(case, REC, reviewer, outcome))
+
+
+def test_a_case_handed_in_is_stored_once_and_queued_after_the_file(client, context, agent_token):
+    first = submit(client, agent_token)
+    assert first.status_code == 201, first.text
+    assert first.json()["status"] == "open" and first.json()["final"] is False
+    assert first.json()["agent"]["cited"] == ["PREC-V02-PRI-01"] and first.json()["source"] == "api:ap-agent"
+    again = submit(client, agent_token)  # an agent's retry
+    assert again.status_code == 200 and again.json()["seq"] == first.json()["seq"]
+    queue = cases_of(context.settings, FINANCE)
+    assert queue[-1].id == "E-9001" and [c.id for c in queue].count("E-9001") == 1
+    assert queue[0].id == "E-1001"  # the demo queue file's rows come first
+
+
+def test_other_values_for_a_case_id_are_a_conflict_naming_them(client, context, agent_token):
+    submit(client, agent_token)
+    conflict = submit(client, agent_token, case_body(invoice_amount=999.0), {**AGENT, "confidence": 0.9})
+    assert conflict.status_code == 409
+    assert conflict.json()["fields"] == ["case.invoice_amount", "agent.confidence"]
+    assert "invoice_amount, agent.confidence differ" in conflict.json()["error"]
+    assert context.cases.get("exception", "E-9001").fields["invoice_amount"] == 110.0  # nothing half-written
+    in_file = submit(client, agent_token, case_body("E-1002"))
+    assert in_file.status_code == 409 and in_file.json()["fields"] == ["case.id"]
+
+
+@pytest.mark.parametrize(("body", "field"), [
+    ({"case": case_body(invoice_amount="a lot")}, "case.invoice_amount"),
+    ({"case": {k: v for k, v in case_body().items() if k != "vendor_code"}}, "case.vendor_code"),
+    ({"case": case_body(), "agent": {**AGENT, "confidence": 1.5}}, "agent.confidence"),
+    ({"case": case_body(), "agent": {**AGENT, "recommendation": "pay twice"}}, "agent.recommendation"),
+    ({"case": case_body(), "agent": {**AGENT, "mood": "sure"}}, "agent.mood"),
+    ({"agent": AGENT}, "case"),
+])
+def test_a_bad_body_is_refused_naming_the_field(client, context, agent_token, body, field):
+    answer = client.post("/cases/finance", json=body, headers=agent_token)
+    assert answer.status_code == 422, answer.text
+    assert field in answer.json()["fields"] and field in answer.json()["error"]
+    assert context.cases.get("exception", "E-9001") is None
+
+
+def test_refusals_in_words(client, context, agent_token):
+    oversized = client.post("/cases/finance", content=b"{" + b" " * MAX_BODY_BYTES + b"}", headers=agent_token)
+    assert oversized.status_code == 413 and "the limit is 256,000" in oversized.json()["error"]
+    no_token = client.post("/cases/finance", json={"case": case_body()})
+    assert no_token.status_code == 401 and "Authorization: Bearer" in no_token.json()["error"]
+    wrong = client.get("/cases/finance/E-1002", headers={"Authorization": "Bearer rr_not-a-token"})
+    assert wrong.status_code == 401 and "unknown or revoked" in wrong.json()["error"]
+    reader, _ = context.tokens.create("auditor", ["finance"], ["read"], "Lead Lee")
+    refused = submit(client, {"Authorization": f"Bearer {reader}"})
+    assert refused.status_code == 403 and "may not submit exceptions" in refused.json()["error"]
+    other_kind = client.get("/cases/support/T-2001", headers=agent_token)
+    assert other_kind.status_code == 403 and "may not read tickets" in other_kind.json()["error"]
+    unknown = client.get("/cases/payroll/X-1", headers=agent_token)
+    assert unknown.status_code == 404 and "one of finance, support" in unknown.json()["error"]
+    missing = client.get("/cases/finance/E-0000", headers=agent_token)
+    assert missing.status_code == 404 and "no exception 'E-0000'" in missing.json()["error"]
+    assert context.cases.get("exception", "E-9001") is None
+
+
+def test_tokens_are_kept_as_hashes_and_revoked_ones_refused(client, context, agent_token):
+    token = agent_token["Authorization"].removeprefix("Bearer ")
+    with context.cases.engine.connect() as conn:
+        stored = " ".join(str(v) for row in conn.execute(sa.text("SELECT * FROM review_api_tokens")) for v in row)
+    assert token not in stored
+    assert client.get("/cases/finance/E-1002", headers=agent_token).status_code == 200
+    assert context.tokens.named("ap-agent").last_used_at is not None
+    context.tokens.revoke("ap-agent")
+    assert client.get("/cases/finance/E-1002", headers=agent_token).status_code == 401
+
+
+def test_the_decision_is_reported_once_it_stands_and_a_held_one_never(client, context, agent_token):
+    submit(client, agent_token)
+    submit(client, agent_token, case_body("E-9002", invoice_amount=50_000.0))
+    decide(context, "E-9001", outcome="reject", reviewer="Dana")
+    decided = client.get("/cases/finance/E-9001", headers=agent_token).json()
+    assert decided["status"] == "pending delivery" and decided["final"] and not decided["in_memory"]
+    assert decided["decision"]["outcome"] == "reject" and decided["decision"]["reviewer"] == "Dana"
+    assert decided["decision"]["reason_code"] == "CONTRACT_AMENDMENT" and decided["decision"]["revision"] == 1
+    decide(context, "E-9002", reviewer="Dana", amount=50_000.0, limits=ApprovalLimits({"reviewer": 20_000.0}))
+    held = client.get("/cases/finance/E-9002", headers=agent_token).json()
+    assert held["status"] == "awaiting second approval" and not held["final"] and held["decision"] is None
+
+
+def test_a_blind_review_shows_no_decision(client, context, agent_token):
+    submit(client, agent_token)
+    decide(context, "E-9001", outcome="reject", second_review_share=1.0)
+    blind = client.get("/cases/finance/E-9001", headers=agent_token).json()
+    assert blind["status"] == "awaiting blind second review" and blind["decision"] is None and not blind["final"]
+
+
+def test_a_long_poll_answers_when_the_decision_lands(client, context, agent_token):
+    submit(client, agent_token)
+    waiting = client.get("/cases/finance/E-9001?wait=0", headers=agent_token).json()
+    assert waiting["final"] is False
+    started = threading.Event()
+
+    def later():
+        started.wait(5)
+        time.sleep(0.5)  # the poll is waiting by now
+        decide(context, "E-9001", outcome="approve")
+
+    threading.Thread(target=later, daemon=True).start()
+    started.set()
+    answer = client.get("/cases/finance/E-9001?wait=30", headers=agent_token).json()
+    assert answer["final"] and answer["decision"]["outcome"] == "approve"
+    too_long = client.get("/cases/finance/E-9001?wait=600", headers=agent_token)
+    assert too_long.status_code == 422 and too_long.json()["fields"] == ["query.wait"]
+
+
+def test_pages_and_the_decided_since_cursor(client, context, agent_token):
+    for n in range(1, 6):
+        submit(client, agent_token, case_body(f"E-910{n}"))
+    pages, after = [], 0
+    while after is not None:
+        page = client.get(f"/cases/finance?limit=2&after={after}", headers=agent_token).json()
+        pages.append([c["case_id"] for c in page["cases"]])
+        after = page["next_after"]
+    assert pages == [["E-9101", "E-9102"], ["E-9103", "E-9104"], ["E-9105"]]
+    start = client.get("/cases/finance?decided_since=0", headers=agent_token).json()
+    assert start["cases"] == [] and start["changes_cursor"] == 0
+    decide(context, "E-9102", outcome="reject")
+    decide(context, "E-9104", outcome="approve")
+    changed = client.get(f"/cases/finance?decided_since={start['changes_cursor']}", headers=agent_token).json()
+    assert [c["case_id"] for c in changed["cases"]] == ["E-9102", "E-9104"]
+    assert client.get(f"/cases/finance?decided_since={changed['changes_cursor']}", headers=agent_token).json()["cases"] == []
+    open_ones = client.get("/cases/finance?status=open", headers=agent_token).json()
+    assert [c["case_id"] for c in open_ones["cases"]] == ["E-9101", "E-9103", "E-9105"]
+    bad = client.get("/cases/finance?status=maybe", headers=agent_token)
+    assert bad.status_code == 422 and bad.json()["fields"] == ["status"]
+
+
+def test_the_openapi_document_describes_the_routes(client):
+    document = client.get("/openapi.json").json()
+    assert {"/cases/{kind}", "/cases/{kind}/{case_id}"} <= set(document["paths"])
+    body = document["paths"]["/cases/{kind}"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert {"case", "agent"} <= set(body["properties"])

@@ -15,9 +15,9 @@ from dashboard.finance.decisions import (
     exception_proposal,
     reasons_for,
 )
-from dashboard.finance.models import VENDOR_PREFIX, ExceptionCase, decision_scope
+from dashboard.finance.models import VENDOR_PREFIX, ExceptionCase, decision_scope, vendor_tag
 from dashboard.finance.policy import assess
-from dashboard.finance.recall import CaseKey, PrecedentEvidence, two_stage_recall
+from dashboard.finance.recall import CaseKey, PrecedentEvidence, TwoStageResult, two_stage_recall
 from dashboard.hindsight.calls import RecallFn
 from dashboard.queue_files import shared_rows
 from dashboard.review.decision import OUTCOME_WORDS
@@ -25,9 +25,19 @@ from dashboard.review.decisions import Proposal
 from dashboard.review.queue_kind import CaseView, Choice, EvidenceRecord
 
 
-def _shown(record: PrecedentEvidence) -> EvidenceRecord:
-    why = "same vendor and type" if record.relevant else "another vendor or type"
+def _shown(record: PrecedentEvidence, case: ExceptionCase) -> EvidenceRecord:
+    if record.relevant:
+        why = "same vendor and type"
+    elif vendor_tag(case.vendor_code) not in record.tags:
+        why = "another vendor's precedent"
+    else:
+        why = "a precedent of another exception type"
     return EvidenceRecord(ref=record.ref, text=record.text, tags=record.tags, relevant=record.relevant, why=why)
+
+
+def evidence_records(result: TwoStageResult, case: ExceptionCase) -> list[EvidenceRecord]:
+    """The case's exact and broader evidence as any kind's page judges it (what an agent's citations are held against)."""
+    return [_shown(r, case) for r in [*result.exact, *result.broader]]
 
 
 class FinanceKind:
@@ -63,7 +73,7 @@ class FinanceKind:
     def recall(self, recall: RecallFn, bank_id: str, case: ExceptionCase, origin: Callable | None = None) -> CaseView:
         result = two_stage_recall(recall, bank_id, CaseKey.of(case), case.recall_query(), own_document=document_id_for(case.id))
         result, rec = assess(result, origin)
-        return CaseView(case_id=case.id, exact=[_shown(r) for r in result.exact], broader=[_shown(r) for r in result.broader],
+        return CaseView(case_id=case.id, exact=[_shown(r, case) for r in result.exact], broader=[_shown(r, case) for r in result.broader],
                         recommendation=rec.action, rationale=rec.rationale, native=(result, rec))
 
     def propose(self, case: ExceptionCase, view: CaseView, choice: Choice, reasons: Mapping[str, str] = REASON_CODES) -> Proposal:

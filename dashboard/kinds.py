@@ -15,6 +15,7 @@ from pathlib import Path
 from dashboard.review.case_queue import CaseQueue
 from dashboard.review.db import make_engine
 from dashboard.review.queue_kind import QueueKind
+from dashboard.review.webhooks import WebhookTarget
 from dashboard.settings import LEGACY_QUEUE_FIELDS, Settings
 
 BUILT_IN = (
@@ -72,6 +73,16 @@ def bank_of(settings: Settings, kind: QueueKind) -> str:
     return settings.queue(kind.key).bank or kind.default_bank
 
 
+def webhook_targets(settings: Settings) -> dict[tuple[str, str], WebhookTarget]:
+    """(bank, case kind) -> the webhook its final decisions go to, for every registered kind that has one (docs/webhooks.md)."""
+    targets = {}
+    for kind in registered(settings):
+        queue = settings.queue(kind.key)
+        if queue.webhook_url and queue.webhook_secret:
+            targets[(bank_of(settings, kind), kind.name)] = WebhookTarget(kind.key, queue.webhook_url, queue.webhook_secret.get_secret_value())
+    return targets
+
+
 def handed_in(settings: Settings) -> CaseQueue:
     """The cases agents and imports handed in to the configured review store (one per process and store)."""
     return _case_queue(settings.store_url, settings.data_dir)
@@ -82,7 +93,7 @@ def _case_queue(store_url: str | None, data_dir: Path) -> CaseQueue:
     return CaseQueue(make_engine(store_url, data_dir))
 
 
-_merged: dict[str, tuple[Sequence, tuple, tuple]] = {}  # kind -> (the file's rows, the handed-in ones, the queue)
+_merged: dict[tuple, tuple[Sequence, tuple, tuple]] = {}  # (kind, store) -> (the file's rows, the handed-in ones, the queue)
 
 
 def cases_of(settings: Settings, kind: QueueKind) -> Sequence:
@@ -94,10 +105,14 @@ def cases_of(settings: Settings, kind: QueueKind) -> Sequence:
     stored = handed_in(settings).cases(kind.name)
     if not stored:
         return from_file
-    kept = _merged.get(kind.name)
+    key = (kind.name, settings.store_url, settings.data_dir)
+    kept = _merged.get(key)
     if kept is None or kept[0] is not from_file or kept[1] is not stored:
         in_file = {case.id for case in from_file}
-        extra = tuple(kind.model.model_validate(case.fields) for case in stored if case.case_id not in in_file)
-        kept = (from_file, stored, (*from_file, *extra))
-        _merged[kind.name] = kept
+        # handed-in cases are only ever added: what was validated is kept when the new tuple extends the kept one
+        grew = kept is not None and kept[0] is from_file and kept[1] and stored[len(kept[1]) - 1] is kept[1][-1]
+        known = len(kept[1]) if grew else 0
+        extra = tuple(kind.model.model_validate(case.fields) for case in stored[known:] if case.case_id not in in_file)
+        kept = (from_file, stored, (*(kept[2] if known else from_file), *extra))
+        _merged[key] = kept
     return kept[2]

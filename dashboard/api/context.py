@@ -3,7 +3,7 @@ cases, the tokens, and the decision log as the pages read it (the same statuses,
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from dashboard.kinds import bank_of, cases_of, configured, handed_in, registered
@@ -18,6 +18,7 @@ from dashboard.settings import Settings, load_settings
 @dataclass
 class ApiContext:
     settings: Settings
+    _file_ids: dict = field(default_factory=dict, repr=False)  # kind key -> (the file's rows, their ids)
 
     @classmethod
     def configured(cls) -> ApiContext:
@@ -50,4 +51,14 @@ class ApiContext:
     def queue(self, kind: QueueKind):
         """The kind's whole queue as its page shows it (the file's rows and the handed-in cases)."""
         return cases_of(self.settings, kind)
+
+    def in_file(self, kind: QueueKind, case_id: str) -> bool:
+        """Whether the kind's queue file has a row with this id (its ids kept while the file's rows are the same)."""
+        path = self.settings.queue(kind.key).cases or kind.default_cases
+        rows = kind.load(path) if path is not None else ()
+        kept = self._file_ids.get(kind.key)
+        if kept is None or kept[0] is not rows:
+            kept = (rows, frozenset(case.id for case in rows))
+            self._file_ids[kind.key] = kept
+        return case_id in kept[1]
 

@@ -180,7 +180,7 @@ def _submit(context: ApiContext, kind: QueueKind, case_id: str, fields: dict, ag
     if agent and agent.recommendation and agent.recommendation not in kind.outcomes:
         raise ApiError(422, f"agent.recommendation: {agent.recommendation!r} is not one of {', '.join(kind.outcomes)}",
                        ["agent.recommendation"])
-    if any(case.id == case_id for case in context.queue(kind)) and context.cases.get(kind.name, case_id) is None:
+    if context.in_file(kind, case_id):
         raise ApiError(409, f"{case_id} is a row of the {kind.nouns[0]} queue file already", ["case.id"])
     try:
         return context.cases.submit(kind.name, case_id, fields, agent, f"api:{token}")

@@ -128,15 +128,16 @@ class CaseQueue:
             return int(conn.execute(sa.select(sa.func.coalesce(sa.func.max(Q.seq), 0)).where(Q.case_kind == case_kind)).scalar_one())
 
     def cases(self, case_kind: str) -> tuple[QueuedCase, ...]:
-        """Every handed-in case of the kind, oldest first; the same tuple while none was added (pages key on it)."""
+        """Every handed-in case of the kind, oldest first; the same tuple while none was added (pages key on it). Cases
+        are only ever added, so what was read is kept and only the newer ones are read."""
         version = self.version(case_kind)
-        kept = self._kept.get(case_kind)
-        if kept is None or kept[0] != version:
+        seen, kept = self._kept.get(case_kind, (0, ()))
+        if version != seen:
             with self.engine.connect() as conn:
-                rows = conn.execute(sa.select(queued_cases).where(Q.case_kind == case_kind).order_by(Q.seq))
-                kept = (version, tuple(_case(r) for r in rows))
-            self._kept[case_kind] = kept
-        return kept[1]
+                rows = conn.execute(sa.select(queued_cases).where(Q.case_kind == case_kind, Q.seq > seen).order_by(Q.seq))
+                kept = (*kept, *(_case(r) for r in rows))
+            self._kept[case_kind] = (version, kept)
+        return kept
 
     def page(self, case_kind: str, after: int = 0, limit: int = 100) -> list[QueuedCase]:
         """Up to `limit` cases with seq above `after`, oldest first (keyset pagination: the last one's seq is the next `after`)."""

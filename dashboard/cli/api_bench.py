@@ -1,0 +1,113 @@
+"""`python -m dashboard bench-api`: many agents handing cases in at once, through the real app's API.
+
+Starts the app as people do (`python -m dashboard.app.serve`, a fresh review store of its own), makes an agent token,
+then N clients in parallel hand in C cases between them; a share of them is sent twice (an agent's retry after a lost
+answer) and a share again with other values (a conflict). It checks that the store holds exactly C cases and that
+every conflict was refused, and prints the rate and the latencies. A benchmark, not a test: its figures go to
+docs/performance.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from dashboard.cli.registry import command
+
+
+def _args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cases", type=int, default=1000)
+    parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--retries", type=float, default=0.10, help="share of cases sent twice with the same body")
+    parser.add_argument("--conflicts", type=float, default=0.01, help="share of cases sent again with other values")
+    parser.add_argument("--json", action="store_true")
+
+
+def _case(n: int, amount: float = 1200.0) -> dict:
+    return {"id": f"E-B{n:05d}", "vendor_code": f"V{n % 12 + 1:02d}", "vendor_name": "Bench Vendor",
+            "exception_type": ("price_variance", "quantity_mismatch", "duplicate_invoice")[n % 3], "invoice": f"INV-B{n}",
+            "po": f"PO-B{n}", "invoice_amount": amount, "po_amount": 1000.0, "description": "Handed in by the API bench.",
+            "opened_on": "2026-12-01"}
+
+
+def _plan(cases: int, retries: float, conflicts: float) -> list[tuple[int, str]]:
+    """(case number, "first" | "retry" | "conflict") in the order they are sent: each case first, then every tenth
+    (say) again, and a few again with another amount. Deterministic."""
+    every_retry, every_conflict = round(1 / retries) if retries else 0, round(1 / conflicts) if conflicts else 0
+    sends = []
+    for n in range(cases):
+        sends.append((n, "first"))
+        if every_retry and n % every_retry == 1:
+            sends.append((n, "retry"))
+        if every_conflict and n % every_conflict == 2:
+            sends.append((n, "conflict"))
+    return sends
+
+
+def run(cases: int, clients: int, retries: float, conflicts: float, log) -> dict:
+    import httpx
+
+    from dashboard.cli.app_server import serve_app
+    from dashboard.review.api_tokens import ApiTokens
+    from dashboard.review.case_queue import CaseQueue
+    from dashboard.review.db import SQLITE_FILE, sqlite_engine
+
+    with tempfile.TemporaryDirectory(prefix="rr-bench-api-") as tmp:
+        data_dir = Path(tmp)
+        engine = sqlite_engine(data_dir / SQLITE_FILE)
+        token, _ = ApiTokens(engine).create("bench-agent", ["finance"], ["submit", "read"], "bench")
+        env = {**os.environ, "HINDSIGHT_API_URL": "http://127.0.0.1:9"}  # no Hindsight needed to hand cases in
+        with serve_app(env, data_dir) as url:
+            log(f"app on {url}; {clients} clients handing in {cases} cases")
+            sends = _plan(cases, retries, conflicts)
+
+            def client(shard):
+                seen, took = Counter(), []
+                with httpx.Client(base_url=f"{url}/api/v1", headers={"Authorization": f"Bearer {token}"}, timeout=30) as http:
+                    for n, how in shard:
+                        body = {"case": _case(n, 1300.0 if how == "conflict" else 1200.0), "agent": {"name": "bench-agent"}}
+                        t0 = time.perf_counter()
+                        answer = http.post("/cases/finance", json=body)
+                        took.append(time.perf_counter() - t0)
+                        seen[(how, answer.status_code)] += 1
+                return seen, took
+
+            # A retry or a conflict is sent by the same client right after its case's first send (the plan keeps
+            # them in order and the shards by position), as an agent retrying would.
+            shards = [[s for s in sends if s[0] % clients == i] for i in range(clients)]
+            t0 = time.perf_counter()
+            with ThreadPoolExecutor(clients) as pool:
+                results = list(pool.map(client, shards))
+            wall = time.perf_counter() - t0
+            stored = len(CaseQueue(engine).cases("exception"))
+    statuses = sum((r[0] for r in results), Counter())
+    took = sorted(t for r in results for t in r[1])
+    return {
+        "clients": clients, "cases": cases, "requests": len(sends), "seconds": round(wall, 2),
+        "requests_per_s": round(len(sends) / wall, 1), "median_ms": round(1000 * statistics.median(took), 1),
+        "p95_ms": round(1000 * took[int(0.95 * (len(took) - 1))], 1),
+        "answers": {f"{how} {code}": n for (how, code), n in sorted(statuses.items())},
+        "cases_stored": stored, "conflicts_refused": statuses[("conflict", 409)],
+        "conflicts_sent": sum(1 for _, how in sends if how == "conflict"),
+    }
+
+
+@command("bench-api", "hand cases in through the real app's API from several clients at once, with retries and conflicts", _args)
+def run_bench_api(args: argparse.Namespace) -> int:
+    report = run(args.cases, args.clients, args.retries, args.conflicts, lambda m: print(m, file=sys.stderr))
+    if args.json:
+        print(json.dumps(report, indent=2))
+    else:
+        for key, value in report.items():
+            print(f"{key}: {value}")
+    ok = report["cases_stored"] == args.cases and report["conflicts_refused"] == report["conflicts_sent"]
+    print("exactly one case per id, every conflict refused" if ok else "MISMATCH: see cases_stored and conflicts_refused")
+    return 0 if ok else 1

@@ -273,6 +273,8 @@ def incidents_for(
     says when each of its documents was retained (existed_then), so each run's proof holds only what existed then."""
     found: list[Incident | None] = []
     for run in runs:
+        if run.variant == "submitted":  # its recall names documents, not their tags: the rules below judge tags
+            continue
         found += [other_customer(run, entries), observation_mix(run), non_relevant_citation(run, entries), no_relevant_no_escalation(run),
                   forged_claim(run), untrusted_swing(run)]
         if run.agent == "finance":

@@ -100,10 +100,10 @@ def diff(then: list[ResultRef], now: list[ResultRef]) -> tuple[list[ResultRef], 
 
 
 def evidence_refs(run: AgentRun) -> set[str]:
-    """What the agent took as evidence: finance its two-stage records, support its admitted (or, naive, taken) records."""
-    if run.agent == "finance":
-        return {e["ref"] for e in run.output.get("evidence", [])}
-    return set(run.output.get("evidence", [])) | set(run.output.get("evidence_ids", []))
+    """What the agent took as evidence: finance its two-stage records ({"ref": ...}), support its admitted (or, naive,
+    taken) records, an agent that handed its case in the documents it cited."""
+    items = [*run.output.get("evidence", []), *run.output.get("evidence_ids", [])]
+    return {item["ref"] if isinstance(item, dict) else item for item in items}
 
 
 def _with_origins(logged: list[ResultRef], recorded: list[ResultRef]) -> list[ResultRef]:
@@ -114,7 +114,8 @@ def _with_origins(logged: list[ResultRef], recorded: list[ResultRef]) -> list[Re
 
 
 def then_vs_now(run: AgentRun | None, entries: dict[str, AuditRecall], now: list[ResultRef], audit_log_on: bool) -> ThenNow:
-    if run is None or not audit_log_on:
+    # an agent that handed its case in reported its recall itself: shown whether or not the bank's audit log is on
+    if run is None or (not audit_log_on and run.variant != "submitted"):
         why = "The audit log is off for this bank" if not audit_log_on else "No agent run is recorded for this case"
         return ThenNow(source="recompute", note=f"{why}: showing today's recompute, not what the agent saw.", run=run, now=now)
     then = [
@@ -134,9 +135,11 @@ def then_vs_now(run: AgentRun | None, entries: dict[str, AuditRecall], now: list
             if r.ref in used or r.id in used:
                 seen.setdefault(r.ref, r)
     appeared, left = diff(list(seen.values()), now)
+    who = f"submitting agent {run.output.get('agent_name', '')}".strip() if run.variant == "submitted" else f"{run.agent} agent ({run.variant})"
     note = (
-        f"What the {run.agent} agent ({run.variant}) recalled, "
-        + ("as Hindsight's audit log recorded it." if from_log else "as the agent recorded it (some audit entries not synced yet).")
+        f"What the {who} recalled, "
+        + ("as Hindsight's audit log recorded it." if from_log else "as the agent reported it"
+           + (" (its audit entries not synced yet)." if any(s.audit_id for s in run.recalls) else "."))
     )
     return ThenNow(
         source="audit" if from_log else "agent_run", note=note, run=run, then=then, now=now, appeared=appeared, left=left

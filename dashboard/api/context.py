@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from dashboard.kinds import bank_of, cases_of, configured, handed_in, registered
+from dashboard.review.agent_runs import AgentRunStore
 from dashboard.review.api_tokens import ApiTokens
 from dashboard.review.case_queue import CaseQueue
 from dashboard.review.decisions import DecisionService, decision_service
@@ -40,6 +41,10 @@ class ApiContext:
     @cached_property
     def tokens(self) -> ApiTokens:
         return ApiTokens(self.cases.engine)
+
+    @cached_property
+    def runs(self) -> AgentRunStore:
+        return AgentRunStore(self.cases.engine)
 
     @cached_property
     def decisions(self) -> DecisionService:

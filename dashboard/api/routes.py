@@ -20,6 +20,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from dashboard.api.context import ApiContext
 from dashboard.api.models import CaseOut
+from dashboard.api.runs import record_submitted_run
 from dashboard.api.status import case_out, queue_states
 from dashboard.review.agent_part import AgentPart
 from dashboard.review.api_tokens import ApiToken
@@ -183,9 +184,12 @@ def _submit(context: ApiContext, kind: QueueKind, case_id: str, fields: dict, ag
     if context.in_file(kind, case_id):
         raise ApiError(409, f"{case_id} is a row of the {kind.nouns[0]} queue file already", ["case.id"])
     try:
-        return context.cases.submit(kind.name, case_id, fields, agent, f"api:{token}")
+        stored, created = context.cases.submit(kind.name, case_id, fields, agent, f"api:{token}")
     except CaseConflict as exc:
         raise ApiError(409, str(exc), [f"case.{f}" if not f.startswith("agent") else f for f in exc.fields]) from None
+    if created or context.runs.latest_run(kind.name, case_id, context.bank(kind)) is None:  # a retry mends a lost write
+        record_submitted_run(context.runs, context.bank(kind), kind.key, stored)
+    return stored, created
 
 
 def _read(context: ApiContext, kind: QueueKind, case_id: str) -> CaseOut:

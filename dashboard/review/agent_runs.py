@@ -106,7 +106,7 @@ class AgentRun(BaseModel):
     case_kind: str = Field(pattern=CASE_KIND)
     case_id: str
     agent: str = Field(max_length=20)  # the kind whose agent ran (its settings key)
-    variant: Literal["reviewed", "seed", "naive"]
+    variant: Literal["reviewed", "seed", "naive", "submitted"]  # submitted: an agent of its own handed the case in (the API)
     started_at: datetime
     ended_at: datetime
     audit_log: bool

@@ -191,3 +191,18 @@ def test_the_openapi_document_describes_the_routes(client):
     assert {"/cases/{kind}", "/cases/{kind}/{case_id}"} <= set(document["paths"])
     body = document["paths"]["/cases/{kind}"]["post"]["requestBody"]["content"]["application/json"]["schema"]
     assert {"case", "agent"} <= set(body["properties"])
+
+
+def test_the_reported_recall_is_the_agent_run_then_versus_now_compares(client, context, agent_token):
+    from dashboard.agents.then_now import then_vs_now
+    from dashboard.review.agent_runs import ResultRef
+
+    submit(client, agent_token)
+    submit(client, agent_token)  # a retry records no second run
+    runs = context.runs.runs("exception", "E-9001")
+    assert len(runs) == 1 and runs[0].variant == "submitted" and runs[0].agent == "finance"
+    assert runs[0].recalls[0].tags == ["vendor:V02", "type:price_variance"]
+    now = [ResultRef(id="PREC-V02-PRI-01", document_id="PREC-V02-PRI-01"), ResultRef(id="decision-E-9000", document_id="decision-E-9000")]
+    view = then_vs_now(runs[0], {}, now, audit_log_on=False)  # the agent reported it: no audit log needed
+    assert view.source == "agent_run" and "submitting agent ap-agent recalled, as the agent reported it." in view.note
+    assert [r.ref for r in view.appeared] == ["decision-E-9000"] and view.left == []

@@ -77,11 +77,40 @@ def signing_secret_of(configured: str) -> bytes:
 
 class QueueSettings(BaseModel):
     """One queue kind's settings (RECALL_REVIEW_QUEUES, or a `[queues.<kind>]` table): the bank its decisions and
-    recalls use, and the file its cases come from. Unset: the kind's own defaults."""
+    recalls use, the file its cases come from, and the webhook told of each final decision (docs/webhooks.md).
+    Unset: the kind's own defaults, no webhook."""
 
-    model_config = {"extra": "forbid"}
+    model_config = {"extra": "forbid", "hide_input_in_errors": True}
     bank: str | None = Field(default=None, min_length=1, max_length=200)
     cases: Path | None = None
+    webhook_url: str | None = Field(default=None, max_length=2000)
+    # signs every event (HMAC-SHA256); the receiver holds the same secret
+    webhook_secret: SecretStr | None = None
+
+    @field_validator("webhook_url")
+    @classmethod
+    def _webhook_scheme(cls, url: str | None) -> str | None:
+        if not url:
+            return None
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError("must be an http:// or https:// URL with a host")
+        if parts.username is not None or parts.password is not None:
+            raise ValueError("must not contain credentials (user:password@); events are signed with webhook_secret")
+        return url
+
+    @field_validator("webhook_secret")
+    @classmethod
+    def _secret_long_enough(cls, secret: SecretStr | None) -> SecretStr | None:
+        if secret is not None and not 16 <= len(secret.get_secret_value()) <= 500:
+            raise ValueError("must be 16 to 500 characters")
+        return secret
+
+    @model_validator(mode="after")
+    def _webhook_signed(self) -> QueueSettings:
+        if self.webhook_url and not self.webhook_secret:
+            raise ValueError("webhook_secret is required with webhook_url (16 characters or more): every event is signed")
+        return self
 
 
 # The kinds' variables from before RECALL_REVIEW_QUEUES, still honoured: kind -> (its bank field, its cases field).
@@ -252,14 +281,17 @@ class Settings(BaseSettings):
             if entry is not None:
                 object.__setattr__(self, bank_field, entry.bank or getattr(self, bank_field))
                 object.__setattr__(self, cases_field, entry.cases or getattr(self, cases_field))
+                if entry.webhook_url:  # the rest of the entry has no older field: it stays here, without bank and cases
+                    self.queues[kind] = entry.model_copy(update={"bank": None, "cases": None})
         return self
 
     def queue(self, kind: str) -> QueueSettings:
         """A queue kind's settings as configured (its fields None where the kind's defaults apply)."""
+        entry = self.queues.get(kind) or QueueSettings()
         if kind in LEGACY_QUEUE_FIELDS:
             bank_field, cases_field = LEGACY_QUEUE_FIELDS[kind]
-            return QueueSettings(bank=getattr(self, bank_field), cases=getattr(self, cases_field))
-        return self.queues.get(kind) or QueueSettings()
+            return entry.model_copy(update={"bank": getattr(self, bank_field), "cases": getattr(self, cases_field)})
+        return entry
 
     @model_validator(mode="after")
     def _no_key_in_clear_text(self) -> Settings:

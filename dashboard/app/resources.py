@@ -20,8 +20,9 @@ from dashboard.review.freshness import EVERYTHING, Freshness
 from dashboard.review.delivery import DeliveryReport
 from dashboard.review.outbox import Outbox
 from dashboard.review.relevance import RelevanceLabels
+from dashboard.review.webhooks import WebhookEvents, post_webhook
 from dashboard.review.worker import DeliveryWorker
-from dashboard.kinds import configured, registered
+from dashboard.kinds import configured, registered, webhook_targets
 from dashboard.review.queue_kind import QueueKind
 from dashboard.settings import Settings, load_settings
 
@@ -76,6 +77,12 @@ def relevance_labels() -> RelevanceLabels:
 
 
 @st.cache_resource
+def webhooks() -> WebhookEvents:
+    """The webhook events told of each final decision, on the review store's engine, with each kind's configured URL."""
+    return WebhookEvents(outbox().engine, targets=webhook_targets(settings()))
+
+
+@st.cache_resource
 def agent_runs() -> AgentRunStore:
     """Agent runs and the audit-log projection, in the same store as the reviewers' decisions."""
     return AgentRunStore(outbox().engine)
@@ -111,9 +118,10 @@ def worker() -> DeliveryWorker | None:
         for bank in s.banks:
             fresh.bump(bank, EVERYTHING)
 
-    return DeliveryWorker(
-        outbox(), gateway().retain, on_delivered=late_delivery, also=[(curation(), gateway().set_document_state)]
-    ).start()
+    also = [(curation(), gateway().set_document_state)]
+    if webhooks().targets:  # a worker without webhooks leaves the events to the instances that have them
+        also.append((webhooks(), post_webhook))
+    return DeliveryWorker(outbox(), gateway().retain, on_delivered=late_delivery, also=also).start()
 
 
 @st.cache_data(ttl=5, show_spinner=False)
@@ -142,6 +150,15 @@ def signed_retain(kind: str):
     """Retain as this dashboard writes: each record signed as written by `kind` (a migration: review/provenance.py)."""
     provenance, retain = outbox().provenance, gateway().retain
     return lambda bank_id, records: retain(bank_id, [provenance.sign(r, kind) for r in records])
+
+
+def redeliver_webhook(event_id: int) -> bool:
+    """A lead sends a webhook event again (under its own idempotency key); the worker looks at once."""
+    again = webhooks().redeliver(event_id)
+    running = worker()
+    if again and running is not None:
+        running.wake()
+    return again
 
 
 def deliver_now() -> None:

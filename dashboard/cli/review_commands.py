@@ -1,4 +1,5 @@
-"""The review store's commands: `python -m dashboard worker` delivers recorded decisions to Hindsight.
+"""The review store's commands: `python -m dashboard worker` delivers recorded decisions to Hindsight (and each kind's
+webhook events, docs/webhooks.md).
 
 Run one or more next to the app instances of a deployment (with RECALL_REVIEW_DELIVERY_WORKER=false on
 the instances, or not: they share the store and never deliver one row twice).
@@ -21,9 +22,11 @@ def _worker_args(parser: argparse.ArgumentParser) -> None:
 
 @command("worker", "deliver recorded decisions from the review store to Hindsight until stopped (SIGTERM/Ctrl-C)", _worker_args)
 def run_worker(args: argparse.Namespace) -> int:
+    from dashboard.kinds import webhook_targets
     from dashboard.review.curation import Curation
     from dashboard.review.db import make_engine
     from dashboard.review.outbox import Outbox
+    from dashboard.review.webhooks import WebhookEvents, post_webhook
     from dashboard.review.worker import DeliveryWorker
 
     if not 0.05 <= args.idle <= 3600:
@@ -32,6 +35,9 @@ def run_worker(args: argparse.Namespace) -> int:
     engine = make_engine(settings.store_url, settings.data_dir)
     try:
         also = [(Curation(engine), gateway.set_document_state)]
+        targets = webhook_targets(settings)
+        if targets:  # each kind's webhook told of its final decisions (docs/webhooks.md)
+            also.append((WebhookEvents(engine, targets=targets), post_webhook))
         worker = DeliveryWorker(Outbox(engine), gateway.retain, idle_s=args.idle, also=also)
         if args.once:
             report = worker.run_once()

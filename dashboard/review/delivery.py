@@ -64,6 +64,7 @@ class DeliveryQueue:
 
     table: sa.Table
     inert_states: tuple[str, ...] = (DISCARDED,)  # a newer row in these states replaces nothing
+    changes_memory = True  # a delivered row changes what a recall finds (the worker tells on_delivered)
 
     def __init__(self, store: Engine | Path, clock: Callable[[], datetime] = utc_now):
         self.engine = store if isinstance(store, Engine) else sqlite_engine(store)

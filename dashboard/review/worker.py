@@ -30,7 +30,8 @@ class DeliveryWorker:
         name: str | None = None,
         also: Sequence[tuple[DeliveryQueue, Callable]] = (),
     ):
-        """`also`: more queues of the same store and what each sends with, e.g. (Curation, gateway.set_document_state)."""
+        """`also`: more queues of the same store and what each sends with, e.g. (Curation, gateway.set_document_state),
+        (WebhookEvents, post_webhook). `on_delivered` hears of passes that delivered rows into memory."""
         self.outbox = outbox
         self.retain = retain
         self.queues: list[tuple[DeliveryQueue, Callable]] = [(outbox, retain), *also]
@@ -45,9 +46,10 @@ class DeliveryWorker:
 
     def run_once(self) -> DeliveryReport:
         """One pass over every queue: claim due rows, deliver them, report (summed). Never raises for a delivery failure."""
-        report = DeliveryReport()
+        report, into_memory = DeliveryReport(), 0
         for queue, send in self.queues:
             one = queue.deliver_due(send, owner=self.name)
+            into_memory += one.delivered if queue.changes_memory else 0
             report = DeliveryReport(
                 delivered=report.delivered + one.delivered, failed=report.failed + one.failed,
                 superseded=report.superseded + one.superseded, still_pending=report.still_pending + one.still_pending,
@@ -55,7 +57,7 @@ class DeliveryWorker:
             )
         self.last_report = report
         self.delivered += report.delivered
-        if report.delivered and self.on_delivered is not None:
+        if into_memory and self.on_delivered is not None:
             self.on_delivered(report)
         return report
 

@@ -5,6 +5,7 @@ import streamlit as st
 
 from components.curation import render_curation_log
 from components.status_banner import plain_error
+from components.webhook_deliveries import render_webhook_deliveries
 from components.when import local_time
 from dashboard.app import access, case_figures, resources
 from dashboard.kinds import bank_of, cases_of
@@ -136,3 +137,8 @@ if steps:
         column_config={"decision_id": "decision #", "bank_id": "memory bank", "case_id": "case", "actor": "by",
                        "limit": "their limit", "at": "at"},
     )
+
+redeliver = render_webhook_deliveries(resources.webhooks().deliveries(), can_redeliver=access.can("manage_deliveries"))
+if redeliver is not None and access.permitted("manage_deliveries"):
+    resources.redeliver_webhook(redeliver)
+    st.rerun()

@@ -67,10 +67,11 @@ def render_decided(stored: StoredDecision | None, reasons: Mapping[str, str] | N
         st.text(f"last error: {stored.last_error}")
 
 
-def render_recommendation(rec: Recommendation) -> None:
-    """The agent's recommendation in a few lines: action and confidence, then why, in plain words."""
+def render_recommendation(rec: Recommendation, label: str = "Agent recommends") -> None:
+    """The agent's recommendation in a few lines: action and confidence, then why, in plain words (`label`: whose it
+    is, e.g. the dashboard's recompute beside the part an agent handed in)."""
     with st.container(horizontal=True, vertical_alignment="center", gap="large"):
-        st.metric("Agent recommends", OUTCOME_WORDS[rec.action].capitalize(), width="content")
+        st.metric(label, OUTCOME_WORDS[rec.action].capitalize(), width="content")
         st.metric("Confidence", f"{rec.confidence:.2f}", width="content")
         if rec.policy == "no_evidence":
             st.warning("No evidence at hand: the recall could not run.", icon=":material/cloud_off:")

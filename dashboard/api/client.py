@@ -46,7 +46,10 @@ class ReviewClient:
 
     def _call(self, method: str, path: str, *, timeout: float | None = None, **kwargs) -> Any:
         extra = {} if timeout is None else {"timeout": timeout}
-        response = self._http.request(method, path, **kwargs, **extra)
+        try:
+            response = self._http.request(method, path, **kwargs, **extra)
+        except httpx.TransportError as exc:  # no answer: status 0, said like any other refusal
+            raise ReviewApiError(0, f"{self._http.base_url} did not answer ({type(exc).__name__}: {exc})", []) from None
         if not response.headers.get("content-type", "").startswith("application/json"):
             # Streamlit answers an unknown path with its page: the base URL is not a Recall Review app
             raise ReviewApiError(response.status_code, f"{response.url} did not answer as the Recall Review API", [])

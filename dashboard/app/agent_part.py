@@ -9,12 +9,19 @@ from components.agent_part import render_agent_part
 from dashboard.app import resources
 from dashboard.kinds import handed_in
 from dashboard.review.agent_compare import differences
+from dashboard.review.agent_part import AgentPart
 from dashboard.review.queue_kind import EvidenceRecord, QueueKind
 
+RECOMPUTE = "The dashboard's recompute"  # how a page names its own recommendation beside a submitting agent's
 
-def show_agent_part(kind: QueueKind, case_id: str, recommendation: str | None, evidence: Sequence[EvidenceRecord]) -> None:
-    """Draw the agent's part when the case was handed in with one; nothing for a queue file's row."""
+
+def agent_part_of(kind: QueueKind, case_id: str) -> AgentPart | None:
+    """The part the case's agent handed in with it; None for a queue file's row or a case handed in without one."""
     stored = handed_in(resources.settings()).get(kind.name, case_id)
-    if stored is None or stored.agent is None:
-        return
-    render_agent_part(stored.agent, kind.outcomes, differences(stored.agent, recommendation, evidence, kind.outcomes))
+    return None if stored is None else stored.agent
+
+
+def show_agent_part(kind: QueueKind, agent: AgentPart | None, recommendation: str | None, evidence: Sequence[EvidenceRecord]) -> None:
+    """Draw the agent's part and where it differs from the recompute; nothing without one."""
+    if agent is not None:
+        render_agent_part(agent, kind.outcomes, differences(agent, recommendation, evidence, kind.outcomes))

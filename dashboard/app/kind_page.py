@@ -13,7 +13,7 @@ from components import submission
 from components.safe_text import md
 from components.workflow import flash, reviewer_field
 from dashboard.app import access, case_figures, deciding, resources
-from dashboard.app.agent_part import show_agent_part
+from dashboard.app.agent_part import RECOMPUTE, agent_part_of, show_agent_part
 from dashboard.hindsight.errors import HindsightError
 from dashboard.kinds import bank_of, cases_of
 from dashboard.queue_files import QueueFileError
@@ -140,11 +140,13 @@ def render(kind: QueueKind) -> None:
     st.header(md(kind.describe(case)))
     flash(keys.flash)
     view = _recall(kind, bank, case)
+    submitted = agent_part_of(kind, case.id)
     if view.recommendation:
-        st.text(f"The agent recommends: {kind.outcomes.get(view.recommendation, view.recommendation)}. {view.rationale}")
+        whose = RECOMPUTE if submitted else "The agent"
+        st.text(f"{whose} recommends: {kind.outcomes.get(view.recommendation, view.recommendation)}. {view.rationale}")
     elif view.rationale:
         st.text(view.rationale)
-    show_agent_part(kind, case.id, view.recommendation, [*view.exact, *view.broader])
+    show_agent_part(kind, submitted, view.recommendation, [*view.exact, *view.broader])
     exact, broader = st.columns(2)
     with exact:
         _evidence("Exact evidence", view.exact)

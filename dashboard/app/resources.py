@@ -10,20 +10,20 @@ import streamlit as st
 from dashboard.hindsight.errors import HindsightError, HindsightUnavailable
 from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.hindsight.wire import MemoryMode
+from dashboard.kinds import configured, registered, webhook_targets
 from dashboard.reporting.recall_log import RecallLog
 from dashboard.review.agent_runs import AgentRunStore
 from dashboard.review.casework import Casework
 from dashboard.review.curation import Curation
 from dashboard.review.db import make_engine
 from dashboard.review.decisions import DecisionService, configured_decision_service
-from dashboard.review.freshness import EVERYTHING, Freshness
 from dashboard.review.delivery import DeliveryReport
+from dashboard.review.freshness import EVERYTHING, Freshness
 from dashboard.review.outbox import Outbox
+from dashboard.review.queue_kind import QueueKind
 from dashboard.review.relevance import RelevanceLabels
 from dashboard.review.webhooks import WebhookEvents, post_webhook
 from dashboard.review.worker import DeliveryWorker
-from dashboard.kinds import configured, registered, webhook_targets
-from dashboard.review.queue_kind import QueueKind
 from dashboard.settings import Settings, load_settings
 
 

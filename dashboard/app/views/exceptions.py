@@ -18,7 +18,7 @@ from components.then_now import render_then_now
 from components.workflow import Slot, age_badge, claim_controls, flash, reviewer_field, selected_rows, unknown_link
 from dashboard.agents.incidents import is_relevant_ref
 from dashboard.app import access, audit, blind_review, curating, finance_case, finance_recalls, labelling, resources
-from dashboard.app.agent_part import show_agent_part
+from dashboard.app.agent_part import RECOMPUTE, agent_part_of, show_agent_part
 from dashboard.app.case_figures import case_status, figures_from
 from dashboard.app.finance_queue import QUEUE_KEY, Queue, queue_panel
 from dashboard.finance import queue as exception_queue
@@ -140,8 +140,9 @@ def case_view(bank: str, queue: Queue, rows: list[int], me_then: str | None, tod
     free, header, override = case_header(bank, case, queue, me, today, accept)
     left, right = st.columns([3, 2], gap="large")
     with left:
-        render_recommendation(rec)
-        show_agent_part(FINANCE, case.id, rec.action, evidence_records(result, case) if result is not None else [])
+        submitted = agent_part_of(FINANCE, case.id)
+        render_recommendation(rec, RECOMPUTE if submitted else "Agent recommends")
+        show_agent_part(FINANCE, submitted, rec.action, evidence_records(result, case) if result is not None else [])
         evidence = st.container(key="case_evidence")  # the browser bench waits for this section's text
     with right:  # filled first: a decision reruns the page from here, before the decided case's evidence is drawn again
         finance_case.decision_area(bank, case, queue, result, rec, shown, header=header, free=free, override_pressed=override, me=me)

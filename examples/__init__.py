@@ -1,0 +1,1 @@
+"""Examples of agents that hand cases to Recall Review (see each one's README.md)."""

@@ -19,7 +19,7 @@ from dashboard.review.queue_kind import CaseView, Choice, EvidenceRecord
 from dashboard.support.customers import customer_tag
 from dashboard.support.decisions import ticket_decision, ticket_proposal
 from dashboard.support.models import Customer, Ticket
-from dashboard.support.recall import TicketEvidence, recall_for_ticket
+from dashboard.support.recall import TicketEvidence, TicketRecall, recall_for_ticket
 
 
 def segments_of(ids: set[str], tickets: Sequence[Ticket], customers: Sequence[Customer]) -> dict[str, dict[str, str]]:
@@ -30,6 +30,13 @@ def segments_of(ids: set[str], tickets: Sequence[Ticket], customers: Sequence[Cu
 
 def _shown(item: TicketEvidence) -> EvidenceRecord:
     return EvidenceRecord(ref=item.ref, text=item.text, tags=item.tags, relevant=item.admitted, why=item.reason)
+
+
+def evidence_records(found: TicketRecall) -> list[EvidenceRecord]:
+    """The ticket's records as any kind's page judges them, each admitted or not with its reason (what an agent's
+    citations are held against)."""
+    items = found.tagged if found.path == "tagged" else [*found.legacy_admitted, *found.legacy_rejected]
+    return [_shown(item) for item in items]
 
 
 class SupportKind:

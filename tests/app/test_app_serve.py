@@ -99,4 +99,4 @@ def test_a_warmed_fork_serves_in_a_session_of_its_own_and_is_stopped_with_it(tmp
         app = psutil.Process(next(c.pid for c in psutil.net_connections("tcp") if c.laddr.port == port and c.status == psutil.CONN_LISTEN))
         assert os.getpgid(app.pid) == app.pid  # a session of its own: its stop is one signal to its group
     assert not app.is_running()
-    assert f"started on 127.0.0.1:{port}" in (tmp_path / "streamlit.log").read_text()  # its output went to its own log
+    assert f"URL: http://127.0.0.1:{port}" in (tmp_path / "streamlit.log").read_text()  # its output went to its own log

@@ -164,3 +164,26 @@ def test_tickets_page_reads_the_newest_decisions_in_one_query_per_run(support_ap
     at.run()
     assert not at.exception, at.exception
     assert len(at.dataframe(key="ticket_queue").value) == 12 and reads == [("decision_states", bank_id, "ticket")]
+
+
+def test_a_ticket_an_agent_handed_in_shows_its_part_and_where_its_citations_differ(hindsight, app_env):
+    from dashboard.kinds import configured, handed_in
+    from dashboard.review.agent_part import AgentPart
+    from dashboard.settings import load_settings
+
+    ticket = {"id": "T-9001", "customer": "Ann Lee", "issue": "I was charged twice again.", "drafted_response": "Hi Ann, refunded.",
+              "opened_on": "2026-12-01"}
+    agent = AgentPart(name="support-bot", version="2.1", draft="Hi Ann, refunded.", confidence=0.6,
+                      rationale="Her earlier duplicate charge was refunded.", cited=["SUP-L-001", "SUP-L-003"])
+    handed_in(configured(load_settings())).submit("ticket", "T-9001", ticket, agent, "api:support-bot")
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["ticket"] = "T-9001"
+    at.run()
+    at.switch_page("views/tickets.py").run()
+    assert not at.exception, at.exception
+    texts = _texts(at)
+    assert "support-bot 2.1, confidence 0.60" in texts and "Its draft: Hi Ann, refunded." in texts
+    assert "It cited: SUP-L-001, SUP-L-003" in texts
+    differs = [line for line in texts.splitlines() if line.startswith("Differs: ")]
+    assert len(differs) == 2 and differs[0].startswith("Differs: The agent cited SUP-L-003, ")  # not admitted, with the rule's reason
+    assert "another customer" in differs[0] and differs[1].startswith("Differs: The agent did not cite SUP-L-002")

@@ -17,6 +17,7 @@ from components.when import local_day
 from components.workflow import Slot, age_badge, claim_controls, flash, keep_selection, reviewer_field, unknown_link
 from dashboard.agents.incidents import INCIDENTS_KEY, KIND_LABELS, incident_text, ownership
 from dashboard.app import access, audit, blind_review, resources, ticket_case, ticket_recalls
+from dashboard.app.agent_part import agent_part_of, show_agent_part
 from dashboard.app.case_figures import figures_from, statuses_from
 from dashboard.app.ticket_case import SHORT_ACTIONS
 from dashboard.app.ticket_evidence import render_ticket_evidence
@@ -28,7 +29,7 @@ from dashboard.support.admission import AmbiguousName
 from dashboard.support.directory import check_directory
 from dashboard.support.flags import history_used
 from dashboard.support.flags import stored as stored_ticket_flags
-from dashboard.support.kind import SUPPORT
+from dashboard.support.kind import SUPPORT, evidence_records
 from dashboard.support.models import Customer, Ticket
 
 QUEUE_KEY, QUEUE_OPEN = "ticket_queue", "ticket_queue_open"
@@ -147,6 +148,7 @@ def ticket_view(bank: str, ticket: Ticket, tickets: list[Ticket], customers: lis
     with left:
         _incidents(case_flags)
         st.text("Issue:\n" + ticket.issue)
+        show_agent_part(SUPPORT, agent_part_of(SUPPORT, ticket.id), None, evidence_records(recall) if recall is not None else [])
         if ticket.customer not in {c.name for c in customers}:
             st.warning("This customer is not in the customer directory.")
         evidence = st.container()  # filled after the form: a decision reruns the page before this ticket's evidence is drawn again

@@ -23,7 +23,7 @@ def _answer(line: WebhookDelivery) -> str:
 def render_webhook_deliveries(log: list[WebhookDelivery], *, can_redeliver: bool) -> int | None:
     """The log, newest first; returns the event a lead asks to send again (under its own idempotency key), or None."""
     refused = [line for line in log if line.state == "failed"]
-    st.subheader(f"Webhook deliveries ({len(log)} events, {len(refused)} refused)")
+    st.subheader(f"Webhook deliveries ({len(log)} event{'' if len(log) == 1 else 's'}, {len(refused)} refused)")
     st.caption("Each final decision, told to its kind's webhook with a signed body; a receiver that is down is tried "
                "again (1 s, 2 s, 4 s ... up to 5 min apart) and loses nothing. docs/webhooks.md")
     if not log:

@@ -398,7 +398,7 @@ def test_the_audit_page_lists_the_events_and_a_lead_redelivers_a_refused_one(poi
     at = AppTest.from_file(APP, default_timeout=60).run()
     at.switch_page("views/audit.py").run()
     assert not at.exception
-    assert "Webhook deliveries (1 events, 1 refused)" in [h.value for h in at.subheader]
+    assert "Webhook deliveries (1 event, 1 refused)" in [h.value for h in at.subheader]
     log = next(d.value for d in at.dataframe if "idempotency key" in d.value.columns)
     assert (log["case"][0], log["last answer"][0], log["state"][0]) == ("E-40", "HTTP 422", "refused by the receiver")
     at.button(key="webhook_redeliver").click().run()

@@ -1,5 +1,6 @@
-"""`python -m dashboard.app.serve [streamlit options]`: `streamlit run dashboard/app/streamlit_app.py` (the pages and
-the agents' API), warmed.
+"""How the served app is warmed before its first reviewer (`prepare`, which streamlit_app.py's lifespan runs), and
+`python -m dashboard.app.serve [streamlit options]`: `streamlit run dashboard/app/streamlit_app.py` after a check of
+the settings.
 
 Streamlit imports a page's modules on the first script run, so the first reviewer after a start would pay
 Python's imports of the app (pandas, the Hindsight client, SQLAlchemy, plotly: about 4 s of CPU here).
@@ -19,6 +20,7 @@ import importlib
 import logging
 import pkgutil
 import sys
+import time
 from pathlib import Path
 
 from sqlalchemy.exc import SQLAlchemyError
@@ -106,19 +108,34 @@ def read_review_store() -> None:
         outside_a_run.setLevel(level)
 
 
-def main(argv: list[str]) -> None:
+def settings_or_exit() -> None:
+    """A bad setting said as the CLI says it, exit 2, before anything is read or served."""
     from pydantic import ValidationError
 
     from dashboard.settings import load_settings, settings_problem
 
     try:
-        load_settings()  # what the warm-up below reads: a bad setting is said here, as the CLI says it
+        load_settings()
     except ValidationError as exc:
         print(f"error: settings: {settings_problem(exc)}", file=sys.stderr)
         sys.exit(2)  # an input error, as the CLI's
+
+
+def prepare() -> float:
+    """Everything a first reviewer would otherwise wait for, then frozen out of the collector's scans: the app's modules,
+    the queues, this process's review store. Seconds it took. The served app's lifespan runs it (streamlit_app.py), so
+    `streamlit run dashboard/app/streamlit_app.py` is warmed like this launcher; what was done already (a warmed fork's
+    imports) is not done again."""
+    started = time.perf_counter()
     warm()
     read_review_store()  # not in warm(): the tests' launcher warms once, then each fork reads its own store
     gc.freeze()  # what it read too (the first states of a 100,000-case queue are ~100,000 objects)
+    return time.perf_counter() - started
+
+
+def main(argv: list[str]) -> None:
+    """`streamlit run dashboard/app/streamlit_app.py`, after checking the settings: its lifespan warms it."""
+    settings_or_exit()
     from streamlit.web import cli
 
     sys.argv = ["streamlit", "run", str(MAIN), *argv]

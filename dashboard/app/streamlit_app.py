@@ -1,14 +1,31 @@
 """The served app: the Streamlit pages (main.py) and, on the same port, the agents' API at /api/v1 (docs/api.md).
 
-`streamlit run dashboard/app/streamlit_app.py` finds `app` here (Streamlit 1.67 serves an `st.App` it is given);
-scripts/dashboard runs it warmed (serve.py).
+`streamlit run dashboard/app/streamlit_app.py` finds `app` here (Streamlit 1.67 serves an `st.App` it is given), which is
+how scripts/dashboard starts it. Its lifespan warms the process before the first session (serve.prepare: the app's
+modules, the queues, the review store, then frozen out of the collector's scans), so the conventional start is as
+fast as a launcher of our own.
 """
 
+import os
+import sys
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import streamlit as st
 from starlette.routing import Mount
 
 from dashboard.api.routes import api
+from dashboard.app import serve
 
-app = st.App(Path(__file__).with_name("main.py"), routes=[Mount("/api/v1", app=api())])
+
+@asynccontextmanager
+async def warmed(_app):
+    try:
+        serve.settings_or_exit()
+    except SystemExit as exc:  # said already; a server start-up failure would add a traceback and exit 3
+        os._exit(exc.code)
+    print(f"dashboard: warmed in {serve.prepare():.1f} s (the app's modules, the queues, the review store)", file=sys.stderr)
+    yield
+
+
+app = st.App(Path(__file__).with_name("main.py"), routes=[Mount("/api/v1", app=api())], lifespan=warmed)

@@ -1,5 +1,5 @@
-"""Run the dashboard as people do (`python -m dashboard.app.serve`: `streamlit run` with the app's modules imported
-first) in a process of its own, on a free loopback port, stopped by PID with its whole process group. Used by the
+"""Run the dashboard as people do (`streamlit run dashboard/app/streamlit_app.py`, warmed by its lifespan) in a process
+of its own, on a free loopback port, stopped by PID with its whole process group. Used by the
 browser bench and the browser tests (which pass their own `start`: a fork of a warmed process, tests/warm_app.py)."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from pathlib import Path
 from dashboard.processes import HOST, Child, answers, free_port
 
 REPO = Path(__file__).resolve().parents[2]
+ENTRY = REPO / "dashboard" / "app" / "streamlit_app.py"  # the served st.App: the pages and the API
 START_TIMEOUT_S = 60.0
 
 # (Streamlit's options, the app's environment, its log) -> the running app, leading a process group of its own
@@ -20,8 +21,9 @@ Start = Callable[[list[str], dict[str, str], Path], Child]
 
 
 def start_fresh(options: list[str], env: dict[str, str], log: Path) -> Child:
-    """A new interpreter running `python -m dashboard.app.serve`, as people start the app."""
-    return Child([sys.executable, "-m", "dashboard.app.serve", *options], env=env, log=log, cwd=REPO, name="streamlit")
+    """A new interpreter running `streamlit run dashboard/app/streamlit_app.py`, as people start the app (its lifespan
+    warms it before it answers)."""
+    return Child([sys.executable, "-m", "streamlit", "run", str(ENTRY), *options], env=env, log=log, cwd=REPO, name="streamlit")
 
 
 @contextmanager

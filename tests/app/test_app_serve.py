@@ -5,6 +5,7 @@ tests' warmed fork of it runs in a session of its own."""
 import json
 import os
 import subprocess
+import urllib.request
 import sys
 
 import psutil
@@ -100,3 +101,23 @@ def test_a_warmed_fork_serves_in_a_session_of_its_own_and_is_stopped_with_it(tmp
         assert os.getpgid(app.pid) == app.pid  # a session of its own: its stop is one signal to its group
     assert not app.is_running()
     assert f"URL: http://127.0.0.1:{port}" in (tmp_path / "streamlit.log").read_text()  # its output went to its own log
+
+
+def test_the_conventional_start_is_warmed_before_it_answers_and_serves_the_api(tmp_path):
+    from dashboard.cli.app_server import start_fresh
+
+    env = {**os.environ, "HINDSIGHT_API_URL": "http://127.0.0.1:9"}  # nothing to recall here: the start is what is looked at
+    with serve_app(env, tmp_path, start=start_fresh) as url:  # `streamlit run dashboard/app/streamlit_app.py`
+        log = (tmp_path / "streamlit.log").read_text()
+        assert "dashboard: warmed in" in log  # its lifespan ran before the first answer (the health check waited for it)
+        with urllib.request.urlopen(url + "/api/v1/openapi.json", timeout=10) as answer:
+            assert answer.headers["content-type"] == "application/json" and "/cases/{kind}" in json.load(answer)["paths"]
+
+
+def test_the_conventional_start_names_a_bad_setting_and_exits_2():
+    env = {**os.environ, "RECALL_REVIEW_SLA_DAYS": "0"}
+    done = subprocess.run([sys.executable, "-m", "streamlit", "run", "dashboard/app/streamlit_app.py", "--server.headless", "true",
+                           "--server.port", "0"], cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert "error: settings: RECALL_REVIEW_SLA_DAYS: Input should be greater than or equal to 1" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -44,6 +44,19 @@ AWAITING_SECOND, AWAITING_LEAD = "awaiting_second", "awaiting_lead"
 SECOND_HELD = (AWAITING_SECOND, AWAITING_LEAD)
 HELD = (*APPROVAL_HELD, *SECOND_HELD)
 
+def delivery_columns() -> tuple[Column, ...]:
+    """The columns a table delivered by review/delivery.py's DeliveryQueue needs (the decisions, the webhook events)."""
+    return (
+        Column("state", String(20), nullable=False, server_default=PENDING),
+        Column("attempts", Integer, nullable=False, server_default="0"),
+        Column("last_error", Text, nullable=True),
+        Column("next_attempt_at", DateTime(timezone=True), nullable=False),
+        Column("lease_owner", String(NAME), nullable=True),
+        Column("lease_until", DateTime(timezone=True), nullable=True),
+        Column("delivered_at", DateTime(timezone=True), nullable=True),
+    )
+
+
 def case_key() -> tuple[Column, ...]:
     """The primary key of a table with one row per case: (bank, kind, case id)."""
     return (Column("bank_id", String(ID), primary_key=True), Column("case_kind", String(20), primary_key=True),
@@ -71,14 +84,7 @@ decisions = Table(
     # what its kind groups overrides by: the record's first tag named by decision.report_by (finance: its vendor);
     # "" when the record has none (the queue names it), NULL when the kind does not group (migration 0015)
     Column("report_group", String(ID), nullable=True),
-    # delivery
-    Column("state", String(20), nullable=False, server_default=PENDING),
-    Column("attempts", Integer, nullable=False, server_default="0"),
-    Column("last_error", Text, nullable=True),
-    Column("next_attempt_at", DateTime(timezone=True), nullable=False),
-    Column("lease_owner", String(NAME), nullable=True),
-    Column("lease_until", DateTime(timezone=True), nullable=True),
-    Column("delivered_at", DateTime(timezone=True), nullable=True),
+    *delivery_columns(),  # delivery
     UniqueConstraint("bank_id", "case_kind", "case_id", "revision", name="uq_review_decisions_case_revision"),
     Index("ix_review_decisions_due", "state", "next_attempt_at"),
     Index("ix_review_decisions_document", "bank_id", "document_id"),
@@ -309,13 +315,7 @@ webhook_events = Table(
     Column("url", Text, nullable=False),
     Column("body", Text, nullable=False),  # the JSON sent, exactly as signed
     Column("created_at", DateTime(timezone=True), nullable=False),
-    Column("state", String(20), nullable=False, server_default=PENDING),
-    Column("attempts", Integer, nullable=False, server_default="0"),
-    Column("last_error", Text, nullable=True),
-    Column("next_attempt_at", DateTime(timezone=True), nullable=False),
-    Column("lease_owner", String(NAME), nullable=True),
-    Column("lease_until", DateTime(timezone=True), nullable=True),
-    Column("delivered_at", DateTime(timezone=True), nullable=True),
+    *delivery_columns(),
     Index("ix_review_webhook_events_due", "state", "next_attempt_at"),
     Index("ix_review_webhook_events_case", "case_kind", "case_id"),
 )

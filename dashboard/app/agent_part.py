@@ -17,8 +17,15 @@ RECOMPUTE = "The dashboard's recompute"  # how a page names its own recommendati
 
 def agent_part_of(kind: QueueKind, case_id: str) -> AgentPart | None:
     """The part the case's agent handed in with it; None for a queue file's row or a case handed in without one."""
-    stored = handed_in(resources.settings()).get(kind.name, case_id)
-    return None if stored is None else stored.agent
+    handed = handed_in(resources.settings()).cases(kind.name)  # the same tuple while no case is added
+    kept = _agents.get(kind.name)
+    if kept is None or kept[0] is not handed:
+        kept = (handed, {case.case_id: case.agent for case in handed if case.agent is not None})
+        _agents[kind.name] = kept
+    return kept[1].get(case_id)
+
+
+_agents: dict[str, tuple[tuple, dict[str, AgentPart]]] = {}  # kind -> (its handed-in cases, each one's agent part)
 
 
 def show_agent_part(kind: QueueKind, agent: AgentPart | None, recommendation: str | None, evidence: Sequence[EvidenceRecord]) -> None:

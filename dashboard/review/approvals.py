@@ -16,6 +16,7 @@ import sqlalchemy as sa
 from pydantic import BaseModel
 from sqlalchemy import Engine
 
+from dashboard.review.identity import Actor, as_person, same_person
 from dashboard.review.limits import ApprovalLimits, in_words
 from dashboard.review.db import as_utc
 from dashboard.review.kept import KeptUntilTheLogChanges
@@ -32,6 +33,7 @@ CHUNK = 500  # rows read whole by id at a time (a bounded IN list)
 class Step(BaseModel):
     step: str  # proposed | confirmed | rejected
     actor: str
+    person_id: str | None = None
     role: str
     amount: float
     limit: float | None
@@ -77,17 +79,13 @@ class HeldDecision(BaseModel):
         return text + "."
 
 
-def _same_person(a: str, b: str) -> bool:
-    return a.strip().casefold() == b.strip().casefold()
-
-
-def second_approver_problem(held: HeldDecision, approver: str, role: Role, limits: ApprovalLimits) -> str | None:
+def second_approver_problem(held: HeldDecision, approver: Actor, role: Role, limits: ApprovalLimits) -> str | None:
     """Why `approver` may not confirm or reject this held decision, for a person; None when they may."""
     if not held.awaiting:
         return f"{held.stored.case_id} has no decision awaiting a second approval."
     if not allowed(role, "decide"):
         return f"Your role ({role}) may not decide cases."
-    if _same_person(approver, held.stored.decision.reviewer):
+    if same_person(approver, held.stored.decision.person):
         return f"{held.stored.decision.reviewer} proposed this decision; the second approver must be someone else."
     limit = limits.limit_for(approver, role)
     if not limit.covers(held.proposed.amount):
@@ -184,12 +182,12 @@ class Approvals:
         return [HeldDecision(stored=r, steps=by_row[r.id]) for r in rows]
 
     def settle(
-        self, held: HeldDecision, approver: str, role: Role, limit: float | None, *, confirm: bool, note: str = "",
+        self, held: HeldDecision, approver: Actor, role: Role, limit: float | None, *, confirm: bool, note: str = "",
         writer: str | None = None,
     ) -> bool:
         """Confirm (the row becomes pending, due now, leased to `writer`: see outbox.leased_to) or reject (returned),
         with its step, in one transaction. False when someone settled it first: only one second approval lands."""
-        now = self.clock()
+        now, approver = self.clock(), as_person(approver)
         with self.engine.begin() as conn:
             changed = conn.execute(
                 decisions.update()
@@ -199,7 +197,7 @@ class Approvals:
             if changed != 1:
                 return False
             conn.execute(approvals.insert().values(
-                decision_id=held.stored.id, step=CONFIRMED if confirm else REJECTED, actor=approver, role=role,
+                decision_id=held.stored.id, step=CONFIRMED if confirm else REJECTED, actor=approver.name, person_id=approver.id, role=role,
                 amount=held.proposed.amount, limit=limit, scope=held.proposed.scope, note=note, at=now,
             ))
         return True

@@ -15,6 +15,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from dashboard.review.db import as_utc
 from dashboard.review.flag_counts import FlagTallies, QueueFlags
+from dashboard.review.identity import Actor, Person, as_person
 from dashboard.review.schema import NAME, case_flags, claims, comments
 
 CLAIM_S = 15 * 60
@@ -25,15 +26,29 @@ class Claim(BaseModel):
     case_kind: str
     case_id: str
     holder: str
+    person_id: str | None = None  # a signed-in holder's issuer and subject (identity.Person.id)
     claimed_at: datetime
     expires_at: datetime
+
+    def held_by(self, who: Actor) -> bool:
+        return _holds(Person.stored(self.holder, self.person_id), as_person(who))
 
 
 class Comment(BaseModel):
     id: int
     author: str = Field(max_length=NAME)
+    person_id: str | None = None
     body: str
     created_at: datetime
+
+
+def _holds(holder: Person, who: Person) -> bool:
+    """A claim is its holder's: the same subject when signed in, else the same typed name (as typed)."""
+    return holder.id == who.id if holder.signed_in or who.signed_in else holder.name == who.name
+
+
+def _held_by(who: Person) -> sa.ColumnElement:
+    return claims.c.person_id == who.id if who.signed_in else sa.and_(claims.c.holder == who.name, claims.c.person_id.is_(None))
 
 
 def _upsert(engine: Engine, table: sa.Table):
@@ -59,18 +74,19 @@ class Casework:
 
     # -- claims ------------------------------------------------------------------------------
 
-    def claim(self, bank_id: str, case_kind: str, case_id: str, holder: str, lease_s: float = CLAIM_S) -> Claim:
+    def claim(self, bank_id: str, case_kind: str, case_id: str, holder: Actor, lease_s: float = CLAIM_S) -> Claim:
         """Take (or renew) the case for `holder`; returns the claim that holds now, which is someone
         else's when their lease has not run out."""
-        now = self.clock()
+        now, holder = self.clock(), as_person(holder)
         insert = _upsert(self.engine, claims).values(
-            bank_id=bank_id, case_kind=case_kind, case_id=case_id, holder=holder, claimed_at=now,
+            bank_id=bank_id, case_kind=case_kind, case_id=case_id, holder=holder.name, person_id=holder.id, claimed_at=now,
             expires_at=now + timedelta(seconds=lease_s),
         )
         statement = insert.on_conflict_do_update(
             index_elements=["bank_id", "case_kind", "case_id"],
-            set_={"holder": insert.excluded.holder, "claimed_at": insert.excluded.claimed_at, "expires_at": insert.excluded.expires_at},
-            where=sa.or_(claims.c.holder == holder, claims.c.expires_at < now),
+            set_={"holder": insert.excluded.holder, "person_id": insert.excluded.person_id, "claimed_at": insert.excluded.claimed_at,
+                  "expires_at": insert.excluded.expires_at},
+            where=sa.or_(_held_by(holder), claims.c.expires_at < now),
         )
         with self.engine.begin() as conn:
             conn.execute(statement)
@@ -90,10 +106,10 @@ class Casework:
         data = dict(row._mapping)
         return Claim(**{**data, "claimed_at": as_utc(data["claimed_at"]), "expires_at": as_utc(data["expires_at"])})
 
-    def may_decide(self, bank_id: str, case_kind: str, case_id: str, who: str | None) -> bool:
+    def may_decide(self, bank_id: str, case_kind: str, case_id: str, who: Actor | None) -> bool:
         """The rule right before a write: nobody but `who` holds a live claim on the case."""
         held = self.holder_of(bank_id, case_kind, case_id)
-        return held is None or held.holder == who
+        return held is None or (who is not None and held.held_by(who))
 
     def live_claims(self, bank_id: str, case_kind: str) -> dict[str, str]:
         """case id -> holder, for every live claim of one bank and kind (one query: the queue's "my queue")."""
@@ -103,23 +119,24 @@ class Casework:
         with self.engine.connect() as conn:
             return {case_id: holder for case_id, holder in conn.execute(query)}
 
-    def release(self, bank_id: str, case_kind: str, case_id: str, holder: str) -> bool:
+    def release(self, bank_id: str, case_kind: str, case_id: str, holder: Actor) -> bool:
         with self.engine.begin() as conn:
             result = conn.execute(
                 claims.delete().where(
                     claims.c.bank_id == bank_id, claims.c.case_kind == case_kind, claims.c.case_id == case_id,
-                    claims.c.holder == holder,
+                    _held_by(as_person(holder)),
                 )
             )
         return result.rowcount == 1
 
     # -- comments ----------------------------------------------------------------------------
 
-    def comment(self, bank_id: str, case_kind: str, case_id: str, author: str, body: str) -> int:
+    def comment(self, bank_id: str, case_kind: str, case_id: str, author: Actor, body: str) -> int:
+        author = as_person(author)
         with self.engine.begin() as conn:
             result = conn.execute(
                 comments.insert().values(
-                    bank_id=bank_id, case_kind=case_kind, case_id=case_id, author=author[:NAME], body=body[:4000],
+                    bank_id=bank_id, case_kind=case_kind, case_id=case_id, author=author.name[:NAME], person_id=author.id, body=body[:4000],
                     created_at=self.clock(),
                 )
             )
@@ -128,7 +145,7 @@ class Casework:
     def comments(self, bank_id: str, case_kind: str, case_id: str) -> list[Comment]:
         """Oldest first."""
         query = (
-            sa.select(comments.c.id, comments.c.author, comments.c.body, comments.c.created_at)
+            sa.select(comments.c.id, comments.c.author, comments.c.person_id, comments.c.body, comments.c.created_at)
             .where(comments.c.bank_id == bank_id, comments.c.case_kind == case_kind, comments.c.case_id == case_id)
             .order_by(comments.c.id)
         )

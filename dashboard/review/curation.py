@@ -28,6 +28,7 @@ from sqlalchemy.exc import IntegrityError
 from dashboard.hindsight.calls import CurateFn
 from dashboard.review.errors import CurationInputError, NotAllowed, Refused
 from dashboard.review.freshness import EVERYTHING, Freshness
+from dashboard.review.identity import Actor, Person, as_person, same_person
 from dashboard.review.db import as_utc
 from dashboard.review.delivery import DeliveryQueue, DeliveryReport, leased_to, utc_now, worker_name
 from dashboard.review.schema import PENDING
@@ -58,6 +59,7 @@ class CurationEvent(BaseModel):
     label: str | None
     reason: str
     actor: str
+    person_id: str | None = None
     proposal_id: int | None
     before: str
     after: str
@@ -66,6 +68,10 @@ class CurationEvent(BaseModel):
     attempts: int
     last_error: str | None
     delivered_at: datetime | None
+
+    @property
+    def person(self) -> Person:
+        return Person.stored(self.actor, self.person_id)
 
     @property
     def what(self) -> str:
@@ -113,10 +119,6 @@ def _text(field: str, value: str | None, limit: int) -> str:
     return text
 
 
-def _same_person(a: str, b: str) -> bool:
-    return a.strip().casefold() == b.strip().casefold()
-
-
 class Curation(DeliveryQueue):
     """The curation log. `curate` is HindsightGateway.set_document_state (None: the worker delivers later);
     `freshness` is bumped for the bank when an approval reaches memory, so cached recalls are made again."""
@@ -139,12 +141,13 @@ class Curation(DeliveryQueue):
     # -- writing -------------------------------------------------------------------------
 
     def propose(
-        self, bank_id: str, document_id: str, *, role: Role, proposer: str, reason: str,
+        self, bank_id: str, document_id: str, *, role: Role, proposer: Actor, reason: str,
         change: Change = "invalidate", label: str | None = None,
     ) -> CurationEvent:
         """A reviewer's proposal: invalidate (with a label) a valid document, or revert an invalidated one."""
         require(role, "propose_curation")
-        proposer = _text("proposer", proposer, NAME)
+        proposer = as_person(proposer)
+        name = _text("proposer", proposer.name, NAME)
         reason = _text("reason", reason, REASON_MAX_CHARS)
         document_id = _text("document", document_id, 240)
         if change == "invalidate" and label not in LABELS:
@@ -156,23 +159,23 @@ class Curation(DeliveryQueue):
         def values(current: DocumentCuration) -> dict:
             if current.status != needs:
                 raise Refused(f"{document_id} is {current.status}: a proposal to {change} needs it {needs}.")
-            return dict(action="propose", change=change, label=label, reason=reason, actor=proposer, after=after)
+            return dict(action="propose", change=change, label=label, reason=reason, actor=name, person_id=proposer.id, after=after)
 
         return self._append(bank_id, document_id, values)
 
-    def approve(self, proposal_id: int, *, role: Role, lead: str) -> tuple[CurationEvent, DeliveryReport]:
+    def approve(self, proposal_id: int, *, role: Role, lead: Actor) -> tuple[CurationEvent, DeliveryReport]:
         """A lead other than the proposer approves: stored first, then delivered at once when Hindsight answers
         (else by the worker, later). Returns the approval as stored and the delivery report."""
         require(role, "approve_curation")
-        lead = _text("lead", lead, NAME)
+        lead, name = as_person(lead), _text("lead", as_person(lead).name, NAME)
         proposal = self._open(proposal_id)
-        if _same_person(proposal.actor, lead):
-            raise Refused(f"{lead} proposed this; another lead must approve it (four eyes).")
-        sent = f"{proposal.what}: {proposal.reason} (proposed by {proposal.actor}, approved by {lead})"
+        if same_person(proposal.person, lead):
+            raise Refused(f"{name} proposed this; another lead must approve it (four eyes).")
+        sent = f"{proposal.what}: {proposal.reason} (proposed by {proposal.actor}, approved by {name})"
         now = self.clock()
         writer = worker_name() if self.curate is not None else None  # it sends the approval at once (outbox.leased_to)
         approval = self._append(proposal.bank_id, proposal.document_id, lambda _: dict(
-            action="approve", change=proposal.change, label=proposal.label, reason=sent, actor=lead,
+            action="approve", change=proposal.change, label=proposal.label, reason=sent, actor=name, person_id=lead.id,
             proposal_id=proposal.id, after=_APPROVED[proposal.change], state=PENDING, next_attempt_at=now, **leased_to(writer, now),
         ), expected=proposal.revision)
         report = self.deliver_due(self.curate, only_id=approval.id, owner=writer) if writer is not None else DeliveryReport()
@@ -180,15 +183,15 @@ class Curation(DeliveryQueue):
             self.freshness.bump(approval.bank_id, EVERYTHING)
         return self.get(approval.id), report
 
-    def reject(self, proposal_id: int, *, role: Role, lead: str) -> CurationEvent:
+    def reject(self, proposal_id: int, *, role: Role, lead: Actor) -> CurationEvent:
         """A lead other than the proposer rejects: the document keeps its status; nothing is sent."""
         require(role, "approve_curation")
-        lead = _text("lead", lead, NAME)
+        lead, name = as_person(lead), _text("lead", as_person(lead).name, NAME)
         proposal = self._open(proposal_id)
-        if _same_person(proposal.actor, lead):
-            raise Refused(f"{lead} proposed this; another lead must reject it (four eyes).")
+        if same_person(proposal.person, lead):
+            raise Refused(f"{name} proposed this; another lead must reject it (four eyes).")
         return self._append(proposal.bank_id, proposal.document_id, lambda _: dict(
-            action="reject", change=proposal.change, label=proposal.label, reason=proposal.reason, actor=lead,
+            action="reject", change=proposal.change, label=proposal.label, reason=proposal.reason, actor=name, person_id=lead.id,
             proposal_id=proposal.id, after=proposal.before,
         ), expected=proposal.revision)
 

@@ -9,6 +9,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
+from dashboard.review.identity import ISSUER_MAX, SUBJECT_MAX, Person
 from dashboard.strict import StrictModel
 
 Outcome = Literal["approve", "reject", "escalate"]  # the outcomes the built-in kinds decide; a kind may have its own
@@ -28,6 +29,9 @@ class ReviewerDecision(StrictModel):
     case_kind: str = Field(pattern=CASE_KIND)  # the queue kind's name (dashboard.kinds); this room names none
     reviewer: str = Field(min_length=1, max_length=120)
     authenticated: bool
+    # Signed in: who the OpenID provider said the reviewer is (its `sub` at its `iss`); None for a typed name.
+    reviewer_subject: str | None = Field(default=None, max_length=SUBJECT_MAX)
+    reviewer_issuer: str | None = Field(default=None, max_length=ISSUER_MAX)
     outcome: str = Field(pattern=OUTCOME)
     overridden: bool
     reason_code: str | None = None
@@ -42,6 +46,15 @@ class ReviewerDecision(StrictModel):
     details: dict[str, str] = Field(default_factory=dict, max_length=20)
     # The tag its kind groups overrides by in the Overview (finance: "vendor"); None: the kind does not group them.
     report_by: str | None = Field(default=None, max_length=40)
+
+    @property
+    def person(self) -> Person:
+        return Person(self.reviewer, subject=self.reviewer_subject, issuer=self.reviewer_issuer)
+
+    def by(self, person: Person) -> ReviewerDecision:
+        """This decision as `person`'s: their name, and their subject and issuer when signed in."""
+        return self.model_copy(update={"reviewer": person.name, "authenticated": person.signed_in,
+                                       "reviewer_subject": person.subject, "reviewer_issuer": person.issuer})
 
     @field_validator("details")
     @classmethod

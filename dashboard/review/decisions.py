@@ -23,7 +23,7 @@ No Streamlit here.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dashboard.hindsight.calls import RetainFn
 from dashboard.hindsight.wire import MemoryRecord
@@ -32,6 +32,7 @@ from dashboard.review.calibration import calibration_counts
 from dashboard.review.casework import Casework
 from dashboard.review.decision import NOTE_MAX_CHARS, EvidenceSnapshot, Hold, ReviewerDecision, Shown, changed_since_shown
 from dashboard.review.freshness import Freshness
+from dashboard.review.identity import Actor, Person, as_person
 from dashboard.review.limits import ApprovalLimits, in_words
 from dashboard.review.delivery import DeliveryReport, worker_name
 from dashboard.review.kept import KeptUntilTheLogChanges
@@ -71,6 +72,12 @@ class Proposal:
     amount: float | None = None  # the invoice amount approval limits apply to; None: no limit applies (tickets)
     shown: Shown | None = None  # what the reviewer's screen showed when they acted; None: no screen (the CLI, imports)
 
+    def by(self, person: Person) -> Proposal:
+        """This proposal as `person`'s decision: a signed-in reviewer's subject and issuer are recorded with it."""
+        if person.name != self.decision.reviewer:
+            raise Refused(f"The decision names {self.decision.reviewer}, but {person.name} is signed in.")
+        return replace(self, decision=self.decision.by(person))
+
     def unchanged(self) -> None:
         """Refused when the case no longer shows what the reviewer's screen showed."""
         if self.shown is not None:
@@ -96,7 +103,7 @@ class DecisionService:
         decision = proposal.decision
         require(role, "decide")
         proposal.unchanged()
-        self._check_claim(bank_id, decision.case_kind, decision.case_id, decision.reviewer)
+        self._check_claim(bank_id, decision.case_kind, decision.case_id, decision.person)
         waiting = self.held(bank_id, decision.case_kind, decision.case_id)
         if waiting is not None and waiting.awaiting:
             raise Refused(f"{decision.case_id} awaits a second approval ({waiting.summary()}): confirm or reject it first.")
@@ -114,12 +121,12 @@ class DecisionService:
             self.second_reviews.record_first(stored, role)
         if hold is None and not blind:  # a held decision changes no recall until it is released
             self.freshness.bump(bank_id, proposal.scope)
-        self.casework.release(bank_id, decision.case_kind, decision.case_id, decision.reviewer)
+        self.casework.release(bank_id, decision.case_kind, decision.case_id, decision.person)
         following = next_unreviewed(queue, decision.case_id, {*decided, decision.case_id}) if queue else None
         return Decided(stored=stored, report=report, next_case=following, held_because=held_because, blind=blind)
 
     def _hold(self, role: Role, proposal: Proposal) -> tuple[Hold | None, str | None]:
-        amount, reviewer = proposal.amount, proposal.decision.reviewer
+        amount, reviewer = proposal.amount, proposal.decision.person
         if amount is None:
             return None, None
         limit = self.limits.limit_for(reviewer, role)
@@ -127,9 +134,9 @@ class DecisionService:
             return None, None
         return Hold(role=role, amount=amount, limit=limit.amount, scope=proposal.scope), in_words(reviewer, limit, amount)
 
-    def _check_claim(self, bank_id: str, case_kind: str, case_id: str, who: str) -> None:
+    def _check_claim(self, bank_id: str, case_kind: str, case_id: str, who: Actor) -> None:
         held = self.casework.holder_of(bank_id, case_kind, case_id)
-        if held is not None and held.holder != who:
+        if held is not None and not held.held_by(who):
             raise Refused(f"{case_id} is claimed by {held.holder} until {held.expires_at:%H:%M} UTC.")
 
     def held(self, bank_id: str, case_kind: str, case_id: str) -> HeldDecision | None:
@@ -140,19 +147,19 @@ class DecisionService:
         """case id -> its decision awaiting a second approval or returned by one (the queue's status column)."""
         return self.approvals.held(bank_id, case_kind)
 
-    def approval_problem(self, held: HeldDecision, approver: str, role: Role) -> str | None:
+    def approval_problem(self, held: HeldDecision, approver: Actor, role: Role) -> str | None:
         """Why `approver` may not confirm or reject `held` (the page disables its buttons with it); None: they may."""
         return second_approver_problem(held, approver, role, self.limits)
 
     def second_approval(
-        self, bank_id: str, role: Role, case_kind: str, case_id: str, approver: str, *, confirm: bool, note: str = ""
+        self, bank_id: str, role: Role, case_kind: str, case_id: str, approver: Actor, *, confirm: bool, note: str = ""
     ) -> Decided:
         """A second approver confirms the held decision (it is delivered like any decision) or rejects it (the
         case returns to the queue). Refused names why not: not someone else, a limit below the amount, no held
         decision, or another approver settled it first."""
         require(role, "decide")
-        approver, note = approver.strip(), note.strip()
-        if not approver:
+        approver, note = as_person(approver), note.strip()
+        if not approver.name.strip():
             raise Refused("A second approver's name is required.")
         if len(note) > NOTE_MAX_CHARS:
             raise Refused(f"The note is {len(note):,} characters; the limit is {NOTE_MAX_CHARS:,}.")
@@ -178,7 +185,7 @@ class DecisionService:
         """case id -> its first decision awaiting a blind second review or a lead (the queue's filters)."""
         return self.second_reviews.open(bank_id, case_kind)
 
-    def second_review_problem(self, case: BlindCase, who: str, role: Role) -> str | None:
+    def second_review_problem(self, case: BlindCase, who: Actor, role: Role) -> str | None:
         """Why `who` may not give the blind second review (the page disables its form with it); None: they may."""
         return second_review_problem(case, who, role) if case.awaiting_second else lead_problem(case, who, role)
 
@@ -196,8 +203,8 @@ class DecisionService:
         require(role, "decide")
         proposal.unchanged()
         decision = proposal.decision
-        case = self._blind(bank_id, decision.case_kind, decision.case_id, decision.reviewer)
-        problem = second_review_problem(case, decision.reviewer, role)
+        case = self._blind(bank_id, decision.case_kind, decision.case_id, decision.person)
+        problem = second_review_problem(case, decision.person, role)
         if problem:
             raise Refused(problem)
         writer = self._writer()
@@ -205,7 +212,7 @@ class DecisionService:
             raise Refused(f"{case.case_id}'s second review was given by someone else meanwhile.")
         agreed = decision.outcome == case.first.decision.outcome
         report = self._release(bank_id, case.first.id, proposal.scope, writer) if agreed else DeliveryReport()
-        self.casework.release(bank_id, decision.case_kind, decision.case_id, decision.reviewer)
+        self.casework.release(bank_id, decision.case_kind, decision.case_id, decision.person)
         return Decided(stored=self.outbox.get(case.first.id), report=report, next_case=None)
 
     def lead_decision(self, bank_id: str, role: Role, proposal: Proposal) -> Decided:
@@ -215,8 +222,8 @@ class DecisionService:
         require(role, "settle_disagreement")
         proposal.unchanged()
         decision = proposal.decision
-        case = self._blind(bank_id, decision.case_kind, decision.case_id, decision.reviewer)
-        problem = lead_problem(case, decision.reviewer, role)
+        case = self._blind(bank_id, decision.case_kind, decision.case_id, decision.person)
+        problem = lead_problem(case, decision.person, role)
         if problem:
             raise Refused(problem)
         hold, held_because = self._hold(role, proposal)  # a lead's approval limit binds them like anyone's
@@ -229,7 +236,7 @@ class DecisionService:
         except (RevisionConflict, AlreadySettled):
             raise Refused(f"{case.case_id} was settled by another lead meanwhile.") from None
         report = self._release(bank_id, audit_id, proposal.scope, writer) if hold is None else DeliveryReport()
-        self.casework.release(bank_id, decision.case_kind, decision.case_id, decision.reviewer)
+        self.casework.release(bank_id, decision.case_kind, decision.case_id, decision.person)
         return Decided(stored=self.outbox.get(audit_id), report=report, next_case=None, held_because=held_because)
 
     def _writer(self) -> str | None:
@@ -243,7 +250,7 @@ class DecisionService:
         self.freshness.bump(bank_id, scope)
         return report
 
-    def _blind(self, bank_id: str, case_kind: str, case_id: str, who: str) -> BlindCase:
+    def _blind(self, bank_id: str, case_kind: str, case_id: str, who: Actor) -> BlindCase:
         case = self.blind_case(bank_id, case_kind, case_id)
         if case is None:
             raise Refused(f"{case_id} has no decision awaiting a blind second review or a lead.")

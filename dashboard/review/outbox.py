@@ -166,7 +166,7 @@ class Outbox(DeliveryQueue):
             audit_id = int(result.inserted_primary_key[0])
             if hold:
                 conn.execute(approvals.insert().values(
-                    decision_id=audit_id, step="proposed", actor=decision.reviewer, at=now, **hold.model_dump()
+                    decision_id=audit_id, step="proposed", actor=decision.reviewer, person_id=decision.person.id, at=now, **hold.model_dump()
                 ))
             if then is not None:
                 then(conn, audit_id)

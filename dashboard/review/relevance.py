@@ -17,6 +17,7 @@ import sqlalchemy as sa
 from pydantic import BaseModel, Field, ValidationError
 from sqlalchemy import Engine
 
+from dashboard.review.identity import Actor, as_person
 from dashboard.review.db import as_utc, upgrade
 from dashboard.review.decision import CASE_KIND
 from dashboard.review.delivery import utc_now
@@ -52,6 +53,7 @@ class _Input(BaseModel):
     document_id: str = Field(min_length=1, max_length=ID + 40)
     label: Label
     reviewer: str = Field(min_length=1, max_length=NAME, pattern=r"^[^\x00-\x1f\x7f]+$")
+    person_id: str | None = None
 
 
 class RelevanceLabel(RecallContext):
@@ -62,6 +64,7 @@ class RelevanceLabel(RecallContext):
     document_id: str
     label: str
     reviewer: str
+    person_id: str | None = None
     role: str
     created_at: datetime
 
@@ -125,15 +128,16 @@ class RelevanceLabels:
         upgrade(engine)
 
     def record(
-        self, bank_id: str, case_kind: str, case_id: str, document_id: str, label: str, *, role: Role, reviewer: str,
+        self, bank_id: str, case_kind: str, case_id: str, document_id: str, label: str, *, role: Role, reviewer: Actor,
         context: RecallContext | None = None,
     ) -> RelevanceLabel:
         """One click: a new row (a change of mind is a new row too)."""
         require(role, "decide")
+        person = as_person(reviewer or "")
         try:
             checked = _Input(
                 bank_id=bank_id, case_kind=case_kind, case_id=case_id, document_id=document_id, label=label,
-                reviewer=(reviewer or "").strip(),
+                reviewer=person.name.strip(), person_id=person.id,
             )
         except ValidationError as exc:
             problem = exc.errors()[0]
@@ -146,7 +150,8 @@ class RelevanceLabels:
 
     def _latest_ids(self):
         t = relevance_labels.c
-        return sa.select(sa.func.max(t.id)).group_by(t.bank_id, t.case_kind, t.case_id, t.document_id, t.reviewer)
+        return sa.select(sa.func.max(t.id)).group_by(
+            t.bank_id, t.case_kind, t.case_id, t.document_id, sa.func.coalesce(t.person_id, t.reviewer))
 
     def latest(self, bank_id: str | None = None, case: CaseKey | None = None) -> list[RelevanceLabel]:
         """The latest label per (bank, case, document, reviewer), oldest first: the labels that count."""
@@ -159,11 +164,13 @@ class RelevanceLabels:
         with self.engine.connect() as conn:
             return [_row(r) for r in conn.execute(query).mappings()]
 
-    def mine(self, case: CaseKey, reviewer: str | None) -> dict[str, RelevanceLabel]:
+    def mine(self, case: CaseKey, reviewer: Actor | None) -> dict[str, RelevanceLabel]:
         """This reviewer's current label per document of one case (what the cards show)."""
         if not reviewer:
             return {}
-        return {label.document_id: label for label in self.latest(case=case) if label.reviewer == reviewer.strip()}
+        me = as_person(reviewer)
+        return {label.document_id: label for label in self.latest(case=case)
+                if (label.person_id == me.id if me.signed_in or label.person_id else label.reviewer == me.name.strip())}
 
     def history(self) -> list[RelevanceLabel]:
         """Every label ever given, oldest first: the export."""

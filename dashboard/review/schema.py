@@ -31,6 +31,7 @@ from dashboard.review.db import metadata
 
 ID = 200  # case ids, bank ids, document ids: the import limit is lower, this is the column's
 NAME = 120  # reviewer names and claim holders
+PERSON_ID = 520  # identity.Person.id: "<issuer> <subject>" of a signed-in person (NULL: a typed name)
 
 # Delivery states of a decision row.
 PENDING, DELIVERED, SUPERSEDED, FAILED, DISCARDED = "pending", "delivered", "superseded", "failed", "discarded"
@@ -116,6 +117,7 @@ claims = Table(
     metadata,
     *case_key(),
     Column("holder", String(NAME), nullable=False),
+    Column("person_id", String(PERSON_ID), nullable=True),
     Column("claimed_at", DateTime(timezone=True), nullable=False),
     Column("expires_at", DateTime(timezone=True), nullable=False),
 )
@@ -128,6 +130,7 @@ comments = Table(
     Column("case_kind", String(20), nullable=False),
     Column("case_id", String(ID), nullable=False),
     Column("author", String(NAME), nullable=False),
+    Column("person_id", String(PERSON_ID), nullable=True),
     Column("body", Text, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Index("ix_review_comments_case", "bank_id", "case_kind", "case_id"),
@@ -175,6 +178,7 @@ approvals = Table(
     Column("decision_id", Integer, ForeignKey("review_decisions.id"), nullable=False),
     Column("step", String(20), nullable=False),
     Column("actor", String(NAME), nullable=False),
+    Column("person_id", String(PERSON_ID), nullable=True),
     Column("role", String(20), nullable=False),
     Column("amount", Float, nullable=False),
     Column("limit", Float, nullable=True),  # the actor's limit; None: no limit
@@ -201,6 +205,7 @@ curation = Table(
     Column("label", String(40), nullable=True),  # wrong | outdated | another_customer | duplicate (invalidate)
     Column("reason", Text, nullable=False),  # the proposer's reason; on an approval, the reason sent to Hindsight
     Column("actor", String(NAME), nullable=False),
+    Column("person_id", String(PERSON_ID), nullable=True),
     Column("proposal_id", Integer, nullable=True),  # the proposal an approve or reject answers
     Column("before", String(40), nullable=False),  # the document's curation status before and after the event
     Column("after", String(40), nullable=False),
@@ -230,6 +235,7 @@ relevance_labels = Table(
     Column("document_id", String(ID + 40), nullable=False),
     Column("label", String(20), nullable=False),  # relevant | not_relevant | wrong
     Column("reviewer", String(NAME), nullable=False),
+    Column("person_id", String(PERSON_ID), nullable=True),
     Column("role", String(20), nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("query", Text, nullable=True),
@@ -249,6 +255,7 @@ second_reviews = Table(
     Column("decision_id", Integer, ForeignKey("review_decisions.id"), nullable=False),  # the first decision
     Column("step", String(20), nullable=False),  # first | second | lead
     Column("actor", String(NAME), nullable=False),
+    Column("person_id", String(PERSON_ID), nullable=True),
     Column("role", String(20), nullable=False),
     Column("outcome", String(20), nullable=False),
     Column("decision", JSON, nullable=False),  # ReviewerDecision: the actor's own, with its reason and note

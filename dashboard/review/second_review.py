@@ -20,6 +20,7 @@ from sqlalchemy import Connection, Engine
 from dashboard.review.db import as_utc
 from dashboard.review.decision import ReviewerDecision
 from dashboard.review.delivery import leased_to
+from dashboard.review.identity import Actor, same_person
 from dashboard.review.outbox import StoredDecision, stored_decision
 from dashboard.review.roles import allowed
 from dashboard.review.schema import AWAITING_LEAD, AWAITING_SECOND, PENDING, SECOND_HELD, SUPERSEDED, decisions, second_reviews
@@ -38,6 +39,7 @@ def selected(case_id: str, share: float) -> bool:
 class ReviewStep(BaseModel):
     step: str  # first | second | lead
     actor: str
+    person_id: str | None = None
     role: str
     outcome: str
     decision: ReviewerDecision
@@ -72,30 +74,26 @@ class BlindCase(BaseModel):
         return "awaiting blind second review" if self.awaiting_second else "awaiting lead"
 
 
-def _same_person(a: str, b: str) -> bool:
-    return a.strip().casefold() == b.strip().casefold()
-
-
-def second_review_problem(case: BlindCase, who: str, role: Role) -> str | None:
+def second_review_problem(case: BlindCase, who: Actor, role: Role) -> str | None:
     """Why `who` may not give the blind second review; None when they may. Says nothing of the first decision
     beyond the fact that they made it."""
     if not case.awaiting_second:
         return f"{case.case_id} has no decision awaiting a blind second review."
     if not allowed(role, "decide"):
         return f"Your role ({role}) may not decide cases."
-    if _same_person(who, case.first.decision.reviewer):
+    if same_person(who, case.first.decision.person):
         return "You made the first decision on this case; the second review must be someone else's."
     return None
 
 
-def lead_problem(case: BlindCase, who: str, role: Role) -> str | None:
+def lead_problem(case: BlindCase, who: Actor, role: Role) -> str | None:
     """Why `who` may not settle the disagreement; None when they may."""
     if not case.awaiting_lead:
         return f"{case.case_id} has no disagreement awaiting a lead."
     if not allowed(role, "settle_disagreement"):
         return f"Your role ({role}) may not settle a disagreement; it needs lead."
     second = case.second
-    if _same_person(who, case.first.decision.reviewer) or (second is not None and _same_person(who, second.actor)):
+    if same_person(who, case.first.decision.person) or (second is not None and same_person(who, second.decision.person)):
         return "You decided this case already; the lead must be neither of the two reviewers."
     return None
 
@@ -138,7 +136,7 @@ class SecondReviews:
         """The first decision's step: who held it for a second review, in which role (the export's provenance)."""
         with self.engine.begin() as conn:
             conn.execute(second_reviews.insert().values(
-                decision_id=first.id, step=FIRST, actor=first.decision.reviewer, role=role, outcome=first.decision.outcome,
+                decision_id=first.id, step=FIRST, actor=first.decision.reviewer, person_id=first.decision.person.id, role=role, outcome=first.decision.outcome,
                 decision=first.decision.model_dump(mode="json"), at=first.created_at,
             ))
 
@@ -167,7 +165,7 @@ class SecondReviews:
         if changed != 1:
             return False
         conn.execute(second_reviews.insert().values(
-            decision_id=case.first.id, step=step, actor=decision.reviewer, role=role, outcome=decision.outcome,
+            decision_id=case.first.id, step=step, actor=decision.reviewer, person_id=decision.person.id, role=role, outcome=decision.outcome,
             decision=decision.model_dump(mode="json"), lead_decision_id=lead_decision_id, at=now,
         ))
         return True

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from dashboard.review.identity import Actor, as_person
 from dashboard.review.casework import Casework, Comment
 
 RECORD_KIND = "memory"
@@ -19,9 +20,9 @@ class FlagError(ValueError):
     """A flag that cannot be stored; the message names what to fix."""
 
 
-def flag_record(casework: Casework, bank_id: str, record_id: str, *, author: str, ticket_id: str, note: str) -> int:
-    author, note = (author or "").strip(), (note or "").strip()
-    if not author:
+def flag_record(casework: Casework, bank_id: str, record_id: str, *, author: Actor, ticket_id: str, note: str) -> int:
+    author, note = as_person(author or ""), (note or "").strip()
+    if not author.name:
         raise FlagError("name: a name is required to flag a record")
     if not record_id:
         raise FlagError("record: no record chosen")

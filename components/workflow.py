@@ -16,6 +16,7 @@ from components.attention import draw_attention
 from components.safe_text import md
 from components.when import local_clock, local_time
 from dashboard.review.casework import Casework
+from dashboard.review.identity import Person
 from dashboard.review.workflow import age_label, next_unreviewed, sla_state
 
 SLA_COLORS = {"on time": "gray", "due": "orange", "overdue": "red"}
@@ -118,14 +119,14 @@ def reviewer_field(me, key: str) -> None:
                   placeholder="Your reviewer name (required)")
 
 
-def claim_controls(casework: Casework, bank: str, kind: str, case_id: str, me: str | None, require: Require, *,
+def claim_controls(casework: Casework, bank: str, kind: str, case_id: str, me: Person | None, require: Require, *,
                    cannot_claim: str | None = None) -> bool:
     """Who holds the case, with Claim / Release; returns True when `me` may decide it (nobody else holds it).
     `cannot_claim`: why `me` may not claim it (the first reviewer of a case under blind second review: their claim
     would name them to the second reviewer)."""
     held = casework.holder_of(bank, kind, case_id)
     with st.container(horizontal=True, vertical_alignment="center", key=f"claim_{kind}"):
-        if held is not None and held.holder != me:
+        if held is not None and not (me is not None and held.held_by(me)):
             st.warning(
                 f"Claimed by {md(held.holder)} until {local_clock(held.expires_at)}: only they can decide it now.",
                 icon=":material/lock:",
@@ -143,7 +144,7 @@ def claim_controls(casework: Casework, bank: str, kind: str, case_id: str, me: s
             help=why_not or "Hold this case so nobody else decides it meanwhile",
         ) and require():
             now_held = casework.claim(bank, kind, case_id, me)
-            if now_held.holder == me:
+            if now_held.held_by(me):
                 st.rerun()
             notice(f"{now_held.holder} claimed this case first.", ok=False)
             return False
@@ -159,7 +160,7 @@ def my_queue_filter(casework: Casework, bank: str, kind: str, me: str | None, ke
 
 
 def render_comments(
-    casework: Casework, bank: str, kind: str, case_id: str, me: str | None, require: Require, *, hidden: str | None = None
+    casework: Casework, bank: str, kind: str, case_id: str, me: Person | None, require: Require, *, hidden: str | None = None
 ) -> None:
     """The case's comments and a box to add one. `hidden`: why the comments are not shown (a blind second review:
     a comment names its author, who may have made the first decision)."""

@@ -61,7 +61,7 @@ class RoleMap(BaseModel):
     signed_in: Role = "reviewer"
 
 
-def _is_loopback(host: str | None) -> bool:
+def is_loopback(host: str | None) -> bool:
     if not host or host == "localhost":
         return host == "localhost"
     try:
@@ -148,6 +148,11 @@ class Settings(BaseSettings):
     # The role of everyone when sign-in is off (one trusted user on their own machine, by default).
     role: Role = _env("RECALL_REVIEW_ROLE", "lead")
     roles: RoleMap = Field(default_factory=RoleMap, validation_alias="RECALL_REVIEW_ROLES")
+    # The ID token claim that lists a signed-in user's groups (`[roles]` names them as "group:<name>").
+    groups_claim: str = _env("RECALL_REVIEW_GROUPS_CLAIM", "groups", min_length=1, max_length=100)
+    # Without sign-in the app serves only this machine (a loopback server.address); true accepts serving anyone who
+    # reaches another address, as a viewer unless RECALL_REVIEW_ROLE says otherwise.
+    allow_anonymous: bool = _env("RECALL_REVIEW_ALLOW_ANONYMOUS", False)
     # The largest invoice a role or a named reviewer may decide alone (a name wins over its role; no entry: no
     # limit). NoDecode: a malformed JSON reaches our validator, which names the setting, not pydantic-settings.
     approval_limits: Annotated[dict[str, float], NoDecode] = Field(default_factory=dict, validation_alias="RECALL_REVIEW_APPROVAL_LIMITS")
@@ -296,7 +301,7 @@ class Settings(BaseSettings):
     @model_validator(mode="after")
     def _no_key_in_clear_text(self) -> Settings:
         url = self.hindsight_api_url
-        plain_http_elsewhere = bool(url) and url.startswith("http://") and not _is_loopback(urlsplit(url).hostname)
+        plain_http_elsewhere = bool(url) and url.startswith("http://") and not is_loopback(urlsplit(url).hostname)
         if plain_http_elsewhere and self.hindsight_api_key and not self.allow_insecure_http:
             raise ValueError(
                 "HINDSIGHT_API_URL: http:// to another host would send HINDSIGHT_API_KEY unencrypted; use https:// "

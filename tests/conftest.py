@@ -28,6 +28,7 @@ from dashboard.review.outbox import Outbox
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.settings import Settings, signing_secret_of
 from dashboard.trust.origin import Kind, origin_of, signed_metadata
+from tests.oidc_provider import Provider, client_for, oidc_provider
 from tests.llm_double import LLMDouble
 
 pytest_plugins = ["tests.grouping"]  # which worker runs which file
@@ -132,6 +133,14 @@ def hindsight_llm() -> Iterator[LiveHindsight]:
     so retain rewrites each document into several facts and consolidates observations across documents."""
     with LLMDouble() as llm, live_hindsight(llm) as live:
         yield live
+
+
+@pytest.fixture(scope="session")
+def oidc(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Provider]:
+    """A real OpenID provider (tests/oidc) for the page tests that seed a signed-in session: the app reads its
+    issuer from it. The browser's sign-in tests start their own, with users (tests/e2e/test_sign_in.py)."""
+    with oidc_provider(tmp_path_factory.mktemp("oidc"), users=[], clients=[client_for(8501)]) as provider:
+        yield provider
 
 
 @pytest.fixture(params=["verbatim", "extracting"])

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import threading
 import urllib.request
 from datetime import UTC, date, datetime
@@ -29,9 +30,20 @@ from dashboard.support.decisions import interaction_record, ticket_decision
 from dashboard.support.models import Ticket
 from tests.conftest import APP
 
-# A sign-in configuration for AppTest (`at.secrets["auth"] = AUTH`, then `at.user = {...}`): no provider is called.
-AUTH = {"redirect_uri": "http://127.0.0.1:8501/oauth2callback", "cookie_secret": "test", "client_id": "x",
-        "client_secret": "y", "server_metadata_url": "http://127.0.0.1:9/.well-known/openid-configuration"}
+
+
+def auth_section(provider) -> dict:
+    """The [auth] section for AppTest (`at.secrets["auth"] = ...`) against the session's real provider (`oidc`): the
+    app reads its issuer from it. AppTest's `at.user` then stands for the session cookie (`id_claims`)."""
+    return {"redirect_uri": "http://127.0.0.1:8501/oauth2callback", "cookie_secret": "test", "client_id": "recall-review",
+            "client_secret": "y", "server_metadata_url": provider.metadata_url}
+
+
+def id_claims(provider, name: str, *, sub: str | None = None, email: str | None = None, groups: list[str] = (), **changed) -> dict:
+    """What a session holds after signing in at `provider` (the ID token's claims, as st.user gives them)."""
+    now = int(time.time())
+    return {"is_logged_in": True, "iss": provider.issuer, "aud": "recall-review", "sub": sub or f"sub-{name.lower()[:20]}",
+            "name": name, "email": email, "groups": list(groups), "iat": now, "exp": now + 3600, **changed}
 
 DEMO_CASES = load_rows(demo_data.EXCEPTIONS, ExceptionCase)
 DEMO_TICKETS = load_rows(demo_data.TICKETS, Ticket)

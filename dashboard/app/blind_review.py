@@ -19,7 +19,7 @@ def _problem(case, me, *, free: bool) -> str | None:
         return "type your reviewer name first"
     if not free:
         return "someone else holds this case"
-    return resources.decisions().second_review_problem(case, me.name, access.current_role())
+    return resources.decisions().second_review_problem(case, me.person, access.current_role())
 
 
 def cannot_claim(blind, me) -> str | None:
@@ -27,7 +27,7 @@ def cannot_claim(blind, me) -> str | None:
     them to the second reviewer); None when they may, or when the case is not under blind review."""
     if blind is None or me.name is None:
         return None
-    return resources.decisions().second_review_problem(blind, me.name, access.current_role())
+    return resources.decisions().second_review_problem(blind, me.person, access.current_role())
 
 
 def _side_by_side(case, reasons: Mapping[str, str] | None) -> None:

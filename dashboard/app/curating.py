@@ -30,7 +30,7 @@ def card_controls(bank: str, document_ids: Iterable[str], name_key: str, flash_k
         action = render_curation(document_id, statuses.get(document_id), f"curate_{document_id}", can_propose=can_propose, can_approve=can_approve)
         if action is None:
             return
-        me = access.reviewer(name_key).name or ""
+        me = access.reviewer(name_key).person or ""
         try:
             if action.step in ("propose", "revert"):
                 change = "invalidate" if action.step == "propose" else "revert"

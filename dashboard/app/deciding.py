@@ -14,6 +14,7 @@ from dashboard.app import access, resources
 from dashboard.review.decision import decision_summary, outcome_words
 from dashboard.review.decisions import Decided, Proposal
 from dashboard.review.errors import NotAllowed, Refused, RevisionConflict
+from dashboard.review.identity import Person
 
 Describe = Callable[[str], str]  # a case id -> how the page names it ("E-1003: V03 Acme, price variance")
 
@@ -39,6 +40,17 @@ def _stored_words(done: Decided) -> str:
     return "; it is saved to the agents' memory when Hindsight answers."
 
 
+def _as_signed_in(proposal: Proposal) -> Proposal:
+    """With sign-in on, the decision is the signed-in person's: their subject and issuer recorded with it (Refused
+    when it names anyone else, or nobody is signed in)."""
+    if not access.login_configured():
+        return proposal
+    me = access.reviewer("")
+    if me.person is None:
+        raise Refused("Sign in to decide.")
+    return proposal.by(me.person)
+
+
 def record(bank_id: str, proposal: Proposal, keys: QueueKeys, *, queue: Sequence[str], decided: Collection[str],
            describe: Describe, reasons: Mapping[str, str] | None = None) -> str | None:
     """Record `proposal`; on success the next run confirms it in the words the buttons used and (auto-advance on)
@@ -46,6 +58,7 @@ def record(bank_id: str, proposal: Proposal, keys: QueueKeys, *, queue: Sequence
     reviewer acted); a conflict opens the conflict screen."""
     decision = proposal.decision
     try:
+        proposal = _as_signed_in(proposal)
         done = resources.decisions().decide(bank_id, access.current_role(), proposal, queue=queue, decided=decided)
     except (NotAllowed, Refused) as exc:
         return str(exc)
@@ -67,8 +80,9 @@ def record(bank_id: str, proposal: Proposal, keys: QueueKeys, *, queue: Sequence
 def record_many(bank_id: str, proposals: Sequence[Proposal], flash_key: str) -> str | None:
     """Bulk acceptance: one decision per case through the same service; who was skipped and why is said."""
     try:
+        proposals = [_as_signed_in(p) for p in proposals]
         recorded, skipped = resources.decisions().decide_many(bank_id, access.current_role(), proposals)
-    except NotAllowed as exc:
+    except (NotAllowed, Refused) as exc:
         return str(exc)
     ids = [d.stored.case_id for d in recorded]
     message = f"{len(ids)} decision(s) recorded, one per case: {', '.join(ids) or 'none'}."
@@ -84,7 +98,7 @@ def record_many(bank_id: str, proposals: Sequence[Proposal], flash_key: str) -> 
     st.rerun()
 
 
-def second_approval(bank_id: str, kind: str, case_id: str, approver: str, keys: QueueKeys, *, confirm: bool, note: str) -> str | None:
+def second_approval(bank_id: str, kind: str, case_id: str, approver: Person, keys: QueueKeys, *, confirm: bool, note: str) -> str | None:
     """Confirm (released to memory) or reject (back to the queue) the case's held decision, through the service."""
     try:
         done = resources.decisions().second_approval(bank_id, access.current_role(), kind, case_id, approver, confirm=confirm, note=note)
@@ -107,7 +121,7 @@ def second_review(bank_id: str, proposal: Proposal, keys: QueueKeys, *, lead: bo
     service, decision = resources.decisions(), proposal.decision
     try:
         settle = service.lead_decision if lead else service.second_review
-        done = settle(bank_id, access.current_role(), proposal)
+        done = settle(bank_id, access.current_role(), _as_signed_in(proposal))
     except (NotAllowed, Refused) as exc:
         return str(exc)
     if lead:

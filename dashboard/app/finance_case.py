@@ -117,6 +117,8 @@ def decision_area(bank: str, case: ExceptionCase, queue, result: TwoStageResult 
         _conflict(bank, case, queue, conflict, header, {c.id: c for c in queue.shown})
     elif not access.can("decide"):
         st.info(f"Your role ({access.current_role()}) can read this case but not decide it.", icon=":material/visibility:")
+        if submitted is not None:  # a press this page never offered (a crafted event): said, and nothing recorded
+            header.refuse(f"Not recorded: your role ({access.current_role()}) may not decide cases.")
     else:
         if held is not None:
             second_approval.held_notice(held)
@@ -130,7 +132,7 @@ def decision_area(bank: str, case: ExceptionCase, queue, result: TwoStageResult 
         if submitted is not None:
             _record(bank, case, queue, result, rec, submitted, me, seen_key, seen, blind, header if submitted.origin == "key" else form_slot)
     auto_advance_toggle()
-    render_comments(resources.casework(), bank, KIND, case.id, me.name, lambda: access.permitted("decide"),
+    render_comments(resources.casework(), bank, KIND, case.id, me.person, lambda: access.permitted("decide"),
                     hidden=blind_review.comments_hidden(blind))
     st.subheader("Invoice and PO")
     render_match(match_status(case))

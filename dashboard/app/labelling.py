@@ -44,14 +44,14 @@ def ticket_contexts(recall: TicketRecall) -> dict[str, RecallContext]:
 def card_labels(bank: str, kind: str, case_id: str, contexts: Mapping[str, RecallContext], name_key: str) -> Card:
     """What an evidence card calls with its document id to draw its relevance label."""
     store, role = resources.relevance_labels(), access.current_role()
-    me = access.reviewer(name_key).name
+    me = access.reviewer(name_key).person
     mine = store.mine((bank, kind, case_id), me)
     why_not = None if access.can("decide") else f"Your role ({role}) can read the labels but not give one."
     if me is None:
         why_not = "Type your reviewer name first."
 
     def label(document_id: str) -> None:
-        key = f"relevance_{kind}_{case_id}_{document_id}_{me or ''}"
+        key = f"relevance_{kind}_{case_id}_{document_id}_{me.name if me else ''}"
 
         def record(value: str) -> None:
             try:

@@ -32,7 +32,7 @@ def approval_panel(bank: str, kind: str, held, me, keys: deciding.QueueKeys, *, 
     elif not free:
         why = "Someone else holds this case."
     else:
-        why = resources.decisions().approval_problem(held, me.name, access.current_role())
+        why = resources.decisions().approval_problem(held, me.person, access.current_role())
     if why:
         st.caption(md(f"You cannot give the second approval: {why}"))
     note = st.text_area("Note for the record (optional)", key=f"second_note_{held.stored.case_id}", max_chars=NOTE_MAX_CHARS,
@@ -43,5 +43,5 @@ def approval_panel(bank: str, kind: str, held, me, keys: deciding.QueueKeys, *, 
     reject = right.button("Reject: return it to the queue", key="second_reject", icon=":material/undo:",
                           disabled=why is not None, help=why or "The case goes back to the queue, naming both of you")
     if confirm or reject:
-        refused = deciding.second_approval(bank, kind, held.stored.case_id, me.name, keys, confirm=confirm, note=note)
+        refused = deciding.second_approval(bank, kind, held.stored.case_id, me.person, keys, confirm=confirm, note=note)
         notice(f"Not recorded: {refused}", ok=False)

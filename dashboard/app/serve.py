@@ -121,6 +121,27 @@ def settings_or_exit() -> None:
         sys.exit(2)  # an input error, as the CLI's
 
 
+def exposure_or_exit() -> None:
+    """Refuse to serve anyone who reaches another address without sign-in, unless that is asked for by name: exit 2
+    with the setting to use. On a loopback address the one-person mode needs nothing."""
+    from streamlit import config
+
+    from dashboard.app.access import login_configured
+    from dashboard.settings import is_loopback, load_settings
+
+    address = config.get_option("server.address")
+    if is_loopback(address) or login_configured() or load_settings().allow_anonymous:
+        return
+    print(
+        f"error: the dashboard would serve {address or 'every network interface'} without sign-in, so anyone who "
+        "reaches it would act without a name of their own. Configure sign-in (an [auth] section in "
+        ".streamlit/secrets.toml, docs/sign-in.md), serve on 127.0.0.1, or set RECALL_REVIEW_ALLOW_ANONYMOUS=true to "
+        "accept anonymous visitors (as viewers unless RECALL_REVIEW_ROLE says otherwise).",
+        file=sys.stderr,
+    )
+    sys.exit(2)
+
+
 def prepare() -> float:
     """Everything a first reviewer would otherwise wait for, then frozen out of the collector's scans: the app's modules,
     the queues, this process's review store. Seconds it took. The served app's lifespan runs it (streamlit_app.py), so

@@ -22,6 +22,7 @@ from dashboard.app import serve
 async def warmed(_app):
     try:
         serve.settings_or_exit()
+        serve.exposure_or_exit()
     except SystemExit as exc:  # said already; a server start-up failure would add a traceback and exit 3
         os._exit(exc.code)
     print(f"dashboard: warmed in {serve.prepare():.1f} s (the app's modules, the queues, the review store)", file=sys.stderr)

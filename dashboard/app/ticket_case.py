@@ -91,6 +91,8 @@ def decision_area(
         return
     if not access.can("decide"):
         st.info(f"Your role ({access.current_role()}) can read this ticket but not decide it.", icon=":material/visibility:")
+        if submitted is not None:  # a press this page never offered (a crafted event): said, and nothing recorded
+            header.refuse(f"Not recorded: your role ({access.current_role()}) may not decide tickets.")
         return
 
     why = blind_review.problem_caption(blind, me, free=free) if blind is not None else (None if free else "someone else holds this ticket (see who above)")
@@ -99,7 +101,7 @@ def decision_area(
     with form_slot.box:
         show_long_note(long_note, where=f"ticket_long_note_{ticket.id}", note_label=NOTE_LABEL)
     auto_advance_toggle()
-    render_comments(resources.casework(), bank, "ticket", ticket.id, me.name, lambda: access.permitted("decide"),
+    render_comments(resources.casework(), bank, "ticket", ticket.id, me.person, lambda: access.permitted("decide"),
                     hidden=blind_review.comments_hidden(blind))
     if submitted is not None:
         _record(bank, ticket, recall, submitted, me, seen_key, seen, blind, queue, decided, describe,

@@ -70,7 +70,8 @@ def _act(ticket: Ticket, action: RecordAction, customers: Sequence[Customer], ba
     if not access.permitted("decide"):
         return
     try:
-        flag_record(casework, bank, record.key, author=action.author, ticket_id=ticket.id, note=action.note)
+        me = access.reviewer("ticket_reviewer")  # signed in: the provider's person, never what a field said
+        flag_record(casework, bank, record.key, author=me.person if me.signed_in else action.author, ticket_id=ticket.id, note=action.note)
     except FlagError as exc:
         st.error("Not flagged:", icon=":material/error:")
         st.text(str(exc))

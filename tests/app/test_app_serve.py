@@ -121,3 +121,23 @@ def test_the_conventional_start_names_a_bad_setting_and_exits_2():
     assert done.returncode == 2
     assert "error: settings: RECALL_REVIEW_SLA_DAYS: Input should be greater than or equal to 1" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_served_beyond_this_machine_without_sign_in_it_refuses_to_start_naming_the_setting():
+    env = {**os.environ, "HINDSIGHT_API_URL": "http://127.0.0.1:9"}  # no [auth] section in the repo's secrets
+    done = subprocess.run([sys.executable, "-m", "streamlit", "run", "dashboard/app/streamlit_app.py", "--server.headless", "true",
+                           "--server.address", "0.0.0.0", "--server.port", "0"], cwd=REPO, env=env, capture_output=True,
+                          text=True, timeout=120)  # a start that served would be killed here and fail the test
+    assert done.returncode == 2
+    assert "would serve 0.0.0.0 without sign-in" in done.stderr and "RECALL_REVIEW_ALLOW_ANONYMOUS=true" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_with_the_allowance_it_serves_beyond_this_machine(tmp_path):
+    from dashboard.cli.app_server import start_fresh
+
+    env = {**os.environ, "HINDSIGHT_API_URL": "http://127.0.0.1:9", "RECALL_REVIEW_ALLOW_ANONYMOUS": "true"}
+    with serve_app(env, tmp_path, start=lambda options, env, log: start_fresh(
+            [*options, "--server.address", "0.0.0.0"], env, log)) as url:  # the later option wins
+        assert answers(url + "/_stcore/health")
+    assert "dashboard: warmed in" in (tmp_path / "streamlit.log").read_text()

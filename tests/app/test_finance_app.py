@@ -11,7 +11,7 @@ from dashboard.review.decision import OUTCOME_WORDS, OUTCOMES, Shown
 from components.safe_text import md
 from dashboard.cli.seed import finance_records, seed_bank
 from tests.conftest import APP
-from tests.helpers import AUTH, QUEUE_OPEN, QUEUE_PANEL, open_page
+from tests.helpers import QUEUE_OPEN, QUEUE_PANEL, auth_section, id_claims, open_page
 
 PAGE = "views/exceptions.py"
 
@@ -154,30 +154,55 @@ def test_guard_when_nothing_relevant(exceptions_page):
 
 
 # -- sign-in: a signed-in reviewer is recorded as authenticated; a required sign-in stops the page ----------
-def _app(user: dict | None) -> AppTest:
+def _app(user: dict | None, provider) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=60)
-    at.secrets["auth"] = AUTH
+    at.secrets["auth"] = auth_section(provider)
     if user is not None:
         at.user = user
     return at
 
 
-def test_signed_in_reviewer_is_recorded_as_authenticated(exceptions_page):
+def test_signed_in_reviewer_is_recorded_as_authenticated(exceptions_page, oidc):
     _start, _bank, outbox = exceptions_page
-    at = _app({"is_logged_in": True, "name": "Dana Signed", "email": "dana@example.com"}).run()
+    at = _app(id_claims(oidc, "Dana Signed", sub="u-dana", email="dana@example.com"), oidc).run()
     at.session_state[QUEUE_PANEL] = True  # open (AppTest cannot click an expander)
     at.switch_page(PAGE).run()
     at = _select(at, "E-1001")
     assert any("Signed in as Dana Signed" in t.value for t in at.sidebar.text)
     assert not [w for w in at.text_input if w.key == "reviewer_name"]  # no name to type when signed in
     at.button(key="decision_submit_E-1001").click().run()
-    stored = outbox.latest("exception", "E-1001")
-    assert (stored.decision.reviewer, stored.decision.authenticated) == ("Dana Signed", True)
+    d = outbox.latest("exception", "E-1001").decision
+    assert (d.reviewer, d.authenticated, d.reviewer_subject, d.reviewer_issuer) == ("Dana Signed", True, "u-dana", oidc.issuer)
 
 
-def test_required_login_stops_the_page_until_signed_in(exceptions_page, monkeypatch):
+def test_a_viewer_who_posts_a_decision_by_hand_is_refused_in_words_and_nothing_is_recorded(exceptions_page, oidc, monkeypatch):
+    _start, _bank, outbox = exceptions_page
+    monkeypatch.setenv("RECALL_REVIEW_ROLES", '{"reviewer": ["group:ap-reviewers"], "signed_in": "viewer"}')
+    at = _app(id_claims(oidc, "Vic Viewer", sub="u-vic"), oidc).run()
+    at.session_state[QUEUE_PANEL] = True
+    at.switch_page(PAGE).run()
+    at = _select(at, "E-1001")
+    assert not [b for b in at.button if b.key == "decision_submit_E-1001"]  # no form for a viewer
+    accept = next(b for b in at.button if b.label.startswith("Accept: "))
+    assert accept.disabled
+    accept.proto.disabled = False  # a press the browser would never send: Streamlit drops it, nothing runs
+    accept.click().run()
+    assert outbox.latest("exception", "E-1001") is None
+
+    at.user = id_claims(oidc, "Vic Viewer", sub="u-vic", groups=["ap-reviewers"])  # drawn for a reviewer ...
+    at.run()
+    accept = next(b for b in at.button if b.label.startswith("Accept: "))
+    assert not accept.disabled
+    at.user = id_claims(oidc, "Vic Viewer", sub="u-vic")  # ... pressed once the session is a viewer's again
+    accept.click().run()
+    assert not at.exception
+    assert any(e.value == md("Not recorded: your role (viewer) may not decide cases.") for e in at.error), [e.value for e in at.error]
+    assert outbox.latest("exception", "E-1001") is None
+
+
+def test_required_login_stops_the_page_until_signed_in(exceptions_page, monkeypatch, oidc):
     monkeypatch.setenv("RECALL_REVIEW_REQUIRE_LOGIN", "true")
-    at = _app({"is_logged_in": False}).run()
+    at = _app({"is_logged_in": False}, oidc).run()
     assert not at.exception
     assert any("Sign in to review" in i.value for i in at.info)
     assert not at.title  # the page itself did not render

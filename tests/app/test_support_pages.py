@@ -10,7 +10,7 @@ from dashboard.support import migration
 from dashboard.support.recall import recall_for_ticket
 from dashboard.review.outbox import Outbox
 from tests.conftest import APP
-from tests.helpers import AUTH, TICKET_QUEUE_OPEN, open_page, record_cards
+from tests.helpers import TICKET_QUEUE_OPEN, auth_section, id_claims, open_page, record_cards
 from tests.support.test_migration import CUSTOMERS
 
 
@@ -125,10 +125,10 @@ def test_migration_page_dry_run_then_apply(hindsight, app_env):
 
 
 # -- the decision's validation on the page, and one read of the decision log per run -------------------
-def _tickets_page(user: dict | None = None) -> AppTest:
+def _tickets_page(user: dict | None = None, provider=None) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=60)
     if user is not None:
-        at.secrets["auth"], at.user = AUTH, user
+        at.secrets["auth"], at.user = auth_section(provider), user
     at.run()
     at.session_state["ticket_queue_open"] = True
     at.switch_page("views/tickets.py").run()
@@ -144,14 +144,14 @@ def support_app(hindsight, bank_id, point_app):
     return point_app(hindsight.env(support=bank_id, finance=bank_id + "-fin"))
 
 
-def test_tickets_page_shows_a_validation_error_as_plain_text(support_app):
-    # A signed-in name is not typed into the 120-character field: a longer one fails the decision's validation.
-    at = _tickets_page({"is_logged_in": True, "name": "R" * 121 + " [x](javascript:alert(1))"})
+def test_a_providers_long_name_in_markup_is_recorded_cut_to_the_limit_as_plain_text(support_app, oidc):
+    name = "R" * 121 + " [x](javascript:alert(1))"
+    at = _tickets_page(id_claims(oidc, name, sub="u-long"), oidc)
+    assert any(t.value == f"Signed in as {'R' * 120}" for t in at.sidebar.text)  # as text, never markdown
     next(b for b in at.button if b.label == "Record decision").click().run()
     assert not at.exception, at.exception
-    (refusal,) = [e.value for e in at.error if e.value.startswith("Not recorded")]
-    assert "at most 120 characters" in refusal
-    assert support_app.history() == []
+    (stored,) = support_app.history()
+    assert (stored.decision.reviewer, stored.decision.reviewer_subject) == ("R" * 120, "u-long")
 
 
 def test_tickets_page_reads_the_newest_decisions_in_one_query_per_run(support_app, bank_id, monkeypatch):

@@ -51,7 +51,7 @@ def case_header(bank: str, case: ExceptionCase, queue: Queue, me, today: date, a
             else:
                 st.badge(status if stored is None else f"{status}: {OUTCOME_WORDS[stored.outcome]}", color="blue" if stored is None else "green")
             reviewer_field(me, "reviewer_name")
-            free = claim_controls(resources.casework(), bank, finance_case.KIND, case.id, me.name, lambda: access.permitted("decide"),
+            free = claim_controls(resources.casework(), bank, finance_case.KIND, case.id, me.person, lambda: access.permitted("decide"),
                                   cannot_claim=blind_review.cannot_claim(blind, me))
         awaiting = held is not None and held.awaiting  # its form is the second approver's
         override = review_keys(

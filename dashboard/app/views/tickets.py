@@ -109,7 +109,7 @@ def _header(bank: str, ticket: Ticket, tickets: list[Ticket], latest: dict, stat
             decision = _decision(latest, ticket.id)  # a held decision names nothing: its status says it is held
             st.badge(f"{status}: {decision}" if decision else status, color="green" if decision else ("orange" if status != "open" else "blue"))
             reviewer_field(me, "ticket_reviewer")
-            free = claim_controls(resources.casework(), bank, "ticket", ticket.id, me.name, lambda: access.permitted("decide"),
+            free = claim_controls(resources.casework(), bank, "ticket", ticket.id, me.person, lambda: access.permitted("decide"),
                                   cannot_claim=blind_review.cannot_claim(blind, me))
         review_keys(
             [t.id for t in tickets], ticket.id, table_key=QUEUE_KEY, param="ticket", prefix="tic", accept=accept,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import ipaddress
+import tomllib
 import json
 import math
 import re
@@ -393,6 +394,18 @@ def settings_problem(exc: ValidationError) -> str:
         message = error["msg"].removeprefix("Value error, ")
         lines.append(message if not name or message.startswith(name) else f"{name}: {message}")
     return "\n".join(lines)
+
+
+def sign_in_configured() -> bool:
+    """Whether this deployment signs people in: an [auth] table in a secrets.toml Streamlit reads (the project's or
+    the home directory's). The CLI then acts as an API token's owner, never as a typed name."""
+    for path in (_secrets_file.get(), Path.home() / ".streamlit" / "secrets.toml"):
+        try:
+            if "auth" in tomllib.loads(path.read_text()):
+                return True
+        except (OSError, tomllib.TOMLDecodeError):
+            continue
+    return False
 
 
 def load_settings(secrets_file: Path | None = None) -> Settings:

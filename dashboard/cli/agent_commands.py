@@ -7,6 +7,7 @@ import argparse
 import sys
 from datetime import datetime
 
+from dashboard.cli.acting import acting, token_arg
 from dashboard.cli.registry import command, input_error, open_gateway, print_json
 
 
@@ -133,12 +134,13 @@ def _decide_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--outcome", help="the decision, one of the kind's outcomes (or --second-approval)")
     parser.add_argument(
         "--second-approval", choices=["confirm", "reject"],
-        help="confirm or reject the case's decision held above its reviewer's approval limit, as --reviewer",
+        help="confirm or reject the case's decision held above its reviewer's approval limit, as whoever acts",
     )
     parser.add_argument("--reason", help="a reason code (an override needs one where the kind has them)")
     parser.add_argument("--note", default="", help="a note (reason OTHER needs one; a ticket's override says why)")
     parser.add_argument("--response", help="tickets: the response that replaces the draft (outcome reject)")
-    parser.add_argument("--reviewer", required=True)
+    parser.add_argument("--reviewer", help="who decides, typed: only where sign-in is off (recorded as unauthenticated)")
+    token_arg(parser)
     parser.add_argument("--json", action="store_true")
 
 
@@ -167,14 +169,16 @@ def _case_of_kind(settings, kind_key: str | None, case_id: str):
 @command("decide", "record a reviewer's decision like the page does: stored first, then retained into Hindsight", _decide_args)
 def run_decide(args: argparse.Namespace) -> int:
     """For scripts and bulk imports of decisions made elsewhere: the same decision service as the pages (role,
-    claim, approval limits, outbox, freshness), under RECALL_REVIEW_ROLE; the reviewer is recorded as
-    unauthenticated. A decision above the reviewer's limit is held; `--second-approval` confirms or rejects it.
+    claim, approval limits, outbox, freshness). Sign-in off: as the typed --reviewer, under RECALL_REVIEW_ROLE, recorded
+    as unauthenticated; sign-in on: as --token's owner, in its role, with their subject. A decision above the reviewer's
+    limit is held; `--second-approval` confirms or rejects it.
     One path for every kind (dashboard/kinds.py): its recall, then its proposal from what was typed."""
     from datetime import UTC
 
     from dashboard.kinds import bank_of
     from dashboard.review.decisions import configured_decision_service
     from dashboard.review.errors import InputError, NotAllowed, Refused
+    from dashboard.review.identity import Person
     from dashboard.review.queue_kind import Choice
 
     if (args.outcome is None) == (args.second_approval is None):
@@ -187,24 +191,31 @@ def run_decide(args: argparse.Namespace) -> int:
         gateway.close()
         return input_error(*problem)
     kind, case = found
+    who_acts, problem = acting(settings, args.reviewer, args.token, name_flag="--reviewer", kind_key=kind.key)
+    if who_acts is None:
+        gateway.close()
+        return input_error(*problem)
+    who, role = who_acts
     bank = bank_of(settings, kind)
     outbox, _ = open_stores(settings)
     service = configured_decision_service(settings, outbox, gateway.retain)
     try:
         if args.second_approval:
             done = service.second_approval(
-                bank, settings.role, kind.name, args.case, args.reviewer, confirm=args.second_approval == "confirm", note=args.note
+                bank, role, kind.name, args.case, who, confirm=args.second_approval == "confirm", note=args.note
             )
             decision = done.stored.decision
         else:
             view = kind.recall(gateway.recall, bank, case, origin=outbox.provenance.origin)
-            choice = Choice(reviewer=args.reviewer, outcome=args.outcome, reason_code=args.reason, note=args.note,
+            choice = Choice(reviewer=str(who), outcome=args.outcome, reason_code=args.reason, note=args.note,
                             details={"response": args.response} if args.response else {}, decided_at=datetime.now(UTC))
             try:
                 proposal = kind.propose(case, view, choice, kind.reasons(case, settings.reason_codes))
             except InputError as exc:
                 return input_error("--reason" if exc.field == "reason_code" else f"--{exc.field}", exc.problem)
-            done = service.decide(bank, settings.role, proposal)
+            if isinstance(who, Person):
+                proposal = proposal.by(who)
+            done = service.decide(bank, role, proposal)
             decision = proposal.decision
     except (NotAllowed, Refused) as exc:
         print(f"error: not recorded: {exc}", file=sys.stderr)
@@ -220,7 +231,7 @@ def run_decide(args: argparse.Namespace) -> int:
     if args.json:
         print_json(payload)
     elif args.second_approval:
-        print(f"{args.case}: {decision.reviewer}'s {decision.outcome} {args.second_approval}ed by {args.reviewer} (audit #{stored.id}), {stored.state}")
+        print(f"{args.case}: {decision.reviewer}'s {decision.outcome} {args.second_approval}ed by {who} (audit #{stored.id}), {stored.state}")
     else:
         held = f": awaiting a second approval. {done.held_because}" if done.held_because else ""
         print(f"{args.case}: {decision.outcome} recorded (audit #{stored.id}), {stored.state}{held}")

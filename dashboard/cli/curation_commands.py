@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from dashboard.cli.acting import acting, token_arg
 from dashboard.cli.registry import bank_arg, command, input_error, open_gateway, print_json
 
 STEPS = ("propose", "approve", "reject", "revert")
@@ -18,7 +19,8 @@ def _curate_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--label", choices=["wrong", "outdated", "another_customer", "duplicate"], help="propose: what is wrong with it")
     parser.add_argument("--reason", help="propose, revert: why, for the lead and the audit (at most 500 characters)")
     parser.add_argument("--proposal", type=int, help="approve, reject: the proposal's id")
-    parser.add_argument("--by", required=True, help="who acts: the proposer, or the lead who approves or rejects")
+    parser.add_argument("--by", help="who acts, typed (only where sign-in is off): the proposer, or the lead who approves or rejects")
+    token_arg(parser)
     parser.add_argument("--json", action="store_true")
 
 
@@ -34,6 +36,11 @@ def run_curate(args: argparse.Namespace) -> int:
         if getattr(args, flag) is None:
             return input_error(f"--{flag}", f"required by {args.step}")
     settings, gateway = open_gateway()
+    who_acts, problem = acting(settings, args.by, args.token, name_flag="--by")
+    if who_acts is None:
+        gateway.close()
+        return input_error(*problem)
+    who, role = who_acts
     engine = make_engine(settings.store_url, settings.data_dir)
     try:
         curation = Curation(engine, gateway.set_document_state, freshness=Freshness(engine))
@@ -43,13 +50,13 @@ def run_curate(args: argparse.Namespace) -> int:
             if args.step == "propose" and gateway.document(bank, args.document) is None:  # a typo would retire nothing
                 return input_error("--document", f"{args.document!r} is not a document of bank {bank}")
             event = curation.propose(
-                bank, args.document, role=settings.role, proposer=args.by, reason=args.reason,
+                bank, args.document, role=role, proposer=who, reason=args.reason,
                 change="invalidate" if args.step == "propose" else "revert", label=args.label,
             )
         elif args.step == "approve":
-            event, report = curation.approve(args.proposal, role=settings.role, lead=args.by)
+            event, report = curation.approve(args.proposal, role=role, lead=who)
         else:
-            event = curation.reject(args.proposal, role=settings.role, lead=args.by)
+            event = curation.reject(args.proposal, role=role, lead=who)
         status = curation.status(event.bank_id, event.document_id)
     except CurationInputError as exc:
         return input_error(f"--{'by' if exc.field in ('proposer', 'lead') else exc.field}", str(exc).split(": ", 1)[1])

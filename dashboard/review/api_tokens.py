@@ -1,5 +1,7 @@
-"""API tokens for agents: a lead creates one per agent (`python -m dashboard token create`), scoped to kinds and to
-submit and/or read, and revokes it. Only the token's SHA-256 is stored: the token itself is shown once. No Streamlit.
+"""API tokens: a lead creates one per agent (`python -m dashboard token create`), scoped to kinds and to submit
+and/or read, and revokes it; with sign-in on, a signed-in person makes their own (the Home page), which may also
+`decide`: the CLI then acts as its owner, in the role they had when they made it. Only the token's SHA-256 is stored:
+the token itself is shown once. No Streamlit.
 """
 
 from __future__ import annotations
@@ -17,10 +19,11 @@ from sqlalchemy.exc import IntegrityError
 
 from dashboard.review.db import as_utc, sqlite_engine, upgrade
 from dashboard.review.delivery import utc_now
+from dashboard.review.identity import Actor, Person, as_person
 from dashboard.review.schema import api_tokens
 
 T = api_tokens.c
-SCOPES = ("submit", "read")
+SCOPES = ("submit", "read", "decide")
 PREFIX = "rr_"
 LAST_USE_STEP = timedelta(seconds=60)  # last use is written at most once a minute: a long poll is not a write per call
 
@@ -37,12 +40,18 @@ class ApiToken(BaseModel):
     kinds: tuple[str, ...]
     scopes: tuple[str, ...]
     created_by: str
+    person_id: str | None = None
+    role: str | None = None
     created_at: datetime
     revoked_at: datetime | None
     last_used_at: datetime | None
 
     def allows(self, kind: str, scope: str) -> bool:
         return kind in self.kinds and scope in self.scopes
+
+    @property
+    def owner(self) -> Person:
+        return Person.stored(self.created_by, self.person_id)
 
 
 def token_hash(token: str) -> str:
@@ -51,7 +60,7 @@ def token_hash(token: str) -> str:
 
 def _token(row: sa.Row) -> ApiToken:
     return ApiToken(id=row.id, name=row.name, kinds=tuple(row.kinds), scopes=tuple(row.scopes), created_by=row.created_by,
-                    created_at=as_utc(row.created_at), revoked_at=as_utc(row.revoked_at), last_used_at=as_utc(row.last_used_at))
+                    person_id=row.person_id, role=row.role, created_at=as_utc(row.created_at), revoked_at=as_utc(row.revoked_at), last_used_at=as_utc(row.last_used_at))
 
 
 class ApiTokens:
@@ -60,8 +69,11 @@ class ApiTokens:
         self.clock = clock
         upgrade(self.engine)
 
-    def create(self, name: str, kinds: Sequence[str], scopes: Sequence[str], created_by: str) -> tuple[str, ApiToken]:
-        """(the token, shown once; its row). TokenError names a bad name, scope or an empty kind list."""
+    def create(self, name: str, kinds: Sequence[str], scopes: Sequence[str], created_by: Actor,
+               role: str | None = None) -> tuple[str, ApiToken]:
+        """(the token, shown once; its row). `created_by` owns it; `role`: the role a `decide` token acts in. TokenError
+        names a bad name, scope or an empty kind list."""
+        owner = as_person(created_by)
         name = name.strip()
         if not name or len(name) > 120 or any(ord(ch) < 32 for ch in name):
             raise TokenError("--name: 1 to 120 printable characters")
@@ -70,12 +82,14 @@ class ApiTokens:
         unknown = [s for s in scopes if s not in SCOPES]
         if unknown or not scopes:
             raise TokenError(f"--scopes: {', '.join(unknown) or 'none given'}; one or more of {', '.join(SCOPES)}")
+        if "decide" in scopes and not (owner.signed_in and role):
+            raise TokenError("--scopes: a decide token acts as its owner, so its owner makes it, signed in (the Home page)")
         token = PREFIX + secrets.token_urlsafe(32)
         try:
             with self.engine.begin() as conn:
                 conn.execute(api_tokens.insert().values(
                     name=name, token_sha256=token_hash(token), kinds=list(dict.fromkeys(kinds)), scopes=list(dict.fromkeys(scopes)),
-                    created_by=created_by, created_at=self.clock()))
+                    created_by=owner.name, person_id=owner.id, role=role, created_at=self.clock()))
         except IntegrityError:
             raise TokenError(f"--name: a token named {name!r} exists already") from None
         return token, self.named(name)
@@ -95,6 +109,11 @@ class ApiTokens:
     def all(self) -> list[ApiToken]:
         with self.engine.connect() as conn:
             return [_token(r) for r in conn.execute(sa.select(api_tokens).order_by(T.id))]
+
+    def owned_by(self, person: Person) -> list[ApiToken]:
+        """A signed-in person's own tokens, oldest first."""
+        with self.engine.connect() as conn:
+            return [_token(r) for r in conn.execute(sa.select(api_tokens).where(T.person_id == person.id).order_by(T.id))]
 
     def check(self, token: str) -> ApiToken | None:
         """The live token this string is, its last use noted; None for an unknown or revoked one."""

@@ -301,7 +301,9 @@ api_tokens = Table(
     Column("token_sha256", String(64), nullable=False, unique=True),
     Column("kinds", JSON, nullable=False),  # kind keys, e.g. ["finance"]
     Column("scopes", JSON, nullable=False),  # "submit", "read"
-    Column("created_by", String(NAME), nullable=False),
+    Column("created_by", String(NAME), nullable=False),  # its owner: who acts with it (`decide`)
+    Column("person_id", String(PERSON_ID), nullable=True),  # a signed-in owner's issuer and subject (migration 0017)
+    Column("role", String(20), nullable=True),  # the role it acts in: its owner's when they made it
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("revoked_at", DateTime(timezone=True), nullable=True),
     Column("last_used_at", DateTime(timezone=True), nullable=True),

@@ -247,3 +247,26 @@ def test_a_submit_made_on_another_case_screen_is_refused_in_words_and_nothing_is
     assert not at.exception, at.exception
     assert any(e.value.startswith(md("Not recorded: This decision was made on E-1001, but E-1002 is open now.")) for e in at.error)
     assert outbox.history() == []
+
+
+def test_a_signed_in_reviewer_makes_a_token_that_acts_as_them_sees_it_once_and_revokes_it(exceptions_page, oidc, monkeypatch, tmp_path):
+    from dashboard.kinds import configured, handed_in
+    from dashboard.review.api_tokens import ApiTokens
+    from dashboard.settings import load_settings
+
+    monkeypatch.setenv("RECALL_REVIEW_DATA_DIR", str(tmp_path / "store"))
+    at = _app(id_claims(oidc, "Dana Signed", sub="u-dana", email="dana@example.com"), oidc).run()  # Home; signed_in: reviewer
+    at.text_input[0].input("dana-script")
+    at.multiselect[0].select("finance")
+    at.multiselect[1].select("decide")
+    at.button(key="FormSubmitter:my_token_form-Make a token").click().run()
+    assert not at.exception, at.exception
+    (shown,) = [c.value for c in at.code]
+    (token,) = ApiTokens(handed_in(configured(load_settings())).engine).all()
+    assert shown.startswith("rr_") and (token.created_by, token.person_id, token.role, token.scopes) == (
+        "Dana Signed", f"{oidc.issuer} u-dana", "reviewer", ("decide",))
+    at.run()
+    assert not at.code  # shown once
+    assert any(t.value.startswith("dana-script: decide on finance, as reviewer; never used") for t in at.text)
+    at.button(key=f"revoke_token_{token.id}").click().run()
+    assert ApiTokens(handed_in(configured(load_settings())).engine).check(shown) is None

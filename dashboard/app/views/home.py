@@ -2,6 +2,7 @@ import streamlit as st
 
 from components.overview import render_banks, render_queues, render_server
 from dashboard.app import audit, case_figures, navigation, resources
+from dashboard.app.my_tokens import render_my_tokens
 from dashboard.reporting.home import build_overview
 
 st.title("Recall Review")
@@ -15,6 +16,8 @@ with st.container(horizontal=True):
         st.page_link(navigation.queue_page(kind), label=f"Review {kind.title.lower()}", icon=kind.icon)
     st.page_link("views/overview.py", label="Overview for stakeholders", icon=":material/monitoring:")
     st.page_link("views/traces.py", label="Explore a recall trace", icon=":material/troubleshoot:")
+
+render_my_tokens()
 
 overview = build_overview(resources.gateway(), resources.settings(), resources.kinds())
 render_server(overview.server)

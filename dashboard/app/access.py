@@ -82,6 +82,12 @@ def _signed_in_user() -> SignedIn | None:
     return user if isinstance(user, SignedIn) else None
 
 
+def signed_in() -> Person | None:
+    """The signed-in person, or None (sign-in off, nobody signed in, or a session not accepted)."""
+    user = _signed_in_user()
+    return user.person if user is not None else None
+
+
 def reviewer(name_key: str) -> Reviewer:
     """Who acts: the signed-in user, else the name typed in the page's reviewer field (`name_key`)."""
     user = _signed_in_user()

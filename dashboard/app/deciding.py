@@ -45,10 +45,10 @@ def _as_signed_in(proposal: Proposal) -> Proposal:
     when it names anyone else, or nobody is signed in)."""
     if not access.login_configured():
         return proposal
-    me = access.reviewer("")
-    if me.person is None:
+    me = access.signed_in()
+    if me is None:
         raise Refused("Sign in to decide.")
-    return proposal.by(me.person)
+    return proposal.by(me)
 
 
 def record(bank_id: str, proposal: Proposal, keys: QueueKeys, *, queue: Sequence[str], decided: Collection[str],

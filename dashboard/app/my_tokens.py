@@ -14,8 +14,8 @@ SHOWN_ONCE = "my_token_shown_once"
 
 
 def render_my_tokens() -> None:
-    me = access.reviewer("")
-    if me.person is None or not me.signed_in:
+    me = access.signed_in()
+    if me is None:
         return
     tokens = ApiTokens(handed_in(resources.settings()).engine)
     role = access.current_role()
@@ -30,14 +30,14 @@ def render_my_tokens() -> None:
             made = st.form_submit_button("Make a token", icon=":material/add:")
         if made:
             try:
-                token, _ = tokens.create(name, kinds, scopes, me.person, role=role)
+                token, _ = tokens.create(name, kinds, scopes, me, role=role)
             except TokenError as exc:
                 st.error("Not made:", icon=":material/block:")
                 st.text(str(exc).removeprefix("--"))
             else:
                 st.session_state[SHOWN_ONCE] = token
                 st.rerun()
-        for token in reversed(tokens.owned_by(me.person)):
+        for token in reversed(tokens.owned_by(me)):
             state = f"revoked {token.revoked_at:%Y-%m-%d}" if token.revoked_at else (
                 f"last used {token.last_used_at:%Y-%m-%d %H:%M} UTC" if token.last_used_at else "never used")
             left, right = st.columns([5, 1], vertical_alignment="center")

@@ -27,6 +27,8 @@ class AuditRow(BaseModel):
     decided_at: str
     reviewer: str
     authenticated: bool
+    reviewer_subject: str = ""  # signed in: the OpenID provider's subject and issuer (docs/sign-in.md)
+    reviewer_issuer: str = ""
     case_kind: str
     case_id: str
     revision: int
@@ -69,6 +71,8 @@ def audit_row(entry: StoredDecision) -> AuditRow:
         decided_at=d.decided_at.isoformat(timespec="seconds"),
         reviewer=d.reviewer,
         authenticated=d.authenticated,
+        reviewer_subject=d.reviewer_subject or "",
+        reviewer_issuer=d.reviewer_issuer or "",
         case_kind=entry.case_kind,
         case_id=entry.case_id,
         revision=entry.revision,
@@ -117,7 +121,7 @@ def audit_rows(
             d = step.decision
             rows.append(row.model_copy(update={
                 "decided_at": d.decided_at.isoformat(timespec="seconds"), "reviewer": d.reviewer, "authenticated": d.authenticated,
-                "outcome": d.outcome, "overridden": d.overridden, "reason_code": d.reason_code or "", "note": d.note,
+                "reviewer_subject": d.reviewer_subject or "", "reviewer_issuer": d.reviewer_issuer or "", "outcome": d.outcome, "overridden": d.overridden, "reason_code": d.reason_code or "", "note": d.note,
                 "delivery": "audit only", "attempts": 0, "last_error": "", "delivered_at": "", "review_step": SECOND,
                 "role": step.role, "provenance": _provenance(step, steps, entry),
             }))
@@ -135,7 +139,8 @@ HIDDEN = "(hidden until the blind second review)"
 def blind_until_reviewed(rows: list[AuditRow]) -> list[AuditRow]:
     """A first decision still awaiting its blind second review names no reviewer, outcome, override, reason, note,
     evidence cited or role, so the second reviewer cannot read it in the audit log or an export."""
-    secret = {"reviewer": HIDDEN, "outcome": HIDDEN, "decision": HIDDEN, "overridden": None, "reason_code": "", "note": "", "role": "", "cited_evidence": ""}
+    secret = {"reviewer": HIDDEN, "outcome": HIDDEN, "decision": HIDDEN, "overridden": None, "reason_code": "", "note": "", "role": "", "cited_evidence": "",
+              "reviewer_subject": "", "reviewer_issuer": ""}
     return [row.model_copy(update=secret) if row.delivery == AWAITING_SECOND else row for row in rows]
 
 

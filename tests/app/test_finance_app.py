@@ -270,3 +270,22 @@ def test_a_signed_in_reviewer_makes_a_token_that_acts_as_them_sees_it_once_and_r
     assert any(t.value.startswith("dana-script: decide on finance, as reviewer; never used") for t in at.text)
     at.button(key=f"revoke_token_{token.id}").click().run()
     assert ApiTokens(handed_in(configured(load_settings())).engine).check(shown) is None
+
+
+def test_served_beyond_this_machine_with_the_allowance_an_anonymous_visitor_is_a_viewer(exceptions_page, monkeypatch):
+    from streamlit import config
+
+    monkeypatch.setenv("RECALL_REVIEW_ALLOW_ANONYMOUS", "true")
+    monkeypatch.delenv("RECALL_REVIEW_ROLE", raising=False)
+    address = config.get_option("server.address")
+    config.set_option("server.address", "0.0.0.0")
+    try:
+        at = AppTest.from_file(APP, default_timeout=60).run()
+        at.session_state[QUEUE_PANEL] = True
+        at.switch_page(PAGE).run()
+        at = _select(at, "E-1001")
+    finally:
+        config.set_option("server.address", address)
+    assert any("open to anyone who reaches this address" in c.value and "**viewer**" in c.value for c in at.sidebar.caption)
+    assert next(b for b in at.button if b.label.startswith("Accept: ")).disabled
+    assert any(i.value == "Your role (viewer) can read this case but not decide it." for i in at.info)

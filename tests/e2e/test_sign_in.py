@@ -31,7 +31,7 @@ from tests.e2e.conftest import VIEWPORT, WAIT, click_button, heading, settled
 from tests.oidc_provider import Provider, auth_secrets, client_for, oidc_provider
 from tests.warm_app import start_warmed
 
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("sign_in")]
+pytestmark = pytest.mark.browser
 
 DANA = {"login": "dana", "password": "dana-pw-1", "sub": "u-dana-7c1", "name": "Dana Reviewer", "email": "dana@example.com",
         "groups": ["ap-reviewers"]}
@@ -47,6 +47,7 @@ MARKUP = "<img src=x onerror=alert(1)> **Mal** [x](javascript:alert(1))"
 MAL = {"login": "mal", "password": "mal-pw-6", "sub": "u-mal-0e7", "name": MARKUP, "email": "mal@example.com",
        "groups": ["ap-reviewers"]}
 USERS = [DANA, RAY, LEE, VIC, BRIEF, MAL]
+COOKIE = "_streamlit_user"  # Streamlit's session cookie: the ID token's claims, signed
 COOKIE_SECRET = "test-cookie-secret-0123456789abcdef"  # tests/oidc_provider.auth_secrets's default
 ROLES = {"lead": ["group:ap-leads"], "reviewer": ["group:ap-reviewers"], "viewer": ["group:stakeholders"], "signed_in": "viewer"}
 
@@ -116,7 +117,13 @@ def sign_in(page: Page, app: SignedInApp, user: dict, path: str = "/") -> None:
 
 
 def sign_out(page: Page) -> None:
+    """Sign out, and wait until the browser has been through the provider's logout and the session cookie is gone
+    (the page redraws "Sign in" before that: a page opened then would still find the cookie)."""
     click_button(page, "Sign out")
+    deadline = time.monotonic() + WAIT / 1000
+    while any(c["name"] == COOKIE for c in page.context.cookies()) and time.monotonic() < deadline:
+        page.wait_for_timeout(100)
+    assert not any(c["name"] == COOKIE for c in page.context.cookies()), "the session cookie outlived Sign out"
     expect(page.get_by_role("button", name="Sign in")).to_be_visible()
 
 
@@ -249,7 +256,6 @@ def test_a_session_ends_when_its_sign_in_expires(signed_in_app, new_page):
 
 
 # -- hostile inputs: each refused in words, nothing recorded ------------------------------------------------------
-COOKIE = "_streamlit_user"
 
 
 def _signed(claims: dict, secret: str = COOKIE_SECRET) -> str:
@@ -325,3 +331,18 @@ def test_a_name_in_markup_from_the_provider_is_shown_and_recorded_as_plain_text(
     expect(page.get_by_text(re.compile("E-1011 recorded"))).to_be_visible()
     (stored,) = app.decisions("E-1011")
     assert (stored.decision.reviewer, stored.decision.reviewer_subject) == (MARKUP, MAL["sub"]) and dialogs == []
+
+
+def test_the_audit_log_names_the_provider_subject_of_each_signed_in_decision(signed_in_app, new_page):
+    from dashboard.reporting.audit_export import audit_rows, to_csv
+
+    app, page = signed_in_app, new_page()
+    sign_in(page, app, LEE)
+    open_case(page, app, "E-1016")
+    click_button(page, "Record decision")
+    expect(page.get_by_text(re.compile("E-1016 recorded"))).to_be_visible()
+    page.goto(app.url + "/audit")
+    expect(page.get_by_text(f"by Lee Lead (subject {LEE['sub']} at {app.provider.issuer})", exact=False)).to_be_visible()
+    (row,) = [r for r in audit_rows(app.outbox().history(), {}) if r.case_id == "E-1016"]
+    assert (row.reviewer, row.reviewer_subject, row.reviewer_issuer) == ("Lee Lead", LEE["sub"], app.provider.issuer)
+    assert f"Lee Lead,True,{LEE['sub']},{app.provider.issuer}" in to_csv([row])

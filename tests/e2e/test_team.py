@@ -106,7 +106,7 @@ def test_a_viewer_cannot_decide(page: Page):
     with serve(RECALL_REVIEW_ROLE="viewer", **hindsight_down()) as (url, data_dir):
         page.goto(f"{url}/exceptions?case=E-1002")
         expect(page.get_by_text("Your role (viewer) can read this case but not decide it.")).to_be_visible()
-        expect(page.get_by_text("Sign-in is off: everyone who reaches this dashboard acts as viewer")).to_be_visible()
+        expect(page.get_by_text("Sign-in is off (one-person mode, served on this machine only): everyone acts as viewer")).to_be_visible()
         assert page.get_by_role("button", name="Record decision").count() == 0
         page.keyboard.press("a")  # the accept shortcut records nothing either
         settled(page)

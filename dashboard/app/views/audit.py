@@ -42,7 +42,8 @@ def decision_text(r) -> str:
     how = f"overrode the agent's {OUTCOME_WORDS.get(r.agent_recommendation, r.agent_recommendation)}" if r.overridden else "as the agent recommended"
     reason = f", reason {r.reason_code}" if r.reason_code else ""
     when = local_time(datetime.fromisoformat(r.decided_at))
-    return (f"#{r.audit_id} {r.case_id}: {r.decision} ({how}{reason}), by {r.reviewer}, {when}. "
+    who = f"{r.reviewer} (subject {r.reviewer_subject} at {r.reviewer_issuer})" if r.reviewer_subject else r.reviewer
+    return (f"#{r.audit_id} {r.case_id}: {r.decision} ({how}{reason}), by {who}, {when}. "
             f"Stored in Hindsight? {STORED.get(r.delivery, r.delivery)}\nNote: {r.note or '(none)'}")
 
 

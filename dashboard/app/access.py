@@ -147,8 +147,9 @@ def render_sign_in() -> None:
         st.sidebar.caption(f"Your role: {role} ({WHAT[role]}).")
         st.sidebar.button("Sign out", on_click=st.logout, key="sign_out")
         return
-    if isinstance(user, str):
-        st.sidebar.warning(md(user), icon=":material/lock:")
+    if isinstance(user, str):  # it quotes the session's own claims: plain text, never markdown (no autolinks either)
+        st.sidebar.warning("This session's sign-in is not accepted:", icon=":material/lock:")
+        st.sidebar.text(user)
     st.sidebar.button("Sign in", on_click=st.login, key="sign_in")
     if login_required():
         st.info("Sign in to review.", icon=":material/lock:")

@@ -27,7 +27,7 @@ from dashboard.review.approvals import Approvals
 from dashboard.review.db import make_engine
 from dashboard.review.outbox import Outbox
 from tests.conftest import SIGNING_SECRET, seed_demo_banks
-from tests.e2e.conftest import VIEWPORT, WAIT, click_button, heading, settled
+from tests.e2e.conftest import ARTIFACTS, VIEWPORT, WAIT, click_button, heading, settled
 from tests.oidc_provider import Provider, auth_secrets, client_for, oidc_provider
 from tests.warm_app import start_warmed
 
@@ -149,6 +149,7 @@ def test_a_reviewer_signs_in_on_the_providers_page_and_the_decision_records_who_
     page.fill("input[name=password]", "not-her-password")
     page.click("button#submit")
     expect(page.locator("#error")).to_have_text("Invalid login or password.")  # the provider refuses, nobody signs in
+    page.screenshot(path=str(ARTIFACTS / "sign-in-provider-refuses.png"))  # the provider's own page (no Streamlit run)
     page.fill("input[name=password]", DANA["password"])
     page.click("button#submit")
     expect(page.get_by_text("Signed in as Dana Reviewer", exact=True)).to_be_visible()
@@ -292,7 +293,7 @@ def test_a_forged_or_altered_session_cookie_signs_no_one_in(signed_in_app, new_p
     assert app.decisions("E-1008") == []
 
 
-def test_a_session_from_another_issuer_or_for_another_application_is_refused_in_words(signed_in_app, new_page):
+def test_a_session_from_another_issuer_or_for_another_application_is_refused_in_words(signed_in_app, new_page, shots):
     """Signed with this deployment's own cookie secret (another app sharing it, or an old configuration), so only the
     dashboard's own check on every run stands between these claims and Lee's lead role."""
     app, page = signed_in_app, new_page()
@@ -303,6 +304,7 @@ def test_a_session_from_another_issuer_or_for_another_application_is_refused_in_
         _with_cookie(page, app, _signed(_claims(app, LEE, **changed)))
         expect(page.get_by_text(said, exact=False)).to_be_visible()
         expect(page.get_by_text("Sign in to review.")).to_be_visible()
+        shots(page, f"sign-in-refused-{next(iter(changed))}")
     assert app.decisions("E-1008") == []
 
 

@@ -12,6 +12,7 @@ import streamlit as st
 
 from components.workflow import keep_selection, my_queue_filter
 from dashboard.agents.incidents import incident_text
+from dashboard.review.identity import Person
 from dashboard.app import finance_bulk, finance_case, resources
 from dashboard.app.queue_filters import approval_filter, second_review_filter
 from dashboard.app.shown_queue import shown_queue, vendor_choices
@@ -38,7 +39,7 @@ class Queue:
     table_open: bool  # the panel is open: its table and bulk approval are drawn
 
 
-def queue_panel(bank: str, cases: Sequence[ExceptionCase], decided: Mapping, me: str | None, today: date) -> tuple[Queue, list[int], st.delta_generator.DeltaGenerator]:
+def queue_panel(bank: str, cases: Sequence[ExceptionCase], decided: Mapping, me: Person | None, today: date) -> tuple[Queue, list[int], st.delta_generator.DeltaGenerator]:
     """The queue: filters, sort, "My queue", "Needs my approval"; while the panel is open, the table (flags from the
     review store) and bulk approval. Returns (queue, the table's selected rows, the caption's placeholder above the
     panel, where the counts show while it is closed)."""
@@ -58,7 +59,7 @@ def queue_panel(bank: str, cases: Sequence[ExceptionCase], decided: Mapping, me:
         statuses = f3.multiselect("Status", list(exception_queue.STATUSES), key="filter_status")
         sort = f4.selectbox("Sort", list(exception_queue.SORTS), key="queue_sort")
         with st.container(horizontal=True, gap="large"):  # the toggles' labels read in full, never "Needs …"
-            mine = my_queue_filter(resources.casework(), bank, finance_case.KIND, me, key="exceptions_my_queue")
+            mine = my_queue_filter(resources.casework(), bank, finance_case.KIND, me and me.name, key="exceptions_my_queue")
             to_approve = approval_filter(held, me)
             to_review, to_lead = second_review_filter(blind, me, lead=False), second_review_filter(blind, me, lead=True)
         shown, ids = shown_queue(cases, decided, held, blind, (tuple(vendors), tuple(types), tuple(statuses)), sort)
@@ -79,5 +80,5 @@ def queue_panel(bank: str, cases: Sequence[ExceptionCase], decided: Mapping, me:
                            **{c: st.column_config.Column(pinned=True) for c in KEY_COLUMNS},
                            "incident": st.column_config.Column(pinned=True, width="medium")},  # its words in full, never "crowd-ou"
         )
-        finance_bulk.bulk_bar(bank, queue, me)
+        finance_bulk.bulk_bar(bank, queue, me and me.name)
     return queue, list(event.selection.rows), caption

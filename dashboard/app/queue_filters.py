@@ -6,9 +6,10 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard.app import access, resources
+from dashboard.review.identity import Person
 
 
-def approval_filter(held: dict, me: str | None) -> set[str] | None:
+def approval_filter(held: dict, me: Person | None) -> set[str] | None:
     """The "Needs my approval" toggle: the held cases `me` may confirm or reject when it is on, else None."""
     on = st.toggle("Needs my approval", key="exceptions_needs_me", disabled=me is None,
                    help="Only the decisions above someone's approval limit that you may confirm or reject")
@@ -18,7 +19,7 @@ def approval_filter(held: dict, me: str | None) -> set[str] | None:
     return {case_id for case_id, h in held.items() if service.approval_problem(h, me, role) is None}
 
 
-def second_review_filter(blind: dict, me: str | None, *, lead: bool) -> set[str] | None:
+def second_review_filter(blind: dict, me: Person | None, *, lead: bool) -> set[str] | None:
     """"Needs my second review" (lead=False) or "Lead queue": the cases `me` may decide blind, or settle, when on."""
     label, key = ("Lead queue", "exceptions_lead_queue") if lead else ("Needs my second review", "exceptions_needs_second")
     on = st.toggle(label, key=key, disabled=me is None,

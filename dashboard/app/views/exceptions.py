@@ -89,7 +89,7 @@ def page() -> None:
         st.text(str(exc))
         return
     me = access.reviewer("reviewer_name")
-    queue, rows, caption = queue_panel(bank, cases, resources.outbox().decision_states(bank, "exception"), me.name, today)
+    queue, rows, caption = queue_panel(bank, cases, resources.outbox().decision_states(bank, "exception"), me.person, today)
     case, problem = exception_queue.resolve_case(queue.shown, queue.ids, rows, st.query_params.get("case"))
     caption.caption(f"{len(queue.shown)} of {len(cases)} exceptions shown: "
                     f"{figures_words(figures_from(queue.ids, queue.decided, queue.held, queue.blind))}.")

@@ -79,17 +79,21 @@ def recall_case(bank_id: str, key: CaseKey, query: str, k: int, own_document: st
     """The case's two-stage recall, from the cache while its scope is unchanged; `check` adds the crowd-out
     check (pass 2 reused, or one more call, once per cache entry)."""
     slot = _slot(bank_id, key, query, k, own_document, resources.freshness().stamp(bank_id, key.scope))
-    result = _cache().get_or_wait(slot, IN_FLIGHT_WAIT_S)  # J right after a case open: the background job has it
-    computed = result is None
-    if computed:
-        with st.spinner("Recalling precedents..."), resources.recall_log().timed("finance"):
-            result = two_stage_recall(resources.gateway().recall, bank_id, key, query, k=k, own_document=own_document)
+    gateway, log = resources.gateway(), resources.recall_log()
+
+    def ask() -> TwoStageResult:
+        with st.spinner("Recalling precedents..."), log.timed("finance"):
+            return two_stage_recall(gateway.recall, bank_id, key, query, k=k, own_document=own_document)
+
+    # One recall per case and freshness stamp for the whole process: another session (or the background job) asking
+    # the same is waited for, not repeated.
+    result, computed = _cache().get_or_compute(slot, ask, IN_FLIGHT_WAIT_S)
     if check and result.crowd_out is None:
         with st.spinner("Checking crowd-out..."):
             result = check_crowd_out(resources.gateway().recall, result)
         computed = True
     if computed:
-        _cache().put(slot, result)
+        _cache().put(slot, result)  # with its crowd-out check, when one was added
         case_id = own_document.removeprefix("decision-") if own_document else None
         if case_id:
             _keep_flags(resources.casework(), resources.outbox().provenance.origin, bank_id, {case_id: result})

@@ -46,16 +46,34 @@ class RecallCache:
                     del self._in_flight[key]
             done.set()
 
-    def get_or_wait(self, key: Hashable, timeout_s: float) -> Any | None:
-        """The entry; when it is missing but in flight, waits up to `timeout_s` for it. None: compute it yourself
-        (nobody was computing it, or that computation failed or is late)."""
+    def get_or_compute(self, key: Hashable, compute: Callable[[], Any], wait_s: float) -> tuple[Any, bool]:
+        """(the entry, whether this call computed it). One computation per key at a time for the whole process: the
+        first caller computes while the others wait for its answer (up to `wait_s`, then compute themselves), so
+        sessions opening the same case at once ask the server once."""
         with self._lock:
             value = self._items.get(key)
             pending = self._in_flight.get(key) if value is None else None
-        if pending is None:
-            return value
-        pending.wait(timeout_s)
-        return self.get(key)
+            mine = value is None and pending is None
+            if mine:
+                done = self._in_flight[key] = threading.Event()
+        if value is not None:
+            return value, False
+        if pending is not None:
+            pending.wait(wait_s)
+            if (value := self.get(key)) is not None:
+                return value, False
+            value = compute()  # its computation failed or is late: ask, but leave the slot to its owner
+            self.put(key, value)
+            return value, True
+        try:
+            value = compute()
+            self.put(key, value)
+            return value, True
+        finally:
+            with self._lock:
+                if self._in_flight.get(key) is done:
+                    del self._in_flight[key]
+            done.set()
 
     def put(self, key: Hashable, value: Any) -> None:
         with self._lock:

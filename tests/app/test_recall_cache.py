@@ -5,6 +5,7 @@ import contextlib
 import threading
 from collections import Counter
 from datetime import UTC, datetime
+from types import SimpleNamespace
 
 import pytest
 
@@ -40,8 +41,6 @@ def test_cache_hit_miss_ttl_and_bound():
 def test_a_recall_in_flight_is_awaited_not_asked_twice(monkeypatch, answer):
     reader_waits = someone_waits_in_flight(monkeypatch)
     cache, key = RecallCache(), ("bank", A.scope, 3)
-    assert cache.get_or_wait(key, timeout_s=600) is None  # nobody computing it: the caller recalls at once
-
     in_flight = threading.Event()
 
     def background() -> None:
@@ -56,11 +55,44 @@ def test_a_recall_in_flight_is_awaited_not_asked_twice(monkeypatch, answer):
     worker.start()
     assert in_flight.wait(30)
     got = []
-    reader = threading.Thread(target=lambda: got.append(cache.get_or_wait(key, timeout_s=600)))
+    reader = threading.Thread(target=lambda: got.append(cache.get_or_compute(key, lambda: "asked again", wait_s=600)))
     reader.start()
     worker.join(30)
     reader.join(30)  # a failed computation releases its reader too, long before its 600 s
-    assert not reader.is_alive() and got == [answer]  # the answer shared; after a failure, None: recall yourself
+    # the answer shared; after a failure the reader asks itself
+    assert not reader.is_alive() and got == [("the recall", False) if answer else ("asked again", True)]
+
+
+def test_sessions_asking_the_same_recall_at_once_share_one_computation(monkeypatch):
+    from dashboard.app import recall_cache
+
+    waiting = threading.Semaphore(0)
+
+    class Counted(threading.Event):
+        def wait(self, timeout=None):
+            waiting.release()
+            return super().wait(timeout)
+
+    monkeypatch.setattr(recall_cache, "threading", SimpleNamespace(Lock=threading.Lock, Event=Counted))
+    cache, key, asked = RecallCache(), ("bank", A.scope, 3), Counter()
+    release = threading.Event()
+
+    def slow_recall() -> str:
+        asked["server"] += 1
+        assert release.wait(30)  # on the wire until every other session waits for it (or asked itself)
+        return "the recall"
+
+    got = []
+    sessions = [threading.Thread(target=lambda: got.append(cache.get_or_compute(key, slow_recall, wait_s=600))) for _ in range(8)]
+    for s in sessions:
+        s.start()
+    for _ in range(7):
+        assert waiting.acquire(timeout=30), "a session did not wait for the recall on the wire"
+    release.set()
+    for s in sessions:
+        s.join(30)
+    assert asked["server"] == 1 and sorted(got) == [("the recall", False)] * 7 + [("the recall", True)]
+    assert cache.get_or_compute(key, slow_recall, wait_s=600) == ("the recall", False)  # then from the cache
 
 
 def test_a_decision_moves_only_its_scope_and_a_late_delivery_moves_every_scope(tmp_path):

@@ -55,6 +55,21 @@ def test_exceptions_next_previous_override_and_approve_keys(start):
     assert stored.decision.outcome == stored.decision.agent_recommendation
 
 
+def test_a_key_with_nowhere_to_go_says_so_instead_of_doing_nothing(start):
+    ids = [c.id for c in exception_queue.select(DEMO_CASES, {})]
+    at = start("views/exceptions.py", case=ids[0])
+    assert not at.button(key="exc_prev").disabled  # enabled: a disabled button's key would vanish in the browser
+    at = _click(at, "exc_prev")
+    assert _param(at, "case") == ids[0]
+    assert f"{ids[0]} is the first case of the queue shown: there is no previous one." in [w.value for w in at.warning]
+    at = start("views/exceptions.py", case=ids[-1])
+    at = _click(at, "exc_next")
+    assert _param(at, "case") == ids[-1]
+    assert f"{ids[-1]} is the last case of the queue shown: there is no next one." in [w.value for w in at.warning]
+    at = _click(at, "exc_prev")  # said once: the next key moves, and the words go
+    assert _param(at, "case") == ids[-2] and not any("there is no" in w.value for w in at.warning)
+
+
 def test_with_the_queue_panel_closed_the_keys_walk_the_queue_and_no_table_is_drawn(start):
     ids = [c.id for c in exception_queue.select(DEMO_CASES, {})]  # the queue's order, as the table would show it
     at = start("views/exceptions.py", case=ids[0])

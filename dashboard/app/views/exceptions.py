@@ -54,10 +54,12 @@ def case_header(bank: str, case: ExceptionCase, queue: Queue, me, today: date, a
             free = claim_controls(resources.casework(), bank, finance_case.KIND, case.id, me.person, lambda: access.permitted("decide"),
                                   cannot_claim=blind_review.cannot_claim(blind, me))
         awaiting = held is not None and held.awaiting  # its form is the second approver's
+        why_not = ("someone else holds it (see who above)" if not free else
+                   "its decision awaits a second approval (below)" if awaiting else None)
         override = review_keys(
             queue.ids, case.id, table_key=QUEUE_KEY, param="case", prefix="exc", accept=accept,
             override_state=(field_keys(case.id)["choice"], OVERRIDE), decided=queue.decided,
-            can_decide=free and access.can("decide") and not awaiting,
+            can_decide=access.can("decide"), why_not=why_not,
         )
         slot = Slot("case_feedback")
     flash(finance_case.KEYS.flash, slot)  # the last decision's confirmation, where the reviewer's eyes are

@@ -113,7 +113,8 @@ def _header(bank: str, ticket: Ticket, tickets: list[Ticket], latest: dict, stat
                                   cannot_claim=blind_review.cannot_claim(blind, me))
         review_keys(
             [t.id for t in tickets], ticket.id, table_key=QUEUE_KEY, param="ticket", prefix="tic", accept=accept,
-            override_state=(ticket_case.action_key(ticket), "override"), decided=latest, can_decide=free and access.can("decide"),
+            override_state=(ticket_case.action_key(ticket), "override"), decided=latest, can_decide=access.can("decide"),
+            why_not=None if free else "someone else holds it (see who above)",
         )
         slot = Slot("ticket_feedback")
     flash(ticket_case.KEYS.flash, slot)

@@ -1,0 +1,318 @@
+"""`python -m dashboard bench-team`: N reviewers at once on one app instance, each in its own Chromium context (its own
+Streamlit session), against a real Hindsight.
+
+Every cell (N reviewers, a pace, a load) gets a fresh app started as people start it (`streamlit run` on the app's entry
+file, its own review store) on a synthetic queue over the bench bank; reviewer i opens its own stretch of the queue,
+types its name, then presses keys: J (K at the queue's end) and every fifth key A (accept). A key counts as landed when
+the screen moves within LOST_AFTER_S: the next case's evidence drawn under a header naming the case in the address bar
+(for A, also the confirmation or a refusal). Otherwise it is lost. Two paces:
+
+- paced: a key every `pace` seconds per reviewer (starts staggered over the first interval); a key still unsettled at
+  its slot is waited for first (a reviewer does not press ahead of a screen that has not moved);
+- fast: the next key as soon as the page has settled (its run done, no skeleton), as a reviewer racing the queue.
+
+Reported per cell: the median, p90 and p95 of J and of every key, and the keys lost, beside N=1 in the same run;
+quiet, and with `--hog` again beside a CPU hog. After the run the review store is read back: every A that landed is
+exactly one decision of that reviewer on the case the screen showed. Everything it starts it stops, by PID.
+
+The clients are real browsers sharing the machine's cores with the app and Hindsight, so the tails include the
+browsers' own CPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from contextlib import closing
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from dashboard.cli.browser_bench import CHROMIUM, EVIDENCE_SHOWN, IDLE, NO_SKELETON, VIEWPORT, _load
+from dashboard.cli.app_server import serve_app
+from dashboard.cli.registry import command
+
+LOST_AFTER_S = 60.0
+ACCEPT_EVERY = 5  # every fifth key is A
+TARGETS_S = {"paced": {"J median": 0.4, "J p95": 1.0}, "fast": {}}  # fast: median <= 3x the single reviewer's
+SEEN = """() => JSON.stringify({
+  focus: document.activeElement && (document.activeElement.getAttribute('aria-label') || document.activeElement.tagName),
+  state: document.querySelector('[data-testid=stApp]').getAttribute('data-test-script-state'),
+  alerts: Array.from(document.querySelectorAll('[data-testid=stAlert]')).map((el) => el.innerText.slice(0, 160)),
+})"""
+RECORDED = "() => Array.from(document.querySelectorAll('.st-key-case_feedback [data-testid=stAlert]')).some(" \
+           "(el) => el.closest('[data-stale=\"true\"]') === null && /recorded|refused|cannot/i.test(el.innerText))"
+
+
+@dataclass
+class Press:
+    reviewer: int
+    key: str
+    case: str  # the case on screen when it was pressed
+    seconds: float | None  # None: lost (nothing moved within LOST_AFTER_S)
+    after: str = ""  # the case in the address bar once it landed or was given up
+    seen: str = ""  # for a lost key: what the page showed (its alerts, the focused element)
+
+
+@dataclass
+class Cell:
+    reviewers: int
+    pace: str  # "paced" or "fast"
+    load: str
+    presses: list[Press] = field(default_factory=list)
+    decisions_checked: str = ""
+
+    def times(self, keys: str) -> list[float]:
+        return sorted(p.seconds for p in self.presses if p.key in keys and p.seconds is not None)
+
+    def lost(self) -> int:
+        return sum(p.seconds is None for p in self.presses)
+
+
+def quantile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=100, method="inclusive")[round(q * 100) - 1]
+
+
+async def _settled(page) -> None:
+    await page.wait_for_selector(IDLE, state="attached", timeout=LOST_AFTER_S * 1000)
+    await page.wait_for_function(NO_SKELETON, timeout=LOST_AFTER_S * 1000)
+
+
+async def _moved(page, previous: str, accept: bool) -> bool:
+    try:
+        await page.wait_for_function(EVIDENCE_SHOWN, arg=previous, timeout=LOST_AFTER_S * 1000, polling="raf")
+        if accept:
+            await page.wait_for_function(RECORDED, timeout=LOST_AFTER_S * 1000, polling="raf")
+        return True
+    except Exception:  # Playwright's timeout: the key did nothing the reviewer could see
+        return False
+
+
+async def _case(page) -> str:
+    return await page.evaluate("() => new URLSearchParams(location.search).get('case')")
+
+
+async def _reviewer(browser, url: str, i: int, start_case: str, last_case: str, keys: int, pace_s: float | None,
+                    stagger_s: float, presses: list[Press], shots: Path | None = None) -> None:
+    context = await browser.new_context(viewport=VIEWPORT)
+    context.set_default_timeout(LOST_AFTER_S * 1000 * 5)  # eight sessions opening at once on two cores
+    try:
+        page = await context.new_page()
+        await page.goto(f"{url}/exceptions?case={start_case}")
+        await page.wait_for_function(EVIDENCE_SHOWN, arg=None, timeout=LOST_AFTER_S * 1000 * 5, polling="raf")
+        name = page.locator('input[aria-label="Reviewer name"]')
+        await name.fill(f"Team Reviewer {i + 1}")
+        await name.press("Tab")
+        await _settled(page)
+        await asyncio.sleep(stagger_s)
+        begun = time.perf_counter()
+        for n in range(keys):
+            case = await _case(page)
+            key = "a" if (n + 1) % ACCEPT_EVERY == 0 else ("k" if case == last_case else "j")
+            await page.evaluate("() => document.activeElement && document.activeElement.blur()")
+            start = time.perf_counter()
+            await page.keyboard.press(key)
+            landed = await _moved(page, case, key == "a")
+            press = Press(i, key.upper(), case, time.perf_counter() - start if landed else None, await _case(page))
+            if not landed:
+                press.seen = await page.evaluate(SEEN)
+                if shots is not None:
+                    await page.screenshot(path=str(shots / f"lost-r{i + 1}-{n + 1}-{key}.png"))
+            presses.append(press)
+            if pace_s is None:
+                await _settled(page)
+            else:
+                await asyncio.sleep(max(0.0, begun + (n + 1) * pace_s - time.perf_counter()))
+    finally:
+        await context.close()
+
+
+async def _cell(browser, url: str, case_ids: list[str], n: int, keys: int, pace_s: float | None, shots: Path | None) -> list[Press]:
+    stretch = len(case_ids) // n
+    presses: list[Press] = []
+    await asyncio.gather(*(
+        _reviewer(browser, url, i, case_ids[i * stretch], case_ids[(i + 1) * stretch - 1], keys, pace_s,
+                  (pace_s or 0.0) * i / n, presses, shots)
+        for i in range(n)
+    ))
+    return presses
+
+
+def _check_decisions(data_dir: Path, bank: str, presses: list[Press]) -> tuple[list[str], str]:
+    """Every A that landed is one decision (held ones too) by its reviewer on the case it was pressed on; nothing else
+    recorded. Returns that verdict and the cases decided."""
+    import sqlalchemy as sa
+
+    from dashboard.review.db import make_engine
+    from dashboard.review.schema import decisions
+
+    engine = make_engine(None, data_dir)
+    try:
+        with engine.connect() as conn:
+            rows = conn.execute(sa.select(decisions.c.case_id, decisions.c.reviewer).where(decisions.c.bank_id == bank)).all()
+    finally:
+        engine.dispose()
+    stored = sorted((case, reviewer) for case, reviewer in rows)
+    accepted = sorted((p.case, f"Team Reviewer {p.reviewer + 1}") for p in presses if p.key == "A" and p.seconds is not None)
+    cases = sorted({case for case, _ in stored})
+    if stored == accepted:
+        return cases, f"the {len(stored)} landed A's are exactly the {len(stored)} decisions recorded, each by its reviewer on its case"
+    return cases, (f"MISMATCH between screen and store: recorded but not confirmed on screen {sorted(set(stored) - set(accepted))}, "
+            f"confirmed on screen but not recorded {sorted(set(accepted) - set(stored))}")
+
+
+def run(reviewers: list[int], pace_s: float, keys: int, fast_keys: int, size: int, bank_size: int, hog: bool,
+        paces: tuple[str, ...] = ("paced", "fast"), shots: Path | None = None, log: Callable[[str], None] = print) -> dict:
+    from playwright.async_api import async_playwright
+
+    from dashboard.cli import bench_data
+    from dashboard.cli.bench import machine, server_running
+    from dashboard.finance import queue as exception_queue
+    from dashboard.finance.decisions import document_id_for
+    from dashboard.hindsight.gateway import HindsightGateway
+    from dashboard.settings import load_settings
+
+    settings = load_settings()
+    notes = [f"machine: {machine()}; {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; load average {os.getloadavg()[0]:.1f} at start"]
+    cells: list[Cell] = []
+    with (server_running(settings, log), tempfile.TemporaryDirectory(prefix="bench-team-") as work,
+          closing(HindsightGateway(settings.base_url, settings.api_key, timeout=300.0)) as gw):
+        bank = bench_data.bench_bank(bank_size)
+        bench_data.seed(gw, bank_size, log=log)
+        cases = exception_queue.select(bench_data.cases(size), {})
+        queue_file = bench_data.write_cases_csv(Path(work) / "exceptions.csv", cases)
+        env = {**os.environ, "RECALL_REVIEW_FINANCE_BANK": bank, "RECALL_REVIEW_EXCEPTIONS_FILE": str(queue_file),
+               "RECALL_REVIEW_API_PORT": str(settings.api_port), "RECALL_REVIEW_PG_PORT": str(settings.pg_port)}
+        env.pop("RECALL_REVIEW_DATABASE_URL", None)  # each cell's app keeps its own review store
+
+        async def all_cells() -> None:
+            async with async_playwright() as pw:
+                browser = await pw.chromium.launch(executable_path=CHROMIUM, headless=True, env={**os.environ, "HOME": work})
+                try:
+                    for load in ("quiet", "hog")[: 2 if hog else 1]:
+                        with _load(load, Path(work)):
+                            for pace in paces:
+                                for n in reviewers:
+                                    cell = Cell(n, pace, load)
+                                    log(f"{n} reviewer(s), {pace}, {load} ...")
+                                    data_dir = Path(tempfile.mkdtemp(prefix="app-", dir=work))
+                                    offset = len(cells) * 7  # each cell on cases no earlier cell recalled first
+                                    ids = [c.id for c in cases][offset:] + [c.id for c in cases][:offset]
+                                    with serve_app(env, data_dir) as url:
+                                        cell.presses = await _cell(browser, url, ids, n, keys if pace == "paced" else fast_keys,
+                                                                   pace_s if pace == "paced" else None, shots)
+                                    decided, cell.decisions_checked = _check_decisions(data_dir, bank, cell.presses)
+                                    for case_id in decided:
+                                        gw.delete_document(bank, document_id_for(case_id))  # the bank as it was
+                                    for p in cell.presses:
+                                        if p.seconds is None:
+                                            log(f"  lost: reviewer {p.reviewer + 1} pressed {p.key} on {p.case}; the address bar then said {p.after}; {p.seen}")
+                                    log(f"  J median {_fmt(quantile(cell.times('J'), 0.5))}, p95 {_fmt(quantile(cell.times('J'), 0.95))}, "
+                                        f"lost {cell.lost()} of {len(cell.presses)}; {cell.decisions_checked}")
+                                    cells.append(cell)
+                finally:
+                    await browser.close()
+
+        asyncio.run(all_cells())
+    notes.append(f"queue: {size:,} synthetic cases on the {bank_size:,}-memory bench bank; each reviewer its own stretch")
+    notes.append("client: one headless Chromium, a context (a Streamlit session) per reviewer, driven by Playwright")
+    if hog:
+        notes.append("hog: one process spinning on one core beside the app, the server and the browser")
+    return summarise(cells, pace_s, notes)
+
+
+def _fmt(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds:.2f} s"
+
+
+def summarise(cells: list[Cell], pace_s: float, notes: list[str]) -> dict:
+    rows = []
+    for cell in cells:
+        j, every = cell.times("J"), cell.times("JKNA")
+        single = next((c for c in cells if c.reviewers == 1 and c.pace == cell.pace and c.load == cell.load), None)
+        single_median = quantile(single.times("J"), 0.5) if single else None
+        median = quantile(j, 0.5)
+        verdict = []
+        if cell.pace == "paced":
+            verdict += [median is not None and median <= TARGETS_S["paced"]["J median"],
+                        (p95 := quantile(j, 0.95)) is not None and p95 <= TARGETS_S["paced"]["J p95"]]
+        elif single_median and median is not None:
+            verdict.append(median <= 3 * single_median)
+        verdict.append(cell.lost() == 0)
+        rows.append({
+            "reviewers": cell.reviewers, "pace": f"a key every {pace_s:g} s" if cell.pace == "paced" else "as fast as it settles",
+            "load": cell.load, "J_median_s": median, "J_p90_s": quantile(j, 0.9), "J_p95_s": quantile(j, 0.95),
+            "all_median_s": quantile(every, 0.5), "all_p95_s": quantile(every, 0.95),
+            "lost": cell.lost(), "keys": len(cell.presses), "store": cell.decisions_checked,
+            "verdict": "PASS" if all(verdict) else "MISS",
+        })
+    return {"rows": rows, "notes": notes}
+
+
+def print_report(report: dict, out=sys.stdout) -> None:
+    print("\n| reviewers | pace | load | J median | J p90 | J p95 | all keys median | all keys p95 | keys lost | verdict |", file=out)
+    print("|---|---|---|---|---|---|---|---|---|---|", file=out)
+    for r in report["rows"]:
+        print(f"| {r['reviewers']} | {r['pace']} | {r['load']} | {_fmt(r['J_median_s'])} | {_fmt(r['J_p90_s'])} | "
+              f"{_fmt(r['J_p95_s'])} | {_fmt(r['all_median_s'])} | {_fmt(r['all_p95_s'])} | {r['lost']} of {r['keys']} | "
+              f"{r['verdict']} |", file=out)
+    for r in report["rows"]:
+        print(f"note: {r['reviewers']} reviewer(s), {r['pace']}, {r['load']}: {r['store']}", file=out)
+    for note in report["notes"]:
+        print(f"note: {note}", file=out)
+    print("targets: a key every 3 s at 8 reviewers: J median <= 0.4 s, p95 <= 1.0 s; as fast as it settles: J median "
+          "<= 3x the single reviewer's; 0 keys lost everywhere", file=out)
+
+
+def _counts(value: str) -> list[int]:
+    try:
+        counts = sorted({int(v) for v in value.split(",") if v.strip()})
+    except ValueError:
+        raise argparse.ArgumentTypeError("a comma-separated list of reviewer counts, e.g. 1,4,8") from None
+    if not counts or counts[0] < 1:
+        raise argparse.ArgumentTypeError("each count must be at least 1")
+    return counts if counts[0] == 1 else [1, *counts]  # N=1 beside the others, in the same run
+
+
+def _args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--reviewers", type=_counts, default=[1, 4, 8], help="reviewer counts (1 is always measured too)")
+    parser.add_argument("--pace", type=float, default=3.0, help="seconds between one reviewer's keys, paced")
+    parser.add_argument("--keys", type=int, default=8, help="keys per reviewer, paced")
+    parser.add_argument("--fast-keys", type=int, default=10, help="keys per reviewer, as fast as the page settles")
+    parser.add_argument("--size", type=int, default=400, help="synthetic queue size (each reviewer a stretch of it)")
+    parser.add_argument("--bank-size", type=int, default=1000, help="memories in the bench bank")
+    parser.add_argument("--hog", action="store_true", help="measure again beside a CPU hog (one process on one core)")
+    parser.add_argument("--paces", type=lambda v: tuple(p for p in v.split(",") if p), default=("paced", "fast"),
+                        help="which paces: paced, fast or both (paced,fast)")
+    parser.add_argument("--shots", type=Path, help="a folder for a screenshot of the page at each lost key")
+    parser.add_argument("--json", action="store_true")
+
+
+@command("bench-team", "N reviewers at once on one app in Chromium: key times per N and lost keys, paced and fast", _args)
+def run_bench_team(args: argparse.Namespace) -> int:
+    if args.pace <= 0 or args.keys < 1 or args.fast_keys < 1:
+        print("error: --pace, --keys and --fast-keys must be positive", file=sys.stderr)
+        return 2
+    if args.size < 2 * max(args.reviewers) * 2:
+        print(f"error: --size: {args.size} cases are too few for {max(args.reviewers)} reviewers' stretches", file=sys.stderr)
+        return 2
+    if not set(args.paces) <= {"paced", "fast"} or not args.paces:
+        print("error: --paces: paced, fast or paced,fast", file=sys.stderr)
+        return 2
+    figures = run(args.reviewers, args.pace, args.keys, args.fast_keys, args.size, args.bank_size, args.hog, args.paces, args.shots,
+                  log=lambda m: print(m, file=sys.stderr, flush=True))
+    print(json.dumps(figures, indent=2) if args.json else "", end="")
+    if not args.json:
+        print_report(figures)
+    return 0

@@ -2,10 +2,13 @@
 Streamlit session), against a real Hindsight.
 
 Every cell (N reviewers, a pace, a load) gets a fresh app started as people start it (`streamlit run` on the app's entry
-file, its own review store) on a synthetic queue over the bench bank; reviewer i opens its own stretch of the queue,
-types its name, then presses keys: J (K at the queue's end) and every fifth key A (accept). A key counts as landed when
-the screen moves within LOST_AFTER_S: the next case's evidence drawn under a header naming the case in the address bar
-(for A, also the confirmation or a refusal). Otherwise it is lost. Two paces:
+file, its own review store). By default the team shares the demo queue on the demo precedents, as issue 45 measured
+it: reviewer i opens the i-th nth of the queue, types its name, then presses J (K at the queue's last case) and every
+fifth key A (accept), so claims, decisions and held cases of one reviewer meet the others' keys. With another --size
+the queue is synthetic (on the bench bank) and each reviewer keeps to a stretch of its own. A key landed when, within
+LOST_AFTER_S, the next case's evidence is drawn under a header naming the case in the address bar (for A, with its
+confirmation), or the page says why it could not act (A refused; J/K with nowhere to go). Otherwise it is lost.
+Two paces:
 
 - paced: a key every `pace` seconds per reviewer (starts staggered over the first interval); a key still unsettled at
   its slot is waited for first (a reviewer does not press ahead of a screen that has not moved);
@@ -13,7 +16,7 @@ the screen moves within LOST_AFTER_S: the next case's evidence drawn under a hea
 
 Reported per cell: the median, p90 and p95 of J and of every key, and the keys lost, beside N=1 in the same run;
 quiet, and with `--hog` again beside a CPU hog. After the run the review store is read back: every A that landed is
-exactly one decision of that reviewer on the case the screen showed. Everything it starts it stops, by PID.
+exactly one decision of that reviewer on the case the screen showed, and a refused A none. Everything it starts it stops, by PID.
 
 The clients are real browsers sharing the machine's cores with the app and Hindsight, so the tails include the
 browsers' own CPU.
@@ -29,13 +32,14 @@ import statistics
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Callable
 from contextlib import closing
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from dashboard.cli.browser_bench import CHROMIUM, EVIDENCE_SHOWN, IDLE, NO_SKELETON, VIEWPORT, _load
+from dashboard.cli.browser_bench import CHROMIUM, EVIDENCE_SHOWN, IDLE, NO_SKELETON, VIEWPORT, _load, _prepare
 from dashboard.cli.app_server import serve_app
 from dashboard.cli.registry import command
 
@@ -47,8 +51,15 @@ SEEN = """() => JSON.stringify({
   state: document.querySelector('[data-testid=stApp]').getAttribute('data-test-script-state'),
   alerts: Array.from(document.querySelectorAll('[data-testid=stAlert]')).map((el) => el.innerText.slice(0, 160)),
 })"""
-RECORDED = "() => Array.from(document.querySelectorAll('.st-key-case_feedback [data-testid=stAlert]')).some(" \
-           "(el) => el.closest('[data-stale=\"true\"]') === null && /recorded|refused|cannot/i.test(el.innerText))"
+LANDED = f"""([previous, accept]) => {{
+  const fresh = (el) => el.closest('[data-stale="true"]') === null && el.checkVisibility();
+  const alerts = Array.from(document.querySelectorAll('[data-testid=stAlert]')).filter(fresh).map((el) => el.innerText);
+  if (accept && alerts.some((t) => t.includes('Not recorded'))) return 'refused';
+  if (!accept && alerts.some((t) => t.includes(previous) && t.includes('there is no'))) return 'said';
+  const moved = ({EVIDENCE_SHOWN})(previous);
+  if (moved && (!accept || alerts.some((t) => / recorded: /.test(t)))) return 'moved';
+  return false;
+}}"""
 
 
 @dataclass
@@ -59,6 +70,7 @@ class Press:
     seconds: float | None  # None: lost (nothing moved within LOST_AFTER_S)
     after: str = ""  # the case in the address bar once it landed or was given up
     seen: str = ""  # for a lost key: what the page showed (its alerts, the focused element)
+    how: str = ""  # moved, refused (A: nothing recorded, and why said) or said (J/K: nowhere to go)
 
 
 @dataclass
@@ -89,14 +101,16 @@ async def _settled(page) -> None:
     await page.wait_for_function(NO_SKELETON, timeout=LOST_AFTER_S * 1000)
 
 
-async def _moved(page, previous: str, accept: bool) -> bool:
+async def _landed(page, previous: str, accept: bool) -> str | None:
+    """How the key landed: "moved" (the next case drawn; for A with its confirmation), "refused" (A: the page said
+    why nothing was recorded) or "said" (J/K: the page said there is nowhere to go); None: lost."""
+    from playwright.async_api import TimeoutError as PlaywrightTimeout
+
     try:
-        await page.wait_for_function(EVIDENCE_SHOWN, arg=previous, timeout=LOST_AFTER_S * 1000, polling="raf")
-        if accept:
-            await page.wait_for_function(RECORDED, timeout=LOST_AFTER_S * 1000, polling="raf")
-        return True
-    except Exception:  # Playwright's timeout: the key did nothing the reviewer could see
-        return False
+        answer = await page.wait_for_function(LANDED, arg=[previous, accept], timeout=LOST_AFTER_S * 1000, polling="raf")
+        return await answer.json_value()
+    except PlaywrightTimeout:  # the key did nothing the reviewer could see
+        return None
 
 
 async def _case(page) -> str:
@@ -123,8 +137,8 @@ async def _reviewer(browser, url: str, i: int, start_case: str, last_case: str, 
             await page.evaluate("() => document.activeElement && document.activeElement.blur()")
             start = time.perf_counter()
             await page.keyboard.press(key)
-            landed = await _moved(page, case, key == "a")
-            press = Press(i, key.upper(), case, time.perf_counter() - start if landed else None, await _case(page))
+            landed = await _landed(page, case, key == "a")
+            press = Press(i, key.upper(), case, time.perf_counter() - start if landed else None, await _case(page), how=landed or "")
             if not landed:
                 press.seen = await page.evaluate(SEEN)
                 if shots is not None:
@@ -138,11 +152,14 @@ async def _reviewer(browser, url: str, i: int, start_case: str, last_case: str, 
         await context.close()
 
 
-async def _cell(browser, url: str, case_ids: list[str], n: int, keys: int, pace_s: float | None, shots: Path | None) -> list[Press]:
+async def _cell(browser, url: str, case_ids: list[str], last: str, n: int, keys: int, pace_s: float | None,
+                shots: Path | None, shared: bool) -> list[Press]:
+    """Reviewer i starts at the i-th nth of the queue; `shared`: all walk one queue (K at its last case), else each keeps
+    to its own stretch (K at its end)."""
     stretch = len(case_ids) // n
     presses: list[Press] = []
     await asyncio.gather(*(
-        _reviewer(browser, url, i, case_ids[i * stretch], case_ids[(i + 1) * stretch - 1], keys, pace_s,
+        _reviewer(browser, url, i, case_ids[i * stretch], last if shared else case_ids[(i + 1) * stretch - 1], keys, pace_s,
                   (pace_s or 0.0) * i / n, presses, shots)
         for i in range(n)
     ))
@@ -164,7 +181,7 @@ def _check_decisions(data_dir: Path, bank: str, presses: list[Press]) -> tuple[l
     finally:
         engine.dispose()
     stored = sorted((case, reviewer) for case, reviewer in rows)
-    accepted = sorted((p.case, f"Team Reviewer {p.reviewer + 1}") for p in presses if p.key == "A" and p.seconds is not None)
+    accepted = sorted((p.case, f"Team Reviewer {p.reviewer + 1}") for p in presses if p.key == "A" and p.how == "moved")
     cases = sorted({case for case, _ in stored})
     if stored == accepted:
         return cases, f"the {len(stored)} landed A's are exactly the {len(stored)} decisions recorded, each by its reviewer on its case"
@@ -176,9 +193,7 @@ def run(reviewers: list[int], pace_s: float, keys: int, fast_keys: int, size: in
         paces: tuple[str, ...] = ("paced", "fast"), shots: Path | None = None, log: Callable[[str], None] = print) -> dict:
     from playwright.async_api import async_playwright
 
-    from dashboard.cli import bench_data
     from dashboard.cli.bench import machine, server_running
-    from dashboard.finance import queue as exception_queue
     from dashboard.finance.decisions import document_id_for
     from dashboard.hindsight.gateway import HindsightGateway
     from dashboard.settings import load_settings
@@ -188,10 +203,9 @@ def run(reviewers: list[int], pace_s: float, keys: int, fast_keys: int, size: in
     cells: list[Cell] = []
     with (server_running(settings, log), tempfile.TemporaryDirectory(prefix="bench-team-") as work,
           closing(HindsightGateway(settings.base_url, settings.api_key, timeout=300.0)) as gw):
-        bank = bench_data.bench_bank(bank_size)
-        bench_data.seed(gw, bank_size, log=log)
-        cases = exception_queue.select(bench_data.cases(size), {})
-        queue_file = bench_data.write_cases_csv(Path(work) / "exceptions.csv", cases)
+        queue = _prepare(gw, size, bank_size, Path(work), log)  # the demo queue and bank at its size (18)
+        bank, queue_file, order = queue.bank, queue.queue_file, queue.case_ids
+        shared = not queue.synthetic  # the demo queue is one the whole team walks, as issue 45 measured it
         env = {**os.environ, "RECALL_REVIEW_FINANCE_BANK": bank, "RECALL_REVIEW_EXCEPTIONS_FILE": str(queue_file),
                "RECALL_REVIEW_API_PORT": str(settings.api_port), "RECALL_REVIEW_PG_PORT": str(settings.pg_port)}
         env.pop("RECALL_REVIEW_DATABASE_URL", None)  # each cell's app keeps its own review store
@@ -207,11 +221,11 @@ def run(reviewers: list[int], pace_s: float, keys: int, fast_keys: int, size: in
                                     cell = Cell(n, pace, load)
                                     log(f"{n} reviewer(s), {pace}, {load} ...")
                                     data_dir = Path(tempfile.mkdtemp(prefix="app-", dir=work))
-                                    offset = len(cells) * 7  # each cell on cases no earlier cell recalled first
-                                    ids = [c.id for c in cases][offset:] + [c.id for c in cases][:offset]
+                                    offset = 0 if shared else len(cells) * 7  # each cell on cases no earlier cell recalled first
+                                    ids = order[offset:] + order[:offset]
                                     with serve_app(env, data_dir) as url:
-                                        cell.presses = await _cell(browser, url, ids, n, keys if pace == "paced" else fast_keys,
-                                                                   pace_s if pace == "paced" else None, shots)
+                                        cell.presses = await _cell(browser, url, ids, order[-1], n, keys if pace == "paced" else fast_keys,
+                                                                   pace_s if pace == "paced" else None, shots, shared)
                                     decided, cell.decisions_checked = _check_decisions(data_dir, bank, cell.presses)
                                     for case_id in decided:
                                         gw.delete_document(bank, document_id_for(case_id))  # the bank as it was
@@ -225,7 +239,12 @@ def run(reviewers: list[int], pace_s: float, keys: int, fast_keys: int, size: in
                     await browser.close()
 
         asyncio.run(all_cells())
-    notes.append(f"queue: {size:,} synthetic cases on the {bank_size:,}-memory bench bank; each reviewer its own stretch")
+    notes.append(f"queue: {queue.label}; " + ("every reviewer on the one queue (claims, decisions and held cases meet)"
+                                              if shared else "each reviewer its own stretch of it"))
+    landed = Counter(p.how for c in cells for p in c.presses if p.seconds is not None)
+    notes.append("keys that landed: " + ", ".join(f"{n} {how}" for how, n in sorted(landed.items())) +
+                 " (moved: the next case drawn, with the confirmation for A; refused: A said why nothing was recorded; "
+                 "said: J/K said there is nowhere to go)")
     notes.append("client: one headless Chromium, a context (a Streamlit session) per reviewer, driven by Playwright")
     if hog:
         notes.append("hog: one process spinning on one core beside the app, the server and the browser")
@@ -290,7 +309,9 @@ def _args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pace", type=float, default=3.0, help="seconds between one reviewer's keys, paced")
     parser.add_argument("--keys", type=int, default=8, help="keys per reviewer, paced")
     parser.add_argument("--fast-keys", type=int, default=10, help="keys per reviewer, as fast as the page settles")
-    parser.add_argument("--size", type=int, default=400, help="synthetic queue size (each reviewer a stretch of it)")
+    parser.add_argument("--size", type=int, default=18,
+                        help="18: the demo queue on the demo precedents, one queue for the whole team (as issue 45 "
+                             "measured); any other: a synthetic queue on the bench bank, each reviewer a stretch of it")
     parser.add_argument("--bank-size", type=int, default=1000, help="memories in the bench bank")
     parser.add_argument("--hog", action="store_true", help="measure again beside a CPU hog (one process on one core)")
     parser.add_argument("--paces", type=lambda v: tuple(p for p in v.split(",") if p), default=("paced", "fast"),
@@ -304,7 +325,7 @@ def run_bench_team(args: argparse.Namespace) -> int:
     if args.pace <= 0 or args.keys < 1 or args.fast_keys < 1:
         print("error: --pace, --keys and --fast-keys must be positive", file=sys.stderr)
         return 2
-    if args.size < 2 * max(args.reviewers) * 2:
+    if args.size != 18 and args.size < 2 * max(args.reviewers) * 2:
         print(f"error: --size: {args.size} cases are too few for {max(args.reviewers)} reviewers' stretches", file=sys.stderr)
         return 2
     if not set(args.paces) <= {"paced", "fast"} or not args.paces:

@@ -145,14 +145,17 @@ def prefetch_queue(bank_id: str, cases: Sequence[ExceptionCase], k: int, after: 
             totals.update(fill(ordered[at:at + BACKGROUND_CHUNK], k))
         return dict(totals)
 
-    return _prefetch(bank_id, queue_fingerprint(ids), k, start // PREFETCH_STRIDE, _job=job)
+    generation = resources.freshness().generation(bank_id)
+    return _prefetch(bank_id, queue_fingerprint(ids), k, start // PREFETCH_STRIDE, generation, _job=job)
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
-def _prefetch(bank_id: str, queue: int, k: int, stride: int, _job: Callable[[], dict[str, int]]) -> Future:
-    # Once per (bank, queue, k, stride of the queue) per server process, whatever the clicks and reruns: an
-    # expired or stale entry is recalled again when its case is opened (recall_case).
-    return background().submit((bank_id, queue, k, stride), _job)
+def _prefetch(bank_id: str, queue: int, k: int, stride: int, generation: int, _job: Callable[[], dict[str, int]]) -> Future:
+    # Once per (bank, queue, k, stride of the queue, the bank's freshness generation) per server process, whatever the
+    # clicks, reruns and sessions: a decision anywhere makes its scope's recalls stale, and the window's next job
+    # recalls just those (the rest are cache hits) before a reviewer's key reaches them. An expired entry is recalled
+    # when its case is opened (recall_case).
+    return background().submit((bank_id, queue, k, stride, generation), _job)
 
 
 def _filler(bank_id: str, in_flight: int = RECALL_CONCURRENCY, before_each: Callable[[], None] | None = None) -> Callable[..., dict[str, int]]:

@@ -38,6 +38,13 @@ class Freshness:
         everything = found.get(EVERYTHING, 0)
         return {scope: found.get(scope, 0) + everything for scope in wanted}
 
+    def generation(self, bank_id: str) -> int:
+        """The bank's generation: moves whenever any of its scopes does (the sum of its rows' generations; one
+        query over the bank's few rows). Work kept per generation is redone, once, after any decision."""
+        query = sa.select(sa.func.coalesce(sa.func.sum(generations.c.generation), 0)).where(generations.c.bank_id == bank_id)
+        with self.engine.connect() as conn:
+            return int(conn.execute(query).scalar_one())
+
     def stamp(self, bank_id: str, scope: str) -> int:
         return self.stamps(bank_id, [scope])[scope]
 

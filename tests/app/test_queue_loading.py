@@ -170,6 +170,21 @@ def test_the_background_recalls_a_window_after_the_open_case_and_a_new_one_each_
     assert len(background.background().started) == started + 1
 
 
+def test_a_decision_anywhere_starts_the_window_again_and_only_its_scope_is_recalled_ahead(asked, bank_id):
+    cases = [exception_case(f"E-{i}", vendor) for i, vendor in enumerate(("V01", "V02", "V03", "V04"))]
+    by_query = {c.recall_query(): c.id for c in cases}
+    finance_recalls.prefetch_queue(bank_id, cases, 5, after="E-0").result(60)
+    started = len(background.background().started)
+    asked.clear()
+    finance_recalls.prefetch_queue(bank_id, cases, 5, after="E-0").result(60)  # the same generation: nothing again
+    assert len(background.background().started) == started and asked == []
+
+    resources.freshness().bump(bank_id, CaseKey.of(cases[2]).scope)  # a decision on V03, in another session or instance
+    finance_recalls.prefetch_queue(bank_id, cases, 5, after="E-0").result(60)
+    assert len(background.background().started) == started + 1  # the window again, before a key reaches E-2
+    assert {by_query[q] for q in asked} == {"E-2"}  # only the case the decision made stale: the rest are cache hits
+
+
 def test_after_the_first_cases_the_background_waits_until_no_page_has_run_for_a_while(counted, bank_id, monkeypatch):
     monkeypatch.setattr(background, "REVIEWERS_FIRST_S", 60.0)
     monkeypatch.setattr(finance_recalls, "PREFETCH_SOON", 1)

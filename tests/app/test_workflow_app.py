@@ -72,7 +72,7 @@ def test_first_open_case_opens_and_next_unreviewed_skips_decided_cases(app):
     assert any(h.value.startswith("E-1002:") for h in at.header)
     assert any("Exact: this vendor AND this type (2)" == s.value for s in at.subheader)
     started = list(background.background().started)  # the rest of the queue: one background job, started after the case
-    assert [queue for (_bank, queue, _k, _stride) in started] == [finance_recalls.queue_fingerprint([c.id for c in DEMO_CASES])]
+    assert [queue for (_bank, queue, _k, _stride, _generation) in started] == [finance_recalls.queue_fingerprint([c.id for c in DEMO_CASES])]
     at = _click(at, "exc_next_open")
     assert _case(at) == "E-1005" and any(h.value.startswith("E-1005:") for h in at.header)
     at = _click(at, "exc_prev")

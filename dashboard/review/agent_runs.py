@@ -4,19 +4,22 @@
   audit ids of their log entries, its recommendation or draft and what it cited).
 - `audit_recalls`: the compact projection of each audit-log recall entry (request tags and mode,
   result ids, tags, scores, text hash; never the texts), fetched once by the incremental sync.
-- `audit_sync_state`: per bank, how far the sync has read.
+- `audit_sync_state`: per bank, how far the sync has read (the cursor: the newest entry read in order), how many
+  entries it has read and how many the log held when last counted (the progress a page shows), when the first
+  catch-up reached the log's newest entry, and the lease of the one reader reading it now.
 
-Tables are created by the Alembic migration 0002_agent_audit. No Streamlit here.
+Tables are created by the Alembic migrations 0002_agent_audit and 0018_audit_sync_progress. No Streamlit here.
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Literal
 
 import sqlalchemy as sa
 from pydantic import BaseModel, Field
 from sqlalchemy import JSON, Boolean, Column, DateTime, Engine, Index, Integer, String, Table, Text
+from sqlalchemy.dialects import postgresql, sqlite
 
 from dashboard.review.db import as_utc, metadata, upgrade
 from dashboard.review.decision import CASE_KIND
@@ -62,8 +65,14 @@ audit_sync_state = Table(
     metadata,
     Column("bank_id", String(ID), primary_key=True),
     Column("synced_until", TZ, nullable=True),  # started_at of the newest entry read
-    Column("entries", Integer, nullable=False, server_default="0"),
+    Column("entries", Integer, nullable=False, server_default="0"),  # entries read: the bank's rows of audit_recalls
+    Column("log_entries", Integer, nullable=True),  # the log's recall entries when last counted: read + left to read
+    Column("caught_up_at", TZ, nullable=True),  # when a read first reached the log's newest entry
+    Column("reader", String(120), nullable=True),  # who reads it now (a lease: several instances, one reader)
+    Column("lease_until", TZ, nullable=True),
 )
+
+BACKLOG_SHOWN = 1_000  # once caught up, entries behind before a page says the log is being read again
 
 
 class ResultRef(BaseModel):
@@ -135,6 +144,32 @@ class AuditRecall(BaseModel):
     text_hash: str = ""
 
 
+class AuditSyncState(BaseModel):
+    """How far a bank's audit log has been read into the store."""
+
+    bank_id: str
+    synced_until: datetime | None = None
+    entries: int = 0  # read (the projection's rows)
+    log_entries: int | None = None  # in the log when last counted; None: never counted
+    caught_up_at: datetime | None = None
+    reader: str | None = None
+    lease_until: datetime | None = None
+
+    @property
+    def behind(self) -> int:
+        """Entries the log held at the last count that are not read yet (0 when it was never counted)."""
+        return max(0, (self.log_entries or 0) - self.entries)
+
+    @property
+    def catching_up(self) -> bool:
+        """The first catch-up is not done, or (after it) a backlog a person would wait for is being read."""
+        return self.behind > 0 and (self.caught_up_at is None or self.behind >= BACKLOG_SHOWN)
+
+
+def _insert(engine: Engine, table: Table):
+    return (postgresql.insert if engine.dialect.name == "postgresql" else sqlite.insert)(table)
+
+
 class AgentRunStore:
     """Agent runs and the audit projection, on the review store's engine."""
 
@@ -175,32 +210,62 @@ class AgentRunStore:
         """(agent runs recorded, audit-log recall entries read) for these banks: counted in SQL."""
         with self.engine.connect() as conn:
             runs = conn.execute(sa.select(sa.func.count()).select_from(agent_runs).where(agent_runs.c.bank_id.in_(bank_ids))).scalar_one()
+            # the rows read are counted as they are written (record_read): one row per bank, however long the log
             read = conn.execute(
-                sa.select(sa.func.count()).select_from(audit_recalls).where(audit_recalls.c.bank_id.in_(bank_ids))
+                sa.select(sa.func.coalesce(sa.func.sum(audit_sync_state.c.entries), 0)).where(audit_sync_state.c.bank_id.in_(bank_ids))
             ).scalar_one()
         return int(runs), int(read)
 
     # -- audit projection ----------------------------------------------------------------------
     def known_entries(self, bank_id: str, ids: list[str]) -> set[str]:
-        known: set[str] = set()
         with self.engine.connect() as conn:
-            for start in range(0, len(ids), 500):  # bounded IN lists
-                chunk = ids[start : start + 500]
-                query = sa.select(audit_recalls.c.entry_id).where(audit_recalls.c.bank_id == bank_id, audit_recalls.c.entry_id.in_(chunk))
-                known |= set(conn.execute(query).scalars())
-        return known
+            return self._known(conn, bank_id, ids)
 
     def add_entries(self, entries: list[AuditRecall]) -> int:
-        """Store projections not stored yet; returns how many were new."""
-        fresh: list[AuditRecall] = []
-        for bank in {e.bank_id for e in entries}:
-            mine = [e for e in entries if e.bank_id == bank]
-            known = self.known_entries(bank, [e.entry_id for e in mine])
-            fresh += [e for e in {e.entry_id: e for e in mine}.values() if e.entry_id not in known]
-        if fresh:
-            with self.engine.begin() as conn:
-                conn.execute(audit_recalls.insert(), [{**e.model_dump(mode="json"), "started_at": e.started_at} for e in fresh])
-        return len(fresh)
+        """Store projections not stored yet (the cursor stays); returns how many were new."""
+        return sum(self.record_read(bank, [e for e in entries if e.bank_id == bank]) for bank in dict.fromkeys(e.bank_id for e in entries))
+
+    def record_read(
+        self, bank_id: str, entries: list[AuditRecall], *, until: datetime | None = None, log_entries: int | None = None,
+        caught_up: bool = False,
+    ) -> int:
+        """In one transaction: the bank's projections not stored yet, the count of entries read, the cursor moved on to
+        `until` (never back), the log's count, and (`caught_up`) that the read reached the log's newest entry (the count
+        then is what was read). An entry
+        another reader stored meanwhile is skipped (several instances on one store). Returns how many were new."""
+        rows = [{**e.model_dump(mode="json"), "started_at": e.started_at} for e in {e.entry_id: e for e in entries}.values()]
+        added = 0
+        with self.engine.begin() as conn:
+            self._ensure_state(conn, bank_id)
+            if rows:
+                known = self._known(conn, bank_id, [r["entry_id"] for r in rows])
+                fresh = [r for r in rows if r["entry_id"] not in known]
+                if fresh:
+                    statement = _insert(self.engine, audit_recalls).on_conflict_do_nothing().returning(audit_recalls.c.entry_id)
+                    added = len(conn.execute(statement, fresh).all())
+            values: dict = {"entries": audit_sync_state.c.entries + added}
+            if until is not None:
+                current, later = audit_sync_state.c.synced_until, sa.literal(until, TZ)
+                values["synced_until"] = sa.case((sa.or_(current.is_(None), current < later), later), else_=current)
+            if log_entries is not None:
+                values["log_entries"] = log_entries
+            if caught_up:  # every entry counted is read: the count is exact now
+                values["caught_up_at"] = sa.func.coalesce(audit_sync_state.c.caught_up_at, sa.literal(datetime.now(UTC), TZ))
+                values["log_entries"] = audit_sync_state.c.entries + added
+            conn.execute(audit_sync_state.update().where(audit_sync_state.c.bank_id == bank_id).values(**values))
+        return added
+
+    @staticmethod
+    def _known(conn, bank_id: str, ids: list[str]) -> set[str]:
+        known: set[str] = set()
+        for start in range(0, len(ids), 500):  # bounded IN lists
+            chunk = ids[start : start + 500]
+            query = sa.select(audit_recalls.c.entry_id).where(audit_recalls.c.bank_id == bank_id, audit_recalls.c.entry_id.in_(chunk))
+            known |= set(conn.execute(query).scalars())
+        return known
+
+    def _ensure_state(self, conn, bank_id: str) -> None:
+        conn.execute(_insert(self.engine, audit_sync_state).values(bank_id=bank_id, entries=0).on_conflict_do_nothing())
 
     def entry(self, entry_id: str) -> AuditRecall | None:
         with self.engine.connect() as conn:
@@ -217,17 +282,40 @@ class AgentRunStore:
         return [AuditRecall.model_validate({**r, "started_at": as_utc(r["started_at"])}) for r in rows]
 
     def synced_until(self, bank_id: str) -> datetime | None:
-        with self.engine.connect() as conn:
-            value = conn.execute(
-                sa.select(audit_sync_state.c.synced_until).where(audit_sync_state.c.bank_id == bank_id)
-            ).scalar_one_or_none()
-        return None if value is None else as_utc(value)
+        return self.sync_state(bank_id).synced_until
 
-    def set_synced_until(self, bank_id: str, until: datetime, added: int) -> None:
-        with self.engine.begin() as conn:
-            done = conn.execute(
-                audit_sync_state.update().where(audit_sync_state.c.bank_id == bank_id)
-                .values(synced_until=until, entries=audit_sync_state.c.entries + added)
+    def sync_state(self, bank_id: str) -> AuditSyncState:
+        return self.sync_states([bank_id])[bank_id]
+
+    def sync_states(self, bank_ids: list[str]) -> dict[str, AuditSyncState]:
+        """Each bank's read so far (one primary-key read each; a bank never read has the empty state)."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(sa.select(audit_sync_state).where(audit_sync_state.c.bank_id.in_(bank_ids))).mappings().all()
+        found = {
+            r["bank_id"]: AuditSyncState.model_validate(
+                {**r, "synced_until": as_utc(r["synced_until"]), "caught_up_at": as_utc(r["caught_up_at"]), "lease_until": as_utc(r["lease_until"])}
             )
-            if done.rowcount == 0:
-                conn.execute(audit_sync_state.insert().values(bank_id=bank_id, synced_until=until, entries=added))
+            for r in rows
+        }
+        return {bank: found.get(bank) or AuditSyncState(bank_id=bank) for bank in bank_ids}
+
+    def take_lease(self, bank_id: str, reader: str, until: datetime, now: datetime | None = None) -> bool:
+        """Become (or stay) the one reader of the bank's log until `until`; False while another reader's lease runs."""
+        now = now or datetime.now(UTC)
+        with self.engine.begin() as conn:
+            self._ensure_state(conn, bank_id)
+            taken = conn.execute(
+                audit_sync_state.update()
+                .where(audit_sync_state.c.bank_id == bank_id,
+                       sa.or_(audit_sync_state.c.reader.is_(None), audit_sync_state.c.reader == reader,
+                              audit_sync_state.c.lease_until.is_(None), audit_sync_state.c.lease_until < now))
+                .values(reader=reader, lease_until=until)
+            )
+        return taken.rowcount == 1
+
+    def release_lease(self, bank_id: str, reader: str) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(
+                audit_sync_state.update().where(audit_sync_state.c.bank_id == bank_id, audit_sync_state.c.reader == reader)
+                .values(reader=None, lease_until=None)
+            )

@@ -1,24 +1,43 @@
-"""What the agents actually recalled: Hindsight's audit log synced into the review store, a case's then
-versus now, and the incidents found in the agents' runs (their kinds kept beside each case's flags)."""
+"""What the agents actually recalled: Hindsight's audit log kept in the review store, a case's then versus now, and the
+incidents found in the agents' runs (their kinds kept beside each case's flags).
+
+No page reads the audit log from its start. The log is read into the store by one thread per server process
+(`AuditReader`), forward from each bank's cursor: a new store's first catch-up (100,000 entries are minutes of
+requests, one body each) and, after it, the entries written since, at most every READ_EVERY_S. A page asks for a read
+(`keep_reading`), draws from what the store holds, and says how far a catch-up has got (`show_reading`); the few entries
+it needs now (an agent run's own) it reads by id. Reviewers first: the reader fetches bodies only while no page runs."""
 
 from __future__ import annotations
 
 import logging
+import os
+import socket
+import threading
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
 
 import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
 
-from dashboard.agents.audit_sync import sync_bank
+from dashboard.agents.audit_sync import count_log, read_entries, sync_bank
 from dashboard.agents.cause_inputs import explained
 from dashboard.agents.findings import case_then_now, find_incidents, store_incident_kinds
 from dashboard.agents.incidents import Incident
 from dashboard.agents.then_now import ThenNow
 from dashboard.app import resources
+from dashboard.app.background import background
 from dashboard.app.recall_cache import RecallCache
 from dashboard.hindsight.errors import HindsightError
+from dashboard.hindsight.gateway import HindsightGateway
+from dashboard.review.agent_runs import AgentRun, AgentRunStore, AuditSyncState
 
 INCIDENTS_TTL_S = 60.0
-SYNC_EVERY_S = 30.0
+READ_EVERY_S = 30.0  # a bank's log is read again (from its cursor) at most this often
+LEASE_S = 300.0  # one reader per bank and store; a reader that died gives its bank up after this
+QUIET_S = 3.0  # the reader fetches once no page has run for this long (at most background's 5 s of waiting): a second
+# after the queue's own background recalls (finance_recalls.QUIET_S), which a reviewer needs sooner
+PROGRESS_EVERY_S = 3.0  # the catch-up's progress on a page, drawn again
 logger = logging.getLogger(__name__)
 
 
@@ -30,28 +49,175 @@ def audit_log_on(bank_id: str) -> bool:
         return False
 
 
-@st.cache_resource
-def _synced() -> RecallCache:
-    """The banks synced in the last 30 s (their entries expire)."""
-    return RecallCache(max_entries=16, ttl_s=SYNC_EVERY_S)
+class AuditReader:
+    """One thread reads the banks' audit logs into the review store, forward from each bank's cursor (`sync_bank`),
+    never on a page's run. Several instances on one store share a bank's read through a lease kept in the store: the
+    one holding it reads, the others show the progress it writes there. A daemon thread: a process that ends stops
+    its read halfway, and the next one goes on from the cursor."""
+
+    def __init__(self, gateway: HindsightGateway, store: AgentRunStore, wait_for_pages=lambda: None):
+        self._gateway, self._store, self._wait_for_pages = gateway, store, wait_for_pages
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._due: list[str] = []
+        self._busy = False
+        self._asked: dict[str, float] = {}  # bank -> time.monotonic() of the read last started
+        self._stopped = threading.Event()
+        self.name = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.reports: dict[str, object] = {}  # bank -> the last read's SyncReport (the bench and the tests read it)
+
+    def keep_reading(self, bank_ids: tuple[str, ...] | list[str]) -> bool:
+        """Read these banks' logs on the reader's thread, unless a read is under way or each was read in the last
+        READ_EVERY_S; True when a read was asked for. Never waits."""
+        with self._lock:
+            if self._stopped.is_set() or self._busy:
+                return False
+            now = time.monotonic()
+            due = [b for b in dict.fromkeys(bank_ids) if now - self._asked.get(b, float("-inf")) >= READ_EVERY_S]
+            if not due:
+                return False
+            for bank in due:
+                self._asked[bank] = now
+            self._due, self._busy = due, True
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="audit-log", daemon=True)
+                self._thread.start()
+            self._wake.set()
+            return True
+
+    def busy(self) -> bool:
+        with self._lock:
+            return self._busy
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._wake.set()
+
+    def _loop(self) -> None:
+        while not self._stopped.is_set():
+            self._wake.wait()
+            self._wake.clear()
+            with self._lock:
+                due, self._due = self._due, []
+            try:
+                if due:
+                    self._read(due)
+            except Exception:  # never let the thread die: the next ask reads again
+                logger.exception("the audit log's read failed")
+            finally:
+                with self._lock:
+                    self._busy = False
+
+    def _read(self, bank_ids: list[str]) -> None:
+        self._before_each()  # not even a count while the page that asked is running
+        on = []
+        for bank in bank_ids:  # every bank's count first, so each page says how much there is to read
+            try:
+                if self._gateway.audit_log_enabled(bank):
+                    total, _newest = count_log(self._gateway, self._store, bank)
+                    on.append((total - self._store.sync_state(bank).entries, bank))
+            except (HindsightError, SQLAlchemyError) as exc:
+                logger.warning("could not count the audit log of %s: %s", bank, exc)
+                with self._lock:
+                    self._asked.pop(bank, None)
+        for _behind, bank in sorted(on):  # the shortest backlog first: a small bank is not kept behind a large one
+            if self._stopped.is_set():
+                return
+            self._read_bank(bank)
+
+    def _read_bank(self, bank: str) -> None:
+        if not self._lease(bank):
+            return  # another instance reads it; the store has its progress
+        try:
+            self.reports[bank] = sync_bank(self._gateway, self._store, bank, before_each=self._before_each,
+                                           keep_going=lambda: not self._stopped.is_set() and self._lease(bank))
+        except (HindsightError, SQLAlchemyError) as exc:  # read again at the next ask, from where it stopped
+            logger.warning("could not read the audit log of %s: %s", bank, exc)
+            with self._lock:
+                self._asked.pop(bank, None)
+        finally:
+            try:
+                self._store.release_lease(bank, self.name)
+            except SQLAlchemyError:
+                pass
+
+    def _lease(self, bank: str) -> bool:
+        return self._store.take_lease(bank, self.name, datetime.now(UTC) + timedelta(seconds=LEASE_S))
+
+    def _before_each(self) -> None:
+        if not self._stopped.is_set():
+            self._wait_for_pages()
 
 
-def sync_audit_log(bank_id: str) -> int:
-    """Sync a configured bank's audit log into the store, at most every 30 s; returns entries added."""
-    if _synced().get(bank_id) is not None or not audit_log_on(bank_id):
-        return 0
-    _synced().put(bank_id, True)
+def _stop_reader(reader: AuditReader | None) -> None:
+    if reader is not None:
+        reader.stop()
+
+
+@st.cache_resource(on_release=_stop_reader)
+def reader() -> AuditReader:
+    """This process's reader of the audit logs (its thread starts with the first read asked)."""
+    return AuditReader(resources.gateway(), resources.agent_runs(), lambda: background().after_page_runs(QUIET_S))
+
+
+def keep_reading(bank_ids: tuple[str, ...]) -> None:
+    """Ask for the banks' logs to be read on (off this run); a page calls it and goes on with what the store holds."""
+    reader().keep_reading(bank_ids)
+
+
+def reading(bank_ids: tuple[str, ...]) -> list[AuditSyncState]:
+    """The banks whose log is being caught up with (the store's count of entries read, and the log's)."""
     try:
-        return sync_bank(resources.gateway(), resources.agent_runs(), bank_id).added
-    except HindsightError:
-        return 0
+        return [state for state in resources.agent_runs().sync_states(list(bank_ids)).values() if state.catching_up]
+    except SQLAlchemyError:
+        return []
+
+
+def _progress_line(state: AuditSyncState) -> str:
+    return (f"Reading Hindsight's audit log of {state.bank_id} in the background: {state.entries:,} of {state.log_entries:,} "
+            "entries. What the agents recalled is shown as far as it has been read.")
+
+
+def show_reading(bank_ids: tuple[str, ...]) -> bool:
+    """While a bank's log is being caught up with, say how far it has got, drawn again every few seconds (the page
+    itself once it is done, with everything read); True when something is shown."""
+    if not reading(bank_ids):
+        return False
+    _reading_progress(bank_ids)
+    return True
+
+
+@st.fragment(run_every=PROGRESS_EVERY_S)
+def _reading_progress(bank_ids: tuple[str, ...]) -> None:
+    states = reading(bank_ids)
+    if not states:
+        st.rerun()  # the whole page again: its figures with the log read
+    keep_reading(bank_ids)  # a read that stopped (the server was away) goes on
+    for state in states:
+        st.progress(min(1.0, state.entries / max(1, state.log_entries or 0)), text=_progress_line(state))
+
+
+def _read_runs_entries(runs: list[AgentRun]) -> None:
+    """The runs' own entries the store does not hold yet, each by id: a page needs them now, whatever the catch-up."""
+    by_bank: dict[str, list[str]] = {}
+    for run in runs:
+        by_bank.setdefault(run.bank_id, []).extend(run.audit_ids)
+    for bank, ids in by_bank.items():
+        if ids:
+            try:
+                read_entries(resources.gateway(), resources.agent_runs(), bank, ids)
+            except HindsightError:  # unreachable: the runs show what the agents themselves recorded
+                logger.warning("could not read the agent runs' audit entries of %s", bank, exc_info=True)
 
 
 def then_now(bank_id: str, case_kind: str, case_id: str, now_records) -> ThenNow:
     """What the agent recalled for the case then (its latest run, as the audit log recorded it) beside now."""
-    sync_audit_log(bank_id)
+    keep_reading((bank_id,))
     store = resources.agent_runs()
     latest = store.latest_run(case_kind, case_id, bank_id)
+    if latest is not None:
+        _read_runs_entries([latest])
     view = case_then_now(store, latest, now_records, audit_log_on(bank_id), resources.outbox().provenance.origin)
     statuses = resources.curation().statuses(bank_id, view.documents())
     view = view.with_curation(statuses)
@@ -74,11 +240,11 @@ def incidents(bank_ids: tuple[str, ...], fresh: bool = False) -> list[Incident]:
     found = None if fresh else cache.get(bank_ids)
     if found is not None:
         return found
+    keep_reading(bank_ids)
     with st.spinner("Checking the agent runs for incidents..."):
-        for bank in bank_ids:
-            sync_audit_log(bank)
         store = resources.agent_runs()
         runs = [r for bank in bank_ids for r in store.runs(bank_id=bank)]
+        _read_runs_entries(runs)  # their own entries, by id: never the log from its start
         found = find_incidents(resources.gateway(), store, resources.outbox(), runs)
     cache.put(bank_ids, found)
     try:

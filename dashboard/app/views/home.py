@@ -30,6 +30,7 @@ settings = resources.settings()
 off = [bank for bank in settings.banks if not audit.audit_log_on(bank)]
 for bank in settings.banks:
     st.text(f"{bank}: audit log {'off' if bank in off else 'on'}")
+audit.show_reading(settings.banks)  # a new store's first catch-up with the logs, while it runs
 if off:
     st.text("Without it, each case shows what recall returns today, not what the agent saw when it acted.")
     with st.expander("How to turn it on"):

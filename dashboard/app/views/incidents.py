@@ -20,6 +20,7 @@ for bank in banks:
         with st.expander("How to turn it on"):
             st.text(f"{bank}: update_bank_config(bank, audit_log_enabled=True); each recall's response is then stored.")
 found = audit.incidents(banks, fresh=st.button("Check again", icon=":material/refresh:"))
+audit.show_reading(banks)  # a new store's first catch-up with the audit log: how far it has got
 kinds = st.multiselect("Kind", list(KIND_LABELS), format_func=KIND_LABELS.get, key="incident_kinds")
 shown = [i for i in found if not kinds or i.kind in kinds]
 st.text(incidents_count(shown, found))

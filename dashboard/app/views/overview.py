@@ -76,6 +76,9 @@ def page() -> None:
     settings = resources.settings()
     modes = resources.memory_modes(settings.banks)
     st.text("Memory: " + "; ".join(f"{bank}: {mode.label if mode else 'not reachable'}" for bank, mode in modes.items()) + ".")
+    if resources.connection_error() is None:
+        audit.keep_reading(settings.banks)  # the agents' recalls, read from Hindsight's audit log off this run
+    audit.show_reading(settings.banks)  # a new store's first catch-up: how far it has got
     problems = []
 
     def load(read, *args, **kwargs):

@@ -102,9 +102,10 @@ def _settle(gateway: HindsightGateway, bank_id: str, log: Callable[[str], None])
         log(f"{bank_id}: {exc}; the figures may change once it has")
 
 
-def seed_flags(gateway: HindsightGateway, settings: Settings, log: Callable[[str], None] = print) -> dict[str, int]:
+def seed_flags(gateway: HindsightGateway, settings: Settings, log: Callable[[str], None] = print, incidents: bool = True) -> dict[str, int]:
     """Recall every queued exception (with its crowd-out check) and ticket, check the agents' runs for
-    incidents, and keep the per-case flags in the review store: what the queue tables and the Overview read."""
+    incidents (unless `incidents` is False: a store whose incidents were never checked, as a bench wants it), and keep
+    the per-case flags in the review store: what the queue tables and the Overview read."""
     from dashboard.agents.findings import find_incidents, store_incident_kinds
     from dashboard.cli.agent_commands import open_stores
     from dashboard.finance import flags as finance_flags
@@ -129,8 +130,10 @@ def seed_flags(gateway: HindsightGateway, settings: Settings, log: Callable[[str
     finance_flags.keep(casework, bank, results, outbox.provenance.origin)
     recalls = {t.id: recall_for_ticket(gateway.recall, settings.support_bank, t.customer, t.issue, read_document=gateway.document) for t in tickets}
     ticket_flags.keep(casework, settings.support_bank, recalls)
-    runs = [r for b in (bank, settings.support_bank) for r in runs_store.runs(bank_id=b)]
-    incidents = find_incidents(gateway, runs_store, outbox, runs)
-    store_incident_kinds(casework, runs, incidents)
-    log(f"case flags: {len(results)} of {len(cases)} exceptions, {len(recalls)} tickets, {len(incidents)} incident(s) in {len(runs)} agent runs")
-    return {"exceptions": len(results), "tickets": len(recalls), "incidents": len(incidents)}
+    runs = [r for b in (bank, settings.support_bank) for r in runs_store.runs(bank_id=b)] if incidents else []
+    found = find_incidents(gateway, runs_store, outbox, runs) if incidents else []
+    if incidents:
+        store_incident_kinds(casework, runs, found)
+    outbox.engine.dispose()
+    log(f"case flags: {len(results)} of {len(cases)} exceptions, {len(recalls)} tickets, {len(found)} incident(s) in {len(runs)} agent runs")
+    return {"exceptions": len(results), "tickets": len(recalls), "incidents": len(found)}

@@ -28,6 +28,7 @@ from dashboard.review.outbox import Outbox
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.settings import Settings, signing_secret_of
 from dashboard.trust.origin import Kind, origin_of, signed_metadata
+from tests.component_scan import scan_components_once
 from tests.oidc_provider import Provider, client_for, oidc_provider
 from tests.llm_double import LLMDouble
 
@@ -118,6 +119,7 @@ def live_hindsight(llm: LLMDouble | None = None) -> Iterator[LiveHindsight]:
 def pytest_configure(config: pytest.Config) -> None:
     # A run stopped by SIGTERM (a CI timeout) or SIGINT stops every server it started, in each worker.
     processes.stop_children_on_signals()
+    scan_components_once()  # each AppTest's first run scanned all installed packages again (tests/component_scan.py)
 
 
 @pytest.fixture(scope="session")
@@ -171,12 +173,28 @@ def review_engine(review_store_url: str | None, tmp_path: Path):
     engine.dispose()
 
 
+def forget_banks(live: LiveHindsight, *banks: str) -> None:
+    """Delete banks a test made for itself, once it is done with them. Each bank the session's server keeps makes every
+    later query dearer: hindsight-api gives each bank vector indexes of its own on the one memory table, and each
+    statement on that table is planned over all of them. Measured on a fresh server, then with 240 more banks (about
+    what a worker's session used to leave): a demo clone 3.6 -> 6.7 s of the server's CPU (PostgreSQL's part
+    0.6 -> 3.2 s), the 18 demo cases' recalls 2.6 -> 3.7 s (0.5 -> 2.0 s); with those banks deleted again, 2.1 s.
+    Cleaning up, not part of any test: a bank already gone (the test deleted it) or a server a test stopped is no
+    failure of the test, so what the server says here is not checked."""
+    for bank in banks:
+        try:
+            live.gateway.delete_bank(bank)
+        except Exception:  # noqa: BLE001 - see above
+            pass
+
+
 @pytest.fixture
-def bank_id(hindsight: LiveHindsight) -> str:
-    """A fresh, empty bank for one test."""
+def bank_id(hindsight: LiveHindsight) -> Iterator[str]:
+    """A fresh, empty bank for one test (deleted after it: `forget_banks`)."""
     bank = f"test-{uuid.uuid4().hex[:10]}"
     hindsight.gateway.ensure_bank(bank)
-    return bank
+    yield bank
+    forget_banks(hindsight, bank)
 
 
 @dataclass
@@ -207,9 +225,11 @@ def _seed_template(live: LiveHindsight) -> DemoBanks:
 
 
 @pytest.fixture
-def demo_banks(hindsight: LiveHindsight) -> DemoBanks:
-    """Fresh demo banks on the verbatim server, for one test."""
-    return seed_demo_banks(hindsight)
+def demo_banks(hindsight: LiveHindsight) -> Iterator[DemoBanks]:
+    """Fresh demo banks on the verbatim server, for one test (deleted after it: `forget_banks`)."""
+    banks = seed_demo_banks(hindsight)
+    yield banks
+    forget_banks(hindsight, banks.finance, banks.support)
 
 
 @pytest.fixture
@@ -220,9 +240,12 @@ def demo_banks_read_only(hindsight: LiveHindsight) -> Iterator[DemoBanks]:
 
 
 @pytest.fixture
-def live_demo_banks(live: LiveHindsight) -> DemoBanks:
-    """Fresh demo banks on the server of the test's mode (see `live`): for a test that writes to them."""
-    return seed_demo_banks(live)
+def live_demo_banks(live: LiveHindsight) -> Iterator[DemoBanks]:
+    """Fresh demo banks on the server of the test's mode (see `live`): for a test that writes to them (deleted after
+    it: `forget_banks`)."""
+    banks = seed_demo_banks(live)
+    yield banks
+    forget_banks(live, banks.finance, banks.support)
 
 
 _SHARED_DEMO: dict[int, DemoBanks] = {}
@@ -233,6 +256,27 @@ def shared_demo_of(live: LiveHindsight) -> DemoBanks:
     if id(live) not in _SHARED_DEMO:
         _SHARED_DEMO[id(live)] = _seed_template(live)
     return _SHARED_DEMO[id(live)]
+
+
+_UNSIGNED_FINANCE: dict[int, str] = {}
+
+
+def unsigned_finance_bank(live: LiveHindsight) -> str:
+    """A fresh bank holding the demo's finance records as retained unsigned (`seed_bank(gateway, bank,
+    finance_records())`, no `sign`), copied by the server from a template seeded once per session and server: a copy
+    of the 61 records costs about half of retaining them again (measured: ~2.6 s of the server's CPU against ~5.5 s;
+    py-spy on tests/app/test_finance_app.py: its twelve seeds were 42% of the file's time). Never write to the template;
+    delete the copy after the test (`forget_banks`)."""
+    from dashboard.cli.seed import finance_records, seed_bank
+
+    if id(live) not in _UNSIGNED_FINANCE:
+        template = f"demo-fin-unsigned-{uuid.uuid4().hex[:8]}"
+        seed_bank(live.gateway, template, finance_records())
+        live.settle(template)
+        _UNSIGNED_FINANCE[id(live)] = template
+    bank = f"fin-{uuid.uuid4().hex[:8]}"
+    live.gateway.clone_banks({_UNSIGNED_FINANCE[id(live)]: bank})
+    return bank
 
 
 def unchanged(live: LiveHindsight, banks: DemoBanks) -> Iterator[DemoBanks]:

@@ -23,6 +23,7 @@ import psutil
 from dashboard.app import serve
 from dashboard.cli.app_server import REPO
 from dashboard.processes import Adopted, signals_held
+from tests.component_scan import scan_components_once
 
 _launcher: subprocess.Popen | None = None
 _lock = threading.Lock()
@@ -47,6 +48,10 @@ def start_warmed(options: list[str], env: dict[str, str], log: Path) -> Adopted:
 def _serve_forks() -> None:
     """Import the app once, then fork an app for each request line on stdin, until stdin closes."""
     serve.warm()
+    # Scanned once here, so no fork scans all installed packages again as its runtime starts (tests/component_scan.py).
+    scan_components_once()
+    from streamlit.components.v2 import manifest_scanner
+    manifest_scanner.scan_component_manifests()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # each fork is reaped as it exits
     for line in sys.stdin:
         if os.fork() == 0:

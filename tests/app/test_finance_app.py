@@ -1,7 +1,5 @@
 """The Finance exceptions page through AppTest, against the real server with the demo data."""
 
-import uuid
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -9,8 +7,7 @@ from components.decision_form import ACCEPT, OVERRIDE, field_keys
 from components.submission import Submitted
 from dashboard.review.decision import OUTCOME_WORDS, OUTCOMES, Shown
 from components.safe_text import md
-from dashboard.cli.seed import finance_records, seed_bank
-from tests.conftest import APP
+from tests.conftest import APP, forget_banks, unsigned_finance_bank
 from tests.helpers import QUEUE_OPEN, QUEUE_PANEL, auth_section, id_claims, open_page
 
 PAGE = "views/exceptions.py"
@@ -18,15 +15,16 @@ PAGE = "views/exceptions.py"
 
 @pytest.fixture
 def exceptions_page(hindsight, point_app):
-    """(start, bank, outbox): start(query_params) returns an AppTest on the exceptions page, fresh seeded bank."""
-    bank = f"fin-{uuid.uuid4().hex[:8]}"
-    seed_bank(hindsight.gateway, bank, finance_records())
+    """(start, bank, outbox): start(query_params) returns an AppTest on the exceptions page, on a fresh bank holding the
+    demo's finance records as seeded without signatures (a server-side copy of them: tests/conftest.py)."""
+    bank = unsigned_finance_bank(hindsight)
     outbox = point_app(hindsight.env(finance=bank, support=f"sup-{bank}"))
 
     def start(**query_params):
         return open_page(PAGE, state=QUEUE_OPEN, **query_params)
 
-    return start, bank, outbox
+    yield start, bank, outbox
+    forget_banks(hindsight, bank)
 
 
 def _select(at: AppTest, case_id: str) -> AppTest:

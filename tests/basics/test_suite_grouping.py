@@ -24,3 +24,15 @@ def test_the_tests_of_one_file_run_on_one_worker(tmp_path):
     workers = {note.name: note.read_text() for note in tmp_path.iterdir()}
     assert sorted(workers) == [str(n) for n in range(6)]
     assert len(set(workers.values())) == 1 and set(workers.values()) <= {"gw0", "gw1"}, workers
+
+
+def test_the_groups_go_out_longest_first_by_measured_seconds():
+    from tests.grouping import expected_seconds, longest_first
+
+    queue = {"tests/app/test_many.py": {f"tests/app/test_many.py::t{i}": False for i in range(200)},
+             "tests/e2e/test_one.py": {"tests/e2e/test_one.py::t": False},
+             "tests/app/test_new.py": {"tests/app/test_new.py::t1": False, "tests/app/test_new.py::t2": False}}
+    measured = {"tests/app/test_many.py": 10.0, "tests/e2e/test_one.py": 60.0}
+    assert list(longest_first(queue, measured)) == ["tests/e2e/test_one.py", "tests/app/test_many.py", "tests/app/test_new.py"]
+    # not measured: its tests times the estimate (a browser file's more)
+    assert expected_seconds(["/ci/clone/tests/e2e/test_x.py::a@e2e"], {}) == 30.0

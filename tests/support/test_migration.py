@@ -16,7 +16,7 @@ from dashboard.support.models import Customer
 from dashboard.support.recall import recall_for_ticket
 from streamlit.testing.v1 import AppTest
 
-from tests.conftest import APP, shared_demo_of
+from tests.conftest import APP, forget_banks, shared_demo_of
 from tests.helpers import run_cli
 
 CUSTOMERS = load_rows(demo_data.CUSTOMERS, Customer, id_field="name")
@@ -34,7 +34,8 @@ def support_bank(live):
     copy costs a fraction of seeding)."""
     bank = f"sup-{uuid.uuid4().hex[:8]}"
     live.gateway.clone_banks({shared_demo_of(live).support: bank})
-    return bank
+    yield bank
+    forget_banks(live, bank)  # a bank left on the session's server makes later queries dearer
 
 
 def state(live, bank):

@@ -3,7 +3,7 @@
 Fills a bank's audit log with N recalls (resumable: only the missing ones are made), then measures
 the incremental sync into a fresh review store (entries per second, each body fetched once), a
 second sync with nothing new, and the Exceptions page's warm rerun with a case open and the agent's
-recall shown beside today's (AppTest in a child process, dashboard.cli.page_timing).
+recall shown beside today's (AppTest in a child process, dashboard.app.page_timing).
 
 With `--audit-entries N`, the Overview instead: its page runs against demo banks whose finance audit log holds N recall
 entries, side by side with the same banks fresh (a few dozen entries), each on a new review store whose flags are
@@ -137,7 +137,7 @@ def _downgraded_to(app_root: Path, data_dir: Path) -> None:
 
 
 def _overview_child(env: dict[str, str], repeat: int, audit_wait: float | None, app_root: Path | None) -> dict:
-    argv = [sys.executable, "-m", "dashboard.cli.page_timing", "views/overview.py", "--repeat", str(max(3, repeat))]
+    argv = [sys.executable, "-m", "dashboard.app.page_timing", "views/overview.py", "--repeat", str(max(3, repeat))]
     if audit_wait is not None:
         argv += ["--audit-wait", str(audit_wait)]
     if app_root is not None:

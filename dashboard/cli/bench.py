@@ -271,9 +271,9 @@ def scoring_bench(rep: Report, repeat: int) -> float:
 
 def time_page(env: dict[str, str], case_id: str, repeat: int) -> dict:
     """The Exceptions page opened on `case_id`, timed by AppTest in a child process with `env`
-    (dashboard.cli.page_timing): {"cold_ms": ..., "warm_ms": [...]}."""
+    (dashboard.app.page_timing): {"cold_ms": ..., "warm_ms": [...]}."""
     child = subprocess.run(
-        [sys.executable, "-m", "dashboard.cli.page_timing", "views/exceptions.py", "--case", case_id,
+        [sys.executable, "-m", "dashboard.app.page_timing", "views/exceptions.py", "--case", case_id,
          "--repeat", str(max(5, repeat))],
         env=env, capture_output=True, text=True, timeout=1800,
     )
@@ -306,7 +306,7 @@ def server_running(settings, log: Callable[[str], None]) -> Iterator[None]:
 
 def warm_rerun(rep: Report, settings, bank: str, data_dir: Path, repeat: int, page_cases: int = 1000) -> float:
     """The Exceptions page with a queue of `page_cases` (the first 200 recalled with the queue), timed by
-    AppTest in a child process pointed at the bench bank (dashboard.cli.page_timing)."""
+    AppTest in a child process pointed at the bench bank (dashboard.app.page_timing)."""
     queue_file = bench_data.write_cases_csv(data_dir / f"bench-exceptions-{page_cases}.csv", bench_data.cases(page_cases))
     env = {**os.environ, "RECALL_REVIEW_EXCEPTIONS_FILE": str(queue_file), "RECALL_REVIEW_FINANCE_BANK": bank,
            "RECALL_REVIEW_DATA_DIR": str(settings.data_dir), "RECALL_REVIEW_API_PORT": str(settings.api_port),

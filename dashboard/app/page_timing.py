@@ -1,4 +1,4 @@
-"""Times a page as AppTest runs it, in a process of its own: `python -m dashboard.cli.page_timing PAGE
+"""Times a page as AppTest runs it, in a process of its own: `python -m dashboard.app.page_timing PAGE
 [--case ID] [--repeat N] [--audit-wait S]` prints {"cold_ms": ..., "warm_ms": [...]} as JSON; with `--audit-wait`, also
 how far this process read the banks' audit logs (`dashboard/app/audit.py`: the reader, off the page runs): it waits up
 to S seconds for the read to end, then times one more run ("after_ms") and says what the read fetched ("audit").
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-APP = Path(__file__).resolve().parents[1] / "app" / "main.py"
+APP = Path(__file__).resolve().with_name("main.py")
 
 
 def _ms(run) -> float:
@@ -26,7 +26,7 @@ def _ms(run) -> float:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(prog="python -m dashboard.cli.page_timing")
+    parser = argparse.ArgumentParser(prog="python -m dashboard.app.page_timing")
     parser.add_argument("page", help="page file relative to dashboard/app, e.g. views/exceptions.py")
     parser.add_argument("--case", help="deep-linked case id")
     parser.add_argument("--repeat", type=int, default=5)

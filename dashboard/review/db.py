@@ -14,7 +14,7 @@ from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Engine, MetaData, create_engine, event
+from sqlalchemy import Connection, Engine, MetaData, create_engine, event
 
 # Every table of the review store (and of the rooms that add their own) registers here.
 metadata = MetaData()
@@ -35,10 +35,25 @@ def make_engine(url: str | None, data_dir: Path) -> Engine:
     return sqlite_engine(data_dir / SQLITE_FILE)
 
 
+class _SQLiteConnection(Connection):
+    """Tells a read from a write at BEGIN: a transaction the first statement of `engine.connect()` began (autobegin) is
+    a read; one begun explicitly (`engine.begin()`, `conn.begin()`) a write."""
+
+    reading = False
+
+    def _autobegin(self) -> None:
+        self.reading = True
+        try:
+            super()._autobegin()
+        finally:
+            self.reading = False
+
+
 def sqlite_engine(path: Path) -> Engine:
-    """A SQLite store in one file: WAL, synchronous writes, foreign keys, writers queued at BEGIN."""
+    """A SQLite store in one file: WAL, synchronous writes, foreign keys, writers queued at BEGIN, readers never."""
     path.parent.mkdir(parents=True, exist_ok=True)
     engine = create_engine(f"sqlite:///{path}", connect_args={"timeout": 30})
+    engine._connection_cls = _SQLiteConnection  # SQLAlchemy's hook for the class `connect()` makes
 
     @event.listens_for(engine, "connect")
     def _pragmas(dbapi_connection, _record) -> None:
@@ -52,8 +67,10 @@ def sqlite_engine(path: Path) -> Engine:
 
     @event.listens_for(engine, "begin")
     def _begin(connection) -> None:
-        # Writers queue on the database lock at BEGIN, not halfway through (no upgrade deadlocks).
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
+        # Writers queue on the database lock at BEGIN, not halfway through (no upgrade deadlocks). Readers begin deferred:
+        # in WAL mode they wait for no writer and no other reader. (All BEGIN IMMEDIATE, eight reviewers' page runs
+        # queued one by one on the lock for their reads, in SQLite's busy sleeps of up to 100 ms.)
+        connection.exec_driver_sql("BEGIN" if getattr(connection, "reading", False) else "BEGIN IMMEDIATE")
 
     return engine
 

@@ -22,6 +22,7 @@ from functools import lru_cache
 
 import httpx
 import streamlit as st
+from streamlit.runtime.secrets import secrets_singleton
 
 from components.safe_text import md
 from dashboard.app import resources
@@ -39,10 +40,24 @@ class Reviewer:
 
 
 def login_configured() -> bool:
+    if st.secrets is secrets_singleton and _no_secrets_file():
+        return False
     try:
         return "auth" in st.secrets
     except Exception:  # no secrets file at all
         return False
+
+
+@lru_cache(maxsize=1)
+def _no_secrets_file() -> bool:
+    """This process has no secrets file. Streamlit keeps a file's secrets once read, but with no file it looks for one
+    again at every question (two paths opened, an exception raised), and a page run asks about sign-in a dozen times: 8%
+    of the app's CPU with eight reviewers at once. Sign-in is configured at start, so the first answer stands."""
+    try:
+        secrets_singleton.to_dict()
+        return False
+    except Exception:  # StreamlitSecretNotFoundError: no file in any configured path
+        return True
 
 
 def login_required() -> bool:

@@ -1,5 +1,5 @@
 """`python -m dashboard bench-team`: N reviewers at once on one app instance, each in its own Chromium context (its own
-Streamlit session), against a real Hindsight.
+Streamlit session) or its own agent-API session, against a real Hindsight.
 
 Every cell (N reviewers, a pace, a load) gets a fresh app started as people start it (`streamlit run` on the app's entry
 file, its own review store). By default the team shares the demo queue on the demo precedents, as issue 45 measured
@@ -18,8 +18,11 @@ Reported per cell: the median, p90 and p95 of J and of every key, and the keys l
 quiet, and with `--hog` again beside a CPU hog. After the run the review store is read back: every A that landed is
 exactly one decision of that reviewer on the case the screen showed, and a refused A none. Everything it starts it stops, by PID.
 
-The clients are real browsers sharing the machine's cores with the app and Hindsight, so the tails include the
-browsers' own CPU.
+With `--client browser` (the default) the clients are real browsers sharing the machine's cores with the app and
+Hindsight, so the tails include the browsers' own CPU. With `--client protocol` each reviewer is a session of Streamlit's
+agent API (`/_stcore/agent/interact`, the app started with `server.enableAgentApi`): the same buttons and callbacks (a
+key is its button's trigger, scoped to the fragment as the browser's is), answered once the run has settled, so a key's
+time is the app's own share with no browser on the machine. The two are reported apart, never mixed.
 """
 
 from __future__ import annotations
@@ -55,6 +58,7 @@ LANDED = f"""([previous, accept]) => {{
   const fresh = (el) => el.closest('[data-stale="true"]') === null && el.checkVisibility();
   const alerts = Array.from(document.querySelectorAll('[data-testid=stAlert]')).filter(fresh).map((el) => el.innerText);
   if (accept && alerts.some((t) => t.includes('Not recorded'))) return 'refused';
+  if (accept && alerts.some((t) => t.startsWith(previous + ': second review recorded'))) return 'second review';
   if (!accept && alerts.some((t) => t.includes(previous) && t.includes('there is no'))) return 'said';
   const moved = ({EVIDENCE_SHOWN})(previous);
   if (moved && (!accept || alerts.some((t) => / recorded: /.test(t)))) return 'moved';
@@ -70,7 +74,8 @@ class Press:
     seconds: float | None  # None: lost (nothing moved within LOST_AFTER_S)
     after: str = ""  # the case in the address bar once it landed or was given up
     seen: str = ""  # for a lost key: what the page showed (its alerts, the focused element)
-    how: str = ""  # moved, refused (A: nothing recorded, and why said) or said (J/K: nowhere to go)
+    how: str = ""  # moved, refused (A: nothing recorded, and why said), second review (A: the approval a held case awaited)
+    # or said (J/K: nowhere to go)
 
 
 @dataclass
@@ -152,15 +157,87 @@ async def _reviewer(browser, url: str, i: int, start_case: str, last_case: str, 
         await context.close()
 
 
-async def _cell(browser, url: str, case_ids: list[str], last: str, n: int, keys: int, pace_s: float | None,
-                shots: Path | None, shared: bool) -> list[Press]:
+TRIGGERS = {"j": "exc_next", "k": "exc_prev", "a": "exc_accept"}  # the keyboard bar's buttons (components/review_keys.py)
+
+
+def _shown(node, found: list[tuple[str, str]] | None = None) -> list[tuple[str, str]]:
+    """(type, body) of the headers and alerts in an agent-API snapshot's tree, in order."""
+    found = [] if found is None else found
+    if isinstance(node, dict):
+        if node.get("type") in ("header", "success", "warning", "error", "info"):
+            found.append((node["type"], str((node.get("props") or {}).get("body", ""))))
+        for value in node.values():
+            _shown(value, found)
+    elif isinstance(node, list):
+        for value in node:
+            _shown(value, found)
+    return found
+
+
+def agent_landed(snapshot: dict, previous: str, accept: bool) -> str | None:
+    """How a key landed, read from the settled page the agent API answers with (the browser's LANDED, on its tree)."""
+    shown = _shown(snapshot.get("tree"))
+    alerts = [body for kind, body in shown if kind != "header"]
+    if accept and any("Not recorded" in body for body in alerts):
+        return "refused"
+    if accept and any(body.startswith(f"{previous}: second review recorded") for body in alerts):
+        return "second review"  # the case awaited another reviewer's approval: this A gave it, and the case stays
+    if not accept and any(previous in body and "there is no" in body for body in alerts):
+        return "said"
+    case = ((snapshot.get("query_params") or {}).get("case") or [None])[0]
+    moved = case not in (None, previous) and any(kind == "header" and body.startswith(f"{case}:") for kind, body in shown)
+    if moved and (not accept or any(" recorded: " in body for body in alerts)):
+        return "moved"
+    return None
+
+
+async def _agent_reviewer(url: str, i: int, start_case: str, last_case: str, keys: int, pace_s: float | None,
+                          stagger_s: float, presses: list[Press]) -> None:
+    """One reviewer's session driven through Streamlit's agent API (`/_stcore/agent/interact`): the same widgets and
+    callbacks as the browser's keys (each shortcut is its button's trigger), each request answered once the run
+    settled, with no browser's CPU on the machine. A key's time is its request's round trip."""
+    import httpx
+
+    async with httpx.AsyncClient(base_url=url, timeout=LOST_AFTER_S * 5) as client:
+        async def interact(body: dict) -> dict:
+            answer = await client.post("/_stcore/agent/interact", json=body)
+            snapshot = answer.json()
+            if answer.status_code != 200:
+                raise RuntimeError(f"{answer.status_code}: {snapshot}")
+            return snapshot
+
+        session = (await interact({"page": "exceptions", "query_params": {"case": [start_case]}}))["session_id"]
+        snapshot = await interact({"session_id": session, "widget_state": {"reviewer_name": f"Team Reviewer {i + 1}"}})
+        await asyncio.sleep(stagger_s)
+        begun = time.perf_counter()
+        client.timeout = httpx.Timeout(LOST_AFTER_S)
+        for n in range(keys):
+            case = ((snapshot.get("query_params") or {}).get("case") or [""])[0]
+            key = "a" if (n + 1) % ACCEPT_EVERY == 0 else ("k" if case == last_case else "j")
+            start = time.perf_counter()
+            try:
+                snapshot = await interact({"session_id": session, "trigger": {"key": TRIGGERS[key]}})
+                landed, seen = agent_landed(snapshot, case, key == "a"), ""
+            except (httpx.HTTPError, RuntimeError) as exc:  # no answer within LOST_AFTER_S, or the API refused it
+                landed, seen = None, str(exc)[:300]
+            after = ((snapshot.get("query_params") or {}).get("case") or [""])[0]
+            press = Press(i, key.upper(), case, time.perf_counter() - start if landed else None, after, how=landed or "")
+            if not landed:
+                press.seen = seen or json.dumps([body for _kind, body in _shown(snapshot.get("tree"))][:6])[:300]
+            presses.append(press)
+            if pace_s is not None:
+                await asyncio.sleep(max(0.0, begun + (n + 1) * pace_s - time.perf_counter()))
+
+
+async def _cell(reviewer, case_ids: list[str], last: str, n: int, keys: int, pace_s: float | None,
+                shared: bool) -> list[Press]:
     """Reviewer i starts at the i-th nth of the queue; `shared`: all walk one queue (K at its last case), else each keeps
     to its own stretch (K at its end)."""
     stretch = len(case_ids) // n
     presses: list[Press] = []
     await asyncio.gather(*(
-        _reviewer(browser, url, i, case_ids[i * stretch], last if shared else case_ids[(i + 1) * stretch - 1], keys, pace_s,
-                  (pace_s or 0.0) * i / n, presses, shots)
+        reviewer(i, case_ids[i * stretch], last if shared else case_ids[(i + 1) * stretch - 1], keys, pace_s,
+                 (pace_s or 0.0) * i / n, presses)
         for i in range(n)
     ))
     return presses
@@ -190,7 +267,10 @@ def _check_decisions(data_dir: Path, bank: str, presses: list[Press]) -> tuple[l
 
 
 def run(reviewers: list[int], pace_s: float, keys: int, fast_keys: int, size: int, bank_size: int, hog: bool,
-        paces: tuple[str, ...] = ("paced", "fast"), shots: Path | None = None, log: Callable[[str], None] = print) -> dict:
+        paces: tuple[str, ...] = ("paced", "fast"), shots: Path | None = None, client: str = "browser",
+        log: Callable[[str], None] = print) -> dict:
+    import functools
+
     from playwright.async_api import async_playwright
 
     from dashboard.cli.bench import machine, server_running
@@ -209,10 +289,14 @@ def run(reviewers: list[int], pace_s: float, keys: int, fast_keys: int, size: in
         env = {**os.environ, "RECALL_REVIEW_FINANCE_BANK": bank, "RECALL_REVIEW_EXCEPTIONS_FILE": str(queue_file),
                "RECALL_REVIEW_API_PORT": str(settings.api_port), "RECALL_REVIEW_PG_PORT": str(settings.pg_port)}
         env.pop("RECALL_REVIEW_DATABASE_URL", None)  # each cell's app keeps its own review store
+        if client == "protocol":
+            env["STREAMLIT_SERVER_ENABLE_AGENT_API"] = "true"  # /_stcore/agent/interact, for this bench's apps only
 
         async def all_cells() -> None:
             async with async_playwright() as pw:
-                browser = await pw.chromium.launch(executable_path=CHROMIUM, headless=True, env={**os.environ, "HOME": work})
+                browser = None
+                if client == "browser":
+                    browser = await pw.chromium.launch(executable_path=CHROMIUM, headless=True, env={**os.environ, "HOME": work})
                 try:
                     for load in ("quiet", "hog")[: 2 if hog else 1]:
                         with _load(load, Path(work)):
@@ -224,8 +308,10 @@ def run(reviewers: list[int], pace_s: float, keys: int, fast_keys: int, size: in
                                     offset = 0 if shared else len(cells) * 7  # each cell on cases no earlier cell recalled first
                                     ids = order[offset:] + order[:offset]
                                     with serve_app(env, data_dir) as url:
-                                        cell.presses = await _cell(browser, url, ids, order[-1], n, keys if pace == "paced" else fast_keys,
-                                                                   pace_s if pace == "paced" else None, shots, shared)
+                                        reviewer = (functools.partial(_reviewer, browser, url, shots=shots) if browser
+                                                    else functools.partial(_agent_reviewer, url))
+                                        cell.presses = await _cell(reviewer, ids, order[-1], n, keys if pace == "paced" else fast_keys,
+                                                                   pace_s if pace == "paced" else None, shared)
                                     decided, cell.decisions_checked = _check_decisions(data_dir, bank, cell.presses)
                                     for case_id in decided:
                                         gw.delete_document(bank, document_id_for(case_id))  # the bank as it was
@@ -236,18 +322,22 @@ def run(reviewers: list[int], pace_s: float, keys: int, fast_keys: int, size: in
                                         f"lost {cell.lost()} of {len(cell.presses)}; {cell.decisions_checked}")
                                     cells.append(cell)
                 finally:
-                    await browser.close()
+                    if browser is not None:
+                        await browser.close()
 
         asyncio.run(all_cells())
     notes.append(f"queue: {queue.label}; " + ("every reviewer on the one queue (claims, decisions and held cases meet)"
                                               if shared else "each reviewer its own stretch of it"))
     landed = Counter(p.how for c in cells for p in c.presses if p.seconds is not None)
     notes.append("keys that landed: " + ", ".join(f"{n} {how}" for how, n in sorted(landed.items())) +
-                 " (moved: the next case drawn, with the confirmation for A; refused: A said why nothing was recorded; "
+                 " (moved: the next case drawn, with the confirmation for A; refused: A said why nothing was recorded; second review: A "
+                 "gave the approval a held case awaited, and the case stays; "
                  "said: J/K said there is nowhere to go)")
-    notes.append("client: one headless Chromium, a context (a Streamlit session) per reviewer, driven by Playwright")
+    notes.append("client: one headless Chromium, a context (a Streamlit session) per reviewer, driven by Playwright" if client == "browser"
+                 else "client: Streamlit's agent API over HTTP (/_stcore/agent/interact), a session per reviewer, each key its "
+                      "button's trigger, timed to the settled page's answer: no browser on the machine")
     if hog:
-        notes.append("hog: one process spinning on one core beside the app, the server and the browser")
+        notes.append(f"hog: one process spinning on one core beside the app, the server{'' if client == 'protocol' else ' and the browser'}")
     return summarise(cells, pace_s, notes)
 
 
@@ -317,6 +407,9 @@ def _args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--paces", type=lambda v: tuple(p for p in v.split(",") if p), default=("paced", "fast"),
                         help="which paces: paced, fast or both (paced,fast)")
     parser.add_argument("--shots", type=Path, help="a folder for a screenshot of the page at each lost key")
+    parser.add_argument("--client", choices=("browser", "protocol"), default="browser",
+                        help="browser: a Chromium context per reviewer; protocol: Streamlit's agent API over HTTP (no "
+                             "browser's CPU on the machine: the app's own share of each key)")
     parser.add_argument("--json", action="store_true")
 
 
@@ -332,7 +425,7 @@ def run_bench_team(args: argparse.Namespace) -> int:
         print("error: --paces: paced, fast or paced,fast", file=sys.stderr)
         return 2
     figures = run(args.reviewers, args.pace, args.keys, args.fast_keys, args.size, args.bank_size, args.hog, args.paces, args.shots,
-                  log=lambda m: print(m, file=sys.stderr, flush=True))
+                  args.client, log=lambda m: print(m, file=sys.stderr, flush=True))
     print(json.dumps(figures, indent=2) if args.json else "", end="")
     if not args.json:
         print_report(figures)

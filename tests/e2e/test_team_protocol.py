@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -26,7 +27,8 @@ def app_env() -> dict[str, str]:
 def test_two_reviewers_through_the_agent_api_land_every_key_and_the_store_holds_each_confirmed_accept(app):
     order = [c.id for c in exception_queue.select(load_rows(demo_data.EXCEPTIONS, ExceptionCase), {})]
     reviewer = functools.partial(_agent_reviewer, app.url)
-    presses = asyncio.run(_cell(reviewer, order, order[-1], 2, KEYS, None, shared=True))
+    with ThreadPoolExecutor(1) as thread:  # a loop of its own: the browser tests' Playwright runs one in this thread
+        presses = thread.submit(asyncio.run, _cell(reviewer, order, order[-1], 2, KEYS, None, shared=True)).result()
     assert len(presses) == 2 * KEYS
     assert [p for p in presses if p.seconds is None] == []  # no key lost
     accepts = [p for p in presses if p.key == "A"]

@@ -20,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 import streamlit as st
 from sqlalchemy.exc import SQLAlchemyError
 
+from components.safe_text import md
 from dashboard.agents.audit_sync import count_log, read_entries, sync_bank
 from dashboard.agents.cause_inputs import explained
 from dashboard.agents.findings import case_then_now, find_incidents, store_incident_kinds
@@ -179,9 +180,22 @@ def _progress_line(state: AuditSyncState) -> str:
             "entries. What the agents recalled is shown as far as it has been read.")
 
 
+def _count_unknown_logs(bank_ids: tuple[str, ...]) -> None:
+    """A bank whose log the store never counted is counted here, one request (the reader counts only once no page
+    runs): a new store's first visit already says how much there is to read."""
+    try:
+        store = resources.agent_runs()
+        for bank, state in store.sync_states(list(bank_ids)).items():
+            if state.log_entries is None and audit_log_on(bank):
+                count_log(resources.gateway(), store, bank)
+    except (HindsightError, SQLAlchemyError) as exc:  # the reader counts it later
+        logger.warning("could not count the audit log: %s", exc)
+
+
 def show_reading(bank_ids: tuple[str, ...]) -> bool:
     """While a bank's log is being caught up with, say how far it has got, drawn again every few seconds (the page
     itself once it is done, with everything read); True when something is shown."""
+    _count_unknown_logs(bank_ids)
     if not reading(bank_ids):
         return False
     _reading_progress(bank_ids)
@@ -195,7 +209,7 @@ def _reading_progress(bank_ids: tuple[str, ...]) -> None:
         st.rerun()  # the whole page again: its figures with the log read
     keep_reading(bank_ids)  # a read that stopped (the server was away) goes on
     for state in states:
-        st.progress(min(1.0, state.entries / max(1, state.log_entries or 0)), text=_progress_line(state))
+        st.progress(min(1.0, state.entries / max(1, state.log_entries or 0)), text=md(_progress_line(state)))  # text is markdown
 
 
 def _read_runs_entries(runs: list[AgentRun]) -> None:

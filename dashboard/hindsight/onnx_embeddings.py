@@ -1,10 +1,10 @@
 """The embedded Hindsight's embeddings on ONNX Runtime: the same MiniLM weights, exported once to ONNX.
 
 hindsight-api embeds every retained text, every recall's query and every copied bank's facts. With its `local`
-provider that is PyTorch; with its `onnx` provider, ONNX Runtime. Measured side by side on one server (2 cores,
-the demo's 61 finance records; docs/performance.md): retaining them 4.30 -> 3.04 s of the server's CPU, 30 recalls
-1.95 -> 1.49 s, 60 recalls eight at a time 5.96 -> 2.84 s (wall 5.71 -> 2.67 s). The vectors are the same
-(largest difference 1.3e-7), so a bank embedded by either is recalled alike.
+provider that is PyTorch; with its `onnx` provider, ONNX Runtime. Measured on two servers side by side, one of each,
+the rounds interleaved (2 cores; docs/performance.md): seeding the demo's 61 finance records took 5.48 -> 3.18 s of
+the server's CPU, 30 recalls one after another 2.07 -> 1.79 s, 60 recalls eight at a time 4.87 -> 3.18 s (medians of
+3). The vectors are the same (largest difference 1.3e-7), so a bank embedded by either is recalled alike.
 
 The model package ships the weights, not an ONNX graph, and none can be downloaded here: the graph is exported
 from those weights with PyTorch (already installed for hindsight-api) into the user's cache, once per model

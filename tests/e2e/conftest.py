@@ -192,6 +192,23 @@ def click_button(page: Page, name: str | re.Pattern) -> None:
     page.get_by_role("button", name=name).click()
 
 
+def click_when_still(page: Page, locator) -> None:
+    """Click `locator` once the page has settled and the element has stopped moving: what an expander just opened
+    lays out (its tables size themselves once drawn) can move a link after Playwright's own two-frame check, and
+    the click then lands beside it (a trace link that did not navigate, one clean-clone run in two)."""
+    settled(page)
+    locator.scroll_into_view_if_needed()
+    page.wait_for_function(
+        """element => new Promise(done => {
+            const box = () => JSON.stringify(element.getBoundingClientRect());
+            const before = box();
+            setTimeout(() => done(box() === before), 200);
+        })""",
+        arg=locator.element_handle(), timeout=WAIT,
+    )
+    locator.click()
+
+
 def press(page: Page, *keys: str) -> None:
     """Press review keys with the focus on no field (a key typed into a field never triggers them), each once the
     page has settled and the button carrying that key is enabled: Streamlit binds a button's shortcut only once the

@@ -9,7 +9,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from dashboard.finance.policy import Recommendation
-from tests.e2e.conftest import PROBE_CASE, PROBE_TEXT, XSS_IMG, XSS_LINK, XSS_REMOTE, choose, click_button, grid_cells, heading, metric, open_select, paste_over_the_limit, press, settled
+from tests.e2e.conftest import PROBE_CASE, PROBE_TEXT, XSS_IMG, XSS_LINK, XSS_REMOTE, choose, click_button, click_when_still, grid_cells, heading, metric, open_select, paste_over_the_limit, press, settled
 from tests.helpers import demo_case, demo_ticket, record_exception_decision, record_ticket_decision
 
 pytestmark = pytest.mark.browser
@@ -103,8 +103,7 @@ def test_open_a_trace_and_change_a_what_if_knob(app, page: Page, shots):
     expect(page.get_by_text("Exact: this vendor AND this type")).to_be_visible()
     settled(page)  # a click during a rerun can land on an element the rerun replaces
     page.get_by_text("How this was recalled").click()
-    settled(page)
-    page.get_by_role("link", name="Trace of pass 2 (broader)").click()
+    click_when_still(page, page.get_by_role("link", name="Trace of pass 2 (broader)"))
     expect(page).to_have_url(re.compile(r"/traces\?"))  # followed: a failure here is a lost click (the report carries the app log and the console)
     expect(page.get_by_role("heading", name="Recall traces")).to_be_visible()
     click_button(page, "Run this recall with a trace")  # a link never runs a recall by itself

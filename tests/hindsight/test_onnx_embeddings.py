@@ -4,12 +4,19 @@ the running server uses it."""
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import psutil
 
 from dashboard.cli.seed import finance_records
 from dashboard.hindsight import onnx_embeddings
+
+
+def run(coroutine):
+    """asyncio.run on a thread of its own: a worker that ran a browser test has Playwright's loop running in this one."""
+    with ThreadPoolExecutor(1) as thread:
+        return thread.submit(asyncio.run, coroutine).result()
 
 
 def test_the_exported_graph_on_hindsights_onnx_provider_gives_sentence_transformers_vectors():
@@ -29,7 +36,7 @@ def test_the_exported_graph_on_hindsights_onnx_provider_gives_sentence_transform
         query_prefix=env["HINDSIGHT_API_EMBEDDINGS_ONNX_QUERY_PREFIX"],
         passage_prefix=env["HINDSIGHT_API_EMBEDDINGS_ONNX_PASSAGE_PREFIX"],
     )
-    asyncio.run(onnx.initialize())
+    run(onnx.initialize())
     long_text = " ".join(f"Vendor V{i} invoice {i * 37} was disputed over freight." for i in range(80))
     texts = [r.content for r in finance_records()[:6]] + ["V12 price variance", long_text]
     torch_model = SentenceTransformer(str(onnx_embeddings.weights_dir()), device="cpu")
@@ -37,8 +44,8 @@ def test_the_exported_graph_on_hindsights_onnx_provider_gives_sentence_transform
     assert len(torch_model.tokenizer(long_text)["input_ids"]) > onnx_embeddings.MAX_TOKENS  # it is cut
     expected = torch_model.encode(texts, normalize_embeddings=True)
 
-    together = np.array(asyncio.run(onnx.encode(texts)))
-    one_by_one = np.array([asyncio.run(onnx.encode([text]))[0] for text in texts])
+    together = np.array(run(onnx.encode(texts)))
+    one_by_one = np.array([run(onnx.encode([text]))[0] for text in texts])
     assert together.shape == expected.shape == (len(texts), 384)
     assert np.abs(together - expected).max() < 1e-5
     assert np.abs(one_by_one - expected).max() < 1e-5

@@ -60,6 +60,7 @@ def demo_ticket(ticket_id: str) -> Ticket:
 QUEUE_PANEL = "exception_queue_open"  # the Exceptions page's queue panel: open, its table and bulk approval are drawn
 QUEUE_OPEN = {QUEUE_PANEL: True}
 TICKET_QUEUE_OPEN = {"ticket_queue_open": True}  # the Tickets page's queue panel, open
+RECALL_DETAILS_OPEN = {"recall_details_open": True}  # the Exceptions page's "How this was recalled", open (drawn only then)
 
 
 def open_page(page: str | None = None, timeout: float = 60, *, state: dict | None = None, **query_params: str) -> AppTest:

@@ -8,7 +8,7 @@ from components.submission import Submitted
 from dashboard.review.decision import OUTCOME_WORDS, OUTCOMES, Shown
 from components.safe_text import md
 from tests.conftest import APP, forget_banks, unsigned_finance_bank
-from tests.helpers import QUEUE_OPEN, QUEUE_PANEL, auth_section, id_claims, open_page
+from tests.helpers import QUEUE_OPEN, QUEUE_PANEL, RECALL_DETAILS_OPEN, auth_section, id_claims, open_page
 
 PAGE = "views/exceptions.py"
 
@@ -21,7 +21,7 @@ def exceptions_page(hindsight, point_app):
     outbox = point_app(hindsight.env(finance=bank, support=f"sup-{bank}"))
 
     def start(**query_params):
-        return open_page(PAGE, state=QUEUE_OPEN, **query_params)
+        return open_page(PAGE, state={**QUEUE_OPEN, **RECALL_DETAILS_OPEN}, **query_params)
 
     yield start, bank, outbox
     forget_banks(hindsight, bank)
@@ -287,3 +287,22 @@ def test_served_beyond_this_machine_with_the_allowance_an_anonymous_visitor_is_a
     assert any("open to anyone who reaches this address" in c.value and "**viewer**" in c.value for c in at.sidebar.caption)
     assert next(b for b in at.button if b.label.startswith("Accept: ")).disabled
     assert any(i.value == "Your role (viewer) can read this case but not decide it." for i in at.info)
+
+
+def test_how_this_was_recalled_is_drawn_only_while_open_and_k_outlives_a_close(exceptions_page):
+    """The panel's tables, traces and glossary are drawn when it is opened (a rerun), not on every key; k, inside it,
+    keeps the reviewer's value whether the panel is open or not."""
+    start, _bank, _outbox = exceptions_page
+    at = open_page(PAGE, state=QUEUE_OPEN, case="E-1002")
+    assert not [d for d in at.dataframe if "pass" in d.value.columns]  # closed: no per-pass tables
+    assert "Pass 1, all_strict" not in _texts(at)
+    at.number_input(key="exceptions_k").set_value(3).run()
+    at.session_state["recall_details_open"] = True
+    at.run()
+    assert set(_evidence(at, "exact")["precedent"]) == {"PREC-V02-PRI-01", "PREC-V02-PRI-02"}
+    assert "Pass 1, all_strict on vendor:V02 + type:price_variance" in _texts(at)
+    assert at.number_input(key="exceptions_k").value == 3
+    at.session_state["recall_details_open"] = False
+    at.run()
+    assert not [d for d in at.dataframe if "pass" in d.value.columns]
+    assert at.number_input(key="exceptions_k").value == 3

@@ -218,9 +218,8 @@ def test_untrusted_memory_text_renders_as_literal_text(app, page: Page, shots):
     _assert_inert(page, requests, dialogs, evidence.inner_text())
     shots(page, "untrusted-text-exceptions")
 
-    page.get_by_text("How this was recalled").click()
-    settled(page)  # the opened section's elements load their code: a click on one before then is lost
-    page.get_by_role("link", name="Trace of pass 1 (exact)").click()
+    page.get_by_text("How this was recalled").click()  # opening it reruns the case: its traces are drawn only then
+    click_when_still(page, page.get_by_role("link", name="Trace of pass 1 (exact)"))
     expect(page.get_by_role("heading", name="Recall traces")).to_be_visible()
     click_button(page, "Run this recall with a trace")
     page.get_by_role("tab", name="What-if").click()  # its top-k table shows each candidate's text

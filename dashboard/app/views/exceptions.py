@@ -33,6 +33,9 @@ from dashboard.queue_files import QueueFileError
 from dashboard.reporting.headline import figures_words
 
 
+DETAILS_OPEN = "recall_details_open"  # "How this was recalled": its state, open or not
+
+
 def case_header(bank: str, case: ExceptionCase, queue: Queue, me, today: date, accept: Accept) -> tuple[bool, Slot, bool]:
     """Id, vendor, amounts, age against the SLA, status, claim, the keyboard bar and, under it, the place for what the
     last action said; returns (free, that place, Override pressed)."""
@@ -160,10 +163,14 @@ def case_view(bank: str, queue: Queue, rows: list[int], me_then: str | None, tod
             st.subheader("Your decision, as memory holds it")
             st.text(f"{result.own_decision.ref} (kept out of this case's evidence; it is evidence for the next case of this vendor and type)")
             st.text(result.own_decision.text)
-    with st.expander("How this was recalled", icon=":material/manage_search:"):
-        render_glossary(FINANCE_TERMS)
+    # Drawn only while open (a rerun opens it): its tables, traces and glossary were a fifth of what each key cost
+    # the browser and the server, for a panel a reviewer opens now and then. k stays drawn: its value must outlive a close.
+    details = st.expander("How this was recalled", icon=":material/manage_search:", key=DETAILS_OPEN, on_change="rerun")
+    with details:
         st.number_input("Precedents to recall (k)", min_value=1, max_value=MAX_K, value=DEFAULT_K, key="exceptions_k")
-        if result is not None:
+        if details.open:
+            render_glossary(FINANCE_TERMS)
+        if details.open and result is not None:
             render_recall_details(result, case.id)
             if render_crowd_out(result, check_key=f"check_crowd_{case.id}_{queue.k}"):
                 st.session_state[f"crowd_{bank}_{case.id}_{queue.k}"] = True

@@ -1,7 +1,7 @@
 """The embedded Hindsight: pg0 PostgreSQL + pgvector and `hindsight-api`, both on 127.0.0.1.
 
 No LLM unless one is configured (`HINDSIGHT_API_LLM_*`: then retain extracts facts and, with
-observations on, consolidates them), local MiniLM embeddings (on ONNX Runtime: hindsight/onnx_embeddings.py), the RRF reranker.
+observations on, consolidates them), local MiniLM embeddings on ONNX Runtime (onnx_embeddings.py), the RRF reranker.
 Process ids, logs and a state file live in `<data_dir>/hindsight/`; the database too, unless the
 data directory cannot be reached by the unprivileged user PostgreSQL must run as (see `pg_home`).
 

@@ -163,8 +163,9 @@ def case_view(bank: str, queue: Queue, rows: list[int], me_then: str | None, tod
             st.subheader("Your decision, as memory holds it")
             st.text(f"{result.own_decision.ref} (kept out of this case's evidence; it is evidence for the next case of this vendor and type)")
             st.text(result.own_decision.text)
-    # Drawn only while open (a rerun opens it): its tables, traces and glossary were a fifth of what each key cost
-    # the browser and the server, for a panel a reviewer opens now and then. k stays drawn: its value must outlive a close.
+    # Drawn only while open (opening it reruns the case): its tables, traces and glossary, drawn on every key, cost about
+    # a sixth of a key's browser CPU and a fifth of its time at eight reviewers (docs/performance.md). k stays drawn:
+    # its value must outlive a close.
     details = st.expander("How this was recalled", icon=":material/manage_search:", key=DETAILS_OPEN, on_change="rerun")
     with details:
         st.number_input("Precedents to recall (k)", min_value=1, max_value=MAX_K, value=DEFAULT_K, key="exceptions_k")

@@ -11,7 +11,7 @@ from dashboard.hindsight.errors import HindsightRequestRejected
 from dashboard.processes import free_port
 from dashboard.review.curation import Curation
 from dashboard.review.db import make_engine
-from tests.helpers import demo_case, open_page, texts
+from tests.helpers import RECALL_DETAILS_OPEN, demo_case, open_page, texts
 
 PAGE = "views/exceptions.py"
 DOC = "PREC-V02-PRI-01"  # an exact precedent of E-1002 (Acme Fasteners, price variance)
@@ -33,7 +33,7 @@ def test_a_reviewer_proposes_on_a_card_the_proposer_cannot_approve_a_lead_does(h
     hindsight.gateway.enable_audit_log(bank)
     outbox = point_app(hindsight.env(finance=bank, support=f"sup-{bank}"))
     run_exception(hindsight.gateway, AgentRunStore(outbox.engine), bank, demo_case("E-1002"), "reviewed")  # "then"
-    at = open_page(PAGE, case="E-1002")
+    at = open_page(PAGE, state=RECALL_DETAILS_OPEN, case="E-1002")  # its exact table: in "How this was recalled"
     assert DOC in _exact(at)
 
     key = f"curate_{DOC}"

@@ -51,11 +51,12 @@ def test_the_exported_graph_on_hindsights_onnx_provider_gives_sentence_transform
     assert np.abs(one_by_one - expected).max() < 1e-5
 
 
-def test_the_embedded_server_embeds_with_the_exported_graph(hindsight):
-    api = hindsight.server.status().api_pid
+def test_the_embedded_server_embeds_with_the_exported_graph(live):
+    """In both modes: the extracting server embeds its facts and observations the same way."""
+    api = live.server.status().api_pid
     environ = psutil.Process(api).environ()
     assert environ["HINDSIGHT_API_EMBEDDINGS_PROVIDER"] == "onnx"
     assert environ["HINDSIGHT_API_EMBEDDINGS_ONNX_MODEL_PATH"] == str(onnx_embeddings.model_file())
-    log = hindsight.server.api_log.read_text(errors="replace")
+    log = live.server.api_log.read_text(errors="replace")
     assert f"initializing ONNX provider with model {onnx_embeddings.MODEL_ID} ({onnx_embeddings.model_file()})" in log
     assert "Embeddings: ONNX provider initialized (dim: 384" in log

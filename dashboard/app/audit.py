@@ -71,23 +71,29 @@ def _progress_line(state: AuditSyncState) -> str:
             "entries. What the agents recalled is shown as far as it has been read.")
 
 
-def _count_unknown_logs(bank_ids: tuple[str, ...]) -> None:
-    """A bank whose log the store never counted is counted here, one request (the reader counts only once no page
-    runs): a new store's first visit already says how much there is to read."""
+def _states_counted(bank_ids: tuple[str, ...]) -> dict[str, AuditSyncState]:
+    """The banks' sync states, a bank whose log the store never counted counted first, one request (the reader counts
+    only once no page runs): a new store's first visit already says how much there is to read. One read of the
+    states when every log is counted."""
     try:
         store = resources.agent_runs()
-        for bank, state in store.sync_states(list(bank_ids)).items():
-            if state.log_entries is None and audit_log_on(bank):
-                count_log(resources.gateway(), store, bank)
+        states = store.sync_states(list(bank_ids))
+    except SQLAlchemyError:
+        return {}
+    try:
+        unknown = [bank for bank, state in states.items() if state.log_entries is None and audit_log_on(bank)]
+        for bank in unknown:
+            count_log(resources.gateway(), store, bank)
+        return store.sync_states(list(bank_ids)) if unknown else states
     except (HindsightError, SQLAlchemyError) as exc:  # the reader counts it later
         logger.warning("could not count the audit log: %s", exc)
+        return states
 
 
 def show_reading(bank_ids: tuple[str, ...]) -> bool:
     """While a bank's log is being caught up with, say how far it has got, drawn again every few seconds (the page
     itself once it is done, with everything read); True when something is shown."""
-    _count_unknown_logs(bank_ids)
-    if not reading(bank_ids):
+    if not any(state.catching_up for state in _states_counted(bank_ids).values()):
         return False
     _reading_progress(bank_ids)
     return True

@@ -143,9 +143,13 @@ def rejected_summary(rejected: Sequence[TicketEvidence]) -> str:
     return "Not used because: " + "; ".join(f"{why} ({n})" for why, n in counts.most_common()) + "."
 
 
-def render_how_recalled(recall: TicketRecall, bank_id: str, ticket_id: str | None = None) -> None:
-    """The technical account (tags, tags_match, the fallback's candidate search), for who wants it."""
-    with st.expander("How this was recalled"):
+def render_how_recalled(recall: TicketRecall, bank_id: str, ticket_id: str | None = None, *, key: str) -> None:
+    """The technical account (tags, tags_match, the fallback's candidate search), for who wants it: drawn only while
+    open (`key` holds whether it is; opening it reruns the page), not on every key a reviewer presses."""
+    details = st.expander("How this was recalled", key=key, on_change="rerun")
+    if not details.open:
+        return
+    with details:
         render_glossary(SUPPORT_TERMS)
         st.text(f"Customer tag: {recall.tag}   bank: {bank_id}")
         for step, request in enumerate(recall.requests, 1):

@@ -43,8 +43,13 @@ def render_curation(document_id: str, status: DocumentCuration | None, key: str,
     if status.status not in (VALID, INVALIDATED):
         return None
     revert = status.status == INVALIDATED
-    with st.popover("Propose making it valid again" if revert else "Propose retiring this record", disabled=not can_propose,
-                    icon=":material/undo:" if revert else ":material/flag:"):
+    # Its form drawn only while open (opening it reruns the page): a form on every card, drawn on every key, for a
+    # proposal made now and then.
+    proposing = st.popover("Propose making it valid again" if revert else "Propose retiring this record", disabled=not can_propose,
+                           icon=":material/undo:" if revert else ":material/flag:", key=f"{key}_open", on_change="rerun")
+    if not proposing.open:
+        return None
+    with proposing:
         with st.form(f"{key}_form", border=False):
             label = None
             if not revert:

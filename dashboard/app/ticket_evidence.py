@@ -26,6 +26,7 @@ from dashboard.support.trust import origins_in_words
 from dashboard.support.record_flags import FlagError, flag_record, flags_on
 
 OUTCOME_KEY = "ticket_legacy_outcome"  # what the last action did, shown after the rerun
+DETAILS_OPEN = "ticket_recall_details_open"  # "How this was recalled": open or not, kept from ticket to ticket
 
 
 def render_ticket_evidence(ticket: Ticket, recall: TicketRecall, customers: Sequence[Customer], bank: str) -> None:
@@ -57,7 +58,7 @@ def render_ticket_evidence(ticket: Ticket, recall: TicketRecall, customers: Sequ
     )
     if action is not None:
         _act(ticket, action, customers, bank, casework)
-    render_how_recalled(recall, bank, ticket.id)
+    render_how_recalled(recall, bank, ticket.id, key=DETAILS_OPEN)
 
 
 def _act(ticket: Ticket, action: RecordAction, customers: Sequence[Customer], bank: str, casework: Casework) -> None:

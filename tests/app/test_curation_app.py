@@ -33,10 +33,12 @@ def test_a_reviewer_proposes_on_a_card_the_proposer_cannot_approve_a_lead_does(h
     hindsight.gateway.enable_audit_log(bank)
     outbox = point_app(hindsight.env(finance=bank, support=f"sup-{bank}"))
     run_exception(hindsight.gateway, AgentRunStore(outbox.engine), bank, demo_case("E-1002"), "reviewed")  # "then"
-    at = open_page(PAGE, state=RECALL_DETAILS_OPEN, case="E-1002")  # its exact table: in "How this was recalled"
-    assert DOC in _exact(at)
-
     key = f"curate_{DOC}"
+    # its exact table is in "How this was recalled"; its card's proposal form is drawn only while its popover is open
+    at = open_page(PAGE, state={**RECALL_DETAILS_OPEN, f"{key}_open": True}, case="E-1002")
+    assert DOC in _exact(at)
+    assert [a.key for a in at.text_area if (a.key or "").startswith("curate_")] == [f"{key}_reason"]  # no other card's form
+
     _as(at, "Dana").selectbox(key=f"{key}_label").set_value("outdated")
     at.text_area(key=f"{key}_reason").input("x" * 600)
     at.button(key=f"{key}_propose").click().run()
@@ -66,8 +68,8 @@ def test_a_reviewer_proposes_on_a_card_the_proposer_cannot_approve_a_lead_does(h
 def test_a_tickets_record_is_proposed_and_approved_from_the_ticket_page(hindsight, bank_id, point_app):
     seed_bank(hindsight.gateway, bank_id, support_records())
     point_app(hindsight.env(support=bank_id, finance=bank_id + "-fin"))
-    at = open_page("views/tickets.py", ticket="T-2003")  # the tagged path: SUP-T-005 reaches the ticket
     key = "curate_SUP-T-005"
+    at = open_page("views/tickets.py", state={f"{key}_open": True}, ticket="T-2003")  # the tagged path: SUP-T-005 reaches the ticket
     assert at.selectbox(key="curate_record_T-2003").value == "SUP-T-005"
     at.text_input(key="ticket_reviewer").input("Dana")
     at.selectbox(key=f"{key}_label").set_value("another_customer")

@@ -9,6 +9,7 @@ from dashboard.cli.seed import seed_bank, support_records
 from dashboard.support import migration
 from dashboard.support.recall import recall_for_ticket
 from dashboard.review.outbox import Outbox
+from dashboard.app.ticket_evidence import DETAILS_OPEN
 from tests.conftest import APP
 from tests.helpers import TICKET_QUEUE_OPEN, auth_section, id_claims, open_page, record_cards
 from tests.support.test_migration import CUSTOMERS
@@ -54,6 +55,7 @@ def test_tickets_page_shows_legacy_evidence_with_reasons_and_a_decision_lands_on
     assert "another customer's marker" in " ".join(whys)
     assert any(s.value.startswith("Records found but not used (") for s in at.subheader)
     assert any(e.label == "How this was recalled" for e in at.expander)
+    assert "Customer tag:" not in _texts(at)  # its account is drawn only while open
     assert "I think I was charged twice again this month." in _texts(at)
 
     # no reviewer name: refused, nothing recorded
@@ -90,6 +92,16 @@ def test_deep_link_opens_a_ticket_on_the_tagged_path(hindsight, app_env):
     used = {r for r, v in _verdicts(at).items() if v == "used"}
     assert used == {"SUP-T-005"}  # SUP-L-012 is among the legacy records left out, not used
     assert not any(s.value.startswith("Records found but not used") for s in at.subheader)
+
+
+def test_how_this_was_recalled_is_drawn_while_open_and_stays_open_from_ticket_to_ticket(hindsight, app_env):
+    at = open_page("views/tickets.py", state={**TICKET_QUEUE_OPEN, DETAILS_OPEN: True}, ticket="T-2004")  # Ann Lee: legacy
+    assert "Customer tag: " in _texts(at) and "so the legacy fallback ran and proposed" in _texts(at)
+
+    at.session_state["ticket_queue"] = {"selection": {"rows": [2], "columns": [], "cells": []}}  # T-2003: tagged
+    at.run()
+    assert not at.exception, at.exception
+    assert "so the legacy fallback did not run" in _texts(at)
 
 
 def test_an_unknown_ticket_link_says_so_once_and_opens_the_first_unreviewed_ticket(hindsight, app_env):

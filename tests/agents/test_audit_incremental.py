@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections import Counter
+from collections.abc import Iterator
 from datetime import datetime
 
 import pytest
@@ -68,52 +69,63 @@ def _stored(store: AgentRunStore, bank: str) -> dict[str, dict]:
     return {e.entry_id: e.model_dump(mode="json") for e in store.entries(bank)}
 
 
-@pytest.fixture
-def long_log(live):
+def _long_log(server) -> Iterator[str]:
     """A bank of ten precedents whose audit log holds 300 recall entries: three real ones, the rest their copies,
-    30 s apart before them (a bank with a history). On each server mode: extracting, a recall's response holds facts
-    (and observations) rewritten from the documents, not the texts as retained."""
-    gw = live.gateway
+    30 s apart before them (a bank with a history)."""
+    gw = server.gateway
     bank = f"test-long-log-{uuid.uuid4().hex[:8]}"
     gw.retain(bank, finance_records()[:10])
     gw.enable_audit_log(bank)
     audit_fill.ensure_real_entries(gw, bank, QUERIES)
-    assert audit_fill.fill(live.settings.pg_port, bank, 300) == 300
+    assert audit_fill.fill(server.settings.pg_port, bank, 300) == 300
     yield bank
-    forget_banks(live, bank)
+    forget_banks(server, bank)
 
 
-def test_a_new_store_reads_each_entry_once_and_holds_what_a_full_read_holds(live, long_log, tmp_path, monkeypatch):
+@pytest.fixture
+def long_log(hindsight):
+    """The long log on the verbatim server: how the log is read (windows, cursor, bodies) is the same on both."""
+    yield from _long_log(hindsight)
+
+
+@pytest.fixture
+def live_long_log(live):
+    """The long log on each server mode: what a recall returned differs (extracting: facts and observations rewritten
+    from the documents, not the texts as retained), so its projection is checked on both."""
+    yield from _long_log(live)
+
+
+def test_a_new_store_reads_each_entry_once_and_holds_what_a_full_read_holds(live, live_long_log, tmp_path, monkeypatch):
     monkeypatch.setattr(audit_sync, "PAGE", 40)  # windows of ~32 entries: the 300 are read in about ten
     gw = Counting(live.gateway)
     store = AgentRunStore(make_engine(None, tmp_path / "a"))
-    report = sync_bank(gw, store, long_log)
+    report = sync_bank(gw, store, live_long_log)
     assert (report.added, report.fetched, report.log_entries, report.caught_up) == (300, 300, 300, True)
     assert set(Counter(gw.bodies).values()) == {1}  # each body read once
     assert report.windows >= 300 // 40 and all(p.get("limit", 0) <= 40 for p in gw.lists)
     assert sum(1 for p in gw.lists if p.get("offset")) <= 1  # the oldest entry's time, once: never paged by offset
-    state = store.sync_state(long_log)
+    state = store.sync_state(live_long_log)
     assert (state.entries, state.log_entries, state.catching_up) == (300, 300, False) and state.caught_up_at is not None
-    assert _stored(store, long_log) == _full_read(live.gateway, long_log)  # what the old full read gave
+    assert _stored(store, live_long_log) == _full_read(live.gateway, live_long_log)  # what the old full read gave
     # what each recall returned, as documents of the bank (extracting: the documents its facts came from), the
     # copies as their originals: nothing for V02's exact pass (none of the ten is one), every document for the others
     documents = {r.document_id for r in finance_records()[:10]}
-    returned = {(e.query, frozenset(r.document_id for r in e.results)) for e in store.entries(long_log)}
+    returned = {(e.query, frozenset(r.document_id for r in e.results)) for e in store.entries(live_long_log)}
     assert returned == {("price variance for vendor V02", frozenset()), ("duplicate invoice vendor V01", frozenset(documents)),
                         ("tax mismatch on an invoice", frozenset(documents))}
-    assert store.tally([long_log]) == (0, 300)
+    assert store.tally([live_long_log]) == (0, 300)
 
 
-def test_later_reads_fetch_only_the_entries_written_since(live, long_log, tmp_path):
+def test_later_reads_fetch_only_the_entries_written_since(hindsight, long_log, tmp_path):
     store = AgentRunStore(make_engine(None, tmp_path / "a"))
-    sync_bank(live.gateway, store, long_log)
+    sync_bank(hindsight.gateway, store, long_log)
     cursor = store.synced_until(long_log)
     for query, tags, mode in QUERIES[:2]:
-        live.gateway.recall(long_log, f"{query} again", tags=tags, tags_match=mode)
-    _wait_for_entries(live.gateway, long_log, 302)
-    gw = Counting(live.gateway)
+        hindsight.gateway.recall(long_log, f"{query} again", tags=tags, tags_match=mode)
+    _wait_for_entries(hindsight.gateway, long_log, 302)
+    gw = Counting(hindsight.gateway)
     report = sync_bank(gw, store, long_log)
-    new = {i["id"] for i in live.gateway.list_audit_entries(long_log, action="recall", limit=2)["items"]}
+    new = {i["id"] for i in hindsight.gateway.list_audit_entries(long_log, action="recall", limit=2)["items"]}
     assert set(gw.bodies) == new and report.added == 2  # the two new bodies, nothing of the 300 before
     # every request (its count too) covers the time from the cursor on: what is new, not the log's 300
     assert gw.lists and all(datetime.fromisoformat(p["start"]) >= cursor - OVERLAP for p in gw.lists if p.get("start"))
@@ -124,9 +136,9 @@ def test_later_reads_fetch_only_the_entries_written_since(live, long_log, tmp_pa
     assert sync_bank(gw, store, long_log).fetched == 0 and gw.bodies == []  # nothing new: no body read
 
 
-def test_a_read_stopped_halfway_goes_on_where_it_stopped(live, long_log, tmp_path, monkeypatch):
+def test_a_read_stopped_halfway_goes_on_where_it_stopped(hindsight, long_log, tmp_path, monkeypatch):
     monkeypatch.setattr(audit_sync, "PAGE", 40)
-    gw = Counting(live.gateway)
+    gw = Counting(hindsight.gateway)
     store = AgentRunStore(make_engine(None, tmp_path / "b"))
     windows = iter(range(3))
     first = sync_bank(gw, store, long_log, keep_going=lambda: next(windows, None) is not None)  # stops at the third
@@ -137,12 +149,12 @@ def test_a_read_stopped_halfway_goes_on_where_it_stopped(live, long_log, tmp_pat
     assert first.fetched + rest.fetched == 300 and set(Counter(gw.bodies).values()) == {1}  # no body read twice
     assert store.sync_state(long_log).entries == 300 and not store.sync_state(long_log).catching_up
     full = AgentRunStore(make_engine(None, tmp_path / "full"))
-    sync_bank(live.gateway, full, long_log)
+    sync_bank(hindsight.gateway, full, long_log)
     assert _stored(store, long_log) == _stored(full, long_log)
 
 
-def test_an_agent_run_reads_the_entries_of_its_own_time_not_the_log(live, long_log, tmp_path):
-    gw = Counting(live.gateway)
+def test_an_agent_run_reads_the_entries_of_its_own_time_not_the_log(hindsight, long_log, tmp_path):
+    gw = Counting(hindsight.gateway)
     store = AgentRunStore(make_engine(None, tmp_path / "c"))
     case = next(c for c in load_rows(load_settings().exceptions_file, ExceptionCase) if c.id == "E-1001")
     run = run_exception(gw, store, long_log, case, "reviewed")

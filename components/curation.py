@@ -6,10 +6,11 @@ Names, reasons and document ids were typed by people: drawn with st.text, or thr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pandas as pd
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from components.status_banner import plain_error
 from dashboard.review.curation import INVALIDATED, LABELS, VALID, CurationEvent, DocumentCuration
@@ -21,6 +22,9 @@ class CurationAction:
     label: str | None = None
     reason: str = ""
     proposal_id: int | None = None
+    # Where a refusal of this step is said: under the proposal's form, in its popover (which lies over the card, so a
+    # refusal drawn at the card is hidden behind it); None: at the card, where the person clicked.
+    said: DeltaGenerator | None = field(default=None, compare=False)
 
 
 def render_curation(document_id: str, status: DocumentCuration | None, key: str, *, can_propose: bool, can_approve: bool) -> CurationAction | None:
@@ -56,8 +60,9 @@ def render_curation(document_id: str, status: DocumentCuration | None, key: str,
                 label = st.selectbox("What is wrong", list(LABELS), format_func=LABELS.get, key=f"{key}_label")
             # No max_chars: a longer paste is refused on submit, naming the field, and kept in the box.
             reason = st.text_area("Reason (required, at most 500 characters)", key=f"{key}_reason")
-            if st.form_submit_button("Propose", icon=":material/send:", key=f"{key}_propose"):
-                return CurationAction("revert" if revert else "propose", label=label, reason=reason)
+            sent = st.form_submit_button("Propose", icon=":material/send:", key=f"{key}_propose")
+        if sent:
+            return CurationAction("revert" if revert else "propose", label=label, reason=reason, said=st.container())
     return None
 
 

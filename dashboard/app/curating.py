@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 
 import streamlit as st
 
-from components.curation import render_curation
+from components.curation import CurationAction, render_curation
 from components.workflow import notice
 from dashboard.app import access, resources
 from dashboard.review.errors import CurationInputError, NotAllowed, Refused
@@ -44,15 +44,20 @@ def card_controls(bank: str, document_ids: Iterable[str], name_key: str, flash_k
                 done = f"Rejected: {document_id} stays as it was."
         except CurationInputError as exc:
             field = "your name (the reviewer name field)" if exc.field in ("proposer", "lead") else exc.field
-            notice(f"Not recorded: {field}: {str(exc).split(': ', 1)[1]}", ok=False)
+            _refuse(action, f"Not recorded: {field}: {str(exc).split(': ', 1)[1]}")
             return
         except (NotAllowed, Refused) as exc:
-            notice(f"Not recorded: {exc}", ok=False)
+            _refuse(action, f"Not recorded: {exc}")
             return
         st.session_state[flash_key] = {"message": done}
         st.rerun()
 
     return controls
+
+
+def _refuse(action: CurationAction, message: str) -> None:
+    with action.said if action.said is not None else st.container():
+        notice(message, ok=False)
 
 
 def record_controls(bank: str, document_ids: list[str], name_key: str, flash_key: str, key: str) -> None:

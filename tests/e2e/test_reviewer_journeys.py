@@ -14,6 +14,7 @@ from dashboard.agents.findings import find_incidents, store_incident_kinds
 from dashboard.agents.runner import run_ticket
 from dashboard.review.agent_runs import AgentRunStore
 from dashboard.review.casework import Casework
+from dashboard.review.curation import Curation
 from dashboard.review.decision import OUTCOME_WORDS
 from tests.e2e.conftest import click_button, heading, metric, open_select, press, settled
 from tests.helpers import demo_ticket
@@ -220,6 +221,24 @@ def test_a_refusal_appears_in_the_viewport_where_the_reviewer_acted(app, page: P
     expect(page.locator('textarea[aria-label="Note"]')).to_have_value(note[:4000])
     shots(page, "journey-long-note-refused")
 
+    # A curation proposal with a reason over its limit: refused inside its popover, under the form, not behind it at the
+    # card; the reason kept in the box, nothing recorded.
+    propose = page.get_by_role("button", name=re.compile("Propose retiring this record")).first
+    settled(page)
+    propose.scroll_into_view_if_needed()
+    propose.click()
+    reason = page.locator('textarea[aria-label^="Reason (required"]')
+    reason.fill("x" * 600)
+    page.get_by_test_id("stPopoverBody").get_by_role("button", name="Propose").click()
+    said = page.get_by_test_id("stPopoverBody").get_by_text("Not recorded: reason: 600 characters; the limit is 500")
+    expect(said).to_be_visible()
+    settled(page)
+    in_view(said)
+    uncovered(said)
+    expect(reason).to_have_value("x" * 600)
+    assert Curation(app.outbox().engine).history() == []
+    page.keyboard.press("Escape")
+
     # A ticket without a name: the same, on the support page.
     page.goto(f"{app.url}/tickets?ticket=T-2006")
     expect(heading(page, "T-2006:")).to_be_visible()
@@ -229,6 +248,15 @@ def test_a_refusal_appears_in_the_viewport_where_the_reviewer_acted(app, page: P
     settled(page)
     in_view(refusal)
     assert outbox_empty(app)
+
+
+def uncovered(locator) -> None:
+    """Nothing lies over the element's middle (a popover over a refusal would hide it however much is in view)."""
+    assert locator.evaluate("""element => {
+        const box = element.getBoundingClientRect();
+        const top = document.elementFromPoint(box.left + box.width / 2, box.top + box.height / 2);
+        return element.contains(top);
+    }""")
 
 
 def outbox_empty(app) -> bool:

@@ -2,7 +2,8 @@
 
 One query for the statuses of the cards on screen; each card's controls (components.curation); the person is
 the signed-in user or the name typed in the page's reviewer field, and the role is checked by the service
-right before it writes. A refusal shows inline at the card; a confirmation beside the decision form, after the rerun
+right before it writes. A refusal shows where the person acted (under the proposal's form, in its popover; at the card for
+an approval); a confirmation beside the decision form, after the rerun
 (never toasts: a toast lies over the form's fields).
 """
 

@@ -71,6 +71,18 @@ def is_loopback(host: str | None) -> bool:
         return False
 
 
+HOST_NAME = re.compile(r"^(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*\.?$", re.IGNORECASE)
+
+
+def is_host_pattern(host: str) -> bool:
+    """A host name, an IP address, or `*.` and a domain (its subdomains): what RECALL_REVIEW_ALLOWED_HOSTS may list."""
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+        return True
+    except ValueError:
+        return len(host) <= 253 and bool(HOST_NAME.match(host))
+
+
 def signing_secret_of(configured: str) -> bytes:
     """RECALL_REVIEW_SIGNING_KEY (any string of 16 or more characters) as the HMAC key it stands for."""
     return hashlib.sha256(configured.encode()).digest()
@@ -154,6 +166,10 @@ class Settings(BaseSettings):
     # Without sign-in the app serves only this machine (a loopback server.address); true accepts serving anyone who
     # reaches another address, as a viewer unless RECALL_REVIEW_ROLE says otherwise.
     allow_anonymous: bool = _env("RECALL_REVIEW_ALLOW_ANONYMOUS", False)
+    # The host names the pages and the API answer to (the Host a browser sends), against DNS rebinding: a page on a name
+    # the operator did not choose, resolved to this server, is refused. Unset: this machine's own names when served on
+    # loopback; on any other address the app does not start without it. "*.example.com" covers its subdomains.
+    allowed_hosts: Annotated[list[str], NoDecode] = Field(default_factory=list, validation_alias="RECALL_REVIEW_ALLOWED_HOSTS")
     # The largest invoice a role or a named reviewer may decide alone (a name wins over its role; no entry: no
     # limit). NoDecode: a malformed JSON reaches our validator, which names the setting, not pydantic-settings.
     approval_limits: Annotated[dict[str, float], NoDecode] = Field(default_factory=dict, validation_alias="RECALL_REVIEW_APPROVAL_LIMITS")
@@ -262,6 +278,24 @@ class Settings(BaseSettings):
     @classmethod
     def _queues_json(cls, value: Any) -> Any:
         return _json_setting(value, 'RECALL_REVIEW_QUEUES must be a JSON object of queue kind to its settings, e.g. {"finance": {"bank": "ap"}}')
+
+    @field_validator("allowed_hosts", mode="before")
+    @classmethod
+    def _hosts_list(cls, value: Any) -> Any:
+        if isinstance(value, str) and not value.lstrip().startswith("["):
+            return [entry.strip() for entry in value.split(",") if entry.strip()]
+        return _json_setting(value, 'RECALL_REVIEW_ALLOWED_HOSTS must list host names, comma-separated or as JSON')
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _hosts_named(cls, hosts: list[str]) -> list[str]:
+        for host in hosts:
+            if not is_host_pattern(host):
+                raise ValueError(
+                    f"RECALL_REVIEW_ALLOWED_HOSTS: {host[:80]!r} is not a host name (e.g. review.example.com, "
+                    "*.example.com or an IP address; no scheme, port or path, and not * alone)"
+                )
+        return [host.lower().strip("[]").rstrip(".") for host in hosts]
 
     @field_validator("extra_kinds", mode="before")
     @classmethod

@@ -142,6 +142,24 @@ def exposure_or_exit() -> None:
     sys.exit(2)
 
 
+def hosts_or_exit() -> list[str]:
+    """The host names the app answers to (RECALL_REVIEW_ALLOWED_HOSTS, this machine's own on loopback), kept in
+    Streamlit's server.allowedHosts (its WebSocket check) and read by hosts.OwnHostsOnly (every other route). Served
+    beyond this machine without them: exit 2 naming the setting."""
+    from streamlit import config
+
+    from dashboard.app.hosts import HostsNotNamed, own_hosts
+    from dashboard.settings import load_settings
+
+    try:
+        hosts = own_hosts(load_settings().allowed_hosts, config.get_option("server.address"))
+    except HostsNotNamed as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        sys.exit(2)
+    config.set_option("server.allowedHosts", hosts)
+    return hosts
+
+
 def prepare() -> float:
     """Everything a first reviewer would otherwise wait for, then frozen out of the collector's scans: the app's modules,
     the queues, this process's review store. Seconds it took. The served app's lifespan runs it (streamlit_app.py), so

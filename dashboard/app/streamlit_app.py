@@ -1,4 +1,5 @@
-"""The served app: the Streamlit pages (main.py) and, on the same port, the agents' API at /api/v1 (docs/api.md).
+"""The served app: the Streamlit pages (main.py) and, on the same port, the agents' API at /api/v1 (docs/api.md); every
+request to either names one of the app's own hosts or is refused (hosts.py).
 
 `streamlit run dashboard/app/streamlit_app.py` finds `app` here (Streamlit 1.67 serves an `st.App` it is given), which is
 how scripts/dashboard starts it. Its lifespan warms the process before the first session (serve.prepare: the app's
@@ -12,10 +13,12 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import streamlit as st
+from starlette.middleware import Middleware
 from starlette.routing import Mount
 
 from dashboard.api.routes import api
 from dashboard.app import serve
+from dashboard.app.hosts import OwnHostsOnly
 
 
 @asynccontextmanager
@@ -23,10 +26,15 @@ async def warmed(_app):
     try:
         serve.settings_or_exit()
         serve.exposure_or_exit()
+        hosts = serve.hosts_or_exit()
     except SystemExit as exc:  # said already; a server start-up failure would add a traceback and exit 3
         os._exit(exc.code)
+    print(f"dashboard: answers to the host names {', '.join(hosts)} (RECALL_REVIEW_ALLOWED_HOSTS)", file=sys.stderr)
     print(f"dashboard: warmed in {serve.prepare():.1f} s (the app's modules, the queues, the review store)", file=sys.stderr)
     yield
 
 
-app = st.App(Path(__file__).with_name("main.py"), routes=[Mount("/api/v1", app=api())], lifespan=warmed)
+app = st.App(
+    Path(__file__).with_name("main.py"), routes=[Mount("/api/v1", app=api())], lifespan=warmed,
+    middleware=[Middleware(OwnHostsOnly)],  # every route, Streamlit's own too: only the names the operator chose
+)

@@ -136,7 +136,8 @@ def test_served_beyond_this_machine_without_sign_in_it_refuses_to_start_naming_t
 def test_with_the_allowance_it_serves_beyond_this_machine(tmp_path):
     from dashboard.cli.app_server import start_fresh
 
-    env = {**os.environ, "HINDSIGHT_API_URL": "http://127.0.0.1:9", "RECALL_REVIEW_ALLOW_ANONYMOUS": "true"}
+    env = {**os.environ, "HINDSIGHT_API_URL": "http://127.0.0.1:9", "RECALL_REVIEW_ALLOW_ANONYMOUS": "true",
+           "RECALL_REVIEW_ALLOWED_HOSTS": "127.0.0.1"}  # the name it is reached by here (test_own_hosts.py)
     with serve_app(env, tmp_path, start=lambda options, env, log: start_fresh(
             [*options, "--server.address", "0.0.0.0"], env, log)) as url:  # the later option wins
         assert answers(url + "/_stcore/health")

@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from components.when import local_time
+from dashboard.review.webhook_target import REFUSED
 from dashboard.review.webhooks import WebhookDelivery
 
 STATES = {"pending": "waiting to be sent", "delivered": "received (2xx)", "failed": "refused by the receiver",
@@ -15,6 +16,8 @@ STATES = {"pending": "waiting to be sent", "delivered": "received (2xx)", "faile
 
 
 def _answer(line: WebhookDelivery) -> str:
+    if (line.last_error or "").startswith(REFUSED):
+        return "not sent (inward address)"
     if line.last_status is not None:
         return f"HTTP {line.last_status}"
     return "no answer" if line.attempts else "not tried yet"
@@ -32,7 +35,8 @@ def render_webhook_deliveries(log: list[WebhookDelivery], *, can_redeliver: bool
     st.dataframe(
         pd.DataFrame([{
             "event #": line.event_id, "idempotency key": line.idempotency_key, "kind": line.case_kind, "case": line.case_id,
-            "state": STATES.get(line.state, line.state), "attempts": line.attempts, "last answer": _answer(line),
+            "state": "not sent: its address is refused" if _answer(line).startswith("not sent") and line.state == "failed"
+            else STATES.get(line.state, line.state), "attempts": line.attempts, "last answer": _answer(line),
             "last error": line.last_error or "", "queued at": local_time(line.created_at),
             "received at": local_time(line.delivered_at) if line.delivered_at else "", "URL": line.url,
         } for line in log]),

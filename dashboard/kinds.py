@@ -79,7 +79,8 @@ def webhook_targets(settings: Settings) -> dict[tuple[str, str], WebhookTarget]:
     for kind in registered(settings):
         queue = settings.queue(kind.key)
         if queue.webhook_url and queue.webhook_secret:
-            targets[(bank_of(settings, kind), kind.name)] = WebhookTarget(kind.key, queue.webhook_url, queue.webhook_secret.get_secret_value())
+            targets[(bank_of(settings, kind), kind.name)] = WebhookTarget(
+                kind.key, queue.webhook_url, queue.webhook_secret.get_secret_value(), queue.webhook_allow_private)
     return targets
 
 

@@ -99,6 +99,9 @@ class QueueSettings(BaseModel):
     webhook_url: str | None = Field(default=None, max_length=2000)
     # signs every event (HMAC-SHA256); the receiver holds the same secret
     webhook_secret: SecretStr | None = None
+    # Send to a receiver on loopback or a private network (10/8, 192.168/16, fc00::/7 ...): refused otherwise, never
+    # link-local, cloud metadata, multicast or unspecified addresses (review/webhook_target.py).
+    webhook_allow_private: bool = False
 
     @field_validator("webhook_url")
     @classmethod

@@ -160,6 +160,18 @@ def hosts_or_exit() -> list[str]:
     return hosts
 
 
+def say_webhook_targets() -> None:
+    """The start-up check of each kind's webhook (review/webhook_target.py): a refused or unresolved target, or the
+    explicit allowance of private ones, said on stderr. The app serves either way; each send checks again."""
+    from dashboard.kinds import configured, webhook_targets
+    from dashboard.review.webhook_target import check_targets
+    from dashboard.settings import load_settings
+
+    targets = webhook_targets(configured(load_settings()))
+    for line in check_targets({t.kind: (t.url, t.allow_private) for t in targets.values()}):
+        print(f"dashboard: webhook {line}", file=sys.stderr)
+
+
 def prepare() -> float:
     """Everything a first reviewer would otherwise wait for, then frozen out of the collector's scans: the app's modules,
     the queues, this process's review store. Seconds it took. The served app's lifespan runs it (streamlit_app.py), so

@@ -30,6 +30,7 @@ async def warmed(_app):
     except SystemExit as exc:  # said already; a server start-up failure would add a traceback and exit 3
         os._exit(exc.code)
     print(f"dashboard: answers to the host names {', '.join(hosts)} (RECALL_REVIEW_ALLOWED_HOSTS)", file=sys.stderr)
+    serve.say_webhook_targets()
     print(f"dashboard: warmed in {serve.prepare():.1f} s (the app's modules, the queues, the review store)", file=sys.stderr)
     yield
 

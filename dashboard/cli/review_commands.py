@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import signal
+import sys
 import threading
 
 from dashboard.cli.registry import command, input_error, open_gateway, print_json
@@ -26,6 +27,7 @@ def run_worker(args: argparse.Namespace) -> int:
     from dashboard.review.curation import Curation
     from dashboard.review.db import make_engine
     from dashboard.review.outbox import Outbox
+    from dashboard.review.webhook_target import check_targets
     from dashboard.review.webhooks import WebhookEvents, post_webhook
     from dashboard.review.worker import DeliveryWorker
 
@@ -38,6 +40,8 @@ def run_worker(args: argparse.Namespace) -> int:
         targets = webhook_targets(settings)
         if targets:  # each kind's webhook told of its final decisions (docs/webhooks.md)
             also.append((WebhookEvents(engine, targets=targets), post_webhook))
+            for line in check_targets({t.kind: (t.url, t.allow_private) for t in targets.values()}):
+                print(f"worker: webhook {line}", file=sys.stderr, flush=True)
         worker = DeliveryWorker(Outbox(engine), gateway.retain, idle_s=args.idle, also=also)
         if args.once:
             report = worker.run_once()

@@ -109,7 +109,7 @@ def run(decisions: int, outage_s: float, log) -> dict:
     with tempfile.TemporaryDirectory(prefix="webhook-drill-") as scratch:
         outbox = Outbox(Path(scratch) / "review.sqlite3")
         service = decision_service(outbox)  # no Hindsight: the worker's retain below keeps nothing
-        events = WebhookEvents(outbox.engine, targets={(BANK, CASE_KIND): WebhookTarget(KIND_KEY, receiver.url, secret)})
+        events = WebhookEvents(outbox.engine, targets={(BANK, CASE_KIND): WebhookTarget(KIND_KEY, receiver.url, secret, allow_private=True)})
         events.dispatch()  # the webhook is configured from here on
         worker = DeliveryWorker(outbox, lambda _bank, _records: None, idle_s=0.5, also=[(events, post_webhook)]).start()
         try:

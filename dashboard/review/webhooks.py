@@ -11,11 +11,9 @@ No Streamlit, and no queue kind named here: the targets arrive as values (dashbo
 
 from __future__ import annotations
 
-import http.client
 import json
 import logging
-import urllib.error
-import urllib.request
+import socket
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -23,6 +21,7 @@ from pathlib import Path
 from typing import NoReturn
 from urllib.parse import urlsplit
 
+import httpx
 import sqlalchemy as sa
 from pydantic import BaseModel
 from sqlalchemy import Engine
@@ -46,6 +45,7 @@ from dashboard.review.schema import (
     webhook_events,
 )
 from dashboard.review.webhook_signature import signed_headers
+from dashboard.review.webhook_target import Resolve, TargetRefused, TargetUnresolved, pin
 
 log = logging.getLogger(__name__)
 
@@ -64,10 +64,12 @@ class WebhookTarget:
     kind: str
     url: str
     secret: str = field(repr=False)
+    allow_private: bool = False  # its settings' webhook_allow_private: loopback and private addresses may be sent to
 
 
 Targets = Mapping[tuple[str, str], WebhookTarget]  # (bank_id, case_kind) -> its kind's webhook
-Post = Callable[[str, bytes, Mapping[str, str], float], int]  # (url, body, headers, timeout) -> the HTTP status
+# (url, body, headers, timeout, allow_private=) -> the HTTP status; raises NoAnswer, or TargetRefused for an inward target
+Post = Callable[..., int]
 
 
 class ReceiverUnavailable(Exception):
@@ -150,27 +152,24 @@ def event_body(target: WebhookTarget, row: sa.Row, now: datetime) -> str:
     return json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
 
 
-class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args, **kwargs):
-        return None  # a 3xx comes back as an answer: the signed body goes to the configured URL only
-
-
-_OPENER = urllib.request.build_opener(_NoRedirects)
-
-
-def post_webhook(url: str, body: bytes, headers: Mapping[str, str], timeout_s: float) -> int:
-    """POST `body` to `url`; the HTTP status it answered. NoAnswer when none came."""
-    request = urllib.request.Request(url, data=body, headers={**headers, "User-Agent": "recall-review-webhooks/1"}, method="POST")
+def post_webhook(url: str, body: bytes, headers: Mapping[str, str], timeout_s: float, *, allow_private: bool = False,
+                 resolve: Resolve = socket.getaddrinfo) -> int:
+    """POST `body` to `url`; the HTTP status it answered. Its name is resolved here, once, and the connection goes to the
+    address checked (webhook_target.pin), naming the configured host in `Host` and in TLS (SNI, the certificate's
+    name). Redirects are not followed: a 3xx comes back as an answer, so the signed body goes to the configured URL
+    only. TargetRefused when the address is inward; NoAnswer when none came."""
     try:
-        with _OPENER.open(request, timeout=timeout_s) as response:
-            response.read(65536)
-            return response.status
-    except urllib.error.HTTPError as answer:  # any status but 2xx
-        answer.close()
-        return answer.code
-    except (OSError, http.client.HTTPException) as exc:
-        reason = getattr(exc, "reason", None) or exc
-        raise NoAnswer(f"no answer from {urlsplit(url).netloc}: {reason}") from None
+        target = pin(url, allow_private, resolve)
+    except TargetUnresolved as exc:
+        raise NoAnswer(str(exc)) from None
+    sent = {**headers, "Host": target.host_header, "User-Agent": "recall-review-webhooks/1"}
+    try:
+        with httpx.Client(trust_env=False, follow_redirects=False, timeout=timeout_s) as client:  # no proxy from the env
+            with client.stream("POST", target.direct_url, content=body, headers=sent,
+                               extensions={"sni_hostname": target.host}) as response:
+                return response.status_code
+    except httpx.HTTPError as exc:
+        raise NoAnswer(f"no answer from {urlsplit(url).netloc}: {exc or type(exc).__name__}") from None
 
 
 def _insert_ignoring_duplicates(conn: sa.Connection):
@@ -271,10 +270,12 @@ class WebhookEvents(DeliveryQueue):
             self._fail(row, None, f"not sent: {urlsplit(target.url).netloc} gave no answer earlier in this pass", NoAnswer)
         headers = signed_headers(target.secret, row.document_id, row.body, self.clock().timestamp())
         try:
-            status = send(target.url, row.body.encode(), headers, TIMEOUT_S)
+            status = send(target.url, row.body.encode(), headers, TIMEOUT_S, allow_private=target.allow_private)
         except NoAnswer as exc:
             self._silent.add(target.url)
             self._fail(row, None, str(exc), NoAnswer, url=target.url)
+        except TargetRefused as exc:  # parked, in words, until the settings change and a lead redelivers
+            self._fail(row, None, str(exc), ReceiverRejected, url=target.url)
         if 200 <= status < 300:
             self._log_attempt(row.id, status, None, target.url)
             self._due_now(target.url)

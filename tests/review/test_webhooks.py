@@ -25,7 +25,9 @@ from dashboard.settings import load_settings, settings_problem
 from tests.helpers import plain_decision, service_on
 
 BANK, SECRET = "fin", "a-webhook-secret-of-the-tests"
-TARGETS = {(BANK, "exception"): WebhookTarget("finance", "", SECRET)}  # the URL is the receiver's, set per test
+# The URL is the receiver's, set per test; it listens on 127.0.0.1, so these targets allow private addresses explicitly
+# (a webhook is refused there otherwise: test_webhook_targets.py).
+TARGETS = {(BANK, "exception"): WebhookTarget("finance", "", SECRET, allow_private=True)}
 
 
 class Clock:
@@ -106,7 +108,7 @@ def _proposal(case_id: str, outcome: str = "approve", amount: float | None = Non
 
 def _events(service, receiver: Receiver, clock: Clock) -> WebhookEvents:
     receiver.clock = clock
-    targets = {key: WebhookTarget(t.kind, receiver.url, t.secret) for key, t in TARGETS.items()}
+    targets = {key: WebhookTarget(t.kind, receiver.url, t.secret, t.allow_private) for key, t in TARGETS.items()}
     events = WebhookEvents(service.outbox.engine, clock=clock, targets=targets)
     assert events.dispatch() == 0  # the webhook is configured now: its cursor starts here
     return events
@@ -210,7 +212,7 @@ def test_a_receiver_that_answers_again_gets_the_events_it_missed_without_waiting
 
 def test_two_workers_on_one_store_queue_each_decision_once_and_send_it_once(review_engine, receiver):
     service = service_on(review_engine)
-    targets = {key: WebhookTarget(t.kind, receiver.start().url, t.secret) for key, t in TARGETS.items()}
+    targets = {key: WebhookTarget(t.kind, receiver.start().url, t.secret, t.allow_private) for key, t in TARGETS.items()}
     workers = [WebhookEvents(review_engine, targets=targets) for _ in range(2)]  # two instances, the real clock
     workers[0].dispatch()
     deciding, failures = threading.Event(), []

@@ -19,6 +19,7 @@ from starlette.routing import Mount
 from dashboard.api.routes import api
 from dashboard.app import serve
 from dashboard.app.hosts import OwnHostsOnly
+from dashboard.app.return_to import KeepPlaceAtSignIn
 
 
 @asynccontextmanager
@@ -37,5 +38,6 @@ async def warmed(_app):
 
 app = st.App(
     Path(__file__).with_name("main.py"), routes=[Mount("/api/v1", app=api())], lifespan=warmed,
-    middleware=[Middleware(OwnHostsOnly)],  # every route, Streamlit's own too: only the names the operator chose
+    # Every route, Streamlit's own too: only the names the operator chose; then a sign-in returns to the page it left.
+    middleware=[Middleware(OwnHostsOnly), Middleware(KeepPlaceAtSignIn)],
 )

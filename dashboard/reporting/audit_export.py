@@ -47,7 +47,7 @@ class AuditRow(BaseModel):
     last_error: str
     delivered_at: str
     review_step: str = ""  # first | second | lead under a blind second review; "" for a single review
-    role: str = ""  # the reviewer's role, where it was recorded (the second-review steps)
+    role: str = ""  # the role the decision was made with ("" on decisions recorded before it was kept)
     provenance: str = ""  # delivered, held, audit only or superseded by the lead, in plain words
     case_status: str = ""  # the case's status now, as every page counts it (review.figures.case_status)
 
@@ -90,6 +90,7 @@ def audit_row(entry: StoredDecision) -> AuditRow:
         attempts=entry.attempts,
         last_error=entry.last_error or "",
         delivered_at=entry.delivered_at.isoformat(timespec="seconds") if entry.delivered_at else "",
+        role=d.role or "",
     )
 
 

@@ -32,6 +32,8 @@ class ReviewerDecision(StrictModel):
     # Signed in: who the OpenID provider said the reviewer is (its `sub` at its `iss`); None for a typed name.
     reviewer_subject: str | None = Field(default=None, max_length=SUBJECT_MAX)
     reviewer_issuer: str | None = Field(default=None, max_length=ISSUER_MAX)
+    # The role the decision was made with (the decision service sets it); None on decisions recorded before it was kept.
+    role: str | None = Field(default=None, max_length=20)
     outcome: str = Field(pattern=OUTCOME)
     overridden: bool
     reason_code: str | None = None

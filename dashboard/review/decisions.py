@@ -100,7 +100,7 @@ class DecisionService:
         self, bank_id: str, role: Role, proposal: Proposal, *, queue: Sequence[str] = (), decided: Collection[str] = ()
     ) -> Decided:
         """Record one decision (see the module's steps); NotAllowed, Refused or RevisionConflict name why not."""
-        decision = proposal.decision
+        decision = proposal.decision.model_copy(update={"role": role})  # on its row and in the exports
         require(role, "decide")
         proposal.unchanged()
         self._check_claim(bank_id, decision.case_kind, decision.case_id, decision.person)
@@ -221,7 +221,7 @@ class DecisionService:
         decisions stay in the audit."""
         require(role, "settle_disagreement")
         proposal.unchanged()
-        decision = proposal.decision
+        decision = proposal.decision.model_copy(update={"role": role})  # on its row and in the exports
         case = self._blind(bank_id, decision.case_kind, decision.case_id, decision.person)
         problem = lead_problem(case, decision.person, role)
         if problem:

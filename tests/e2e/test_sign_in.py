@@ -170,6 +170,27 @@ def test_a_reviewer_signs_in_on_the_providers_page_and_the_decision_records_who_
     expect(page.get_by_text("Sign in to review.")).to_be_visible()
 
 
+def test_a_deep_link_to_a_case_signs_in_and_lands_on_that_case_and_the_decision_keeps_subject_issuer_and_role(signed_in_app, new_page, shots):
+    app, page = signed_in_app, new_page()
+    page.goto(app.url + "/exceptions?case=E-1017")
+    expect(page.get_by_text("Sign in to review.")).to_be_visible()
+    click_button(page, "Sign in")
+    page.wait_for_url(re.compile(re.escape(app.provider.issuer) + "/interaction/"))
+    page.fill("input[name=login]", DANA["login"])
+    page.fill("input[name=password]", DANA["password"])
+    page.click("button#submit")
+    page.wait_for_url(re.compile(re.escape(app.url) + r"/exceptions\?case=E-1017$"))  # the place it left, not Home
+    expect(heading(page, "E-1017")).to_be_visible()
+    expect(page.get_by_text("Recorded as Dana Reviewer (signed in)", exact=True)).to_be_visible()
+    shots(page, "sign-in-keeps-the-case")
+    click_button(page, "Record decision")
+    expect(page.get_by_text(re.compile("E-1017 recorded"))).to_be_visible()
+    (stored,) = app.decisions("E-1017")
+    d = stored.decision
+    assert (d.reviewer_subject, d.reviewer_issuer, d.role) == (DANA["sub"], app.provider.issuer, "reviewer")
+    assert not any(c["name"] == "recall_review_return_to" for c in page.context.cookies())  # used once, then gone
+
+
 def test_a_viewer_cannot_decide_and_a_reviewer_taken_out_of_the_group_is_a_viewer_at_the_next_sign_in(signed_in_app, new_page):
     app = signed_in_app
     vic = new_page()

@@ -10,12 +10,17 @@ A user: {"login", "password", "sub", "name", "email", "groups": [...], optional 
 token carries sub, name, email, email_verified and groups (scope "groups"); st.user reads it. The sign-in page has
 `input[name=login]`, `input[name=password]` and a button "Sign in"; a wrong password stays on it with
 "Invalid login or password." Needs `node` and tests/oidc/node_modules (scripts/setup installs them).
+
+To try sign-in by hand (docs/sign-in.md), `scripts/try-sign-in` runs `main` below: this provider with the users of
+examples/sign-in/users.json, printing the secrets.toml sections that point the dashboard at it.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -141,3 +146,43 @@ def _stop(proc: subprocess.Popen) -> None:
         except subprocess.TimeoutExpired:
             continue
     proc.wait(timeout=5)
+
+
+TRY_ROLES = '[roles]\nlead = ["group:ap-leads"]\nreviewer = ["group:ap-reviewers"]\nviewer = ["group:finance-stakeholders"]\n'
+
+
+def _interrupted(*_args) -> None:
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Serve this provider for a person trying sign-in on their machine until Ctrl-C (docs/sign-in.md)."""
+    import tempfile
+
+    parser = argparse.ArgumentParser(prog="scripts/try-sign-in", description=main.__doc__)
+    parser.add_argument("--users", type=Path, default=OIDC_DIR.parent.parent / "examples" / "sign-in" / "users.json",
+                        help="the users file: a JSON list of {login, password, sub, name, email, groups}")
+    parser.add_argument("--port", type=int, default=9400, help="the provider's port on 127.0.0.1 (default 9400)")
+    parser.add_argument("--app-port", type=int, default=8501, help="the dashboard's port on 127.0.0.1 (default 8501)")
+    args = parser.parse_args(argv)
+    users = json.loads(args.users.read_text())
+    signal.signal(signal.SIGTERM, _interrupted)  # stopped like Ctrl-C: the provider's node process with it
+    client = client_for(args.app_port, client_secret=secrets.token_urlsafe(24))
+    with tempfile.TemporaryDirectory(prefix="try-sign-in-") as folder, \
+            oidc_provider(Path(folder), users, [client], port=args.port) as provider:
+        print(f"try-sign-in: an OpenID provider on {provider.issuer} with the users of {args.users}:")
+        for user in users:
+            print(f"  {user['login']} / {user['password']}  ({user['name']}, groups: {', '.join(user.get('groups', [])) or 'none'})")
+        print("\nPut this in .streamlit/secrets.toml, start the dashboard (scripts/dashboard), open "
+              f"http://127.0.0.1:{args.app_port} and press Sign in. Ctrl-C stops the provider.\n")
+        print(auth_secrets(provider, client, cookie_secret=secrets.token_urlsafe(32)) + "\n" + TRY_ROLES, flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            print("try-sign-in: stopped")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -16,7 +16,7 @@ import pytest
 from dashboard.cli.app_server import serve_app
 from dashboard.processes import free_port
 from dashboard.review.webhook_target import TargetRefused, TargetUnresolved, check_targets, pin
-from dashboard.review.webhooks import WebhookEvents, WebhookTarget, post_webhook
+from dashboard.review.webhooks import NoAnswer, WebhookEvents, WebhookTarget, post_webhook
 from tests.review.test_webhooks import BANK, SECRET, Clock, _proposal, receiver  # noqa: F401  (the receiver fixture)
 from tests.warm_app import start_warmed
 
@@ -229,3 +229,73 @@ def test_the_audit_pages_log_says_an_event_was_not_sent_because_its_address_is_r
     frame = at.dataframe[0].value
     assert (frame["state"][0], frame["last answer"][0]) == ("not sent: its address is refused", "not sent (inward address)")
     assert frame["last error"][0].startswith("address refused: localhost resolves to 127.0.0.1")
+
+
+def _tls_files(tmp_path, name: str):
+    """A CA and a server certificate for `name` (written to tmp_path): (CA file, certificate file, key file)."""
+    from datetime import timedelta
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    def cert(subject, issuer, key, signer, *, ca: bool, san: str | None = None):
+        now = datetime.now(UTC)
+        builder = (x509.CertificateBuilder().subject_name(subject).issuer_name(issuer).public_key(key.public_key())
+                   .serial_number(x509.random_serial_number()).not_valid_before(now - timedelta(minutes=5))
+                   .not_valid_after(now + timedelta(hours=1))
+                   .add_extension(x509.BasicConstraints(ca=ca, path_length=None), critical=True))
+        if san:
+            builder = builder.add_extension(x509.SubjectAlternativeName([x509.DNSName(san)]), critical=False)
+        return builder.sign(signer, hashes.SHA256())
+
+    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "test webhook CA")])
+    ca = cert(ca_name, ca_name, ca_key, ca_key, ca=True)
+    leaf = cert(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)]), ca_name, key, ca_key, ca=False, san=name)
+    files = tmp_path / "ca.pem", tmp_path / "cert.pem", tmp_path / "key.pem"
+    files[0].write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    files[1].write_bytes(leaf.public_bytes(serialization.Encoding.PEM))
+    files[2].write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                           serialization.NoEncryption()))
+    return files
+
+
+def test_over_https_the_pinned_connection_says_the_configured_name_and_checks_the_certificate_against_it(tmp_path, monkeypatch):
+    """Connected to the address checked, TLS still names the configured host (SNI) and verifies the certificate for it:
+    a certificate for another name is no answer."""
+    import ssl
+
+    import certifi
+
+    ca_file, cert_file, key_file = _tls_files(tmp_path, "hooks.partner.example")
+    monkeypatch.setattr(certifi, "where", lambda: str(ca_file))  # the sender trusts the test CA, as it would a public one
+    server_names: list[str | None] = []
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert_file, key_file)
+    context.sni_callback = lambda _sock, name, _ctx: server_names.append(name)
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self):
+            self.rfile.read(int(self.headers["Content-Length"]))
+            self.send_response(204)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *_args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    try:
+        resolve = _resolver({"hooks.partner.example": ["127.0.0.1"], "other.partner.example": ["127.0.0.1"]})
+        assert post_webhook(f"https://hooks.partner.example:{port}/h", b"{}", {}, 5.0, allow_private=True, resolve=resolve) == 204
+        assert server_names == ["hooks.partner.example"]
+        with pytest.raises(NoAnswer, match="certificate"):  # the same server under a name its certificate does not carry
+            post_webhook(f"https://other.partner.example:{port}/h", b"{}", {}, 5.0, allow_private=True, resolve=resolve)
+    finally:
+        server.shutdown()
+        server.server_close()

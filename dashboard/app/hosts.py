@@ -1,6 +1,6 @@
-"""Only its own hosts: every request to the served app (the pages, their WebSocket, static files, the health check, the
-sign-in callback, the agents' API) names in its `Host` a name the operator chose, or is refused before it reaches any
-of them. Against DNS rebinding: an attacker's page whose name is made to resolve to this server is same-origin with
+"""Only its own hosts: every request to the served app (the pages, their WebSocket, static files, the sign-in callback,
+the agents' API; all but the health check) names in its `Host` a name the operator chose, or is refused before it
+reaches any of them. Against DNS rebinding: an attacker's page whose name is made to resolve to this server is same-origin with
 it, but its requests carry the attacker's name.
 
 The names come from one setting (RECALL_REVIEW_ALLOWED_HOSTS; this machine's own names when served on loopback) and
@@ -20,6 +20,9 @@ from dashboard.settings import is_loopback
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 SETTING = "RECALL_REVIEW_ALLOWED_HOSTS"
 MISDIRECTED = 421  # "Misdirected Request": this server does not answer for that name
+# Answers any Host: a load balancer's or an orchestrator's probe names an address (a pod's IP, no Host at all in
+# HAProxy's default check), and "ok" tells a rebinding page nothing it could act on.
+HEALTH = "/_stcore/health"
 
 
 class HostsNotNamed(ValueError):
@@ -81,7 +84,7 @@ class OwnHostsOnly:
         self.allowed = allowed or _streamlit_allowed_hosts
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in ("http", "websocket"):
+        if scope["type"] not in ("http", "websocket") or (scope["type"] == "http" and scope["path"].endswith(HEALTH)):
             await self.app(scope, receive, send)
             return
         host = next((value.decode("latin-1") for key, value in scope["headers"] if key == b"host"), None)

@@ -1,6 +1,7 @@
 """Only its own hosts: the served app answers a request only when its `Host` names one of the app's own names
 (RECALL_REVIEW_ALLOWED_HOSTS; this machine's own names on loopback), on every route (pages, WebSocket, static files,
-health, the sign-in callback, the agents' API); served beyond this machine without them it does not start.
+the sign-in callback, the agents' API; the health check answers a load balancer's probe whatever it names); served
+beyond this machine without them it does not start.
 The browser's side (a rebound name in Chromium) is tests/e2e/test_rebinding.py."""
 
 import base64
@@ -19,7 +20,7 @@ from dashboard.settings import Settings, settings_problem
 from tests.warm_app import start_warmed
 
 FOREIGN = "rebind.attacker.example"
-ROUTES = ("/", "/exceptions?case=E-1002", "/_stcore/health", "/_stcore/host-config", "/static/favicon.png",
+ROUTES = ("/", "/exceptions?case=E-1002", "/_stcore/host-config", "/_stcore/script-health-check", "/static/favicon.png",
           "/oauth2callback", "/auth/login", "/api/v1/openapi.json", "/api/v1/cases/finance")
 
 
@@ -91,7 +92,9 @@ def test_every_route_of_the_served_app_refuses_a_foreign_host_and_answers_its_ow
             else:
                 assert kind.startswith("text/plain")
         assert _websocket_status(port, f"{FOREIGN}:{port}") == 403  # closed before it is accepted: no session
-        assert _get(port, "/_stcore/health", "")[0] == 421  # no Host at all is no own host either
+        assert _get(port, "/api/v1/openapi.json", "")[0] == 421  # no Host at all is no own host either
+        for probe in (f"{FOREIGN}:{port}", "10.0.0.7:8501", ""):  # a load balancer's or a pod's probe: "ok", nothing else
+            assert _get(port, "/_stcore/health", probe)[:1] == (200,)
         assert "answers to the host names localhost, 127.0.0.1, ::1" in (tmp_path / "streamlit.log").read_text()
 
 
@@ -112,7 +115,7 @@ def test_served_beyond_this_machine_it_answers_the_names_configured_and_no_other
     with serve_app(env, tmp_path, start=lambda options, env, log: start_fresh(
             [*options, "--server.address", "0.0.0.0"], env, log)) as url:
         port = int(url.rsplit(":", 1)[1])
-        assert _get(port, "/_stcore/health", "review.example.com")[0] == 200
+        assert _get(port, "/api/v1/openapi.json", "review.example.com")[0] == 200
         assert _websocket_status(port, "review.example.com") == 101
-        assert _get(port, "/_stcore/health", f"localhost:{port}")[0] == 421  # not named: served beyond loopback
+        assert _get(port, "/api/v1/openapi.json", f"localhost:{port}")[0] == 421  # not named: served beyond loopback
         assert _websocket_status(port, f"{FOREIGN}:{port}") == 403

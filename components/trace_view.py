@@ -153,14 +153,19 @@ def render_counts(analysis: TraceAnalysis) -> None:
     st.plotly_chart(fig, key="chart_counts")
 
 
-def results_frame(analysis: TraceAnalysis, labels: dict[str, CandidateLabel], exact: set[str] | None) -> pd.DataFrame:
-    """One row per candidate, named by document id; `exact` (opened from a case) adds its exact-precedent column."""
+def results_frame(
+    analysis: TraceAnalysis, labels: dict[str, CandidateLabel], exact: set[str] | None, focus: CaseFocus | None = None,
+) -> pd.DataFrame:
+    """One row per candidate, named by document id; `exact` (opened from a case) adds its exact-precedent column, and
+    `focus` why each starred one is the case's (a ticket's: by its tag, or by an old record's first sentence)."""
     frame = pd.DataFrame(rows_table(analysis))
     if frame.empty:
         return frame
     frame.insert(0, "candidate", [display_name(n, labels) for n in frame["node_id"]])
     if exact is not None:
         frame.insert(1, "exact", [n in exact for n in frame["node_id"]])
+        if focus is not None:
+            frame.insert(2, "why starred", [focus.why(labels.get(n)) for n in frame["node_id"]])
     return frame
 
 
@@ -168,7 +173,7 @@ def render_results(analysis: TraceAnalysis, labels: dict[str, CandidateLabel], f
     st.subheader("Each candidate and where each arm ranked it")
     only_returned = st.toggle("Only the results the server returned", value=False, key="trace_only_returned")
     exact = exact_ids(labels, focus) if focus else None
-    frame = results_frame(analysis, labels, exact)
+    frame = results_frame(analysis, labels, exact, focus)
     if not frame.empty and only_returned:
         frame = frame[frame["returned"]]
     shown = frame
@@ -181,7 +186,11 @@ def render_results(analysis: TraceAnalysis, labels: dict[str, CandidateLabel], f
         shown, hide_index=True, width="stretch", key="trace_results",
         column_config={
             "candidate": st.column_config.TextColumn("document", help="The memory's document id"),
-            "exact": st.column_config.CheckboxColumn(f"{EXACT_MARK} exact", help="An exact precedent of the case this trace was opened from"),
+            "exact": st.column_config.CheckboxColumn(
+                f"{EXACT_MARK} {'own' if focus and focus.kind == 'ticket' else 'exact'}",
+                help="The customer's own record (the ticket's rule)" if focus and focus.kind == "ticket"
+                else "An exact precedent of the case this trace was opened from",
+            ),
             "rrf_rank": st.column_config.NumberColumn("fused rank", help="Rank after fusing the arms (RRF)", format="%d"),
             "reranked_rank": st.column_config.NumberColumn("final rank", help="Empty: ranked too low to be scored", format="%d"),
             "change": st.column_config.NumberColumn("moved", help="Fused rank minus final rank: positive moved up", format="%d"),

@@ -74,6 +74,8 @@ def render_why_not(
         if answer is None:
             st.warning(f"This bank has no document {md(document)}.", icon=":material/search_off:")
             return
+        if answer.whose:
+            st.text(answer.whose)  # names a document id and, when it is not theirs, a marker read from memory
         st.info(md(answer.sentence, max_chars=1000), icon=":material/lightbulb:")
         st.text(f"Smallest change: {answer.fix}")
         if not answer.changes:

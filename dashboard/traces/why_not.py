@@ -245,6 +245,7 @@ class WhyNot(BaseModel):
     sentence: str
     changes: list[Change]
     reachable: bool  # False: some stage no setting can pass (no arm found it)
+    whose: str | None = None  # opened from a ticket: whether the document is the customer's, by the ticket's rule
 
     @property
     def fix(self) -> str:
@@ -258,7 +259,7 @@ class WhyNot(BaseModel):
     def as_json(self) -> dict:
         return {
             "document_id": self.document_id, "stage": self.stage, "sentence": self.sentence, "fix": self.fix,
-            "changes": [c.model_dump() for c in self.changes], "reachable": self.reachable,
+            "changes": [c.model_dump() for c in self.changes], "reachable": self.reachable, "whose": self.whose,
         }
 
 

@@ -100,6 +100,7 @@ except HindsightError as exc:
     st.code(str(exc), language=None)  # the server's message, not an error class name
     st.stop()
 
+focus = trace_focus.judged(focus, traced)
 render_trace(traced, trace_url(linked), focus)
 
 
@@ -114,7 +115,10 @@ def why_not_box() -> None:
         if not access.permitted("trace"):
             st.stop()
         document = load_document(gateway, request.bank, document_id)
-        return None if document is None else explain(gateway, request, document, k, knobs, traced=traced)
+        if document is None:
+            return None
+        answer = explain(gateway, request, document, k, knobs, traced=traced)
+        return answer.model_copy(update={"whose": trace_focus.whose(focus, request.bank, document.id, document.tags)})
 
     def count_cases(answer: WhyNot, knobs: ReplaySettings) -> tuple[list[str], list[DecidedChange]]:
         if not access.permitted("trace"):

@@ -10,7 +10,9 @@ from dashboard.finance.kind import FINANCE
 from dashboard.kinds import cases_of
 from dashboard.queue_files import QueueFileError
 from dashboard.review.queue_kind import QueueKind
-from dashboard.support.admission import OWNERSHIP_WORDS
+from dashboard.lab.suggestions import Classify, case_classifier, plain_classifier, ticket_classifier
+from dashboard.support.admission import OWNERSHIP_WORDS, Ownership
+from dashboard.support.customers import customer_tag
 from dashboard.support.kind import SUPPORT
 from dashboard.support.recall import customers_records, ownership_sentence
 from dashboard.traces.request import P_CASE, P_TICKET, TracedRecall
@@ -70,3 +72,23 @@ def whose(focus: CaseFocus | None, bank: str, document_id: str, tags: tuple[str,
     if ticket is None:
         return None
     return ownership_sentence(bank, ticket.customer, document_id, tags, resources.gateway().document)
+
+
+def classifier(focus: CaseFocus | None, bank: str) -> Classify:
+    """How a fix's extra documents are judged against the case the trace came from (the case's page's rule)."""
+    ticket = _case(P_TICKET, focus.id) if focus is not None and focus.kind == P_TICKET else None
+    if ticket is not None:
+        read = resources.gateway().document
+        return ticket_classifier(lambda docs: set(customers_records(bank, ticket.customer, [(d.id, d.tags) for d in docs], read)))
+    if focus is not None and focus.kind == P_CASE:
+        return case_classifier(focus.exact_tags)
+    return plain_classifier
+
+
+def migrate_to(focus: CaseFocus | None, bank: str, document_id: str, tags: tuple[str, ...]) -> str | None:
+    """The customer's tag, when `document_id` is an old untagged record proven the ticket's customer's (the safe fix)."""
+    ticket = _case(P_TICKET, focus.id) if focus is not None and focus.kind == P_TICKET else None
+    if ticket is None or tags:
+        return None
+    owned = customers_records(bank, ticket.customer, [(document_id, tags)], resources.gateway().document)
+    return customer_tag(ticket.customer) if owned.get(document_id) is Ownership.FIRST_SENTENCE else None

@@ -40,9 +40,9 @@ def test_a_fresh_demo_start_shows_overview_figures_without_pressing_anything(hin
             # the demo's naive agents leaked another customer's records into T-2004 and T-2010, and were crowded out: said so
             wrong = page.get_by_text(re.compile(r"^What went wrong: \d+ cases with incidents, all from the deliberately naive agents the demo runs"))
             expect(wrong).to_contain_text("2 tickets (T-2004, T-2010): another customer's records reached the answer")
-            expect(metric(page, "Exceptions where a plain search misses precedents")).to_have_text(re.compile(r"^[1-9]\d*$"))
+            expect(metric(page, "Exceptions where the two-step search saved precedents")).to_have_text(re.compile(r"^[1-9]\d*$"))
             expect(metric(page, "Cases with incidents")).to_have_text(re.compile(r"^[1-9]\d*$"))
-            expect(metric(page, "Old untagged records used / not used")).to_have_text(re.compile(r"^[1-9]\d* / [1-9]\d*$"))
+            expect(metric(page, "Old support records used for their customer")).to_have_text(re.compile(r"^[1-9]\d*$"))
             audited = re.compile(r"from [1-9]\d* agent runs and [1-9]\d* recalls read from Hindsight's audit log")
             expect(page.get_by_text(audited)).to_be_visible()  # the audit log's projection, in the store since the seed
             expect(page.get_by_test_id("stVegaLiteChart").first).to_be_visible()

@@ -116,3 +116,17 @@ def test_the_traces_page_puts_the_migration_first_and_says_how_many_strangers(hi
     first, second = [s.value for s in at.success if s.value.startswith("1. ")], [w.value for w in at.warning if w.value.startswith("2. ")]
     assert first and "Tag SUP" in first[0].replace("\\", "") and "lets in nothing else" in first[0]
     assert second and "other customers' untagged records" in second[0].replace("\\", "")
+
+
+def test_the_what_if_names_what_enters_the_top_k_that_is_not_the_cases():
+    from components.trace_view import whatif_strangers
+    from dashboard.traces.labels import CandidateLabel
+    from dashboard.traces.verdict import CaseFocus
+
+    labels = {"m1": CandidateLabel(document_id="SUP-L-001"), "m2": CandidateLabel(document_id="SUP-L-007"),
+              "m3": CandidateLabel(document_id="SUP-S-004", tags=("customer:ann-lee",))}
+    ticket = CaseFocus(kind="ticket", id="T-2004", exact_tags=("customer:ann-lee",), owned={"SUP-L-001": "by its first sentence"})
+    assert whatif_strangers(["m1", "m2", "m3", "m9"], labels, ticket) == ["SUP-L-007", "SUP-S-004", "memory m9"]
+    case = CaseFocus(kind="case", id="E-1", exact_tags=("vendor:V01", "type:price_variance"))
+    labels["m4"] = CandidateLabel(document_id="P1", tags=("vendor:V01", "type:price_variance"))
+    assert whatif_strangers(["m4", "m2"], labels, case) == ["SUP-L-007"]

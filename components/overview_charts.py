@@ -91,7 +91,16 @@ def render_case_figures(m: OverviewMetrics) -> None:
 
 def takeaway(text: str) -> None:
     """A chart's one-line takeaway, in words, beneath it."""
-    st.markdown(":material/arrow_right_alt: " + md(text))
+    st.markdown("**" + md(text) + "**")
+
+
+def most_common(rows: list[dict], name: str, count: str) -> str:
+    """ "Most common: X (3 cases)." or, on a tie, each of them."""
+    top = max(r[count] for r in rows)
+    first = [r[name] for r in rows if r[count] == top]
+    if len(first) == 1:
+        return f"Most common: {first[0]} ({top} case(s))."
+    return f"{len(first)} kinds, {top} case(s) each: {'; '.join(first)}."
 
 
 def render_headline_numbers(m: OverviewMetrics) -> None:
@@ -100,15 +109,20 @@ def render_headline_numbers(m: OverviewMetrics) -> None:
     every = total(m.queues)
     fin = next((a for a in m.agreement if a.kind == "exception"), None)
     co, inc = m.crowd_out, m.incidents
-    with st.container(horizontal=True):
+    decided, agreement, saved, incidents = st.columns(4)  # one row, whatever the width: a room reads them together
+    with decided:
         st.metric("Cases decided", f"{every.decided} of {every.cases}", border=True,
                   help=f"{every.open} open; {every.held} held for a second approver, a blind second review or the lead")
-        st.metric("Finance agreement", _pct(fin.rate if fin else None), border=True,
+    with agreement:
+        st.metric("Finance agreement", _pct(fin.rate) if fin and fin.rate is not None else "none yet", border=True,
                   help="The agent's recommendation approved as is, of the finance decisions in the date range")
-        st.metric("Exceptions where the two-step search saved precedents", co.prevented, border=True,
-                  help=f"One search over this vendor or this type would have lost {co.precedents_saved} exact precedent(s) in them "
+    with saved:
+        st.metric("Exceptions saved", co.prevented, border=True,
+                  help=f"Exceptions the two-step search saved: one search over this vendor or this type would have lost "
+                       f"{co.precedents_saved} exact precedent(s) in them "
                        f"(other records outrank them); searching this vendor AND this type first kept them. {co.checked} of "
                        f"{co.cases} exceptions checked")
+    with incidents:
         st.metric("Cases with incidents", inc.cases if inc.checked else "not checked", border=True,
                   help=f"Of {inc.checked} cases whose agent runs were checked; a case can have several incidents (the Incidents page lists each)")
 
@@ -205,7 +219,7 @@ def render_crowd_out(m: OverviewMetrics) -> None:
     states = crowd_out_states(co)
     rows = [{"state": state, "cases": n} for state, n in states.items()]
     _chart(_stacked(rows, category="state", series="state", count="cases", title="cases", horizontal=True, legend=False,
-                    colors={MISSED: "#c62828", NOTHING_LOST: "#2e7d32", "not checked": "#90a4ae"}), "overview_crowd")
+                    colors={MISSED: "#1565c0", NOTHING_LOST: "#2e7d32", "not checked": "#90a4ae"}), "overview_crowd")
     takeaway(f"The two-step search saved exact precedents in {co.prevented} of the {co.checked} exceptions checked.")
     if co.missed_cases:
         with st.expander(f"The cases the two-step search saved ({len(co.missed_cases)} of {co.prevented}, most precedents saved first)"):
@@ -265,8 +279,7 @@ def render_incidents(m: OverviewMetrics) -> None:
     rows = [{"incident": incident_label(k), "cases": inc.by_kind[k]} for k in sorted(inc.by_kind)]
     _chart(_stacked(rows, category="incident", series="incident", count="cases", title="cases", horizontal=True, colors={}, legend=False),
            "overview_incidents")
-    worst = max(rows, key=lambda r: r["cases"])
-    takeaway(f"Most common: {worst['incident']} ({worst['cases']} case(s)).")
+    takeaway(most_common(rows, "incident", "cases"))
 
 def render_coverage(m: OverviewMetrics) -> None:
     st.subheader("Support records moved to customer tags")

@@ -163,7 +163,7 @@ def test_overview_shows_figures_on_first_load_and_after_a_restart(hindsight, poi
     metrics, text, missed = _figures(at)
     n = len(CASES)
     assert metrics["Decisions in range"] == "1" and metrics["Finance agreement"] == "0%"
-    assert metrics["Exceptions where the two-step search saved precedents"] == str(len(caught)) and len(caught) >= 1
+    assert metrics["Exceptions saved"] == str(len(caught)) and len(caught) >= 1
     assert metrics["Old support records used for their customer"] == str(len(admitted))  # records, not judgements
     used = next(m for m in at.metric if m.label == "Old support records used for their customer")
     assert f"{len(rejected)} more were found but set aside" in used.proto.help
@@ -201,7 +201,7 @@ def test_overview_recall_all_with_the_crowd_out_check_measures_every_case(hindsi
     n = len(CASES)
     assert f"{n} checked against one search over this vendor or this type, which lets other records outrank the exact precedents. 0 case(s) were not checked" in _crowd_caption(at)
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Exceptions where the two-step search saved precedents"] == str(sum(co.crowded_out for co in checked.values()))
+    assert metrics["Exceptions saved"] == str(sum(co.crowded_out for co in checked.values()))
     assert _missed(at) == {cid for cid, co in checked.items() if co.crowded_out}
 
 

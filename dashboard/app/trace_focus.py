@@ -48,7 +48,7 @@ def judged(focus: CaseFocus | None, traced: TracedRecall) -> CaseFocus | None:
     fetched: judging an old record reads its original text, a call each."""
     if focus is None or focus.kind != P_TICKET:
         return focus
-    key = ("trace_owned", focus.id, traced.request.key(), traced.fetched_at.isoformat())
+    key = f"trace_owned:{focus.id}:{traced.fetched_at.isoformat()}:{traced.request.key()}"
     owned = st.session_state.get(key)
     if owned is None:
         ticket = _case(P_TICKET, focus.id)

@@ -151,15 +151,16 @@ def render_how_recalled(recall: TicketRecall, bank_id: str, ticket_id: str | Non
         return
     with details:
         render_glossary(SUPPORT_TERMS)
-        st.text(f"Customer tag: {recall.tag}   bank: {bank_id}")
+        st.text(f"Customer tag: {recall.tag}   memory store (bank): {bank_id}")
         for step, request in enumerate(recall.requests, 1):
-            scope = f"tags {', '.join(request.tags)}, tags_match={request.tags_match}" if request.tags else "bank-wide, no tag filter"
-            st.text(f"Recall {step}: {scope}; query: {request.query}")
+            scope = (f"only records tagged {', '.join(request.tags)}, untagged ones left out (tags_match={request.tags_match})"
+                     if request.tags else "every record in the store, no tag filter (bank-wide)")
+            st.text(f"Search {step}: {scope}; query: {request.query}")
         if recall.path == "tagged":
-            st.text(f"The tagged recall returned {len(recall.tagged)} document(s), so the legacy fallback did not run.")
+            st.text(f"The search by tag returned {len(recall.tagged)} document(s), so old records were not searched (no legacy fallback).")
         else:
             st.text(
-                "The tagged recall returned no document, so the legacy fallback ran and proposed "
+                "The search by tag returned no document, so old records were searched (the legacy fallback), proposing "
                 f"{len(recall.legacy_admitted) + len(recall.legacy_rejected)} candidates; each document is admitted only if "
                 f"it is untagged and its original text starts with '{marker(recall.customer)}' (each name part escaped, "
                 "flexible spaces, case-insensitive, anchored at the start). Observations are never admitted."

@@ -101,13 +101,13 @@ def render_crowd_out(result: TwoStageResult, check_key: str) -> bool:
     co = result.crowd_out
     if co is None:
         # the reason pass 2 was skipped is said once, just above, by render_recall_details
-        st.text("Crowd-out not checked: a single any_strict pass was not run; checking costs one more recall.")
+        st.text("Crowd-out not checked: one search over this vendor or this type (any_strict) was not run; checking costs one more search.")
         return st.button("Check crowd-out", key=check_key, icon=":material/compare_arrows:")
-    source = "pass 2's response reused" if co.reused_pass2 else "one extra any_strict recall"
+    source = "search 2's answer reused" if co.reused_pass2 else "one extra search (any_strict)"
     verdict = "Crowded out" if co.crowded_out else "Not crowded out"
     st.text(
-        f"{verdict}: a single any_strict pass's top {result.k} keeps {co.exact_in_result - co.lost} of the "
-        f"{co.exact_in_result} exact precedent(s) ({source})."
+        f"{verdict}: one search over this vendor or this type (any_strict) keeps {co.exact_in_result - co.lost} of the "
+        f"{co.exact_in_result} exact precedent(s) in its top {result.k} ({source})."
     )
     return False
 
@@ -117,7 +117,7 @@ def render_crowd_out_flag(result: TwoStageResult) -> None:
     co = result.crowd_out
     if co is not None and co.crowded_out:
         st.warning(
-            f"A plain search over this vendor or this type would have missed {co.lost} of the "
+            f"One search over this vendor or this type would have lost {co.lost} of the "
             f"{co.exact_in_result} exact precedent(s): broader records outrank them.",
             icon=":material/warning:",
         )
@@ -208,7 +208,7 @@ def _trace(result: TwoStageResult, info: PassInfo, label: str, case_id: str | No
 
 def _returned(info: PassInfo) -> str:
     facts = f" ({info.facts} memories)" if info.facts is not None and info.facts != info.returned else ""
-    return f"{info.returned} document(s) returned{facts}, max_tokens {info.max_tokens}"
+    return f"{info.returned} document(s) returned{facts}, answer length limit {info.max_tokens} tokens (max_tokens)"
 
 
 def render_recall_details(result: TwoStageResult, case_id: str | None = None) -> None:
@@ -216,10 +216,11 @@ def render_recall_details(result: TwoStageResult, case_id: str | None = None) ->
     back to `case_id`)."""
     score_cfg = {c: st.column_config.NumberColumn(c, format="%.3f") for c in ("final", "semantic", "keyword")}
     config = {"relevant": st.column_config.CheckboxColumn("relevant"), **score_cfg}
-    st.text(f"Pass 1, all_strict on {' + '.join(result.pass1.tags)}: {_returned(result.pass1)}, top {result.k} kept.")
+    st.text(f"Search 1, only records tagged with all of {' + '.join(result.pass1.tags)} (all_strict): {_returned(result.pass1)}, "
+            f"top {result.k} kept.")
     if result.budget_reached:
         st.text(
-            "The token budget (max_tokens) ended a response: the lowest-ranked documents shown may be missing some of "
+            "The answer length limit (max_tokens) ended a response: the lowest-ranked documents shown may be missing some of "
             "their matched facts (each document's full text is shown)."
         )
     if result.exact:
@@ -228,7 +229,8 @@ def render_recall_details(result: TwoStageResult, case_id: str | None = None) ->
     if result.pass2 is None:
         st.text(result.pass2_skipped_reason() or "")
         return
-    st.text(f"Pass 2, any_strict on {' or '.join(result.pass2.tags)}: {_returned(result.pass2)}.")
+    st.text(f"Search 2, records tagged with any of {' or '.join(result.pass2.tags)}, untagged ones left out (any_strict): "
+            f"{_returned(result.pass2)}.")
     if result.broader:
         st.dataframe(_frame(result.broader), hide_index=True, width="stretch", column_config=config, key="evidence_broader")
     _trace(result, result.pass2, "Trace of pass 2 (broader)", case_id)

@@ -24,19 +24,17 @@ def render_server(server: ServerSummary) -> None:
 
 
 def render_banks(banks: list[BankSummary]) -> None:
-    """A static table (it wraps; a grid cut "texts stored verbatim" to "texts s" at 1440 wide), every cell escaped:
-    a server's message is untrusted."""
-    st.subheader("Memory banks")
+    """A static table (it wraps; a grid cut "each record kept word for word" at 1440 wide), every cell escaped: a
+    server's message is untrusted. In a reader's words; the server's own terms are in the heading's tooltip."""
+    technical = "; ".join(f"{b.bank_id}: {b.memory_mode.label}" for b in banks if b.memory_mode is not None)
+    st.subheader("Where the agents' memories are kept", help="Hindsight memory banks, one per kind of case. " + md(technical))
     rows = [
-        {"bank": b.bank_id, "holds": b.role, "documents": "" if b.documents is None else f"{b.documents:,}",
-         "memories": "" if b.memories is None else f"{b.memories:,}", "stored as": b.memory_mode.label if b.memory_mode else "",
+        {"memory store": b.bank_id, "holds": b.role, "records": "" if b.documents is None else f"{b.documents:,}",
+         "memory entries": "" if b.memories is None else f"{b.memories:,}", "kept as": b.memory_mode.plain if b.memory_mode else "",
          "status": plain_error(b.error) if b.error else "ok"}
         for b in banks
     ]
     st.table(pd.DataFrame([{md(k): md(v) for k, v in row.items()} for row in rows]), hide_index=True)
-    for b in banks:  # how each bank stores texts, in a sentence too (the CLI's `server status` says the same)
-        if b.memory_mode is not None:
-            st.text(f"{b.bank_id}: {b.memory_mode.label}.")
     if any(b.memory_mode and b.memory_mode.extracting for b in banks):
         st.caption(
             "With an LLM the server rewrites each document into several facts: every page counts, judges and shows "

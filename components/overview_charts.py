@@ -15,7 +15,7 @@ from components.admission import plain_verdict
 from components.safe_text import md
 from components.when import local_day
 from dashboard.agents.incidents import naive_words
-from dashboard.finance.overview import MISSED, crowd_out_states
+from dashboard.finance.overview import MISSED, NOTHING_LOST, crowd_out_states
 from dashboard.reporting.headline import WRONG, figures_words, headline_parts, held_words
 from dashboard.reporting.overview import OverviewMetrics, age_words, incident_label, total
 from dashboard.reporting.recall_log import LatencySample
@@ -89,23 +89,55 @@ def render_case_figures(m: OverviewMetrics) -> None:
             st.metric(label, value, border=True)
 
 
+def takeaway(text: str) -> None:
+    """A chart's one-line takeaway, in words, beneath it."""
+    st.markdown("**" + md(text) + "**")
+
+
+def most_common(rows: list[dict], name: str, count: str) -> str:
+    """ "Most common: X (3 cases)." or, on a tie, each of them."""
+    top = max(r[count] for r in rows)
+    first = [r[name] for r in rows if r[count] == top]
+    if len(first) == 1:
+        return f"Most common: {first[0]} ({top} case(s))."
+    return f"{len(first)} kinds, {top} case(s) each: {'; '.join(first)}."
+
+
+def render_headline_numbers(m: OverviewMetrics) -> None:
+    """The four numbers a room asks for first, large, in one row: what is decided, whether people keep the agent's
+    advice, what the two-step search saved, and where something went wrong."""
+    every = total(m.queues)
+    fin = next((a for a in m.agreement if a.kind == "exception"), None)
+    co, inc = m.crowd_out, m.incidents
+    decided, agreement, saved, incidents = st.columns(4)  # one row, whatever the width: a room reads them together
+    with decided:
+        st.metric("Cases decided", f"{every.decided} of {every.cases}", border=True,
+                  help=f"{every.open} open; {every.held} held for a second approver, a blind second review or the lead")
+    with agreement:
+        st.metric("Finance agreement", _pct(fin.rate) if fin and fin.rate is not None else "none yet", border=True,
+                  help="The agent's recommendation approved as is, of the finance decisions in the date range")
+    with saved:
+        st.metric("Exceptions saved", co.prevented, border=True,
+                  help=f"Exceptions the two-step search saved: one search over this vendor or this type would have lost "
+                       f"{co.precedents_saved} exact precedent(s) in them "
+                       f"(other records outrank them); searching this vendor AND this type first kept them. {co.checked} of "
+                       f"{co.cases} exceptions checked")
+    with incidents:
+        st.metric("Cases with incidents", inc.cases if inc.checked else "not checked", border=True,
+                  help=f"Of {inc.checked} cases whose agent runs were checked; a case can have several incidents (the Incidents page lists each)")
+
+
 def render_kpis(m: OverviewMetrics) -> None:
-    by_kind = {a.kind: a for a in m.agreement}
-    fin, tic = by_kind.get("exception"), by_kind.get("ticket")
-    co, lg, inc = m.crowd_out, m.legacy, m.incidents
+    tic = next((a for a in m.agreement if a.kind == "ticket"), None)
+    lg = m.legacy
     render_case_figures(m)
     with st.container(horizontal=True):
         st.metric("Decisions in range", m.decisions_in_range, border=True)
-        st.metric("Finance agreement", _pct(fin.rate if fin else None), help="Agent recommendation approved as is", border=True)
         st.metric("Ticket drafts approved", _pct(tic.rate if tic else None), help="Approve or edit-and-approve", border=True)
-        st.metric("Exceptions where a plain search misses precedents", co.prevented, border=True,
-                  help=f"A plain search over this vendor or this type would have missed {co.precedents_saved} exact precedent(s) "
-                       f"in them; the two searches kept them. {co.checked} of {co.cases} exceptions checked")
-        st.metric("Old untagged records used / not used", f"{lg.admitted} / {lg.rejected}", help="Each record counted once, however many tickets judged it", border=True)
-        st.metric("Cases with incidents", inc.cases if inc.checked else "not checked",
-                  help=f"Of {inc.checked} cases whose agent runs were checked; a case can have several incidents (the Incidents page lists each)",
-                  border=True)
-        st.metric("Tagged share", _pct(m.coverage.tagged_share) if m.coverage else "unavailable", border=True)
+        st.metric("Old support records used for their customer", lg.admitted, border=True,
+                  help=f"Records without a customer tag whose first sentence names the ticket's customer. {lg.rejected} more were "
+                       "found but set aside: their owner is not proven. Each record counted once, however many tickets judged it")
+        st.metric("Support records with a customer tag", _pct(m.coverage.tagged_share) if m.coverage else "unavailable", border=True)
         cu = m.curation
         st.metric("Curation proposed / approved / reverted", f"{cu.proposals} / {cu.approvals} / {cu.reverts}", border=True,
                   help=f"Documents retired from recall by four-eyes curation; {cu.rejections} proposal(s) rejected; reverts are approvals too")
@@ -119,6 +151,8 @@ def render_queues(m: OverviewMetrics) -> None:
     _chart(_stacked(rows, category="queue", series="status", count="cases", title="cases", horizontal=True), "overview_queues")
     for q in m.queues:
         st.text(f"{q.queue}: {q.cases} cases, {figures_words(q)}.")
+    every = total(m.queues)
+    takeaway(f"{every.decided} of {every.cases} cases are decided" + (f"; {every.held} wait on a second person." if every.held else "."))
 
 
 def render_held(m: OverviewMetrics) -> None:
@@ -154,9 +188,11 @@ def render_agreement(m: OverviewMetrics) -> None:
         rows = [{"day": local_day(d.day), "decision": name, "decisions": n}
                 for d in m.daily if d.kind == kind for name, n in (("approved", d.approved), ("overridden", d.overridden))]
         with panel:
-            _chart({**_stacked(rows, category="day", series="decision", count="decisions", title="decisions", labels=False),
+            _chart({**_stacked(rows, category="day", series="decision", count="decisions", title="decisions"),
                     "title": KIND_TITLES.get(kind, kind)}, f"overview_agreement_{kind}", 240)
     st.caption("Latest decision per case, by the day it was made: approved = the agent's recommendation (or draft) kept.")
+    kept, made = sum(a.approved for a in m.agreement), sum(a.decisions for a in m.agreement)
+    takeaway(f"Reviewers kept the agent's advice on {kept} of {made} decisions in the date range.")
 
 def render_overrides(m: OverviewMetrics) -> None:
     st.subheader("Finance overrides by vendor and reason code")
@@ -164,14 +200,18 @@ def render_overrides(m: OverviewMetrics) -> None:
         st.caption("No finance override in this date range.")
         return
     rows = [{"vendor": o.vendor, "reason": o.reason_code, "overrides": o.count} for o in m.overrides]
-    _chart(_stacked(rows, category="vendor", series="reason", count="overrides", title="overrides", colors={}, labels=False), "overview_overrides")
+    _chart(_stacked(rows, category="vendor", series="reason", count="overrides", title="overrides", colors={}), "overview_overrides")
+    top = max(m.overrides, key=lambda o: o.count)
+    takeaway(f"Most overridden: vendor {top.vendor} for {top.reason_code.replace('_', ' ')} ({top.count} of "
+             f"{sum(o.count for o in m.overrides)} overrides).")
 
 def render_crowd_out(m: OverviewMetrics) -> None:
     co = m.crowd_out
-    st.subheader("Exact precedents a plain search would have missed")
+    st.subheader("Precedents the two-step search saved")
     st.caption(
-        f"{co.recalled} of {co.cases} queued cases measured; {co.checked} checked against a plain single search over this vendor or this type. "
-        f"{co.unchecked_pass2_skipped} case(s) were not checked: their exact precedents alone filled the list, so the wider search never ran."
+        f"{co.recalled} of {co.cases} queued cases measured; {co.checked} checked against one search over this vendor or this type, which "
+        f"lets other records outrank the exact precedents. {co.unchecked_pass2_skipped} case(s) were not checked: their exact precedents "
+        "alone filled the list, so the wider search never ran."
     )
     if not co.recalled:
         st.caption("No finance case measured yet.")
@@ -179,9 +219,10 @@ def render_crowd_out(m: OverviewMetrics) -> None:
     states = crowd_out_states(co)
     rows = [{"state": state, "cases": n} for state, n in states.items()]
     _chart(_stacked(rows, category="state", series="state", count="cases", title="cases", horizontal=True, legend=False,
-                    colors={MISSED: "#c62828", "a plain search misses none": "#2e7d32", "not checked": "#90a4ae"}), "overview_crowd")
+                    colors={MISSED: "#1565c0", NOTHING_LOST: "#2e7d32", "not checked": "#90a4ae"}), "overview_crowd")
+    takeaway(f"The two-step search saved exact precedents in {co.prevented} of the {co.checked} exceptions checked.")
     if co.missed_cases:
-        with st.expander(f"The cases a plain search misses ({len(co.missed_cases)} of {co.prevented}, most precedents lost first)"):
+        with st.expander(f"The cases the two-step search saved ({len(co.missed_cases)} of {co.prevented}, most precedents saved first)"):
             st.dataframe(pd.DataFrame(co.missed_cases), hide_index=True, width="stretch", key="overview_crowd_cases")
 
 def render_recommendations(m: OverviewMetrics) -> None:
@@ -194,10 +235,12 @@ def render_recommendations(m: OverviewMetrics) -> None:
     _chart(_stacked(rows, category="recommends", series="recommends", count="cases", title="cases", horizontal=True, legend=False),
            "overview_recommendations")
     st.caption(f"{co.no_relevant} case(s) have no relevant precedent: the agent escalates them.")
+    action, n = max(co.recommendations.items(), key=lambda kv: kv[1])
+    takeaway(f"The agent most often recommends to {action}: {n} of {sum(co.recommendations.values())} cases.")
 
 def render_legacy(m: OverviewMetrics) -> None:
     lg = m.legacy
-    st.subheader("Old untagged records: used vs not used")
+    st.subheader("Old support records without a customer tag: used or set aside")
     st.caption(f"{lg.recalled} of {lg.tickets} tickets measured. History used: "
                + (", ".join(f"{PATHS.get(k, k)} {v}" for k, v in sorted(lg.paths.items())) or "none yet")
                + f". Each untagged record counted once; {lg.tagged_candidates} tagged record(s) of other customers "
@@ -207,6 +250,7 @@ def render_legacy(m: OverviewMetrics) -> None:
     rows = [{"verdict": "used", "reason": "names this customer first", "records": lg.admitted}]
     rows += [{"verdict": "not used", "reason": plain_verdict(reason).removeprefix("not used: "), "records": n} for reason, n in sorted(lg.rejected_by_reason.items())]
     _chart(_stacked(rows, category="verdict", series="reason", count="records", title="records", colors={}), "overview_legacy")
+    takeaway(f"{lg.admitted} old record(s) were used for the customer they name; {lg.rejected} were set aside, their owner not proven.")
 
 def render_trust(m: OverviewMetrics) -> None:
     """Memory the agent may not trust: counted over the measured exceptions."""
@@ -235,41 +279,48 @@ def render_incidents(m: OverviewMetrics) -> None:
     rows = [{"incident": incident_label(k), "cases": inc.by_kind[k]} for k in sorted(inc.by_kind)]
     _chart(_stacked(rows, category="incident", series="incident", count="cases", title="cases", horizontal=True, colors={}, legend=False),
            "overview_incidents")
+    takeaway(most_common(rows, "incident", "cases"))
 
 def render_coverage(m: OverviewMetrics) -> None:
-    st.subheader("Migration coverage (support bank)")
+    st.subheader("Support records moved to customer tags")
     if m.coverage is None:
         st.info("Coverage unavailable: " + md(m.coverage_error or "Hindsight not reachable."), icon=":material/cloud_off:")
         return
     c = m.coverage
-    parts = {"tagged": (c.tagged, "#2e7d32"), "untagged, can be migrated": (c.convertible, "#f9a825"),
-             "untagged, owner not proven": (c.untagged - c.convertible, "#90a4ae")}
-    rows = [{"documents": part, "count": n, "order": i} for i, (part, (n, _)) in enumerate(parts.items())]
-    colour = _color(rows, "documents", {part: color for part, (_, color) in parts.items()})
-    colour["legend"] |= {"orient": "right"}
-    _chart({"data": {"values": rows}, "mark": {"type": "arc", "innerRadius": 50, "outerRadius": 95},
-            "encoding": {"theta": {"field": "count", "type": "quantitative"}, "color": colour, "order": {"field": "order", "type": "quantitative"},
-                         "tooltip": [{"field": "documents", "type": "nominal"}, {"field": "count", "type": "quantitative"}]}},
-           "overview_coverage", 200)
-    st.caption(f"{c.total} documents, {c.tagged_share:.0%} tagged. "
-               + ("Ready to stop searching old records." if c.ready_to_retire_fallback else f"{c.convertible} record(s) can still be migrated."))
+    rows = [{"support records": "all", "part": part, "records": n} for part, n in (
+        ("tagged", c.tagged), ("untagged, can be migrated", c.convertible), ("untagged, owner not proven", c.untagged - c.convertible))]
+    _chart(_stacked(rows, category="support records", series="part", count="records", title="records", horizontal=True,
+                    colors={"tagged": "#2e7d32", "untagged, can be migrated": "#f9a825", "untagged, owner not proven": "#90a4ae"}),
+           "overview_coverage", 90)
+    takeaway(f"{c.tagged_share:.0%} of {c.total} support records carry their customer's tag; "
+             + ("ready to stop searching old records." if c.ready_to_retire_fallback else f"{c.convertible} more can be migrated."))
 
 def _recall_name(kind: str) -> str:
     return RECALL_NAMES.get(kind, kind.replace("_", " "))
 
 def render_latency(m: OverviewMetrics, samples: list[LatencySample]) -> None:
-    st.subheader("Recall latency")
-    if not samples:
+    """Per kind of recall, the time 9 in 10 of them came back within, written on its bar; the takeaway in a sentence."""
+    st.subheader("How long a recall takes")
+    if not samples or not m.latency:
         st.caption("No recall made by this server process since it started (the figures above come from the review store).")
         return
-    rows = [{"recall": _recall_name(s.kind), "ms": round(s.ms, 1)} for s in samples]
-    where = {"x": {"field": "recall", "type": "nominal", "title": None, "axis": {"labelAngle": 0, "labelLimit": 320}},
-             "y": {"field": "ms", "type": "quantitative", "title": "milliseconds"}}
-    _chart({"data": {"values": rows}, "layer": [
-        {"mark": {"type": "boxplot", "extent": "min-max", "size": 40, "color": "#1f77b4", "opacity": 0.5}, "encoding": where},
-        {"mark": {"type": "point", "color": "#1f77b4", "opacity": 0.6}, "encoding": {**where, "tooltip": [{"field": "ms", "type": "quantitative"}]}},
-    ]}, "overview_latency", 260)
-    stats = [{"recall": _recall_name(s.kind), "recalls": s.count, "failed": s.failed, "typical (ms, median)": s.p50_ms,
-              "19 in 20 within (ms)": s.p95_ms, "slowest (ms)": s.max_ms} for s in m.latency]
-    st.dataframe(pd.DataFrame(stats), hide_index=True, width="stretch", key="overview_latency_stats")
-    st.caption("Wall time around each recall made by this dashboard server (last 500 per kind; cached answers are not counted).")
+    rows = [{"recall": _recall_name(s.kind), "ms": s.p90_ms, "label": f"9 in 10 within {s.p90_ms:,.0f} ms"} for s in m.latency]
+    along = {"field": "recall", "type": "nominal", "title": None, "sort": None, "axis": {"labelLimit": 320}}
+    size = {"field": "ms", "type": "quantitative", "title": "milliseconds (9 in 10 recalls within)", "axis": {"format": "d"}}
+    _chart({"data": {"values": rows}, "height": {"step": 40}, "layer": [
+        {"mark": {"type": "bar", "size": 26, "color": "#1f77b4"}, "encoding": {"y": along, "x": size}},
+        {"mark": {"type": "text", "align": "left", "dx": 4}, "encoding": {"y": along, "x": size, "text": {"field": "label"}}},
+    ]}, "overview_latency", 40 * len(rows) + 60)
+    slowest = max(m.latency, key=lambda s: s.p90_ms)
+    st.markdown(md(latency_takeaway(m.latency)))
+    stats = [{"recall": _recall_name(s.kind), "recalls": s.count, "failed": s.failed, "typical (ms)": s.p50_ms,
+              "9 in 10 within (ms)": s.p90_ms, "slowest (ms)": s.max_ms} for s in m.latency]
+    st.dataframe(pd.DataFrame(stats), hide_index=True, width="stretch", key="overview_latency_stats",
+                 column_config={"typical (ms)": st.column_config.NumberColumn(help="The median: half the recalls were quicker")})
+    st.caption(f"Wall time around each recall made by this dashboard server (last 500 per kind; cached answers are not counted). "
+               f"Slowest kind: {_recall_name(slowest.kind)}.")
+
+
+def latency_takeaway(stats) -> str:
+    """One sentence: 9 in 10 recalls of each kind within X ms."""
+    return "9 in 10 recalls came back within " + "; ".join(f"{s.p90_ms:,.0f} ms for {_recall_name(s.kind)}" for s in stats) + "."

@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 import streamlit as st
 from pydantic import ValidationError
 
+from components.glossary import TRACE_TERMS, render_glossary
 from components.safe_text import md
 from components.when import local_time
 from dashboard.hindsight.wire import SOURCES
@@ -126,6 +127,7 @@ def render_header(traced: TracedRecall, analysis: TraceAnalysis, focus: CaseFocu
             "Four retrieval arms (semantic, BM25 keywords, graph links, temporal dates) each rank candidates; "
             "reciprocal rank fusion (RRF) adds 1/(60 + rank) per arm; the reranker then scores the top of that pool."
         )
+        render_glossary(TRACE_TERMS)
         cols = st.columns(3)
         cols[0].metric("Pre-filtered before rerank", analysis.pre_filtered)
         cols[1].metric("Found by one arm only", sum(r.single_arm for r in analysis.rows))
@@ -153,14 +155,19 @@ def render_counts(analysis: TraceAnalysis) -> None:
     st.plotly_chart(fig, key="chart_counts")
 
 
-def results_frame(analysis: TraceAnalysis, labels: dict[str, CandidateLabel], exact: set[str] | None) -> pd.DataFrame:
-    """One row per candidate, named by document id; `exact` (opened from a case) adds its exact-precedent column."""
+def results_frame(
+    analysis: TraceAnalysis, labels: dict[str, CandidateLabel], exact: set[str] | None, focus: CaseFocus | None = None,
+) -> pd.DataFrame:
+    """One row per candidate, named by document id; `exact` (opened from a case) adds its exact-precedent column, and
+    `focus` why each starred one is the case's (a ticket's: by its tag, or by an old record's first sentence)."""
     frame = pd.DataFrame(rows_table(analysis))
     if frame.empty:
         return frame
     frame.insert(0, "candidate", [display_name(n, labels) for n in frame["node_id"]])
     if exact is not None:
         frame.insert(1, "exact", [n in exact for n in frame["node_id"]])
+        if focus is not None:
+            frame.insert(2, "why starred", [focus.why(labels.get(n)) for n in frame["node_id"]])
     return frame
 
 
@@ -168,7 +175,7 @@ def render_results(analysis: TraceAnalysis, labels: dict[str, CandidateLabel], f
     st.subheader("Each candidate and where each arm ranked it")
     only_returned = st.toggle("Only the results the server returned", value=False, key="trace_only_returned")
     exact = exact_ids(labels, focus) if focus else None
-    frame = results_frame(analysis, labels, exact)
+    frame = results_frame(analysis, labels, exact, focus)
     if not frame.empty and only_returned:
         frame = frame[frame["returned"]]
     shown = frame
@@ -181,7 +188,11 @@ def render_results(analysis: TraceAnalysis, labels: dict[str, CandidateLabel], f
         shown, hide_index=True, width="stretch", key="trace_results",
         column_config={
             "candidate": st.column_config.TextColumn("document", help="The memory's document id"),
-            "exact": st.column_config.CheckboxColumn(f"{EXACT_MARK} exact", help="An exact precedent of the case this trace was opened from"),
+            "exact": st.column_config.CheckboxColumn(
+                f"{EXACT_MARK} {'own' if focus and focus.kind == 'ticket' else 'exact'}",
+                help="The customer's own record (the ticket's rule)" if focus and focus.kind == "ticket"
+                else "An exact precedent of the case this trace was opened from",
+            ),
             "rrf_rank": st.column_config.NumberColumn("fused rank", help="Rank after fusing the arms (RRF)", format="%d"),
             "reranked_rank": st.column_config.NumberColumn("final rank", help="Empty: ranked too low to be scored", format="%d"),
             "change": st.column_config.NumberColumn("moved", help="Fused rank minus final rank: positive moved up", format="%d"),
@@ -248,6 +259,11 @@ def render_charts(analysis: TraceAnalysis, labels: dict[str, CandidateLabel], fo
 # -- what-if -----------------------------------------------------------------------------------------
 
 
+def whatif_strangers(entered: list[str], labels: dict[str, CandidateLabel], focus: CaseFocus) -> list[str]:
+    """The documents a what-if brings into the top k that are not the case's (by the case's page's rule)."""
+    return list(dict.fromkeys(display_name(n, labels) for n in entered if not focus.is_exact(labels.get(n))))
+
+
 def render_whatif_form() -> ReplaySettings:
     """The knobs, in a form; returns the settings last submitted (server defaults at first)."""
     current: ReplaySettings = st.session_state.get("whatif_settings") or ReplaySettings()
@@ -281,7 +297,7 @@ def render_whatif_form() -> ReplaySettings:
     return current
 
 
-def render_whatif(traced: TracedRecall) -> None:
+def render_whatif(traced: TracedRecall, focus: CaseFocus | None = None) -> None:
     trace = traced.response.trace
     settings = render_whatif_form()
     result = replay(trace, settings)
@@ -296,6 +312,10 @@ def render_whatif(traced: TracedRecall) -> None:
         st.caption(f"Server settings (k={DEFAULT_RRF_K}, no caps, weights 1): the replay equals the server's fusion.")
     status = "unchanged" if not diff.changed else f"{len(diff.entered)} in, {len(diff.left)} out"
     st.text(f"Top {diff.k} by RRF, server vs replay: {status}")
+    if focus is not None and diff.entered:
+        strangers = whatif_strangers(diff.entered, traced.labels, focus)
+        words = f"{len(strangers)} of the {len(diff.entered)} entering are not {focus.noun}" + (f": {', '.join(strangers)}" if strangers else "")
+        (st.warning if strangers else st.success)(md(words + "."), icon=":material/group:")
 
     server_rank = {c.node_id: c.final_rrf_rank for c in trace.rrf_merged}
     reranked_rank = {c.node_id: c.rerank_rank for c in trace.reranked}
@@ -370,7 +390,7 @@ def render_trace(traced: TracedRecall, deep_link: str, focus: CaseFocus | None =
     with tab_charts:
         render_charts(analysis, traced.labels, focus)
     with tab_whatif:
-        render_whatif(traced)
+        render_whatif(traced, focus)
     with tab_phases:
         render_phases(analysis)
     with tab_export:

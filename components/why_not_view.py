@@ -14,6 +14,7 @@ from components.ab_view import render_decided
 from components.safe_text import md
 from dashboard.hindsight.errors import HindsightError
 from dashboard.lab.blast_radius import DecidedChange
+from dashboard.lab.suggestions import Suggestion
 from dashboard.traces.replay import DEFAULT_RERANKER_MAX_CANDIDATES
 from dashboard.traces.scoring import server_knobs
 from dashboard.traces.why_not import WhyNot
@@ -24,10 +25,11 @@ ANSWER_KEY = "why_not_answer"
 def render_why_not(
     request_key: str,
     find: Callable[[str], list[dict[str, str]]],
-    explain: Callable[..., WhyNot | None],
+    explain: Callable[..., tuple[WhyNot, list[Suggestion]] | None],
     cases_altered: Callable[..., tuple[list[str], list[DecidedChange]]],
 ) -> None:
-    """`find(text)` lists matching documents; `explain(document_id, k, knobs)` answers (None: no such document);
+    """`find(text)` lists matching documents; `explain(document_id, k, knobs)` answers with the ways to bring it in,
+    the safe one first (None: no such document);
     `cases_altered(answer, knobs)` names the queue's other cases the fix would alter, and the decided ones among
     them with what changes. Each may raise HindsightError."""
     with st.container(border=True):
@@ -61,25 +63,30 @@ def render_why_not(
         asked = (request_key, document, int(k), knobs.model_dump_json())
         if st.button("Why not this one?", key="why_not_run", icon=":material/help:"):
             try:
-                answer = explain(document, int(k), knobs)
+                explained = explain(document, int(k), knobs)
             except HindsightError as exc:
                 st.error("Could not recall again with a trace.", icon=":material/error:")
                 st.code(str(exc), language=None)
                 return
-            st.session_state[ANSWER_KEY] = (asked, answer, None)
+            st.session_state[ANSWER_KEY] = (asked, explained, None)
         kept = st.session_state.get(ANSWER_KEY)
         if kept is None or kept[0] != asked:
             return  # nothing asked yet, or the question changed since
-        _, answer, altered = kept
-        if answer is None:
+        _, explained, altered = kept
+        if explained is None:
             st.warning(f"This bank has no document {md(document)}.", icon=":material/search_off:")
             return
+        answer, found = explained
+        if answer.whose:
+            st.text(answer.whose)  # names a document id and, when it is not theirs, a marker read from memory
         st.info(md(answer.sentence, max_chars=1000), icon=":material/lightbulb:")
         st.text(f"Smallest change: {answer.fix}")
+        render_suggestions(found)
         if not answer.changes:
             return  # returned, or no setting brings it in
         if not any(c.server_wide for c in answer.changes):
-            st.caption("A change of this recall's own request: it alters no other case of the queue.")
+            st.caption("A change of this recall's own request: it alters no other case of the queue (what it lets into this "
+                       "recall is counted above).")
             return
         if altered is None and st.button("Count the queue's cases this change alters", key="why_not_queue"):
             try:
@@ -88,8 +95,20 @@ def render_why_not(
                 st.error("Could not run the queue.", icon=":material/error:")
                 st.code(str(exc), language=None)
                 return
-            st.session_state[ANSWER_KEY] = (asked, answer, altered)
+            st.session_state[ANSWER_KEY] = (asked, explained, altered)
         if altered is not None:
             ids, decided = altered
             st.text(f"It would alter {len(ids)} other case(s) of the queue" + (f": {', '.join(ids)}" if ids else "."))
             render_decided(decided, what="the fix", key="why_not_decided")
+
+
+def render_suggestions(found: list[Suggestion]) -> None:
+    """Each way to bring the document in, the safe one first, with what else it lets in (ids come from memory)."""
+    if not found:
+        return
+    st.caption("Ways to bring it in, safest first, each with what else it would let in")
+    for number, suggestion in enumerate(found, 1):
+        box = st.success if suggestion.safe else st.warning
+        box(f"{number}. {md(suggestion.sentence(), max_chars=1000)}", icon=":material/verified_user:" if suggestion.safe else ":material/warning:")
+        if suggestion.lets_in.strangers:
+            st.text("\n".join(f"{kind}: {', '.join(ids)}" for kind, ids in suggestion.lets_in.strangers.items()))

@@ -377,3 +377,37 @@ def incidents_count(shown: list[Incident], found: list[Incident]) -> str:
     """The Incidents page's count, in the Overview's words: cases first (a case can have several incidents)."""
     text = f"{found_figures(shown).cases} case(s) with incidents ({len(shown)} incident(s))"
     return text + (f", of {len(found)} incident(s) in all." if len(shown) != len(found) else ".")
+
+
+VARIANT_WORDS = {  # whose run an incident came from, in a reader's words
+    "naive": "the deliberately naive {agent} agent, which the demo runs to show what goes wrong",
+    "reviewed": "the {agent} agent",
+    "seed": "the {agent} agent that seeded the demo",
+    "submitted": "an outside {agent} agent that handed this case in",
+}
+
+
+def whose_run(incident: Incident) -> str:
+    """ "a run of the support agent (run 3f2a9c1b, 2026-12-07 10:02 UTC)" """
+    agent = VARIANT_WORDS.get(incident.variant, "the {agent} agent (" + incident.variant + ")").format(agent=incident.agent)
+    return f"a run of {agent} (run {incident.run_id[:8]}, {incident.at:%Y-%m-%d %H:%M} UTC)"
+
+
+class Banner(BaseModel):
+    """An incident as a case's page says it: whose run, what went wrong, and whether what the page shows is affected."""
+
+    affected: list[str]  # of the incident's records, those the page shows as used now
+    sentence: str
+
+
+def banner(incident: Incident, shown: Iterable[str]) -> Banner:
+    """`shown`: the refs (document ids) of the records the page uses now, e.g. a ticket's evidence."""
+    affected = [r for r in incident.records if r in set(shown)]
+    head = f"Incident in {whose_run(incident)}: {incident.label}."
+    if affected:
+        tail = f" {len(affected)} of its records are used on this page too ({', '.join(affected)}): check them before deciding."
+    elif incident.records:
+        tail = f" What this page shows is not affected: none of its records ({', '.join(incident.records)}) is used here."
+    else:
+        tail = " What this page shows is not affected: the incident is about that run, not about the records used here."
+    return Banner(affected=affected, sentence=head + tail)

@@ -14,7 +14,7 @@ from dashboard.hindsight.calls import RecallFn
 from dashboard.hindsight.documents import RecalledDocument, RecalledObservation, group
 from dashboard.hindsight.wire import RecallResponse
 from dashboard.review.agent_runs import RecallSnapshot, ResultRef
-from dashboard.support.admission import leading_marker_name
+from dashboard.support.admission import leading_marker_name, whose
 from dashboard.support.customers import TAG_PREFIX, customer_tag
 from dashboard.trust.origin import OriginOf
 
@@ -39,7 +39,7 @@ def result_ref(record: RecalledDocument | RecalledObservation, origin: OriginOf 
     if isinstance(record, RecalledObservation):
         return ResultRef(
             id=record.ref, kind="observation", tags=list(record.tags), score=record.memory.scores.final,
-            text_hash=text_hash(record.text), owner=_owner(record.tags, None), sources=record.source_documents,
+            text_hash=text_hash(record.text), owner=_owner(record.tags, None, None), sources=record.source_documents,
         )
     ref = _document_ref(
         record.ref, record.document_id, record.tags, record.text, record.first_chunk, record.metadata,
@@ -68,17 +68,18 @@ def _document_ref(ref, document_id, tags, text, original_start, metadata, *, sco
     named = leading_marker_name(original_start) if original_start is not None else None
     return ResultRef(
         id=ref, document_id=document_id, facts=facts, tags=list(tags), score=score, text_hash=text_hash(text),
-        owner=_owner(tags, named), marker_name=named, metadata={k: v for k, v in metadata.items() if k in KEPT_METADATA},
+        owner=_owner(tags, named, original_start), marker_name=named, metadata={k: v for k, v in metadata.items() if k in KEPT_METADATA},
     )
 
 
-def _owner(tags: list[str], marker_name: str | None) -> str | None:
-    """The customer tag, else (untagged only) the tag of the name in the leading marker."""
+def _owner(tags: list[str], marker_name: str | None, original_start: str | None) -> str | None:
+    """The customer tag, else (untagged only) the tag of the customer the leading marker names, when the one ownership
+    rule (admission.whose) gives the record to that customer."""
     tagged = next((t for t in tags if t.startswith(TAG_PREFIX)), None)
     if tagged is not None or tags or marker_name is None:
         return tagged
     try:
-        return customer_tag(marker_name)
+        return customer_tag(marker_name) if whose(original_start, tags, marker_name) is not None else None
     except ValueError:
         return None
 

@@ -116,7 +116,7 @@ def _with_origins(logged: list[ResultRef], recorded: list[ResultRef]) -> list[Re
 def then_vs_now(run: AgentRun | None, entries: dict[str, AuditRecall], now: list[ResultRef], audit_log_on: bool) -> ThenNow:
     # an agent that handed its case in reported its recall itself: shown whether or not the bank's audit log is on
     if run is None or (not audit_log_on and run.variant != "submitted"):
-        why = "The audit log is off for this bank" if not audit_log_on else "No agent run is recorded for this case"
+        why = "Hindsight keeps no log of the agents' searches here (its audit log is off)" if not audit_log_on else "No agent run is recorded for this case"
         return ThenNow(source="recompute", note=f"{why}: showing today's recompute, not what the agent saw.", run=run, now=now)
     then = [
         RecallThen(

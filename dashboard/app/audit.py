@@ -122,6 +122,19 @@ def _read_runs_entries(runs: list[AgentRun]) -> None:
                 logger.warning("could not read the agent runs' audit entries of %s", bank, exc_info=True)
 
 
+def case_incidents(bank_id: str, case_kind: str, case_id: str) -> list[Incident]:
+    """The incidents of one case's recorded agent runs (checked on those runs only; kept a minute like the queue's)."""
+    store = resources.agent_runs()
+    runs = store.runs(case_kind=case_kind, case_id=case_id, bank_id=bank_id)
+    key = ("case", bank_id, case_kind, case_id, tuple(r.run_id for r in runs))
+    found = _incidents_cache().get(key)
+    if found is None:
+        _read_runs_entries(runs)
+        found = find_incidents(resources.gateway(), store, resources.outbox(), runs) if runs else []
+        _incidents_cache().put(key, found)
+    return found
+
+
 def then_now(bank_id: str, case_kind: str, case_id: str, now_records) -> ThenNow:
     """What the agent recalled for the case then (its latest run, as the audit log recorded it) beside now."""
     keep_reading((bank_id,))

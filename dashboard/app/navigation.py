@@ -26,4 +26,5 @@ def pages() -> list[st.Page]:
         st.Page("views/migration.py", title="Migration to tags", icon=":material/label:", url_path="migration"),
         st.Page("views/audit.py", title="Audit log", icon=":material/history:", url_path="audit"),
         st.Page("views/incidents.py", title="Incidents", icon=":material/report:", url_path="incidents"),
+        st.Page("views/glossary.py", title="Glossary", icon=":material/menu_book:", url_path="glossary"),
     ]

@@ -3,34 +3,92 @@ queue: the trace highlights its exact evidence and links back to its page. An un
 
 from __future__ import annotations
 
+import streamlit as st
+
 from dashboard.app import navigation, resources
 from dashboard.finance.kind import FINANCE
 from dashboard.kinds import cases_of
 from dashboard.queue_files import QueueFileError
 from dashboard.review.queue_kind import QueueKind
+from dashboard.lab.suggestions import Classify, case_classifier, plain_classifier, ticket_classifier
+from dashboard.support.admission import OWNERSHIP_WORDS, Ownership
+from dashboard.support.customers import customer_tag
 from dashboard.support.kind import SUPPORT
-from dashboard.traces.request import P_CASE, P_TICKET
+from dashboard.support.recall import customers_records, ownership_sentence
+from dashboard.traces.request import P_CASE, P_TICKET, TracedRecall
 from dashboard.traces.verdict import CaseFocus
 
 LINKED = {P_CASE: FINANCE, P_TICKET: SUPPORT}  # a trace link's parameter -> the kind whose case it names
+
+
+def _case(param: str, ident: str):
+    try:
+        return next((c for c in cases_of(resources.settings(), LINKED[param]) if c.id == ident), None)
+    except QueueFileError:
+        return None
 
 
 def case_focus(link: tuple[str, str] | None) -> CaseFocus | None:
     if link is None or link[0] not in LINKED:
         return None
     param, ident = link
-    kind = LINKED[param]
+    case = _case(param, ident)
+    if case is None:
+        return None
     try:
-        case = next((c for c in cases_of(resources.settings(), kind) if c.id == ident), None)
-        if case is None:
-            return None
-        tags, about = kind.focus(case)
-    except (QueueFileError, ValueError):
+        tags, about = LINKED[param].focus(case)
+    except ValueError:
         return None
     return CaseFocus(kind=param, id=case.id, exact_tags=tags, about=about)
+
+
+def judged(focus: CaseFocus | None, traced: TracedRecall) -> CaseFocus | None:
+    """A ticket's focus with every candidate of the trace judged by the ticket page's own ownership rule (its tag, or
+    an old record's first sentence), so the trace stars exactly the customer's records. Kept in the session per trace
+    fetched: judging an old record reads its original text, a call each."""
+    if focus is None or focus.kind != P_TICKET:
+        return focus
+    key = f"trace_owned:{focus.id}:{traced.fetched_at.isoformat()}:{traced.request.key()}"
+    owned = st.session_state.get(key)
+    if owned is None:
+        ticket = _case(P_TICKET, focus.id)
+        if ticket is None:
+            return focus
+        documents = {label.document_id: label.tags for label in traced.labels.values() if label.document_id}
+        found = customers_records(traced.request.bank, ticket.customer, documents.items(), resources.gateway().document)
+        owned = st.session_state[key] = {document: OWNERSHIP_WORDS[how] for document, how in found.items()}
+    return focus.model_copy(update={"owned": owned})
 
 
 def page_of(focus: CaseFocus):
     """The page the focused case is reviewed on."""
     kind: QueueKind = LINKED[focus.kind]
     return navigation.queue_page(kind)
+
+
+def whose(focus: CaseFocus | None, bank: str, document_id: str, tags: tuple[str, ...]) -> str | None:
+    """Opened from a ticket: whether `document_id` is its customer's, by the same rule as the ticket's page."""
+    ticket = _case(P_TICKET, focus.id) if focus is not None and focus.kind == P_TICKET else None
+    if ticket is None:
+        return None
+    return ownership_sentence(bank, ticket.customer, document_id, tags, resources.gateway().document)
+
+
+def classifier(focus: CaseFocus | None, bank: str) -> Classify:
+    """How a fix's extra documents are judged against the case the trace came from (the case's page's rule)."""
+    ticket = _case(P_TICKET, focus.id) if focus is not None and focus.kind == P_TICKET else None
+    if ticket is not None:
+        read = resources.gateway().document
+        return ticket_classifier(lambda docs: set(customers_records(bank, ticket.customer, [(d.id, d.tags) for d in docs], read)))
+    if focus is not None and focus.kind == P_CASE:
+        return case_classifier(focus.exact_tags)
+    return plain_classifier
+
+
+def migrate_to(focus: CaseFocus | None, bank: str, document_id: str, tags: tuple[str, ...]) -> str | None:
+    """The customer's tag, when `document_id` is an old untagged record proven the ticket's customer's (the safe fix)."""
+    ticket = _case(P_TICKET, focus.id) if focus is not None and focus.kind == P_TICKET else None
+    if ticket is None or tags:
+        return None
+    owned = customers_records(bank, ticket.customer, [(document_id, tags)], resources.gateway().document)
+    return customer_tag(ticket.customer) if owned.get(document_id) is Ownership.FIRST_SENTENCE else None

@@ -14,6 +14,9 @@ and a fresh browser context at 1440x900, then times:
 - decision: A (approve) on the settled page until the confirmation is on screen with the next case's evidence;
 - the Overview, opened from the sidebar as a reviewer does, then by its address typed (a new session of the same
   browser), each until its headline shows and the page's run is done.
+- each page's first load in a fresh session (Home, Overview, Audit log, Exceptions, Tickets, Incidents, Traces,
+  Migration): a new browser context opens its address on the serving app process, until the page's title is drawn
+  and its script run is done (the whole page drawn); the Tickets page on the demo support history.
 
 With `--hog` every size is measured twice: at the machine's load, then beside a CPU hog (one process
 spinning on one core), each against its own target.
@@ -67,11 +70,19 @@ LABELS = {
     "overview": "the Overview from the sidebar after the decision, to its headline with the page's run done",
     "overview_typed": "then its address typed (a new session), the same",
 }
+# Each page's first load in a fresh session (a new browser context) of a serving app process, until its title is drawn
+# and its script run is done (the whole page drawn): the pages a person opens first.
+PAGES = (("Home", ""), ("Overview", "overview"), ("Audit log", "audit"), ("Exceptions", "exceptions"), ("Tickets", "tickets"),
+         ("Incidents", "incidents"), ("Traces", "traces"), ("Migration", "migration"))
+for _name, _path in PAGES:
+    TARGETS_MS[f"page {_name}"] = (1500.0, 3000.0)
+    LABELS[f"page {_name}"] = f"{_name}: first load in a fresh session, to the page drawn"
 REVIEWER = "Bench Reviewer"
 VIEWPORT = {"width": 1440, "height": 900}
 WAIT_MS = 900_000  # today a cold open of a large queue recalls it first: minutes on a busy machine
 CHROMIUM = os.environ.get("RECALL_REVIEW_CHROMIUM", "/usr/bin/chromium")
 DEMO_BANK = "bench-finance-demo"
+SUPPORT_BANK = "bench-support-demo"  # the demo support history: the Tickets page's first load recalls a real ticket
 
 # Which evidence is on screen for the case in the address bar, drawn by the current run (Streamlit keeps the
 # previous run's elements, marked data-stale, until it redraws them). The address bar moves a frame or two before
@@ -132,7 +143,7 @@ def _prepare(gw, size: int, bank_size: int, work: Path, log: Callable[[str], Non
     """The size's bank (seeded, resumable) and queue file; the demo queue when `size` is its length."""
     from dashboard import demo_data
     from dashboard.cli import bench_data
-    from dashboard.cli.seed import finance_records, seed_bank
+    from dashboard.cli.seed import finance_records, seed_bank, support_records
     from dashboard.finance import queue as exception_queue
     from dashboard.finance.models import ExceptionCase
     from dashboard.finance.recall import CaseKey, two_stage_recall
@@ -148,6 +159,7 @@ def _prepare(gw, size: int, bank_size: int, work: Path, log: Callable[[str], Non
         bench_data.seed(gw, bank_size, log=log)
     queue_file = bench_data.write_cases_csv(work / f"exceptions-{size}.csv", cases)
     ordered = exception_queue.select(cases, {})
+    seed_bank(gw, SUPPORT_BANK, support_records())  # idempotent: the same document ids
     two_stage_recall(gw.recall, bank, CaseKey.of(ordered[0]), ordered[0].recall_query())  # the server warm, not the app
     return Queue(label=label, bank=bank, queue_file=queue_file, first_case=ordered[0].id, case_ids=[c.id for c in ordered],
                  synthetic=bank != DEMO_BANK)
@@ -255,6 +267,20 @@ def _overview(page, url: str | None) -> float:
     return (time.perf_counter() - start) * 1000.0
 
 
+def _first_load(browser, address: str) -> float:
+    """ms from a fresh session's goto(address) until the page's title is drawn and its script run is done."""
+    context = browser.new_context(viewport=VIEWPORT)
+    try:
+        page = context.new_page()
+        start = time.perf_counter()
+        page.goto(address)
+        page.get_by_test_id("stMain").locator("h1").first.wait_for(timeout=WAIT_MS)
+        page.wait_for_selector(IDLE, state="attached", timeout=WAIT_MS)
+        return (time.perf_counter() - start) * 1000.0
+    finally:
+        context.close()
+
+
 def _one_run(browser, env: dict[str, str], queue: Queue, result: SizeResult, markers: set[str], log) -> str:
     """One fresh app process for the first page, another for the rest; returns the case it decided."""
     with tempfile.TemporaryDirectory(prefix="bench-browser-app-") as data_dir, serve_app(env, Path(data_dir)) as url:
@@ -289,6 +315,8 @@ def _one_run(browser, env: dict[str, str], queue: Queue, result: SizeResult, mar
             result.samples["overview"].append(_overview(page, None))
             _settle(page)
             result.samples["overview_typed"].append(_overview(page, url))
+            for name, path in PAGES:
+                result.samples[f"page {name}"].append(_first_load(browser, f"{url}/{path}"))
             log("  " + ", ".join(f"{what} {samples[-1] / 1000:.2f} s" for what, samples in result.samples.items()))
         finally:
             context.close()
@@ -343,6 +371,7 @@ def run(sizes: list[int], runs: int, bank_size: int, hog: bool = False, log: Cal
                     with _load(load, Path(work)):
                         for queue in queues:
                             env = {**os.environ, "RECALL_REVIEW_FINANCE_BANK": queue.bank, "RECALL_REVIEW_EXCEPTIONS_FILE": str(queue.queue_file),
+                                   "RECALL_REVIEW_SUPPORT_BANK": SUPPORT_BANK,
                                    "RECALL_REVIEW_API_PORT": str(settings.api_port), "RECALL_REVIEW_PG_PORT": str(settings.pg_port),
                                    **({"RECALL_REVIEW_DATABASE_URL": store_url} if store_url and queue.synthetic else {})}
                             result = SizeResult(label=queue.label, load=load)

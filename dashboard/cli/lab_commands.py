@@ -241,8 +241,12 @@ def run_why_not(args: argparse.Namespace) -> int:
     if args.json:
         print_json({**answer.as_json(), **({} if altered is None else {"queue_cases_altered": altered})})
         return 0
+    from dashboard.lab.suggestions import plain_classifier, suggestions
+
     print(answer.sentence)
     print(f"fix: {answer.fix}")
+    for suggestion in suggestions(answer, plain_classifier):
+        print(f"it {suggestion.lets_in.sentence()}")
     if altered is not None:
         print(f"it would alter {len(altered)} case(s) of the queue" + (f": {', '.join(altered)}" if altered else ""))
     return 0

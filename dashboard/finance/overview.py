@@ -24,9 +24,10 @@ class CrowdOutSummary(BaseModel):
     no_relevant: int = 0  # measured cases with no relevant precedent (the guard escalates)
 
 
-MISSED = "a plain search misses some"  # a crowd-out caught, in a stakeholder's words
+MISSED = "saved by the two-step search"  # a crowd-out caught, in a stakeholder's words
 
 
+NOTHING_LOST = "nothing lost either way"
 MISSED_LISTED = 200  # the cases a plain search misses, listed by name; the rest are counted
 
 
@@ -53,4 +54,4 @@ def crowd_out_summary(cases: Sequence[ExceptionCase], counts: FinanceCounts, mis
 
 def crowd_out_states(co: CrowdOutSummary) -> dict[str, int]:
     """The measured cases by what the crowd-out check says of them."""
-    return {MISSED: co.prevented, "a plain search misses none": co.checked - co.prevented, "not checked": co.unchecked_pass2_skipped}
+    return {MISSED: co.prevented, NOTHING_LOST: co.checked - co.prevented, "not checked": co.unchecked_pass2_skipped}

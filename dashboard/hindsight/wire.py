@@ -239,6 +239,12 @@ class MemoryMode(BaseModel):
         stored = "facts extracted by an LLM" if self.extracting else "texts stored verbatim"
         return f"{stored}, observations {'on' if self.observations else 'off'}"
 
+    @property
+    def plain(self) -> str:
+        """`label` in a reader's words (the pages'; `label` stays the technical account, shown as a tooltip)."""
+        kept = "rewritten into short facts by an AI model" if self.extracting else "each record kept word for word"
+        return f"{kept}, {'with' if self.observations else 'no'} summaries across records"
+
     def as_json(self) -> dict:
         return {
             "mode": "extracting" if self.extracting else "verbatim", "extraction_mode": self.extraction_mode,

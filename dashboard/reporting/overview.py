@@ -101,6 +101,7 @@ class LatencyStat(BaseModel):
     count: int
     failed: int
     p50_ms: float
+    p90_ms: float  # "9 in 10 recalls within": what the Overview says
     p95_ms: float
     max_ms: float
 
@@ -272,6 +273,13 @@ def p95(values: Sequence[float]) -> float:
     return statistics.quantiles(values, n=20, method="inclusive")[-1]
 
 
+def p90(values: Sequence[float]) -> float:
+    """The 90th percentile, interpolated between the samples: 9 in 10 came within it."""
+    if len(values) == 1:
+        return values[0]
+    return statistics.quantiles(values, n=10, method="inclusive")[-1]
+
+
 def latency_stats(samples: Iterable[LatencySample]) -> list[LatencyStat]:
     by_kind: dict[str, list[LatencySample]] = {}
     for s in samples:
@@ -281,7 +289,7 @@ def latency_stats(samples: Iterable[LatencySample]) -> list[LatencyStat]:
         values = sorted(s.ms for s in by_kind[kind])
         stats.append(LatencyStat(
             kind=kind, count=len(values), failed=sum(1 for s in by_kind[kind] if not s.ok),
-            p50_ms=round(statistics.median(values), 1), p95_ms=round(p95(values), 1), max_ms=round(values[-1], 1),
+            p50_ms=round(statistics.median(values), 1), p90_ms=round(p90(values), 1), p95_ms=round(p95(values), 1), max_ms=round(values[-1], 1),
         ))
     return stats
 

@@ -174,8 +174,30 @@ def observation_on_legacy_path() -> Admission:
 
 
 def owns(admission: Admission) -> bool:
-    """Does this verdict prove the document is the customer's: tagged for them, or admitted by the marker rule?"""
+    """Does this verdict prove the document is the customer's: tagged for them, or admitted by the marker rule?
+    (The verdict `whose` reads.)"""
     return admission.verdict in (Verdict.ADMITTED, Verdict.TAGGED_FOR_THIS_CUSTOMER)
+
+
+class Ownership(StrEnum):
+    """How a record is proven a customer's: its customer tag, or (an old untagged record) its first sentence."""
+
+    TAG = "tag"
+    FIRST_SENTENCE = "first_sentence"
+
+
+OWNERSHIP_WORDS = {
+    Ownership.TAG: "by its customer tag",
+    Ownership.FIRST_SENTENCE: "by its first sentence (an old untagged record that names this customer first)",
+}
+
+
+def whose(original_start: str | None, tags: list[str] | tuple[str, ...], customer: str) -> Ownership | None:
+    """THE answer to "is this the customer's record?", asked by the ticket's recall, the trace, why-not and the agents'
+    incidents alike: tagged for them, or untagged with their marker at the start of its ORIGINAL text. None: not
+    provably theirs. A tagged record needs no text (`original_start` may be None)."""
+    verdict = judge_document(original_start, tags, customer).verdict
+    return {Verdict.TAGGED_FOR_THIS_CUSTOMER: Ownership.TAG, Verdict.ADMITTED: Ownership.FIRST_SENTENCE}.get(verdict)
 
 
 def judge_observation(sources: list[tuple[str, bool]], unresolved: int, customer: str) -> Admission:

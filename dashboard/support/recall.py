@@ -26,13 +26,15 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 
 from dashboard.hindsight.calls import RecallFn
 from dashboard.hindsight.documents import RecalledDocument, RecalledObservation, recall_documents
 from dashboard.hindsight.wire import StoredDocument
 from dashboard.support.admission import (
+    OWNERSHIP_WORDS,
     Admission,
+    Ownership,
     Verdict,
     judge_document,
     judge_observation,
@@ -40,6 +42,7 @@ from dashboard.support.admission import (
     marker_pattern,
     observation_on_legacy_path,
     owns,
+    whose,
 )
 from dashboard.support.customers import customer_tag, display_name
 from dashboard.trust.screen import Flag, screen
@@ -202,6 +205,29 @@ def check_observations(
     return [_observation(o, customer, texts) for o in observations]
 
 
+def customers_records(
+    bank_id: str, customer: str, documents: Iterable[tuple[str, Sequence[str]]], read_document: ReadDocument | None,
+) -> dict[str, Ownership]:
+    """Which of these (document id, tags) are `customer`'s, and how (admission.whose): what a trace opened from a
+    ticket stars. Only an untagged document's original text is read (a tag decides on its own), once per document."""
+    texts = _OriginalTexts(bank_id, read_document)
+    owned = {}
+    for document_id, tags in documents:
+        how = whose(None if tags else texts.start_of(document_id), tuple(tags), customer)
+        if how is not None:
+            owned[document_id] = how
+    return owned
+
+
+def ownership_sentence(bank_id: str, customer: str, document_id: str, tags: Sequence[str], read_document: ReadDocument | None) -> str:
+    """One document judged as the ticket's page judges it (admission.whose), in a sentence: whose it is and how."""
+    start = None if tags else _OriginalTexts(bank_id, read_document).start_of(document_id)
+    how, name = whose(start, tuple(tags), customer), display_name(customer)
+    if how is not None:
+        return f"{document_id} is {name}'s own record, {OWNERSHIP_WORDS[how]}."
+    return f"{document_id} is not {name}'s record by the ticket's rule: {judge_document(start, tuple(tags), customer).reason}."
+
+
 def recall_for_ticket(
     recall: RecallFn, bank_id: str, customer: str, issue: str,
     *, tagged_k: int = TAGGED_K, candidates_k: int = LEGACY_CANDIDATES_K, read_document: ReadDocument | None = None,
@@ -219,7 +245,7 @@ def recall_for_ticket(
     first = RecallRequest(query=tagged_query(issue), tags=[tag], tags_match="any_strict", max_tokens=tokens)
     texts.learn(tagged.documents)
     # any_strict already excludes untagged records; the local check only guards against a server change.
-    own = [d for d in tagged.documents if tag in d.tags][:tagged_k]
+    own = [d for d in tagged.documents if whose(None, d.tags, customer) is Ownership.TAG][:tagged_k]
     if own:
         admitted = Admission(verdict=Verdict.ADMITTED, reason=f"tagged for this customer ({tag})")
         return TicketRecall(

@@ -28,7 +28,9 @@ TOP_N = 10
 
 
 class CaseFocus(BaseModel):
-    """The case a trace was opened from: a candidate holding every one of `exact_tags` is its exact precedent."""
+    """The case a trace was opened from. A case's exact precedent holds every one of `exact_tags`; a ticket's own
+    records are those `owned` names (document id -> how it is proven the customer's, in words), which the app asks of
+    the one ownership rule the ticket's page uses (support.admission.whose): its tag, or an old record's first sentence."""
 
     model_config = ConfigDict(frozen=True)
 
@@ -36,9 +38,22 @@ class CaseFocus(BaseModel):
     id: str
     exact_tags: tuple[str, ...]
     about: str = ""  # plain words: "vendor V01, price variance"
+    owned: dict[str, str] | None = None  # a ticket's: None until the trace's candidates are judged
 
     def is_exact(self, label: CandidateLabel | None) -> bool:
-        return label is not None and bool(self.exact_tags) and set(self.exact_tags) <= set(label.tags)
+        if label is None:
+            return False
+        if self.owned is not None:
+            return label.document_id in self.owned
+        return bool(self.exact_tags) and set(self.exact_tags) <= set(label.tags)
+
+    def why(self, label: CandidateLabel | None) -> str:
+        """Why a starred candidate is starred, in words ("" when it is not)."""
+        if not self.is_exact(label):
+            return ""
+        if self.owned is not None:
+            return self.owned[label.document_id]
+        return "holds " + ", ".join(plain_tag(t) for t in self.exact_tags)
 
     @property
     def noun(self) -> str:

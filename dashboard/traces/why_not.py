@@ -237,6 +237,13 @@ def diagnose(traced: TracedRecall, document: Document, judged: Judged) -> Findin
     )
 
 
+class BankDocument(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    tags: tuple[str, ...] = ()
+
+
 class WhyNot(BaseModel):
     """The answer: where the document was lost (the first finding) and the changes that bring it in, in order."""
 
@@ -245,6 +252,9 @@ class WhyNot(BaseModel):
     sentence: str
     changes: list[Change]
     reachable: bool  # False: some stage no setting can pass (no arm found it)
+    whose: str | None = None  # opened from a ticket: whether the document is the customer's, by the ticket's rule
+    also_returned: list[BankDocument] = []  # other documents the changes bring into the top k (predicted on the traces)
+    filter_admits: list[BankDocument] = []  # the bank's documents a looser tag filter lets in besides it (on the bank)
 
     @property
     def fix(self) -> str:
@@ -258,8 +268,13 @@ class WhyNot(BaseModel):
     def as_json(self) -> dict:
         return {
             "document_id": self.document_id, "stage": self.stage, "sentence": self.sentence, "fix": self.fix,
-            "changes": [c.model_dump() for c in self.changes], "reachable": self.reachable,
+            "changes": [c.model_dump() for c in self.changes], "reachable": self.reachable, "whose": self.whose,
+            "also_returned": [d.model_dump() for d in self.also_returned], "filter_admits": [d.model_dump() for d in self.filter_admits],
         }
+
+    @property
+    def loosens_tags(self) -> Change | None:
+        return next((c for c in self.changes if c.setting in ("tags_match", "tags")), None)
 
 
 def retraced_request(request: TraceRequest, change: Change) -> TraceRequest:
@@ -276,6 +291,7 @@ def why_not(
     smallest changes that bring it into the top k. `retrace` recalls again with a trace: only a tag filter
     change needs it (the trace holds only what passed the filter)."""
     judged = Judged(k, traced.request.max_tokens, knobs or server_knobs())
+    before = top_documents(traced, judged)
     first = finding = diagnose(traced, document, judged)
     changes: list[Change] = []
     while finding.stage != "returned" and finding.change is not None and len(changes) < len(STAGES):
@@ -285,10 +301,44 @@ def why_not(
         else:
             judged = judged.applied(finding.change)
         finding = diagnose(traced, document, judged)
+    after = top_documents(traced, judged) if changes else before
+    taken = {d.id for d in before} | {document.id}
     return WhyNot(
         document_id=document.id, stage=first.stage, sentence=first.sentence, changes=changes,
-        reachable=finding.stage == "returned",
+        reachable=finding.stage == "returned", also_returned=[d for d in after if d.id not in taken],
     )
+
+
+def top_documents(traced: TracedRecall, judged: Judged) -> list[BankDocument]:
+    """The k documents the replay returns for this trace under `judged` (what the caller takes), with their tags."""
+    if traced.response.trace is None:
+        return []
+    facts = trace_facts(traced.response.trace)
+    facts.max_tokens = judged.max_tokens
+    prediction = predict(traced.response.trace, judged.knobs, facts=facts)
+    documents = [(key, c) for key, c in _documents(prediction.returned, traced) if not key.startswith("memory:")][: judged.k]
+    return [BankDocument(id=key, tags=traced.labels[c.node_id].tags if c.node_id in traced.labels else ()) for key, c in documents]
+
+
+def newly_admitted(documents: list[BankDocument], request: TraceRequest, change: Change, besides: str) -> list[BankDocument]:
+    """Of the bank's `documents`, those the changed tag filter lets into the recall's pool that the request's own kept
+    out (`besides` the document asked about): what a looser filter also admits."""
+    looser = retraced_request(request, change)
+    return [
+        d for d in documents
+        if d.id != besides and tags_admit(d.tags, looser.tags, looser.tags_match) and not tags_admit(d.tags, request.tags, request.tags_match)
+    ]
+
+
+def bank_documents(gateway, bank: str, page: int = MEMORY_PAGE) -> list[BankDocument]:
+    """Every document of the bank with its tags (no text), page by page."""
+    found: list[BankDocument] = []
+    while True:
+        listed = gateway.list_documents(bank, limit=page, offset=len(found))
+        items = listed.get("items") or []
+        found += [BankDocument(id=item["id"], tags=tuple(item.get("tags") or ())) for item in items]
+        if not items or len(found) >= int(listed.get("total") or 0):
+            return found
 
 
 # -- reading the document and recalling, through the gateway --------------------------------------------
@@ -321,4 +371,9 @@ def explain(
 ) -> WhyNot:
     """Recall `request` again with a trace (or use `traced`, a trace of it already fetched) and say why not."""
     traced = traced or fetch_trace(gateway, request)
-    return why_not(traced, document, k, lambda again: fetch_trace(gateway, again), knobs)
+    answer = why_not(traced, document, k, lambda again: fetch_trace(gateway, again), knobs)
+    loosened = answer.loosens_tags
+    if loosened is None:
+        return answer
+    admits = newly_admitted(bank_documents(gateway, request.bank), request, loosened, document.id)
+    return answer.model_copy(update={"filter_admits": admits})

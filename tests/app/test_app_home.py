@@ -19,9 +19,11 @@ def test_home_shows_server_banks_and_queues(hindsight, point_app):
 
     at = _run()
     assert "Hindsight 1.1.0 is healthy" in at.success[0].value
-    banks = at.table[0].value.set_index("bank")  # a static table: it wraps, where a grid cut "texts stored verbatim"
-    assert banks.loc["home-fin", "memories"] == "61" and banks.loc["home-sup", "memories"] == "18"
-    assert banks.loc["home-fin", "stored as"] == "texts stored verbatim, observations off"
+    banks = at.table[0].value.set_index("memory store")  # a static table: it wraps, where a grid cut its words
+    assert banks.loc["home-fin", "memory entries"] == "61" and banks.loc["home-sup", "memory entries"] == "18"
+    assert banks.loc["home-fin", "kept as"] == "each record kept word for word, no summaries across records"
+    # the server's own terms stay in the heading's tooltip, for who asks
+    assert "home-fin: texts stored verbatim, observations off" in next(s for s in at.subheader if s.value.startswith("Where")).proto.help.replace("\\", "")
     assert {m.label: m.value for m in at.metric} == {"Finance exceptions": "18", "Support tickets": "12"}
     assert "0 decided, 18 open." in [t.value for t in at.text]  # the Overview's figures, counted by the same function
 

@@ -81,7 +81,7 @@ def test_queue_select_a_case_see_both_sections_approve_then_override(exceptions_
     broader = _evidence(at, "broader")
     assert not broader["relevant"].any() and set(broader["pass"]) == {"broader"}
     assert {m.label: m.value for m in at.metric}["Agent recommends"] == "Reject"
-    assert "crowd" in text.lower() and "pass 2's response reused" in text
+    assert "crowd" in text.lower() and "search 2's answer reused" in text
 
     at = _submit(at, "E-1002", choice=ACCEPT)
     assert "E-1002 recorded: reject" in _notices(at) and "saved to the agents' memory" in _notices(at)
@@ -134,7 +134,7 @@ def test_deep_link_opens_a_case_and_a_guard_case_escalates(exceptions_page):
     assert at.session_state["exception_queue"]["selection"]["rows"] == [row]
     assert any("E-1001 is open: select another row to switch." in c.value for c in at.caption)
     at.button(key="check_crowd_E-1001_5").click().run()
-    assert "one extra any_strict recall" in _texts(at)
+    assert "one extra search (any_strict)" in _texts(at)
 
     at = start(case="E-9999")  # an unknown link: said once (escaped: the id was typed), with the way on
     assert [w.value for w in at.warning] == [md("No exception 'E-9999' in the queue (or it is filtered out).")]
@@ -295,12 +295,12 @@ def test_how_this_was_recalled_is_drawn_only_while_open_and_k_outlives_a_close(e
     start, _bank, _outbox = exceptions_page
     at = open_page(PAGE, state=QUEUE_OPEN, case="E-1002")
     assert not [d for d in at.dataframe if "pass" in d.value.columns]  # closed: no per-pass tables
-    assert "Pass 1, all_strict" not in _texts(at)
+    assert "Search 1, only records tagged" not in _texts(at)
     at.number_input(key="exceptions_k").set_value(3).run()
     at.session_state["recall_details_open"] = True
     at.run()
     assert set(_evidence(at, "exact")["precedent"]) == {"PREC-V02-PRI-01", "PREC-V02-PRI-02"}
-    assert "Pass 1, all_strict on vendor:V02 + type:price_variance" in _texts(at)
+    assert "Search 1, only records tagged with all of vendor:V02 + type:price_variance (all_strict)" in _texts(at)
     assert at.number_input(key="exceptions_k").value == 3
     at.session_state["recall_details_open"] = False
     at.run()

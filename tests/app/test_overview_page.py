@@ -101,7 +101,7 @@ def test_crowd_out_summary_says_what_was_and_was_not_computed(hindsight, bank_id
     assert (first.cases, first.recalled, first.checked, first.unchecked_pass2_skipped) == (4, 3, 2, 1)
     assert (first.prevented, first.precedents_saved) == (1, 2)
     assert [(r["case"], r["exact precedents"], r["lost by a single pass"]) for r in first.missed_cases] == [("E-A", 2, 2)]
-    assert finance_overview.crowd_out_states(first) == {"a plain search misses some": 1, "a plain search misses none": 1, "not checked": 1}
+    assert finance_overview.crowd_out_states(first) == {"saved by the two-step search": 1, "nothing lost either way": 1, "not checked": 1}
     keep(casework, bank_id, {"E-D": check_crowd_out(recall, results["E-D"])})  # the check was asked for: now it is known
     again = summary()
     assert (again.checked, again.unchecked_pass2_skipped, again.prevented) == (3, 0, 1)
@@ -163,8 +163,10 @@ def test_overview_shows_figures_on_first_load_and_after_a_restart(hindsight, poi
     metrics, text, missed = _figures(at)
     n = len(CASES)
     assert metrics["Decisions in range"] == "1" and metrics["Finance agreement"] == "0%"
-    assert metrics["Exceptions where a plain search misses precedents"] == str(len(caught)) and len(caught) >= 1
-    assert metrics["Old untagged records used / not used"] == f"{len(admitted)} / {len(rejected)}"  # records, not judgements
+    assert metrics["Exceptions saved"] == str(len(caught)) and len(caught) >= 1
+    assert metrics["Old support records used for their customer"] == str(len(admitted))  # records, not judgements
+    used = next(m for m in at.metric if m.label == "Old support records used for their customer")
+    assert f"{len(rejected)} more were found but set aside" in used.proto.help
     assert f"{n + len(TICKETS)} cases ({n} exceptions, {len(TICKETS)} tickets): 1 decided, {n + len(TICKETS) - 1} open." in text
     assert "People overruled the agent on 1 of the 1 decision made in the date range (100%)." in text
     assert f"{n} of {n} queued cases measured" in text and f"{len(TICKETS)} of {len(TICKETS)} tickets measured" in text
@@ -179,7 +181,8 @@ def test_overview_shows_figures_on_first_load_and_after_a_restart(hindsight, poi
     st.cache_data.clear()
     again = open_page(PAGE, timeout=120)
     metrics2, text2, missed2 = _figures(again)
-    assert {k: v for k, v in metrics2.items() if k != "Tagged share"} == {k: v for k, v in metrics.items() if k != "Tagged share"}
+    assert {k: v for k, v in metrics2.items() if k != "Support records with a customer tag"} == {
+        k: v for k, v in metrics.items() if k != "Support records with a customer tag"}
     assert missed2 == missed and f"{n} of {n} queued cases measured" in text2
     assert "No recall made by this server process since it started" in text2
 
@@ -196,9 +199,9 @@ def test_overview_recall_all_with_the_crowd_out_check_measures_every_case(hindsi
     at.button(key="overview_recall_all").click().run()
     assert not at.exception, at.exception
     n = len(CASES)
-    assert f"{n} checked against a plain single search over this vendor or this type. 0 case(s) were not checked" in _crowd_caption(at)
+    assert f"{n} checked against one search over this vendor or this type, which lets other records outrank the exact precedents. 0 case(s) were not checked" in _crowd_caption(at)
     metrics = {m.label: m.value for m in at.metric}
-    assert metrics["Exceptions where a plain search misses precedents"] == str(sum(co.crowded_out for co in checked.values()))
+    assert metrics["Exceptions saved"] == str(sum(co.crowded_out for co in checked.values()))
     assert _missed(at) == {cid for cid, co in checked.items() if co.crowded_out}
 
 

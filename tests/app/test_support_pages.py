@@ -96,12 +96,12 @@ def test_deep_link_opens_a_ticket_on_the_tagged_path(hindsight, app_env):
 
 def test_how_this_was_recalled_is_drawn_while_open_and_stays_open_from_ticket_to_ticket(hindsight, app_env):
     at = open_page("views/tickets.py", state={**TICKET_QUEUE_OPEN, DETAILS_OPEN: True}, ticket="T-2004")  # Ann Lee: legacy
-    assert "Customer tag: " in _texts(at) and "so the legacy fallback ran and proposed" in _texts(at)
+    assert "Customer tag: " in _texts(at) and "so old records were searched (the legacy fallback), proposing" in _texts(at)
 
     at.session_state["ticket_queue"] = {"selection": {"rows": [2], "columns": [], "cells": []}}  # T-2003: tagged
     at.run()
     assert not at.exception, at.exception
-    assert "so the legacy fallback did not run" in _texts(at)
+    assert "so old records were not searched (no legacy fallback)" in _texts(at)
 
 
 def test_an_unknown_ticket_link_says_so_once_and_opens_the_first_unreviewed_ticket(hindsight, app_env):

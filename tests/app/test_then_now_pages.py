@@ -16,7 +16,7 @@ from dashboard.review.agent_runs import AgentRunStore
 from dashboard.settings import load_settings
 from dashboard.support.models import Ticket
 from tests.conftest import PROVEN, seeded
-from tests.helpers import open_page, texts
+from tests.helpers import open_page, record_cards, texts
 
 
 def _banks(hindsight, audit: bool):
@@ -89,7 +89,29 @@ def test_with_the_audit_log_off_the_case_shows_a_labelled_recompute(hindsight, p
     point_app(hindsight.env(finance=fin, support=sup))
     at = open_page("views/exceptions.py", timeout=90, case="E-1001")
     text = texts(at)
-    assert "The audit log is off for this bank: showing today's recompute, not what the agent saw." in text
+    assert "Hindsight keeps no log of the agents' searches here (its audit log is off): showing today's recompute, not what the agent saw." in text
     assert "Now (today's recompute)" in text
     at = open_page("views/incidents.py", timeout=90)
     assert "The audit log is off for a configured bank" in texts(at)
+
+
+def test_an_incident_banner_names_whose_run_it_was_and_whether_the_page_is_affected(hindsight, point_app):
+    """The naive agent leaked another customer's records into its answer on T-2004; the ticket's page, which uses only
+    Ann Lee's records, says the incident came from that agent's run and that what it shows is not affected."""
+    fin, sup = _banks(hindsight, audit=True)
+    outbox = point_app(hindsight.env(finance=fin, support=sup))
+    store = AgentRunStore(outbox.engine)
+    ticket = next(t for t in load_rows(load_settings().tickets_file, Ticket) if t.id == "T-2004")
+    naive = run_ticket(hindsight.gateway, store, sup, ticket, "naive", retain=False, origin=PROVEN)
+
+    open_page("views/incidents.py", timeout=90)  # the check keeps the ticket's incident kinds for its page
+    at = open_page("views/tickets.py", timeout=90, ticket="T-2004")
+    said = [w.value.replace("\\", "") for w in at.warning if "Incident in " in w.value]
+    assert said, texts(at)
+    leak = next(s for s in said if "another customer's records reached the answer" in s)
+    assert leak.startswith("Incident in a run of the deliberately naive support agent, which the demo runs to show what goes wrong "
+                           f"(run {naive.run_id[:8]}, ")
+    assert "What this page shows is not affected: none of its records (" in leak
+    used = {c[0] for c in record_cards(at) if c[1] == "used"}
+    assert used == {"SUP-L-001", "SUP-L-002"}  # Ann Lee's, by their first sentence
+    assert not [e.value for e in at.error if "Incident in " in e.value]  # an affected page says it in red; this one is not

@@ -174,3 +174,30 @@ def test_opened_from_a_ticket_it_links_back_to_the_ticket(point_app, hindsight, 
     # an id the queue does not hold gives no link and no focus
     at = open_linked(point_app, hindsight, demo_banks_read_only, request, case="E-9999")
     assert not [link for link in at.page_link if link.value.startswith("Back to")]
+
+
+def test_opened_from_t2004_it_stars_the_old_records_the_ticket_admits_and_why_not_says_whose(point_app, hindsight, demo_banks_read_only):
+    """T-2004's page admits SUP-L-001 and SUP-L-002 by their first sentence: the trace of its candidate search stars
+    exactly those of the customer's, says how, and "Why not this one?" calls them Ann Lee's by the same rule."""
+    from dashboard.support.recall import recall_for_ticket
+    from tests.helpers import demo_ticket
+
+    ticket, bank = demo_ticket("T-2004"), demo_banks_read_only.support
+    found = recall_for_ticket(hindsight.gateway.recall, bank, ticket.customer, ticket.issue, read_document=hindsight.gateway.document)
+    sent = found.requests[1]  # the candidate search the page links to
+    request = TraceRequest(bank=bank, query=sent.query, tags=tuple(sent.tags), tags_match=sent.tags_match, max_tokens=sent.max_tokens)
+    at = open_linked(point_app, hindsight, demo_banks_read_only, request, ticket=ticket.id)
+    at.button(key="trace_run").click().run()
+    assert not at.exception, at.exception
+    results = frame_with(at, "candidate")
+    starred = dict(zip(results[results["exact"]]["candidate"], results[results["exact"]]["why starred"], strict=True))
+    assert set(starred) == {"SUP-L-001", "SUP-L-002"}, starred  # Ann Lee's only records in the bank, both old
+    assert all(why.startswith("by its first sentence") for why in starred.values())
+    traced = at.session_state["trace_store"].get(request)
+    in_top = sum(1 for m in traced.response.results[:10] if m.document_id in starred)
+    assert in_top >= 1 and f"{in_top} of the top 10 are this customer's own records" in at.info[0].value.replace("\\", "")
+
+    at.text_input(key="why_not_search").input("SUP-L-002").run()
+    at.button(key="why_not_run").click().run()
+    assert not at.exception, at.exception
+    assert "SUP-L-002 is Ann Lee's own record, by its first sentence" in texts(at)

@@ -246,8 +246,9 @@ def choose(page: Page, label: str, option: str) -> None:
 
 
 def metric(page: Page, label: str):
-    """The value of the st.metric with this label."""
-    return page.get_by_test_id("stMetric").filter(has_text=label).get_by_test_id("stMetricValue")
+    """The value of the st.metric with exactly this label ("Decided" is not "Cases decided")."""
+    label_is = page.get_by_test_id("stMetricLabel").get_by_text(label, exact=True)
+    return page.get_by_test_id("stMetric").filter(has=label_is).get_by_test_id("stMetricValue")
 
 
 def grid_cells(page: Page, *expected: str) -> str:

@@ -92,11 +92,11 @@ def test_home_the_overview_the_audit_log_and_its_exports_give_the_same_figures(a
     _every_kind_of_hold(app, hindsight)
 
     page.goto(app.url)
-    expect(heading(page, "Memory banks")).to_be_visible()
-    expect(page.get_by_text(re.compile(r"^texts stored verbatim")).first).to_be_visible()
+    expect(heading(page, "Where the agents' memories are kept")).to_be_visible()
+    expect(page.get_by_text(re.compile(r"^each record kept word for word")).first).to_be_visible()
     settled(page)
     table = page.get_by_test_id("stTable").locator("table")
-    assert table.evaluate(OVERFLOWING) == []  # no label or cell cut at 1440x900 (a grid cut "texts stored verbatim")
+    assert table.evaluate(OVERFLOWING) == []  # no label or cell cut at 1440x900 (a grid cut how texts are kept)
     for f in (EXCEPTIONS, TICKETS):
         expect(page.get_by_text(_words(f), exact=True)).to_be_visible()
     shots(page, "stakeholder-home")

@@ -17,7 +17,7 @@ from dashboard import demo_data
 from dashboard.hindsight.documents import group
 from dashboard.traces.request import TraceRequest, fetch_trace
 from dashboard.traces.scoring import server_knobs
-from dashboard.traces.why_not import Change, load_document, tags_admit, why_not
+from dashboard.traces.why_not import Change, bank_documents, load_document, tags_admit, why_not
 from dashboard.lab.fix_reach import cases_altered
 from tests.conftest import shared_demo_of
 from tests.helpers import DEMO_CASES, DEMO_TICKETS, demo_case, open_page, run_command, texts
@@ -141,12 +141,16 @@ def test_the_command_answers_in_json_and_names_a_bad_flag(hindsight, monkeypatch
     payload = json.loads(out)
     assert payload["stage"] == "tag_filter" and payload["fix"].startswith("tags_match any")
     assert payload["sentence"].startswith("bat-untagged was excluded by the tag filter")
+    # what the looser filter also lets in, counted on the bank: the other untagged documents, never the one asked about
+    untagged = {d.id for d in bank_documents(hindsight.gateway, bank) if not d.tags}
+    assert "bat-untagged" in untagged and {d["id"] for d in payload["filter_admits"]} == untagged - {"bat-untagged"}
 
     code, out, err = run_command(monkeypatch, capsys, hindsight, bank, *base, "--k", "3", "--document", "bat-third",
                                  "--reranker-candidates", "2")
     assert code == 0, err
     assert out.splitlines() == [
-        "bat-third was cut by the reranker's candidate limit of 2: it was 3rd after fusion.", "fix: reranker candidates 3"]
+        "bat-third was cut by the reranker's candidate limit of 2: it was 3rd after fusion.", "fix: reranker candidates 3",
+        "it lets in nothing else"]
 
     for flags, flag in [(("--document", "no-such-doc"), "--document"), (("--document", "bat-hit", "--k", "0"), "--k"),
                         (("--document", "bat-hit", "--max-tokens", "0"), "--max-tokens")]:

@@ -77,7 +77,7 @@ if parked:
     st.subheader(f"Decisions Hindsight refused ({len(parked)})")
     st.caption("Hindsight refused to store these decisions; the others are not held up. Fix the cause, then retry, or discard.")
     st.dataframe(
-        pd.DataFrame([{"decision #": e.id, "case": e.case_id, "bank": e.bank_id, "reviewer": e.decision.reviewer,
+        pd.DataFrame([{"decision #": e.id, "case": e.case_id, "memory store": e.bank_id, "reviewer": e.decision.reviewer,
                        "attempts": e.attempts, "Hindsight said": plain_error(e.last_error or "")} for e in parked]),
         hide_index=True, width="stretch", key="audit_parked",
     )
@@ -107,7 +107,7 @@ kept = [r for r in rows if AuditFilter(case_kinds=kinds, reviewers=reviewers, de
 HEADERS = {
     "audit_id": "decision #", "decided_at": "decided at", "authenticated": "signed in", "case_kind": "kind",
     "case_id": "case", "overridden": "overrode the agent", "reason_code": "reason", "agent_recommendation": "agent recommended",
-    "cited_evidence": "evidence cited", "decided_on_evidence": "evidence seen", "bank_id": "memory bank",
+    "cited_evidence": "evidence cited", "decided_on_evidence": "evidence seen", "bank_id": "memory store",
     "document_id": "stored as", "delivery": "stored in Hindsight?", "attempts": "delivery attempts",
     "last_error": "last delivery error", "delivered_at": "stored at", "case_status": "the case now",
 }

@@ -16,6 +16,7 @@ with st.container(horizontal=True):
         st.page_link(navigation.queue_page(kind), label=f"Review {kind.title.lower()}", icon=kind.icon)
     st.page_link("views/overview.py", label="Overview for stakeholders", icon=":material/monitoring:")
     st.page_link("views/traces.py", label="Explore a recall trace", icon=":material/troubleshoot:")
+    st.page_link("views/glossary.py", label="Glossary", icon=":material/menu_book:")
 
 render_my_tokens()
 

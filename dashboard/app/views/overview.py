@@ -9,6 +9,7 @@ from datetime import date, timedelta
 import streamlit as st
 
 from components import overview_charts as charts
+from components.safe_text import md
 from components.label_quality import render_label_quality
 from components.review_agreement import render_calibration, render_reviewer_agreement
 from dashboard.agents.labelled_cases import from_store
@@ -72,10 +73,8 @@ def coverage_of(settings, customers, reachable: bool):
 
 def page() -> None:
     st.title("Overview")
-    st.caption("What reviewers, agents and memory are doing: decisions in the date range; queues, flags and coverage as of now.")
     settings = resources.settings()
     modes = resources.memory_modes(settings.banks)
-    st.text("Memory: " + "; ".join(f"{bank}: {mode.label if mode else 'not reachable'}" for bank, mode in modes.items()) + ".")
     if resources.connection_error() is None:
         audit.keep_reading(settings.banks)  # the agents' recalls, read from Hindsight's audit log off this run
     audit.show_reading(settings.banks)  # a new store's first catch-up: how far it has got
@@ -108,8 +107,10 @@ def page() -> None:
         period = st.date_input("Decisions made between", value=(first_day, today), key="overview_period", width=320)
         recall_all = st.button("Recall the whole queue now", key="overview_recall_all", icon=":material/refresh:", disabled=not reachable,
                                help="Recall every queued exception and ticket (cached answers are reused), so every case counts below.")
-        check_all = st.checkbox("also check whether a plain search would miss precedents where the wider search was skipped (one extra recall each)",
-                                key="overview_check_all")
+        check_all = st.checkbox("also check the cases whose own precedents filled the list (one extra search each)",
+                                key="overview_check_all",
+                                help="Whether a single search over this vendor or this type would lose precedents, for the cases where "
+                                     "the wider second search never ran")
     start, end = period if isinstance(period, tuple) and len(period) == 2 else (None, None)
 
     finance_queue, ticket_queue = _finance_flags(settings, cases), _ticket_flags(settings, tickets)
@@ -161,8 +162,10 @@ def page() -> None:
         latencies=log.latencies(), coverage_error=coverage_error, start=start, end=end,
         waiting=waiting, curation=resources.curation().counts(*overview_metrics.day_bounds(start, end)),
     )
-    with headline:
+    with headline:  # the story and its four numbers: the first screen
         charts.render_headline(metrics)
+        charts.render_headline_numbers(metrics)
+    st.caption("What reviewers, agents and memory are doing: decisions in the date range; queues, flags and coverage as of now.")
     charts.render_kpis(metrics)
     left, right = st.columns(2)
     with left:
@@ -183,6 +186,8 @@ def page() -> None:
     labelled = [c for bank in settings.banks for c in from_store(resources.relevance_labels(), resources.agent_runs(), bank)]
     groups_of = overview_inputs.queues_of(kinds, queued, settings)["groups_of"]
     render_label_quality(label_quality(labelled, case_attributes(groups_of, labelled), DEFAULT_K), DEFAULT_K)
+    st.caption("How memory is kept: " + md("; ".join(f"{bank}: {mode.plain if mode else 'not reachable'}" for bank, mode in modes.items())) + ".",
+               help=md("; ".join(f"{bank}: {mode.label}" for bank, mode in modes.items() if mode)) or None)
 
 
 page()

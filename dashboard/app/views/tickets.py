@@ -15,7 +15,7 @@ from components.status_banner import render_evidence_unavailable
 from components.then_now import render_then_now
 from components.when import local_day
 from components.workflow import Slot, age_badge, claim_controls, flash, keep_selection, reviewer_field, unknown_link
-from dashboard.agents.incidents import INCIDENTS_KEY, KIND_LABELS, incident_text, ownership
+from dashboard.agents.incidents import INCIDENTS_KEY, KIND_LABELS, banner, incident_text, ownership
 from dashboard.app import access, audit, blind_review, resources, ticket_case, ticket_recalls
 from dashboard.app.agent_part import agent_part_of, show_agent_part
 from dashboard.app.case_figures import figures_from, statuses_from
@@ -121,11 +121,22 @@ def _header(bank: str, ticket: Ticket, tickets: list[Ticket], latest: dict, stat
     return free, slot
 
 
-def _incidents(case_flags: dict | None) -> None:
-    """The ticket's own incidents, in full, on the ticket (the agents' recorded runs, checked with the Incidents page)."""
+def _incidents(bank: str, ticket: Ticket, case_flags: dict | None, recall) -> None:
+    """The ticket's own incidents, on the ticket: whose run each came from, and whether the records this page uses are
+    among those it concerns (the agents' recorded runs, checked as the Incidents page checks them)."""
     kinds = (case_flags or {}).get(INCIDENTS_KEY) or []
-    for kind in kinds:
-        st.error(f"Incident: {KIND_LABELS.get(kind, kind)}, in an agent's recorded run on this ticket.", icon=":material/report:")
+    if not kinds:
+        return
+    try:
+        found = audit.case_incidents(bank, "ticket", ticket.id)
+    except HindsightError:
+        found = []
+    used = {e.document_id or e.ref for e in recall.evidence} if recall is not None else set()
+    for incident in found:
+        said = banner(incident, used)
+        (st.error if said.affected else st.warning)(md(said.sentence), icon=":material/report:")
+    for kind in sorted(set(kinds) - {i.kind for i in found}):  # kept by the last check, not found again now
+        st.warning(f"Incident: {KIND_LABELS.get(kind, kind)}, in an agent's recorded run on this ticket.", icon=":material/report:")
     if kinds:
         st.page_link("views/incidents.py", label="What the agent recalled and answered", icon=":material/arrow_forward:")
 
@@ -147,7 +158,7 @@ def ticket_view(bank: str, ticket: Ticket, tickets: list[Ticket], customers: lis
     free, header = _header(bank, ticket, tickets, latest, status, blind, me, Accept("Send the draft", ticket_case.KEYS.pending, shown, "send the draft"))
     left, right = st.columns([3, 2], gap="large")
     with left:
-        _incidents(case_flags)
+        _incidents(bank, ticket, case_flags, recall)
         st.text("Issue:\n" + ticket.issue)
         show_agent_part(SUPPORT, agent_part_of(SUPPORT, ticket.id), None, evidence_records(recall) if recall is not None else [])
         if ticket.customer not in {c.name for c in customers}:

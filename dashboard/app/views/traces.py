@@ -6,6 +6,7 @@ from pydantic import ValidationError
 
 from components.ab_view import render_ab_tab
 from components.evidence_view import render_evidence_tab, render_knob_guide
+from components.glossary import TAGS_MATCH_WORDS, glossary_link
 from components.safe_text import md
 from components.trace_link import link_back, trace_url
 from components.trace_view import render_console, render_trace
@@ -19,6 +20,7 @@ from dashboard.lab.ab import compare
 from dashboard.lab.blast_radius import DecidedChange, decided_changes
 from dashboard.lab.finance_set import demo_finance_cases
 from dashboard.lab.fix_reach import altered, fix_report
+from dashboard.lab.suggestions import Suggestion, suggestions
 from dashboard.queue_files import load_rows
 from dashboard.support.models import Ticket
 from dashboard.traces.evidence import bench
@@ -35,6 +37,7 @@ st.caption(
     "Why the agent got back what it did: which way of searching (meaning, keywords, linked memories, dates) "
     "filled the results, and what another setting would have changed. A trace runs only when you press a button."
 )
+glossary_link()  # the page keeps the technical words: each is said in plain words there
 
 
 store: TraceStore = st.session_state.setdefault(STORE_KEY, TraceStore(STORE_CAPACITY))
@@ -81,8 +84,9 @@ if focus is not None:
 st.text(f"Query: {linked.query}")
 with st.expander("Details of this recall"):
     st.text(
-        f"Bank: {linked.bank}\nTags: {', '.join(linked.tags) or '(none)'} ({linked.tags_match})\n"
-        f"Budget: {linked.budget}   max_tokens: {linked.max_tokens}"
+        f"Bank (memory store): {linked.bank}\nTags: {', '.join(linked.tags) or '(none)'} (tags_match {linked.tags_match}: "
+        f"{TAGS_MATCH_WORDS.get(linked.tags_match, '')})\n"
+        f"Budget (how hard it searches): {linked.budget}   max_tokens (answer length limit): {linked.max_tokens}"
     )
 pressed = st.button(
     "Run the recall again" if fetched else "Run this recall with a trace", key="trace_run",
@@ -100,6 +104,7 @@ except HindsightError as exc:
     st.code(str(exc), language=None)  # the server's message, not an error class name
     st.stop()
 
+focus = trace_focus.judged(focus, traced)
 render_trace(traced, trace_url(linked), focus)
 
 
@@ -110,11 +115,18 @@ def why_not_box() -> None:
         return
     gateway, request = resources.gateway(), traced.request
 
-    def explain_one(document_id: str, k: int, knobs: ReplaySettings) -> WhyNot | None:
+    def explain_one(document_id: str, k: int, knobs: ReplaySettings) -> tuple[WhyNot, list[Suggestion]] | None:
         if not access.permitted("trace"):
             st.stop()
         document = load_document(gateway, request.bank, document_id)
-        return None if document is None else explain(gateway, request, document, k, knobs, traced=traced)
+        if document is None:
+            return None
+        answer = explain(gateway, request, document, k, knobs, traced=traced)
+        found = suggestions(
+            answer, trace_focus.classifier(focus, request.bank), trace_focus.migrate_to(focus, request.bank, document.id, document.tags),
+        )
+        whose = trace_focus.whose(focus, request.bank, document.id, document.tags)
+        return answer.model_copy(update={"whose": whose}), found
 
     def count_cases(answer: WhyNot, knobs: ReplaySettings) -> tuple[list[str], list[DecidedChange]]:
         if not access.permitted("trace"):

@@ -11,9 +11,13 @@ from dashboard.review.agent_part import AgentPart
 
 class DecisionOut(BaseModel):
     outcome: str
-    action: str | None
-    action_words: str | None
-    overridden: bool
+    action: str | None  # the kind's own action (a ticket's "edit_and_approve"); None for a kind that has none
+    action_words: str  # what was decided, in words: the kind's action words, else the outcome's ("approve for payment")
+    agent: str | None  # the agent that handed the case in (None: a queue file's case, compared with the recompute)
+    agent_recommendation: str | None  # that agent's recommendation
+    overridden: bool  # the person decided otherwise than that agent recommended
+    recompute_recommendation: str | None  # the dashboard's own recompute (None: a kind that drafts, not recommends)
+    agreed_with_recompute: bool | None  # the person decided as the recompute recommended
     reason_code: str | None
     note: str
     reviewer: str

@@ -10,6 +10,7 @@ from typing import Any
 from dashboard.api.context import ApiContext
 from dashboard.api.models import CaseOut, DecisionOut
 from dashboard.review.case_queue import QueuedCase
+from dashboard.review.decision import compared, outcome_words
 from dashboard.review.figures import DECIDED, PENDING_DELIVERY, case_status, held_statuses
 from dashboard.review.queue_kind import QueueKind
 from dashboard.review.standing import DecisionState
@@ -36,8 +37,8 @@ def case_out(context: ApiContext, kind: QueueKind, case_id: str, stored: QueuedC
         if row is not None:
             d = row.decision
             decision = DecisionOut(
-                outcome=d.outcome, action=d.action, action_words=d.action_words, overridden=d.overridden,
-                reason_code=d.reason_code, note=d.note, reviewer=d.reviewer, authenticated=d.authenticated,
+                outcome=d.outcome, action=d.action, action_words=outcome_words(d), **compared(d), reason_code=d.reason_code,
+                note=d.note, reviewer=d.reviewer, authenticated=d.authenticated,
                 decided_at=d.decided_at.isoformat(), revision=row.revision, document_id=row.document_id, details=d.details,
             )
     return CaseOut(

@@ -26,6 +26,7 @@ async def warmed(_app):
     except SystemExit as exc:  # said already; a server start-up failure would add a traceback and exit 3
         os._exit(exc.code)
     print(f"dashboard: warmed in {serve.prepare():.1f} s (the app's modules, the queues, the review store)", file=sys.stderr)
+    serve.start_delivery()  # from the start, not the first page run: a decision made meanwhile elsewhere is sent too
     yield
 
 

@@ -14,12 +14,20 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import httpx
+from pydantic import BaseModel
 
 from dashboard.api.models import CaseOut
 from dashboard.review.agent_part import AgentPart, AgentRecall
 
-__all__ = ["AgentPart", "AgentRecall", "CaseOut", "ReviewApiError", "ReviewClient"]
+__all__ = ["AgentPart", "AgentRecall", "CaseOut", "Changes", "ReviewApiError", "ReviewClient"]
 LONG_POLL_S = 30.0  # one request's wait; wait_for_decision asks again until its own timeout
+
+
+class Changes(BaseModel):
+    """What `decided_since` found: the cases, and the cursor to pass next time."""
+
+    cases: list[CaseOut]
+    changes_cursor: int
 
 
 class ReviewApiError(RuntimeError):
@@ -89,4 +97,17 @@ class ReviewClient:
             yield from (CaseOut.model_validate(c) for c in page["cases"])
             if page["next_after"] is None:
                 return
+            after = page["next_after"]
+
+    def decided_since(self, kind: str, cursor: int = 0, *, page_size: int = 100) -> Changes:
+        """The cases whose decision changed after `cursor` (0: every decided case), and the cursor to pass next time
+        (`changes_cursor`): poll with it to learn only of newer decisions."""
+        cases, after, newest = [], 0, None
+        while True:
+            page = self._call("GET", f"/cases/{kind}", params={"after": after, "limit": page_size, "decided_since": cursor})
+            cases += [CaseOut.model_validate(c) for c in page["cases"]]
+            # the first page's: a decision landing while later pages are read is reported again next time, never lost
+            newest = page["changes_cursor"] if newest is None else newest
+            if page["next_after"] is None:
+                return Changes(cases=cases, changes_cursor=newest)
             after = page["next_after"]

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
+import re
 from collections.abc import Callable
 from functools import cache
 from typing import Annotated, Any
@@ -14,6 +16,7 @@ from typing import Annotated, Any
 from fastapi import Depends, FastAPI, Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.utils import get_openapi
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, Field, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -32,6 +35,11 @@ MAX_BODY_BYTES = 256_000  # a case and its agent's part; a queue of many goes th
 MAX_WAIT_S = 60.0
 POLL_S = 0.25
 MAX_PAGE = 500
+# A handed-in case's id: it is a path segment of every route and part of document ids, so it must read back as it was
+# sent. A letter or digit, then letters, digits, '.', '_' or '-' (never '..'), 64 at most: E-9001, INV.2026-04_7.
+CASE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+CASE_ID_WORDS = ("a letter or digit, then up to 63 letters, digits, '.', '_' or '-' (no '/', no '..', no spaces), "
+                 "e.g. E-9001")
 
 
 class ApiError(Exception):
@@ -86,6 +94,18 @@ def api(context: Callable[[], ApiContext] = ApiContext.configured) -> FastAPI:
     async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
         return _problem(exc.status_code, str(exc.detail))
 
+    def openapi() -> dict:
+        """FastAPI's document, with each registered kind's case fields and their limits in the request body."""
+        if app.openapi_schema is None:
+            document = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
+            body = document["paths"]["/cases/{kind}"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+            kinds = [{**kind.model.model_json_schema(), "title": f"{kind.key}: a {kind.nouns[0]}"} for kind in shared().kinds.values()]
+            body["properties"]["case"] = {"description": SubmitCase.model_fields["case"].description, "oneOf": kinds}
+            app.openapi_schema = document
+        return app.openapi_schema
+
+    app.openapi = openapi
+
     def kind_of(kind: Annotated[str, Path(description="A queue kind's key, e.g. finance")]) -> QueueKind:
         found = shared().kinds.get(kind)
         if found is None:
@@ -122,11 +142,7 @@ def api(context: Callable[[], ApiContext] = ApiContext.configured) -> FastAPI:
         except ValidationError as exc:
             error, fields = _field_errors(exc)
             raise ApiError(422, error, fields) from None
-        try:
-            case = kind.model.model_validate(submitted.case)
-        except ValidationError as exc:
-            error, fields = _field_errors(exc, "case.")
-            raise ApiError(422, error, fields) from None
+        case = _case(kind, submitted)
         fields = case.model_dump(mode="json")
         stored, created = await run_in_threadpool(_submit, shared(), kind, case.id, fields, submitted.agent, token.name)
         out = await run_in_threadpool(case_out, shared(), kind, case.id, stored, stored.fields)
@@ -160,6 +176,32 @@ def api(context: Callable[[], ApiContext] = ApiContext.configured) -> FastAPI:
         return await run_in_threadpool(_page, shared(), kind, status, after, limit, decided_since)
 
     return app
+
+
+def _non_finite(value: Any, name: str) -> list[str]:
+    """The fields holding Infinity or NaN (JSON parsers accept them; no amount or confidence is one)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return [name]
+    if isinstance(value, dict):
+        return [f for key, item in value.items() for f in _non_finite(item, f"{name}.{key}")]
+    if isinstance(value, list):
+        return [f for i, item in enumerate(value) for f in _non_finite(item, f"{name}.{i}")]
+    return []
+
+
+def _case(kind: QueueKind, submitted: SubmitCase):
+    """The case as its kind's model, its id as the API documents it; ApiError naming the field otherwise."""
+    bad = _non_finite(submitted.case, "case")  # the agent's part is a strict model: it refuses them itself
+    if bad:
+        raise ApiError(422, "; ".join(f"{name}: must be a finite number (not Infinity or NaN)" for name in bad), bad)
+    try:
+        case = kind.model.model_validate(submitted.case)
+    except ValidationError as exc:
+        error, fields = _field_errors(exc, "case.")
+        raise ApiError(422, error, fields) from None
+    if not CASE_ID.fullmatch(case.id) or ".." in case.id:
+        raise ApiError(422, f"case.id: {case.id[:80]!r} is not a case id the API takes: {CASE_ID_WORDS}", ["case.id"])
+    return case
 
 
 async def _read_limited(request: Request) -> bytes:

@@ -5,6 +5,7 @@ in Chromium and delivered to the real Hindsight, is tests/e2e/test_example_agent
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 
@@ -206,3 +207,49 @@ def test_the_reported_recall_is_the_agent_run_then_versus_now_compares(client, c
     view = then_vs_now(runs[0], {}, now, audit_log_on=False)  # the agent reported it: no audit log needed
     assert view.source == "agent_run" and "submitting agent ap-agent recalled, as the agent reported it." in view.note
     assert [r.ref for r in view.appeared] == ["decision-E-9000"] and view.left == []
+
+
+@pytest.mark.parametrize("number", ["Infinity", "-Infinity", "NaN"])
+@pytest.mark.parametrize("field", ["invoice_amount", "po_amount", "tolerance_pct"])
+def test_a_non_finite_number_is_refused_naming_the_field(client, context, agent_token, number, field):
+    raw = json.dumps({"case": {**case_body(), field: 0.0}, "agent": AGENT}).replace(f'"{field}": 0.0', f'"{field}": {number}')
+    assert number in raw  # as a JSON encoder that allows them writes it (Python's json.dumps of inf)
+    answer = client.post("/cases/finance", content=raw, headers={**agent_token, "Content-Type": "application/json"})
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["fields"] == [f"case.{field}"] and "finite" in answer.json()["error"]
+    confidence = json.dumps({"case": case_body(), "agent": {**AGENT, "confidence": 0.5}}).replace('"confidence": 0.5', f'"confidence": {number}')
+    answer = client.post("/cases/finance", content=confidence, headers={**agent_token, "Content-Type": "application/json"})
+    assert answer.status_code == 422 and answer.json()["fields"] == ["agent.confidence"], answer.text
+    assert context.cases.get("exception", "E-9001") is None
+
+
+@pytest.mark.parametrize("case_id", ["E-80/24", "../etc", "E-1..2", "..", ".hidden", "E 9001", "E-9001?x=1", "E#1", "é-1",
+                                     "-E1", "E" * 65])
+def test_a_case_id_outside_the_pattern_is_refused(client, context, agent_token, case_id):
+    answer = submit(client, agent_token, {**case_body(), "id": case_id})
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["fields"] == ["case.id"] and ("no '/', no '..'" in answer.json()["error"] or "64" in answer.json()["error"])
+    assert context.cases.cases("exception") == ()
+
+
+@pytest.mark.parametrize("case_id", ["E-9001", "INV.2026-04_7", "9" * 64])
+def test_an_id_in_the_pattern_reads_back_through_every_route(client, agent_token, case_id):
+    assert submit(client, agent_token, case_body(case_id)).status_code == 201
+    assert client.get(f"/cases/finance/{case_id}", headers=agent_token).json()["case_id"] == case_id
+    assert [c["case_id"] for c in client.get("/cases/finance", headers=agent_token).json()["cases"]] == [case_id]
+
+
+def test_every_limit_is_in_the_openapi_document(client):
+    document = client.get("/openapi.json").json()
+    body = document["paths"]["/cases/{kind}"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    finance = next(k for k in body["properties"]["case"]["oneOf"] if k["title"].startswith("finance"))
+    fields = finance["properties"]
+    assert fields["description"]["maxLength"] == 2000 and fields["id"]["maxLength"] == 64
+    assert fields["invoice_amount"]["minimum"] == 0 and fields["tolerance_pct"]["anyOf"][0]["maximum"] == 100
+    support = next(k for k in body["properties"]["case"]["oneOf"] if k["title"].startswith("support"))
+    assert support["properties"]["drafted_response"]["maxLength"] == 8000
+    agent = body["properties"]["agent"]
+    assert agent is not None and "AgentPart" in json.dumps(body)
+    assert "256,000" in json.dumps(document["paths"]["/cases/{kind}"]["post"]["responses"])
+    wait = next(p for p in document["paths"]["/cases/{kind}/{case_id}"]["get"]["parameters"] if p["name"] == "wait")
+    assert wait["schema"]["maximum"] == 60

@@ -28,10 +28,16 @@ class DecisionOut(BaseModel):
     details: dict[str, str]
 
 
+class WithdrawalOut(BaseModel):
+    by: str
+    why: str
+    at: str
+
+
 class CaseOut(BaseModel):
     kind: str
     case_id: str
-    status: str  # open | decided | pending delivery | awaiting second approval | returned | awaiting blind ... | awaiting lead
+    status: str  # open | decided | pending delivery | awaiting second approval | returned | awaiting blind ... | awaiting lead | withdrawn
     final: bool  # a person's decision stands: act on it
     in_memory: bool  # and it is retained in the kind's bank, so the next recall finds it
     decision: DecisionOut | None
@@ -39,3 +45,23 @@ class CaseOut(BaseModel):
     source: str | None
     agent: AgentPart | None
     case: dict[str, Any]
+    withdrawal: WithdrawalOut | None = None  # withdrawn by its agent while open: out of the queue, never decided
+
+
+class ItemResult(BaseModel):
+    """One case of a batch: its place in the batch, the status a single submit would have answered, and the case or
+    the refusal."""
+
+    index: int
+    status: int  # 201 stored, 200 the same case again, 409, 422
+    case_id: str | None
+    case: CaseOut | None = None
+    error: str | None = None
+    fields: list[str] = []
+
+
+class BatchOut(BaseModel):
+    results: list[ItemResult]
+    stored: int  # 201s
+    unchanged: int  # 200s
+    refused: int

@@ -22,19 +22,23 @@ from pydantic import BaseModel, Field, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from dashboard.api.context import ApiContext
-from dashboard.api.models import CaseOut
+from dashboard.api.models import BatchOut, CaseOut, ItemResult
 from dashboard.api.runs import record_submitted_run
-from dashboard.api.status import case_out, queue_states
+from dashboard.api.status import WITHDRAWN, case_out, queue_states
 from dashboard.review.agent_part import AgentPart
 from dashboard.review.api_tokens import ApiToken
 from dashboard.review.case_queue import CaseConflict
 from dashboard.review.figures import STATUSES
 from dashboard.review.queue_kind import QueueKind
+from dashboard.strict import StrictModel
 
 MAX_BODY_BYTES = 256_000  # a case and its agent's part; a queue of many goes through `queue import`
 MAX_WAIT_S = 60.0
 POLL_S = 0.25
 MAX_PAGE = 500
+API_STATUSES = (*STATUSES, WITHDRAWN)
+MAX_BATCH = 100  # cases in one POST /cases/{kind}/batch
+MAX_BATCH_BYTES = 4_000_000
 # A handed-in case's id: it is a path segment of every route and part of document ids, so it must read back as it was
 # sent. A letter or digit, then letters, digits, '.', '_' or '-' (never '..'), 64 at most: E-9001, INV.2026-04_7.
 CASE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -52,6 +56,20 @@ class SubmitCase(BaseModel):
 
     case: dict[str, Any] = Field(description="The case's fields, as a row of the kind's queue file (with its `id`).")
     agent: AgentPart | None = None
+
+
+class Batch(BaseModel):
+    """The body of POST /cases/{kind}/batch: up to 100 cases, each as the body of POST /cases/{kind}."""
+
+    cases: list[dict[str, Any]] = Field(min_length=1, max_length=MAX_BATCH,
+                                        description="Each `{\"case\": {...}, \"agent\": {...}}`, as POST /cases/{kind} takes it.")
+
+
+class WithdrawCase(StrictModel):
+    """The body of DELETE /cases/{kind}/{case_id}: who withdraws the case and why (kept with it)."""
+
+    by: str = Field(min_length=1, max_length=120, description="Who withdraws it: the agent's or a person's name")
+    why: str = Field(min_length=1, max_length=2000, description="Why it no longer needs a decision")
 
 
 class CasePage(BaseModel):
@@ -142,11 +160,34 @@ def api(context: Callable[[], ApiContext] = ApiContext.configured) -> FastAPI:
         except ValidationError as exc:
             error, fields = _field_errors(exc)
             raise ApiError(422, error, fields) from None
-        case = _case(kind, submitted)
-        fields = case.model_dump(mode="json")
-        stored, created = await run_in_threadpool(_submit, shared(), kind, case.id, fields, submitted.agent, token.name)
-        out = await run_in_threadpool(case_out, shared(), kind, case.id, stored, stored.fields)
+        out, created = await run_in_threadpool(_hand_in, shared(), kind, submitted, token.name)
         return JSONResponse(out.model_dump(mode="json"), status_code=201 if created else 200)
+
+    @app.post("/cases/{kind}/batch", response_model=BatchOut, responses={
+        413: {"description": f"The body is larger than {MAX_BATCH_BYTES:,} bytes"},
+        422: {"description": f"Not a JSON object with `cases`, a list of 1 to {MAX_BATCH} cases"}})
+    async def submit_cases(request: Request, kind: QueueKind = Depends(kind_of), token: ApiToken = Depends(caller("submit"))):
+        """Hand in up to 100 cases in one request: each is handed in as POST /cases/{kind} would, in order, and has its
+        own result (201, 200, 409 or 422 with its error and fields); one refused case leaves the others stored.
+        Idempotent per case, so the whole batch may be sent again after a lost answer."""
+        body = await _read_limited(request, MAX_BATCH_BYTES)
+        try:
+            batch = Batch.model_validate_json(body)
+        except ValidationError as exc:
+            error, fields = _field_errors(exc)
+            raise ApiError(422, error, fields) from None
+        return await run_in_threadpool(_hand_in_all, shared(), kind, batch.cases, token.name)
+
+    @app.delete("/cases/{kind}/{case_id}", response_model=CaseOut, responses={
+        404: {"description": "No case handed in with this id"},
+        409: {"description": "A person decided it already (or it is a row of the queue file): it stays"},
+        422: {"description": "`by` or `why` is missing or too long"}})
+    async def withdraw_case(case_id: str, withdrawal: WithdrawCase, kind: QueueKind = Depends(kind_of),
+                            token: ApiToken = Depends(caller("submit"))):
+        """Withdraw an open case that was handed in (the agent no longer needs a person's decision): it leaves the
+        queue, and reads `withdrawn` with who withdrew it and why. Refused once a decision is recorded on it.
+        Withdrawing it again answers with it as it is."""
+        return await run_in_threadpool(_withdraw, shared(), kind, case_id, withdrawal, token.name)
 
     @app.get("/cases/{kind}/{case_id}", response_model=CaseOut)
     async def read_case(case_id: str, kind: QueueKind = Depends(kind_of), _token: ApiToken = Depends(caller("read")),
@@ -164,15 +205,15 @@ def api(context: Callable[[], ApiContext] = ApiContext.configured) -> FastAPI:
     @app.get("/cases/{kind}", response_model=CasePage)
     async def list_cases(
         kind: QueueKind = Depends(kind_of), _token: ApiToken = Depends(caller("read")),
-        status: Annotated[str | None, Query(description=f"One of: {', '.join(STATUSES)}")] = None,
+        status: Annotated[str | None, Query(description=f"One of: {', '.join(API_STATUSES)}")] = None,
         after: Annotated[int, Query(ge=0, description="The `next_after` of the previous page")] = 0,
         limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100,
         decided_since: Annotated[int | None, Query(ge=0, description="Only cases whose decision changed after this "
                                                    "`changes_cursor` (0: every decided case)")] = None,
     ):
         """The handed-in cases of a kind, oldest first, a page at a time; by status, or decided since a cursor."""
-        if status is not None and status not in STATUSES:
-            raise ApiError(422, f"status: {status!r} is not one of {', '.join(STATUSES)}", ["status"])
+        if status is not None and status not in API_STATUSES:
+            raise ApiError(422, f"status: {status!r} is not one of {', '.join(API_STATUSES)}", ["status"])
         return await run_in_threadpool(_page, shared(), kind, status, after, limit, decided_since)
 
     return app
@@ -204,19 +245,61 @@ def _case(kind: QueueKind, submitted: SubmitCase):
     return case
 
 
-async def _read_limited(request: Request) -> bytes:
-    """The body, refused with 413 past MAX_BODY_BYTES whether or not the client said its length."""
+async def _read_limited(request: Request, limit: int = MAX_BODY_BYTES) -> bytes:
+    """The body, refused with 413 past `limit` bytes whether or not the client said its length."""
     declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        raise ApiError(413, f"the body is {int(declared):,} bytes; the limit is {MAX_BODY_BYTES:,}")
+    if declared and declared.isdigit() and int(declared) > limit:
+        raise ApiError(413, f"the body is {int(declared):,} bytes; the limit is {limit:,}")
     body = bytearray()
     async for chunk in request.stream():
         body += chunk
-        if len(body) > MAX_BODY_BYTES:
-            raise ApiError(413, f"the body is over {MAX_BODY_BYTES:,} bytes, the limit")
+        if len(body) > limit:
+            raise ApiError(413, f"the body is over {limit:,} bytes, the limit")
     if not body:
         raise ApiError(422, "body: a JSON object with `case` (and optionally `agent`) is required", ["body"])
     return bytes(body)
+
+
+def _hand_in(context: ApiContext, kind: QueueKind, submitted: SubmitCase, token: str) -> tuple[CaseOut, bool]:
+    """(the case as the API answers for it, whether this call stored it); ApiError naming the field otherwise."""
+    case = _case(kind, submitted)
+    stored, created = _submit(context, kind, case.id, case.model_dump(mode="json"), submitted.agent, token)
+    return case_out(context, kind, case.id, stored, stored.fields), created
+
+
+def _hand_in_all(context: ApiContext, kind: QueueKind, items: list[dict[str, Any]], token: str) -> BatchOut:
+    results = []
+    for index, item in enumerate(items):
+        raw_id = (item.get("case") or {}).get("id") if isinstance(item.get("case"), dict) else None
+        case_id = raw_id if isinstance(raw_id, str) else None
+        try:
+            try:
+                submitted = SubmitCase.model_validate(item)
+            except ValidationError as exc:
+                error, fields = _field_errors(exc)
+                raise ApiError(422, error, fields) from None
+            out, created = _hand_in(context, kind, submitted, token)
+            results.append(ItemResult(index=index, status=201 if created else 200, case_id=out.case_id, case=out))
+        except ApiError as exc:
+            results.append(ItemResult(index=index, status=exc.status, case_id=case_id, error=exc.error, fields=exc.fields))
+    counts = [r.status for r in results]
+    return BatchOut(results=results, stored=counts.count(201), unchanged=counts.count(200),
+                    refused=len(counts) - counts.count(201) - counts.count(200))
+
+
+def _withdraw(context: ApiContext, kind: QueueKind, case_id: str, withdrawal: WithdrawCase, token: str) -> CaseOut:
+    stored = context.cases.get(kind.name, case_id)
+    if stored is None:
+        if context.in_file(kind, case_id):
+            raise ApiError(409, f"{case_id} is a row of the {kind.nouns[0]} queue file: only a handed-in case is withdrawn",
+                           ["case_id"])
+        raise ApiError(404, f"no {kind.nouns[0]} {case_id!r} was handed in", ["case_id"])
+    if stored.withdrawal is None:
+        now = case_out(context, kind, case_id, stored, stored.fields)
+        if now.status != "open":
+            raise ApiError(409, f"{case_id} is {now.status}: a decision is recorded on it, so it is not withdrawn", ["case_id"])
+        stored = context.cases.withdraw(kind.name, case_id, f"{withdrawal.by} (api:{token})", withdrawal.why)
+    return case_out(context, kind, case_id, stored, stored.fields)
 
 
 def _submit(context: ApiContext, kind: QueueKind, case_id: str, fields: dict, agent: AgentPart | None, token: str):

@@ -253,3 +253,63 @@ def test_every_limit_is_in_the_openapi_document(client):
     assert "256,000" in json.dumps(document["paths"]["/cases/{kind}"]["post"]["responses"])
     wait = next(p for p in document["paths"]["/cases/{kind}/{case_id}"]["get"]["parameters"] if p["name"] == "wait")
     assert wait["schema"]["maximum"] == 60
+
+
+def test_an_open_case_is_withdrawn_with_who_and_why_and_a_decided_one_never(client, context, agent_token):
+    submit(client, agent_token)
+    submit(client, agent_token, case_body("E-9002"))
+    withdrawn = client.request("DELETE", "/cases/finance/E-9001", json={"by": "ap-agent", "why": "The vendor sent a credit note."},
+                               headers=agent_token)
+    assert withdrawn.status_code == 200, withdrawn.text
+    out = withdrawn.json()
+    assert (out["status"], out["final"], out["decision"]) == ("withdrawn", False, None)
+    assert out["withdrawal"]["by"] == "ap-agent (api:ap-agent)" and out["withdrawal"]["why"] == "The vendor sent a credit note."
+    assert "E-9001" not in [c.id for c in cases_of(context.settings, FINANCE)]  # out of the queue every page shows
+    assert client.get("/cases/finance/E-9001", headers=agent_token).json()["status"] == "withdrawn"
+    assert [c["case_id"] for c in client.get("/cases/finance?status=withdrawn", headers=agent_token).json()["cases"]] == ["E-9001"]
+    again = client.request("DELETE", "/cases/finance/E-9001", json={"by": "someone else", "why": "again"}, headers=agent_token)
+    assert again.status_code == 200 and again.json()["withdrawal"]["by"] == "ap-agent (api:ap-agent)"  # as it was
+
+    decide(context, "E-9002", outcome="reject")
+    decided = client.request("DELETE", "/cases/finance/E-9002", json={"by": "ap-agent", "why": "late"}, headers=agent_token)
+    assert decided.status_code == 409 and "a decision is recorded on it" in decided.json()["error"]
+    assert client.get("/cases/finance/E-9002", headers=agent_token).json()["status"] == "pending delivery"
+    no_why = client.request("DELETE", "/cases/finance/E-9002", json={"by": "ap-agent"}, headers=agent_token)
+    assert no_why.status_code == 422 and no_why.json()["fields"] == ["why"]
+    in_file = client.request("DELETE", "/cases/finance/E-1002", json={"by": "a", "why": "b"}, headers=agent_token)
+    assert in_file.status_code == 409 and "queue file" in in_file.json()["error"]
+    missing = client.request("DELETE", "/cases/finance/E-0000", json={"by": "a", "why": "b"}, headers=agent_token)
+    assert missing.status_code == 404
+    reader, _ = context.tokens.create("auditor", ["finance"], ["read"], "Lead Lee")
+    refused = client.request("DELETE", "/cases/finance/E-9002", json={"by": "a", "why": "b"}, headers={"Authorization": f"Bearer {reader}"})
+    assert refused.status_code == 403
+
+
+def test_a_batch_answers_each_case_on_its_own_and_is_idempotent_per_case(client, context, agent_token):
+    submit(client, agent_token, case_body("E-9003"))  # handed in before: the batch holds it again, unchanged
+    items = [
+        {"case": case_body("E-9001"), "agent": AGENT},
+        {"case": case_body("E-9002", invoice_amount="a lot"), "agent": AGENT},  # 422 naming the field
+        {"case": case_body("E-9003"), "agent": AGENT},  # 200: the same body again
+        {"case": case_body("E-9003", invoice_amount=999.0), "agent": AGENT},  # 409: other values for an id
+        {"case": {**case_body(), "id": "E-80/24"}},  # 422: not an id the API takes
+        {"agent": AGENT},  # 422: no case
+        {"case": case_body("E-9004")},
+    ]
+    answer = client.post("/cases/finance/batch", json={"cases": items}, headers=agent_token)
+    assert answer.status_code == 200, answer.text
+    results = answer.json()["results"]
+    assert [(r["index"], r["status"], r["case_id"]) for r in results] == [
+        (0, 201, "E-9001"), (1, 422, "E-9002"), (2, 200, "E-9003"), (3, 409, "E-9003"), (4, 422, "E-80/24"), (5, 422, None),
+        (6, 201, "E-9004")]
+    assert results[1]["fields"] == ["case.invoice_amount"] and results[3]["fields"] == ["case.invoice_amount"]
+    assert results[4]["fields"] == ["case.id"] and results[5]["fields"] == ["case"]
+    assert results[0]["case"]["status"] == "open" and results[0]["case"]["agent"]["name"] == "ap-agent"
+    assert (answer.json()["stored"], answer.json()["unchanged"], answer.json()["refused"]) == (2, 1, 4)
+    again = client.post("/cases/finance/batch", json={"cases": items}, headers=agent_token).json()  # a retry
+    assert [r["status"] for r in again["results"]] == [200, 422, 200, 409, 422, 422, 200]
+    assert [c.case_id for c in context.cases.cases("exception")] == ["E-9003", "E-9001", "E-9004"]
+    too_many = client.post("/cases/finance/batch", json={"cases": [{"case": case_body(f"E-8{n:03d}")} for n in range(101)]},
+                           headers=agent_token)
+    assert too_many.status_code == 422 and too_many.json()["fields"] == ["cases"]
+    assert client.post("/cases/finance/batch", json={"cases": []}, headers=agent_token).status_code == 422

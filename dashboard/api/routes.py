@@ -10,6 +10,7 @@ import json
 import math
 import re
 from collections.abc import Callable
+from contextlib import asynccontextmanager
 from functools import cache
 from typing import Annotated, Any
 
@@ -22,7 +23,8 @@ from pydantic import BaseModel, Field, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from dashboard.api.context import ApiContext
-from dashboard.api.models import BatchOut, CaseOut, ItemResult
+from dashboard.api.mcp_tools import Operations, mcp_server
+from dashboard.api.models import MAX_PAGE, MAX_WAIT_S, BatchOut, CaseOut, ItemResult
 from dashboard.api.runs import record_submitted_run
 from dashboard.api.status import WITHDRAWN, case_out, queue_states
 from dashboard.review.agent_part import AgentPart
@@ -33,9 +35,7 @@ from dashboard.review.queue_kind import QueueKind
 from dashboard.strict import StrictModel
 
 MAX_BODY_BYTES = 256_000  # a case and its agent's part; a queue of many goes through `queue import`
-MAX_WAIT_S = 60.0
 POLL_S = 0.25
-MAX_PAGE = 500
 API_STATUSES = (*STATUSES, WITHDRAWN)
 MAX_BATCH = 100  # cases in one POST /cases/{kind}/batch
 MAX_BATCH_BYTES = 4_000_000
@@ -95,9 +95,19 @@ def _field_errors(exc: ValidationError | RequestValidationError, prefix: str = "
 
 def api(context: Callable[[], ApiContext] = ApiContext.configured) -> FastAPI:
     """The API on the configured store and kinds (`context`: the tests give their own)."""
-    app = FastAPI(title="Recall Review API", version="1", openapi_url="/openapi.json", docs_url="/docs", redoc_url=None,
-                  description="Hand a case to human review and learn the decision. See docs/api.md.")
     shared = cache(context)
+    operations = Operations(authorized=authorized, hand_in=_handed_in, waited=waited, listed=_listed, withdraw=_withdrawn,
+                            refusal=ApiError)
+    tools = mcp_server(shared, operations).streamable_http_app(streamable_http_path="/mcp", stateless_http=True, json_response=True)
+
+    @asynccontextmanager
+    async def lifespan(_app):
+        async with tools.router.lifespan_context(tools):  # the MCP session manager's task group
+            yield
+
+    app = FastAPI(title="Recall Review API", version="1", openapi_url="/openapi.json", docs_url="/docs", redoc_url=None,
+                  description="Hand a case to human review and learn the decision. See docs/api.md.", lifespan=lifespan)
+    app.router.routes.extend(tools.routes)  # /api/v1/mcp: the same API as MCP tools (api/mcp_tools.py)
 
     @app.exception_handler(ApiError)
     async def _api_error(_request: Request, exc: ApiError) -> JSONResponse:
@@ -132,18 +142,7 @@ def api(context: Callable[[], ApiContext] = ApiContext.configured) -> FastAPI:
 
     def caller(scope: str):
         def check(request: Request, kind: QueueKind = Depends(kind_of)) -> ApiToken:
-            header = request.headers.get("authorization", "")
-            scheme, _, token = header.partition(" ")
-            if scheme.lower() != "bearer" or not token.strip():
-                raise ApiError(401, "no API token: send `Authorization: Bearer <token>` (a lead makes one with "
-                               "`python -m dashboard token create`)")
-            found = shared().tokens.check(token.strip())
-            if found is None:
-                raise ApiError(401, "this API token is unknown or revoked")
-            if not found.allows(kind.key, scope):
-                raise ApiError(403, f"the token {found.name!r} may not {scope} {kind.nouns[1]}: it allows "
-                               f"{', '.join(found.scopes)} on {', '.join(found.kinds)}")
-            return found
+            return authorized(shared(), request.headers.get("authorization", ""), kind, scope)
         return check
 
     @app.post("/cases/{kind}", response_model=CaseOut, status_code=201, responses={
@@ -194,13 +193,7 @@ def api(context: Callable[[], ApiContext] = ApiContext.configured) -> FastAPI:
                         wait: Annotated[float, Query(ge=0, le=MAX_WAIT_S, description="Seconds to wait for a final decision")] = 0):
         """A case's status and, once a person's decision stands, the decision. With `wait`, answers as soon as the
         decision is final (or when the seconds are up, with the status then)."""
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + wait
-        while True:
-            out = await run_in_threadpool(_read, shared(), kind, case_id)
-            if out.final or loop.time() >= deadline:
-                return out
-            await asyncio.sleep(min(POLL_S, max(deadline - loop.time(), 0)))
+        return await waited(shared(), kind, case_id, wait)
 
     @app.get("/cases/{kind}", response_model=CasePage)
     async def list_cases(
@@ -212,11 +205,35 @@ def api(context: Callable[[], ApiContext] = ApiContext.configured) -> FastAPI:
                                                    "`changes_cursor` (0: every decided case)")] = None,
     ):
         """The handed-in cases of a kind, oldest first, a page at a time; by status, or decided since a cursor."""
-        if status is not None and status not in API_STATUSES:
-            raise ApiError(422, f"status: {status!r} is not one of {', '.join(API_STATUSES)}", ["status"])
-        return await run_in_threadpool(_page, shared(), kind, status, after, limit, decided_since)
+        return await run_in_threadpool(_listed, shared(), kind, status, after, limit, decided_since)
 
     return app
+
+
+def authorized(context: ApiContext, header: str, kind: QueueKind, scope: str) -> ApiToken:
+    """The token an `Authorization` header carries, if it may `scope` (submit, read) this kind; ApiError (401, 403)."""
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise ApiError(401, "no API token: send `Authorization: Bearer <token>` (a lead makes one with "
+                       "`.venv/bin/python -m dashboard token create`)")
+    found = context.tokens.check(token.strip())
+    if found is None:
+        raise ApiError(401, "this API token is unknown or revoked")
+    if not found.allows(kind.key, scope):
+        raise ApiError(403, f"the token {found.name!r} may not {scope} {kind.nouns[1]}: it allows "
+                       f"{', '.join(found.scopes)} on {', '.join(found.kinds)}")
+    return found
+
+
+async def waited(context: ApiContext, kind: QueueKind, case_id: str, wait: float) -> CaseOut:
+    """The case as soon as its decision is final (or it is withdrawn), or as it is once `wait` seconds are up."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + wait
+    while True:
+        out = await run_in_threadpool(_read, context, kind, case_id)
+        if out.final or out.status == WITHDRAWN or loop.time() >= deadline:
+            return out
+        await asyncio.sleep(min(POLL_S, max(deadline - loop.time(), 0)))
 
 
 def _non_finite(value: Any, name: str) -> list[str]:
@@ -325,6 +342,25 @@ def _read(context: ApiContext, kind: QueueKind, case_id: str) -> CaseOut:
     if in_file is None:
         raise ApiError(404, f"no {kind.nouns[0]} {case_id!r} in the queue", ["case_id"])
     return case_out(context, kind, case_id, None, json.loads(in_file.model_dump_json()))
+
+
+def _listed(context: ApiContext, kind: QueueKind, status: str | None, after: int, limit: int, decided_since: int | None) -> CasePage:
+    if status is not None and status not in API_STATUSES:
+        raise ApiError(422, f"status: {status!r} is not one of {', '.join(API_STATUSES)}", ["status"])
+    return _page(context, kind, status, after, limit, decided_since)
+
+
+def _withdrawn(context: ApiContext, kind: QueueKind, case_id: str, by: str, why: str, token: str) -> CaseOut:
+    try:
+        withdrawal = WithdrawCase(by=by, why=why)
+    except ValidationError as exc:
+        error, fields = _field_errors(exc)
+        raise ApiError(422, error, fields) from None
+    return _withdraw(context, kind, case_id, withdrawal, token)
+
+
+def _handed_in(context: ApiContext, kind: QueueKind, case: dict[str, Any], agent: AgentPart | None, token: str) -> CaseOut:
+    return _hand_in(context, kind, SubmitCase(case=case, agent=agent), token)[0]
 
 
 def _page(context: ApiContext, kind: QueueKind, status: str | None, after: int, limit: int, decided_since: int | None) -> CasePage:

@@ -27,7 +27,9 @@ async def warmed(_app):
         os._exit(exc.code)
     print(f"dashboard: warmed in {serve.prepare():.1f} s (the app's modules, the queues, the review store)", file=sys.stderr)
     serve.start_delivery()  # from the start, not the first page run: a decision made meanwhile elsewhere is sent too
-    yield
+    async with agents_api.router.lifespan_context(agents_api):  # its MCP tools' sessions (api/mcp_tools.py)
+        yield
 
 
-app = st.App(Path(__file__).with_name("main.py"), routes=[Mount("/api/v1", app=api())], lifespan=warmed)
+agents_api = api()
+app = st.App(Path(__file__).with_name("main.py"), routes=[Mount("/api/v1", app=agents_api)], lifespan=warmed)

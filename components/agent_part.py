@@ -21,7 +21,6 @@ def render_agent_part(agent: AgentPart, outcome_words: Mapping[str, str], differ
             with said:
                 _said(agent, outcome_words)
             with beside, st.container(key="recompute_part"):
-                st.subheader("The dashboard's own recompute")
                 recompute()
         for line in differences:
             st.text("Differs: " + line)

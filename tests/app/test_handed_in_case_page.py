@@ -32,7 +32,8 @@ def test_the_agent_part_is_shown_once_beside_the_recompute_and_then_versus_now_i
     at = open_page("views/exceptions.py", timeout=90, case="E-9301")
     text = texts(at)
     assert text.count("ap-agent 2.0: recommends approve (approve for payment), confidence 0.55") == 1
-    assert "What the submitting agent said" in text and "The dashboard's own recompute" in text
+    assert "What the submitting agent said" in text and "The dashboard's recompute" in text
+    assert "Recommends reject, confidence 0.67" in text  # the recompute, beside the agent's part
     assert "Agent's recommendation" not in text and "None (0.00)" not in text  # no second, empty copy of its part
     assert ("Differs: The agent recommends approve (approve for payment); the dashboard's recompute recommends reject "
             "(reject).") in text

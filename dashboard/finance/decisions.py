@@ -124,13 +124,14 @@ def decided_against(decision: ReviewerDecision) -> str:
     agent ap-agent's recommendation to approve." and, when the dashboard's recompute said otherwise than that agent,
     what it recommended."""
     agent, recommended = agent_named(decision), decision.agent_recommendation
-    if recommended is None:
-        verdict = f"({agent} made no recommendation)."
-    elif decision.overridden:
+    recompute = decision.recompute_recommendation
+    if recommended is None:  # an agent that recommended nothing: compared with the recompute
+        how = "overriding" if decision.overridden else "agreeing with"
+        return f"{how} the dashboard's recompute ({recompute}); {agent} made no recommendation."
+    if decision.overridden:
         verdict = f"overriding {agent}'s recommendation to {recommended}."
     else:
         verdict = f"agreeing with {agent}'s recommendation ({recommended})."
-    recompute = decision.recompute_recommendation
     if decision.agent_name and recompute and recompute != recommended:
         verdict += f" The dashboard's recompute recommended {recompute}."
     return verdict

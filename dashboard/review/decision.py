@@ -72,8 +72,8 @@ class ReviewerDecision(StrictModel):
         (a queue file's case), or from an agent that recommended no outcome, it stays compared with the recompute."""
         if agent is None:
             return self
-        if agent.recommendation is None:
-            return self.model_copy(update={"agent_name": agent.name})
+        if agent.recommendation is None:  # nothing of its own to override: `overridden` stays the recompute's
+            return self.model_copy(update={"agent_name": agent.name, "agent_recommendation": None})
         return self.model_copy(update={"agent_name": agent.name, "agent_recommendation": agent.recommendation,
                                        "overridden": self.outcome != agent.recommendation})
 

@@ -67,12 +67,17 @@ def render_decided(stored: StoredDecision | None, reasons: Mapping[str, str] | N
         st.text(f"last error: {stored.last_error}")
 
 
-def render_recommendation(rec: Recommendation, label: str = "Agent recommends") -> None:
+def render_recommendation(rec: Recommendation, label: str = "Agent recommends", *, beside: bool = False) -> None:
     """The agent's recommendation in a few lines: action and confidence, then why, in plain words (`label`: whose it
-    is, e.g. the dashboard's recompute beside the part an agent handed in)."""
+    is, e.g. the dashboard's recompute beside the part an agent handed in; `beside`: in a column next to that part,
+    headed by `label`, its outcome as a line of text, which a half-width metric would cut)."""
+    if beside:
+        st.subheader(label)
+        st.text(f"Recommends {OUTCOME_WORDS[rec.action]}, confidence {rec.confidence:.2f}")
     with st.container(horizontal=True, vertical_alignment="center", gap="large"):
-        st.metric(label, OUTCOME_WORDS[rec.action].capitalize(), width="content")
-        st.metric("Confidence", f"{rec.confidence:.2f}", width="content")
+        if not beside:
+            st.metric(label, OUTCOME_WORDS[rec.action].capitalize(), width="content")
+            st.metric("Confidence", f"{rec.confidence:.2f}", width="content")
         if rec.policy == "no_evidence":
             st.warning("No evidence at hand: the recall could not run.", icon=":material/cloud_off:")
         elif rec.policy == "guard":

@@ -45,7 +45,9 @@ def render_then_now(view: ThenNow, flag: Callable[[ResultRef], str]) -> None:
             st.text("(no record of the agent's recall)")
         else:
             out = view.run.output
-            if view.run.agent == "finance":
+            if view.run.variant == "submitted":  # its recommendation and citations are its part above, said once
+                st.text(f"The recall {out.get('agent_name') or 'the submitting agent'} reported with its case:")
+            elif view.run.agent == "finance":
                 st.text(f"Agent's recommendation: {out.get('action')} (confidence {out.get('confidence', 0):.2f})")
                 st.text(f"Cited: {', '.join(view.run.cited) or 'nothing'}")
                 st.text(str(out.get("rationale", "")))

@@ -15,7 +15,7 @@ from pathlib import Path
 from dashboard.review.case_queue import CaseQueue
 from dashboard.review.db import make_engine
 from dashboard.review.queue_kind import QueueKind
-from dashboard.review.webhooks import WebhookTarget
+from dashboard.review.webhooks import WebhookEvents, WebhookTarget
 from dashboard.settings import LEGACY_QUEUE_FIELDS, Settings
 
 BUILT_IN = (
@@ -82,6 +82,14 @@ def webhook_targets(settings: Settings) -> dict[tuple[str, str], WebhookTarget]:
             targets[(bank_of(settings, kind), kind.name)] = WebhookTarget(
                 kind.key, queue.webhook_url, queue.webhook_secret.get_secret_value(), queue.webhook_allow_private)
     return targets
+
+
+def hold_webhook_position(settings: Settings, engine) -> None:
+    """Fix where the kinds' webhook events start (review.webhooks.WebhookEvents.hold_position) before a process records
+    anything: the app at its start, and every command that opens the review store."""
+    targets = webhook_targets(settings)
+    if targets:
+        WebhookEvents(engine, targets=targets).hold_position()
 
 
 def handed_in(settings: Settings) -> CaseQueue:

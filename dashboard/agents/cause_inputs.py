@@ -91,4 +91,10 @@ def explained(gateway, statuses: dict[str, DocumentCuration], view: ThenNow) -> 
     if inputs is None:
         return view
     created = {ref: doc.created_at for ref, doc in inputs.documents.items() if doc.created_at is not None}
-    return view.model_copy(update={"causes": causes(view.appeared, view.left, inputs)}).with_created(created)
+    same_request = view.run.variant != "submitted"  # an agent's own request: what differs only because of it is no change
+    found = causes(view.appeared, view.left, inputs, same_request=same_request)
+    update: dict = {"causes": found}
+    if not same_request:
+        changed = {cause.document_id for cause in found}
+        update |= {"appeared": [r for r in view.appeared if r.ref in changed], "left": [r for r in view.left if r.ref in changed]}
+    return view.model_copy(update=update).with_created(created)

@@ -147,8 +147,11 @@ class _Context(BaseModel):
         return [d.document_id for d in self.newer if d.migrated]
 
 
-def causes(appeared: list[ResultRef], left: list[ResultRef], inputs: CauseInputs) -> list[Cause]:
-    """One cause per left, then appeared, document (or observation)."""
+def causes(appeared: list[ResultRef], left: list[ResultRef], inputs: CauseInputs, *, same_request: bool = True) -> list[Cause]:
+    """One cause per left, then appeared, document (or observation). `same_request` False: "then" is an agent's own
+    recall, not the request the evidence now comes from (an agent that handed its case in): a document differs
+    there because the requests differ, so only what happened to the document itself since is a cause, and a document
+    nothing happened to has none (it did not change; the agent's part says where the two differ)."""
     at = inputs.recalled_at
     docs = inputs.documents
     own: list[tuple[DocumentNow, Change, Cause | None]] = []
@@ -156,7 +159,12 @@ def causes(appeared: list[ResultRef], left: list[ResultRef], inputs: CauseInputs
         for ref in refs:
             doc = docs.get(ref.ref) or DocumentNow(document_id=ref.ref)
             found = _observation(ref, change) if ref.kind == "observation" else None
-            own.append((doc, change, found or _own_change(doc, change, at, ref.tags if change == "left" else None)))
+            # its tags then are known only from a response the dashboard read (an agent reports document ids alone)
+            tags_then = ref.tags if change == "left" and same_request else None
+            own.append((doc, change, found or _own_change(doc, change, at, tags_then)))
+    if not same_request:
+        return [cause or (_unknown(doc, change, None) if not doc.stored else None) for doc, change, cause in own
+                if cause is not None or not doc.stored]
     context = _Context(
         kept=inputs.kept, config_known=inputs.config_then is not None and inputs.config_now is not None,
         newer=[d for d in docs.values() if d.stored and _changed_after(d, at)],
@@ -201,8 +209,8 @@ def _outranked(doc: DocumentNow, context: _Context) -> Cause | None:
                   f"{', '.join(above)}, retained after the recall, now ranks above it.")
 
 
-def _unknown(doc: DocumentNow, change: Change, context: _Context) -> Cause:
-    config = "the bank's config is unchanged" if context.config_known else "the bank's config then was not recorded"
+def _unknown(doc: DocumentNow, change: Change, context: _Context | None) -> Cause:
+    config = "the bank's config is unchanged" if context and context.config_known else "the bank's config then was not recorded"
     sentence = f"Cause unknown: not retained, curated, retagged, migrated or consolidated since the recall; {config}."
     if not doc.stored:
         sentence += " The bank no longer holds this document, and no log here says who removed it."

@@ -38,6 +38,7 @@ class ThenNow(BaseModel):
     now: list[ResultRef] = Field(default_factory=list)
     appeared: list[ResultRef] = Field(default_factory=list)  # in the evidence now, not then (e.g. a reviewer's decision)
     left: list[ResultRef] = Field(default_factory=list)  # in the agent's evidence then, not now
+    kept_then: list[str] = Field(default_factory=list)  # the agent's evidence then
     new_since: list[str] = Field(default_factory=list)  # of the appeared, those retained after the run and not recalled then
     existed: list[str] = Field(default_factory=list)  # of the appeared, those the bank held when the agent ran
     curated: dict[str, str] = Field(default_factory=dict)  # document id -> "invalidated by Lee on ...: why"
@@ -64,7 +65,7 @@ class ThenNow(BaseModel):
 
     def now_mark(self, ref: str) -> str:
         """What a record of the evidence now was then, in a few words ("" when it was in the agent's evidence)."""
-        if ref not in {r.ref for r in self.appeared}:
+        if ref in self.kept_then:
             return ""
         if ref in self.recalled_then():
             return "recalled then, not used by the agent"
@@ -142,5 +143,6 @@ def then_vs_now(run: AgentRun | None, entries: dict[str, AuditRecall], now: list
            + (" (its audit entries not synced yet)." if any(s.audit_id for s in run.recalls) else "."))
     )
     return ThenNow(
-        source="audit" if from_log else "agent_run", note=note, run=run, then=then, now=now, appeared=appeared, left=left
+        source="audit" if from_log else "agent_run", note=note, run=run, then=then, now=now, appeared=appeared, left=left,
+        kept_then=list(seen),
     )

@@ -3,7 +3,7 @@ recompute (review.agent_compare), for the case pages."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from components.agent_part import render_agent_part
 from dashboard.app import resources
@@ -28,7 +28,9 @@ def agent_part_of(kind: QueueKind, case_id: str) -> AgentPart | None:
 _agents: dict[str, tuple[tuple, dict[str, AgentPart]]] = {}  # kind -> (its handed-in cases, each one's agent part)
 
 
-def show_agent_part(kind: QueueKind, agent: AgentPart | None, recommendation: str | None, evidence: Sequence[EvidenceRecord]) -> None:
-    """Draw the agent's part and where it differs from the recompute; nothing without one."""
+def show_agent_part(kind: QueueKind, agent: AgentPart | None, recommendation: str | None, evidence: Sequence[EvidenceRecord],
+                    recompute: Callable[[], None] | None = None) -> None:
+    """Draw the agent's part, the recompute beside it (`recompute` draws it), and where the two differ; nothing without
+    an agent's part."""
     if agent is not None:
-        render_agent_part(agent, kind.outcomes, differences(agent, recommendation, evidence, kind.outcomes))
+        render_agent_part(agent, kind.outcomes, differences(agent, recommendation, evidence, kind.outcomes), recompute)

@@ -9,7 +9,9 @@ import streamlit as st
 from components.workflow import confirm_bulk, notice
 from dashboard.app import access, deciding, finance_case, finance_recalls, resources
 from dashboard.finance import queue as exception_queue
+from dashboard.app.agent_part import agent_part_of
 from dashboard.finance.decisions import exception_decision
+from dashboard.finance.kind import FINANCE
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import Recommendation, assess
 from dashboard.finance.recall import TwoStageResult
@@ -72,7 +74,8 @@ def bulk_bar(bank: str, queue, me: str | None) -> None:
         for c, result, rec in _candidates(bank, queue, me):
             if c.id in confirmed and c.id in listed:  # only what the reviewer saw, on what it showed then
                 decision = exception_decision(
-                    c, rec, reviewer=me, authenticated=access.reviewer("reviewer_name").signed_in, action="accept_recommendation", note=note
+                    c, rec, reviewer=me, authenticated=access.reviewer("reviewer_name").signed_in, action="accept_recommendation", note=note,
+                    agent=agent_part_of(FINANCE, c.id),
                 )
                 proposals.append(finance_case.proposal_for(c, rec, decision, 0, result, listed[c.id]))
         refused = deciding.record_many(bank, proposals, finance_case.KEYS.flash)

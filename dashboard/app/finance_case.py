@@ -24,7 +24,9 @@ from components.decision_form import (
 from components.evidence import render_case_facts, render_decided, render_match
 from components.workflow import REVIEWER_LABEL, Slot, auto_advance_toggle, render_comments
 from dashboard.app import access, blind_review, deciding, resources, second_approval
+from dashboard.app.agent_part import agent_part_of
 from dashboard.finance.decisions import evidence_snapshot, exception_decision, exception_proposal, reasons_for
+from dashboard.finance.kind import FINANCE
 from dashboard.finance.matching import match_status
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import Recommendation
@@ -92,7 +94,7 @@ def _decision(case: ExceptionCase, rec: Recommendation, submitted: submission.Su
     return exception_decision(
         case, rec, reviewer=me.name if me.signed_in else st.session_state.get("reviewer_name"), authenticated=me.signed_in,
         action="override" if override else "accept_recommendation", outcome=values.get("outcome"), reason_code=values.get("reason"),
-        note=str(values.get("note") or ""), reasons=reasons(case),
+        note=str(values.get("note") or ""), reasons=reasons(case), agent=agent_part_of(FINANCE, case.id),
     )
 
 

@@ -86,7 +86,7 @@ def _record(kind: QueueKind, bank: str, case, view: CaseView, submitted: submiss
         reviewer=me.name or "", authenticated=me.signed_in, outcome=str(values.get("outcome") or ""),
         reason_code=values.get("reason") or None, note=str(values.get("note") or ""), decided_at=datetime.now(UTC),
         details={name: str(values.get(name) or "") for name in kind.kind_fields if values.get(name)},
-        shown=submitted.shown, base_revision=st.session_state[seen_key],
+        shown=submitted.shown, base_revision=st.session_state[seen_key], agent=agent_part_of(kind, case.id),
     )
     reasons = kind.reasons(case, resources.settings().reason_codes)
     try:
@@ -141,12 +141,18 @@ def render(kind: QueueKind) -> None:
     flash(keys.flash)
     view = _recall(kind, bank, case)
     submitted = agent_part_of(kind, case.id)
-    if view.recommendation:
-        whose = RECOMPUTE if submitted else "The agent"
-        st.text(f"{whose} recommends: {kind.outcomes.get(view.recommendation, view.recommendation)}. {view.rationale}")
-    elif view.rationale:
-        st.text(view.rationale)
-    show_agent_part(kind, submitted, view.recommendation, [*view.exact, *view.broader])
+
+    def recommendation() -> None:
+        if view.recommendation:
+            whose = RECOMPUTE if submitted else "The agent"
+            st.text(f"{whose} recommends: {kind.outcomes.get(view.recommendation, view.recommendation)}. {view.rationale}")
+        elif view.rationale:
+            st.text(view.rationale)
+
+    if submitted is None:
+        recommendation()
+    else:  # the agent's part once, the recompute beside it, then where they differ
+        show_agent_part(kind, submitted, view.recommendation, [*view.exact, *view.broader], recompute=recommendation)
     exact, broader = st.columns(2)
     with exact:
         _evidence("Exact evidence", view.exact)

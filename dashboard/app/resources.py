@@ -10,7 +10,7 @@ import streamlit as st
 from dashboard.hindsight.errors import HindsightError, HindsightUnavailable
 from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.hindsight.wire import MemoryMode
-from dashboard.kinds import configured, registered, webhook_targets
+from dashboard.kinds import configured, hold_webhook_position, registered, webhook_targets
 from dashboard.reporting.recall_log import RecallLog
 from dashboard.review.agent_runs import AgentRunStore
 from dashboard.review.casework import Casework
@@ -91,6 +91,7 @@ def agent_runs() -> AgentRunStore:
 @st.cache_resource
 def decisions() -> DecisionService:
     """The one way a page records a decision (role, claim, approval limits, outbox, freshness, release)."""
+    hold_webhook_position(settings(), outbox().engine)  # what it records is sent to the kinds' webhooks
     return configured_decision_service(settings(), outbox(), gateway().retain, casework=casework(), freshness=freshness())
 
 

@@ -108,6 +108,25 @@ def read_review_store() -> None:
         outside_a_run.setLevel(level)
 
 
+def start_delivery() -> None:
+    """This process's delivery worker (docs/webhooks.md), started before any session: decisions recorded by a command
+    or another instance reach Hindsight and the webhooks whether or not anyone opens a page. Its webhook position is
+    held first (dashboard.kinds.hold_webhook_position)."""
+    from dashboard.app import resources
+    from dashboard.kinds import hold_webhook_position
+
+    outside_a_run = logging.getLogger("streamlit.runtime.scriptrunner_utils.script_run_context")
+    level = outside_a_run.level
+    outside_a_run.setLevel(logging.ERROR)  # "missing ScriptRunContext": expected here, before any session
+    try:
+        hold_webhook_position(resources.settings(), resources.outbox().engine)
+        resources.worker()
+    except (SQLAlchemyError, OSError) as exc:  # the first page run starts it again, and says what is wrong
+        logger.warning("the delivery worker could not start before serving: %s", exc)
+    finally:
+        outside_a_run.setLevel(level)
+
+
 def settings_or_exit() -> None:
     """A bad setting said as the CLI says it, exit 2, before anything is read or served."""
     from pydantic import ValidationError

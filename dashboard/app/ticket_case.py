@@ -18,9 +18,11 @@ from components.decision_form import hold_long_note, refill_long_note, show_long
 from components.safe_text import md
 from components.workflow import REVIEWER_LABEL, Slot, auto_advance_toggle, render_comments
 from dashboard.app import access, blind_review, deciding, resources
+from dashboard.app.agent_part import agent_part_of
 from dashboard.review.decision import NOTE_MAX_CHARS, Shown, changed_since_shown
 from dashboard.review.errors import DecisionInputError
 from dashboard.support.decisions import ACTIONS, ticket_decision, ticket_evidence_snapshot, ticket_proposal
+from dashboard.support.kind import SUPPORT
 from dashboard.support.models import Ticket
 from dashboard.support.recall import TicketRecall
 
@@ -120,7 +122,7 @@ def _record(bank, ticket, recall, submitted, me, seen_key, seen, blind, queue, d
             ticket, action=str(values.get("action")), reviewer=me.name if me.signed_in else st.session_state.get("ticket_reviewer"),
             authenticated=me.signed_in, decided_at=datetime.now(UTC), response=str(values.get("response") or ""), note=note,
             cited_evidence=[e.ref for e in (recall.evidence if recall else [])],
-        )
+        ).against(agent_part_of(SUPPORT, ticket.id))
         proposal = ticket_proposal(ticket, decision, recall, base_revision=seen, shown=submitted.shown)
     except DecisionInputError as exc:  # it covers pydantic's ValidationError too, naming the field
         if exc.field == "note" and len(note) > NOTE_MAX_CHARS:

@@ -17,7 +17,10 @@ def open_stores(settings):
     from dashboard.review.db import make_engine
     from dashboard.review.outbox import Outbox
 
+    from dashboard.kinds import hold_webhook_position
+
     outbox = Outbox(make_engine(settings.store_url, settings.data_dir), signing_key=settings.signing_secret)  # the store the app and the worker use
+    hold_webhook_position(settings, outbox.engine)  # a decision this command records is sent to the kind's webhook
     return outbox, AgentRunStore(outbox.engine)
 
 
@@ -166,6 +169,14 @@ def _case_of_kind(settings, kind_key: str | None, case_id: str):
     return None, ("--case", f"{case_id!r} is in no configured queue ({', '.join(k.key for k in kinds)})")
 
 
+def _handed_in_agent(settings, kind, case_id: str):
+    """The part of the agent that handed the case in (None: a queue file's row): the decision is compared with it."""
+    from dashboard.kinds import handed_in
+
+    stored = handed_in(settings).get(kind.name, case_id)
+    return stored.agent if stored is not None else None
+
+
 @command("decide", "record a reviewer's decision like the page does: stored first, then retained into Hindsight", _decide_args)
 def run_decide(args: argparse.Namespace) -> int:
     """For scripts and bulk imports of decisions made elsewhere: the same decision service as the pages (role,
@@ -208,7 +219,8 @@ def run_decide(args: argparse.Namespace) -> int:
         else:
             view = kind.recall(gateway.recall, bank, case, origin=outbox.provenance.origin)
             choice = Choice(reviewer=str(who), outcome=args.outcome, reason_code=args.reason, note=args.note,
-                            details={"response": args.response} if args.response else {}, decided_at=datetime.now(UTC))
+                            details={"response": args.response} if args.response else {}, decided_at=datetime.now(UTC),
+                            agent=_handed_in_agent(settings, kind, args.case))
             try:
                 proposal = kind.propose(case, view, choice, kind.reasons(case, settings.reason_codes))
             except InputError as exc:

@@ -19,6 +19,7 @@ from dashboard.finance.models import REVIEWER_TAG, VENDOR_PREFIX, ExceptionCase,
 from dashboard.finance.policy import Recommendation
 from dashboard.finance.recall import TwoStageResult
 from dashboard.hindsight.wire import MemoryRecord
+from dashboard.review.agent_part import AgentPart
 from dashboard.review.decision import (
     NOTE_MAX_CHARS,
     OUTCOMES,
@@ -26,6 +27,7 @@ from dashboard.review.decision import (
     EvidenceSnapshot,
     ReviewerDecision,
     Shown,
+    agent_named,
     text_hash,
 )
 from dashboard.review.decisions import Proposal
@@ -77,8 +79,11 @@ def exception_decision(
     note: str = "",
     now: Callable[[], datetime] = lambda: datetime.now(UTC),
     reasons: Mapping[str, str] = REASON_CODES,
+    agent: AgentPart | None = None,
 ) -> ReviewerDecision:
-    """`reasons`: the codes offered for the case's type (reasons_for); a code outside them is refused."""
+    """`reasons`: the codes offered for the case's type (reasons_for); a code outside them is refused. `action` is
+    taken on the dashboard's recompute (`recommendation`); `agent`: the part of the agent that handed the case in,
+    which the decision is then compared with (ReviewerDecision.against)."""
     reviewer = (reviewer or "").strip()
     if not reviewer:
         raise DecisionInputError("reviewer", "A reviewer name is required to record a decision.")
@@ -106,28 +111,43 @@ def exception_decision(
         return ReviewerDecision(
             case_id=case.id, case_kind="exception", reviewer=reviewer, authenticated=authenticated, outcome=final,
             overridden=overridden, reason_code=reason_code, note=note, agent_recommendation=recommendation.action,
-            cited_evidence=list(recommendation.cited), decided_at=now(), report_by=VENDOR_PREFIX,
-        )
+            recompute_recommendation=recommendation.action, cited_evidence=list(recommendation.cited), decided_at=now(),
+            report_by=VENDOR_PREFIX,
+        ).against(agent)
     except ValidationError as exc:
         err = exc.errors()[0]
         raise DecisionInputError(str(err["loc"][0]) if err["loc"] else "decision", err["msg"]) from None
+
+
+def decided_against(decision: ReviewerDecision) -> str:
+    """What the person decided against which agent, for the precedent's text (the next recall reads it): "overriding
+    agent ap-agent's recommendation to approve." and, when the dashboard's recompute said otherwise than that agent,
+    what it recommended."""
+    agent, recommended = agent_named(decision), decision.agent_recommendation
+    recompute = decision.recompute_recommendation
+    if recommended is None:  # an agent that recommended nothing: compared with the recompute
+        how = "overriding" if decision.overridden else "agreeing with"
+        return f"{how} the dashboard's recompute ({recompute}); {agent} made no recommendation."
+    if decision.overridden:
+        verdict = f"overriding {agent}'s recommendation to {recommended}."
+    else:
+        verdict = f"agreeing with {agent}'s recommendation ({recommended})."
+    if decision.agent_name and recompute and recompute != recommended:
+        verdict += f" The dashboard's recompute recommended {recompute}."
+    return verdict
 
 
 def precedent_record(
     case: ExceptionCase, decision: ReviewerDecision, recommendation: Recommendation, reasons: Mapping[str, str] = REASON_CODES
 ) -> MemoryRecord:
     """The precedent retained into the finance bank for this decision (`reasons`: the labels of its type's codes)."""
-    verdict = (
-        f"overriding the agent's recommendation to {decision.agent_recommendation}"
-        if decision.overridden
-        else f"approving the agent's recommendation ({decision.agent_recommendation})"
-    )
+    verdict = decided_against(decision)
     code = decision.reason_code
     reason = f" Reason: {reasons.get(code) or REASON_CODES.get(code, code)} ({code})." if code else ""
     note = f" Note: {decision.note}" if decision.note else ""
     text = (
         f"Vendor {case.vendor_code} ({case.vendor_name}) {case.exception_type.replace('_', ' ')} on invoice {case.invoice}, "
-        f"exception {case.id}. {case.description} Decision: {decision.outcome}, by reviewer {decision.reviewer} {verdict}."
+        f"exception {case.id}. {case.description} Decision: {decision.outcome}, by reviewer {decision.reviewer} {verdict}"
         f"{reason}{note}"
     )
     return MemoryRecord(
@@ -147,6 +167,8 @@ def precedent_record(
             "reason_code": decision.reason_code or "",
             "note": decision.note,
             "agent_recommendation": decision.agent_recommendation or "",
+            "agent_name": decision.agent_name or "",
+            "recompute_recommendation": decision.recompute_recommendation or "",
             "agent_confidence": f"{recommendation.confidence:.2f}",
             "cited_evidence": ",".join(decision.cited_evidence),
             "source": "reviewer",

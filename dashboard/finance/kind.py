@@ -81,7 +81,7 @@ class FinanceKind:
         action = "accept_recommendation" if choice.outcome == rec.action else "override"
         decision = exception_decision(case, rec, reviewer=choice.reviewer, authenticated=choice.authenticated, action=action,
                                       outcome=choice.outcome, reason_code=choice.reason_code, note=choice.note,
-                                      now=lambda: choice.decided_at, reasons=reasons)  # DecisionInputError names the field
+                                      now=lambda: choice.decided_at, reasons=reasons, agent=choice.agent)  # DecisionInputError names the field
         return exception_proposal(case, decision, rec, result, reasons, base_revision=choice.base_revision, shown=choice.shown)
 
 

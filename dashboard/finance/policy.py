@@ -107,7 +107,8 @@ def _human_authority(key: CaseKey, usable: list[PrecedentEvidence], latest: Prec
     ) if older else ""
     who = latest.metadata.get("reviewer") or "a reviewer"
     overrode = latest.metadata.get("overridden") == "true"
-    verdict = f", overriding the agent's {latest.metadata.get('agent_recommendation')}" if overrode else ""
+    agent = f"agent {latest.metadata['agent_name']}'s" if latest.metadata.get("agent_name") else "the agent's"  # who handed it in
+    verdict = f", overriding {agent} {latest.metadata.get('agent_recommendation')}" if overrode else ""
     others = f" {len(agreeing) - 1} other human decision(s) agree." if len(agreeing) > 1 else ""
     disagree = f" {len(humans) - len(agreeing)} older human decision(s) differ." if len(humans) > len(agreeing) else ""
     broader_note = f" {not_cited} other record(s) were recalled for context and are not cited." if not_cited else ""

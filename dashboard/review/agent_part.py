@@ -3,11 +3,15 @@ made): stored with the case, shown beside the dashboard's own recompute. Pydanti
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from pydantic import Field
 
 from dashboard.strict import StrictModel
 
 MAX_CITED = 100
+DocumentId = Annotated[str, Field(min_length=1, max_length=200)]  # as Hindsight keeps one
+Tag = Annotated[str, Field(min_length=1, max_length=200)]
 
 
 class AgentRecall(StrictModel):
@@ -15,10 +19,10 @@ class AgentRecall(StrictModel):
     ids of the bank's audit-log entries it wrote."""
 
     query: str | None = Field(default=None, max_length=5000)
-    tags: list[str] = Field(default_factory=list, max_length=20)
+    tags: list[Tag] = Field(default_factory=list, max_length=20)
     tags_match: str | None = Field(default=None, max_length=20)
-    document_ids: list[str] = Field(default_factory=list, max_length=MAX_CITED)
-    audit_entry_ids: list[str] = Field(default_factory=list, max_length=MAX_CITED)
+    document_ids: list[DocumentId] = Field(default_factory=list, max_length=MAX_CITED)
+    audit_entry_ids: list[DocumentId] = Field(default_factory=list, max_length=MAX_CITED)
 
 
 class AgentPart(StrictModel):
@@ -30,5 +34,5 @@ class AgentPart(StrictModel):
     draft: str | None = Field(default=None, max_length=20_000)  # a kind that drafts (a ticket's reply)
     confidence: float | None = Field(default=None, ge=0, le=1)
     rationale: str = Field(default="", max_length=5000)
-    cited: list[str] = Field(default_factory=list, max_length=MAX_CITED)  # document ids it rests on
+    cited: list[DocumentId] = Field(default_factory=list, max_length=MAX_CITED)  # document ids it rests on
     recall: AgentRecall | None = None

@@ -38,6 +38,17 @@ class QueuedCase(BaseModel):
     agent: AgentPart | None
     source: str
     created_at: datetime
+    withdrawal: Withdrawal | None = None  # withdrawn by its agent while open: out of the queue
+
+
+class Withdrawal(BaseModel):
+    """Who withdrew a handed-in case, why and when (through the API, with a token that may submit its kind)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    by: str
+    why: str
+    at: datetime
 
 
 class CaseConflict(ValueError):
@@ -68,7 +79,9 @@ def differing(stored: QueuedCase, fields: Mapping[str, Any], agent: AgentPart | 
 def _case(row: sa.Row) -> QueuedCase:
     return QueuedCase(seq=row.seq, case_kind=row.case_kind, case_id=row.case_id, fields=row.fields,
                       agent=AgentPart.model_validate(row.agent) if row.agent else None, source=row.source,
-                      created_at=as_utc(row.created_at))
+                      created_at=as_utc(row.created_at),
+                      withdrawal=Withdrawal(by=row.withdrawn_by, why=row.withdrawn_why or "", at=as_utc(row.withdrawn_at))
+                      if row.withdrawn_at is not None else None)
 
 
 class CaseQueue:
@@ -117,25 +130,40 @@ class CaseQueue:
         return dict(case_kind=case_kind, case_id=case_id, fields=dict(fields), body_sha256=digest, source=source[:120],
                     agent=agent.model_dump(mode="json") if agent else None, created_at=self.clock())
 
+    def withdraw(self, case_kind: str, case_id: str, by: str, why: str) -> QueuedCase | None:
+        """Withdraw the case (kept, out of the queue); withdrawn already, it stays as it was. None: no such case. The
+        caller checks it is still open: this room does not read decisions."""
+        with self.engine.begin() as conn:
+            conn.execute(queued_cases.update().where(Q.case_kind == case_kind, Q.case_id == case_id, Q.withdrawn_at.is_(None))
+                         .values(withdrawn_at=self.clock(), withdrawn_by=by[:120], withdrawn_why=why))
+        return self.get(case_kind, case_id)
+
     def get(self, case_kind: str, case_id: str) -> QueuedCase | None:
         with self.engine.connect() as conn:
             row = conn.execute(sa.select(queued_cases).where(Q.case_kind == case_kind, Q.case_id == case_id)).first()
         return None if row is None else _case(row)
 
-    def version(self, case_kind: str) -> int:
-        """The newest case's seq (0: none): cases are only ever added, so an unchanged version is an unchanged queue."""
+    def version(self, case_kind: str) -> tuple[int, int]:
+        """(the newest case's seq, 0: none; how many are withdrawn): cases are only ever added or withdrawn, so an
+        unchanged version is an unchanged queue."""
         with self.engine.connect() as conn:
-            return int(conn.execute(sa.select(sa.func.coalesce(sa.func.max(Q.seq), 0)).where(Q.case_kind == case_kind)).scalar_one())
+            newest, withdrawn = conn.execute(
+                sa.select(sa.func.coalesce(sa.func.max(Q.seq), 0), sa.func.count(Q.withdrawn_at)).where(Q.case_kind == case_kind)
+            ).one()
+        return int(newest), int(withdrawn)
 
     def cases(self, case_kind: str) -> tuple[QueuedCase, ...]:
-        """Every handed-in case of the kind, oldest first; the same tuple while none was added (pages key on it). Cases
-        are only ever added, so what was read is kept and only the newer ones are read."""
+        """Every handed-in case of the kind still in the queue (not withdrawn), oldest first; the same tuple while none
+        was added or withdrawn (pages key on it). What was read is kept and only newer ones are read, unless one was
+        withdrawn since."""
         version = self.version(case_kind)
-        seen, kept = self._kept.get(case_kind, (0, ()))
+        seen, kept = self._kept.get(case_kind, ((0, 0), ()))
         if version != seen:
+            after = seen[0] if version[1] == seen[1] else 0  # a withdrawal: read the queue again
             with self.engine.connect() as conn:
-                rows = conn.execute(sa.select(queued_cases).where(Q.case_kind == case_kind, Q.seq > seen).order_by(Q.seq))
-                kept = (*kept, *(_case(r) for r in rows))
+                rows = conn.execute(sa.select(queued_cases).where(Q.case_kind == case_kind, Q.seq > after, Q.withdrawn_at.is_(None))
+                                    .order_by(Q.seq))
+                kept = (*(kept if after else ()), *(_case(r) for r in rows))
             self._kept[case_kind] = (version, kept)
         return kept
 

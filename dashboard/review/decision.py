@@ -9,6 +9,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
+from dashboard.review.agent_part import AgentPart
 from dashboard.review.identity import ISSUER_MAX, SUBJECT_MAX, Person
 from dashboard.strict import StrictModel
 
@@ -38,7 +39,11 @@ class ReviewerDecision(StrictModel):
     overridden: bool
     reason_code: str | None = None
     note: str = Field(default="", max_length=NOTE_MAX_CHARS)
+    # The recommendation the decision is compared with: the agent's that handed the case in (`agent_name`), else the
+    # dashboard's own recompute (a queue file's case). `overridden` is whether the person decided otherwise than it.
     agent_recommendation: str | None = Field(default=None, pattern=OUTCOME)
+    agent_name: str | None = Field(default=None, max_length=120)  # None: the dashboard's own agent (its recompute)
+    recompute_recommendation: str | None = Field(default=None, pattern=OUTCOME)  # the dashboard's; None: a kind that drafts
     cited_evidence: list[str] = Field(default_factory=list)
     decided_at: datetime
     # What a kind records beyond an outcome, each validated by the kind that builds the decision: its own action (a
@@ -57,6 +62,22 @@ class ReviewerDecision(StrictModel):
         """This decision as `person`'s: their name, and their subject and issuer when signed in."""
         return self.model_copy(update={"reviewer": person.name, "authenticated": person.signed_in,
                                        "reviewer_subject": person.subject, "reviewer_issuer": person.issuer})
+
+    @property
+    def agreed_with_recompute(self) -> bool | None:
+        """Whether the person decided as the dashboard's recompute recommended; None where it recommends no outcome."""
+        return None if self.recompute_recommendation is None else self.outcome == self.recompute_recommendation
+
+    def against(self, agent: AgentPart | None) -> ReviewerDecision:
+        """This decision compared with the agent that handed its case in: `overridden` says whether the person decided
+        otherwise than that agent recommended; the recompute's recommendation stays beside it. Without an agent part
+        (a queue file's case), or from an agent that recommended no outcome, it stays compared with the recompute."""
+        if agent is None:
+            return self
+        if agent.recommendation is None:  # nothing of its own to override: `overridden` stays the recompute's
+            return self.model_copy(update={"agent_name": agent.name, "agent_recommendation": None})
+        return self.model_copy(update={"agent_name": agent.name, "agent_recommendation": agent.recommendation,
+                                       "overridden": self.outcome != agent.recommendation})
 
     @field_validator("details")
     @classmethod
@@ -136,6 +157,19 @@ def outcome_words(d: ReviewerDecision) -> str:
     return d.action_words or OUTCOME_WORDS.get(d.outcome, d.outcome)
 
 
+def compared(d: ReviewerDecision) -> dict:
+    """Whom the decision is compared with, as the API and the webhook report it: the agent that handed the case in (None:
+    the dashboard's own), its recommendation and whether the person overrode it; apart, the dashboard's recompute and
+    whether the person agreed with it."""
+    return {"agent": d.agent_name, "agent_recommendation": d.agent_recommendation, "overridden": d.overridden,
+            "recompute_recommendation": d.recompute_recommendation, "agreed_with_recompute": d.agreed_with_recompute}
+
+
+def agent_named(d: ReviewerDecision) -> str:
+    """The agent a decision is compared with: "agent ap-agent" for a case it handed in, "the agent" for the dashboard's own."""
+    return f"agent {d.agent_name}" if d.agent_name else "the agent"
+
+
 def decision_summary(d: ReviewerDecision, reasons: Mapping[str, str] | None = None) -> str:
     """What was decided, in a reviewer's words: the outcome, override or not, the reason (with its label from
     `reasons`, the codes configured for the case) and the note, e.g. "Outcome: approve for payment, an override of
@@ -144,9 +178,9 @@ def decision_summary(d: ReviewerDecision, reasons: Mapping[str, str] | None = No
         what = f"Action: {outcome_words(d)}."
     elif d.overridden:
         agent = OUTCOME_WORDS.get(d.agent_recommendation or "", d.agent_recommendation or "recommendation")
-        what = f"Outcome: {outcome_words(d)}, an override of the agent's {agent}."
+        what = f"Outcome: {outcome_words(d)}, an override of {agent_named(d)}'s {agent}."
     else:
-        what = f"Outcome: {outcome_words(d)}, as the agent recommended."
+        what = f"Outcome: {outcome_words(d)}, as {agent_named(d)} recommended."
     label = (reasons or {}).get(d.reason_code or "")
     reason = f" Reason: {d.reason_code}" + (f" ({label})." if label else ".") if d.reason_code else ""
     return f"{what}{reason} Note: {d.note or 'none'}"

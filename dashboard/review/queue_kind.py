@@ -19,6 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from dashboard.hindsight.calls import RecallFn
+from dashboard.review.agent_part import AgentPart
 from dashboard.review.decision import EvidenceItem, EvidenceSnapshot, Shown, text_hash
 from dashboard.review.decisions import Proposal
 
@@ -74,6 +75,7 @@ class Choice(BaseModel):
     decided_at: datetime
     shown: Shown | None = None  # what the screen showed; None: no screen (the CLI)
     base_revision: int | None = None  # the case revision the reviewer saw; None appends (the CLI)
+    agent: AgentPart | None = None  # the part of the agent that handed the case in: the decision is compared with it
 
 
 @runtime_checkable

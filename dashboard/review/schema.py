@@ -287,6 +287,10 @@ queued_cases = Table(
     Column("body_sha256", String(64), nullable=False),  # of fields and agent: the same body again is the same case
     Column("source", String(NAME), nullable=False),  # "api:<token name>" or "import:<file name>"
     Column("created_at", DateTime(timezone=True), nullable=False),
+    # withdrawn by its agent while open (migration 0019): out of the queue, still answered for by the API
+    Column("withdrawn_at", DateTime(timezone=True), nullable=True),
+    Column("withdrawn_by", String(NAME), nullable=True),
+    Column("withdrawn_why", Text, nullable=True),
     UniqueConstraint("case_kind", "case_id", name="uq_review_cases_case"),
     Index("ix_review_cases_kind_seq", "case_kind", "seq"),
 )

@@ -29,7 +29,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from dashboard.hindsight.errors import HindsightRequestRejected
 from dashboard.review.db import as_utc
-from dashboard.review.decision import ReviewerDecision, outcome_words
+from dashboard.review.decision import ReviewerDecision, compared, outcome_words
 from dashboard.review.delivery import ERROR_CHARS, DeliveryQueue, DeliveryReport, utc_now
 from dashboard.review.schema import (
     DELIVERED,
@@ -145,7 +145,7 @@ def event_body(target: WebhookTarget, row: sa.Row, now: datetime) -> str:
         "decision": {
             "outcome": decision.outcome, "action": decision.action, "action_words": outcome_words(decision),
             "reason_code": decision.reason_code, "note": decision.note, "reviewer": decision.reviewer,
-            "decided_at": decision.decided_at.isoformat(), "revision": row.revision, "overridden": decision.overridden,
+            "decided_at": decision.decided_at.isoformat(), "revision": row.revision, **compared(decision),
         },
         "occurred_at": now.isoformat(),  # when the dispatcher found it final (a held decision: after its release)
     }
@@ -227,6 +227,20 @@ class WebhookEvents(DeliveryQueue):
                 created += conn.execute(_insert_ignoring_duplicates(conn).values(events[chunk:chunk + INSERT_CHUNK])).rowcount
             conn.execute(cursors.update().where(cursors.c.name == CURSOR).values(value=counted))
         return created
+
+    def hold_position(self) -> int:
+        """Where the events start, made durable now if it is not yet (at the newest decision): every process with a
+        webhook in its settings holds it before it records anything, so a decision recorded from then on is sent,
+        whenever a worker's first pass comes (docs/webhooks.md). Its value."""
+        if not self.targets:
+            return 0
+        counter = sa.select(log_versions.c.version).where(log_versions.c.log == standing_decisions.name)
+        with self.engine.connect() as conn:  # held already (every start but the first): no write
+            held = conn.execute(sa.select(cursors.c.value).where(cursors.c.name == CURSOR)).scalar()
+        if held is not None:
+            return int(held)
+        with self.engine.begin() as conn:
+            return self._cursor(conn, conn.execute(counter).scalar_one())
 
     @staticmethod
     def _cursor(conn: sa.Connection, counted: int) -> int:

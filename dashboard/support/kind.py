@@ -83,7 +83,7 @@ class SupportKind:
         action = "override" if choice.outcome == "reject" else ("edit_and_approve" if response and response != ticket.drafted_response else "approve")
         decision = ticket_decision(ticket, action=action, reviewer=choice.reviewer, authenticated=choice.authenticated,
                                    decided_at=choice.decided_at, response=response, note=choice.note,
-                                   cited_evidence=[e.ref for e in view.native.evidence] if view.native else [])
+                                   cited_evidence=[e.ref for e in view.native.evidence] if view.native else []).against(choice.agent)
         return ticket_proposal(ticket, decision, view.native, base_revision=choice.base_revision, shown=choice.shown)
 
 

@@ -5,6 +5,7 @@ in Chromium and delivered to the real Hindsight, is tests/e2e/test_example_agent
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 
@@ -206,3 +207,109 @@ def test_the_reported_recall_is_the_agent_run_then_versus_now_compares(client, c
     view = then_vs_now(runs[0], {}, now, audit_log_on=False)  # the agent reported it: no audit log needed
     assert view.source == "agent_run" and "submitting agent ap-agent recalled, as the agent reported it." in view.note
     assert [r.ref for r in view.appeared] == ["decision-E-9000"] and view.left == []
+
+
+@pytest.mark.parametrize("number", ["Infinity", "-Infinity", "NaN"])
+@pytest.mark.parametrize("field", ["invoice_amount", "po_amount", "tolerance_pct"])
+def test_a_non_finite_number_is_refused_naming_the_field(client, context, agent_token, number, field):
+    raw = json.dumps({"case": {**case_body(), field: 0.0}, "agent": AGENT}).replace(f'"{field}": 0.0', f'"{field}": {number}')
+    assert number in raw  # as a JSON encoder that allows them writes it (Python's json.dumps of inf)
+    answer = client.post("/cases/finance", content=raw, headers={**agent_token, "Content-Type": "application/json"})
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["fields"] == [f"case.{field}"] and "finite" in answer.json()["error"]
+    confidence = json.dumps({"case": case_body(), "agent": {**AGENT, "confidence": 0.5}}).replace('"confidence": 0.5', f'"confidence": {number}')
+    answer = client.post("/cases/finance", content=confidence, headers={**agent_token, "Content-Type": "application/json"})
+    assert answer.status_code == 422 and answer.json()["fields"] == ["agent.confidence"], answer.text
+    assert context.cases.get("exception", "E-9001") is None
+
+
+@pytest.mark.parametrize("case_id", ["E-80/24", "../etc", "E-1..2", "..", ".hidden", "E 9001", "E-9001?x=1", "E#1", "é-1",
+                                     "-E1", "E" * 65])
+def test_a_case_id_outside_the_pattern_is_refused(client, context, agent_token, case_id):
+    answer = submit(client, agent_token, {**case_body(), "id": case_id})
+    assert answer.status_code == 422, answer.text
+    assert answer.json()["fields"] == ["case.id"] and ("no '/', no '..'" in answer.json()["error"] or "64" in answer.json()["error"])
+    assert context.cases.cases("exception") == ()
+
+
+@pytest.mark.parametrize("case_id", ["E-9001", "INV.2026-04_7", "9" * 64])
+def test_an_id_in_the_pattern_reads_back_through_every_route(client, agent_token, case_id):
+    assert submit(client, agent_token, case_body(case_id)).status_code == 201
+    assert client.get(f"/cases/finance/{case_id}", headers=agent_token).json()["case_id"] == case_id
+    assert [c["case_id"] for c in client.get("/cases/finance", headers=agent_token).json()["cases"]] == [case_id]
+
+
+def test_every_limit_is_in_the_openapi_document(client):
+    document = client.get("/openapi.json").json()
+    body = document["paths"]["/cases/{kind}"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    finance = next(k for k in body["properties"]["case"]["oneOf"] if k["title"].startswith("finance"))
+    fields = finance["properties"]
+    assert fields["description"]["maxLength"] == 2000 and fields["id"]["maxLength"] == 64
+    assert fields["invoice_amount"]["minimum"] == 0 and fields["tolerance_pct"]["anyOf"][0]["maximum"] == 100
+    support = next(k for k in body["properties"]["case"]["oneOf"] if k["title"].startswith("support"))
+    assert support["properties"]["drafted_response"]["maxLength"] == 8000
+    agent = body["properties"]["agent"]
+    assert agent is not None and "AgentPart" in json.dumps(body)
+    assert "256,000" in json.dumps(document["paths"]["/cases/{kind}"]["post"]["responses"])
+    wait = next(p for p in document["paths"]["/cases/{kind}/{case_id}"]["get"]["parameters"] if p["name"] == "wait")
+    assert wait["schema"]["maximum"] == 60
+
+
+def test_an_open_case_is_withdrawn_with_who_and_why_and_a_decided_one_never(client, context, agent_token):
+    submit(client, agent_token)
+    submit(client, agent_token, case_body("E-9002"))
+    withdrawn = client.request("DELETE", "/cases/finance/E-9001", json={"by": "ap-agent", "why": "The vendor sent a credit note."},
+                               headers=agent_token)
+    assert withdrawn.status_code == 200, withdrawn.text
+    out = withdrawn.json()
+    assert (out["status"], out["final"], out["decision"]) == ("withdrawn", False, None)
+    assert out["withdrawal"]["by"] == "ap-agent (api:ap-agent)" and out["withdrawal"]["why"] == "The vendor sent a credit note."
+    assert "E-9001" not in [c.id for c in cases_of(context.settings, FINANCE)]  # out of the queue every page shows
+    assert client.get("/cases/finance/E-9001", headers=agent_token).json()["status"] == "withdrawn"
+    assert [c["case_id"] for c in client.get("/cases/finance?status=withdrawn", headers=agent_token).json()["cases"]] == ["E-9001"]
+    again = client.request("DELETE", "/cases/finance/E-9001", json={"by": "someone else", "why": "again"}, headers=agent_token)
+    assert again.status_code == 200 and again.json()["withdrawal"]["by"] == "ap-agent (api:ap-agent)"  # as it was
+
+    decide(context, "E-9002", outcome="reject")
+    decided = client.request("DELETE", "/cases/finance/E-9002", json={"by": "ap-agent", "why": "late"}, headers=agent_token)
+    assert decided.status_code == 409 and "a decision is recorded on it" in decided.json()["error"]
+    assert client.get("/cases/finance/E-9002", headers=agent_token).json()["status"] == "pending delivery"
+    no_why = client.request("DELETE", "/cases/finance/E-9002", json={"by": "ap-agent"}, headers=agent_token)
+    assert no_why.status_code == 422 and no_why.json()["fields"] == ["why"]
+    in_file = client.request("DELETE", "/cases/finance/E-1002", json={"by": "a", "why": "b"}, headers=agent_token)
+    assert in_file.status_code == 409 and "queue file" in in_file.json()["error"]
+    missing = client.request("DELETE", "/cases/finance/E-0000", json={"by": "a", "why": "b"}, headers=agent_token)
+    assert missing.status_code == 404
+    reader, _ = context.tokens.create("auditor", ["finance"], ["read"], "Lead Lee")
+    refused = client.request("DELETE", "/cases/finance/E-9002", json={"by": "a", "why": "b"}, headers={"Authorization": f"Bearer {reader}"})
+    assert refused.status_code == 403
+
+
+def test_a_batch_answers_each_case_on_its_own_and_is_idempotent_per_case(client, context, agent_token):
+    submit(client, agent_token, case_body("E-9003"))  # handed in before: the batch holds it again, unchanged
+    items = [
+        {"case": case_body("E-9001"), "agent": AGENT},
+        {"case": case_body("E-9002", invoice_amount="a lot"), "agent": AGENT},  # 422 naming the field
+        {"case": case_body("E-9003"), "agent": AGENT},  # 200: the same body again
+        {"case": case_body("E-9003", invoice_amount=999.0), "agent": AGENT},  # 409: other values for an id
+        {"case": {**case_body(), "id": "E-80/24"}},  # 422: not an id the API takes
+        {"agent": AGENT},  # 422: no case
+        {"case": case_body("E-9004")},
+    ]
+    answer = client.post("/cases/finance/batch", json={"cases": items}, headers=agent_token)
+    assert answer.status_code == 200, answer.text
+    results = answer.json()["results"]
+    assert [(r["index"], r["status"], r["case_id"]) for r in results] == [
+        (0, 201, "E-9001"), (1, 422, "E-9002"), (2, 200, "E-9003"), (3, 409, "E-9003"), (4, 422, "E-80/24"), (5, 422, None),
+        (6, 201, "E-9004")]
+    assert results[1]["fields"] == ["case.invoice_amount"] and results[3]["fields"] == ["case.invoice_amount"]
+    assert results[4]["fields"] == ["case.id"] and results[5]["fields"] == ["case"]
+    assert results[0]["case"]["status"] == "open" and results[0]["case"]["agent"]["name"] == "ap-agent"
+    assert (answer.json()["stored"], answer.json()["unchanged"], answer.json()["refused"]) == (2, 1, 4)
+    again = client.post("/cases/finance/batch", json={"cases": items}, headers=agent_token).json()  # a retry
+    assert [r["status"] for r in again["results"]] == [200, 422, 200, 409, 422, 422, 200]
+    assert [c.case_id for c in context.cases.cases("exception")] == ["E-9003", "E-9001", "E-9004"]
+    too_many = client.post("/cases/finance/batch", json={"cases": [{"case": case_body(f"E-8{n:03d}")} for n in range(101)]},
+                           headers=agent_token)
+    assert too_many.status_code == 422 and too_many.json()["fields"] == ["cases"]
+    assert client.post("/cases/finance/batch", json={"cases": []}, headers=agent_token).status_code == 422

@@ -21,7 +21,7 @@ from tests.warm_app import start_warmed
 
 FOREIGN = "rebind.attacker.example"
 ROUTES = ("/", "/exceptions?case=E-1002", "/_stcore/host-config", "/_stcore/script-health-check", "/static/favicon.png",
-          "/oauth2callback", "/auth/login", "/api/v1/openapi.json", "/api/v1/cases/finance")
+          "/oauth2callback", "/auth/login", "/api/v1/openapi.json", "/api/v1/cases/finance", "/api/v1/mcp")
 
 
 def test_on_loopback_it_answers_this_machines_names_and_elsewhere_only_the_names_configured():
@@ -64,6 +64,22 @@ def _get(port: int, path: str, host: str, **headers: str) -> tuple[int, str, str
     body = answer.read().decode(errors="replace")
     conn.close()
     return answer.status, answer.getheader("content-type") or "", body
+
+
+def _mcp_initialize(port: int, host: str) -> tuple[int, str]:
+    """An MCP client's first request to the agents' MCP tools, naming `host`."""
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}})
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    conn.putrequest("POST", "/api/v1/mcp", skip_host=True)
+    for name, value in (("Host", host), ("Content-Type", "application/json"),
+                        ("Accept", "application/json, text/event-stream"), ("Content-Length", str(len(body)))):
+        conn.putheader(name, value)
+    conn.endheaders(body.encode())
+    answer = conn.getresponse()
+    text = answer.read().decode(errors="replace")
+    conn.close()
+    return answer.status, text
 
 
 def _websocket_status(port: int, host: str) -> int:
@@ -116,6 +132,8 @@ def test_served_beyond_this_machine_it_answers_the_names_configured_and_no_other
             [*options, "--server.address", "0.0.0.0"], env, log)) as url:
         port = int(url.rsplit(":", 1)[1])
         assert _get(port, "/api/v1/openapi.json", "review.example.com")[0] == 200
+        assert _mcp_initialize(port, "review.example.com")[0] == 200  # the MCP tools answer the configured name too
+        assert _mcp_initialize(port, f"{FOREIGN}:{port}")[0] == 421
         assert _websocket_status(port, "review.example.com") == 101
         assert _get(port, "/api/v1/openapi.json", f"localhost:{port}")[0] == 421  # not named: served beyond loopback
         assert _websocket_status(port, f"{FOREIGN}:{port}") == 403

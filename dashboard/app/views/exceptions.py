@@ -146,8 +146,11 @@ def case_view(bank: str, queue: Queue, rows: list[int], me_then: str | None, tod
     left, right = st.columns([3, 2], gap="large")
     with left:
         submitted = agent_part_of(FINANCE, case.id)
-        render_recommendation(rec, RECOMPUTE if submitted else "Agent recommends")
-        show_agent_part(FINANCE, submitted, rec.action, evidence_records(result, case) if result is not None else [])
+        if submitted is None:
+            render_recommendation(rec)
+        else:  # the agent's part once, the recompute beside it, then where they differ
+            show_agent_part(FINANCE, submitted, rec.action, evidence_records(result, case) if result is not None else [],
+                            recompute=lambda: render_recommendation(rec, RECOMPUTE, beside=True))
         evidence = st.container(key="case_evidence")  # the browser bench waits for this section's text
     with right:  # filled first: a decision reruns the page from here, before the decided case's evidence is drawn again
         finance_case.decision_area(bank, case, queue, result, rec, shown, header=header, free=free, override_pressed=override, me=me)

@@ -36,7 +36,8 @@ def test_overridden_compares_the_person_with_the_agent_that_handed_the_case_in(l
                                                                                tmp_path, capsys):
     monkeypatch.delenv("HINDSIGHT_API_URL", raising=False)
     env = {**live.env(finance=live_demo_banks.finance, support=live_demo_banks.support), "RECALL_REVIEW_DATA_DIR": str(tmp_path),
-           "RECALL_REVIEW_QUEUES": json.dumps({"finance": {"webhook_url": receiver.url, "webhook_secret": SECRET}})}
+           "RECALL_REVIEW_QUEUES": json.dumps({"finance": {"webhook_url": receiver.url, "webhook_secret": SECRET,
+                                                       "webhook_allow_private": True}})}
     for key, value in env.items():
         monkeypatch.setenv(key, value)
     context = ApiContext.configured()

@@ -45,7 +45,8 @@ def test_decisions_made_with_the_cli_before_any_page_is_opened_are_sent(hindsigh
                                                                         tmp_path: Path, capsys):
     env = {**{k: v for k, v in os.environ.items() if k != "HINDSIGHT_API_URL"},
            **hindsight.env(finance=demo_banks.finance, support=demo_banks.support),
-           "RECALL_REVIEW_QUEUES": json.dumps({"finance": {"webhook_url": receiver.url, "webhook_secret": SECRET}}),
+           "RECALL_REVIEW_QUEUES": json.dumps({"finance": {"webhook_url": receiver.url, "webhook_secret": SECRET,
+                                                       "webhook_allow_private": True}}),
            "RECALL_REVIEW_DATA_DIR": str(tmp_path)}
     monkeypatch.delenv("HINDSIGHT_API_URL", raising=False)
     for key, value in env.items():

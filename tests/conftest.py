@@ -41,9 +41,13 @@ SIGNING_SECRET = signing_secret_of(SIGNING_KEY)
 PROVEN = partial(origin_of, SIGNING_SECRET)  # who wrote a record, as the processes the suite points at a server check it
 
 
-def signed_as(record: MemoryRecord, kind: Kind = "seed", who: str | None = None) -> MemoryRecord:
-    """`record` as this dashboard writes it with the suite's key: the demo seed by default (`python -m dashboard seed`)."""
-    return record.model_copy(update={"metadata": signed_metadata(SIGNING_SECRET, record.document_id, record.tags, record.metadata, kind, who)})
+def signed_as(record: MemoryRecord, kind: Kind = "seed", who: str | None = None, bank: str | None = None) -> MemoryRecord:
+    """`record` as this dashboard writes it with the suite's key: the demo seed by default (`python -m dashboard seed`);
+    a reviewer's decision as revision 1 of its case in `bank`, as the review store signs one."""
+    from tests.finance_helpers import bound_as
+
+    bound = bound_as(record, bank) if kind == "reviewer" else None
+    return record.model_copy(update={"metadata": signed_metadata(SIGNING_SECRET, record.document_id, record.tags, record.metadata, kind, who, bound)})
 
 
 seeded = signed_as

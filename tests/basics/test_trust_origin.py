@@ -34,10 +34,13 @@ def test_a_signature_proves_who_wrote_a_record_and_nothing_else_does():
     for doc, tags, metadata in (
         (record.document_id, record.tags, tampered),  # another outcome under the same signature
         (record.document_id, [*record.tags, "vendor:V09"], record.metadata),  # another tag
-        ("decision-E-1777", record.tags, record.metadata),  # the signature copied onto another document
+        (record.document_id, record.tags, {**record.metadata, "rr_revision": "7"}),  # another revision
     ):
         found = origin_of(KEY, doc, tags, metadata)
         assert found.kind == "unknown" and found.forged and found.words == "claims to be a reviewer's decision; not recorded here"
+    copy = origin_of(KEY, "decision-E-1777", record.tags, record.metadata)  # the decision copied under another id
+    assert not copy.reviewer and not copy.forged and copy.void == "a copy of decision-E-1002 under another id (decision-E-1777)"
+    assert copy.words == "this dashboard: Dana's decision, without authority: a copy of decision-E-1002 under another id (decision-E-1777)"
     assert origin_of(b"another deployment's key 123456", record.document_id, record.tags, record.metadata).forged
     assert origin_of(None, record.document_id, record.tags, record.metadata).forged  # no key: nothing is proven
     for claim in ({"source": "reviewer"}, {"reviewer": "Dana"}, {"authenticated": "true"}):
@@ -48,6 +51,36 @@ def test_a_signature_proves_who_wrote_a_record_and_nothing_else_does():
     seed = SEED[0]
     assert origin_of(KEY, seed.document_id, seed.tags, seed.metadata).words == "the demo seed"
     assert signed_metadata(KEY, "d", [], {"rr_signature": "old", "a": "1"}, "seed")["rr_signature"] != "old"  # signed afresh
+
+
+def test_a_decision_is_bound_to_its_bank_its_text_and_its_revision():
+    record = signed(_claiming("decision-E-1002", text="Vendor V02 price variance: rejected, the contract price holds."), "reviewer", "Dana")
+    meta = record.metadata
+    assert (meta["rr_bank"], meta["rr_case"], meta["rr_revision"], meta["rr_outcome"]) == ("bank", "exception:E-1002", "1", "approve")
+    here = origin_of(KEY, record.document_id, record.tags, meta, bank="bank", text=record.content)
+    assert here.reviewer and here.bound.revision == 1
+    assert origin_of(KEY, record.document_id, record.tags, meta, bank="bank", text="  " + record.content.replace(" ", "\n ") + "\n").reviewer
+    elsewhere = origin_of(KEY, record.document_id, record.tags, meta, bank="finance-other", text=record.content)
+    assert not elsewhere.reviewer and elsewhere.void == "a copy of a decision recorded for another bank (bank)"
+    edited = origin_of(KEY, record.document_id, record.tags, meta, bank="bank", text=record.content.replace("rejected", "approved"))
+    assert not edited.reviewer and edited.void.startswith("its text is not the text the reviewer's decision was recorded with")
+    old = record.model_copy(update={"metadata": signed_metadata(KEY, record.document_id, record.tags, _claiming("decision-E-1002").metadata, "reviewer", "Dana")})
+    before = origin_of(KEY, old.document_id, old.tags, old.metadata, bank="bank", text=old.content)  # signed before revisions were bound
+    assert before.kind == "reviewer" and before.who == "Dana" and not before.reviewer and not before.forged
+    assert before.void.startswith("signed before decisions were bound to their revision")
+
+
+def test_without_the_store_the_revision_the_bank_holds_decides_and_a_copy_never_does():
+    """A revision replaces the one before under the case's own document id, so a bank holds one revision of a case; a
+    copy under another id is void. (The review store voids a superseded revision replayed there: test_memory_trust_live.)"""
+    first = signed(_claiming("decision-E-1002", outcome="approve"), "reviewer", "Dana", revision=1)
+    _, rec = assess(two_stage_recall(FakeRecall([*SEED, first]), "bank", CASE, "q", k=5), PROVEN)
+    assert (rec.action, rec.policy) == ("approve", "human")
+    copy = first.model_copy(update={"document_id": "decision-E-1003"})
+    result, rec = assess(two_stage_recall(FakeRecall([*SEED, copy]), "bank", CASE, "q", k=5), PROVEN)
+    (shown,) = [r for r in result.records if r.document_id == "decision-E-1003"]
+    assert shown.set_aside == "a reviewer's decision without authority: a copy of decision-E-1002 under another id (decision-E-1003)"
+    assert (rec.action, rec.confidence) == ("reject", 0.67) and "decision-E-1003" in rec.untrusted
 
 
 def test_a_forged_reviewer_decision_is_set_aside_and_the_recommendation_says_what_it_would_have_made_it():

@@ -108,7 +108,7 @@ def test_one_human_decision_is_one_precedent_and_its_observations_stay_out_of_it
     _, before = assess(two_stage_recall(live.gateway.recall, bank, CaseKey.of(case), case.recall_query()), PROVEN)
     decision = exception_decision(case, before, reviewer="Dana", authenticated=False, action="override", outcome="approve",
                                   reason_code="PRICE_AGREED", note="new contract", now=lambda: datetime(2026, 11, 20, tzinfo=UTC))
-    live.gateway.retain(bank, [signed_as(precedent_record(case, decision, before), "reviewer", "Dana")])  # as the dashboard records it
+    live.gateway.retain(bank, [signed_as(precedent_record(case, decision, before), "reviewer", "Dana", bank)])  # as the dashboard records it
     live.settle(bank)
 
     other = case.model_copy(update={"id": "E-9002"})  # another V02 price variance: the decision is its precedent

@@ -33,7 +33,7 @@ SIGNATURE, SIGNED_AS, SIGNED_WHO = "rr_signature", "rr_origin", "rr_by"  # the m
 # ... and, on a reviewer's decision, what it is a decision on (Bound)
 BOUND_KEYS = {"bank": "rr_bank", "case": "rr_case", "revision": "rr_revision", "outcome": "rr_outcome",
               "document_id": "rr_document", "text_sha256": "rr_text"}
-Kind = Literal["reviewer", "seed", "agent", "migration", "unknown"]
+Kind = Literal["reviewer", "seed", "agent", "migration", "vouched", "unknown"]  # vouched: by two leads (review/vouching.py)
 REVIEWER_TAG = "source:reviewer"
 CLAIMING_KEYS = ("reviewer", "authenticated")  # metadata a reviewer's decision carries
 CLAIMING_PREFIXES = ("decision-", "ticket-")  # the document ids of the dashboard's own decisions
@@ -119,6 +119,7 @@ class Origin(BaseModel):
             "seed": "the demo seed",
             "agent": f"the reference agent {self.who}" if self.who else "a reference agent",
             "migration": "this dashboard's tag migration",
+            "vouched": f"vouched for by {self.who} after review",
             "unknown": "unknown: not written by this dashboard",
         }[self.kind]
 

@@ -17,7 +17,7 @@ from functools import partial
 from dashboard.finance.recall import PrecedentEvidence, TwoStageResult
 from dashboard.trust.bursts import Record, bursts, when
 from dashboard.trust.origin import OriginOf, origin_of
-from dashboard.trust.screen import screen
+from dashboard.trust.screen import screen_record
 
 
 def why_set_aside(record: PrecedentEvidence) -> str | None:
@@ -26,7 +26,7 @@ def why_set_aside(record: PrecedentEvidence) -> str | None:
     if record.origin.void:
         reasons.append(f"a reviewer's decision without authority: {record.origin.void}")
     if record.flags:
-        reasons.append("its text " + "; ".join(f'{flag.label} ("{flag.phrase}")' for flag in record.flags))
+        reasons.append("; ".join(f'its {flag.where} {flag.label} ("{flag.phrase}")' for flag in record.flags))
     return "; and ".join(reasons) or None
 
 
@@ -38,7 +38,8 @@ def mark_trust(result: TwoStageResult, origin: OriginOf | None) -> TwoStageResul
                                                   text=r.text if r.verbatim else None)
         if not r.verbatim:
             who = who.voided("its original text did not come back with the recall, so it cannot be checked against its signature")
-        marked = r.model_copy(update={"origin": who, "flags": screen(r.text)})
+        flags = screen_record(r.text, context=r.context, metadata=r.metadata, tags=r.tags, document_id=r.document_id)
+        marked = r.model_copy(update={"origin": who, "flags": flags})
         return marked.model_copy(update={"set_aside": why_set_aside(marked)})
 
     exact, broader = [judged(r) for r in result.exact], [judged(r) for r in result.broader]

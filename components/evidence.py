@@ -84,6 +84,8 @@ def render_recommendation(rec: Recommendation, label: str = "Agent recommends", 
             st.error("Guard: no relevant precedent, escalate.", icon=":material/shield:")
         elif rec.policy == "conflict":
             st.warning("Relevant precedents conflict.", icon=":material/call_split:")
+        elif rec.policy == "untrusted":
+            st.warning("Escalated: records of unknown origin would decide it.", icon=":material/gpp_maybe:")
     st.text(rec.rationale)
     st.text("Cited precedents: " + (", ".join(rec.cited) if rec.cited else "none"))
     render_trust(rec)
@@ -98,6 +100,9 @@ def render_trust(rec: Recommendation) -> None:
             st.text(f"Counted as they present themselves, they would make the recommendation {rec.if_trusted}.")
     if rec.rests_on:
         st.text(f"The recommendation rests on {', '.join(rec.rests_on)}: without any one of them it would change.")
+    if rec.swung_by and rec.policy == "untrusted":
+        st.text(f"Records of unknown origin that would decide it (read them; a lead can vouch for them): {', '.join(rec.swung_by)}. "
+                f"Without the rule it would be {rec.would_be}.")  # ids from memory: literal text
 
 
 def render_crowd_out(result: TwoStageResult, check_key: str) -> bool:

@@ -30,7 +30,7 @@ from pydantic_settings import (
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SECRETS_FILE = REPO_ROOT / ".streamlit" / "secrets.toml"
 _DEMO = Path(__file__).resolve().parent / "demo_data"
-ORIGINS = ("reviewer", "seed", "agent", "migration", "unknown")  # who wrote a memory record (trust/origin.py)
+ORIGINS = ("reviewer", "seed", "agent", "migration", "vouched", "unknown")  # who wrote a memory record (trust/origin.py)
 _secrets_file: ContextVar[Path] = ContextVar("secrets_file", default=SECRETS_FILE)
 
 Role = Literal["viewer", "reviewer", "lead"]
@@ -188,6 +188,9 @@ class Settings(BaseSettings):
     # A precedent's vote by the origin of its record (reviewer, seed, agent, migration, unknown): 1 unless given, e.g.
     # {"unknown": 0.5}; 0 leaves that origin's records out of the vote (they stay on the page).
     origin_weights: Annotated[dict[str, float], NoDecode] = Field(default_factory=dict, validation_alias="RECALL_REVIEW_ORIGIN_WEIGHTS")
+    # true turns off the rule that escalates a recommendation records of unknown origin swing (finance.policy): they
+    # would then decide again. Off only on purpose; a lead's vouching gives reviewed records a known origin instead.
+    untrusted_decides: bool = _env("RECALL_REVIEW_UNTRUSTED_DECIDES", False)
     # A case open longer than this many days is overdue (the queues' age badges); due from the day before.
     sla_days: int = _env("RECALL_REVIEW_SLA_DAYS", 5, ge=1, le=365)
     # queue and directory files the pages load (CSV or JSON); the demo files by default

@@ -41,9 +41,13 @@ SIGNING_SECRET = signing_secret_of(SIGNING_KEY)
 PROVEN = partial(origin_of, SIGNING_SECRET)  # who wrote a record, as the processes the suite points at a server check it
 
 
-def signed_as(record: MemoryRecord, kind: Kind = "seed", who: str | None = None) -> MemoryRecord:
-    """`record` as this dashboard writes it with the suite's key: the demo seed by default (`python -m dashboard seed`)."""
-    return record.model_copy(update={"metadata": signed_metadata(SIGNING_SECRET, record.document_id, record.tags, record.metadata, kind, who)})
+def signed_as(record: MemoryRecord, kind: Kind = "seed", who: str | None = None, bank: str | None = None) -> MemoryRecord:
+    """`record` as this dashboard writes it with the suite's key: the demo seed by default (`python -m dashboard seed`);
+    a reviewer's decision as revision 1 of its case in `bank`, as the review store signs one."""
+    from tests.finance_helpers import bound_as
+
+    bound = bound_as(record, bank) if kind == "reviewer" else None
+    return record.model_copy(update={"metadata": signed_metadata(SIGNING_SECRET, record.document_id, record.tags, record.metadata, kind, who, bound)})
 
 
 seeded = signed_as
@@ -258,24 +262,25 @@ def shared_demo_of(live: LiveHindsight) -> DemoBanks:
     return _SHARED_DEMO[id(live)]
 
 
-_UNSIGNED_FINANCE: dict[int, str] = {}
+_SEEDED_FINANCE: dict[int, str] = {}
 
 
-def unsigned_finance_bank(live: LiveHindsight) -> str:
-    """A fresh bank holding the demo's finance records as retained unsigned (`seed_bank(gateway, bank,
-    finance_records())`, no `sign`), copied by the server from a template seeded once per session and server: a copy
+def seeded_finance_bank(live: LiveHindsight) -> str:
+    """A fresh bank holding the demo's finance records as `python -m dashboard seed` retains them (signed as the demo
+    seed's: records of unknown origin would be escalated, finance.policy), copied by the server from a template seeded
+    once per session and server: a copy
     of the 61 records costs about half of retaining them again (measured: ~2.6 s of the server's CPU against ~5.5 s;
     py-spy on tests/app/test_finance_app.py: its twelve seeds were 42% of the file's time). Never write to the template;
     delete the copy after the test (`forget_banks`)."""
     from dashboard.cli.seed import finance_records, seed_bank
 
-    if id(live) not in _UNSIGNED_FINANCE:
-        template = f"demo-fin-unsigned-{uuid.uuid4().hex[:8]}"
-        seed_bank(live.gateway, template, finance_records())
+    if id(live) not in _SEEDED_FINANCE:
+        template = f"demo-fin-seeded-{uuid.uuid4().hex[:8]}"
+        seed_bank(live.gateway, template, finance_records(), sign=seeded)
         live.settle(template)
-        _UNSIGNED_FINANCE[id(live)] = template
+        _SEEDED_FINANCE[id(live)] = template
     bank = f"fin-{uuid.uuid4().hex[:8]}"
-    live.gateway.clone_banks({_UNSIGNED_FINANCE[id(live)]: bank})
+    live.gateway.clone_banks({_SEEDED_FINANCE[id(live)]: bank})
     return bank
 
 

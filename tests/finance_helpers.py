@@ -6,15 +6,25 @@ from datetime import UTC, datetime
 from functools import partial
 
 from dashboard.hindsight.wire import Chunk, MemoryRecord, RecalledMemory, RecallResponse
-from dashboard.trust.origin import Kind, origin_of, signed_metadata
+from dashboard.trust.origin import Bound, Kind, origin_of, signed_metadata, text_digest
 
 KEY = b"finance-helpers-test-key-0123456"
 PROVEN = partial(origin_of, KEY)  # what assess is given to check a record's signature (the review store's, in the app)
 
 
-def signed(record: MemoryRecord, kind: Kind = "reviewer", who: str | None = "Dana") -> MemoryRecord:
-    """`record` as this dashboard writes it, signed with KEY (a reviewer's decision by default)."""
-    return record.model_copy(update={"metadata": signed_metadata(KEY, record.document_id, record.tags, record.metadata, kind, who)})
+def signed(record: MemoryRecord, kind: Kind = "reviewer", who: str | None = "Dana", bank: str = "bank", revision: int = 1) -> MemoryRecord:
+    """`record` as this dashboard writes it, signed with KEY (a reviewer's decision by default: as `revision` of the
+    case its document id names, in `bank`, the bank the tests recall from)."""
+    return record.model_copy(update={"metadata": signed_metadata(
+        KEY, record.document_id, record.tags, record.metadata, kind, who, bound_as(record, bank, revision) if kind == "reviewer" else None)})
+
+
+def bound_as(record: MemoryRecord, bank: str, revision: int = 1) -> Bound:
+    """What the review store signs a reviewer's decision `record` as: `revision` of the case its document id names."""
+    case = (record.document_id or "").removeprefix("decision-").removeprefix("ticket-")
+    kind = "ticket" if (record.document_id or "").startswith("ticket-") else "exception"
+    return Bound(bank=bank, case=f"{kind}:{case}", revision=revision, outcome=record.metadata.get("outcome", ""),
+                 document_id=record.document_id or "", text_sha256=text_digest(record.content))
 
 
 def precedent(doc: str, vendor: str, etype: str, outcome: str = "approve", decided_on: str = "2025-06-01", text: str = "") -> MemoryRecord:

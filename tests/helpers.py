@@ -211,9 +211,10 @@ def recalled_proposal(hindsight, bank: str, case: ExceptionCase, reviewer: str, 
     """A reviewer's decision on `case` as its page proposes it, on the recommendation a real recall of `bank` gives."""
     from dashboard.finance.policy import assess
     from dashboard.finance.recall import CaseKey, two_stage_recall
+    from tests.conftest import PROVEN  # the suite's deployment key: what the page checks a record's origin with
 
     _, rec = assess(two_stage_recall(hindsight.gateway.recall, bank, CaseKey.of(case), case.recall_query(),
-                                     own_document=finance_decisions.document_id_for(case.id)))
+                                     own_document=finance_decisions.document_id_for(case.id)), PROVEN)
     return exception_proposal(case, rec, reviewer, outcome, note)
 
 

@@ -53,7 +53,7 @@ def _naive(recall: RecallFn, bank_id: str, key: CaseKey, query: str, k: int, ori
         pass1=PassInfo(returned=len(found), facts=grouped.facts, **req), calls=1,
     )
     judged = mark_trust(result, origin)  # what the run records of each record; the naive agent itself trusts them all
-    return judged, recommend(as_they_claim(judged))
+    return judged, recommend(as_they_claim(judged), untrusted_decides=True)  # nor does it escalate what they swing
 
 
 def _single_label(tags, tags_match) -> str:

@@ -6,6 +6,8 @@
   text and retained with the customer's tag in the seed's format (`Customer <name> contacted support.`
   ...), document `agent-<ticket id>`. Observations that mix in another customer's records are excluded and
   named in the run's output.
+- Untrusted records inform, never decide: with `origin` (the review store's check), a record of unknown origin is never
+  quoted in the draft; the run names it (`unknown_origin`) and says the ticket needs a person (`escalated`).
 - `naive`: the same tagged recall, but its bank-wide fallback's top documents are used without the
   ownership rule (the leak seed 003 warns about). It retains nothing, so it cannot spread the leak.
 """
@@ -95,7 +97,10 @@ def run_support_agent(
     started = clock()
     recorder = RecordingRecall(recall, origin=origin)
     path, evidence, observations = (_naive_evidence if variant == "naive" else _evidence)(recorder, bank_id, ticket, read_document)
-    draft, cited = draft_response(ticket, evidence)
+    unknown = [] if variant == "naive" or origin is None else [
+        e.ref for e in evidence if e.kind == "document"
+        and origin(e.document_id, e.tags, e.metadata, bank=bank_id, text=e.text if e.verbatim else None).kind == "unknown"]
+    draft, cited = draft_response(ticket, [e for e in evidence if e.ref not in unknown])
     used = {e.ref for e in evidence}
     retained = None
     if retain is not None and variant != "naive":
@@ -113,6 +118,8 @@ def run_support_agent(
         output={
             "path": path, "draft": draft, "cited": cited, "customer": ticket.customer, "customer_tag": customer_tag(ticket.customer),
             "evidence": [e.ref for e in evidence], "retained": retained,
+            # records nobody here wrote: read by a person, never quoted in the reply
+            "unknown_origin": unknown, "escalated": bool(unknown),
             "mixing_observations": [  # observations that carry another customer's records, and whether they were used
                 {"ref": o.ref, "reason": o.reason, "sources": sorted({c.document_id or c.fact_id for c in o.sources}), "used": o.ref in used}
                 for o in observations if o.verdict == Verdict.OBSERVATION_MIXES.value

@@ -33,7 +33,9 @@ def _candidates(bank: str, queue, me: str | None) -> list[tuple[ExceptionCase, T
     ready = []
     for c in _open_cases(bank, queue, me):
         if c.id in at_hand:
-            result, rec = assess(at_hand[c.id], resources.outbox().provenance.origin, resources.settings().origin_weights)
+            settings = resources.settings()
+            result, rec = assess(at_hand[c.id], resources.outbox().provenance.origin, settings.origin_weights,
+                                 untrusted_decides=settings.untrusted_decides)
             if exception_queue.well_supported(rec):
                 ready.append((c, result, rec))
     return ready

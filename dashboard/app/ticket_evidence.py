@@ -43,7 +43,7 @@ def render_ticket_evidence(ticket: Ticket, recall: TicketRecall, customers: Sequ
     if render_not_consulted(skipped, can_migrate=access.can("apply_migration"), key=key) and access.permitted("apply_migration"):
         _write(bank, ticket, lambda: migrate_customer(resources.gateway(), bank, customers, ticket.customer,
                                                       retain=resources.signed_retain("migration")))
-    origins = origins_in_words([*recall.evidence, *recall.legacy_rejected], resources.outbox().provenance.origin)
+    origins = origins_in_words([*recall.evidence, *recall.legacy_rejected], resources.outbox().provenance.origin, bank)
     render_evidence(recall, labelling.card_labels(bank, "ticket", ticket.id, labelling.ticket_contexts(recall), "ticket_reviewer"), origins)
     used = recall.tagged if recall.path == "tagged" else recall.legacy_admitted
     documents = list(dict.fromkeys(e.document_id for e in used if e.document_id))

@@ -243,7 +243,7 @@ def run_recall_exception(args: argparse.Namespace) -> int:
     finally:
         gateway.close()
     outbox, _ = open_stores(settings)  # a reviewer's authority is proven by the review store's signature
-    result, rec = assess(result, outbox.provenance.origin, settings.origin_weights)
+    result, rec = assess(result, outbox.provenance.origin, settings.origin_weights, untrusted_decides=settings.untrusted_decides)
     payload = {
         "bank": result.bank_id, "vendor": key.vendor_code, "type": key.exception_type, "query": result.query, "k": k,
         "exact": [e.as_json() for e in result.exact],

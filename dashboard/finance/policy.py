@@ -12,6 +12,10 @@ same metadata, so they count like any other precedent.
   text the screen flags, or that repeats a burst, is set aside: shown with why, never cited, never a vote. The
   recommendation says what those records would have made it (`if_trusted`) and which records it rests on (`rests_on`:
   removing one alone changes the action). A vote weighs 1, or what `weights` gives its record's origin.
+- Untrusted records inform, never decide: a recommendation that records of unknown origin swing (removing one of
+  them alone, or all of them together, changes the action) is escalated to a person, naming them (policy
+  "untrusted"); what they would have made it is kept (`would_be`). A lead's vouching gives a record a known origin
+  (review/vouching.py); `untrusted_decides=True` (RECALL_REVIEW_UNTRUSTED_DECIDES) turns the rule off.
 - Guard: no relevant precedent (or none with a known outcome) -> escalate, confidence 0.
 - Human authority: a reviewer's decision (signed by this dashboard's review store, review/provenance.py: a
   `source:reviewer` tag proves nothing) is a correction of the agent. When the
@@ -52,11 +56,13 @@ class Recommendation(BaseModel):
     confidence: float = Field(ge=0, le=1)
     cited: list[str] = Field(default_factory=list)
     rationale: str
-    policy: Literal["guard", "precedent", "conflict", "human", "no_evidence"]
+    policy: Literal["guard", "precedent", "conflict", "human", "no_evidence", "untrusted"]
     votes: dict[str, int] = Field(default_factory=dict)
     untrusted: dict[str, str] = Field(default_factory=dict)  # relevant records set aside (never cited, never a vote) -> why
     if_trusted: str | None = None  # what it would be with them counted as they claim, when that differs
     rests_on: list[str] = Field(default_factory=list)  # the records whose removal alone would change the action
+    swung_by: list[str] = Field(default_factory=list)  # the records of unknown origin that swing it (escalated for them)
+    would_be: str | None = None  # what those records would have made it, escalated (policy "untrusted")
 
 
 def _value(record: PrecedentEvidence, tag_prefix: str, metadata_key: str) -> tuple[str | None, bool]:
@@ -210,9 +216,39 @@ def swung_by(result: TwoStageResult, rec: Recommendation) -> list[str]:
     return [ref for ref in rec.rests_on if ref in untrusted]
 
 
-def recommend(result: TwoStageResult, weights: Mapping[str, float] | None = None) -> Recommendation:
+def _unknown_voters(result: TwoStageResult, rec: Recommendation, weights: Mapping[str, float]) -> list[str]:
+    """The voting records of unknown origin that swing `rec`: one alone in `rests_on`, else, when leaving all of them
+    out changes the action, those that voted for it."""
+    unknown = [r for r in _usable([r for r in result.records if r.relevant], weights) if r.origin.kind == "unknown"]
+    alone = [r.ref for r in unknown if r.ref in rec.rests_on]
+    if alone or not unknown:
+        return alone
+    without = result
+    for r in unknown:
+        without = _without(without, r.ref)
+    if _recommend(without, weights).action == rec.action:
+        return []
+    return [r.ref for r in unknown if r.metadata.get("outcome") == rec.action] or [r.ref for r in unknown]
+
+
+def _escalated(rec: Recommendation, swung: list[str]) -> Recommendation:
+    """`rec` escalated to a person because records of unknown origin swing it (the rule: untrusted records inform)."""
+    would_be = f"{OUTCOME_WORDS[rec.action]} ({rec.confidence:.2f})"
+    return rec.model_copy(update={
+        # an escalation rests on no record: what swung the action it replaces is `swung_by` (no untrusted_swing incident)
+        "action": "escalate", "confidence": 0.0, "policy": "untrusted", "swung_by": swung, "would_be": would_be, "rests_on": [],
+        "rationale": (
+            f"Escalated for a person: the precedents would make it {would_be}, but that rests on "
+            f"{len(swung)} record(s) of unknown origin ({', '.join(swung)}); a record nobody here wrote informs, it never "
+            f"decides. A lead can vouch for records after reviewing them. {rec.rationale}"
+        ),
+    })
+
+
+def recommend(result: TwoStageResult, weights: Mapping[str, float] | None = None, *, untrusted_decides: bool = False) -> Recommendation:
     """The recommendation for a result whose relevance and trust are marked (assess does both), with what the
-    untrusted records would have made it and the records it rests on (the leave-one-out answers)."""
+    untrusted records would have made it and the records it rests on (the leave-one-out answers); escalated when
+    records of unknown origin swing it, unless `untrusted_decides`."""
     weights = weights or {}
     rec = _recommend(result, weights)
     untrusted = {r.ref: r.set_aside for r in result.records if r.relevant and r.set_aside}
@@ -224,6 +260,10 @@ def recommend(result: TwoStageResult, weights: Mapping[str, float] | None = None
     rec.untrusted = untrusted
     rec.rests_on = [r.ref for r in _usable([r for r in result.records if r.relevant], weights)
                     if _recommend(_without(result, r.ref), weights).action != rec.action]
+    swung = _unknown_voters(result, rec, weights)
+    if swung and not untrusted_decides and rec.action != "escalate":
+        return _escalated(rec, swung)
+    rec.swung_by = swung
     return rec
 
 
@@ -244,9 +284,11 @@ def no_evidence_recommendation(reason: str) -> Recommendation:
     )
 
 
-def assess(result: TwoStageResult, origin: OriginOf | None = None, weights: Mapping[str, float] | None = None) -> tuple[TwoStageResult, Recommendation]:
+def assess(result: TwoStageResult, origin: OriginOf | None = None, weights: Mapping[str, float] | None = None, *,
+           untrusted_decides: bool = False) -> tuple[TwoStageResult, Recommendation]:
     """Flag relevance and trust, then recommend. `origin`: the review store's check of a record's signature
     (review.provenance.Provenance.origin); without it nothing is proven, so no record has a reviewer's authority.
-    `weights`: a vote's weight by its record's origin (e.g. {"unknown": 0.5}); 1 when not given."""
+    `weights`: a vote's weight by its record's origin (e.g. {"unknown": 0.5}); 1 when not given. `untrusted_decides`:
+    the deployment turned off the rule that escalates what records of unknown origin swing."""
     flagged = mark_trust(mark_relevance(result), origin)
-    return flagged, recommend(flagged, weights)
+    return flagged, recommend(flagged, weights, untrusted_decides=untrusted_decides)

@@ -136,6 +136,7 @@ class PrecedentEvidence(BaseModel):
     rank: int  # 1-based position in the two-stage result
     relevant: bool = False
     written_at: str | None = None  # when the writer said it was written (its facts' mentioned_at): the burst window
+    context: str | None = None  # the context it was retained with (the screen reads it too)
     # Set by finance.trust.mark_trust: who wrote it (as its signature proves), what its text says to the agent, and
     # why it is set aside (never cited, never a vote), if it is.
     origin: Origin = Field(default_factory=lambda: Origin(kind="unknown"))
@@ -173,7 +174,7 @@ class PrecedentEvidence(BaseModel):
             id=document.ref, document_id=document.document_id, text=document.text, verbatim=document.verbatim,
             facts=[MatchedFact(id=f.id, text=f.text, scores=f.scores) for f in document.facts],
             tags=document.tags, metadata=document.metadata, scores=document.scores, pass_=pass_, rank=rank,
-            written_at=document.facts[0].mentioned_at,
+            written_at=document.facts[0].mentioned_at, context=document.facts[0].context,
         )
 
 

@@ -59,5 +59,9 @@ class CurationInputError(InputError):
     """A curation proposal or approval with an unacceptable field."""
 
 
+class VouchInputError(InputError):
+    """A vouch proposal, confirmation or refusal with an unacceptable field."""
+
+
 class LabelInputError(InputError):
     """A relevance label that cannot be stored."""

@@ -132,7 +132,7 @@ class Outbox(DeliveryQueue):
         With `hold` the row awaits a second approval, its "proposed" step written in the same transaction; `blind`:
         it awaits a blind second review (review/second_review.py).
         """
-        memory = self.provenance.sign(memory, "reviewer", decision.reviewer)  # a reviewer's authority, proven
+        self.provenance.key  # read (or made) before the insert's transaction: it is signed with it inside
         for _attempt in range(5):
             try:
                 return self._insert(bank_id, decision, memory, base_revision, evidence, hold, blind, writer, then)
@@ -152,6 +152,9 @@ class Outbox(DeliveryQueue):
                     sa.select(decisions).where(*of_case(bank_id, decision.case_kind, decision.case_id), decisions.c.revision == current)
                 ).one()
                 raise RevisionConflict(stored_decision(theirs), base_revision)
+            # a reviewer's authority, proven: signed as this revision of the case, with its outcome and text
+            memory = self.provenance.sign_decision(memory, decision.reviewer, bank_id, decision.case_kind, decision.case_id,
+                                                   current + 1, decision.outcome)
             result = conn.execute(
                 decisions.insert().values(
                     bank_id=bank_id, case_kind=decision.case_kind, case_id=decision.case_id, revision=current + 1,

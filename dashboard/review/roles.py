@@ -14,7 +14,7 @@ from dashboard.settings import ROLES, Role, RoleMap
 
 Action = Literal[
     "read", "decide", "deliver_now", "trace", "manage_deliveries", "apply_migration", "trace_any_query", "compare_configs",
-    "propose_curation", "approve_curation", "settle_disagreement",
+    "propose_curation", "approve_curation", "settle_disagreement", "vouch",
 ]
 
 # The least role each action needs.
@@ -30,11 +30,12 @@ NEEDS: dict[str, Role] = {
     "propose_curation": "reviewer",  # propose retiring a document's memories, or bringing them back
     "approve_curation": "lead",  # approve or reject someone else's proposal (four eyes)
     "settle_disagreement": "lead",  # decide a case whose blind second review disagreed with the first
+    "vouch": "lead",  # vouch for memory records of unknown origin after review, or confirm another lead's vouching
 }
 WHAT = {
     "viewer": "read the Overview, queues and the audit log",
     "reviewer": "also decide cases, propose curating a document and open the traces of the pages' recalls",
-    "lead": "also approve others' curation proposals, settle blind second reviews that disagree, apply the tag migration, retry or discard parked deliveries, trace any query on the configured banks and run A/B comparisons",
+    "lead": "also approve others' curation proposals, settle blind second reviews that disagree, vouch for reviewed memory records (another lead confirms), apply the tag migration, retry or discard parked deliveries, trace any query on the configured banks and run A/B comparisons",
 }
 
 

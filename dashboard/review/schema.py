@@ -266,6 +266,36 @@ second_reviews = Table(
 
 # The deployment's secrets, one row each (migration 0014): "signing", the key this dashboard signs the records it
 # writes with (trust/origin.py), made once by the first process that needs it, so every instance on this store agrees.
+# A lead's vouching for memory records of unknown origin (review/vouching.py, migration 0020_vouches): proposed with who and
+# why, confirmed by another lead (four eyes); a confirmed one lists each document it covers with its text's digest.
+vouches = Table(
+    "review_vouches",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("bank_id", String(ID), nullable=False),
+    Column("document_id", String(ID + 40), nullable=True),  # one document, or
+    Column("written_before", DateTime(timezone=True), nullable=True),  # every document the server wrote before this
+    Column("reason", Text, nullable=False),
+    Column("proposed_by", String(NAME), nullable=False),
+    Column("proposer_id", String(PERSON_ID), nullable=True),
+    Column("proposed_at", DateTime(timezone=True), nullable=False),
+    Column("state", String(20), nullable=False),  # proposed | confirmed | refused
+    Column("settled_by", String(NAME), nullable=True),
+    Column("settler_id", String(PERSON_ID), nullable=True),
+    Column("settled_at", DateTime(timezone=True), nullable=True),
+    Column("documents", Integer, nullable=True),  # how many documents a confirmation covered
+)
+
+vouched_documents = Table(
+    "review_vouched_documents",
+    metadata,
+    Column("bank_id", String(ID), primary_key=True),
+    Column("document_id", String(ID + 40), primary_key=True),
+    Column("vouch_id", Integer, primary_key=True),
+    Column("text_sha256", String(64), nullable=False),  # trust/origin.text_digest of its original text when vouched
+    Column("written_at", DateTime(timezone=True), nullable=True),  # the server's write time
+)
+
 secrets = Table(
     "review_secrets",
     metadata,

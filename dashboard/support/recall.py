@@ -45,7 +45,7 @@ from dashboard.support.admission import (
     whose,
 )
 from dashboard.support.customers import customer_tag, display_name
-from dashboard.trust.screen import Flag, screen
+from dashboard.trust.screen import Flag, screen, screen_record
 
 TAGGED_K = 8  # documents shown and used for a response
 LEGACY_CANDIDATES_K = 20  # candidate documents judged by the ownership rule
@@ -94,7 +94,9 @@ class TicketEvidence(BaseModel):
         return cls(
             id=document.ref, document_id=document.document_id, text=document.text, verbatim=document.verbatim,
             facts=[f.text for f in document.extracted_facts], tags=list(document.tags), metadata=dict(document.metadata),
-            admitted=admission.admitted, verdict=admission.verdict.value, reason=admission.reason, flags=screen(document.text),
+            admitted=admission.admitted, verdict=admission.verdict.value, reason=admission.reason,
+            flags=screen_record(document.text, context=document.facts[0].context, metadata=document.metadata, tags=document.tags,
+                                document_id=document.document_id),
             written_at=document.facts[0].mentioned_at,
         )
 

@@ -12,9 +12,11 @@ from dashboard.trust.bursts import Record, bursts, when
 from dashboard.trust.origin import OriginOf
 
 
-def origins_in_words(records: Sequence[TicketEvidence], origin: OriginOf) -> dict[str, str]:
-    """A record's ref -> who wrote it, in words, and, for a burst's records, that they are one (said on each card)."""
-    found = {e.ref: origin(e.document_id, e.tags, e.metadata) for e in records}
+def origins_in_words(records: Sequence[TicketEvidence], origin: OriginOf, bank: str | None = None) -> dict[str, str]:
+    """A record's ref -> who wrote it, in words, and, for a burst's records, that they are one (said on each card).
+    With the `bank` they were recalled from, a reviewer's decision that is not its ticket's standing one (superseded,
+    copied, edited: trust/origin.py) says so."""
+    found = {e.ref: origin(e.document_id, e.tags, e.metadata, bank=bank, text=e.text if e.verbatim else None) for e in records}
     words = {ref: o.words for ref, o in found.items()}
     unproven = [Record(e.ref, e.text, "unknown", when(e.written_at)) for e in records  # a burst needs its writing times
                 if found[e.ref].kind == "unknown" and when(e.written_at)]

@@ -9,8 +9,15 @@ It reads the document's text as retained (in both server modes, never a fact the
 rules match, the text is normalised so that disguises do not help: compatibility forms folded (NFKD: fullwidth
 letters, ligatures; accents dropped), case-folded, a few Cyrillic and Greek look-alikes mapped to Latin, invisible
 characters removed (and reported under `hidden_markup`), Unicode tag characters read as the ASCII they smuggle, and
-whitespace collapsed (line breaks kept, for the rules about a line's start). Every phrase is cut from the original
-text, with invisible characters written out ("<U+200B>"). Pure: no Streamlit, no I/O.
+whitespace collapsed (line breaks kept, for the rules about a line's start). Look-alike letters come from Unicode's own
+list of confusables (trust/disguises.py); words spelled out letter by letter or cut by hyphens or dots ("i g n o r e",
+"ig-nore", "d.i.s.r.e.g.a.r.d") are read joined; base64 cut into short pieces and ROT13 are read decoded; a few
+instructions in German, French and Chinese are named. Every phrase is cut from the original text, with invisible
+characters written out ("<U+200B>"). Pure: no Streamlit, no I/O.
+
+`screen_record` reads the other places a writer can put words too (context, metadata values, tags, the document id)
+and says where each flag was found. The screen helps people see; what keeps a decision safe, whatever language or
+spelling a record uses, is that a record of unknown origin never decides (finance/policy.py).
 """
 
 from __future__ import annotations
@@ -18,11 +25,13 @@ from __future__ import annotations
 import re
 import unicodedata
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict
+
+from dashboard.trust.disguises import base64_pieces, confusables, rot13, rot13_suspect
 
 PHRASE_MAX = 80
 
@@ -51,6 +60,13 @@ _CONFUSABLES = str.maketrans({
 })
 
 
+
+@lru_cache(maxsize=1)
+def _lookalikes() -> dict[int, str]:
+    """Unicode's confusables (trust/disguises.py) with the hand-made map above on top (quotes, dashes)."""
+    return {**confusables(), **_CONFUSABLES}
+
+
 class Flag(BaseModel):
     """One rule a record's text breaks: its id, what it means in plain words, and the phrase that broke it."""
 
@@ -59,6 +75,7 @@ class Flag(BaseModel):
     rule: str
     label: str
     phrase: str
+    where: str = "text"  # the record's text, or its context, a metadata value ('metadata "note"'), a tag, its document id
 
 
 # --- normalisation, with the way back to the original text -------------------------------------------------------
@@ -81,7 +98,7 @@ def _char(ch: str, fold: bool) -> str:
         code = ord(ch)
         return chr(code - 0xE0000).casefold() if fold and code in _TAG_CHARS else ""
     out = "".join(c for c in unicodedata.normalize("NFKD", ch) if not unicodedata.combining(c))
-    return out.casefold().translate(_CONFUSABLES) if fold else out
+    return out.casefold().translate(_lookalikes()) if fold else out
 
 
 def view(text: str, fold: bool = True) -> View:
@@ -142,6 +159,34 @@ def _phrase(text: str, start: int, end: int) -> str:
 # --- finders: each returns the first span (in the original text) it matches, or None ----------------------------
 
 
+_INNER_MARK = re.compile(r"(?<=[^\W\d_])[-_.\u00b7\u2022*](?=[^\W\d_])")  # ig-nore, d.i.s.r.e.g.a.r.d
+_SPELLED_GAP = re.compile(r"(?<=\b[^\W\d_]) (?=[^\W\d_]\b)")  # one space between single letters: i g n o r e
+_SPACE_AFTER_SPACE = re.compile(r"(?<= ) +")
+
+
+def _without(seen: View, pattern: re.Pattern) -> View:
+    """`seen` without the characters `pattern` matches, each kept character still leading back to the original."""
+    drop = {i for m in pattern.finditer(seen.text) for i in range(m.start(), m.end())}
+    if not drop:
+        return seen
+    kept = [i for i in range(len(seen.text)) if i not in drop]
+    return View("".join(seen.text[i] for i in kept), tuple(seen.origin_of(i) for i in kept).__getitem__)
+
+
+def _joined(text: str) -> View | None:
+    """The folded text with words spelled out letter by letter, or cut by hyphens or dots, joined again; None when the
+    text has none."""
+    chars, origin = [], []
+    for i, ch in enumerate(text):
+        for c in _char(ch, True):
+            chars.append(" " if c.isspace() else c)
+            origin.append(i)
+    seen = View("".join(chars), tuple(origin).__getitem__)
+    if not (_INNER_MARK.search(seen.text) or _SPELLED_GAP.search(seen.text)):
+        return None
+    return _without(_without(_without(seen, _INNER_MARK), _SPELLED_GAP), _SPACE_AFTER_SPACE)
+
+
 class Views:
     """The forms of one text the rules read, each built once."""
 
@@ -149,6 +194,19 @@ class Views:
         self.raw = View(text, int)  # the original itself
         self.folded = view(text, fold=True)
         self.plain = view(text, fold=False)
+        self._joined: View | None | bool = False
+
+    @property
+    def joined(self) -> View | None:
+        if self._joined is False:
+            self._joined = _joined(self.raw.text)
+        return self._joined
+
+    def forms(self, form: str) -> list[View]:
+        """The views a finder on `form` reads: the folded text, and its joined form when it differs."""
+        if form != "folded":
+            return [getattr(self, form)]
+        return [self.folded] if self.joined is None else [self.folded, self.joined]
 
 
 Finder = Callable[[Views], "tuple[int, int] | None"]
@@ -158,9 +216,11 @@ def _regex(pattern: str, form: str = "folded", flags: int = 0) -> Finder:
     compiled = re.compile(pattern, flags)
 
     def find(views: Views) -> tuple[int, int] | None:
-        seen: View = getattr(views, form)
-        found = compiled.search(seen.text)
-        return seen.span(*found.span()) if found and found.end() > found.start() else None
+        for seen in views.forms(form):
+            found = compiled.search(seen.text)
+            if found and found.end() > found.start():
+                return seen.span(*found.span())
+        return None
 
     return find
 
@@ -244,6 +304,39 @@ def _hidden_characters(views: Views) -> tuple[int, int] | None:
     return start, end
 
 
+def _base64_pieces(views: Views) -> tuple[int, int] | None:
+    """A run of short base64 pieces that decodes to words."""
+    found = base64_pieces(views.raw.text)
+    return found[0][:2] if found else None
+
+
+_STEERING = ("instruction", "ignore_previous", "supersedes", "forged_policy", "authority_claim")
+
+
+def _rot13(views: Views) -> tuple[int, int] | None:
+    """Words in ROT13 that, turned back, steer the agent: the span where they are (ROT13 keeps every position)."""
+    if not rot13_suspect(views.folded.text):
+        return None
+    turned = Views(rot13(views.raw.text))
+    spans = [span for rule in RULES if rule.id in _STEERING if (span := rule.first(turned))]
+    return min(spans) if spans else None
+
+
+# Instructions in a few other languages (read accent-free, as the folded text is).
+_IGNORE_ELSEWHERE = (
+    r"\bignorier\w*\s(?:\w+\s){0,2}?(?:vorherig|fruher|bisherig|vorig|alt)\w*\s(?:\w+\s)?(?:anweisung|eintrag|eintrage|entscheidung|regel|notiz)\w*",
+    r"\b(?:vorherig|fruher|bisherig|vorig)\w*\s(?:anweisung|eintrag|eintrage|entscheidung|regel)\w*\s(?:\w+\s)?ignorier\w*",
+    r"\bignor(?:e|ez|er)\s(?:\w+\s){0,2}?(?:instructions?|entrees?|decisions?|consignes?|notes?|regles?|precedents?)\s(?:precedent(?:e|es|s)?|anterieur(?:e|es|s)?)\b",
+    r"\bignora(?:r|d)?\s(?:\w+\s){0,2}?(?:instrucciones|entradas|decisiones|registros)\s(?:anteriores|previas)\b",
+    r"忽略(?:之前|以前|先前|上面|以上|前面|早前)(?:的)?(?:所有|全部)?(?:的)?(?:记录|指令|说明|指示|决定|内容|规则)",
+)
+_ALWAYS_APPROVE_ELSEWHERE = (
+    r"\b(?:immer|stets)\s(?:\w+\s){0,2}?genehmig\w*|\bgenehmig\w*\s(?:\w+\s){0,2}?immer\b",
+    r"\btoujours\sapprouver\b|\bapprouve(?:z|r)?\stoujours\b",
+    r"(?:总是|一律|始终|永远)(?:都)?批准",
+)
+
+
 _HTML_TAGS = _words(
     "a", "abbr", "audio", "b", "base", "body", "br", "button", "code", "del", "details", "div", "em", "embed", "font",
     "form", "h[1-6]", "head", "hr", "html", "i", "iframe", "img", "input", "ins", "label", "li", "link", "mark", "math",
@@ -268,12 +361,14 @@ RULES: tuple[Rule, ...] = (
         _regex(r"\b(?:always|automatically)\s(?:approve|pay|release|accept|refund|grant|authori[sz]e|clear)\b"),
         _regex(r"\bnever\s(?:reject|escalate|flag|question|query|hold|block|refuse|deny|verify|report)\b"),
         _regex(r"\b(?:do\snot|don't|dont)\s(?:escalate|flag|reject|question|query|deny|verify|alert|notify)\b"),
+        *(_regex(pattern) for pattern in _ALWAYS_APPROVE_ELSEWHERE),
     )),
     Rule("ignore_previous", "tells the agent to ignore earlier records or instructions", (
         _regex(rf"\b(?:ignore|disregard|forget|discard|set aside|pay no attention to|(?:do not|don't) (?:follow|use|consider|trust|rely on))\s"
                rf"{_QUANTIFIERS}{_EARLIER}\s(?:\w+\s){{0,2}}?{_RECORDS}\b"),
         _regex(r"\b(?:ignore|disregard|forget)\s(?:all\s)?(?:of\s)?(?:your|the|any|these|those)\s(?:instructions|system prompt|guidelines|rules)\b"),
         _regex(r"\b(?:ignore|disregard|forget)\s(?:everything|all|anything)\s(?:above|before|else|prior|previously|you know)\b"),
+        *(_regex(pattern) for pattern in _IGNORE_ELSEWHERE),
     )),
     Rule("supersedes", "claims to replace or outrank earlier records", (
         _regex(rf"\b(?:supersed(?:es?|ed|ing)|overrid(?:es?|ing|den)|replac(?:es?|ing)|invalidat(?:es?|ing)|voids?|cancels?|"
@@ -337,6 +432,8 @@ RULES: tuple[Rule, ...] = (
         _regex(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{32,}\b"),  # hex: letters and digits, 32+
         _regex(r"\bdata:[a-z]+/[a-z0-9.+-]+(?:;[a-z0-9=.-]+)*[,;]"),
         _regex(r"(?:\\u[0-9a-f]{4}|\\u\{[0-9a-f]+\}){3,}|(?:\\x[0-9a-f]{2}){4,}|(?:%[0-9a-f]{2}){4,}|(?:&#x?[0-9a-f]+;){3,}"),
+        _base64_pieces,
+        _rot13,
     )),
     Rule("hidden_markup", "hides text in markup or invisible characters", (
         _hidden_characters,
@@ -361,6 +458,25 @@ RULES: tuple[Rule, ...] = (
     )),
 )
 RULE_LABELS: dict[str, str] = {rule.id: rule.label for rule in RULES}
+
+
+_OWN_KEYS = ("rr_",)  # what this dashboard writes into metadata (signatures, digests): not a writer's words
+_SEPARATORS = re.compile(r"[-_:/.=+]+")
+
+
+def screen_record(text: str, *, context: str | None = None, metadata: Mapping[str, str] | None = None,
+                  tags: Sequence[str] = (), document_id: str | None = None) -> list[Flag]:
+    """The flags of a record, wherever its words are: its text, its context, each metadata value, each tag and its
+    document id (a tag's or an id's separators read as spaces), each flag saying where it was found."""
+    flags = screen(text)
+    fields = [("context", context or "")]
+    fields += [(f'metadata "{key}"', value) for key, value in (metadata or {}).items() if not key.startswith(_OWN_KEYS)]
+    fields += [("tag", _SEPARATORS.sub(" ", tag)) for tag in tags]
+    fields += [("document id", _SEPARATORS.sub(" ", document_id or ""))]
+    for where, value in fields:
+        if value and isinstance(value, str):
+            flags += [flag.model_copy(update={"where": where}) for flag in screen(value)]
+    return flags
 
 
 def screen(text: str, rules: Sequence[Rule] = RULES) -> list[Flag]:

@@ -93,7 +93,8 @@ def test_naive_finance_agent_is_crowded_out_and_the_seed_agent_is_not(hindsight,
 def test_then_vs_now_after_a_decision_shows_the_decision_and_the_seed_agent_missed_it(hindsight, audited_bank, stores):
     outbox, store = stores
     gw = hindsight.gateway
-    gw.retain(audited_bank, [r for r in finance_records() if "vendor:V01" in r.tags and "type:price_variance" in r.tags])
+    # signed as the demo seed's, with this store's key: records of unknown origin would be escalated, not approved
+    gw.retain(audited_bank, [outbox.provenance.sign(r, "seed") for r in finance_records() if "vendor:V01" in r.tags and "type:price_variance" in r.tags])
     # The decided case shares its vendor and type with E-1101 but none of its description, so for E-1101's
     # query the decision ranks below the twelve older precedents (the seed's k=5 misses it by text, not by ties).
     first = _case("E-1001", "V01", description="Copper cable drums invoiced after a tariff change on imported metals.")

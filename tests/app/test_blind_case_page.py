@@ -12,6 +12,7 @@ from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.review.decision import OUTCOMES
 from dashboard.review.decisions import decision_service
 from tests.helpers import demo_case, exception_proposal, open_page, texts
+from tests.conftest import PROVEN
 
 CASE = demo_case("E-1013")  # in the default tenth sampled for a blind second review
 CONFIGURED = {"default": {"CONTRACT_AMENDMENT": "PO amended by procurement (configured label)", "OTHER": "Other"}}
@@ -21,7 +22,7 @@ def test_a_blind_case_is_blind_in_its_claim_takes_the_accept_key_and_shows_the_l
     env = hindsight.env(finance=demo_banks.finance, support=demo_banks.support)
     outbox = point_app({**env, "RECALL_REVIEW_SECOND_REVIEW_SHARE": "0.10", "RECALL_REVIEW_REASON_CODES": json.dumps(CONFIGURED)})
     service = decision_service(outbox, None, second_review_share=0.10)
-    _, rec = assess(two_stage_recall(hindsight.gateway.recall, demo_banks.finance, CaseKey.of(CASE), CASE.recall_query()))
+    _, rec = assess(two_stage_recall(hindsight.gateway.recall, demo_banks.finance, CaseKey.of(CASE), CASE.recall_query()), PROVEN)
     first = next(o for o in OUTCOMES if o != rec.action)  # an override, with its reason CONTRACT_AMENDMENT
     assert service.decide(demo_banks.finance, "reviewer", exception_proposal(CASE, rec, "Dana", first, "dana-note")).blind
 

@@ -7,7 +7,7 @@ from components.decision_form import ACCEPT, OVERRIDE, field_keys
 from components.submission import Submitted
 from dashboard.review.decision import OUTCOME_WORDS, OUTCOMES, Shown
 from components.safe_text import md
-from tests.conftest import APP, forget_banks, unsigned_finance_bank
+from tests.conftest import APP, forget_banks, seeded_finance_bank
 from tests.helpers import QUEUE_OPEN, QUEUE_PANEL, RECALL_DETAILS_OPEN, auth_section, id_claims, open_page
 
 PAGE = "views/exceptions.py"
@@ -16,8 +16,8 @@ PAGE = "views/exceptions.py"
 @pytest.fixture
 def exceptions_page(hindsight, point_app):
     """(start, bank, outbox): start(query_params) returns an AppTest on the exceptions page, on a fresh bank holding the
-    demo's finance records as seeded without signatures (a server-side copy of them: tests/conftest.py)."""
-    bank = unsigned_finance_bank(hindsight)
+    demo's finance records as the seed command signs them (a server-side copy of them: tests/conftest.py)."""
+    bank = seeded_finance_bank(hindsight)
     outbox = point_app(hindsight.env(finance=bank, support=f"sup-{bank}"))
 
     def start(**query_params):

@@ -8,6 +8,7 @@ from dashboard.finance.policy import assess
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.review.decisions import decision_service
 from tests.helpers import demo_case, exception_proposal, open_page
+from tests.conftest import PROVEN
 
 PAGE = "views/overview.py"
 
@@ -27,7 +28,7 @@ def test_agreement_and_calibration_on_the_overview_equal_a_hand_computation(hind
     for case_id in ("E-1001", "E-1002", "E-1003", "E-1004"):
         case = demo_case(case_id)
         _, recs[case_id] = assess(two_stage_recall(hindsight.gateway.recall, demo_banks.finance, CaseKey.of(case),
-                                                   case.recall_query(), own_document=document_id_for(case.id)))
+                                                   case.recall_query(), own_document=document_id_for(case.id)), PROVEN)
 
     def blind(case_id: str, first: tuple[str, str], second: tuple[str, str]) -> None:
         case = demo_case(case_id)

@@ -49,7 +49,7 @@ def test_case_and_ticket_show_what_the_agent_recalled_then_and_the_incidents_pag
     assert len(pri02) >= 2 and all(line.endswith("; origin: the demo seed") for line in pri02), pri02
 
     # the reviewer overrides: the case's own decision is what changed since the agent's recall, never evidence
-    _, rec = assess(two_stage_recall(hindsight.gateway.recall, fin, CaseKey.of(case), case.recall_query(), own_document="decision-E-1002"))
+    _, rec = assess(two_stage_recall(hindsight.gateway.recall, fin, CaseKey.of(case), case.recall_query(), own_document="decision-E-1002"), PROVEN)
     decision = exception_decision(case, rec, reviewer="Dana", authenticated=False, action="override", outcome="escalate", reason_code="NEEDS_APPROVER")
     outbox.submit(fin, decision, precedent_record(case, decision, rec), hindsight.gateway.retain)
     st.cache_resource.clear()

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import signed_as
 from tests.finance_helpers import CROWD_QUERY, crowding_records
 from tests.helpers import run_command
 
@@ -18,7 +19,7 @@ def _run(monkeypatch, capsys, hindsight, bank, *argv):
 
 
 def test_json_report_for_a_scripted_audit(hindsight, bank_id, monkeypatch, capsys):
-    hindsight.gateway.retain(bank_id, crowding_records())
+    hindsight.gateway.retain(bank_id, [signed_as(r) for r in crowding_records()])  # the demo seed's: a known origin
     code, out, err = _run(monkeypatch, capsys, hindsight, bank_id, "--vendor", "VA", "--type", "price_variance",
                           "--query", CROWD_QUERY, "--k", "3", "--json")
     assert code == 0, err

@@ -17,6 +17,7 @@ from dashboard.review.decision import OUTCOME_WORDS, OUTCOMES
 from dashboard.review.decisions import decision_service
 from tests.e2e.conftest import choose, click_button, heading, settled
 from tests.helpers import demo_case, exception_proposal
+from tests.conftest import PROVEN
 
 pytestmark = pytest.mark.browser
 CASE = demo_case("E-1013")  # in the default tenth sampled for a blind second review (a stable hash of its id)
@@ -38,7 +39,7 @@ def _reviewer(page: Page, name: str) -> None:
 def test_a_blind_second_review_that_disagrees_goes_to_a_lead_whose_decision_memory_holds(app, hindsight, page: Page, shots):
     outbox = app.outbox()
     service = decision_service(outbox, hindsight.gateway.retain, second_review_share=0.10)
-    _, rec = assess(two_stage_recall(hindsight.gateway.recall, app.finance_bank, CaseKey.of(CASE), CASE.recall_query()))
+    _, rec = assess(two_stage_recall(hindsight.gateway.recall, app.finance_bank, CaseKey.of(CASE), CASE.recall_query()), PROVEN)
     first_outcome, lead_outcome = [o for o in OUTCOMES if o != rec.action][:2]
     assert service.decide(app.finance_bank, "reviewer", exception_proposal(CASE, rec, FIRST, first_outcome, FIRST_NOTE)).blind
     service.casework.comment(app.finance_bank, "exception", CASE.id, FIRST, "first-comment-9c2e: I'd reject this")

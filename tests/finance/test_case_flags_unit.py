@@ -15,7 +15,7 @@ from dashboard.review.flag_counts import FinanceCounts, IncidentCounts
 from dashboard.support.flags import TicketFlags, history_used, ticket_flags
 from dashboard.support.overview import legacy_summary
 from dashboard.support.recall import TicketEvidence, TicketRecall
-from tests.finance_helpers import CROWD_QUERY, FakeRecall, crowding_records, precedent
+from tests.finance_helpers import CROWD_QUERY, PROVEN, FakeRecall, crowding_records, precedent, signed
 from tests.helpers import DEMO_TICKETS, built_in_overview, exception_case
 
 T0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
@@ -23,10 +23,10 @@ T0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 
 def test_finance_flags_count_exact_and_relevant_records_and_carry_the_recommendation_and_crowd_out():
     # VA: 2 rejecting precedents; VB's 12 of the same type rank first and fill a single any_strict pass
-    records = crowding_records()
+    records = [signed(r, "seed", None) for r in crowding_records()]  # the demo seed's, signed: a known origin
     recall = FakeRecall([r for r in records if "vendor:VB" in r.tags] + [r for r in records if "vendor:VA" in r.tags])
     result = two_stage_recall(recall, "b", CaseKey(vendor_code="VA", exception_type="price_variance"), CROWD_QUERY, k=3)
-    flags = finance_flags(result)
+    flags = finance_flags(result, PROVEN)
     assert (flags.k, flags.exact, flags.broader, flags.relevant) == (3, 2, 1, 2)
     assert (flags.action, flags.policy, flags.crowd_out_lost) == ("reject", "precedent", 2)  # pass 2 ran: checked for free
     assert flags.exact_ids == [r.id for r in result.exact] and flags.crowd_out == "2 exact precedent(s)"

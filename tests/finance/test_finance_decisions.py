@@ -10,6 +10,7 @@ from dashboard.finance.policy import assess
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.review.errors import DecisionInputError
 from dashboard.review.outbox import Outbox
+from tests.conftest import SIGNING_SECRET, signed_as
 from tests.finance_helpers import precedent
 
 CASE = ExceptionCase(
@@ -85,9 +86,9 @@ def test_decision_and_record_carry_what_the_audit_needs(approve_rec):
 
 # -- round trips on the real server ---------------------------------------------------------
 def test_approve_round_trip_is_recalled_as_an_exact_precedent(hindsight, bank_id, tmp_path):
-    hindsight.gateway.retain(bank_id, [precedent("PREC-A-1", "VA", "price_variance", "approve", "2025-03-01"),
+    hindsight.gateway.retain(bank_id, [signed_as(precedent("PREC-A-1", "VA", "price_variance", "approve", "2025-03-01")),
                                        precedent("PREC-B-1", "VB", "price_variance", "reject")])
-    outbox = Outbox(tmp_path / "decisions.sqlite3")
+    outbox = Outbox(tmp_path / "decisions.sqlite3", signing_key=SIGNING_SECRET)
     _, rec = _review(hindsight, bank_id, outbox)
     assert (rec.action, rec.cited) == ("approve", ["PREC-A-1"])
     decision = _decide(rec, action="accept_recommendation")
@@ -104,8 +105,8 @@ def test_approve_round_trip_is_recalled_as_an_exact_precedent(hindsight, bank_id
 
 
 def test_override_then_revision_leaves_one_record_and_the_policy_follows(hindsight, bank_id, tmp_path):
-    hindsight.gateway.retain(bank_id, [precedent("PREC-A-1", "VA", "price_variance", "approve", "2025-03-01")])
-    outbox = Outbox(tmp_path / "decisions.sqlite3")
+    hindsight.gateway.retain(bank_id, [signed_as(precedent("PREC-A-1", "VA", "price_variance", "approve", "2025-03-01"))])
+    outbox = Outbox(tmp_path / "decisions.sqlite3", signing_key=SIGNING_SECRET)
     _, rec = _review(hindsight, bank_id, outbox)
     first = _decide(rec, action="override", outcome="reject", reason_code="CONTRACT_AMENDMENT", note="fixed price")
     outbox.submit(bank_id, first, precedent_record(CASE, first, rec), hindsight.gateway.retain)
@@ -128,7 +129,7 @@ def test_override_then_revision_leaves_one_record_and_the_policy_follows(hindsig
 
 
 def test_failed_delivery_keeps_the_decision_pending(tmp_path, approve_rec):
-    outbox = Outbox(tmp_path / "decisions.sqlite3")
+    outbox = Outbox(tmp_path / "decisions.sqlite3", signing_key=SIGNING_SECRET)
 
     def down(bank, records):
         raise ConnectionError("connection refused")

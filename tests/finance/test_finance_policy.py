@@ -8,7 +8,8 @@ KEY = CaseKey(vendor_code="VA", exception_type="price_variance", vendor_name="Al
 
 
 def _rec(records, k=10):
-    return assess(two_stage_recall(FakeRecall(records), "bank", KEY, "q", k=k))[1]
+    # the vote's arithmetic on an AP system's precedents (unsigned): counted, not escalated as untrusted (test_trust_origin)
+    return assess(two_stage_recall(FakeRecall(records), "bank", KEY, "q", k=k), untrusted_decides=True)[1]
 
 
 def test_majority_with_full_support_cites_the_agreeing_precedents_newest_first():

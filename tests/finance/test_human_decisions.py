@@ -11,6 +11,7 @@ from dashboard.finance.policy import assess
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.outbox import Outbox
+from tests.conftest import SIGNING_SECRET, signed_as
 from tests.finance_helpers import PROVEN, FakeRecall, precedent, signed
 
 
@@ -90,9 +91,9 @@ def test_a_retained_decision_carries_the_reviewer_tag():
 def test_an_override_reaches_the_next_case_past_twelve_precedents_real_server(hindsight, bank_id, tmp_path):
     seeded = [r for r in finance_records() if "vendor:V01" in r.tags and "type:price_variance" in r.tags]
     assert len(seeded) == 12 and all(r.metadata["outcome"] == "approve" for r in seeded)
-    hindsight.gateway.retain(bank_id, seeded)
+    hindsight.gateway.retain(bank_id, [signed_as(r) for r in seeded])  # as `python -m dashboard seed` writes them
     first, second = _case("E-1001"), _case("E-1101")
-    recall, outbox = hindsight.gateway.recall, Outbox(tmp_path / "d.sqlite3")
+    recall, outbox = hindsight.gateway.recall, Outbox(tmp_path / "d.sqlite3", signing_key=SIGNING_SECRET)
 
     def review(case):  # a decision's authority is proven by the store that recorded it
         result = two_stage_recall(recall, bank_id, CaseKey.of(case), case.recall_query(), own_document=document_id_for(case.id))

@@ -28,7 +28,7 @@ from tests.helpers import DEMO_CASES, DEMO_TICKETS, demo_case, demo_ticket, open
 def _finance(live, bank):
     found = {}
     for case in DEMO_CASES:
-        result, rec = assess(two_stage_recall(live.gateway.recall, bank, CaseKey.of(case), case.recall_query(), own_document=document_id_for(case.id)))
+        result, rec = assess(two_stage_recall(live.gateway.recall, bank, CaseKey.of(case), case.recall_query(), own_document=document_id_for(case.id)), PROVEN)
         found[case.id] = (result, rec)
     return found
 
@@ -103,12 +103,12 @@ def test_seeding_twice_writes_nothing_the_second_time(request, server):
 
 def test_one_human_decision_is_one_precedent_and_its_observations_stay_out_of_its_own_case(hindsight_llm, bank_id):
     live, bank = hindsight_llm, f"{bank_id}-decision"
-    live.gateway.retain(bank, [precedent(f"P-{i}", "V02", "price_variance", "reject", f"2025-0{i + 1}-10") for i in range(2)])
+    live.gateway.retain(bank, [signed_as(precedent(f"P-{i}", "V02", "price_variance", "reject", f"2025-0{i + 1}-10")) for i in range(2)])
     case = demo_case("E-1002")
     _, before = assess(two_stage_recall(live.gateway.recall, bank, CaseKey.of(case), case.recall_query()), PROVEN)
     decision = exception_decision(case, before, reviewer="Dana", authenticated=False, action="override", outcome="approve",
                                   reason_code="PRICE_AGREED", note="new contract", now=lambda: datetime(2026, 11, 20, tzinfo=UTC))
-    live.gateway.retain(bank, [signed_as(precedent_record(case, decision, before), "reviewer", "Dana")])  # as the dashboard records it
+    live.gateway.retain(bank, [signed_as(precedent_record(case, decision, before), "reviewer", "Dana", bank)])  # as the dashboard records it
     live.settle(bank)
 
     other = case.model_copy(update={"id": "E-9002"})  # another V02 price variance: the decision is its precedent
@@ -118,7 +118,7 @@ def test_one_human_decision_is_one_precedent_and_its_observations_stay_out_of_it
     derived = [o for o in result.observations if "decision-E-1002" in o.source_documents]
     assert derived, "the extracting server consolidated the decision into an observation"
 
-    own, own_rec = assess(two_stage_recall(live.gateway.recall, bank, CaseKey.of(case), case.recall_query(), own_document=document_id_for(case.id)))
+    own, own_rec = assess(two_stage_recall(live.gateway.recall, bank, CaseKey.of(case), case.recall_query(), own_document=document_id_for(case.id)), PROVEN)
     assert own.own_decision.ref == "decision-E-1002" and "decision-E-1002" not in [e.ref for e in own.records]
     assert not [o for o in own.observations if "decision-E-1002" in o.source_documents]  # derived from it: dropped too
     assert own_rec.policy == "precedent"

@@ -19,6 +19,7 @@ from dashboard.review.errors import NotAllowed, Refused
 from dashboard.review.limits import ApprovalLimits
 from dashboard.review.outbox import Outbox
 from dashboard.review.second_review import selected
+from tests.conftest import signed_as
 from tests.finance_helpers import precedent
 from tests.helpers import demo_case, exception_proposal, recalled_proposal, run_command
 
@@ -40,7 +41,7 @@ def test_the_sample_is_a_stable_share_of_case_ids():
 def _bank(hindsight) -> str:
     bank = f"blind-{uuid.uuid4().hex[:8]}"
     hindsight.gateway.ensure_bank(bank)
-    hindsight.gateway.retain(bank, [precedent("PREC-B-1", CASE.vendor_code, CASE.exception_type, "approve", "2025-03-01")])
+    hindsight.gateway.retain(bank, [signed_as(precedent("PREC-B-1", CASE.vendor_code, CASE.exception_type, "approve", "2025-03-01"))])
     return bank
 
 

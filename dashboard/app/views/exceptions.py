@@ -138,7 +138,8 @@ def case_view(bank: str, queue: Queue, rows: list[int], me_then: str | None, tod
     st.caption(f"{md(case.id)} is open: {pick}.")
 
     result, recall_error = recall(bank, case, queue)
-    result, rec = (assess(result, resources.outbox().provenance.origin, settings.origin_weights) if result is not None
+    result, rec = (assess(result, resources.outbox().provenance.origin, settings.origin_weights,
+                                  untrusted_decides=settings.untrusted_decides) if result is not None
                    else (None, no_evidence_recommendation("the recall could not run (Hindsight unavailable).")))
     shown = finance_case.shown_of(case, result, rec)
     accept = Accept(accept_label(rec.action), finance_case.KEYS.pending, shown, "accept the agent's recommendation")

@@ -1,14 +1,14 @@
 """A handed-in case can be withdrawn by its agent while it is open: who withdrew it, why and when, kept on its row (the
 case leaves the queue; the API still answers for it, as withdrawn).
 
-Revision ID: 0019_i60
+Revision ID: 0019_withdrawn_cases
 Revises: 0018_audit_sync_progress
 """
 
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0019_i60"
+revision = "0019_withdrawn_cases"
 down_revision = "0018_audit_sync_progress"
 branch_labels = None
 depends_on = None

@@ -16,16 +16,32 @@ from components.safe_text import md
 from dashboard.finance.decisions import REASON_CODES
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import Recommendation
-from dashboard.review.decision import NOTE_MAX_CHARS, OUTCOME_WORDS, OUTCOMES, Shown
+from dashboard.review.decision import NOTE_MAX_CHARS, OUTCOME_WORDS, OUTCOMES, REVISION_REASON_MAX_CHARS, Shown
 
 ACCEPT, OVERRIDE = "accept", "override"
 NOTE_LABEL, OUTCOME_LABEL = "Note", "Override outcome"
+REVISE_LABEL, REVISE_BUTTON = "Reason for revising (required)", "Revise decision"
 LONG_NOTE_KEY = "decision_long_note"
 
 
-def field_keys(case_id: str) -> dict[str, str]:
-    """The session keys of one case's form fields."""
-    return {field: f"decision_{field}_{case_id}" for field in ("choice", "outcome", "reason", "note")}
+def field_keys(case_id: str, *, revising: bool = False) -> dict[str, str]:
+    """The session keys of one case's form fields (`revising`: with the reason for revising its standing decision)."""
+    fields = ("choice", "outcome", "reason", "note", *(("revise",) if revising else ()))
+    return {field: f"decision_{field}_{case_id}" for field in fields}
+
+
+def sent_key(case_id: str) -> str:
+    """Set while a submit of the case's form is being recorded; recorded (the page reruns with it set), the form starts
+    clean, so the revision form under a decision never offers the values that made it."""
+    return f"decision_sent_{case_id}"
+
+
+def clear_if_sent(case_id: str, fresh: Mapping[str, object]) -> None:
+    """Before the form is drawn: put its fields back as they start (session key -> value) when its last submit was
+    recorded (see `sent_key`). Set, not dropped: a dropped key leaves the browser's widget showing what it held."""
+    if st.session_state.pop(sent_key(case_id), False):
+        for key, value in fresh.items():
+            st.session_state[key] = value
 
 
 def accept_label(action: str) -> str:
@@ -71,11 +87,19 @@ def show_long_note(held: dict | None, *, where: str, note_label: str = NOTE_LABE
 
 
 def decision_form(case: ExceptionCase, rec: Recommendation, shown: Shown, pending: str, *, disabled: bool = False,
-                  why: str = "someone else holds this case (see who above)", reasons: Mapping[str, str] = REASON_CODES) -> dict | None:
+                  why: str = "someone else holds this case (see who above)", reasons: Mapping[str, str] = REASON_CODES,
+                  revising: int | None = None) -> dict | None:
     """Draw the case's form. Its button holds what was submitted, with `shown`, under
-    the session key `pending` (the page takes it with `submission.take`). Returns the long note it refused, if any."""
-    keys = field_keys(case.id)
+    the session key `pending` (the page takes it with `submission.take`). Returns the long note it refused, if any.
+    `revising`: the revision of the case's standing decision; the form then revises it, and asks why."""
+    keys = field_keys(case.id, revising=revising is not None)
+    fresh = {"choice": ACCEPT, "outcome": None, "reason": None, "note": "", "revise": ""}
+    clear_if_sent(case.id, {key: fresh[name] for name, key in field_keys(case.id, revising=True).items()})
     held_note = refill_long_note(case.id)
+    if revising is not None:
+        st.subheader(REVISE_BUTTON)
+        st.caption(f"Records revision {revising + 1} in place of the decision above, which stays in the case's history. "
+                   "It needs a reason.")
     if disabled:  # a greyed-out form says why
         st.caption(md(f"The form is off: {why}."))
     with st.form(key=f"decision_form_{case.id}", border=True):
@@ -97,8 +121,11 @@ def decision_form(case: ExceptionCase, rec: Recommendation, shown: Shown, pendin
         )
         # No max_chars: the browser would drop a longer paste whole; the limit is checked on submit instead.
         st.text_area(NOTE_LABEL, key=keys["note"], disabled=disabled, help=f"At most {NOTE_MAX_CHARS:,} characters.")
+        if revising is not None:
+            st.text_input(REVISE_LABEL, key=keys["revise"], disabled=disabled, max_chars=REVISION_REASON_MAX_CHARS,
+                          placeholder="Why the decision above no longer stands")
         st.form_submit_button(
-            "Record decision", type="primary", key=f"decision_submit_{case.id}", disabled=disabled,
+            "Record decision" if revising is None else REVISE_BUTTON, type="primary", key=f"decision_submit_{case.id}", disabled=disabled,
             on_click=submission.hold, args=(pending, shown, "form", keys),
         )
     return held_note

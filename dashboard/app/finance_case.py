@@ -20,7 +20,8 @@ from components.decision_form import (
     decision_form,
     field_keys,
     hold_long_note,
-    sent_key,
+    not_sent,
+    sending,
     show_long_note,
 )
 from components.evidence import render_case_facts, render_decided, render_match
@@ -174,12 +175,12 @@ def _record(bank, case, queue, result, rec, submitted, me, seen_key, seen, blind
     st.session_state.pop(seen_key, None)
     base = blind.first.revision if blind is not None else seen
     proposal = proposal_for(case, rec, decision, base, result, submitted.shown)
-    st.session_state[sent_key(case.id)] = True  # recorded, the page reruns and the form starts clean
+    draft = sending(case.id)  # recorded, the page reruns with no draft and a clean form
     if blind is not None:
         refused = deciding.second_review(bank, proposal, KEYS, lead=blind.awaiting_lead, reasons=reasons(case))
     else:
         cases = {c.id: c for c in queue.shown}
         refused = deciding.record(bank, proposal, KEYS, queue=queue.ids, decided=queue.decided, describe=lambda c: describe(cases[c]),
                                   reasons=reasons(case), revise=None if revise is None else str(revise))
-    st.session_state.pop(sent_key(case.id), None)  # refused: everything chosen and typed stays
+    not_sent(case.id, draft)  # refused: everything chosen and typed stays
     slot.refuse(f"Not recorded: {refused}")

@@ -14,7 +14,7 @@ import streamlit as st
 from components import submission
 from components.admission import render_decision_state
 from components.conflict import render_conflict
-from components.decision_form import clear_if_sent, hold_long_note, refill_long_note, sent_key, show_long_note
+from components.decision_form import clear_if_sent, hold_long_note, not_sent, refill_long_note, sending, show_long_note
 from components.revisions import render_history
 from components.safe_text import md
 from components.workflow import REVIEWER_LABEL, Slot, auto_advance_toggle, render_comments
@@ -151,11 +151,11 @@ def _record(bank, ticket, recall, submitted, me, seen_key, seen, blind, queue, d
         slot.refuse(f"Not recorded: {exc.problem}", focus=FIELD_LABELS.get(exc.field))
         return
     st.session_state.pop(seen_key, None)
-    st.session_state[sent_key(ticket.id)] = True  # recorded, the page reruns and the form starts clean
+    draft = sending(ticket.id)  # recorded, the page reruns and the form starts clean
     if blind is not None:
         refused = deciding.second_review(bank, replace(proposal, base_revision=blind.first.revision), KEYS, lead=blind.awaiting_lead)
     else:
         refused = deciding.record(bank, proposal, KEYS, queue=queue, decided=decided, describe=describe,
                                   revise=None if revise is None else str(revise))
-    st.session_state.pop(sent_key(ticket.id), None)  # refused: everything chosen and typed stays
+    not_sent(ticket.id, draft)  # refused: everything chosen and typed stays
     slot.refuse(f"Not recorded: {refused}")

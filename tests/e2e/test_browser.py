@@ -9,7 +9,10 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from dashboard.finance.policy import Recommendation
-from tests.e2e.conftest import PROBE_CASE, PROBE_TEXT, XSS_IMG, XSS_LINK, XSS_REMOTE, choose, click_button, click_when_still, grid_cells, heading, metric, open_select, paste_over_the_limit, press, settled
+from tests.e2e.conftest import (
+    PROBE_CASE, PROBE_TEXT, XSS_IMG, XSS_LINK, XSS_REMOTE, choose, click_button, click_when_still,
+    decision_form, grid_cells, heading, metric, open_select, paste_over_the_limit, press, settled,
+)
 from tests.helpers import demo_case, demo_ticket, record_exception_decision, record_ticket_decision
 
 pytestmark = pytest.mark.browser
@@ -52,9 +55,9 @@ def test_review_an_exception_with_keys_approve_then_override(app, page: Page, sh
     press(page, "o")  # E-1002 is decided: the form switches to override, and it is a revision of the decision
     settled(page)
     expect(page.get_by_text(re.compile(r"E-1002 is already decided: reject by Jake Kojak Adams, revision 1 .* Override below revises it"))).to_be_visible()
-    expect(page.get_by_test_id("stForm").get_by_role("radio", name="Override")).to_be_checked()
+    expect(decision_form(page).get_by_role("radio", name="Override")).to_be_checked()
     choose(page, "Override outcome", "approve")
-    reason = page.get_by_test_id("stForm").get_by_text("PRICE_AGREED: Price change agreed with the vendor", exact=True)
+    reason = decision_form(page).get_by_text("PRICE_AGREED: Price change agreed with the vendor", exact=True)
     assert reason.evaluate("e => e.scrollWidth <= e.clientWidth")  # the code and its label read in full, never cut
     reason.click()
     page.locator('textarea[aria-label="Note"]').fill("New price list from 1 Nov")

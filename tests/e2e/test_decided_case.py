@@ -9,7 +9,7 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.e2e.conftest import click_button, heading, press, settled
+from tests.e2e.conftest import click_button, decision_form, heading, press, settled
 from tests.e2e.test_reviewer_journeys import choose_other_outcome, in_view, shown_recommendation, type_name
 
 pytestmark = pytest.mark.browser
@@ -17,7 +17,7 @@ CASE = "E-1006"
 
 
 def _form(page: Page):
-    return page.get_by_test_id("stForm")
+    return decision_form(page)
 
 
 def test_a_decided_case_records_nothing_by_a_stray_key_or_the_form_and_revise_records_revision_two(app, page: Page, shots):

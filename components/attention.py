@@ -10,6 +10,16 @@ from __future__ import annotations
 import streamlit as st
 
 _JS = """
+// The field labelled `label`: by its aria-label (a text box), else the input under the widget label that reads so (a
+// select box's input is labelled otherwise).
+function findField(label) {
+  const named = document.querySelector('[aria-label="' + CSS.escape(label) + '"]');
+  if (named) return named;
+  const caption = [...document.querySelectorAll('[data-testid="stWidgetLabel"]')].find(e => e.textContent.trim() === label);
+  const widget = caption && caption.closest('[data-testid="stElementContainer"]');
+  return widget && widget.querySelector('input, textarea, [role="radiogroup"] input');
+}
+
 export default function (component) {
   const want = component.data;
   if (!want) return;
@@ -22,8 +32,12 @@ export default function (component) {
     }
     const target = want.scroll && document.querySelector('.st-key-' + CSS.escape(want.scroll));
     if (target) target.scrollIntoView({ block: 'nearest' });
-    const field = want.focus && document.querySelector('[aria-label="' + CSS.escape(want.focus) + '"]');
-    if (field) field.focus({ preventScroll: !!target });
+    const field = want.focus && findField(want.focus);
+    if (!field) return;
+    field.focus({ preventScroll: true });
+    const widget = field.closest('[data-testid="stElementContainer"]') || field;  // with its label
+    const box = widget.getBoundingClientRect();  // the field to fix is in view too, beside what was said
+    if (box.top < 0 || box.bottom > window.innerHeight) widget.scrollIntoView({ block: target ? 'nearest' : 'center' });
   }, 50);
 }
 """

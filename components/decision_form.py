@@ -1,6 +1,7 @@
-"""A finance case's decision form (a st.form, so AppTest can submit it) and the long-note refusal.
+"""A finance case's decision form, its unsent drafts, and the long-note refusal.
 
-Every input is keyed by its case, so nothing chosen or typed on one case appears on another; a submit (the form's
+Every input is keyed by its case, so nothing chosen or typed on one case appears on another; what was chosen and typed
+but not sent is kept per case for the session (a draft), marked on the case and in the queue; a submit (the form's
 button, or the accept key through `submission.hold`) carries the case and what its screen showed (`Shown`), which
 the decision service checks against the case as it is when the decision is recorded."""
 
@@ -16,16 +17,79 @@ from components.safe_text import md
 from dashboard.finance.decisions import REASON_CODES
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import Recommendation
-from dashboard.review.decision import NOTE_MAX_CHARS, OUTCOME_WORDS, OUTCOMES, Shown
+from dashboard.review.decision import NOTE_MAX_CHARS, OUTCOME_WORDS, OUTCOMES, REVISION_REASON_MAX_CHARS, Shown
 
 ACCEPT, OVERRIDE = "accept", "override"
 NOTE_LABEL, OUTCOME_LABEL = "Note", "Override outcome"
+REVISE_LABEL, REVISE_BUTTON = "Reason for revising (required)", "Revise decision"
 LONG_NOTE_KEY = "decision_long_note"
+DRAFTS = "decision_drafts"  # case id -> its unsent fields (field -> value), this session's
+FRESH = {"choice": ACCEPT, "outcome": None, "reason": None, "note": "", "revise": ""}  # the fields as a form starts
 
 
-def field_keys(case_id: str) -> dict[str, str]:
-    """The session keys of one case's form fields."""
-    return {field: f"decision_{field}_{case_id}" for field in ("choice", "outcome", "reason", "note")}
+def field_keys(case_id: str, *, revising: bool = False) -> dict[str, str]:
+    """The session keys of one case's form fields (`revising`: with the reason for revising its standing decision)."""
+    fields = ("choice", "outcome", "reason", "note", *(("revise",) if revising else ()))
+    return {field: f"decision_{field}_{case_id}" for field in fields}
+
+
+def sent_key(case_id: str) -> str:
+    """Set while a submit of the case's form is being recorded; recorded (the page reruns with it set), the form starts
+    clean, so the revision form under a decision never offers the values that made it."""
+    return f"decision_sent_{case_id}"
+
+
+def clear_if_sent(case_id: str, fresh: Mapping[str, object]) -> None:
+    """Before the form is drawn: put its fields back as they start (session key -> value) when its last submit was
+    recorded (see `sent_key`), and drop its draft. Set, not dropped: a dropped key leaves the browser's widget showing
+    what it held."""
+    if st.session_state.pop(sent_key(case_id), False):
+        for key, value in fresh.items():
+            st.session_state[key] = value
+        st.session_state.get(DRAFTS, {}).pop(case_id, None)
+
+
+def sending(case_id: str) -> dict | None:
+    """A submit of the case's form is being recorded: its draft is taken (returned, for `not_sent`), and once it is
+    recorded the form starts clean (`sent_key`). Taken now, not when the case is next drawn: the page may move on."""
+    st.session_state[sent_key(case_id)] = True
+    return st.session_state.get(DRAFTS, {}).pop(case_id, None)
+
+
+def not_sent(case_id: str, draft: dict | None) -> None:
+    """The submit was refused: everything chosen and typed stays, its draft too."""
+    st.session_state.pop(sent_key(case_id), None)
+    if draft:
+        st.session_state.setdefault(DRAFTS, {})[case_id] = draft
+
+
+def draft_of(case_id: str) -> dict | None:
+    """The case's unsent draft (field -> value) in this session, or None."""
+    return st.session_state.get(DRAFTS, {}).get(case_id)
+
+
+def drafted_cases() -> list[str]:
+    """The cases with an unsent draft in this session, in the order they were started."""
+    return list(st.session_state.get(DRAFTS, {}))
+
+
+def _keep_draft(case_id: str, keys: Mapping[str, str]) -> None:
+    """A field's on_change: the case's fields as they are now, kept as its draft (dropped when back as they start).
+    Streamlit forgets a widget's value once a run no longer draws it (another case is open); the draft outlives it."""
+    values = {name: st.session_state.get(key) for name, key in keys.items()}
+    drafts = st.session_state.setdefault(DRAFTS, {})
+    if all(value == FRESH[name] or value is None for name, value in values.items()):
+        drafts.pop(case_id, None)
+    else:
+        drafts[case_id] = values
+
+
+def _refill_draft(case_id: str, keys: Mapping[str, str], options: Mapping[str, list]) -> None:
+    """Before the fields are drawn: a case opened again gets its draft back in the fields Streamlit forgot (a value no
+    longer offered, e.g. the recommendation changed, is left out)."""
+    for name, value in (draft_of(case_id) or {}).items():
+        if name in keys and keys[name] not in st.session_state and (name not in options or value in options[name]):
+            st.session_state[keys[name]] = value
 
 
 def accept_label(action: str) -> str:
@@ -71,34 +135,52 @@ def show_long_note(held: dict | None, *, where: str, note_label: str = NOTE_LABE
 
 
 def decision_form(case: ExceptionCase, rec: Recommendation, shown: Shown, pending: str, *, disabled: bool = False,
-                  why: str = "someone else holds this case (see who above)", reasons: Mapping[str, str] = REASON_CODES) -> dict | None:
+                  why: str = "someone else holds this case (see who above)", reasons: Mapping[str, str] = REASON_CODES,
+                  revising: int | None = None) -> dict | None:
     """Draw the case's form. Its button holds what was submitted, with `shown`, under
-    the session key `pending` (the page takes it with `submission.take`). Returns the long note it refused, if any."""
-    keys = field_keys(case.id)
+    the session key `pending` (the page takes it with `submission.take`). Returns the long note it refused, if any.
+    `revising`: the revision of the case's standing decision; the form then revises it, and asks why."""
+    keys = field_keys(case.id, revising=revising is not None)
+    clear_if_sent(case.id, {key: FRESH[name] for name, key in field_keys(case.id, revising=True).items()})
+    others = [o for o in OUTCOMES if o != rec.action]  # overriding to the recommendation is accepting it
+    _refill_draft(case.id, keys, {"outcome": others, "reason": list(reasons)})
     held_note = refill_long_note(case.id)
+    if revising is not None:
+        st.subheader(REVISE_BUTTON)
+        st.caption(f"Records revision {revising + 1} in place of the decision above, which stays in the case's history. "
+                   "It needs a reason.")
     if disabled:  # a greyed-out form says why
         st.caption(md(f"The form is off: {why}."))
-    with st.form(key=f"decision_form_{case.id}", border=True):
+    if draft_of(case.id):
+        st.info(f"Unsent draft on {case.id}: what you chose and typed below is kept for this session, on this case only; "
+                "nothing is recorded until you press the button.", icon=":material/edit_note:")
+    keep = {"on_change": _keep_draft, "args": (case.id, keys)}
+    # Not a st.form: a form sends its fields only with its button, so a half-written override vanished when a key moved
+    # the page on. Each field is sent as it changes and kept as the case's draft (`_keep_draft`).
+    with st.container(key=f"decision_form_{case.id}", border=True):
         st.radio(
             "Decision", [ACCEPT, OVERRIDE], horizontal=True, key=keys["choice"], disabled=disabled,
             format_func=lambda c: accept_label(rec.action) if c == ACCEPT else "Override",
-            captions=[f"record {OUTCOME_WORDS[rec.action]}, as the agent recommends", "record another outcome, with a reason"],
+            captions=[f"record {OUTCOME_WORDS[rec.action]}, as the agent recommends", "record another outcome, with a reason"], **keep,
         )
-        others = [o for o in OUTCOMES if o != rec.action]  # overriding to the recommendation is accepting it
         st.selectbox(
             OUTCOME_LABEL, others, index=None, placeholder="Only for an override", key=keys["outcome"], disabled=disabled,
             format_func=OUTCOME_WORDS.get, help=f"The agent recommends {OUTCOME_WORDS[rec.action]}: an override records one of the others.",
+            **keep,
         )
         # A list, not a select box: at the form's width a select box cuts "GOODS_NOT_RECEIVED: Goods or ..."; each
         # code and its label read in full, wrapped.
         st.radio(
             "Reason code (required for an override)", list(reasons), index=None,
-            format_func=lambda code: f"{code}: {reasons[code]}", key=keys["reason"], disabled=disabled,
+            format_func=lambda code: f"{code}: {reasons[code]}", key=keys["reason"], disabled=disabled, **keep,
         )
         # No max_chars: the browser would drop a longer paste whole; the limit is checked on submit instead.
-        st.text_area(NOTE_LABEL, key=keys["note"], disabled=disabled, help=f"At most {NOTE_MAX_CHARS:,} characters.")
-        st.form_submit_button(
-            "Record decision", type="primary", key=f"decision_submit_{case.id}", disabled=disabled,
+        st.text_area(NOTE_LABEL, key=keys["note"], disabled=disabled, help=f"At most {NOTE_MAX_CHARS:,} characters.", **keep)
+        if revising is not None:
+            st.text_input(REVISE_LABEL, key=keys["revise"], disabled=disabled, max_chars=REVISION_REASON_MAX_CHARS,
+                          placeholder="Why the decision above no longer stands", **keep)
+        st.button(
+            "Record decision" if revising is None else REVISE_BUTTON, type="primary", key=f"decision_submit_{case.id}", disabled=disabled,
             on_click=submission.hold, args=(pending, shown, "form", keys),
         )
     return held_note

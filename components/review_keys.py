@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from components import submission
+from components.escape import escape_leaves_fields
 from components.safe_text import md
 from dashboard.review.decision import Shown
 from dashboard.review.workflow import next_unreviewed
@@ -43,7 +44,7 @@ class Accept:
 
 
 def keys_help(accept_words: str) -> str:
-    return f"Keys: J next, K previous, N next unreviewed, A {accept_words}, O override (not while typing in a field)."
+    return f"Keys: J next, K previous, N next unreviewed, A {accept_words}, O override (not while typing in a field: Esc leaves it)."
 
 
 def _said_key(prefix: str) -> str:
@@ -116,6 +117,7 @@ def review_keys(
         ) and not why_not
         keys = keys_help(accept.words)
         st.caption(f"{index + 1} of {len(ids)} in the queue. {keys}" if index >= 0 else keys)
+    escape_leaves_fields()
     if said := st.session_state.pop(_said_key(prefix), None):  # what the last key could not do, where the keys are
         st.warning(md(said), icon=":material/keyboard:")
     return override

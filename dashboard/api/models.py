@@ -26,7 +26,8 @@ class DecisionOut(BaseModel):
     reviewer: str
     authenticated: bool
     decided_at: str
-    revision: int
+    revision: int  # 1 for a first decision; each revision of it (with its reason) the next
+    revision_reason: str | None = None  # why the standing decision revised the one before it; None: a first decision
     document_id: str  # the memory it is retained as in the kind's bank
     details: dict[str, str]
 

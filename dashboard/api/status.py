@@ -43,7 +43,8 @@ def case_out(context: ApiContext, kind: QueueKind, case_id: str, stored: QueuedC
             decision = DecisionOut(
                 outcome=d.outcome, action=d.action, action_words=outcome_words(d), **compared(d), reason_code=d.reason_code,
                 note=d.note, reviewer=d.reviewer, authenticated=d.authenticated,
-                decided_at=d.decided_at.isoformat(), revision=row.revision, document_id=row.document_id, details=d.details,
+                decided_at=d.decided_at.isoformat(), revision=row.revision, revision_reason=d.revision_reason,
+                document_id=row.document_id, details=d.details,
             )
     return CaseOut(
         kind=kind.key, case_id=case_id, status=status, final=decision is not None,

@@ -13,7 +13,7 @@ import streamlit as st
 from dashboard.app import access, resources
 from dashboard.review.decision import decision_summary, outcome_words
 from dashboard.review.decisions import Decided, Proposal
-from dashboard.review.errors import NotAllowed, Refused, RevisionConflict
+from dashboard.review.errors import AlreadyDecided, NotAllowed, Refused, RevisionConflict
 from dashboard.review.identity import Person
 
 Describe = Callable[[str], str]  # a case id -> how the page names it ("E-1003: V03 Acme, price variance")
@@ -51,26 +51,40 @@ def _as_signed_in(proposal: Proposal) -> Proposal:
     return proposal.by(me)
 
 
+REVISE_HINT = "To change it, use Revise decision (under the decision), with a reason."
+
+
+def conflict_reason(theirs) -> str:
+    """The reason a choice on the conflict screen to record over theirs (replace, escalate) gives its revision: the
+    reviewer chose it with both decisions in view."""
+    return (f"Chosen over {theirs.decision.reviewer}'s decision #{theirs.id}, recorded while this one was being made, "
+            "with both in view on the conflict screen.")
+
+
 def record(bank_id: str, proposal: Proposal, keys: QueueKeys, *, queue: Sequence[str], decided: Collection[str],
-           describe: Describe, reasons: Mapping[str, str] | None = None) -> str | None:
-    """Record `proposal`; on success the next run confirms it in the words the buttons used and (auto-advance on)
-    opens the next unreviewed case, saying so. Returns why it was not recorded (the page shows it where the
-    reviewer acted); a conflict opens the conflict screen."""
+           describe: Describe, reasons: Mapping[str, str] | None = None, revise: str | None = None) -> str | None:
+    """Record `proposal` (`revise`: as a revision of the case's standing decision, for this reason); on success the
+    next run confirms it in the words the buttons used and (auto-advance on) opens the next unreviewed case, saying
+    so. Returns why it was not recorded (the page shows it where the reviewer acted); a conflict opens the conflict
+    screen."""
     decision = proposal.decision
     try:
         proposal = _as_signed_in(proposal)
-        done = resources.decisions().decide(bank_id, access.current_role(), proposal, queue=queue, decided=decided)
+        done = resources.decisions().decide(bank_id, access.current_role(), proposal, queue=queue, decided=decided, revise=revise)
+    except AlreadyDecided as exc:
+        return f"{exc.standing_words} {REVISE_HINT}"
     except (NotAllowed, Refused) as exc:
         return str(exc)
     except RevisionConflict as exc:
         st.session_state[keys.conflict] = {"case": decision.case_id, "proposal": proposal, "theirs": exc.theirs}
         st.rerun()
-    moves = done.next_case is not None and st.session_state.get("auto_advance", True)
+    moves = done.next_case is not None and st.session_state.get("auto_advance", True) and revise is None
+    what, revision = ("revised", f"revision {done.stored.revision}, ") if revise is not None else ("recorded", "")
     then = f" Now {describe(done.next_case)}." if moves else ""
     st.session_state[keys.flash] = {
         "ok": done.delivered or done.stored.held, "error": None if done.delivered or done.stored.held else done.report.error,
-        "message": f"{decision.case_id} recorded: {outcome_words(decision)} (decision #{done.stored.id}){_stored_words(done)}{then}",
-        "details": decision_summary(decision, reasons), "top": moves,
+        "message": f"{decision.case_id} {what}: {outcome_words(decision)} ({revision}decision #{done.stored.id}){_stored_words(done)}{then}",
+        "details": decision_summary(decision, reasons), "top": moves or revise is not None,  # a revision: its confirmation and the history, at the top
     }
     if moves:
         st.session_state[keys.goto] = done.next_case

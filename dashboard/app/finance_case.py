@@ -16,12 +16,17 @@ from components.decision_form import (
     NOTE_LABEL,
     OUTCOME_LABEL,
     OVERRIDE,
+    REVISE_LABEL,
     decision_form,
     field_keys,
     hold_long_note,
+    not_sent,
+    sending,
     show_long_note,
 )
 from components.evidence import render_case_facts, render_decided, render_match
+from components.revisions import render_history
+from components.safe_text import md
 from components.workflow import REVIEWER_LABEL, Slot, auto_advance_toggle, render_comments
 from dashboard.app import access, blind_review, deciding, resources, second_approval
 from dashboard.app.agent_part import agent_part_of
@@ -33,12 +38,12 @@ from dashboard.finance.policy import Recommendation
 from dashboard.finance.recall import TwoStageResult
 from dashboard.review.decision import NOTE_MAX_CHARS, Shown, changed_since_shown, conflict_escalation
 from dashboard.review.decisions import Proposal
-from dashboard.review.errors import DecisionInputError
+from dashboard.review.errors import AlreadyDecided, DecisionInputError
 
 __all__ = ["KEYS", "KIND", "OVERRIDE", "decision_area", "describe", "proposal_for", "reasons", "shown_of"]
 KIND = "exception"
 KEYS = deciding.QueueKeys(flash="exceptions_flash", conflict="exceptions_conflict", goto="exceptions_goto", pending="exceptions_submitted")
-FIELD_LABELS = {"reviewer": REVIEWER_LABEL, "outcome": OUTCOME_LABEL, "note": NOTE_LABEL}  # the field a refusal names -> its label
+FIELD_LABELS = {"reviewer": REVIEWER_LABEL, "outcome": OUTCOME_LABEL, "note": NOTE_LABEL, "revise": REVISE_LABEL}  # the field a refusal names -> its label
 
 
 def reasons(case: ExceptionCase) -> dict[str, str]:
@@ -82,7 +87,8 @@ def _conflict(bank: str, case: ExceptionCase, queue, conflict: dict, slot: Slot,
     if choice == "escalate":
         mine = conflict_escalation(mine, theirs.decision, decided_at=datetime.now(UTC), reason_code="OTHER")
     rebased = replace(proposal, decision=mine, base_revision=theirs.revision)
-    refused = deciding.record(bank, rebased, KEYS, queue=queue.ids, decided=queue.decided, describe=lambda c: describe(cases[c]), reasons=reasons(case))
+    refused = deciding.record(bank, rebased, KEYS, queue=queue.ids, decided=queue.decided, describe=lambda c: describe(cases[c]), reasons=reasons(case),
+                              revise=deciding.conflict_reason(theirs))
     if refused:
         slot.refuse(f"Not recorded: {refused}")
 
@@ -109,6 +115,8 @@ def decision_area(bank: str, case: ExceptionCase, queue, result: TwoStageResult 
         blind_review.blind_heading(blind, reasons(case))
     else:
         render_decided(stored, reasons(case))
+        if stored is not None:  # a revised case: every decision kept, each with its reason
+            render_history(resources.decisions().revisions(bank, KIND, case.id), reasons(case))
     current = held.stored.revision if held else (stored.revision if stored else 0)  # a held row is the newest
     seen_key, seen = _seen_revision(bank, case.id, current)
     submitted = submission.take(KEYS.pending)
@@ -125,14 +133,21 @@ def decision_area(bank: str, case: ExceptionCase, queue, result: TwoStageResult 
         if held is not None:
             second_approval.held_notice(held)
         why = blind_review.problem_caption(blind, me, free=free) if blind is not None else (None if free else "someone else holds this case (see who above)")
-        long_note = decision_form(case, rec, shown, KEYS.pending, disabled=why is not None, why=why or "", reasons=reasons(case))
+        revising = current if stored is not None and blind is None else None  # decided: the form revises it
+        long_note = decision_form(case, rec, shown, KEYS.pending, disabled=why is not None, why=why or "", reasons=reasons(case),
+                                  revising=revising)
         form_slot = Slot(f"form_feedback_{case.id}")
         with form_slot.box:
             show_long_note(long_note, where=f"long_note_{case.id}")
             if override_pressed:  # O switched the form: bring its outcome into view, focused
                 draw_attention(focus=OUTCOME_LABEL, key="override_attention")
+        if override_pressed and revising is not None:  # said where O was pressed: on a decided case an override revises it
+            with header.box:
+                st.info(md(f"{AlreadyDecided(stored).standing_words} Override below revises it: revision {revising + 1}, "
+                           "recorded only with a reason."), icon=":material/edit_note:")
         if submitted is not None:
-            _record(bank, case, queue, result, rec, submitted, me, seen_key, seen, blind, header if submitted.origin == "key" else form_slot)
+            _record(bank, case, queue, result, rec, submitted, me, seen_key, seen, blind, header if submitted.origin == "key" else form_slot,
+                    stored)
     auto_advance_toggle()
     render_comments(resources.casework(), bank, KIND, case.id, me.person, lambda: access.permitted("decide"),
                     hidden=blind_review.comments_hidden(blind))
@@ -141,10 +156,15 @@ def decision_area(bank: str, case: ExceptionCase, queue, result: TwoStageResult 
     render_case_facts(case, date.today())
 
 
-def _record(bank, case, queue, result, rec, submitted, me, seen_key, seen, blind, slot: Slot) -> None:
-    """Record a submit through the service, on the case as it is now; a refusal is shown in `slot`."""
+def _record(bank, case, queue, result, rec, submitted, me, seen_key, seen, blind, slot: Slot, stored) -> None:
+    """Record a submit through the service, on the case as it is now; a refusal is shown in `slot`. `stored`: the
+    case's standing decision; only the form's Revise decision, with a reason, changes it."""
     if submitted.shown.case_id != case.id:  # pressed as the page moved on: said before its fields are read
         slot.refuse(f"Not recorded: {changed_since_shown(submitted.shown, shown_of(case, result, rec))}")
+        return
+    revise = submitted.values.get("revise") if submitted.origin == "form" else None
+    if stored is not None and revise is not None and not str(revise).strip():  # asked here, to focus the box to fill
+        slot.refuse(f"Not recorded: {AlreadyDecided(stored).standing_words} Revising it needs a reason.", focus=REVISE_LABEL)
         return
     try:
         decision = _decision(case, rec, submitted, me)
@@ -157,10 +177,12 @@ def _record(bank, case, queue, result, rec, submitted, me, seen_key, seen, blind
     st.session_state.pop(seen_key, None)
     base = blind.first.revision if blind is not None else seen
     proposal = proposal_for(case, rec, decision, base, result, submitted.shown)
+    draft = sending(case.id)  # recorded, the page reruns with no draft and a clean form
     if blind is not None:
         refused = deciding.second_review(bank, proposal, KEYS, lead=blind.awaiting_lead, reasons=reasons(case))
     else:
         cases = {c.id: c for c in queue.shown}
         refused = deciding.record(bank, proposal, KEYS, queue=queue.ids, decided=queue.decided, describe=lambda c: describe(cases[c]),
-                                  reasons=reasons(case))
+                                  reasons=reasons(case), revise=None if revise is None else str(revise))
+    not_sent(case.id, draft)  # refused: everything chosen and typed stays
     slot.refuse(f"Not recorded: {refused}")

@@ -10,6 +10,7 @@ from datetime import date
 
 import streamlit as st
 
+from components.decision_form import drafted_cases
 from components.workflow import keep_selection, my_queue_filter
 from dashboard.agents.incidents import incident_text
 from dashboard.review.identity import Person
@@ -73,6 +74,8 @@ def queue_panel(bank: str, cases: Sequence[ExceptionCase], decided: Mapping, me:
             return queue, [], caption
         flags = resources.casework().flags(bank, "exception")  # measured as cases are recalled, kept in the store
         table = exception_queue.queue_frame(shown, decided, today, flags, {c: incident_text(f) for c, f in flags.items()}, held_statuses(held, blind))
+        drafts = set(drafted_cases())  # this session's unsent drafts, marked beside the status
+        table["status"] = [f"{status}, unsent draft" if case in drafts else status for case, status in zip(table["case"], table["status"])]
         event = st.dataframe(
             exception_queue.with_sla(table, settings.sla_days), key=QUEUE_KEY,
             on_select="rerun", selection_mode="single-row", hide_index=True, width="stretch",

@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from components import submission
+from components.revisions import render_history
 from components.safe_text import md
 from components.workflow import flash, reviewer_field
 from dashboard.app import access, case_figures, deciding, resources
@@ -17,7 +18,7 @@ from dashboard.app.agent_part import RECOMPUTE, agent_part_of, show_agent_part
 from dashboard.hindsight.errors import HindsightError
 from dashboard.kinds import bank_of, cases_of
 from dashboard.queue_files import QueueFileError
-from dashboard.review.decision import changed_since_shown, decision_summary, outcome_words
+from dashboard.review.decision import REVISION_REASON_MAX_CHARS, changed_since_shown, decision_summary, outcome_words
 from dashboard.review.errors import InputError
 from dashboard.review.queue_kind import CaseView, Choice, EvidenceRecord, QueueKind
 
@@ -27,9 +28,10 @@ def _keys(kind: QueueKind) -> deciding.QueueKeys:
                               pending=f"{kind.key}_submitted")
 
 
-def _fields(kind: QueueKind, case_id: str) -> dict[str, str]:
-    """Each form field's session key, per case: a case's form starts from that case's state."""
-    names = ("outcome", "reason", "note", *kind.kind_fields)
+def _fields(kind: QueueKind, case_id: str, revising: bool = False) -> dict[str, str]:
+    """Each form field's session key, per case: a case's form starts from that case's state (`revising`: with the
+    reason for revising its standing decision)."""
+    names = ("outcome", "reason", "note", *kind.kind_fields, *(("revise",) if revising else ()))
     return {name: f"{kind.key}_{name}_{case_id}" for name in names}
 
 
@@ -89,6 +91,9 @@ def _record(kind: QueueKind, bank: str, case, view: CaseView, submitted: submiss
         shown=submitted.shown, base_revision=st.session_state[seen_key], agent=agent_part_of(kind, case.id),
     )
     reasons = kind.reasons(case, resources.settings().reason_codes)
+    revise = values.get("revise")
+    if revise is not None and not str(revise).strip():
+        return "revising the decision needs a reason."
     try:
         proposal = kind.propose(case, view, choice, reasons)
     except InputError as exc:
@@ -97,11 +102,12 @@ def _record(kind: QueueKind, bank: str, case, view: CaseView, submitted: submiss
     by_id = {c.id: c for c in cases}
     decided = set(resources.outbox().decision_states(bank, kind.name))
     return deciding.record(bank, proposal, _keys(kind), queue=list(by_id), decided=decided, describe=lambda i: kind.describe(by_id[i]),
-                           reasons=reasons)
+                           reasons=reasons, revise=None if revise is None else str(revise))
 
 
-def _form(kind: QueueKind, case, view: CaseView) -> None:
-    fields = _fields(kind, case.id)
+def _form(kind: QueueKind, case, view: CaseView, revising: bool) -> None:
+    """The case's form; `revising` (the case is decided): it revises the standing decision, and asks why."""
+    fields = _fields(kind, case.id, revising)
     reasons = kind.reasons(case, resources.settings().reason_codes)
     outcomes = list(kind.outcomes)
     with st.form(f"{kind.key}_form_{case.id}", border=True):
@@ -113,7 +119,9 @@ def _form(kind: QueueKind, case, view: CaseView) -> None:
         for name in kind.kind_fields:
             st.text_area(name.capitalize(), key=fields[name])
         st.text_area("Note", key=fields["note"])
-        st.form_submit_button("Record the decision", type="primary", on_click=submission.hold,
+        if revising:
+            st.text_input("Reason for revising (required)", key=fields["revise"], max_chars=REVISION_REASON_MAX_CHARS)
+        st.form_submit_button("Revise decision" if revising else "Record the decision", type="primary", on_click=submission.hold,
                               args=(_keys(kind).pending, view.shown(), "form", fields))
 
 
@@ -163,15 +171,16 @@ def render(kind: QueueKind) -> None:
     if conflict and conflict["case"] == case.id:
         theirs = conflict["theirs"].decision
         st.error(md(f"Not recorded: {theirs.reviewer} decided {case.id} meanwhile ({outcome_words(theirs)}). The case "
-                    "now shows their decision; decide again if you still disagree."), icon=":material/block:")
+                    "now shows their decision; revise it, with a reason, if you still disagree."), icon=":material/block:")
         st.session_state.pop(seen_key, None)
     st.session_state.setdefault(seen_key, resources.outbox().current_revision(bank, kind.name, case.id))
     decided = resources.outbox().latest_decided(bank, kind.name, case.id)
     if decided is not None:
         d = decided.decision
         st.text(f"Decided: {outcome_words(d)} by {d.reviewer}, decision #{decided.id} ({decided.state}).\n{decision_summary(d)}")
+        render_history(resources.decisions().revisions(bank, kind.name, case.id))
     reviewer_field(access.reviewer(f"{kind.key}_reviewer"), f"{kind.key}_reviewer")
-    _form(kind, case, view)
+    _form(kind, case, view, revising=resources.decisions().standing(bank, kind.name, case.id) is not None)
     submitted = submission.take(keys.pending)
     if submitted is not None:
         refused = _record(kind, bank, case, view, submitted, cases, seen_key)

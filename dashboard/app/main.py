@@ -16,9 +16,15 @@ page = st.navigation(navigation.pages())  # one page per registered queue kind (
 access.render_sign_in()
 resources.worker()  # delivery runs in this thread, never in a page run
 outbox = resources.outbox()
-render_status_banner(
-    resources.connection_error(), resources.settings().base_url, outbox.pending_count(),
-    resources.deliver_now if access.can("deliver_now") else None, failed=outbox.failed_count(),
-)
+# One slot, drawn on every run whether it says anything or not: the banners come and go with what other sessions do (a
+# decision waiting for delivery), and each one drawn straight in the page moved everything under it. A fragment's
+# identity is its place in the page, so the open case's fragment then changed identity between two runs, and Streamlit
+# dropped a key or a typed value the browser sent to the one it had drawn (seen: a reviewer's first J and their name
+# lost while another reviewer decided).
+with st.container(key="status_banner"):
+    render_status_banner(
+        resources.connection_error(), resources.settings().base_url, outbox.pending_count(),
+        resources.deliver_now if access.can("deliver_now") else None, failed=outbox.failed_count(),
+    )
 with background().page_run():  # the background's recalls wait for it
     page.run()

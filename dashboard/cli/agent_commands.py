@@ -143,6 +143,9 @@ def _decide_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--note", default="", help="a note (reason OTHER needs one; a ticket's override says why)")
     parser.add_argument("--response", help="tickets: the response that replaces the draft (outcome reject)")
     parser.add_argument("--reviewer", help="who decides, typed: only where sign-in is off (recorded as unauthenticated)")
+    parser.add_argument("--revise", metavar="REASON",
+                        help="revise the case's standing decision, for this reason (recorded as its next revision); "
+                             "without it a decided case is refused")
     token_arg(parser)
     parser.add_argument("--json", action="store_true")
 
@@ -188,12 +191,16 @@ def run_decide(args: argparse.Namespace) -> int:
 
     from dashboard.kinds import bank_of
     from dashboard.review.decisions import configured_decision_service
-    from dashboard.review.errors import InputError, NotAllowed, Refused
+    from dashboard.review.errors import AlreadyDecided, InputError, NotAllowed, Refused
     from dashboard.review.identity import Person
     from dashboard.review.queue_kind import Choice
 
     if (args.outcome is None) == (args.second_approval is None):
         return input_error("--outcome", "give either --outcome (a decision) or --second-approval confirm|reject, not both")
+    if args.second_approval and args.revise is not None:
+        return input_error("--revise", "a second approval confirms or rejects the decision held; it revises nothing")
+    if args.revise is not None and not args.revise.strip():
+        return input_error("--revise", "give the reason for revising the decision")
     if args.second_approval and (args.reason or args.response):
         return input_error("--reason" if args.reason else "--response", "a second approval confirms or rejects the decision as made")
     settings, gateway = open_gateway()
@@ -227,8 +234,11 @@ def run_decide(args: argparse.Namespace) -> int:
                 return input_error("--reason" if exc.field == "reason_code" else f"--{exc.field}", exc.problem)
             if isinstance(who, Person):
                 proposal = proposal.by(who)
-            done = service.decide(bank, role, proposal)
-            decision = proposal.decision
+            done = service.decide(bank, role, proposal, revise=args.revise)
+            decision = done.stored.decision
+    except AlreadyDecided as exc:
+        print(f"error: not recorded: {exc.standing_words} To change it, run decide again with --revise REASON.", file=sys.stderr)
+        return 1
     except (NotAllowed, Refused) as exc:
         print(f"error: not recorded: {exc}", file=sys.stderr)
         return 1
@@ -239,6 +249,7 @@ def run_decide(args: argparse.Namespace) -> int:
         "audit_id": stored.id, "case": args.case, "bank": bank, "document_id": stored.document_id, "state": stored.state,
         "outcome": decision.outcome, "overridden": decision.overridden, "delivery_error": done.report.error,
         "held_because": done.held_because, "second_approval": args.second_approval,
+        "revision": stored.revision, "revision_reason": decision.revision_reason,
     }
     if args.json:
         print_json(payload)
@@ -246,5 +257,6 @@ def run_decide(args: argparse.Namespace) -> int:
         print(f"{args.case}: {decision.reviewer}'s {decision.outcome} {args.second_approval}ed by {who} (audit #{stored.id}), {stored.state}")
     else:
         held = f": awaiting a second approval. {done.held_because}" if done.held_because else ""
-        print(f"{args.case}: {decision.outcome} recorded (audit #{stored.id}), {stored.state}{held}")
+        what = f"revised (revision {stored.revision})" if decision.revision_reason else "recorded"
+        print(f"{args.case}: {decision.outcome} {what} (audit #{stored.id}), {stored.state}{held}")
     return 0

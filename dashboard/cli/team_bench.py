@@ -3,11 +3,13 @@ Streamlit session) or its own agent-API session, against a real Hindsight.
 
 Every cell (N reviewers, a pace, a load) gets a fresh app started as people start it (`streamlit run` on the app's entry
 file, its own review store). By default the team shares the demo queue on the demo precedents, as issue 45 measured
-it: reviewer i opens the i-th nth of the queue, types its name, then presses J (K at the queue's last case) and every
-fifth key A (accept), so claims, decisions and held cases of one reviewer meet the others' keys. With another --size
-the queue is synthetic (on the bench bank) and each reviewer keeps to a stretch of its own. A key landed when, within
-LOST_AFTER_S, the next case's evidence is drawn under a header naming the case in the address bar (for A, with its
-confirmation), or the page says why it could not act (A refused; J/K with nowhere to go). Otherwise it is lost.
+it: reviewer i opens the i-th nth of the queue, types its name as a person does (a key at a time, then Esc), then
+presses J (K at the queue's last case) and every fifth key A (accept), so claims, decisions and held cases of one
+reviewer meet the others' keys. With another --size the queue is synthetic (on the bench bank) and each reviewer keeps
+to a stretch of its own. A key landed only when it did what it says within LOST_AFTER_S: the next case's evidence drawn
+under a header naming the case in the address bar (for A, with its confirmation), or, for J/K with nowhere to go, the
+page saying so. An A the page refused (nothing recorded, and why said) did not land, and neither did a key nothing came
+of: both count as lost. A typed value is lost when, once a key's run is drawn, the name typed is no longer in its box.
 Two paces:
 
 - paced: a key every `pace` seconds per reviewer (starts staggered over the first interval); a key still unsettled at
@@ -47,6 +49,7 @@ from dashboard.cli.app_server import serve_app
 from dashboard.cli.registry import command
 
 LOST_AFTER_S = 60.0
+TYPING_DELAY_MS = 90  # between the keys of a typed reviewer name
 ACCEPT_EVERY = 5  # every fifth key is A
 TARGETS_S = {"paced": {"J median": 0.4, "J p95": 1.0}, "fast": {}}  # fast: median <= 3x the single reviewer's
 SEEN = """() => JSON.stringify({
@@ -76,6 +79,12 @@ class Press:
     seen: str = ""  # for a lost key: what the page showed (its alerts, the focused element)
     how: str = ""  # moved, refused (A: nothing recorded, and why said), second review (A: the approval a held case awaited)
     # or said (J/K: nowhere to go)
+    name_kept: bool = True  # the reviewer name typed at the start still in its box once this key's run was drawn
+
+    @property
+    def landed(self) -> bool:
+        """It did what it says: a refusal said why it did nothing, and is no landing."""
+        return self.seconds is not None and self.how != "refused"
 
 
 @dataclass
@@ -87,10 +96,18 @@ class Cell:
     decisions_checked: str = ""
 
     def times(self, keys: str) -> list[float]:
-        return sorted(p.seconds for p in self.presses if p.key in keys and p.seconds is not None)
+        return sorted(p.seconds for p in self.presses if p.key in keys and p.landed)
 
     def lost(self) -> int:
-        return sum(p.seconds is None for p in self.presses)
+        """Keys that did not do what they say: nothing within LOST_AFTER_S, or a refusal."""
+        return sum(not p.landed for p in self.presses)
+
+    def refused(self) -> int:
+        return sum(p.how == "refused" for p in self.presses)
+
+    def names_lost(self) -> int:
+        """Keys after whose run the reviewer's typed name was no longer in its box."""
+        return sum(not p.name_kept for p in self.presses)
 
 
 def quantile(values: list[float], q: float) -> float | None:
@@ -130,9 +147,10 @@ async def _reviewer(browser, url: str, i: int, start_case: str, last_case: str, 
         page = await context.new_page()
         await page.goto(f"{url}/exceptions?case={start_case}")
         await page.wait_for_function(EVIDENCE_SHOWN, arg=None, timeout=LOST_AFTER_S * 1000 * 5, polling="raf")
-        name = page.locator('input[aria-label="Reviewer name"]')
-        await name.fill(f"Team Reviewer {i + 1}")
-        await name.press("Tab")
+        name, typed = page.locator('input[aria-label="Reviewer name"]'), f"Team Reviewer {i + 1}"
+        await name.click()
+        await name.press_sequentially(typed, delay=TYPING_DELAY_MS)  # as a person types it, a key at a time
+        await page.keyboard.press("Escape")  # leaves the box (the keys work again): the name is sent
         await _settled(page)
         await asyncio.sleep(stagger_s)
         begun = time.perf_counter()
@@ -144,7 +162,10 @@ async def _reviewer(browser, url: str, i: int, start_case: str, last_case: str, 
             await page.keyboard.press(key)
             landed = await _landed(page, case, key == "a")
             press = Press(i, key.upper(), case, time.perf_counter() - start if landed else None, await _case(page), how=landed or "")
-            if not landed:
+            if landed:
+                await _settled(page)  # the run this key started, drawn: the typed name must still be there
+                press.name_kept = await name.input_value() == typed
+            if not press.landed or not press.name_kept:
                 press.seen = await page.evaluate(SEEN)
                 if shots is not None:
                     await page.screenshot(path=str(shots / f"lost-r{i + 1}-{n + 1}-{key}.png"))
@@ -316,10 +337,12 @@ def run(reviewers: list[int], pace_s: float, keys: int, fast_keys: int, size: in
                                     for case_id in decided:
                                         gw.delete_document(bank, document_id_for(case_id))  # the bank as it was
                                     for p in cell.presses:
-                                        if p.seconds is None:
-                                            log(f"  lost: reviewer {p.reviewer + 1} pressed {p.key} on {p.case}; the address bar then said {p.after}; {p.seen}")
+                                        if not p.landed or not p.name_kept:
+                                            log(f"  {'name gone' if p.landed else p.how or 'lost'}: reviewer {p.reviewer + 1} pressed {p.key} on "
+                                                f"{p.case}; the address bar then said {p.after}; {p.seen}")
                                     log(f"  J median {_fmt(quantile(cell.times('J'), 0.5))}, p95 {_fmt(quantile(cell.times('J'), 0.95))}, "
-                                        f"lost {cell.lost()} of {len(cell.presses)}; {cell.decisions_checked}")
+                                        f"not landed {cell.lost()} of {len(cell.presses)} ({cell.refused()} refused), typed names lost "
+                                        f"{cell.names_lost()}; {cell.decisions_checked}")
                                     cells.append(cell)
                 finally:
                     if browser is not None:
@@ -358,24 +381,24 @@ def summarise(cells: list[Cell], pace_s: float, notes: list[str]) -> dict:
                         (p95 := quantile(j, 0.95)) is not None and p95 <= TARGETS_S["paced"]["J p95"]]
         elif single_median and median is not None:
             verdict.append(median <= 3 * single_median)
-        verdict.append(cell.lost() == 0)
+        verdict += [cell.lost() == 0, cell.names_lost() == 0]
         rows.append({
             "reviewers": cell.reviewers, "pace": f"a key every {pace_s:g} s" if cell.pace == "paced" else "as fast as it settles",
             "load": cell.load, "J_median_s": median, "J_p90_s": quantile(j, 0.9), "J_p95_s": quantile(j, 0.95),
             "all_median_s": quantile(every, 0.5), "all_p95_s": quantile(every, 0.95),
-            "lost": cell.lost(), "keys": len(cell.presses), "store": cell.decisions_checked,
+            "lost": cell.lost(), "refused": cell.refused(), "names_lost": cell.names_lost(), "keys": len(cell.presses), "store": cell.decisions_checked,
             "verdict": "PASS" if all(verdict) else "MISS",
         })
     return {"rows": rows, "notes": notes}
 
 
 def print_report(report: dict, out=sys.stdout) -> None:
-    print("\n| reviewers | pace | load | J median | J p90 | J p95 | all keys median | all keys p95 | keys lost | verdict |", file=out)
-    print("|---|---|---|---|---|---|---|---|---|---|", file=out)
+    print("\n| reviewers | pace | load | J median | J p90 | J p95 | all keys median | all keys p95 | keys lost | typed values lost | verdict |", file=out)
+    print("|---|---|---|---|---|---|---|---|---|---|---|", file=out)
     for r in report["rows"]:
         print(f"| {r['reviewers']} | {r['pace']} | {r['load']} | {_fmt(r['J_median_s'])} | {_fmt(r['J_p90_s'])} | "
-              f"{_fmt(r['J_p95_s'])} | {_fmt(r['all_median_s'])} | {_fmt(r['all_p95_s'])} | {r['lost']} of {r['keys']} | "
-              f"{r['verdict']} |", file=out)
+              f"{_fmt(r['J_p95_s'])} | {_fmt(r['all_median_s'])} | {_fmt(r['all_p95_s'])} | {r['lost']} of {r['keys']} ({r['refused']} refused) | "
+              f"{r['names_lost']} | {r['verdict']} |", file=out)
     for r in report["rows"]:
         print(f"note: {r['reviewers']} reviewer(s), {r['pace']}, {r['load']}: {r['store']}", file=out)
     for note in report["notes"]:

@@ -32,6 +32,7 @@ class AuditRow(BaseModel):
     case_kind: str
     case_id: str
     revision: int
+    revision_reason: str = ""  # why the case's standing decision was revised (revision 2 on); "" for a first decision
     outcome: str
     decision: str  # the outcome in the words the page's buttons used: "approve for payment", "the draft sent as it is"
     overridden: bool | None  # None: hidden until the blind second review
@@ -76,6 +77,7 @@ def audit_row(entry: StoredDecision) -> AuditRow:
         case_kind=entry.case_kind,
         case_id=entry.case_id,
         revision=entry.revision,
+        revision_reason=d.revision_reason or "",
         outcome=d.outcome,
         decision=outcome_words(d),
         overridden=d.overridden,
@@ -141,7 +143,7 @@ def blind_until_reviewed(rows: list[AuditRow]) -> list[AuditRow]:
     """A first decision still awaiting its blind second review names no reviewer, outcome, override, reason, note,
     evidence cited or role, so the second reviewer cannot read it in the audit log or an export."""
     secret = {"reviewer": HIDDEN, "outcome": HIDDEN, "decision": HIDDEN, "overridden": None, "reason_code": "", "note": "", "role": "", "cited_evidence": "",
-              "reviewer_subject": "", "reviewer_issuer": ""}
+              "reviewer_subject": "", "reviewer_issuer": "", "revision_reason": ""}
     return [row.model_copy(update=secret) if row.delivery == AWAITING_SECOND else row for row in rows]
 
 

@@ -18,6 +18,7 @@ OUTCOMES: tuple[str, ...] = Outcome.__args__
 OUTCOME = r"^[a-z][a-z_]{0,29}$"  # any kind's outcome, as the review store keeps it
 # An outcome as a finance clerk reads it: to them "approve" means "pay the invoice", so it says so.
 OUTCOME_WORDS: dict[str, str] = {"approve": "approve for payment", "reject": "reject", "escalate": "escalate"}
+REVISION_REASON_MAX_CHARS = 500  # why a standing decision is revised
 NOTE_MAX_CHARS = 4000  # a reviewer's note; a longer paste is refused with what was cut shown, never dropped
 DETAIL_MAX_CHARS = 8000  # one field of a kind's own (a ticket's sent response)
 CASE_KIND = r"^[a-z][a-z0-9_]{0,19}$"  # a queue kind's name as the review store keeps it
@@ -51,6 +52,8 @@ class ReviewerDecision(StrictModel):
     action: str | None = Field(default=None, max_length=40)
     action_words: str | None = Field(default=None, max_length=200)
     details: dict[str, str] = Field(default_factory=dict, max_length=20)
+    # Why the reviewer revised the case's standing decision (Revise decision, `decide --revise`); None: a first decision.
+    revision_reason: str | None = Field(default=None, max_length=REVISION_REASON_MAX_CHARS)
     # The tag its kind groups overrides by in the Overview (finance: "vendor"); None: the kind does not group them.
     report_by: str | None = Field(default=None, max_length=40)
 
@@ -183,7 +186,8 @@ def decision_summary(d: ReviewerDecision, reasons: Mapping[str, str] | None = No
         what = f"Outcome: {outcome_words(d)}, as {agent_named(d)} recommended."
     label = (reasons or {}).get(d.reason_code or "")
     reason = f" Reason: {d.reason_code}" + (f" ({label})." if label else ".") if d.reason_code else ""
-    return f"{what}{reason} Note: {d.note or 'none'}"
+    revised = f" Revised because: {d.revision_reason}" if d.revision_reason else ""
+    return f"{what}{reason} Note: {d.note or 'none'}{revised}"
 
 
 def text_hash(text: str) -> str:

@@ -13,6 +13,9 @@ A page (or the CLI) builds the decision and the memory it is retained as with it
    not a human decision anywhere, until `second_approval` confirms it (review/approvals.py). The first decision
    on a case sampled for a blind second review (review/second_review.py) is held the same way until
    `second_review` agrees with it, or `lead_decision` settles a disagreement;
+   A case with a standing decision takes no second first decision (AlreadyDecided, naming it): changing it is a
+   revision, asked for explicitly with a reason (`revise=`), which passes every check above like a first decision
+   and records revision N+1; every revision stays in the log;
 4. bumps the decision's scope in the review store, so every instance recalls that scope again at its next
    case open, and releases the reviewer's claim;
 5. returns what the page shows next: the stored decision, its delivery, and the next unreviewed case.
@@ -30,21 +33,22 @@ from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.approvals import Approvals, HeldDecision, second_approver_problem
 from dashboard.review.calibration import calibration_counts
 from dashboard.review.casework import Casework
-from dashboard.review.decision import NOTE_MAX_CHARS, EvidenceSnapshot, Hold, ReviewerDecision, Shown, changed_since_shown
+from dashboard.review.decision import NOTE_MAX_CHARS, REVISION_REASON_MAX_CHARS, EvidenceSnapshot, Hold, ReviewerDecision, Shown, changed_since_shown
 from dashboard.review.freshness import Freshness
 from dashboard.review.identity import Actor, Person, as_person
 from dashboard.review.limits import ApprovalLimits, in_words
 from dashboard.review.delivery import DeliveryReport, worker_name
 from dashboard.review.kept import KeptUntilTheLogChanges
-from dashboard.review.errors import NotAllowed, Refused, RevisionConflict
+from dashboard.review.errors import AlreadyDecided, NotAllowed, Refused, RevisionConflict
 from dashboard.review.outbox import Outbox, StoredDecision
 from dashboard.review.roles import require
+from dashboard.review.schema import DISCARDED
 from dashboard.review.second_review import AlreadySettled, BlindCase, SecondReviews, lead_problem, second_review_problem, selected
 from dashboard.review.workflow import next_unreviewed
 from dashboard.settings import Role, Settings
 
 
-__all__ = ["Decided", "DecisionService", "NotAllowed", "Proposal", "Refused", "RevisionConflict"]
+__all__ = ["AlreadyDecided", "Decided", "DecisionService", "NotAllowed", "Proposal", "Refused", "RevisionConflict"]
 
 
 @dataclass(frozen=True)
@@ -97,9 +101,12 @@ class DecisionService:
         self._calibration = KeptUntilTheLogChanges(outbox.engine)  # (bank, kind) -> its counts, read again when the log changes
 
     def decide(
-        self, bank_id: str, role: Role, proposal: Proposal, *, queue: Sequence[str] = (), decided: Collection[str] = ()
+        self, bank_id: str, role: Role, proposal: Proposal, *, queue: Sequence[str] = (), decided: Collection[str] = (),
+        revise: str | None = None,
     ) -> Decided:
-        """Record one decision (see the module's steps); NotAllowed, Refused or RevisionConflict name why not."""
+        """Record one decision (see the module's steps); NotAllowed, Refused or RevisionConflict name why not.
+        `revise`: the reason for revising the case's standing decision; without it a decided case is refused
+        (AlreadyDecided), with it an undecided one is."""
         decision = proposal.decision.model_copy(update={"role": role})  # on its row and in the exports
         require(role, "decide")
         proposal.unchanged()
@@ -109,10 +116,18 @@ class DecisionService:
             raise Refused(f"{decision.case_id} awaits a second approval ({waiting.summary()}): confirm or reject it first.")
         if self.blind_case(bank_id, decision.case_kind, decision.case_id) is not None:
             raise Refused(f"{decision.case_id} awaits a blind second review or a lead: decide it there.")
+        standing = self.standing(bank_id, decision.case_kind, decision.case_id)
+        # One made on a revision older than the standing one meets it as a conflict (the outbox), where the reviewer chooses.
+        if revise is None and standing is not None and (proposal.base_revision is None or proposal.base_revision >= standing.revision):
+            raise AlreadyDecided(standing)
+        if revise is not None:
+            proposal = _as_revision(proposal, standing, revise)
+            decision = decision.model_copy(update={"revision_reason": proposal.decision.revision_reason})
         hold, held_because = self._hold(role, proposal)
-        # A four-eyes hold is a second look already; otherwise the first decision on a sampled case waits blind.
+        # A four-eyes hold is a second look already; otherwise a sampled case's first decision, or a revision of it,
+        # waits blind (a revision passes the controls a first decision does).
         blind = hold is None and selected(decision.case_id, self.second_review_share) and (
-            self.outbox.current_revision(bank_id, decision.case_kind, decision.case_id) == 0)
+            revise is not None or self.outbox.current_revision(bank_id, decision.case_kind, decision.case_id) == 0)
         stored, report = self.outbox.submit(
             bank_id, decision, proposal.record, self.retain, base_revision=proposal.base_revision, evidence=proposal.evidence,
             hold=hold, blind=blind,
@@ -124,6 +139,15 @@ class DecisionService:
         self.casework.release(bank_id, decision.case_kind, decision.case_id, decision.person)
         following = next_unreviewed(queue, decision.case_id, {*decided, decision.case_id}) if queue else None
         return Decided(stored=stored, report=report, next_case=following, held_because=held_because, blind=blind)
+
+    def standing(self, bank_id: str, case_kind: str, case_id: str) -> StoredDecision | None:
+        """The case's standing decision: its newest not held (nor discarded after Hindsight refused it); None: undecided."""
+        newest = self.outbox.latest_decided(bank_id, case_kind, case_id)
+        return None if newest is None or newest.state == DISCARDED else newest
+
+    def revisions(self, bank_id: str, case_kind: str, case_id: str) -> list[StoredDecision]:
+        """Every decision recorded on the case, oldest first: its history, each revision with its reason."""
+        return self.outbox.case_history(bank_id, case_kind, case_id)
 
     def _hold(self, role: Role, proposal: Proposal) -> tuple[Hold | None, str | None]:
         amount, reviewer = proposal.amount, proposal.decision.person
@@ -269,6 +293,19 @@ class DecisionService:
             except (Refused, RevisionConflict):
                 skipped.append(proposal.decision.case_id)
         return recorded, skipped
+
+
+def _as_revision(proposal: Proposal, standing: StoredDecision | None, reason: str) -> Proposal:
+    """The proposal as a revision of `standing`, its reason recorded with it; Refused when there is nothing to revise
+    or no reason (or one too long) is given."""
+    case_id, reason = proposal.decision.case_id, reason.strip()
+    if standing is None:
+        raise Refused(f"{case_id} has no standing decision to revise: decide it.")
+    if not reason:
+        raise Refused(f"{AlreadyDecided(standing).standing_words} Revising it needs a reason: give one.")
+    if len(reason) > REVISION_REASON_MAX_CHARS:
+        raise Refused(f"The reason for revising is {len(reason):,} characters; the limit is {REVISION_REASON_MAX_CHARS:,}.")
+    return replace(proposal, decision=proposal.decision.model_copy(update={"revision_reason": reason}))
 
 
 def decision_service(

@@ -3,6 +3,7 @@ them. Each message is written for the person who asked; an input error's starts 
 
     ReviewError
     ├── Refused            the decision may not be recorded now (held, blind, changed since shown ...)
+    │   └── AlreadyDecided the case has a standing decision: changing it is an explicit revision
     ├── RevisionConflict   another decision landed on the case since it was loaded: nothing is overwritten
     ├── NotAllowed         the role may not do this (also a PermissionError)
     └── InputError         a typed value is not acceptable (also a ValueError)
@@ -13,6 +14,8 @@ them. Each message is written for the person who asked; an input error's starts 
 
 from __future__ import annotations
 
+from dashboard.review.decision import outcome_words
+
 
 class ReviewError(Exception):
     """Anything the review room refuses to do; the message says why, for a person."""
@@ -20,6 +23,18 @@ class ReviewError(Exception):
 
 class Refused(ReviewError):
     """The decision may not be recorded now; the message says why."""
+
+
+class AlreadyDecided(Refused):
+    """A first decision on a case that has one standing: nothing is recorded. `standing`: that decision (a
+    review.outbox.StoredDecision); changing it is a revision, asked for explicitly, with a reason."""
+
+    def __init__(self, standing):
+        d = standing.decision
+        self.standing = standing
+        self.standing_words = (f"{standing.case_id} is already decided: {outcome_words(d)} by {d.reviewer}, "
+                               f"revision {standing.revision} (decision #{standing.id}).")
+        super().__init__(f"{self.standing_words} Changing it is a revision, which needs a reason.")
 
 
 class RevisionConflict(ReviewError):

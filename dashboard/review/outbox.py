@@ -218,6 +218,12 @@ class Outbox(DeliveryQueue):
         with self.engine.connect() as conn:
             return [stored_decision(row) for row in conn.execute(query)]
 
+    def case_history(self, bank_id: str, case_kind: str, case_id: str) -> list[StoredDecision]:
+        """Every decision on one case of one bank, oldest first (revision 1, 2 ...), held or not."""
+        query = sa.select(decisions).where(*of_case(bank_id, case_kind, case_id)).order_by(decisions.c.revision, decisions.c.id)
+        with self.engine.connect() as conn:
+            return [stored_decision(row) for row in conn.execute(query)]
+
     def decided_cases(self, bank_id: str, case_kind: str) -> set[str]:
         """The cases of this bank with a reviewer's decision (not one held for, or returned by, a second approval)."""
         query = sa.select(decisions.c.case_id).distinct().where(

@@ -61,6 +61,8 @@ def _submit(at: AppTest, case_id: str, **widgets) -> AppTest:
             (at.selectbox if name == "outcome" else at.radio)(key=keys[name]).set_value(widgets[name])
     if "note" in widgets:
         at.text_area(key=keys["note"]).input(widgets["note"])
+    if "revise" in widgets:  # a decided case: its form revises the decision, with a reason
+        at.text_input(key=field_keys(case_id, revising=True)["revise"]).input(widgets["revise"])
     at.text_input(key="reviewer_name").input(widgets.get("reviewer", "Dana Reviewer"))
     at.button(key=f"decision_submit_{case_id}").click().run()
     assert not at.exception, at.exception
@@ -96,10 +98,11 @@ def test_queue_select_a_case_see_both_sections_approve_then_override(exceptions_
     queue = at.dataframe(key="exception_queue").value.set_index("case")
     assert (queue.loc["E-1002", "status"], queue.loc["E-1002", "decision"]) == ("decided", "reject")
 
-    at = _submit(at, "E-1002", choice=OVERRIDE, outcome="approve", reason="PRICE_AGREED", note="New price list from 1 Nov")
-    assert "E-1002 recorded: approve for payment" in _notices(at)
+    at = _submit(at, "E-1002", choice=OVERRIDE, outcome="approve", reason="PRICE_AGREED", note="New price list from 1 Nov",
+                 revise="Rejected by mistake")
+    assert "E-1002 revised: approve for payment (revision 2," in _notices(at)
     decided = ("Outcome: approve for payment, an override of the agent's reject. Reason: PRICE_AGREED (Price change agreed with the vendor). "
-               "Note: New price list from 1 Nov")
+               "Note: New price list from 1 Nov Revised because: Rejected by mistake")
     assert decided in _texts(at)  # the confirmation names outcome, override, reason and note
     at = _select(at, "E-1002")
     assert decided in _texts(at)  # and so does the Decided box
@@ -119,7 +122,8 @@ def test_a_decision_without_reviewer_or_override_reason_is_not_submitted(excepti
     at = _submit(at, "E-1001", choice=OVERRIDE, outcome="reject", reviewer="Dana")
     assert "needs a reason code" in _notices(at)
     assert outbox.history("exception") == []
-    assert at.dataframe(key="exception_queue").value.set_index("case").loc["E-1001", "status"] == "open"
+    # refused: nothing recorded, and what was chosen stays, marked as the case's unsent draft
+    assert at.dataframe(key="exception_queue").value.set_index("case").loc["E-1001", "status"] == "open, unsent draft"
 
 
 def test_deep_link_opens_a_case_and_a_guard_case_escalates(exceptions_page):

@@ -25,3 +25,16 @@ def test_a_key_that_could_not_act_landed_when_the_page_said_why():
     assert agent_landed(end, "E-1018", accept=False) == "said"
     elsewhere = _page("E-1017", ("header", "E-1017: V08"), ("warning", "E-1018 is the last case of the queue shown: there is no next one."))
     assert agent_landed(elsewhere, "E-1017", accept=False) is None  # said of another case, and nothing moved
+
+
+def test_a_refusal_is_no_landing_and_a_name_gone_after_a_key_is_a_typed_value_lost():
+    from dashboard.cli.team_bench import Cell, Press
+
+    cell = Cell(2, "paced", "quiet", presses=[
+        Press(0, "J", "E-1001", 0.4, "E-1002", how="moved"),
+        Press(0, "A", "E-1002", 0.5, "E-1002", how="refused"),  # said why, recorded nothing: it did not do what it says
+        Press(1, "J", "E-1009", None),  # nothing came of it
+        Press(1, "J", "E-1009", 0.6, "E-1010", how="moved", name_kept=False),
+    ])
+    assert (cell.lost(), cell.refused(), cell.names_lost()) == (2, 1, 1)
+    assert cell.times("JA") == [0.4, 0.6]  # times of landed keys only

@@ -222,6 +222,12 @@ def press(page: Page, *keys: str) -> None:
         page.keyboard.press(key)
 
 
+def decision_form(page: Page):
+    """The open finance case's decision form (a bordered box keyed by its case, not a st.form: its fields are sent as
+    they change, so an unsent override is kept as the case's draft)."""
+    return page.locator('[class*="st-key-decision_form_"]')
+
+
 def heading(page: Page, text: str):
     return page.get_by_role("heading", name=re.compile("^" + re.escape(text)))
 

@@ -15,7 +15,7 @@ from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.reporting.audit_export import audit_rows, to_csv
 from dashboard.review.decision import OUTCOME_WORDS, OUTCOMES
 from dashboard.review.decisions import decision_service
-from tests.e2e.conftest import choose, click_button, heading, settled
+from tests.e2e.conftest import choose, click_button, decision_form, heading, settled
 from tests.helpers import demo_case, exception_proposal
 from tests.conftest import PROVEN
 
@@ -68,10 +68,10 @@ def test_a_blind_second_review_that_disagrees_goes_to_a_lead_whose_decision_memo
     for seen in (f"First review: {FIRST}", "first-note-7f3a", "Blind second review: Lee Second", "first-comment-9c2e"):  # the lead sees all
         expect(page.get_by_text(seen, exact=False)).to_have_count(1)
     shots(page, "blind-review-lead")
-    page.get_by_test_id("stForm").get_by_text("Override", exact=True).click()
-    expect(page.get_by_test_id("stForm").get_by_role("radio", name="Override")).to_be_checked()
+    decision_form(page).get_by_text("Override", exact=True).click()
+    expect(decision_form(page).get_by_role("radio", name="Override")).to_be_checked()
     choose(page, "Override outcome", OUTCOME_WORDS[lead_outcome])
-    page.get_by_test_id("stForm").get_by_text("CONTRACT_AMENDMENT: Contract or PO amended", exact=True).click()
+    decision_form(page).get_by_text("CONTRACT_AMENDMENT: Contract or PO amended", exact=True).click()
     page.locator('textarea[aria-label="Note"]').fill("lead-note: settled with AP")
     click_button(page, "Record decision")
     expect(page.get_by_text(re.compile(f"{CASE.id}: the lead's decision, {OUTCOME_WORDS[lead_outcome]}, recorded"))).to_be_visible()

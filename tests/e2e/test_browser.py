@@ -9,7 +9,10 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from dashboard.finance.policy import Recommendation
-from tests.e2e.conftest import PROBE_CASE, PROBE_TEXT, XSS_IMG, XSS_LINK, XSS_REMOTE, choose, click_button, click_when_still, grid_cells, heading, metric, open_select, paste_over_the_limit, press, settled
+from tests.e2e.conftest import (
+    PROBE_CASE, PROBE_TEXT, XSS_IMG, XSS_LINK, XSS_REMOTE, choose, click_button, click_when_still,
+    decision_form, grid_cells, heading, metric, open_select, paste_over_the_limit, press, settled,
+)
 from tests.helpers import demo_case, demo_ticket, record_exception_decision, record_ticket_decision
 
 pytestmark = pytest.mark.browser
@@ -49,17 +52,18 @@ def test_review_an_exception_with_keys_approve_then_override(app, page: Page, sh
     press(page, "k")
     expect(heading(page, "E-1002:")).to_be_visible()
     settled(page)
-    press(page, "o")  # the form switches to override
+    press(page, "o")  # E-1002 is decided: the form switches to override, and it is a revision of the decision
     settled(page)
-    expect(page.get_by_test_id("stForm").get_by_role("radio", name="Override")).to_be_checked()
+    expect(page.get_by_text(re.compile(r"E-1002 is already decided: reject by Jake Kojak Adams, revision 1 .* Override below revises it"))).to_be_visible()
+    expect(decision_form(page).get_by_role("radio", name="Override")).to_be_checked()
     choose(page, "Override outcome", "approve")
-    reason = page.get_by_test_id("stForm").get_by_text("PRICE_AGREED: Price change agreed with the vendor", exact=True)
+    reason = decision_form(page).get_by_text("PRICE_AGREED: Price change agreed with the vendor", exact=True)
     assert reason.evaluate("e => e.scrollWidth <= e.clientWidth")  # the code and its label read in full, never cut
     reason.click()
     page.locator('textarea[aria-label="Note"]').fill("New price list from 1 Nov")
-    click_button(page, "Record decision")
-    expect(page.get_by_text(re.compile(r"E-1002 recorded: approve for payment \(decision #\d+\), saved to the agents' memory"))).to_be_visible()
-    press(page, "k")
+    page.locator('input[aria-label="Reason for revising (required)"]').fill("Rejected by mistake: the new price list applies")
+    click_button(page, "Revise decision")
+    expect(page.get_by_text(re.compile(r"E-1002 revised: approve for payment \(revision 2, decision #\d+\), saved to the agents' memory"))).to_be_visible()
     expect(page.get_by_text(re.compile(r"Decided: approve for payment \(override of reject\) by Jake Kojak Adams"))).to_be_visible()
     settled(page)
     shots(page, "exceptions-overridden")

@@ -22,7 +22,7 @@ from dashboard.review.api_tokens import ApiTokens
 from dashboard.review.db import make_engine
 from examples.ap_agent.__main__ import load_cases
 from examples.ap_agent.graph import AGENT_NAME, Agent, memory_items
-from tests.e2e.conftest import choose, click_button, heading, settled
+from tests.e2e.conftest import choose, click_button, decision_form, heading, settled
 
 pytestmark = pytest.mark.browser
 FIRST, SECOND = load_cases(Path(__file__).resolve().parents[2] / "examples" / "ap_agent" / "cases.json")
@@ -118,7 +118,7 @@ def test_the_example_agent_pauses_for_a_person_resumes_with_the_decision_and_rec
     expect(said.get_by_text(re.compile(r"recommends reject \(reject\), confidence 1\.00"))).to_be_visible()
     expect(said.get_by_text("The agent and the dashboard's recompute agree on its recommendation and citations.")).to_be_visible()
     type_name(page, REVIEWER)
-    form = page.get_by_test_id("stForm")
+    form = decision_form(page)
     form.get_by_text("Override", exact=True).click()
     choose(page, "Override outcome", "approve for payment")
     form.get_by_text("PRICE_AGREED: Price change agreed with the vendor", exact=True).click()

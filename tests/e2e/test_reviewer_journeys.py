@@ -16,7 +16,7 @@ from dashboard.review.agent_runs import AgentRunStore
 from dashboard.review.casework import Casework
 from dashboard.review.curation import Curation
 from dashboard.review.decision import OUTCOME_WORDS
-from tests.e2e.conftest import click_button, heading, metric, open_select, press, settled
+from tests.e2e.conftest import click_button, decision_form, heading, metric, open_select, press, settled
 from tests.helpers import demo_ticket
 
 pytestmark = pytest.mark.browser
@@ -84,7 +84,7 @@ def test_a_finance_reviewer_records_exactly_what_each_case_showed(app, page: Pag
     type_name(page, "Dana Finance")
 
     # A half-filled override on E-1010, never submitted: J moves on, and nothing of it follows.
-    form = page.get_by_test_id("stForm")
+    form = decision_form(page)
     form.get_by_text("Override", exact=True).click()
     choose_other_outcome(page, shown_recommendation(page))
     form.get_by_text(re.compile(r"^NEEDS_APPROVER: ")).click()
@@ -110,9 +110,9 @@ def test_a_finance_reviewer_records_exactly_what_each_case_showed(app, page: Pag
     recommended = shown_recommendation(page)
     press(page, "o")
     settled(page)  # the old run's form is gone: until then a locator can meet two
-    expect(page.get_by_test_id("stForm").get_by_role("radio", name="Override")).to_be_checked()
+    expect(decision_form(page).get_by_role("radio", name="Override")).to_be_checked()
     outcome = choose_other_outcome(page, recommended)
-    page.get_by_test_id("stForm").get_by_text("CONTRACT_AMENDMENT: Contract or PO amended", exact=True).click()
+    decision_form(page).get_by_text("CONTRACT_AMENDMENT: Contract or PO amended", exact=True).click()
     page.locator('textarea[aria-label="Note"]').fill("E-1013: PO 7713 amended on 2 Dec.")
     shots(page, "journey-finance-override")
     click_button(page, "Record decision")

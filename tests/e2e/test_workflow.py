@@ -14,7 +14,7 @@ from dashboard.app import finance_recalls
 from dashboard.finance.policy import Recommendation
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.casework import Casework
-from tests.e2e.conftest import VIEWPORT, WAIT, click_button, heading, open_select, paste_over_the_limit, press, settled
+from tests.e2e.conftest import VIEWPORT, WAIT, click_button, decision_form, heading, open_select, paste_over_the_limit, press, settled
 from tests.helpers import demo_case, record_exception_decision
 
 pytestmark = pytest.mark.browser
@@ -159,6 +159,6 @@ def test_a_pasted_long_note_is_kept_up_to_the_limit_and_the_override_offers_only
     offered = page.get_by_role("option")
     assert sorted(o.strip() for o in offered.all_inner_texts()) == ["approve for payment", "escalate"]  # never the recommended outcome
     page.get_by_role("option").filter(has_text="approve for payment").first.click()
-    page.get_by_test_id("stForm").get_by_text("OTHER: Other (explain in the note)", exact=True).click()
+    decision_form(page).get_by_text("OTHER: Other (explain in the note)", exact=True).click()
     paste_over_the_limit(page, "Note", "Record decision")
     shots(page, "exceptions-long-note")

@@ -151,10 +151,12 @@ def test_a_dispute_decided_meanwhile_by_another_reviewer_is_a_conflict_never_an_
     assert not second.exception, second.exception
     assert [e.value for e in second.error] == [
         "Not recorded: Ann decided D-3001 meanwhile (accept the dispute: ask for a credit note). The case now shows their "
-        "decision; decide again if you still disagree."]
+        "decision; revise it, with a reason, if you still disagree."]
     assert [(e.decision.reviewer, e.decision.outcome) for e in outbox.history("dispute", "D-3001")] == [("Ann", "credit")]
-    next(b for b in second.button if b.label == "Record the decision").click().run()  # decided again, on what it shows now
-    assert [e.decision.reviewer for e in outbox.history("dispute", "D-3001")] == ["Bo", "Ann"]
+    second.text_input(key="disputes_revise_D-3001").input("Procurement disagrees")  # decided: only a revision changes it
+    next(b for b in second.button if b.label == "Revise decision").click().run()  # on what it shows now
+    assert [(e.decision.reviewer, e.decision.revision_reason) for e in outbox.history("dispute", "D-3001")] == [
+        ("Bo", "Procurement disagrees"), ("Ann", None)]
 
 
 

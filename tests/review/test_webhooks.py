@@ -147,7 +147,7 @@ def test_a_decision_becomes_one_signed_event_and_a_revision_another(scratch_serv
     assert service.outbox.get(first.stored.id).state == "delivered"
     assert events.deliver_due().delivered == 0 and len(receiver.requests) == 1
 
-    revised = service.decide(BANK, "reviewer", _proposal("E-1", "approve", base_revision=1))
+    revised = service.decide(BANK, "reviewer", _proposal("E-1", "approve", base_revision=1), revise="the contract was amended")
     assert events.deliver_due().delivered == 1
     event = _verified(receiver.requests[-1])
     assert event["idempotency_key"] == f"decision-{revised.stored.id}" and event["decision"]["revision"] == 2

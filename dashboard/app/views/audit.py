@@ -44,8 +44,9 @@ def decision_text(r) -> str:
     when = local_time(datetime.fromisoformat(r.decided_at))
     who = f"{r.reviewer} (subject {r.reviewer_subject} at {r.reviewer_issuer})" if r.reviewer_subject else r.reviewer
     who += f" as {r.role}" if r.role else ""
+    revised = f"\nRevision {r.revision}, revised because: {r.revision_reason}" if r.revision_reason else ""
     return (f"#{r.audit_id} {r.case_id}: {r.decision} ({how}{reason}), by {who}, {when}. "
-            f"Stored in Hindsight? {STORED.get(r.delivery, r.delivery)}\nNote: {r.note or '(none)'}")
+            f"Stored in Hindsight? {STORED.get(r.delivery, r.delivery)}\nNote: {r.note or '(none)'}{revised}")
 
 
 curation = resources.curation()

@@ -8,7 +8,7 @@ from datetime import date
 
 import streamlit as st
 
-from components.decision_form import OUTCOME_WORDS, OVERRIDE, accept_label, field_keys
+from components.decision_form import OUTCOME_WORDS, OVERRIDE, accept_label, drafted_cases, draft_of, field_keys
 from components.evidence import render_crowd_out, render_evidence, render_recall_details, render_recommendation
 from components.glossary import FINANCE_TERMS, render_glossary
 from components.review_keys import Accept, review_keys
@@ -53,6 +53,8 @@ def case_header(bank: str, case: ExceptionCase, queue: Queue, me, today: date, a
                 st.badge(f"{status}: {OUTCOME_WORDS[held.stored.decision.outcome]}", color="orange")
             else:
                 st.badge(status if stored is None else f"{status}: {OUTCOME_WORDS[stored.outcome]}", color="blue" if stored is None else "green")
+            if draft_of(case.id):  # an override chosen or typed here, not sent: kept for this session
+                st.badge("unsent draft", color="violet", icon=":material/edit_note:")
             reviewer_field(me, "reviewer_name")
             free = claim_controls(resources.casework(), bank, finance_case.KIND, case.id, me.person, lambda: access.permitted("decide"),
                                   cannot_claim=blind_review.cannot_claim(blind, me))
@@ -135,7 +137,8 @@ def case_view(bank: str, queue: Queue, rows: list[int], me_then: str | None, tod
         st.query_params["case"] = case.id  # a shareable deep link to this case
     settings = resources.settings()
     pick = "select another row to switch" if queue.table_open else "J / K move through the queue, or open it to pick one"
-    st.caption(f"{md(case.id)} is open: {pick}.")
+    drafts = drafted_cases()  # the queue's unsent drafts, said with the case open: a key redraws this, not the panel
+    st.caption(f"{md(case.id)} is open: {pick}." + (f" Unsent drafts, kept for this session: {md(', '.join(drafts))}." if drafts else ""))
 
     result, recall_error = recall(bank, case, queue)
     result, rec = (assess(result, resources.outbox().provenance.origin, settings.origin_weights,

@@ -152,7 +152,7 @@ def decision_form(case: ExceptionCase, rec: Recommendation, shown: Shown, pendin
     if disabled:  # a greyed-out form says why
         st.caption(md(f"The form is off: {why}."))
     if draft_of(case.id):
-        st.info(f"Unsent draft on {case.id}: what you chose and typed below is kept for this session, on this case only; "
+        st.info(f"Unsent draft on {md(case.id)}: what you chose and typed below is kept for this session, on this case only; "
                 "nothing is recorded until you press the button.", icon=":material/edit_note:")
     keep = {"on_change": _keep_draft, "args": (case.id, keys)}
     # Not a st.form: a form sends its fields only with its button, so a half-written override vanished when a key moved

@@ -17,6 +17,7 @@ from components.safe_text import md
 from components.status_banner import plain_error
 from dashboard.app import access, curating, labelling, resources, ticket_case, ticket_recalls
 from dashboard.hindsight.errors import HindsightError
+from dashboard.hindsight.write_facts import asker
 from dashboard.review.casework import Casework
 from dashboard.support.legacy_history import migrate_customer, not_consulted, tag_for_customer, ticket_records
 from dashboard.support.migration import MigrationError
@@ -43,7 +44,8 @@ def render_ticket_evidence(ticket: Ticket, recall: TicketRecall, customers: Sequ
     if render_not_consulted(skipped, can_migrate=access.can("apply_migration"), key=key) and access.permitted("apply_migration"):
         _write(bank, ticket, lambda: migrate_customer(resources.gateway(), bank, customers, ticket.customer,
                                                       retain=resources.signed_retain("migration")))
-    origins = origins_in_words([*recall.evidence, *recall.legacy_rejected], resources.outbox().provenance.origin, bank)
+    origins = origins_in_words([*recall.evidence, *recall.legacy_rejected], resources.outbox().provenance.origin, bank,
+                               asker(resources.gateway(), bank))
     render_evidence(recall, labelling.card_labels(bank, "ticket", ticket.id, labelling.ticket_contexts(recall), "ticket_reviewer"), origins)
     used = recall.tagged if recall.path == "tagged" else recall.legacy_admitted
     documents = list(dict.fromkeys(e.document_id for e in used if e.document_id))

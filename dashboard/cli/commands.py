@@ -224,6 +224,7 @@ def _recall_exception_args(parser: argparse.ArgumentParser) -> None:
 def run_recall_exception(args: argparse.Namespace) -> int:
     from dashboard.cli.agent_commands import open_stores
     from dashboard.finance.policy import assess
+    from dashboard.hindsight.write_facts import asker
     from dashboard.finance.recall import MAX_K, CaseKey, InvalidCase, check_crowd_out, two_stage_recall
 
     try:
@@ -240,10 +241,11 @@ def run_recall_exception(args: argparse.Namespace) -> int:
     try:
         result = two_stage_recall(gateway.recall, args.bank or settings.finance_bank, key, args.query, k=k)
         result = check_crowd_out(gateway.recall, result)  # reuses pass 2; one more call only when it was skipped
+        outbox, _ = open_stores(settings)  # a reviewer's authority is proven by the review store's signature
+        result, rec = assess(result, outbox.provenance.origin, settings.origin_weights, untrusted_decides=settings.untrusted_decides,
+                             ask_server=asker(gateway, result.bank_id))
     finally:
         gateway.close()
-    outbox, _ = open_stores(settings)  # a reviewer's authority is proven by the review store's signature
-    result, rec = assess(result, outbox.provenance.origin, settings.origin_weights, untrusted_decides=settings.untrusted_decides)
     payload = {
         "bank": result.bank_id, "vendor": key.vendor_code, "type": key.exception_type, "query": result.query, "k": k,
         "exact": [e.as_json() for e in result.exact],

@@ -45,6 +45,7 @@ from dashboard.finance.recall import CaseKey, PrecedentEvidence, TwoStageResult
 from dashboard.finance.trust import mark_trust
 from dashboard.hindsight.wire import tag_value
 from dashboard.review.decision import OUTCOME_WORDS, OUTCOMES, Outcome
+from dashboard.trust.bursts import AskServer
 from dashboard.trust.origin import Origin, OriginOf
 
 AGREEMENT_NEEDED = 0.6
@@ -285,10 +286,11 @@ def no_evidence_recommendation(reason: str) -> Recommendation:
 
 
 def assess(result: TwoStageResult, origin: OriginOf | None = None, weights: Mapping[str, float] | None = None, *,
-           untrusted_decides: bool = False) -> tuple[TwoStageResult, Recommendation]:
+           untrusted_decides: bool = False, ask_server: AskServer | None = None) -> tuple[TwoStageResult, Recommendation]:
     """Flag relevance and trust, then recommend. `origin`: the review store's check of a record's signature
     (review.provenance.Provenance.origin); without it nothing is proven, so no record has a reviewer's authority.
     `weights`: a vote's weight by its record's origin (e.g. {"unknown": 0.5}); 1 when not given. `untrusted_decides`:
-    the deployment turned off the rule that escalates what records of unknown origin swing."""
-    flagged = mark_trust(mark_relevance(result), origin)
+    the deployment turned off the rule that escalates what records of unknown origin swing. `ask_server`: the bank's
+    server, asked for the write time and meaning of records that could be a burst (finance.trust.mark_trust)."""
+    flagged = mark_trust(mark_relevance(result), origin, ask_server)
     return flagged, recommend(flagged, weights, untrusted_decides=untrusted_decides)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from functools import partial
 
 from dashboard.finance.recall import PrecedentEvidence, TwoStageResult
-from dashboard.trust.bursts import Record, bursts, when
+from dashboard.trust.bursts import AskServer, Candidate, Record, ServerView, bursts, when
 from dashboard.trust.origin import OriginOf, origin_of
 from dashboard.trust.screen import screen_record
 
@@ -30,9 +30,11 @@ def why_set_aside(record: PrecedentEvidence) -> str | None:
     return "; and ".join(reasons) or None
 
 
-def mark_trust(result: TwoStageResult, origin: OriginOf | None) -> TwoStageResult:
+def mark_trust(result: TwoStageResult, origin: OriginOf | None, ask_server: AskServer | None = None) -> TwoStageResult:
     """The result with each record's origin, screen flags and, where it may not vote, why. `origin`: the review store's
-    check of a record's signature (review.provenance.Provenance.origin); None proves nothing (every record unknown)."""
+    check of a record's signature (review.provenance.Provenance.origin); None proves nothing (every record unknown).
+    `ask_server`: the bank's server asked when it wrote the records of unknown origin and which mean the same
+    (hindsight/write_facts.py); without it a burst is read on the writer's timestamps and words alone."""
     def judged(r: PrecedentEvidence) -> PrecedentEvidence:
         who = (origin or partial(origin_of, None))(r.document_id, r.tags, r.metadata, bank=result.bank_id,
                                                   text=r.text if r.verbatim else None)
@@ -43,12 +45,15 @@ def mark_trust(result: TwoStageResult, origin: OriginOf | None) -> TwoStageResul
         return marked.model_copy(update={"set_aside": why_set_aside(marked)})
 
     exact, broader = [judged(r) for r in result.exact], [judged(r) for r in result.broader]
+    unknown = [r for r in exact + broader if r.set_aside is None and r.origin.kind == "unknown"]
+    server = ask_server([Candidate(r.id, r.document_id, r.text) for r in unknown]) if ask_server else ServerView()
+    at = lambda r: server.written.get(r.id) or when(r.written_at)  # noqa: E731  the server's clock before the writer's
     # a burst is "in a short window": only records whose writing time is known can be one
-    voting = [r for r in exact + broader if r.set_aside is None and r.origin.kind == "unknown" and when(r.written_at)]
+    voting = [r for r in unknown if at(r)]
     repeats: dict[str, str] = {}
-    for burst in bursts([Record(r.id, r.text, r.origin.kind, when(r.written_at)) for r in voting]):
+    for burst in bursts([Record(r.id, r.text, r.origin.kind, at(r)) for r in voting], server.alike):
         members = [r for r in voting if r.id in burst.ids]
-        newest = max(members, key=lambda r: (r.metadata.get("decided_on", ""), r.written_at or ""))
+        newest = max(members, key=lambda r: (r.metadata.get("decided_on", ""), at(r).isoformat()))
         repeats |= {r.id: f"one of a burst: {burst.summary}; the burst votes once" for r in members if r is not newest}
     mark = lambda records: [r.model_copy(update={"set_aside": repeats[r.id]}) if r.id in repeats else r for r in records]  # noqa: E731
     return result.model_copy(update={"exact": mark(exact), "broader": mark(broader)})

@@ -4,14 +4,17 @@ corroborates a forged fact by retaining it again and again). A burst is flagged 
 Two texts are near-identical when their word 3-shingles overlap by SIMILARITY (Jaccard) or more, read the way the
 screen reads them (trust/screen.py: compatibility-folded, case-folded, invisible characters dropped) and with every
 word that holds a digit (document ids, invoice numbers, amounts, dates, percentages) masked, together with a month name
-beside one: "decision-E-1777 ... 1,200.00" and "decision-E-1778 ... 1,250.00" are the same template.
+beside one: "decision-E-1777 ... 1,200.00" and "decision-E-1778 ... 1,250.00" are the same template. Two texts are
+also near-identical when the bank's own embeddings say they mean the same (`alike`, from the server: paraphrases share
+few words), and a burst's window is best read on the server's own write time, not a timestamp the writer chose
+(hindsight/write_facts.py asks the server for both).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
@@ -52,6 +55,27 @@ class Record:
     text: str
     origin: str
     at: datetime | None = None
+
+
+@dataclass(frozen=True)
+class ServerView:
+    """What the bank's server says of records that could be a burst: when it wrote each (its own clock), by record id,
+    and the pairs of record ids whose texts its embeddings find the same in meaning."""
+
+    written: Mapping[str, datetime] = field(default_factory=dict)
+    alike: frozenset[frozenset[str]] = frozenset()
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A record the server is asked about: its id as bursts names it, its document, its text."""
+
+    id: str
+    document_id: str | None
+    text: str
+
+
+AskServer = Callable[[Sequence[Candidate]], ServerView]  # bound to a bank: hindsight/write_facts.py
 
 
 def when(iso: str | None) -> datetime | None:
@@ -99,8 +123,9 @@ def _utc(at: datetime) -> datetime:
     return at if at.tzinfo else at.replace(tzinfo=UTC)  # a naive time is read as UTC, so times always compare
 
 
-def _groups(items: Sequence[Item]) -> list[list[int]]:
-    """Indices of near-identical items of one origin: each joins the first group whose first item it resembles."""
+def _groups(items: Sequence[Item], alike: Collection[frozenset[str]]) -> list[list[int]]:
+    """Indices of near-identical items of one origin: each joins the first group whose first item it resembles in words;
+    then groups with any pair alike in meaning (`alike` holds the pair of ids) are one."""
     sets = [shingles(item.text) for item in items]
     groups: list[list[int]] = []
     for i, item in enumerate(items):
@@ -109,7 +134,15 @@ def _groups(items: Sequence[Item]) -> list[list[int]]:
             groups.append([i])
         else:
             home.append(i)
-    return groups
+    linked = lambda a, b: items[a[0]].origin == items[b[0]].origin and any(  # noqa: E731
+        frozenset((items[i].id, items[j].id)) in alike for i in a for j in b)
+    merged: list[list[int]] = []
+    for group in groups:
+        joined = [m for m in merged if linked(m, group)]
+        for m in joined:
+            merged.remove(m)
+        merged.append(sorted(group + [i for m in joined for i in m]))
+    return sorted(merged)
 
 
 def _windows(group: list[int], items: Sequence[Item]) -> list[list[int]]:
@@ -145,11 +178,11 @@ def _origin_words(origin: str) -> str:
     return "unknown origin" if name in ("", "unknown") else f"origin {name}"
 
 
-def bursts(items: Sequence[Item]) -> list[Burst]:
+def bursts(items: Sequence[Item], alike: Collection[frozenset[str]] = frozenset()) -> list[Burst]:
     """Every burst among `items`: MIN_BURST or more near-identical records of one origin, within WINDOW of each other
-    where all have a time; in the order of their first record."""
+    where all have a time; in the order of their first record. `alike`: pairs of ids the bank finds the same in meaning."""
     found = []
-    for group in _groups(items):
+    for group in _groups(items, alike):
         for members in _windows(group, items):
             if len(members) < MIN_BURST:
                 continue

@@ -109,3 +109,14 @@ def test_times_are_read_from_iso_text_or_not_at_all():
     assert when("2026-11-20T09:00:00+00:00") == T0
     assert when("2026-11-20T09:00:00") == T0.replace(tzinfo=None)  # naive: bursts reads it as UTC
     assert when(None) is None and when("") is None and when("last Tuesday") is None
+
+
+def test_records_the_bank_finds_alike_in_meaning_are_a_burst_linked_through_any_member():
+    at = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
+    texts = ["Acme hex bolts over the contract price: fine.", "V02 billed more per bolt; let it pass.",
+             "The higher unit price from Acme stands.", "Freight surcharge on a rush order."]
+    items = [Record(f"r{n}", text, "unknown", at + timedelta(minutes=7 * n)) for n, text in enumerate(texts)]
+    assert bursts(items) == []  # few words in common
+    alike = {frozenset(("r0", "r2")), frozenset(("r2", "r1"))}  # r1 is alike to r2 only, not to the first
+    (burst,) = bursts(items, alike)
+    assert burst.ids == ("r0", "r1", "r2") and burst.summary == "3 near-identical records from unknown origin within 14 minutes"

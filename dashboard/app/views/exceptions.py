@@ -28,6 +28,7 @@ from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import assess, no_evidence_recommendation
 from dashboard.finance.recall import DEFAULT_K, MAX_K, CaseKey
 from dashboard.hindsight.errors import HindsightError
+from dashboard.hindsight.write_facts import asker
 from dashboard.kinds import cases_of
 from dashboard.queue_files import QueueFileError
 from dashboard.reporting.headline import figures_words
@@ -142,7 +143,8 @@ def case_view(bank: str, queue: Queue, rows: list[int], me_then: str | None, tod
 
     result, recall_error = recall(bank, case, queue)
     result, rec = (assess(result, resources.outbox().provenance.origin, settings.origin_weights,
-                                  untrusted_decides=settings.untrusted_decides) if result is not None
+                          untrusted_decides=settings.untrusted_decides, ask_server=asker(resources.gateway(), bank))
+                   if result is not None
                    else (None, no_evidence_recommendation("the recall could not run (Hindsight unavailable).")))
     shown = finance_case.shown_of(case, result, rec)
     accept = Accept(accept_label(rec.action), finance_case.KEYS.pending, shown, "accept the agent's recommendation")

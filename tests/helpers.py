@@ -4,6 +4,7 @@ the pages record them."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -12,6 +13,7 @@ import time
 import threading
 import urllib.request
 from datetime import UTC, date, datetime
+from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
 
 from streamlit.testing.v1 import AppTest
@@ -246,3 +248,9 @@ def built_in_overview(cases, tickets, **section_inputs) -> dict:
     from dashboard.support.kind import SUPPORT
 
     return {**queues_of([FINANCE, SUPPORT], {FINANCE.name: cases, SUPPORT.name: tickets}), **sections(cases, tickets, **section_inputs)}
+
+
+def run_coroutine(coroutine):
+    """asyncio.run on a thread of its own: a worker that ran a browser test has Playwright's loop running in this one."""
+    with ThreadPoolExecutor(1) as thread:
+        return thread.submit(asyncio.run, coroutine).result()

@@ -4,7 +4,6 @@ with a decision made by `decide` while it waits."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import threading
@@ -15,7 +14,7 @@ from dashboard.cli import main
 from dashboard.cli.app_server import serve_app
 from dashboard.review.api_tokens import ApiTokens
 from dashboard.review.db import make_engine
-from tests.helpers import exception_case
+from tests.helpers import exception_case, run_coroutine
 from tests.warm_app import start_warmed
 
 AGENT = AgentPart(name="ap-agent", version="3.0", recommendation="approve", confidence=0.6, cited=["PREC-V02-PRI-01"])
@@ -61,7 +60,7 @@ def test_the_async_client_has_the_blocking_clients_methods_against_the_real_app(
                 return {"one": one, "batch": batch, "listed": listed, "withdrawn": withdrawn, "missing": missing,
                         "start": start, "decided": decided, "changes": changes}
 
-        got = asyncio.run(agent())
+        got = run_coroutine(agent())
         with ReviewClient(url, token) as review:  # the blocking client reads the same
             assert review.decided_since("finance", got["start"].changes_cursor).changes_cursor == got["changes"].changes_cursor
             assert review.case("finance", "E-9403").status == "withdrawn"

@@ -4,7 +4,6 @@ get_decision; list_cases and withdraw_case; a token without the scope refused.""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from pathlib import Path
@@ -18,7 +17,7 @@ from dashboard.review.api_tokens import ApiTokens
 from dashboard.review.db import make_engine
 from dashboard.review.outbox import Outbox
 from tests.conftest import SIGNING_SECRET
-from tests.helpers import exception_case, open_page
+from tests.helpers import exception_case, open_page, run_coroutine
 from tests.warm_app import start_warmed
 
 AGENT = {"name": "mcp-agent", "version": "1.0", "recommendation": "approve", "confidence": 0.6, "cited": ["PREC-V02-PRI-01"]}
@@ -65,7 +64,7 @@ def test_mcp_tools_request_a_review_and_return_the_decision_made_on_the_page(hin
             return {"listed": listed, "requested": requested, "waited": waited, "withdrawn": withdrawn, "page": page,
                     "bad": bad, "refused": refused, "read": read, "unknown": unknown}
 
-        got = asyncio.run(before_the_decision())
+        got = run_coroutine(before_the_decision())
         assert TOOLS <= got["listed"]
         assert got["requested"]["status"] == "open" and got["requested"]["agent"]["name"] == "mcp-agent"
         assert got["waited"]["final"] is False and got["read"]["status"] == "open"
@@ -86,7 +85,7 @@ def test_mcp_tools_request_a_review_and_return_the_decision_made_on_the_page(hin
             async with _tools(url, agent_token) as tools:
                 return _out(await tools.call_tool("get_decision", {"kind": "finance", "case_id": "E-9501", "wait_s": 30}))
 
-        decided = asyncio.run(the_decision())
+        decided = run_coroutine(the_decision())
     engine.dispose()
     assert decided["final"] is True and decided["decision"]["reviewer"] == "Dana Reviewer"
     assert (decided["decision"]["outcome"], decided["decision"]["agent"], decided["decision"]["overridden"]) == ("reject", "mcp-agent", True)

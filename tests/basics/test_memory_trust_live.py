@@ -209,7 +209,7 @@ def test_authority_is_the_standing_decision_a_replayed_revision_a_copy_and_an_ed
                                       outcome=outcome if override else None, reason_code="PRICE_AGREED", now=lambda: datetime.now(UTC))
         proposal = Proposal(decision=decision, record=precedent_record(other, decision, rec), scope=CaseKey.of(other).scope,
                             base_revision=revision - 1)
-        done = service.decide(bank, "reviewer", proposal)
+        done = service.decide(bank, "reviewer", proposal, revise="The amended contract arrived" if revision > 1 else None)
         assert done.delivered and done.stored.revision == revision
         live.settle(bank)
         return done.stored

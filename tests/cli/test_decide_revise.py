@@ -9,6 +9,7 @@ import uuid
 from dashboard.finance.decisions import document_id_for
 from dashboard.review.db import make_engine
 from dashboard.review.outbox import Outbox
+from tests.conftest import signed_as
 from tests.finance_helpers import precedent
 from tests.helpers import demo_case, run_command
 
@@ -18,7 +19,7 @@ CASE = demo_case("E-1001")  # V01 price variance
 def test_decide_refuses_a_decided_case_unless_told_to_revise_it_with_a_reason(hindsight, monkeypatch, capsys, tmp_path):
     bank = f"cli-revise-{uuid.uuid4().hex[:8]}"
     hindsight.gateway.ensure_bank(bank)
-    hindsight.gateway.retain(bank, [precedent("PREC-C-1", CASE.vendor_code, CASE.exception_type, "approve", "2025-03-01")])
+    hindsight.gateway.retain(bank, [signed_as(precedent("PREC-C-1", CASE.vendor_code, CASE.exception_type, "approve", "2025-03-01"))])
     env = {"RECALL_REVIEW_DATA_DIR": str(tmp_path), "RECALL_REVIEW_ROLE": "reviewer"}
 
     def decide(*argv: str) -> tuple[int, str, str]:

@@ -15,6 +15,7 @@ from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.reporting.audit_export import audit_rows, to_csv
 from dashboard.review.errors import AlreadyDecided, NotAllowed, Refused, RevisionConflict
 from dashboard.review.limits import ApprovalLimits
+from tests.conftest import signed_as
 from tests.finance_helpers import precedent
 from tests.helpers import demo_case, recalled_proposal
 
@@ -25,7 +26,7 @@ REASON = "The amended contract arrived after the first decision"
 def _bank(hindsight) -> str:
     bank = f"revise-{uuid.uuid4().hex[:8]}"
     hindsight.gateway.ensure_bank(bank)
-    hindsight.gateway.retain(bank, [precedent("PREC-R-1", CASE.vendor_code, CASE.exception_type, "approve", "2025-03-01")])
+    hindsight.gateway.retain(bank, [signed_as(precedent("PREC-R-1", CASE.vendor_code, CASE.exception_type, "approve", "2025-03-01"))])
     return bank
 
 

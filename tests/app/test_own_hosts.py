@@ -15,7 +15,7 @@ import pytest
 from pydantic import ValidationError
 
 from dashboard.app.hosts import HostsNotNamed, host_allowed, own_hosts
-from dashboard.cli.app_server import REPO, serve_app, start_fresh
+from dashboard.cli.app_server import REPO, serve_app
 from dashboard.settings import Settings, settings_problem
 from tests.warm_app import start_warmed
 
@@ -128,7 +128,8 @@ def test_served_beyond_this_machine_without_its_host_names_it_refuses_to_start_n
 def test_served_beyond_this_machine_it_answers_the_names_configured_and_no_other(tmp_path):
     env = {**os.environ, "HINDSIGHT_API_URL": "http://127.0.0.1:9", "RECALL_REVIEW_ALLOW_ANONYMOUS": "true",
            "RECALL_REVIEW_ALLOWED_HOSTS": "review.example.com,127.0.0.1"}
-    with serve_app(env, tmp_path, start=lambda options, env, log: start_fresh(
+    # A fork of the worker's warmed app (test_every_route_...): the same launcher, without a new interpreter's imports.
+    with serve_app(env, tmp_path, start=lambda options, env, log: start_warmed(
             [*options, "--server.address", "0.0.0.0"], env, log)) as url:
         port = int(url.rsplit(":", 1)[1])
         assert _get(port, "/api/v1/openapi.json", "review.example.com")[0] == 200

@@ -317,3 +317,19 @@ def point_app(monkeypatch: pytest.MonkeyPatch, tmp_path: Path):
         return outbox
 
     return point
+
+
+@pytest.fixture(scope="module")
+def module_demo_banks(hindsight: LiveHindsight) -> Iterator[DemoBanks]:
+    """Fresh demo banks on the verbatim server shared by the tests of one module, each of which decides cases no other
+    test of the module opens (a decision reaches the bank, and the next recall of a case like it finds it)."""
+    banks = seed_demo_banks(hindsight)
+    yield banks
+    forget_banks(hindsight, banks.finance, banks.support)
+
+
+@pytest.fixture
+def demo_app(hindsight: LiveHindsight, point_app, module_demo_banks: DemoBanks) -> Outbox:
+    """The app (AppTest) pointed at the module's demo banks, with a decision log of the test's own (returned), for the
+    page tests that decide a case: a copy of the demo per module, not per test (under load a copy took 10-24 s)."""
+    return point_app(hindsight.env(finance=module_demo_banks.finance, support=module_demo_banks.support))

@@ -2,19 +2,13 @@
 so where the reviewer acted, naming the standing decision; Revise decision records the next revision with its reason,
 and the case shows every revision (Finance exceptions, Support tickets)."""
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from components.decision_form import OVERRIDE, REVISE_LABEL, field_keys
 from dashboard.app import ticket_case
 from tests.helpers import open_page, texts
 
-EXC, TIC = "views/exceptions.py", "views/tickets.py"
-
-
-@pytest.fixture
-def app(hindsight, point_app, demo_banks):
-    return point_app(hindsight.env(finance=demo_banks.finance, support=demo_banks.support))
+EXC, TIC = "views/exceptions.py", "views/tickets.py"  # one test each: E-1006 in the finance bank, T-2001 in the support bank
 
 
 def _run(at: AppTest) -> AppTest:
@@ -39,8 +33,8 @@ def _override(at: AppTest, case_id: str, outcome: str, note: str, revise: str | 
     return _run(at)
 
 
-def test_a_decided_exception_takes_no_stray_decision_and_revise_records_revision_two(app):
-    outbox = app
+def test_a_decided_exception_takes_no_stray_decision_and_revise_records_revision_two(demo_app):
+    outbox = demo_app
     at = open_page(EXC, timeout=120, case="E-1006")
     at.toggle(key="auto_advance").set_value(False)
     at.text_input(key="reviewer_name").input("Dana")
@@ -68,8 +62,8 @@ def test_a_decided_exception_takes_no_stray_decision_and_revise_records_revision
     assert "Revised because: The goods receipt arrived" in shown and "Vendor disputes the quantity" in shown
 
 
-def test_a_decided_ticket_takes_no_stray_decision_and_revise_records_revision_two(app):
-    outbox = app
+def test_a_decided_ticket_takes_no_stray_decision_and_revise_records_revision_two(demo_app):
+    outbox = demo_app
     at = open_page(TIC, timeout=120, ticket="T-2001")
     at.toggle(key="auto_advance").set_value(False)
     at.text_input(key="ticket_reviewer").input("Ada")

@@ -2,16 +2,10 @@
 is kept as that case's draft for the session (J away and K back: all of it there), marked on the case and beside the
 queue, and never shown on another case; recorded, the draft is gone."""
 
-import pytest
 from streamlit.testing.v1 import AppTest
 
 from components.decision_form import OVERRIDE, field_keys
 from tests.helpers import open_page, texts
-
-
-@pytest.fixture
-def outbox(hindsight, point_app, demo_banks):
-    return point_app(hindsight.env(finance=demo_banks.finance, support=demo_banks.support))
 
 
 def _run(at: AppTest) -> AppTest:
@@ -26,7 +20,8 @@ def _fields(at: AppTest, case_id: str) -> tuple:
             at.text_area(key=keys["note"]).value)
 
 
-def test_an_unsent_override_is_kept_per_case_and_never_shown_on_another(outbox):
+def test_an_unsent_override_is_kept_per_case_and_never_shown_on_another(demo_app):
+    outbox = demo_app
     at = open_page("views/exceptions.py", timeout=120, case="E-1003")
     assert at.query_params["case"] in ("E-1003", ["E-1003"])
     keys = field_keys("E-1003")

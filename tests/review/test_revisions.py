@@ -5,7 +5,6 @@ next recall finds the standing revision in the real Hindsight."""
 
 from __future__ import annotations
 
-import uuid
 from dataclasses import replace
 
 import pytest
@@ -23,11 +22,11 @@ CASE = demo_case("E-1002")  # V02 price variance
 REASON = "The amended contract arrived after the first decision"
 
 
-def _bank(hindsight) -> str:
-    bank = f"revise-{uuid.uuid4().hex[:8]}"
-    hindsight.gateway.ensure_bank(bank)
-    hindsight.gateway.retain(bank, [signed_as(precedent("PREC-R-1", CASE.vendor_code, CASE.exception_type, "approve", "2025-03-01"))])
-    return bank
+@pytest.fixture
+def bank(hindsight, bank_id) -> str:
+    """A fresh bank holding one precedent of the case (deleted after the test: `bank_id`)."""
+    hindsight.gateway.retain(bank_id, [signed_as(precedent("PREC-R-1", CASE.vendor_code, CASE.exception_type, "approve", "2025-03-01"))])
+    return bank_id
 
 
 def _memory_reviewer(hindsight, bank: str) -> str | None:
@@ -42,8 +41,8 @@ def _seen(hindsight, bank: str, reviewer: str, outcome: str | None = None, *, re
     return replace(recalled_proposal(hindsight, bank, CASE, reviewer, outcome, note), base_revision=revision)
 
 
-def test_a_second_decision_on_a_decided_case_is_refused_and_a_revision_with_its_reason_replaces_it(hindsight, scratch_service):
-    bank, service = _bank(hindsight), scratch_service(hindsight.gateway.retain)
+def test_a_second_decision_on_a_decided_case_is_refused_and_a_revision_with_its_reason_replaces_it(hindsight, bank, scratch_service):
+    service = scratch_service(hindsight.gateway.retain)
     first = service.decide(bank, "reviewer", recalled_proposal(hindsight, bank, CASE, "Dana", "escalate", note="Check the contract"))
     assert first.delivered and _memory_reviewer(hindsight, bank) == "Dana"
 
@@ -76,17 +75,16 @@ def test_a_second_decision_on_a_decided_case_is_refused_and_a_revision_with_its_
         service.decide(bank, "reviewer", _seen(hindsight, bank, "Dana", "reject", revision=2))
 
 
-def test_a_revision_of_an_undecided_case_is_refused(hindsight, scratch_service):
-    bank, service = _bank(hindsight), scratch_service(hindsight.gateway.retain)
+def test_a_revision_of_an_undecided_case_is_refused(hindsight, bank, scratch_service):
+    service = scratch_service(hindsight.gateway.retain)
     with pytest.raises(Refused, match="has no standing decision to revise"):
         service.decide(bank, "reviewer", recalled_proposal(hindsight, bank, CASE, "Dana"), revise=REASON)
     assert service.revisions(bank, "exception", CASE.id) == []
 
 
-def test_a_revision_passes_the_controls_of_a_first_decision(hindsight, scratch_service):
+def test_a_revision_passes_the_controls_of_a_first_decision(hindsight, bank, scratch_service):
     """Role, claim and approval limit: a revision above the reviewer's limit waits for a second approver, and the
     decision before it stands (in memory too) until one confirms it."""
-    bank = _bank(hindsight)
     service = scratch_service(hindsight.gateway.retain, limits=ApprovalLimits({"reviewer": 1.0}))
     first = service.decide(bank, "lead", recalled_proposal(hindsight, bank, CASE, "Dana"))  # a lead: no limit set
     assert first.delivered
@@ -108,8 +106,8 @@ def test_a_revision_passes_the_controls_of_a_first_decision(hindsight, scratch_s
         (1, "Dana", False), (2, "Lee", False)]
 
 
-def test_a_revision_of_a_sampled_case_waits_for_its_blind_second_review(hindsight, scratch_service):
-    bank, service = _bank(hindsight), scratch_service(hindsight.gateway.retain, second_review_share=1.0)
+def test_a_revision_of_a_sampled_case_waits_for_its_blind_second_review(hindsight, bank, scratch_service):
+    service = scratch_service(hindsight.gateway.retain, second_review_share=1.0)
     service.decide(bank, "reviewer", recalled_proposal(hindsight, bank, CASE, "Dana"))
     service.second_review(bank, "reviewer", recalled_proposal(hindsight, bank, CASE, "Lee"))  # agreed: Dana's stands
     assert _memory_reviewer(hindsight, bank) == "Dana"

@@ -8,6 +8,8 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +20,7 @@ from dashboard.cli.app_server import serve_app
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.db import make_engine
 from dashboard.review.outbox import Outbox
-from tests.conftest import SIGNING_SECRET
+from tests.conftest import SIGNING_SECRET, forget_banks, seed_demo_banks
 from tests.warm_app import start_warmed
 
 REPO = Path(__file__).resolve().parents[2]
@@ -52,7 +54,7 @@ def pytest_runtest_makereport(item, call):
     leaves its trace there, if anywhere."""
     report = yield
     if report.when == "call" and report.failed:
-        app = item.funcargs.get("app")
+        app = item.funcargs.get("app") or item.funcargs.get("read_only_app")
         if isinstance(app, App) and app.log.exists():
             report.sections.append(("app log (last 60 lines)", "\n".join(app.log.read_text(errors="replace").splitlines()[-60:])))
         if console := getattr(item.funcargs.get("page"), "console_seen", None):
@@ -107,6 +109,26 @@ def app_env() -> dict[str, str]:
 def app(hindsight, demo_banks, app_env) -> App:
     """A fresh app for each test: its own demo banks, its own empty decision outbox, its own process, so
     every test passes alone and in any order."""
+    with serving(hindsight, demo_banks, app_env) as app:
+        yield app
+
+
+@pytest.fixture(scope="module")
+def read_only_app(hindsight) -> Iterator[App]:
+    """One app for a module whose tests only read its pages (nothing typed, nothing decided): demo banks and a process
+    of its own, started once for the module instead of once per test (each start is a demo copy and an app fork)."""
+    banks = seed_demo_banks(hindsight)
+    try:
+        with serving(hindsight, banks, {}) as app:
+            yield app
+            assert app.outbox().history() == [], "a test given the read-only app recorded a decision: give it `app`"
+    finally:
+        forget_banks(hindsight, banks.finance, banks.support)
+
+
+@contextmanager
+def serving(hindsight, demo_banks, app_env: dict[str, str]) -> Iterator[App]:
+    """An app on `demo_banks` (and the untrusted-text probe) with an empty review store, in a process of its own."""
     fin, sup = demo_banks.finance, demo_banks.support
     hindsight.gateway.retain(fin, [MemoryRecord(
         document_id="probe-untrusted-text", content=PROBE_TEXT, tags=["vendor:V12", "type:price_variance"],

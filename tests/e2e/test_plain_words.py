@@ -31,8 +31,8 @@ def test_raw_terms_are_caught():
 
 
 @pytest.mark.parametrize("name", PAGES)
-def test_the_page_a_person_reads_says_it_in_plain_words(app, page, name):
-    page.goto(f"{app.url}/{PAGES[name]}")
+def test_the_page_a_person_reads_says_it_in_plain_words(read_only_app, page, name):
+    page.goto(f"{read_only_app.url}/{PAGES[name]}")
     settled(page)
     main = page.get_by_test_id("stMain")
     main.get_by_role("heading").first.wait_for()

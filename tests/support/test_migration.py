@@ -45,7 +45,8 @@ def state(live, bank):
     return documents
 
 
-def test_dry_run_classifies_documents_by_their_original_text_and_changes_nothing(live, support_bank):
+def test_dry_run_classifies_documents_by_their_original_text_and_changes_nothing(live, shared_demo):
+    support_bank = shared_demo.support  # read only (a dry run): the session's seeded bank, no copy of its own
     before = state(live, support_bank)
     plan = migration.plan(live.gateway, support_bank, CUSTOMERS)
     assert state(live, support_bank) == before
@@ -57,7 +58,8 @@ def test_dry_run_classifies_documents_by_their_original_text_and_changes_nothing
     assert plan.coverage.total == 18 and plan.coverage.tagged == 5 and not plan.coverage.ready_to_retire_fallback
 
 
-def test_untagged_listing_uses_the_exact_empty_tag_filter(live, support_bank):
+def test_untagged_listing_uses_the_exact_empty_tag_filter(live, shared_demo):
+    support_bank = shared_demo.support  # read only
     untagged = migration.legacy_documents(live.gateway, support_bank)
     raw = live.gateway.list_documents(support_bank, untagged=True, limit=100)
     assert raw["total"] == 13 == len(untagged)  # the server itself filters: only untagged documents come back

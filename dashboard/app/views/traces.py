@@ -25,7 +25,7 @@ from dashboard.queue_files import load_rows
 from dashboard.support.models import Ticket
 from dashboard.traces.evidence import bench
 from dashboard.traces.replay import ReplaySettings
-from dashboard.traces.request import TraceRequest, TraceStore, case_of_link, reachable
+from dashboard.traces.request import TraceRequest, TraceStore, case_of_link, kind_of_link, reachable
 from dashboard.traces.request_problem import request_problem
 from dashboard.traces.why_not import WhyNot, explain, find_documents, load_document
 
@@ -64,7 +64,7 @@ else:
 if submitted is not None and not (access.permitted("trace_any_query") and reachable(submitted, banks)):
     submitted = None
 cfg = resources.settings()
-focus = None if submitted is not None else trace_focus.case_focus(case_of_link(st.query_params))
+focus = None if submitted is not None else trace_focus.case_focus(case_of_link(st.query_params), kind_of_link(st.query_params))
 if submitted is not None:
     st.query_params.from_dict(submitted.to_query_params())  # the address bar becomes the deep link
     linked = submitted

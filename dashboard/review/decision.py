@@ -217,6 +217,8 @@ def conflict_escalation(
     return mine.model_copy(
         update={
             "outcome": "escalate", "overridden": mine.agent_recommendation not in (None, "escalate"),
+            # said as its kind says "escalate" (its words), not as the outcome it replaces was
+            "action_words": mine.action_words if mine.action else None,
             "reason_code": mine.reason_code or reason_code,
             "note": note[:NOTE_MAX_CHARS], "decided_at": decided_at,
         }

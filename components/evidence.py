@@ -18,7 +18,8 @@ from dashboard.finance.matching import MatchStatus
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import Recommendation
 from dashboard.finance.recall import PassInfo, PrecedentEvidence, TwoStageResult
-from dashboard.review.decision import OUTCOME_WORDS, decision_summary, outcome_words
+from dashboard.finance.models import OUTCOME_WORDS
+from dashboard.review.decision import decision_summary, outcome_words
 from dashboard.review.outbox import StoredDecision
 from dashboard.traces.request import TraceRequest
 
@@ -53,7 +54,7 @@ def render_decided(stored: StoredDecision | None, reasons: Mapping[str, str] | N
         return
     d = stored.decision
     who = f"{d.reviewer} ({'signed in' if d.authenticated else 'unauthenticated'})"
-    how = f"override of {OUTCOME_WORDS.get(d.agent_recommendation or '', 'the recommendation')}" if d.overridden else "as the agent recommended"
+    how = f"override of {d.said(d.agent_recommendation, 'the recommendation')}" if d.overridden else "as the agent recommended"
     # The reviewer's name was typed by a person: escaped, it shows as written and nothing in it is fetched.
     line = f"Decided: {outcome_words(d)} ({how}) by {md(who)} on {local_time(d.decided_at)}; decision #{stored.id}"
     if stored.state == "pending":

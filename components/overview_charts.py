@@ -19,12 +19,10 @@ from dashboard.finance.overview import MISSED, NOTHING_LOST, crowd_out_states
 from dashboard.reporting.headline import WRONG, figures_words, headline_parts, held_words
 from dashboard.reporting.overview import OverviewMetrics, age_words, incident_label, total
 from dashboard.reporting.recall_log import LatencySample
-from dashboard.review.decision import OUTCOME_WORDS
 
 HELD_COLORS = {"held for a second approver": "#6a1b9a", "held for a blind second review": "#1565c0", "awaiting the lead": "#ef6c00"}
 COLORS = {"approved": "#2e7d32", "overridden": "#c62828", "open": "#90a4ae", "decided": "#2e7d32", "pending delivery": "#f9a825", **HELD_COLORS,
           "admitted": "#2e7d32", "rejected": "#c62828", "approve": "#2e7d32", "reject": "#c62828", "escalate": "#f9a825"}
-KIND_TITLES = {"exception": "Finance exceptions", "ticket": "Support tickets"}
 RECALL_NAMES = {"finance": "a finance exception's precedents", "ticket": "a support ticket's history", "trace": "a trace"}
 PATHS = {"tagged": "tagged history", "legacy": "old records", "none": "none"}
 WHOLE = {"format": "d", "tickMinStep": 1}  # counts have whole-number ticks
@@ -167,7 +165,7 @@ def render_held(m: OverviewMetrics) -> None:
     if m.approvals_waiting:
         listed = f"The {len(m.approvals_waiting)} oldest" if every.held_for_approver > len(m.approvals_waiting) else "Each"
         st.caption(f"{listed} waiting for a second approver, oldest first:")
-        rows = [{"case": w.case_id, "decided by": w.proposer, "outcome": OUTCOME_WORDS.get(w.outcome, w.outcome), "amount": w.amount,
+        rows = [{"case": w.case_id, "decided by": w.proposer, "outcome": w.outcome_words or w.outcome, "amount": w.amount,
                  "their limit": w.limit, "waiting for": age_words(w.age_hours)} for w in m.approvals_waiting]
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", key="overview_approvals",
                      column_config={"amount": st.column_config.NumberColumn(format="%.2f"), "their limit": st.column_config.NumberColumn(format="%.2f")})
@@ -184,26 +182,35 @@ def render_agreement(m: OverviewMetrics) -> None:
         st.caption("No decision in this date range yet.")
         return
     kinds = list(dict.fromkeys(d.kind for d in m.daily))
+    titles = {q.kind: q.queue for q in m.queues}  # each kind's own title (QueueKind.title)
     for kind, panel in zip(kinds, st.columns(len(kinds))):  # one panel per queue, side by side
         rows = [{"day": local_day(d.day), "decision": name, "decisions": n}
                 for d in m.daily if d.kind == kind for name, n in (("approved", d.approved), ("overridden", d.overridden))]
         with panel:
             _chart({**_stacked(rows, category="day", series="decision", count="decisions", title="decisions"),
-                    "title": KIND_TITLES.get(kind, kind)}, f"overview_agreement_{kind}", 240)
+                    "title": titles.get(kind, kind)}, f"overview_agreement_{kind}", 240)
     st.caption("Latest decision per case, by the day it was made: approved = the agent's recommendation (or draft) kept.")
     kept, made = sum(a.approved for a in m.agreement), sum(a.decisions for a in m.agreement)
     takeaway(f"Reviewers kept the agent's advice on {kept} of {made} decisions in the date range.")
 
 def render_overrides(m: OverviewMetrics) -> None:
-    st.subheader("Finance overrides by vendor and reason code")
+    """One panel per queue whose kind groups its overrides (QueueKind.report_by), in its own words."""
+    for queue in m.queues:
+        by = next((o.by for o in m.overrides if o.kind == queue.kind), None)
+        if by is None:
+            continue
+        st.subheader(f"{queue.queue}: overrides by {by} and reason code")
+        mine = [o for o in m.overrides if o.kind == queue.kind]
+        rows = [{by: o.group, "reason": o.reason_code, "overrides": o.count} for o in mine]
+        _chart(_stacked(rows, category=by, series="reason", count="overrides", title="overrides", colors={}),
+               f"overview_overrides_{queue.kind}")
+        top = max(mine, key=lambda o: o.count)
+        takeaway(f"Most overridden: {by} {top.group} for {top.reason_code.replace('_', ' ')} ({top.count} of "
+                 f"{sum(o.count for o in mine)} {queue.nouns[0]} overrides).")
     if not m.overrides:
-        st.caption("No finance override in this date range.")
-        return
-    rows = [{"vendor": o.vendor, "reason": o.reason_code, "overrides": o.count} for o in m.overrides]
-    _chart(_stacked(rows, category="vendor", series="reason", count="overrides", title="overrides", colors={}), "overview_overrides")
-    top = max(m.overrides, key=lambda o: o.count)
-    takeaway(f"Most overridden: vendor {top.vendor} for {top.reason_code.replace('_', ' ')} ({top.count} of "
-             f"{sum(o.count for o in m.overrides)} overrides).")
+        st.subheader("Overrides by reason code")
+        st.caption("No override in this date range.")
+
 
 def render_crowd_out(m: OverviewMetrics) -> None:
     co = m.crowd_out

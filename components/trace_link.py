@@ -17,7 +17,7 @@ from __future__ import annotations
 import streamlit as st
 
 from components.safe_text import md
-from dashboard.traces.request import TraceRequest
+from dashboard.traces.request import P_OF, TraceRequest
 from dashboard.traces.verdict import CaseFocus
 
 TRACE_PAGE = "views/traces.py"  # relative to dashboard/app/main.py, as registered there
@@ -25,13 +25,16 @@ TRACE_PAGE = "views/traces.py"  # relative to dashboard/app/main.py, as register
 
 def trace_link(
     request: TraceRequest, label: str = "Trace", *, help: str | None = None, icon: str = ":material/troubleshoot:",
-    case: tuple[str, str] | None = None,
+    case: tuple[str, str] | None = None, of: str | None = None,
 ) -> None:
     """Render a link to `request`'s trace on the Traces page. `case` ("case" or "ticket", its id) is the case the
-    link is opened from: the trace highlights its exact precedents and links back to it."""
+    link is opened from, `of` its kind's key (QueueKind.key): the trace highlights its exact precedents (the kind's
+    `focus`) and links back to it."""
     params = request.to_query_params()
     if case is not None:
         params[case[0]] = case[1]
+    if of is not None:
+        params[P_OF] = of
     st.page_link(
         TRACE_PAGE, label=label, icon=icon, query_params=params,
         help=help or "How this recall ranked what it found, arm by arm",

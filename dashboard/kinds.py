@@ -8,11 +8,14 @@ docs/adding-a-queue-kind.md walks through adding one.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import cache
 from importlib import import_module
 from pathlib import Path
 
+from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.case_queue import CaseQueue
+from dashboard.review.decisions import Proposal
 from dashboard.review.db import make_engine
 from dashboard.review.queue_kind import QueueKind
 from dashboard.review.webhooks import WebhookEvents, WebhookTarget
@@ -67,6 +70,20 @@ def configured(settings: Settings) -> Settings:
         if kind.key not in LEGACY_QUEUE_FIELDS:  # the built-in kinds' live in their older fields
             queues[kind.key] = given.model_copy(update={"bank": given.bank or kind.default_bank, "cases": given.cases or kind.default_cases})
     return settings.model_copy(update={"queues": queues})
+
+
+def proposed(kind: QueueKind, case, view, choice, reasons) -> Proposal:
+    """`kind.propose(...)`, its decision carrying the kind's outcome words (ReviewerDecision.words) when the kind did not
+    set them: every room then says its outcomes as its buttons do, whatever base the kind is built on."""
+    proposal = kind.propose(case, view, choice, reasons)
+    if proposal.decision.words:
+        return proposal
+    return replace(proposal, decision=proposal.decision.model_copy(update={"words": dict(kind.outcomes)}))
+
+
+def seed_of(kind: QueueKind) -> Sequence[MemoryRecord]:
+    """The records `python -m dashboard seed` retains into the kind's bank: its `seed` where it declares one."""
+    return tuple(getattr(kind, "seed", ()) or ())
 
 
 def bank_of(settings: Settings, kind: QueueKind) -> str:

@@ -15,7 +15,7 @@ from dashboard.finance.kind import FINANCE
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import Recommendation, assess
 from dashboard.finance.recall import TwoStageResult
-from dashboard.review.decision import OUTCOME_WORDS
+from dashboard.finance.models import OUTCOME_WORDS
 
 BULK, BULK_SHOWN = "exceptions_bulk_confirmed", "exceptions_bulk_shown"
 

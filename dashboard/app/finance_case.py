@@ -160,7 +160,7 @@ def _record(bank, case, queue, result, rec, submitted, me, seen_key, seen, blind
     """Record a submit through the service, on the case as it is now; a refusal is shown in `slot`. `stored`: the
     case's standing decision; only the form's Revise decision, with a reason, changes it."""
     if submitted.shown.case_id != case.id:  # pressed as the page moved on: said before its fields are read
-        slot.refuse(f"Not recorded: {changed_since_shown(submitted.shown, shown_of(case, result, rec))}")
+        slot.refuse(f"Not recorded: {changed_since_shown(submitted.shown, shown_of(case, result, rec), FINANCE.outcomes)}")
         return
     revise = submitted.values.get("revise") if submitted.origin == "form" else None
     if stored is not None and revise is not None and not str(revise).strip():  # asked here, to focus the box to fill

@@ -12,15 +12,17 @@ import streamlit as st
 from components import submission
 from components.revisions import render_history
 from components.safe_text import md
+from components.trace_link import trace_link
 from components.workflow import flash, reviewer_field
 from dashboard.app import access, case_figures, deciding, resources
 from dashboard.app.agent_part import RECOMPUTE, agent_part_of, show_agent_part
 from dashboard.hindsight.errors import HindsightError
-from dashboard.kinds import bank_of, cases_of
+from dashboard.kinds import bank_of, cases_of, proposed
 from dashboard.queue_files import QueueFileError
 from dashboard.review.decision import REVISION_REASON_MAX_CHARS, changed_since_shown, decision_summary, outcome_words
 from dashboard.review.errors import InputError
 from dashboard.review.queue_kind import CaseView, Choice, EvidenceRecord, QueueKind
+from dashboard.traces.request import TraceRequest
 
 
 def _keys(kind: QueueKind) -> deciding.QueueKeys:
@@ -60,6 +62,17 @@ def _evidence(title: str, records: list[EvidenceRecord]) -> None:
             st.text(record.text)
 
 
+def _trace(kind: QueueKind, bank: str, case, view: CaseView) -> None:
+    """A link to the trace of the case's exact recall, opened focused on the case (its kind's `focus`: the tags its
+    exact evidence holds), with a way back here."""
+    try:
+        tags, about = kind.focus(case)
+    except ValueError:  # the kind cannot say what the case's exact evidence is
+        return
+    request = TraceRequest(bank=bank, query=(view.query or kind.describe(case))[:4000], tags=tuple(tags), tags_match="all_strict")
+    trace_link(request, label=f"Trace the exact recall ({md(about)})", case=("case", case.id), of=kind.key)
+
+
 def _recall(kind: QueueKind, bank: str, case) -> CaseView:
     """The case's recall, made once while its scope's memory stays the same (a decision there, on any instance, moves
     its freshness stamp): typing in the page recalls nothing again."""
@@ -79,7 +92,7 @@ def _recall(kind: QueueKind, bank: str, case) -> CaseView:
 def _record(kind: QueueKind, bank: str, case, view: CaseView, submitted: submission.Submitted, cases, seen_key: str) -> str | None:
     """Record a submit made on the revision of the case its page showed (`seen_key`: a decision landed since is a
     conflict, never an overwrite); returns why not, in a reviewer's words."""
-    why = changed_since_shown(submitted.shown, view.shown())
+    why = changed_since_shown(submitted.shown, view.shown(), kind.outcomes)
     if why:
         return why
     me = access.reviewer(f"{kind.key}_reviewer")
@@ -95,7 +108,7 @@ def _record(kind: QueueKind, bank: str, case, view: CaseView, submitted: submiss
     if revise is not None and not str(revise).strip():
         return "revising the decision needs a reason."
     try:
-        proposal = kind.propose(case, view, choice, reasons)
+        proposal = proposed(kind, case, view, choice, reasons)
     except InputError as exc:
         return exc.problem
     st.session_state.pop(seen_key)  # whatever the service says, the next screen reads the case's revision again
@@ -166,6 +179,7 @@ def render(kind: QueueKind) -> None:
         _evidence("Exact evidence", view.exact)
     with broader:
         _evidence("Broader evidence", view.broader)
+    _trace(kind, bank, case, view)
     seen_key = f"{kind.key}_seen_{bank}_{case.id}"  # the revision this page showed: a submit is made on it
     conflict = st.session_state.pop(keys.conflict, None)
     if conflict and conflict["case"] == case.id:

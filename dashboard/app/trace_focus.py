@@ -1,45 +1,53 @@
-"""The case a trace link was opened from (`?case=E-1003`, `?ticket=T-2004`), looked up in its kind's configured
-queue: the trace highlights its exact evidence and links back to its page. An unknown id: no focus."""
+"""The case a trace link was opened from (`?case=D-3001&of=disputes`: a case of any registered kind; `?case=E-1003`
+and `?ticket=T-2004`, links without `of`: a finance case, a ticket), looked up in its kind's configured queue: the trace
+highlights its exact evidence (the kind's `focus`) and links back to its page. An unknown kind or id: no focus."""
 
 from __future__ import annotations
 
 import streamlit as st
 
 from dashboard.app import navigation, resources
-from dashboard.finance.kind import FINANCE
-from dashboard.kinds import cases_of
+from dashboard.kinds import KindError, by_key, cases_of
 from dashboard.queue_files import QueueFileError
 from dashboard.review.queue_kind import QueueKind
 from dashboard.lab.suggestions import Classify, case_classifier, plain_classifier, ticket_classifier
 from dashboard.support.admission import OWNERSHIP_WORDS, Ownership
 from dashboard.support.customers import customer_tag
-from dashboard.support.kind import SUPPORT
 from dashboard.support.recall import customers_records, ownership_sentence
 from dashboard.traces.request import P_CASE, P_TICKET, TracedRecall
 from dashboard.traces.verdict import CaseFocus
 
-LINKED = {P_CASE: FINANCE, P_TICKET: SUPPORT}  # a trace link's parameter -> the kind whose case it names
+LINKED = {P_CASE: "finance", P_TICKET: "support"}  # a link without `of`: its parameter -> the kind key it names
 
 
-def _case(param: str, ident: str):
+def _kind(param: str, of: str | None) -> QueueKind | None:
     try:
-        return next((c for c in cases_of(resources.settings(), LINKED[param]) if c.id == ident), None)
+        return by_key(resources.settings(), of or LINKED[param])
+    except (KindError, KeyError):
+        return None
+
+
+def _case(param: str, ident: str, of: str | None = None):
+    kind = _kind(param, of)
+    try:
+        return None if kind is None else next((c for c in cases_of(resources.settings(), kind) if c.id == ident), None)
     except QueueFileError:
         return None
 
 
-def case_focus(link: tuple[str, str] | None) -> CaseFocus | None:
+def case_focus(link: tuple[str, str] | None, of: str | None = None) -> CaseFocus | None:
+    """The focus of the case `link` names, of the kind `of` names (QueueKind.focus: its exact evidence's tags)."""
     if link is None or link[0] not in LINKED:
         return None
     param, ident = link
-    case = _case(param, ident)
-    if case is None:
+    kind, case = _kind(param, of), _case(param, ident, of)
+    if kind is None or case is None:
         return None
     try:
-        tags, about = LINKED[param].focus(case)
+        tags, about = kind.focus(case)
     except ValueError:
         return None
-    return CaseFocus(kind=param, id=case.id, exact_tags=tags, about=about)
+    return CaseFocus(kind=param, id=case.id, exact_tags=tags, about=about, of=kind.key)
 
 
 def judged(focus: CaseFocus | None, traced: TracedRecall) -> CaseFocus | None:
@@ -62,8 +70,7 @@ def judged(focus: CaseFocus | None, traced: TracedRecall) -> CaseFocus | None:
 
 def page_of(focus: CaseFocus):
     """The page the focused case is reviewed on."""
-    kind: QueueKind = LINKED[focus.kind]
-    return navigation.queue_page(kind)
+    return navigation.queue_page(_kind(focus.kind, focus.of))
 
 
 def whose(focus: CaseFocus | None, bank: str, document_id: str, tags: tuple[str, ...]) -> str | None:

@@ -189,7 +189,7 @@ def run_decide(args: argparse.Namespace) -> int:
     One path for every kind (dashboard/kinds.py): its recall, then its proposal from what was typed."""
     from datetime import UTC
 
-    from dashboard.kinds import bank_of
+    from dashboard.kinds import bank_of, proposed
     from dashboard.review.decisions import configured_decision_service
     from dashboard.review.errors import AlreadyDecided, InputError, NotAllowed, Refused
     from dashboard.review.identity import Person
@@ -229,7 +229,7 @@ def run_decide(args: argparse.Namespace) -> int:
                             details={"response": args.response} if args.response else {}, decided_at=datetime.now(UTC),
                             agent=_handed_in_agent(settings, kind, args.case))
             try:
-                proposal = kind.propose(case, view, choice, kind.reasons(case, settings.reason_codes))
+                proposal = proposed(kind, case, view, choice, kind.reasons(case, settings.reason_codes))
             except InputError as exc:
                 return input_error("--reason" if exc.field == "reason_code" else f"--{exc.field}", exc.problem)
             if isinstance(who, Person):

@@ -51,8 +51,11 @@ def run_server(args: argparse.Namespace) -> int:
 
 
 def _memory_modes(settings) -> dict[str, dict | None]:
-    """How the server stores each configured bank (verbatim or extracting, observations), as it says."""
+    """How the server stores each registered kind's bank (verbatim or extracting, observations), as it says."""
     from dashboard.hindsight.gateway import HindsightGateway
+    from dashboard.kinds import configured
+
+    settings = configured(settings)  # every kind's bank, its own default where none is configured
 
     gateway = HindsightGateway(settings.base_url, settings.api_key)
     try:
@@ -89,7 +92,7 @@ def _seed_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-agents", action="store_true", help="only the records: do not run the reference agents")
 
 
-@command("seed", "retain the demo data into the finance and support banks (idempotent)", _seed_args)
+@command("seed", "retain the demo data into every registered kind's bank that declares a seed (idempotent)", _seed_args)
 def run_seed(args: argparse.Namespace) -> int:
     from dashboard.cli.seed import seed_demo_data, seed_flags
 

@@ -9,15 +9,14 @@ import hashlib
 import json
 from collections.abc import Callable
 
-from dashboard import demo_data
-from dashboard.finance.models import Precedent
+from dashboard.finance.kind import FINANCE
 from dashboard.hindsight.errors import HindsightUnavailable
 from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.hindsight.wire import MemoryRecord
+from dashboard.kinds import bank_of, registered, seed_of
 from dashboard.queue_files import load_rows
 from dashboard.settings import Settings
-from dashboard.support.customers import customer_tag
-from dashboard.support.models import SupportInteraction
+from dashboard.support.kind import SUPPORT
 
 PAGE = 500
 CONSOLIDATION_WAIT_S = 600.0
@@ -29,18 +28,11 @@ def content_hash(text: str) -> str:
 
 
 def finance_records() -> list[MemoryRecord]:
-    return [p.to_record() for p in load_rows(demo_data.PRECEDENTS, Precedent)]
+    return list(seed_of(FINANCE))
 
 
 def support_records() -> list[MemoryRecord]:
-    records = []
-    for item in load_rows(demo_data.SUPPORT_HISTORY, SupportInteraction):
-        if item.tagged:
-            tags, metadata = [customer_tag(item.customer)], {"kind": "interaction", "customer": item.customer}
-        else:  # the legacy format: no tags, no metadata, ownership only in the text
-            tags, metadata = [], {}
-        records.append(MemoryRecord(document_id=item.id, content=item.text, tags=tags, metadata=metadata))
-    return records
+    return list(seed_of(SUPPORT))
 
 
 def stored_documents(gateway: HindsightGateway, bank_id: str) -> dict[str, tuple[str | None, tuple[str, ...], str]]:
@@ -78,13 +70,14 @@ def seed_demo_data(gateway: HindsightGateway, settings: Settings, log: Callable[
 
     provenance = open_stores(settings)[0].provenance  # the seed's records are signed as the demo seed's
     counts = {}
-    for bank_id, records in ((settings.finance_bank, finance_records()), (settings.support_bank, support_records())):
+    seeds = [(bank_of(settings, kind), list(seed_of(kind))) for kind in registered(settings)]
+    for bank_id, records in [(bank, records) for bank, records in seeds if records]:  # every kind that declares a seed
         sent = seed_bank(gateway, bank_id, records, lambda r: provenance.sign(r, "seed"))
         if settings.embedded:  # the demo's own server: record what agents recall (an external one is the owner's call)
             gateway.enable_audit_log(bank_id)
         log(f"{bank_id}: {len(records)} demo records, {sent} written ({len(records) - sent} already present)")
         counts[bank_id] = {"demo_records": len(records), "written": sent}
-    for bank_id in (settings.finance_bank, settings.support_bank):
+    for bank_id in counts:
         if counts[bank_id]["written"]:
             _settle(gateway, bank_id, log)
     return counts

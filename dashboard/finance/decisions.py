@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import ValidationError
 
-from dashboard.finance.models import REVIEWER_TAG, VENDOR_PREFIX, ExceptionCase, decision_scope, type_tag, vendor_tag
+from dashboard.finance.models import OUTCOME_WORDS, REVIEWER_TAG, VENDOR_PREFIX, ExceptionCase, decision_scope, type_tag, vendor_tag
 from dashboard.finance.policy import Recommendation
 from dashboard.finance.recall import TwoStageResult
 from dashboard.hindsight.wire import MemoryRecord
@@ -112,7 +112,7 @@ def exception_decision(
             case_id=case.id, case_kind="exception", reviewer=reviewer, authenticated=authenticated, outcome=final,
             overridden=overridden, reason_code=reason_code, note=note, agent_recommendation=recommendation.action,
             recompute_recommendation=recommendation.action, cited_evidence=list(recommendation.cited), decided_at=now(),
-            report_by=VENDOR_PREFIX,
+            report_by=VENDOR_PREFIX, words=OUTCOME_WORDS,
         ).against(agent)
     except ValidationError as exc:
         err = exc.errors()[0]

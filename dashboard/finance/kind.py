@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from dashboard.demo_data import EXCEPTIONS
+from dashboard.demo_data import EXCEPTIONS, PRECEDENTS
 from dashboard.finance.decisions import (
     REASON_CODES,
     document_id_for,
@@ -15,14 +15,15 @@ from dashboard.finance.decisions import (
     exception_proposal,
     reasons_for,
 )
-from dashboard.finance.models import VENDOR_PREFIX, ExceptionCase, decision_scope, vendor_tag
+from dashboard.finance.models import OUTCOME_WORDS, VENDOR_PREFIX, ExceptionCase, Precedent, decision_scope, vendor_tag
 from dashboard.finance.policy import assess
 from dashboard.finance.recall import CaseKey, PrecedentEvidence, TwoStageResult, two_stage_recall
 from dashboard.hindsight.calls import RecallFn
-from dashboard.queue_files import shared_rows
-from dashboard.review.decision import OUTCOME_WORDS
+from dashboard.hindsight.wire import MemoryRecord
+from dashboard.queue_files import load_rows
 from dashboard.review.decisions import Proposal
 from dashboard.review.queue_kind import CaseView, Choice, EvidenceRecord
+from dashboard.review.tag_scoped import KindBase
 
 
 def _shown(record: PrecedentEvidence, case: ExceptionCase) -> EvidenceRecord:
@@ -40,7 +41,7 @@ def evidence_records(result: TwoStageResult, case: ExceptionCase) -> list[Eviden
     return [_shown(r, case) for r in [*result.exact, *result.broader]]
 
 
-class FinanceKind:
+class FinanceKind(KindBase):
     name, key, title, nouns = "exception", "finance", "Finance exceptions", ("exception", "exceptions")
     icon, url_path, page = ":material/receipt_long:", "exceptions", Path("views/exceptions.py")
     default_bank, default_cases = "recall-review-finance", EXCEPTIONS
@@ -49,8 +50,10 @@ class FinanceKind:
     kind_fields = ()
     model = ExceptionCase
 
-    def load(self, path: Path) -> tuple[ExceptionCase, ...]:
-        return shared_rows(path, ExceptionCase)
+    @property
+    def seed(self) -> list[MemoryRecord]:
+        """The demo precedents (demo_data/precedents.csv) `python -m dashboard seed` retains."""
+        return [p.to_record() for p in load_rows(PRECEDENTS, Precedent)]
 
     def columns(self, case: ExceptionCase) -> dict[str, object]:
         return {"vendor": case.vendor_code, "type": case.exception_type.replace("_", " "), "amount": case.invoice_amount}

@@ -12,6 +12,9 @@ from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.decision import Outcome
 from dashboard.strict import StrictModel
 
+# An outcome as a finance clerk reads it: to them "approve" means "pay the invoice", so it says so.
+OUTCOME_WORDS: dict[str, str] = {"approve": "approve for payment", "reject": "reject", "escalate": "escalate"}
+
 ExceptionType = Literal[
     "price_variance",
     "quantity_mismatch",

@@ -44,7 +44,8 @@ from pydantic import BaseModel, Field
 from dashboard.finance.recall import CaseKey, PrecedentEvidence, TwoStageResult
 from dashboard.finance.trust import mark_trust
 from dashboard.hindsight.wire import tag_value
-from dashboard.review.decision import OUTCOME_WORDS, OUTCOMES, Outcome
+from dashboard.finance.models import OUTCOME_WORDS
+from dashboard.review.decision import OUTCOMES, Outcome
 from dashboard.trust.bursts import AskServer
 from dashboard.trust.origin import Origin, OriginOf
 

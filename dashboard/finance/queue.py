@@ -12,7 +12,7 @@ from dashboard.finance.flags import stored as stored_flags
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import Recommendation
 from dashboard.review import figures
-from dashboard.review.decision import OUTCOME_WORDS
+from dashboard.finance.models import OUTCOME_WORDS
 from dashboard.review.standing import DecisionState
 from dashboard.review.workflow import sla_state
 

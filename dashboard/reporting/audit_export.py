@@ -16,7 +16,7 @@ from datetime import date
 
 from pydantic import BaseModel
 
-from dashboard.review.decision import OUTCOME_WORDS, outcome_words
+from dashboard.review.decision import outcome_words
 from dashboard.review.outbox import StoredDecision
 from dashboard.review.schema import AWAITING_SECOND
 from dashboard.review.second_review import FIRST, LEAD, SECOND, ReviewStep
@@ -39,6 +39,7 @@ class AuditRow(BaseModel):
     reason_code: str
     note: str
     agent_recommendation: str
+    agent_recommendation_words: str = ""  # the same in its kind's words ("accept the dispute: ask for a credit note")
     cited_evidence: str
     decided_on_evidence: str
     bank_id: str
@@ -62,7 +63,7 @@ def evidence_summary(entry: StoredDecision) -> str:
         return "no evidence (recall unavailable)"
     relevant = [item.id for item in snapshot.items if item.relevant]
     shown = f"{len(snapshot.items)} shown, relevant: {', '.join(relevant) or 'none'}"
-    return shown + (f"; recommended {OUTCOME_WORDS.get(snapshot.recommendation, snapshot.recommendation)}" if snapshot.recommendation else "")
+    return shown + (f"; recommended {entry.decision.said(snapshot.recommendation)}" if snapshot.recommendation else "")
 
 
 def audit_row(entry: StoredDecision) -> AuditRow:
@@ -84,6 +85,7 @@ def audit_row(entry: StoredDecision) -> AuditRow:
         reason_code=d.reason_code or "",
         note=d.note,
         agent_recommendation=d.agent_recommendation or "",
+        agent_recommendation_words=d.said(d.agent_recommendation, ""),
         cited_evidence=", ".join(d.cited_evidence),
         decided_on_evidence=evidence_summary(entry),
         bank_id=entry.bank_id,

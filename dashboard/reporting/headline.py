@@ -18,7 +18,7 @@ NAMED = 3  # cases named per incident kind; the rest are counted
 
 
 # What the Overview's heading starts with, e.g. "30 cases (18 exceptions, 12 tickets): 1 decided": the browser bench waits for it
-HEADLINE_START = re.compile(r"^[\d,]+ cases? \([\d,]+ exceptions?, [\d,]+ tickets?\): [\d,]+ decided")
+HEADLINE_START = re.compile(r"^[\d,]+ cases? \([\d,]+ [a-z -]+(?:, [\d,]+ [a-z -]+)*\): [\d,]+ decided")  # any kinds' nouns
 
 
 def n(count: int, one: str, many: str | None = None) -> str:

@@ -63,7 +63,11 @@ class Agreement(BaseModel):
 
 
 class OverrideRow(BaseModel):
-    vendor: str
+    """Overrides of one kind's cases in one group (its report_by tag's value: finance, a vendor) with one reason."""
+
+    kind: str  # the case kind
+    by: str  # what its kind groups overrides by (QueueKind.report_by): "vendor", "supplier"
+    group: str  # the group: "V03"
     reason_code: str
     count: int
 
@@ -122,6 +126,7 @@ class WaitingApproval(BaseModel):
     case_id: str
     proposer: str
     outcome: str
+    outcome_words: str = ""  # the outcome in its kind's words
     amount: float
     limit: float | None
     age_hours: float
@@ -196,11 +201,11 @@ def decision_metrics(
     end: date | None = None, queues: Sequence[QueueIds] = (),
 ) -> tuple[list[Agreement], list[OverrideRow], list[DailyDecisions]]:
     """From the standing decisions counted (kind -> counts), those made in the range; the overrides of the `queues`
-    whose kind groups them, by group (a vendor) and reason (`group_of`: (kind, case id) -> its group, for an override
+    whose kind groups them, by kind, group (a vendor) and reason (`group_of`: (kind, case id) -> its group, for an override
     whose record names none)."""
     agreement = {q.kind: Agreement(kind=q.kind) for q in queues}
-    grouped = {q.kind for q in queues if q.report_by}
-    overrides: Counter[tuple[str, str]] = Counter()
+    grouped = {q.kind: q.report_by for q in queues if q.report_by}
+    overrides: Counter[tuple[str, str, str]] = Counter()
     daily: dict[tuple[date, str], DailyDecisions] = {}
     for kind, counts in standing.items():
         for c in counts:
@@ -213,11 +218,11 @@ def decision_metrics(
                 row.overridden += c.count
                 day.overridden += c.count
                 if kind in grouped:
-                    overrides[(c.group or group_of.get((kind, c.case_id or ""), "unknown"), c.reason_code or "none")] += c.count
+                    overrides[(kind, c.group or group_of.get((kind, c.case_id or ""), "unknown"), c.reason_code or "none")] += c.count
             else:
                 row.approved += c.count
                 day.approved += c.count
-    override_rows = [OverrideRow(vendor=v, reason_code=r, count=n) for (v, r), n in sorted(overrides.items())]
+    override_rows = [OverrideRow(kind=k, by=grouped[k], group=g, reason_code=r, count=n) for (k, g, r), n in sorted(overrides.items())]
     return list(agreement.values()), override_rows, [daily[key] for key in sorted(daily)]
 
 
@@ -247,7 +252,8 @@ def held_blind(blind: Iterable[BlindCase], queued: Mapping[str, Set[str]], now: 
 def approvals_waiting(waiting: Iterable[HeldDecision], now: datetime) -> list[WaitingApproval]:
     rows = [
         WaitingApproval(
-            case_id=h.stored.case_id, proposer=h.proposed.actor, outcome=h.stored.decision.outcome, amount=h.proposed.amount,
+            case_id=h.stored.case_id, proposer=h.proposed.actor, outcome=h.stored.decision.outcome,
+            outcome_words=h.stored.decision.said(h.stored.decision.outcome), amount=h.proposed.amount,
             limit=h.proposed.limit, age_hours=round((now - h.proposed.at).total_seconds() / 3600, 1),
         )
         for h in waiting

@@ -16,8 +16,9 @@ from dashboard.strict import StrictModel
 Outcome = Literal["approve", "reject", "escalate"]  # the outcomes the built-in kinds decide; a kind may have its own
 OUTCOMES: tuple[str, ...] = Outcome.__args__
 OUTCOME = r"^[a-z][a-z_]{0,29}$"  # any kind's outcome, as the review store keeps it
-# An outcome as a finance clerk reads it: to them "approve" means "pay the invoice", so it says so.
-OUTCOME_WORDS: dict[str, str] = {"approve": "approve for payment", "reject": "reject", "escalate": "escalate"}
+# The words of a decision recorded before decisions carried their kind's (`ReviewerDecision.words`): only the built-in
+# kinds decided then, and of theirs only finance's outcomes have words of their own (a ticket's are its action words).
+RECORDED_BEFORE_WORDS: dict[str, str] = {"approve": "approve for payment", "reject": "reject", "escalate": "escalate"}
 REVISION_REASON_MAX_CHARS = 500  # why a standing decision is revised
 NOTE_MAX_CHARS = 4000  # a reviewer's note; a longer paste is refused with what was cut shown, never dropped
 DETAIL_MAX_CHARS = 8000  # one field of a kind's own (a ticket's sent response)
@@ -56,6 +57,15 @@ class ReviewerDecision(StrictModel):
     revision_reason: str | None = Field(default=None, max_length=REVISION_REASON_MAX_CHARS)
     # The tag its kind groups overrides by in the Overview (finance: "vendor"); None: the kind does not group them.
     report_by: str | None = Field(default=None, max_length=40)
+    # Its kind's outcomes in its own words (QueueKind.outcomes), so every room says the outcome and the agent's
+    # recommendation as the kind's buttons do; empty on a decision recorded before they were kept.
+    words: dict[str, str] = Field(default_factory=dict, max_length=20)
+
+    def said(self, outcome: str | None, absent: str = "none") -> str:
+        """`outcome` in its kind's words ("credit" -> "accept the dispute: ask for a credit note")."""
+        if outcome is None:
+            return absent
+        return (self.words or RECORDED_BEFORE_WORDS).get(outcome, outcome)
 
     @property
     def person(self) -> Person:
@@ -128,16 +138,18 @@ class Shown(StrictModel):
         return cls(case_id=case_id, recommendation=evidence.recommendation or draft, evidence=evidence.fingerprint())
 
 
-def changed_since_shown(shown: Shown, now: Shown) -> str | None:
+def changed_since_shown(shown: Shown, now: Shown, words: Mapping[str, str] | None = None) -> str | None:
     """Why a decision made on the screen `shown` may not be recorded against the case as it is `now`, in a
-    reviewer's words; None when the case still shows what the screen showed."""
+    reviewer's words (`words`: the kind's outcomes, QueueKind.outcomes); None when the case still shows what the
+    screen showed."""
     if shown.case_id != now.case_id:
         return (f"This decision was made on {shown.case_id}, but {now.case_id} is open now. Nothing was recorded: "
                 f"open {shown.case_id} to decide it.")
     if shown.recommendation != now.recommendation:
         if (now.recommendation or "").startswith("draft "):
             return f"The drafted response on {now.case_id} changed since it was shown. Nothing was recorded: read it again."
-        then, since = (OUTCOME_WORDS.get(r or "", r or "none") for r in (shown.recommendation, now.recommendation))
+        said = words if words is not None else RECORDED_BEFORE_WORDS
+        then, since = (said.get(r or "", r or "none") for r in (shown.recommendation, now.recommendation))
         return (f"The agent's recommendation on {now.case_id} changed since it was shown ({then} then, {since} now). "
                 "Nothing was recorded: read the case again.")
     if shown.evidence != now.evidence:
@@ -157,7 +169,7 @@ class Hold(StrictModel):
 def outcome_words(d: ReviewerDecision) -> str:
     """The decision as its reviewer chose it: its kind's action words when it has them ("the drafted response sent
     as it is"), else its outcome ("approve for payment")."""
-    return d.action_words or OUTCOME_WORDS.get(d.outcome, d.outcome)
+    return d.action_words or d.said(d.outcome)
 
 
 def compared(d: ReviewerDecision) -> dict:
@@ -180,7 +192,7 @@ def decision_summary(d: ReviewerDecision, reasons: Mapping[str, str] | None = No
     if d.action:  # a kind's own action (a ticket's draft sent, edited or replaced)
         what = f"Action: {outcome_words(d)}."
     elif d.overridden:
-        agent = OUTCOME_WORDS.get(d.agent_recommendation or "", d.agent_recommendation or "recommendation")
+        agent = d.said(d.agent_recommendation, "recommendation")
         what = f"Outcome: {outcome_words(d)}, an override of {agent_named(d)}'s {agent}."
     else:
         what = f"Outcome: {outcome_words(d)}, as {agent_named(d)} recommended."
@@ -205,6 +217,8 @@ def conflict_escalation(
     return mine.model_copy(
         update={
             "outcome": "escalate", "overridden": mine.agent_recommendation not in (None, "escalate"),
+            # said as its kind says "escalate" (its words), not as the outcome it replaces was
+            "action_words": mine.action_words if mine.action else None,
             "reason_code": mine.reason_code or reason_code,
             "note": note[:NOTE_MAX_CHARS], "decided_at": decided_at,
         }

@@ -85,7 +85,8 @@ class Proposal:
     def unchanged(self) -> None:
         """Refused when the case no longer shows what the reviewer's screen showed."""
         if self.shown is not None:
-            why = changed_since_shown(self.shown, Shown.of(self.decision.case_id, self.evidence or EvidenceSnapshot(available=False)))
+            now = Shown.of(self.decision.case_id, self.evidence or EvidenceSnapshot(available=False))
+            why = changed_since_shown(self.shown, now, self.decision.words or None)
             if why:
                 raise Refused(why)
 

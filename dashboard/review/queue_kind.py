@@ -52,6 +52,7 @@ class CaseView(BaseModel):
     broader: list[EvidenceRecord] = Field(default_factory=list)
     recommendation: str | None = None  # an outcome, None when the kind drafts instead (tickets)
     rationale: str = ""
+    query: str = ""  # the recall's query: a trace opened from the case recalls it again with the kind's focus tags
     native: Any = Field(default=None, exclude=True, repr=False)  # the kind's own result, for its propose()
 
     def snapshot(self) -> EvidenceSnapshot:
@@ -94,9 +95,12 @@ class QueueKind(Protocol):
     default_cases: Path | None
     holds: str  # what its bank holds, e.g. "finance precedents"
     report_by: str | None  # the tag the Overview groups its overrides by (finance: "vendor"); None: not grouped
-    outcomes: Mapping[str, str]  # outcome -> its words on a button ("approve" -> "approve for payment")
+    outcomes: Mapping[str, str]  # outcome -> its words ("approve" -> "approve for payment"): its buttons, the decision's
+    # confirmation, the Audit log, the exports and the Overview all say an outcome so (ReviewerDecision.words)
     kind_fields: Sequence[str]  # the names of its own detail fields a decision may carry (Choice.details)
     model: type[BaseModel]  # a case as a row of its queue file or the `case` an agent hands in (frozen, with an `id`)
+    # Optional, read with getattr: `seed`, the records `python -m dashboard seed` retains into its bank (a sequence of
+    # hindsight.wire.MemoryRecord). review/tag_scoped.py's bases give every attribute a kind need not declare.
 
     def load(self, path: Path) -> Sequence[Case]: ...
 

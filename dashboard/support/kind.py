@@ -1,6 +1,7 @@
 """Support tickets as a queue kind (review.queue_kind.QueueKind): recall by the customer's tag, the legacy fallback
 admitted only by the ownership rule, and the interaction a decision on the drafted response is retained as. Its page
-is app/views/tickets.py; this is what the shared rooms and `decide --kind support` use.
+is app/views/tickets.py; this is what the shared rooms and `decide --kind support` use. A ticket's override says why
+in its note: it offers no reason codes (KindBase.reasons).
 
 A ticket's decision is on its draft: "approve" sends it (edited, when a `response` detail differs from it); "reject"
 replaces it with the reviewer's own `response`, with a note saying why."""
@@ -10,15 +11,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from dashboard.demo_data import TICKETS
+from dashboard.demo_data import SUPPORT_HISTORY, TICKETS
 from dashboard.hindsight.calls import RecallFn
-from dashboard.queue_files import shared_rows
+from dashboard.hindsight.wire import MemoryRecord
+from dashboard.queue_files import load_rows, shared_rows
 from dashboard.review.decisions import Proposal
 from dashboard.review.errors import DecisionInputError
 from dashboard.review.queue_kind import CaseView, Choice, EvidenceRecord
+from dashboard.review.tag_scoped import KindBase
 from dashboard.support.customers import customer_tag
 from dashboard.support.decisions import ticket_decision, ticket_proposal
-from dashboard.support.models import Customer, Ticket
+from dashboard.support.models import Customer, SupportInteraction, Ticket
 from dashboard.support.recall import TicketEvidence, TicketRecall, recall_for_ticket
 
 
@@ -39,7 +42,7 @@ def evidence_records(found: TicketRecall) -> list[EvidenceRecord]:
     return [_shown(item) for item in items]
 
 
-class SupportKind:
+class SupportKind(KindBase):
     name, key, title, nouns = "ticket", "support", "Support tickets", ("ticket", "tickets")
     icon, url_path, page = ":material/support_agent:", "tickets", Path("views/tickets.py")
     default_bank, default_cases = "recall-review-support", TICKETS
@@ -48,17 +51,24 @@ class SupportKind:
     kind_fields = ("response",)
     model = Ticket
 
-    def load(self, path: Path) -> tuple[Ticket, ...]:
-        return shared_rows(path, Ticket)
+    @property
+    def seed(self) -> list[MemoryRecord]:
+        """The demo support history (demo_data/support_history.csv) `python -m dashboard seed` retains: tagged
+        interactions, and legacy ones with no tags or metadata, their owner only in their text."""
+        records = []
+        for item in load_rows(SUPPORT_HISTORY, SupportInteraction):
+            if item.tagged:
+                tags, metadata = [customer_tag(item.customer)], {"kind": "interaction", "customer": item.customer}
+            else:
+                tags, metadata = [], {}
+            records.append(MemoryRecord(document_id=item.id, content=item.text, tags=tags, metadata=metadata))
+        return records
 
     def columns(self, ticket: Ticket) -> dict[str, object]:
         return {"customer": ticket.customer, "issue": ticket.issue}
 
     def describe(self, ticket: Ticket) -> str:
         return f"{ticket.id}, {ticket.customer}"
-
-    def reasons(self, ticket: Ticket, configured: Mapping[str, Mapping[str, str]]) -> dict[str, str]:
-        return {}  # a ticket's override says why in its note
 
     def label_groups(self, ids: set[str], tickets: Sequence[Ticket], settings) -> dict[str, dict[str, str]]:
         """A ticket's customer segment (the customer directory's, RECALL_REVIEW_CUSTOMERS_FILE)."""

@@ -117,6 +117,15 @@ class TraceRequest(BaseModel):
 
 
 P_CASE, P_TICKET = "case", "ticket"  # the case a trace link was opened from (the link back to it)
+P_OF = "of"  # the kind of that case (QueueKind.key); a link without it: `case` names a finance case, `ticket` a ticket
+
+
+def kind_of_link(params: Mapping[str, Any]) -> str | None:
+    """The kind key a deep link names beside its case (`of`), or None."""
+    value = params.get(P_OF)
+    if isinstance(value, list | tuple):
+        value = value[-1] if value else None
+    return value if isinstance(value, str) and 0 < len(value) <= 40 else None
 
 
 def case_of_link(params: Mapping[str, Any]) -> tuple[str, str] | None:

@@ -34,8 +34,9 @@ class CaseFocus(BaseModel):
 
     model_config = ConfigDict(frozen=True)
 
-    kind: Literal["case", "ticket"]
+    kind: Literal["case", "ticket"]  # the link's parameter that named the case
     id: str
+    of: str = ""  # its kind's key (QueueKind.key)
     exact_tags: tuple[str, ...]
     about: str = ""  # plain words: "vendor V01, price variance"
     owned: dict[str, str] | None = None  # a ticket's: None until the trace's candidates are judged

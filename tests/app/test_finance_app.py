@@ -5,7 +5,8 @@ from streamlit.testing.v1 import AppTest
 
 from components.decision_form import ACCEPT, OVERRIDE, field_keys
 from components.submission import Submitted
-from dashboard.review.decision import OUTCOME_WORDS, OUTCOMES, Shown
+from dashboard.finance.models import OUTCOME_WORDS
+from dashboard.review.decision import OUTCOMES, Shown
 from components.safe_text import md
 from tests.conftest import APP, forget_banks, seeded_finance_bank
 from tests.helpers import QUEUE_OPEN, QUEUE_PANEL, RECALL_DETAILS_OPEN, auth_section, id_claims, open_page

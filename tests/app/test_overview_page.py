@@ -49,7 +49,7 @@ def test_metrics_core_counts_latest_decision_per_case_in_range(review_engine):
     m = overview_metrics.build(**_decisions_of(outbox), **built_in_overview(CASES, TICKETS, ticket_flags={}), latencies=log.latencies())
     fin = next(a for a in m.agreement if a.kind == "exception")
     assert (m.decisions_in_range, fin.decisions, fin.approved, fin.overridden, fin.rate) == (2, 2, 1, 1, 0.5)
-    assert [(o.vendor, o.reason_code, o.count) for o in m.overrides] == [(e1.vendor_code, "PRICE_AGREED", 1)]
+    assert [(o.group, o.reason_code, o.count) for o in m.overrides] == [(e1.vendor_code, "PRICE_AGREED", 1)]
     assert [(d.day, d.approved, d.overridden) for d in m.daily] == [(date(2026, 11, 2), 0, 1), (date(2026, 11, 5), 1, 0)]
     assert overview_metrics.first_decision_day(_decisions_of(outbox)["standing"]) == date(2026, 11, 2)
     assert m.queues[0].pending_delivery == 2 and m.queues[0].open == len(CASES) - 2 and m.queues[1].open == len(TICKETS)
@@ -68,7 +68,7 @@ def test_an_override_without_a_vendor_tag_is_counted_under_the_queues_vendor(rev
     untagged = precedent_record(case, decision, rec).model_copy(update={"tags": ["kind:decision"]})
     outbox.record("fin", decision, untagged)
     m = overview_metrics.build(**_decisions_of(outbox), **built_in_overview(CASES, [], ticket_flags={}), latencies=[])
-    assert [(o.vendor, o.reason_code, o.count) for o in m.overrides] == [(case.vendor_code, "PRICE_AGREED", 1)]
+    assert [(o.group, o.reason_code, o.count) for o in m.overrides] == [(case.vendor_code, "PRICE_AGREED", 1)]
 
 
 def _kept(review_engine, bank: str, results: dict) -> Casework:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from dashboard.finance.decisions import document_id_for
 from dashboard.finance.policy import as_they_claim, assess, recommend
-from dashboard.review.decision import OUTCOME_WORDS
+from dashboard.finance.models import OUTCOME_WORDS
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.hindsight.write_facts import SAME_MEANING, asker, server_view
 from dashboard.support.recall import recall_for_ticket

@@ -17,7 +17,7 @@ from dashboard.finance.decisions import document_id_for, exception_decision, pre
 from dashboard.finance.policy import as_they_claim, assess, recommend
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.review.agent_runs import AgentRunStore
-from dashboard.review.decision import OUTCOME_WORDS
+from dashboard.finance.models import OUTCOME_WORDS
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.db import make_engine
 from dashboard.review.decisions import Proposal, decision_service

@@ -9,7 +9,7 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from dashboard.review.decision import OUTCOME_WORDS
+from dashboard.finance.models import OUTCOME_WORDS
 from tests.e2e.conftest import click_button, decision_form, heading, settled
 from tests.e2e.test_reviewer_journeys import choose_other_outcome, form_starts_clean, shown_recommendation, type_name
 

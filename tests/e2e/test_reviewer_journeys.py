@@ -15,7 +15,7 @@ from dashboard.agents.runner import run_ticket
 from dashboard.review.agent_runs import AgentRunStore
 from dashboard.review.casework import Casework
 from dashboard.review.curation import Curation
-from dashboard.review.decision import OUTCOME_WORDS
+from dashboard.finance.models import OUTCOME_WORDS
 from tests.e2e.conftest import click_button, decision_form, heading, metric, open_select, press, settled
 from tests.helpers import demo_ticket
 

@@ -53,8 +53,8 @@ def test_a_dispute_is_recalled_decided_delivered_and_recalled_as_a_precedent(liv
     assert at.query_params["case"] in (["D-3001"], "D-3001")
     assert [s.value for s in at.subheader] == ["Exact evidence (2)", "Broader evidence (2)"]
     texts = _texts(at)
-    exact = {t.split(":")[0] for t in texts if t.endswith("(same supplier and type)")}
-    broader = {t.split(":")[0] for t in texts if t.endswith("(another supplier or type)")}
+    exact = {t.split(":")[0] for t in texts if t.endswith("(same supplier and dispute)")}
+    broader = {t.split(":")[0] for t in texts if t.endswith("(another supplier or dispute)")}
     assert exact == {"DISPUTE-PREC-001", "DISPUTE-PREC-002"} and broader == {"DISPUTE-PREC-003", "DISPUTE-PREC-004"}
     assert any(t.startswith("The agent recommends: accept the dispute: ask for a credit note.") for t in texts)
 

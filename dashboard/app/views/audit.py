@@ -10,7 +10,7 @@ from components.when import local_time
 from dashboard.app import access, case_figures, resources
 from dashboard.kinds import bank_of, cases_of
 from dashboard.queue_files import QueueFileError
-from dashboard.reporting.audit_export import HIDDEN, OUTCOME_WORDS, AuditFilter, audit_rows, to_csv, to_json
+from dashboard.reporting.audit_export import HIDDEN, AuditFilter, audit_rows, to_csv, to_json
 from dashboard.reporting.headline import figures_words
 
 st.title("Decision audit log")
@@ -39,7 +39,7 @@ def decision_text(r) -> str:
         when = local_time(datetime.fromisoformat(r.decided_at))
         return (f"#{r.audit_id} {r.case_id}: a first decision, {when}; who decided what is hidden until the blind second review. "
                 f"Stored in Hindsight? {STORED.get(r.delivery, r.delivery)}")
-    how = f"overrode the agent's {OUTCOME_WORDS.get(r.agent_recommendation, r.agent_recommendation)}" if r.overridden else "as the agent recommended"
+    how = f"overrode the agent's {r.agent_recommendation_words or r.agent_recommendation}" if r.overridden else "as the agent recommended"
     reason = f", reason {r.reason_code}" if r.reason_code else ""
     when = local_time(datetime.fromisoformat(r.decided_at))
     who = f"{r.reviewer} (subject {r.reviewer_subject} at {r.reviewer_issuer})" if r.reviewer_subject else r.reviewer

@@ -6,8 +6,10 @@ from dashboard.app.my_tokens import render_my_tokens
 from dashboard.reporting.home import build_overview
 
 st.title("Recall Review")
+queues = [kind.title.lower() for kind in resources.kinds()]  # each kind's own title: "finance exceptions"
+listed = f"{', '.join(queues[:-1])} and {queues[-1]}" if len(queues) > 1 else queues[0]
 st.caption(
-    "Check what agents recalled from Hindsight before they act: finance exceptions and support tickets, "
+    f"Check what agents recalled from Hindsight before they act: {listed}, "
     "with the evidence, why each memory was admitted, and a human decision retained back into memory."
 )
 

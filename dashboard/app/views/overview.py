@@ -34,11 +34,11 @@ WAITING_LISTED = 50  # the oldest approvals waiting, listed; the rest are counte
 
 
 def _finance_flags(settings, cases):
-    return resources.casework().queue_flags(settings.finance_bank, "exception", ids_of(cases))
+    return resources.casework().queue_flags(settings.finance_bank, FINANCE.name, ids_of(cases))
 
 
 def _ticket_flags(settings, tickets):
-    return resources.casework().queue_flags(settings.support_bank, "ticket", ids_of(tickets))
+    return resources.casework().queue_flags(settings.support_bank, SUPPORT.name, ids_of(tickets))
 
 
 def measure(settings, cases, tickets, *, check: bool, progress=None) -> list[str]:
@@ -46,7 +46,7 @@ def measure(settings, cases, tickets, *, check: bool, progress=None) -> list[str
     failed = []
     loaded = finance_recalls.load_queue(settings.finance_bank, cases, DEFAULT_K, progress=progress)
     if loaded["failed"]:
-        failed.append(f"{loaded['failed']} exception(s) could not be recalled")
+        failed.append(f"{loaded['failed']} {FINANCE.nouns[0]}(s) could not be recalled")
     for case in cases if check else []:
         try:
             finance_recalls.recall_case(settings.finance_bank, CaseKey.of(case), case.recall_query(), DEFAULT_K, document_id_for(case.id), check=True)
@@ -146,7 +146,7 @@ def page() -> None:
                 "\"Recall the whole queue now\" measures them, one recall each.", icon=":material/info:")
 
     coverage, coverage_error = coverage_of(settings, customers, reachable)
-    ticket_stored = resources.casework().flags(settings.support_bank, "ticket")
+    ticket_stored = resources.casework().flags(settings.support_bank, SUPPORT.name)
     log = resources.recall_log()
     waiting = [h for h in resources.decisions().approvals.waiting(limit=WAITING_LISTED) if h.stored.bank_id == banks.get(h.stored.case_kind)]
     metrics = overview_metrics.build(
@@ -156,7 +156,7 @@ def page() -> None:
         **overview_inputs.queues_of(kinds, queued, settings),
         **overview_inputs.sections(cases, tickets, finance=finance_queue.finance(), missed=finance_queue.missed(MISSED_LISTED),
                                    ticket_flags={t.id: ticket_flags.stored(ticket_stored.get(t.id)) for t in tickets}, coverage=coverage),
-        incidents={"exception": finance_queue.incidents(), "ticket": ticket_queue.incidents()},
+        incidents={FINANCE.name: finance_queue.incidents(), SUPPORT.name: ticket_queue.incidents()},
         incident_cases={kind: case_figures.incident_cases(bank, kind) for kind, bank in banks.items()},
         agent_tally=resources.agent_runs().tally(list(settings.banks)),
         latencies=log.latencies(), coverage_error=coverage_error, start=start, end=end,

@@ -13,6 +13,7 @@ from components.trace_view import render_console, render_trace
 from components.why_not_view import render_why_not
 from dashboard.agents.labelled_cases import from_store, review_set
 from dashboard.app import access, resources, trace_focus
+from dashboard.finance.kind import FINANCE
 from dashboard.finance.models import ExceptionCase
 from dashboard.hindsight.errors import HindsightError
 from dashboard.hindsight.gateway import HindsightGateway
@@ -25,7 +26,7 @@ from dashboard.queue_files import load_rows
 from dashboard.support.models import Ticket
 from dashboard.traces.evidence import bench
 from dashboard.traces.replay import ReplaySettings
-from dashboard.traces.request import TraceRequest, TraceStore, case_of_link, reachable
+from dashboard.traces.request import TraceRequest, TraceStore, case_of_link, kind_of_link, reachable
 from dashboard.traces.request_problem import request_problem
 from dashboard.traces.why_not import WhyNot, explain, find_documents, load_document
 
@@ -64,7 +65,7 @@ else:
 if submitted is not None and not (access.permitted("trace_any_query") and reachable(submitted, banks)):
     submitted = None
 cfg = resources.settings()
-focus = None if submitted is not None else trace_focus.case_focus(case_of_link(st.query_params))
+focus = None if submitted is not None else trace_focus.case_focus(case_of_link(st.query_params), kind_of_link(st.query_params))
 if submitted is not None:
     st.query_params.from_dict(submitted.to_query_params())  # the address bar becomes the deep link
     linked = submitted
@@ -133,7 +134,7 @@ def why_not_box() -> None:
             st.stop()
         cases, tickets = load_rows(cfg.exceptions_file, ExceptionCase), load_rows(cfg.tickets_file, Ticket)
         report = fix_report(gateway, cfg.finance_bank, cfg.support_bank, cases, tickets, knobs, answer)
-        decided = resources.outbox().decided_cases(cfg.finance_bank, "exception")
+        decided = resources.outbox().decided_cases(cfg.finance_bank, FINANCE.name)
         return altered(report, exclude=focus.id if focus else None), decided_changes(report.diffs if report else [], decided)
 
     render_why_not(request.key(), lambda text: find_documents(gateway, request.bank, text), explain_one, count_cases)
@@ -167,7 +168,7 @@ def lab(bank: str) -> None:
         )
     with tab_ab:
         if access.can("compare_configs"):
-            render_ab_tab(run_compare, lambda: resources.outbox().decided_cases(cfg.finance_bank, "exception"))
+            render_ab_tab(run_compare, lambda: resources.outbox().decided_cases(cfg.finance_bank, FINANCE.name))
         else:
             st.caption("A/B comparisons clone banks and may call another server: they are for leads.")
     with tab_knobs:

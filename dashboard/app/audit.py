@@ -9,6 +9,7 @@ it needs now (an agent run's own) it reads by id. Reviewers first: the reader fe
 
 from __future__ import annotations
 
+import hashlib
 import logging
 
 import streamlit as st
@@ -145,11 +146,24 @@ def then_now(bank_id: str, case_kind: str, case_id: str, now_records) -> ThenNow
     view = case_then_now(store, latest, now_records, audit_log_on(bank_id), resources.outbox().provenance.origin)
     statuses = resources.curation().statuses(bank_id, view.documents())
     view = view.with_curation(statuses)
+    # The causes take a dozen reads of the bank; every session showing this view (the same run, records now and
+    # curation, all in the key) gets the same answer, kept a minute like the incidents for what the bank alone changes.
+    key = ("causes", bank_id, hashlib.sha256(view.model_dump_json().encode()).hexdigest())
+    known = _causes_cache().get(key)
+    if known is not None:
+        return known
     try:  # the causes are an explanation on top: without them the view still shows what changed
-        return explained(resources.gateway(), statuses, view)
+        found = explained(resources.gateway(), statuses, view)
     except HindsightError:
         logger.warning("could not read why the evidence changed since the agent's recall", exc_info=True)
         return view
+    _causes_cache().put(key, found)
+    return found
+
+
+@st.cache_resource
+def _causes_cache() -> RecallCache:
+    return RecallCache(max_entries=64, ttl_s=INCIDENTS_TTL_S)
 
 
 @st.cache_resource

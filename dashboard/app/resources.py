@@ -11,6 +11,7 @@ from dashboard.hindsight.errors import HindsightError, HindsightUnavailable
 from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.hindsight.wire import MemoryMode
 from dashboard.kinds import configured, hold_webhook_position, registered, webhook_targets
+from dashboard.reporting.home import Overview, build_overview
 from dashboard.reporting.recall_log import RecallLog
 from dashboard.review.agent_runs import AgentRunStore
 from dashboard.review.casework import Casework
@@ -145,6 +146,13 @@ def memory_modes(bank_ids: tuple[str, ...]) -> dict[str, MemoryMode | None]:
         except HindsightError:
             modes[bank] = None
     return modes
+
+
+@st.cache_data(ttl=5, show_spinner=False)
+def home_overview() -> Overview:
+    """The server, its banks and the queues as Home shows them: the same for every visitor (no one's own data), so one
+    read every 5 s serves them all, where each new session asked the server five times before its first figures."""
+    return build_overview(gateway(), settings(), kinds())
 
 
 def signed_retain(kind: str):

@@ -85,6 +85,21 @@ def warm() -> list[str]:
     return names
 
 
+def compile_pages() -> int:
+    """Every page script compiled into Streamlit's script cache, as each page's first run in the process would (its
+    magic pass walks the syntax tree: 10-120 ms a page here, the Overview's the most, paid by whoever opened it first).
+    How many; none when no Streamlit runtime serves this process (a launcher's warm-up before its forks)."""
+    from streamlit.runtime import Runtime
+
+    cache = getattr(Runtime.instance(), "_script_cache", None) if Runtime.exists() else None
+    if cache is None:
+        return 0
+    scripts = [MAIN.with_name("main.py"), *sorted(MAIN.with_name("views").glob("*.py"))]
+    for script in scripts:
+        cache.get_bytecode(str(script))
+    return len(scripts)
+
+
 def read_review_store() -> None:
     """Each queue's decision states, held cases and flags counts read into the store objects every session uses
     (`st.cache_resource` is per process), before the server answers: over 1,000,000 decisions that first read is
@@ -198,6 +213,7 @@ def prepare() -> float:
     imports) is not done again."""
     started = time.perf_counter()
     warm()
+    compile_pages()
     read_review_store()  # not in warm(): the tests' launcher warms once, then each fork reads its own store
     gc.freeze()  # what it read too (the first states of a 100,000-case queue are ~100,000 objects)
     return time.perf_counter() - started

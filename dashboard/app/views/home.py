@@ -3,7 +3,6 @@ import streamlit as st
 from components.overview import render_banks, render_queues, render_server
 from dashboard.app import audit, case_figures, navigation, resources
 from dashboard.app.my_tokens import render_my_tokens
-from dashboard.reporting.home import build_overview
 
 st.title("Recall Review")
 queues = [kind.title.lower() for kind in resources.kinds()]  # each kind's own title: "finance exceptions"
@@ -22,7 +21,7 @@ with st.container(horizontal=True):
 
 render_my_tokens()
 
-overview = build_overview(resources.gateway(), resources.settings(), resources.kinds())
+overview = resources.home_overview()
 render_server(overview.server)
 render_banks(overview.banks)  # the whole width: no cell cut at 1440 wide
 # the same figures as the Overview's and the Audit log's, counted by the same function

@@ -312,6 +312,21 @@ DISGUISED_POISONS: tuple[Poison, ...] = (
 )
 
 
+
+def _against_a_ticket(p: Poison) -> Poison:
+    """Issue 58's technique against Ann Lee's ticket T-2004: the same words, as interactions of hers (a refund asked for)."""
+    texts = [_ticket("Asked for a refund of the annual plan.", text) for _, text in p.documents()]
+    return Poison(
+        p.technique, "ticket", p.document_id.removesuffix("-ap") + "-support", texts[0],
+        (*ANN_LEE, *(t for t in p.tags if t.startswith("note:"))),
+        {**_TICKET, **({"note": p.metadata["note"]} if "note" in p.metadata else {})}, p.expected_flags, p.caught_by,
+        timestamp=p.timestamp, copies=p.copies, variants=tuple(texts[1:]), spread=p.spread,
+        context=p.context and p.context.replace("AP exception decision", "support interaction"), where=p.where,
+    )
+
+
+DISGUISED_TICKET_POISONS: tuple[Poison, ...] = tuple(_against_a_ticket(p) for p in DISGUISED_POISONS)
+
 TECHNIQUES = ("hidden_instruction", "forged_fact", "trusted_tag_forgery", "repetition", "temporal_ordering",
               "forged_policy", "authority_spoofing")
 POISONS: tuple[Poison, ...] = (*EXCEPTION_POISONS, *TICKET_POISONS, ISSUE_EXAMPLE, *DISGUISED_POISONS)

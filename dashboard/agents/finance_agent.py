@@ -37,12 +37,14 @@ from dashboard.finance.trust import mark_trust
 from dashboard.hindsight.calls import RecallFn
 from dashboard.hindsight.documents import group
 from dashboard.review.agent_runs import AgentRun
+from dashboard.trust.bursts import AskServer
 from dashboard.trust.origin import OriginOf
 
 VARIANTS = ("reviewed", "seed", "naive")
 
 
-def _naive(recall: RecallFn, bank_id: str, key: CaseKey, query: str, k: int, origin: OriginOf | None) -> tuple[TwoStageResult, Recommendation]:
+def _naive(recall: RecallFn, bank_id: str, key: CaseKey, query: str, k: int, origin: OriginOf | None,
+           ask_server: AskServer | None) -> tuple[TwoStageResult, Recommendation]:
     req = {"tags": key.tags, "tags_match": "any_strict", "max_tokens": max_tokens_for(k), "budget": LEAN_BUDGET}
     grouped = group(recall(bank_id, query, **req))
     found = grouped.documents[:k]
@@ -52,7 +54,7 @@ def _naive(recall: RecallFn, bank_id: str, key: CaseKey, query: str, k: int, ori
         bank_id=bank_id, query=query, key=key, k=k, exact=[], broader=records,
         pass1=PassInfo(returned=len(found), facts=grouped.facts, **req), calls=1,
     )
-    judged = mark_trust(result, origin)  # what the run records of each record; the naive agent itself trusts them all
+    judged = mark_trust(result, origin, ask_server)  # what the run records of each record; the naive agent itself trusts them all
     return judged, recommend(as_they_claim(judged), untrusted_decides=True)  # nor does it escalate what they swing
 
 
@@ -62,21 +64,22 @@ def _single_label(tags, tags_match) -> str:
 
 def run_finance_agent(
     recall: RecallFn, bank_id: str, case: ExceptionCase, variant: str = "reviewed", *, k: int = DEFAULT_K,
-    clock: Callable[[], datetime] = lambda: datetime.now(UTC), origin: OriginOf | None = None,
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC), origin: OriginOf | None = None, ask_server: AskServer | None = None,
 ) -> AgentRun:
     """One run on one case; audit ids are filled in afterwards (audit_sync.resolve_audit_ids). `origin`: the review
-    store's check of a record's signature (review.provenance.Provenance.origin)."""
+    store's check of a record's signature (review.provenance.Provenance.origin); `ask_server`: the bank's server on bursts
+    (hindsight/write_facts.asker), as on the case page."""
     if variant not in VARIANTS:
         raise ValueError(f"variant: must be one of {', '.join(VARIANTS)}, got {variant!r}")
     started = clock()
     key, query = CaseKey.of(case), case.recall_query()
     recorder = RecordingRecall(recall, _single_label if variant == "naive" else label_for, origin)
     if variant == "naive":
-        result, rec = _naive(recorder, bank_id, key, query, k, origin)
+        result, rec = _naive(recorder, bank_id, key, query, k, origin, ask_server)
     else:
         own = document_id_for(case.id) if variant == "reviewed" else None
         raw = two_stage_recall(recorder, bank_id, key, query, k=k, own_document=own, decisions_first=variant == "reviewed")
-        result, rec = assess(raw, origin)
+        result, rec = assess(raw, origin, ask_server=ask_server)
     return AgentRun(
         run_id=uuid.uuid4().hex, bank_id=bank_id, case_kind="exception", case_id=case.id, agent="finance",
         variant=variant, started_at=started, ended_at=clock(), audit_log=False, recalls=recorder.snapshots,

@@ -18,6 +18,7 @@ from dashboard.agents.support_agent import run_support_agent
 from dashboard.finance.kind import FINANCE
 from dashboard.finance.models import ExceptionCase
 from dashboard.hindsight.gateway import HindsightGateway
+from dashboard.hindsight.write_facts import asker
 from dashboard.review.agent_runs import AgentRun, AgentRunStore
 from dashboard.review.provenance import Provenance
 from dashboard.review.queue_kind import QueueKind
@@ -45,7 +46,8 @@ def run_exception(
 ) -> AgentRun:
     """`origin`: the check of a record's signature; by default the review store's that `store` is part of."""
     origin = origin or Provenance(store.engine).origin
-    return _record(gateway, store, run_finance_agent(gateway.recall, bank_id, case, variant, origin=origin))
+    return _record(gateway, store, run_finance_agent(gateway.recall, bank_id, case, variant, origin=origin,
+                                                     ask_server=asker(gateway, bank_id)))
 
 
 def run_ticket(

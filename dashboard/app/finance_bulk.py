@@ -16,6 +16,7 @@ from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import Recommendation, assess
 from dashboard.finance.recall import TwoStageResult
 from dashboard.finance.models import OUTCOME_WORDS
+from dashboard.hindsight.write_facts import asker
 
 BULK, BULK_SHOWN = "exceptions_bulk_confirmed", "exceptions_bulk_shown"
 
@@ -35,7 +36,7 @@ def _candidates(bank: str, queue, me: str | None) -> list[tuple[ExceptionCase, T
         if c.id in at_hand:
             settings = resources.settings()
             result, rec = assess(at_hand[c.id], resources.outbox().provenance.origin, settings.origin_weights,
-                                 untrusted_decides=settings.untrusted_decides)
+                                 untrusted_decides=settings.untrusted_decides, ask_server=asker(resources.gateway(), bank))
             if exception_queue.well_supported(rec):
                 ready.append((c, result, rec))
     return ready

@@ -29,6 +29,7 @@ from dashboard.finance.decisions import document_id_for
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.recall import CaseKey, TwoStageResult, atwo_stage_recall, check_crowd_out, two_stage_recall
 from dashboard.hindsight.gateway import RECALL_CONCURRENCY
+from dashboard.hindsight.write_facts import asker
 from dashboard.review.freshness import Freshness
 
 logger = logging.getLogger(__name__)
@@ -67,10 +68,11 @@ def stamps(bank_id: str, cases: Sequence[ExceptionCase], freshness: Freshness | 
     return {case_id: by_scope[scope] for case_id, scope in scopes.items()}
 
 
-def _keep_flags(casework, origin, bank_id: str, results: dict[str, TwoStageResult]) -> None:
-    """Flags are a by-product of a recall: a store failure is logged, never fails the recall."""
+def _keep_flags(casework, origin, bank_id: str, results: dict[str, TwoStageResult], gateway) -> None:
+    """Flags are a by-product of a recall: a store failure is logged, never fails the recall. Bursts are judged on the
+    server's write time, as on the case page (`gateway`: bound on the script thread)."""
     try:
-        finance_flags.keep(casework, bank_id, results, origin)
+        finance_flags.keep(casework, bank_id, results, origin, asker(gateway, bank_id))
     except SQLAlchemyError:
         logger.warning("could not keep the finance flags in the review store", exc_info=True)
 
@@ -96,7 +98,7 @@ def recall_case(bank_id: str, key: CaseKey, query: str, k: int, own_document: st
         _cache().put(slot, result)  # with its crowd-out check, when one was added
         case_id = own_document.removeprefix("decision-") if own_document else None
         if case_id:
-            _keep_flags(resources.casework(), resources.outbox().provenance.origin, bank_id, {case_id: result})
+            _keep_flags(resources.casework(), resources.outbox().provenance.origin, bank_id, {case_id: result}, resources.gateway())
     return result
 
 
@@ -188,7 +190,7 @@ def _filler(bank_id: str, in_flight: int = RECALL_CONCURRENCY, before_each: Call
                 counts["failed"] += 1
                 return
             counts["loaded"] += 1
-            _keep_flags(casework, origin, bank_id, {todo[i].id: result})
+            _keep_flags(casework, origin, bank_id, {todo[i].id: result}, gateway)
 
         if todo:
             gateway.recall_many([(lambda c=c: timed(c)) for c in todo], concurrency=in_flight, progress=progress, on_result=arrived)

@@ -4,12 +4,13 @@ through the same service as the evidence cards (roles under RECALL_REVIEW_ROLE, 
 from __future__ import annotations
 
 import argparse
-import sys
 
-from dashboard.cli.acting import acting, token_arg
-from dashboard.cli.registry import bank_arg, command, input_error, open_gateway, print_json
+from dashboard.cli.acting import token_arg
+from dashboard.cli.four_eyes import Acting, run_step
+from dashboard.cli.registry import bank_arg, command, print_json
 
 STEPS = ("propose", "approve", "reject", "revert")
+NEEDS = {"propose": ("document", "label", "reason"), "revert": ("document", "reason"), "approve": ("proposal",), "reject": ("proposal",)}
 
 
 def _curate_args(parser: argparse.ArgumentParser) -> None:
@@ -27,49 +28,33 @@ def _curate_args(parser: argparse.ArgumentParser) -> None:
 @command("curate", "four-eyes curation of a document's memories: a proposal, then another person's approval", _curate_args)
 def run_curate(args: argparse.Namespace) -> int:
     from dashboard.review.curation import Curation
-    from dashboard.review.errors import CurationInputError, NotAllowed, Refused
-    from dashboard.review.db import make_engine
+    from dashboard.review.errors import CurationInputError
     from dashboard.review.freshness import Freshness
 
-    needs = {"propose": ("document", "label", "reason"), "revert": ("document", "reason"), "approve": ("proposal",), "reject": ("proposal",)}
-    for flag in needs[args.step]:
-        if getattr(args, flag) is None:
-            return input_error(f"--{flag}", f"required by {args.step}")
-    settings, gateway = open_gateway()
-    who_acts, problem = acting(settings, args.by, args.token, name_flag="--by")
-    if who_acts is None:
-        gateway.close()
-        return input_error(*problem)
-    who, role = who_acts
-    engine = make_engine(settings.store_url, settings.data_dir)
-    try:
-        curation = Curation(engine, gateway.set_document_state, freshness=Freshness(engine))
+    def act(a: Acting):
+        curation = Curation(a.engine, a.gateway.set_document_state, freshness=Freshness(a.engine))
         report = None
         if args.step in ("propose", "revert"):
-            bank = args.bank or settings.finance_bank
-            if args.step == "propose" and gateway.document(bank, args.document) is None:  # a typo would retire nothing
-                return input_error("--document", f"{args.document!r} is not a document of bank {bank}")
+            bank = args.bank or a.settings.finance_bank
+            if args.step == "propose" and a.gateway.document(bank, args.document) is None:  # a typo would retire nothing
+                raise CurationInputError("document", f"{args.document!r} is not a document of bank {bank}")
             event = curation.propose(
-                bank, args.document, role=role, proposer=who, reason=args.reason,
+                bank, args.document, role=a.role, proposer=a.who, reason=args.reason,
                 change="invalidate" if args.step == "propose" else "revert", label=args.label,
             )
         elif args.step == "approve":
-            event, report = curation.approve(args.proposal, role=role, lead=who)
+            event, report = curation.approve(args.proposal, role=a.role, lead=a.who)
         else:
-            event = curation.reject(args.proposal, role=role, lead=who)
-        status = curation.status(event.bank_id, event.document_id)
-    except CurationInputError as exc:
-        return input_error(f"--{'by' if exc.field in ('proposer', 'lead') else exc.field}", str(exc).split(": ", 1)[1])
-    except (NotAllowed, Refused) as exc:
-        print(f"error: not recorded: {exc}", file=sys.stderr)
-        return 1
-    finally:
-        gateway.close()
-        engine.dispose()
-    if args.json:
-        print_json({"event": event.model_dump(mode="json"), "status": status.status, "sentence": status.sentence,
-                    "delivery": report.model_dump() if report else None})
-    else:
-        print(f"{event.document_id}: {event.action} #{event.id} recorded; now {status.status}"
-              + (f"; delivery {event.state}" if event.state else ""))
-    return 0
+            event = curation.reject(args.proposal, role=a.role, lead=a.who)
+        return event, report, curation.status(event.bank_id, event.document_id)
+
+    def show(done) -> None:
+        event, report, status = done
+        if args.json:
+            print_json({"event": event.model_dump(mode="json"), "status": status.status, "sentence": status.sentence,
+                        "delivery": report.model_dump() if report else None})
+        else:
+            print(f"{event.document_id}: {event.action} #{event.id} recorded; now {status.status}"
+                  + (f"; delivery {event.state}" if event.state else ""))
+
+    return run_step(args, NEEDS[args.step], act, show)

@@ -102,6 +102,7 @@ def seed_flags(gateway: HindsightGateway, settings: Settings, log: Callable[[str
     from dashboard.agents.findings import find_incidents, store_incident_kinds
     from dashboard.cli.agent_commands import open_stores
     from dashboard.finance import flags as finance_flags
+    from dashboard.hindsight.write_facts import asker
     from dashboard.finance.decisions import document_id_for
     from dashboard.finance.models import ExceptionCase
     from dashboard.finance.recall import DEFAULT_K, CaseKey, atwo_stage_recall, check_crowd_out
@@ -120,7 +121,7 @@ def seed_flags(gateway: HindsightGateway, settings: Settings, log: Callable[[str
     ]
     results = {c.id: r for c, r in zip(cases, gateway.recall_many(jobs), strict=True) if not isinstance(r, BaseException)}
     results = {case_id: check_crowd_out(gateway.recall, r) for case_id, r in results.items()}  # one more call only where pass 2 was skipped
-    finance_flags.keep(casework, bank, results, outbox.provenance.origin)
+    finance_flags.keep(casework, bank, results, outbox.provenance.origin, asker(gateway, bank))
     recalls = {t.id: recall_for_ticket(gateway.recall, settings.support_bank, t.customer, t.issue, read_document=gateway.document) for t in tickets}
     ticket_flags.keep(casework, settings.support_bank, recalls)
     runs = [r for b in (bank, settings.support_bank) for r in runs_store.runs(bank_id=b)] if incidents else []

@@ -28,12 +28,12 @@ from sqlalchemy.exc import IntegrityError
 from dashboard.hindsight.calls import CurateFn
 from dashboard.review.errors import CurationInputError, NotAllowed, Refused
 from dashboard.review.freshness import EVERYTHING, Freshness
-from dashboard.review.identity import Actor, Person, as_person, same_person
+from dashboard.review.four_eyes import proposer as proposing, second_person, typed
+from dashboard.review.identity import Actor, Person
 from dashboard.review.db import as_utc
 from dashboard.review.delivery import DeliveryQueue, DeliveryReport, leased_to, utc_now, worker_name
 from dashboard.review.schema import PENDING
-from dashboard.review.roles import require
-from dashboard.review.schema import NAME, curation
+from dashboard.review.schema import curation
 from dashboard.settings import Role
 
 __all__ = ["Curation", "CurationEvent", "CurationInputError", "DocumentCuration", "NotAllowed", "Refused"]
@@ -109,14 +109,7 @@ def _event(row: sa.Row) -> CurationEvent:
 
 
 def _text(field: str, value: str | None, limit: int) -> str:
-    text = (value or "").strip()
-    if not text:
-        raise CurationInputError(field, "required")
-    if len(text) > limit:
-        raise CurationInputError(field, f"{len(text):,} characters; the limit is {limit:,}")
-    if any(ord(ch) < 32 and ch not in "\n\t" for ch in text):
-        raise CurationInputError(field, "must not contain control characters")
-    return text
+    return typed(CurationInputError, field, value, limit)
 
 
 class Curation(DeliveryQueue):
@@ -145,9 +138,7 @@ class Curation(DeliveryQueue):
         change: Change = "invalidate", label: str | None = None,
     ) -> CurationEvent:
         """A reviewer's proposal: invalidate (with a label) a valid document, or revert an invalidated one."""
-        require(role, "propose_curation")
-        proposer = as_person(proposer)
-        name = _text("proposer", proposer.name, NAME)
+        proposer, name = proposing(CurationInputError, role, "propose_curation", proposer)
         reason = _text("reason", reason, REASON_MAX_CHARS)
         document_id = _text("document", document_id, 240)
         if change == "invalidate" and label not in LABELS:
@@ -166,11 +157,8 @@ class Curation(DeliveryQueue):
     def approve(self, proposal_id: int, *, role: Role, lead: Actor) -> tuple[CurationEvent, DeliveryReport]:
         """A lead other than the proposer approves: stored first, then delivered at once when Hindsight answers
         (else by the worker, later). Returns the approval as stored and the delivery report."""
-        require(role, "approve_curation")
-        lead, name = as_person(lead), _text("lead", as_person(lead).name, NAME)
         proposal = self._open(proposal_id)
-        if same_person(proposal.person, lead):
-            raise Refused(f"{name} proposed this; another lead must approve it (four eyes).")
+        lead, name = second_person(CurationInputError, role, "approve_curation", lead, proposal.person, "approve")
         sent = f"{proposal.what}: {proposal.reason} (proposed by {proposal.actor}, approved by {name})"
         now = self.clock()
         writer = worker_name() if self.curate is not None else None  # it sends the approval at once (outbox.leased_to)
@@ -185,11 +173,8 @@ class Curation(DeliveryQueue):
 
     def reject(self, proposal_id: int, *, role: Role, lead: Actor) -> CurationEvent:
         """A lead other than the proposer rejects: the document keeps its status; nothing is sent."""
-        require(role, "approve_curation")
-        lead, name = as_person(lead), _text("lead", as_person(lead).name, NAME)
         proposal = self._open(proposal_id)
-        if same_person(proposal.person, lead):
-            raise Refused(f"{name} proposed this; another lead must reject it (four eyes).")
+        lead, name = second_person(CurationInputError, role, "approve_curation", lead, proposal.person, "reject")
         return self._append(proposal.bank_id, proposal.document_id, lambda _: dict(
             action="reject", change=proposal.change, label=proposal.label, reason=proposal.reason, actor=name, person_id=lead.id,
             proposal_id=proposal.id, after=proposal.before,

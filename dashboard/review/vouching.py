@@ -12,7 +12,7 @@ authority: a record that claims to be a reviewer's decision stays a forged claim
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from typing import Literal
 
@@ -20,13 +20,15 @@ import sqlalchemy as sa
 from pydantic import BaseModel
 from sqlalchemy import Engine
 
+from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.review.db import as_utc, upgrade
 from dashboard.review.delivery import utc_now
 from dashboard.review.errors import VouchInputError, Refused
-from dashboard.review.identity import Actor, Person, as_person, same_person
-from dashboard.review.roles import require
-from dashboard.review.schema import NAME, vouched_documents, vouches
+from dashboard.review.four_eyes import proposer as proposing, second_person, typed
+from dashboard.review.identity import Actor, Person
+from dashboard.review.schema import vouched_documents, vouches
 from dashboard.settings import Role
+from dashboard.trust.origin import text_digest
 
 REASON_MAX_CHARS = 500
 V, VD = vouches.c, vouched_documents.c
@@ -68,8 +70,38 @@ class VouchedDocument(BaseModel):
     written_at: datetime | None = None
 
 
-# the documents a vouch covers, read from the bank when it is confirmed (cli/vouch_commands.py reads them from Hindsight)
+# the documents a vouch covers, read from the bank when it is confirmed (in_bank below reads them from Hindsight)
 DocumentsOf = Callable[[Vouch], Iterable[VouchedDocument]]
+PAGE = 100
+
+
+def in_bank(gateway: HindsightGateway) -> DocumentsOf:
+    """The documents a vouch covers, as the bank holds them now: each with its original text's digest and the server's
+    own write time (documents without a stored text cannot be vouched for: their text could not be checked later)."""
+
+    def one(bank_id: str, document_id: str) -> Iterator[VouchedDocument]:
+        stored = gateway.document(bank_id, document_id)
+        if stored is not None and stored.original_text is not None:
+            yield VouchedDocument(document_id=document_id, text_sha256=text_digest(stored.original_text),
+                                  written_at=stored.created_at and datetime.fromisoformat(stored.created_at))
+
+    def documents_of(vouch: Vouch) -> Iterator[VouchedDocument]:
+        if vouch.document_id:
+            yield from one(vouch.bank_id, vouch.document_id)
+            return
+        offset = 0
+        while True:
+            page = gateway.list_documents(vouch.bank_id, limit=PAGE, offset=offset)
+            items = page.get("items", [])
+            for item in items:
+                written = item.get("created_at") and datetime.fromisoformat(item["created_at"])
+                if written and written < vouch.written_before:
+                    yield from one(vouch.bank_id, item["id"])
+            offset += len(items)
+            if not items or offset >= page.get("total", 0):
+                return
+
+    return documents_of
 
 
 def _vouch(row: sa.Row) -> Vouch:
@@ -80,14 +112,7 @@ def _vouch(row: sa.Row) -> Vouch:
 
 
 def _text(field: str, value: str | None, limit: int) -> str:
-    text = (value or "").strip()
-    if not text:
-        raise VouchInputError(field, "required")
-    if len(text) > limit:
-        raise VouchInputError(field, f"{len(text):,} characters; the limit is {limit:,}")
-    if any(ord(ch) < 32 and ch not in "\n\t" for ch in text):
-        raise VouchInputError(field, "must not contain control characters")
-    return text
+    return typed(VouchInputError, field, value, limit)
 
 
 class Vouching:
@@ -98,9 +123,8 @@ class Vouching:
     def propose(self, bank_id: str, *, role: Role, proposer: Actor, reason: str, document_id: str | None = None,
                 written_before: datetime | None = None) -> Vouch:
         """A lead's proposal to vouch for one document, or for every document the server wrote before a time."""
-        require(role, "vouch")
-        person = as_person(proposer)
-        name, reason = _text("proposer", person.name, NAME), _text("reason", reason, REASON_MAX_CHARS)
+        person, name = proposing(VouchInputError, role, "vouch", proposer)
+        reason = _text("reason", reason, REASON_MAX_CHARS)
         if (document_id is None) == (written_before is None):
             raise VouchInputError("document", "give one document, or a time before which every document is vouched for")
         if written_before is not None and written_before.tzinfo is None:
@@ -135,16 +159,13 @@ class Vouching:
         return self.get(vouch_id)
 
     def _settling(self, vouch_id: int, role: Role, who: Actor, step: str) -> tuple[Vouch, Person]:
-        require(role, "vouch")
-        person = as_person(who)
-        _text("lead", person.name, NAME)
         vouch = self.get(vouch_id)
         if vouch is None:
             raise VouchInputError("vouch", f"{vouch_id} is not a vouch")
         if vouch.state != "proposed":
             raise Refused(f"Vouch {vouch_id} was already {vouch.state} by {vouch.settled_by}.")
-        if same_person(Person.stored(vouch.proposed_by, vouch.proposer_id), person):
-            raise Refused(f"{person.name} proposed this vouch; another lead must {step} it (four eyes).")
+        person, _ = second_person(VouchInputError, role, "vouch", who, Person.stored(vouch.proposed_by, vouch.proposer_id),
+                                  step, "this vouch")
         return vouch, person
 
     def _settle(self, conn: sa.Connection, vouch: Vouch, person: Person, state: str, documents: int | None = None) -> bool:

@@ -20,7 +20,7 @@ from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.review.agent_runs import AgentRunStore
 from dashboard.review.outbox import Outbox
 from dashboard.support.models import Ticket
-from tests.conftest import PROVEN
+from tests.conftest import PROVEN, seeded
 
 ANN_LEE = Ticket(id="T-2004", customer="Ann Lee", issue="I was charged twice for the annual plan.", drafted_response="Hi Ann, I have refunded the duplicate charge.", opened_on="2026-11-12")
 ANN_LEE_OWN = {"SUP-L-001", "SUP-L-002"}  # the only records the ownership rule admits for Ann Lee
@@ -142,8 +142,10 @@ def test_audit_log_off_gives_a_labelled_recompute(hindsight, bank_id, stores):
 def test_sync_is_incremental_and_keeps_no_text(hindsight, audited_bank, stores):
     _, store = stores
     gw = hindsight.gateway
-    gw.retain(audited_bank, finance_records()[:10])
-    run = run_exception(gw, store, audited_bank, _case("E-1001", "V01"), "seed")
+    # signed as the seed's: with ten records of unknown origin the run would ask the server about bursts, and its
+    # recalls for that are in the bank's audit log too (hindsight/write_facts.py)
+    gw.retain(audited_bank, [seeded(r) for r in finance_records()[:10]])
+    run = run_exception(gw, store, audited_bank, _case("E-1001", "V01"), "seed", origin=PROVEN)
     again = sync_bank(gw, store, audited_bank)
     assert again.fetched == 0 and again.listed >= len(run.recalls)  # the run already fetched its entries' bodies once
     gw.recall(audited_bank, "tax mismatch", tags=["type:tax_mismatch"], tags_match="any_strict")

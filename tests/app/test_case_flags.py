@@ -11,6 +11,7 @@ from dashboard.finance import flags as finance_flags
 from dashboard.finance import queue as exception_queue
 from dashboard.finance.decisions import document_id_for
 from dashboard.finance.recall import DEFAULT_K, CaseKey, two_stage_recall
+from dashboard.hindsight.write_facts import asker
 from dashboard.review.agent_runs import AgentRunStore
 from dashboard.review.casework import Casework
 from dashboard.review.db import make_engine
@@ -45,8 +46,9 @@ def test_flags_written_as_cases_are_recalled_show_in_the_queues_of_a_new_session
     stored = {cid: finance_flags.stored(f) for cid, f in store.flags(fin, "exception").items()}
     assert set(stored) == {c.id for c in CASES}
     case = demo_case("E-1002")  # V02 price variance: V01's twelve crowd a single pass
-    expected = finance_flags.finance_flags(
-        two_stage_recall(gw.recall, fin, CaseKey.of(case), case.recall_query(), k=DEFAULT_K, own_document=document_id_for(case.id))
+    expected = finance_flags.finance_flags(  # the bank's server asked about bursts, as the case page asks it
+        two_stage_recall(gw.recall, fin, CaseKey.of(case), case.recall_query(), k=DEFAULT_K, own_document=document_id_for(case.id)),
+        None, asker(gw, fin),
     )
     assert stored["E-1002"] == expected and expected.crowd_out_lost and expected.exact >= 1
 

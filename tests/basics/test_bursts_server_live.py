@@ -110,3 +110,54 @@ def test_a_tickets_paraphrased_burst_is_said_on_each_card_by_the_server(live, li
     assert len(recalled) >= 3
     words = origins_in_words(recalled, PROVEN, bank, asker(live.gateway, bank))
     assert all("one of a burst" in words[e.ref] for e in recalled), words
+
+
+class _Counting:
+    """The gateway, counting what write_facts asks it (its documents and recalls)."""
+
+    def __init__(self, gateway):
+        self.gateway, self.base_url, self.asked = gateway, gateway.base_url, 0
+
+    def document(self, *args, **kwargs):
+        self.asked += 1
+        return self.gateway.document(*args, **kwargs)
+
+    def recall(self, *args, **kwargs):
+        self.asked += 1
+        return self.gateway.recall(*args, **kwargs)
+
+
+def test_the_agents_and_the_queues_flags_judge_bursts_on_the_servers_time_and_ask_it_once(live, live_demo_banks, tmp_path):
+    """The notes months apart by their own timestamps, written in one burst: the finance agent's run and the queue's
+    flags (what bulk approval and the Overview read) set them aside as one burst, as the case page does; the server is
+    asked once for the same records of the same bank, not on every judgement."""
+    from dashboard.agents.runner import run_exception
+    from dashboard.finance import flags as finance_flags
+    from dashboard.review.agent_runs import AgentRunStore
+    from dashboard.review.casework import Casework
+    from dashboard.review.db import make_engine
+    from dashboard.review.provenance import Provenance
+
+    bank, notes = live_demo_banks.finance, poison("notes_spread_over_six_months", "exception")
+    live.gateway.retain(bank, notes.records())
+    documents = [doc for doc, _ in notes.documents()]
+    engine = make_engine(f"sqlite:///{tmp_path / 'store.sqlite3'}", tmp_path)
+
+    run = run_exception(live.gateway, AgentRunStore(engine), bank, CASE, "reviewed", origin=PROVEN)
+    bursts = [e for e in run.output["evidence"] if e["id"] in documents and (e["set_aside"] or "").startswith("one of a burst")]
+    assert len(bursts) >= 2 and run.output["action"] != "approve", run.output["rationale"]
+
+    result = two_stage_recall(live.gateway.recall, bank, CaseKey.of(CASE), CASE.recall_query(), own_document=document_id_for(CASE.id))
+    counting = _Counting(live.gateway)
+    casework = Casework(engine)
+    finance_flags.keep(casework, bank, {CASE.id: result}, PROVEN, asker(counting, bank))
+    flags = finance_flags.stored(casework.flags(bank, "exception", [CASE.id]).get(CASE.id))
+    assert flags is not None and len([ref for ref in flags.set_aside if any(doc in ref for doc in documents)]) == len(bursts)
+    assert flags.action != "approve"
+    asked = counting.asked
+    finance_flags.keep(casework, bank, {CASE.id: result}, PROVEN, asker(counting, bank))  # the queue judged again
+    assert counting.asked == asked  # the same records of the same bank: what the server said is reused
+    fresh = [r for r in result.records if r.document_id in documents]
+    server_view(counting, f"{bank}-another", [Candidate(r.id, r.document_id, r.text) for r in fresh])  # another bank: asked
+    assert counting.asked > 0
+    engine.dispose()

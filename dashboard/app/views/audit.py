@@ -7,7 +7,7 @@ from components.curation import render_curation_log
 from components.status_banner import plain_error
 from components.webhook_deliveries import render_webhook_deliveries
 from components.when import local_time
-from dashboard.app import access, case_figures, resources
+from dashboard.app import access, case_figures, resources, vouching
 from dashboard.kinds import bank_of, cases_of
 from dashboard.queue_files import QueueFileError
 from dashboard.reporting.audit_export import HIDDEN, AuditFilter, audit_rows, to_csv, to_json
@@ -57,6 +57,7 @@ if step is not None and access.permitted("manage_deliveries"):
     if done and action == "retry":
         resources.deliver_now()
     st.rerun()
+vouching.section()
 
 outbox = resources.outbox()
 history = outbox.history()

@@ -140,10 +140,14 @@ def bank_ids(gateway) -> list[str]:
         return [bank["bank_id"] for bank in json.loads(resp.read()).get("banks", [])]
 
 
-def run_command(monkeypatch, capsys, hindsight, finance_bank: str, *argv: str, env: dict[str, str] | None = None) -> tuple[int, str, str]:
-    """`python -m dashboard *argv` in this process, pointed at the test server and `finance_bank` (plus `env`):
-    (exit code, stdout, stderr)."""
-    from dashboard.cli import main
+def run_command(monkeypatch, capsys, hindsight, finance_bank: str, *argv: str, env: dict[str, str] | None = None,
+                bench: bool = False) -> tuple[int, str, str]:
+    """`python -m dashboard *argv` (`python -m benches *argv` with `bench`) in this process, pointed at the test
+    server and `finance_bank` (plus `env`): (exit code, stdout, stderr)."""
+    if bench:
+        from benches.registry import main
+    else:
+        from dashboard.cli import main
 
     for key, value in {**hindsight.env(finance=finance_bank), **(env or {})}.items():
         monkeypatch.setenv(key, value)

@@ -1,6 +1,6 @@
-"""Command line: `python -m dashboard <command>`."""
+"""Command line: `python -m dashboard <command>`. The benches are not here: `python -m benches <bench>`."""
 
-from dashboard.cli import agent_commands, api_bench, audit_bench, browser_bench, commands, curation_commands, intake_commands, lab_commands, label_commands, review_commands, scale_bench, team_bench, vouch_commands, webhook_bench, webhook_commands  # noqa: F401  (register their commands)
+from dashboard.cli import agent_commands, commands, curation_commands, intake_commands, lab_commands, label_commands, review_commands, vouch_commands, webhook_commands  # noqa: F401  (register their commands)
 from dashboard.cli.registry import main
 
 __all__ = ["main"]

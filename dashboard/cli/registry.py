@@ -68,17 +68,19 @@ def query_arg(value: str) -> str:
     return value
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m dashboard", description="Recall Review command line")
+def build_parser(prog: str = "python -m dashboard", commands: dict | None = None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description="Recall Review command line")
     sub = parser.add_subparsers(dest="command", required=True)
-    for name, (help_text, add_arguments, _run) in COMMANDS.items():
+    for name, (help_text, add_arguments, _run) in (COMMANDS if commands is None else commands).items():
         add_arguments(sub.add_parser(name, help=help_text, description=help_text))
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    _help, _add, run = COMMANDS[args.command]
+def main(argv: list[str] | None = None, prog: str = "python -m dashboard", commands: dict | None = None) -> int:
+    """Run one command of `commands` (the product's, unless another table is given: the benches keep their own)."""
+    commands = COMMANDS if commands is None else commands
+    args = build_parser(prog, commands).parse_args(argv)
+    _help, _add, run = commands[args.command]
     try:
         return run(args)
     except HindsightError as exc:  # the server's words (never an error class name); exit 1: worth retrying later

@@ -49,7 +49,7 @@ MAX_K = 50
 # Lean requests. Recall has no result limit: max_tokens is what bounds a response. A precedent
 # document is ~60-120 tokens (its facts about as much); ask for about what k documents need. `budget` is the per-arm candidate
 # limit (low 100, mid 300, high 1000); both passes are tag-filtered in SQL, so the candidates are
-# already this vendor/type's records. Chosen by measurement (`python -m dashboard bench`, README
+# already this vendor/type's records. Chosen by measurement (`python -m benches recall`, README
 # "Performance"): at 10k memories budget "low" changed which exact precedents made the top k in 4 of 8
 # cases (overlap 82%), so the budget stays "mid"; max_tokens for k keeps the same top k (8/8).
 TOKENS_PER_RECORD = 300

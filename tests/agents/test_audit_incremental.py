@@ -1,7 +1,7 @@
 """Hindsight's audit log read into the review store forward from a cursor, on the real server: a new store reads every
 entry once, the same as reading the whole log did; later reads fetch only the entries written since; a read stopped
 halfway goes on where it stopped; an agent run reads the entries of its own time, never the log from its start.
-The logs are made long by copies of their own real entries (dashboard/cli/audit_fill.py), as the bench makes them."""
+The logs are made long by copies of their own real entries (benches/audit_fill.py), as the bench makes them."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 from dashboard.agents import audit_sync
 from dashboard.agents.audit_sync import OVERLAP, project_entry, sync_bank
 from dashboard.agents.runner import run_exception
-from dashboard.cli import audit_fill
+from benches import audit_fill
 from dashboard.cli.seed import finance_records
 from dashboard.finance.models import ExceptionCase
 from dashboard.queue_files import load_rows

@@ -12,7 +12,7 @@ import time
 from dashboard.agents import audit_sync
 from dashboard.agents.runner import run_exception
 from dashboard.app import audit, resources
-from dashboard.cli import audit_fill
+from benches import audit_fill
 from dashboard.review.agent_runs import AgentRunStore
 from tests.conftest import PROVEN
 from tests.helpers import DEMO_CASES, open_page, texts

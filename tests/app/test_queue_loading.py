@@ -14,7 +14,7 @@ import pytest
 import streamlit as st
 
 from dashboard.app import background, finance_recalls, resources
-from dashboard.cli import bench_data
+from benches import data as bench_data
 from dashboard.finance.decisions import document_id_for
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.review.freshness import Freshness
@@ -262,7 +262,7 @@ def test_bench_smoke(hindsight):
     env = {**os.environ, **hindsight.env()}
     env.pop("HINDSIGHT_API_URL", None)
     done = subprocess.run(
-        [sys.executable, "-m", "dashboard", "bench", "--sizes", "40", "--repeat", "1", "--queues", "2,3", "--page-cases", "25", "--json"],
+        [sys.executable, "-m", "benches", "recall", "--sizes", "40", "--repeat", "1", "--queues", "2,3", "--page-cases", "25", "--json"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]

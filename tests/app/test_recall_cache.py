@@ -163,7 +163,7 @@ def test_recall_many_bounds_concurrency_keeps_order_and_reports_progress():
 
 
 def test_bench_ratio_verdicts():
-    from dashboard.cli.bench import Report, synthetic_trace
+    from benches.recall import Report, synthetic_trace
 
     rep = Report()
     rep.ratio("replay 3,000 candidates", 12.0, target_of="replay")
@@ -176,7 +176,7 @@ def test_bench_ratio_verdicts():
 # -- the bench's synthetic data: what the benchmark's figures rest on ---------------------------------
 @pytest.mark.parametrize("size", [0, 1, 40, 1000])
 def test_bench_records_are_deterministic_distinct_and_sized(size):
-    from dashboard.cli import bench_data
+    from benches import data as bench_data
 
     first = bench_data.records(size)
     assert len(first) == size
@@ -190,7 +190,7 @@ def test_bench_records_are_deterministic_distinct_and_sized(size):
 
 def test_bench_precedents_are_skewed_as_claimed():
     """A few vendors dominate (Zipf-like), types are uneven, and each (vendor, type) leans to one outcome."""
-    from dashboard.cli import bench_data
+    from benches import data as bench_data
 
     data = bench_data.precedents(2000)
     by_vendor = Counter(p.vendor_code for p in data).most_common()
@@ -212,7 +212,7 @@ def test_bench_precedents_are_skewed_as_claimed():
 
 
 def test_bench_cases_are_deterministic_per_seed_and_round_trip_through_csv(tmp_path):
-    from dashboard.cli import bench_data
+    from benches import data as bench_data
 
     cases = bench_data.cases(50)
     assert len(cases) == 50 and len({c.id for c in cases}) == 50

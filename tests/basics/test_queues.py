@@ -62,7 +62,7 @@ def test_a_queue_file_read_again_unchanged_is_not_validated_again_and_a_changed_
 
 
 def test_a_queue_of_100000_exceptions_loads_and_a_file_over_the_limit_is_refused(tmp_path):
-    from dashboard.cli import bench_data
+    from benches import data as bench_data
 
     path = bench_data.write_cases_csv(tmp_path / "exceptions.csv", bench_data.cases(100_000))
     assert len(load_rows(path, ExceptionCase)) == 100_000

@@ -1,16 +1,16 @@
-"""`python -m dashboard bench-scale` on a small history: every read answers, and the scratch database is dropped."""
+"""`python -m benches scale` on a small history: every read answers, and the scratch database is dropped."""
 
 from __future__ import annotations
 
 import json
 
-from dashboard.cli.scale_bench import GROUPED_READ, LOG_READ, MODELS_READ, QUEUE_READ
+from benches.scale import GROUPED_READ, LOG_READ, MODELS_READ, QUEUE_READ
 from tests.helpers import run_command, scratch_databases
 
 
 def test_bench_scale_times_every_read_on_the_seeded_history_and_drops_its_database(hindsight, bank_id, monkeypatch, capsys):
-    argv = ("bench-scale", "--cases", "300", "--decisions", "3000", "--repeat", "2", "--json")
-    code, out, err = run_command(monkeypatch, capsys, hindsight, bank_id, *argv)
+    argv = ("scale", "--cases", "300", "--decisions", "3000", "--repeat", "2", "--json")
+    code, out, err = run_command(monkeypatch, capsys, hindsight, bank_id, *argv, bench=True)
     assert code == 0, err
     report = json.loads(out)
     rows = {name: figure["rows"] for name, figure in report["figures"].items()}
@@ -29,5 +29,5 @@ def test_bench_scale_times_every_read_on_the_seeded_history_and_drops_its_databa
 
 
 def test_bench_scale_refuses_an_empty_history(hindsight, bank_id, monkeypatch, capsys):
-    code, _out, err = run_command(monkeypatch, capsys, hindsight, bank_id, "bench-scale", "--decisions", "0")
+    code, _out, err = run_command(monkeypatch, capsys, hindsight, bank_id, "scale", "--decisions", "0", bench=True)
     assert code == 2 and "--decisions: must be at least 1" in err

@@ -1,7 +1,7 @@
 """bench-team's protocol client reads how a key landed from the settled page the agent API answers with, as the
-browser client reads it from the screen (dashboard/cli/team_bench.py)."""
+browser client reads it from the screen (benches/team.py)."""
 
-from dashboard.cli.team_bench import agent_landed
+from benches.team import agent_landed
 
 
 def _page(case: str | None, *shown: tuple[str, str]) -> dict:
@@ -28,7 +28,7 @@ def test_a_key_that_could_not_act_landed_when_the_page_said_why():
 
 
 def test_a_refusal_is_no_landing_and_a_name_gone_after_a_key_is_a_typed_value_lost():
-    from dashboard.cli.team_bench import Cell, Press
+    from benches.team import Cell, Press
 
     cell = Cell(2, "paced", "quiet", presses=[
         Press(0, "J", "E-1001", 0.4, "E-1002", how="moved"),

@@ -1,4 +1,4 @@
-"""`python -m dashboard bench-browser` end to end on small sizes: it prints a figure per size for each
+"""`python -m benches browser` end to end on small sizes: it prints a figure per size for each
 measurement, judges each against its target, says which evidence marker it waited for, and leaves no app
 or browser process behind. The figures themselves are never asserted (speed lives in the bench)."""
 
@@ -16,9 +16,9 @@ from collections.abc import Iterator
 import psutil
 import pytest
 
-from dashboard.cli import bench_data
+from benches import data as bench_data
 from dashboard.cli.app_server import REPO
-from dashboard.cli.browser_bench import DEMO_BANK, EVIDENCE_SHOWN, LABELS, MARKERS, TARGETS_MS, SizeResult, summarise
+from benches.browser import DEMO_BANK, EVIDENCE_SHOWN, LABELS, MARKERS, TARGETS_MS, SizeResult, summarise
 from tests.helpers import scratch_databases
 
 
@@ -75,7 +75,7 @@ def _described(pids: set[int]) -> list[str]:
 def test_bench_browser_reports_both_sizes_and_stops_what_it_started(hindsight, bench_env):
     env, mark = bench_env
     done = subprocess.run(  # the synthetic queue's apps share a PostgreSQL store holding 100 decisions over its last 5 cases
-        [sys.executable, "-m", "dashboard", "bench-browser", "--sizes", "18,25", "--runs", "1", "--bank-size", "40", "--decisions", "100", "--json"],
+        [sys.executable, "-m", "benches", "browser", "--sizes", "18,25", "--runs", "1", "--bank-size", "40", "--decisions", "100", "--json"],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=900, check=False,
     )
     assert done.returncode == 0, "\n".join(line for line in done.stderr.splitlines() if "crashpad" not in line)[-3000:]
@@ -103,7 +103,7 @@ def test_bench_browser_stopped_by_sigterm_stops_the_app_it_started(bench_env, tm
     env, mark = bench_env
     log = (tmp_path / "bench.log").open("w")
     bench = subprocess.Popen(
-        [sys.executable, "-m", "dashboard", "bench-browser", "--sizes", "18", "--runs", "3", "--json"],
+        [sys.executable, "-m", "benches", "browser", "--sizes", "18", "--runs", "3", "--json"],
         cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
     )
     try:

@@ -11,7 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from dashboard import demo_data
-from dashboard.cli.team_bench import ACCEPT_EVERY, _agent_reviewer, _cell, _check_decisions
+from benches.team import ACCEPT_EVERY, _agent_reviewer, _cell, _check_decisions
 from dashboard.finance import queue as exception_queue
 from dashboard.finance.models import ExceptionCase
 from dashboard.queue_files import load_rows

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 import pytest
 import sqlalchemy as sa
 
-from dashboard.cli.scale_bench import latest_in_history
+from benches.scale import latest_in_history
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.approvals import Approvals
 from dashboard.review.db import make_engine

@@ -1,4 +1,4 @@
-"""`python -m dashboard bench-team`: N reviewers at once on one app instance, each in its own Chromium context (its own
+"""`python -m benches team`: N reviewers at once on one app instance, each in its own Chromium context (its own
 Streamlit session) or its own agent-API session, against a real Hindsight.
 
 Every cell (N reviewers, a pace, a load) gets a fresh app started as people start it (`streamlit run` on the app's entry
@@ -44,9 +44,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from dashboard.cli.browser_bench import CHROMIUM, EVIDENCE_SHOWN, IDLE, NO_SKELETON, VIEWPORT, _load, _prepare
+from benches.browser import CHROMIUM, EVIDENCE_SHOWN, IDLE, NO_SKELETON, VIEWPORT, _load, _prepare
 from dashboard.cli.app_server import serve_app
-from dashboard.cli.registry import command
+from benches.registry import command
 
 LOST_AFTER_S = 60.0
 TYPING_DELAY_MS = 90  # between the keys of a typed reviewer name
@@ -294,7 +294,7 @@ def run(reviewers: list[int], pace_s: float, keys: int, fast_keys: int, size: in
 
     from playwright.async_api import async_playwright
 
-    from dashboard.cli.bench import machine, server_running
+    from benches.recall import machine, server_running
     from dashboard.finance.decisions import document_id_for
     from dashboard.hindsight.gateway import HindsightGateway
     from dashboard.settings import load_settings
@@ -436,7 +436,7 @@ def _args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true")
 
 
-@command("bench-team", "N reviewers at once on one app in Chromium: key times per N and lost keys, paced and fast", _args)
+@command("team", "N reviewers at once on one app in Chromium: key times per N and lost keys, paced and fast", _args)
 def run_bench_team(args: argparse.Namespace) -> int:
     if args.pace <= 0 or args.keys < 1 or args.fast_keys < 1:
         print("error: --pace, --keys and --fast-keys must be positive", file=sys.stderr)

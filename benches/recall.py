@@ -1,4 +1,4 @@
-"""`python -m dashboard bench`: what the dashboard costs against a real Hindsight, side by side in one run.
+"""`python -m benches recall`: what the dashboard costs against a real Hindsight, side by side in one run.
 
 Starts (or reuses) the embedded server, seeds deterministic banks of the given sizes (resumable),
 then measures, interleaving the things it compares so both see the same server load:
@@ -11,6 +11,7 @@ here, not in tests.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
@@ -26,7 +27,9 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
-from dashboard.cli import bench_data
+from benches import data as bench_data
+from benches.registry import command
+from dashboard.cli.registry import input_error
 from dashboard.finance.recall import (
     DEFAULT_K,
     LEAN_BUDGET,
@@ -399,3 +402,34 @@ def main(sizes: list[int], repeat: int, as_json: bool, queue_sizes: tuple[int, i
     else:
         rep.print()
     return 0
+
+
+def _bench_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--sizes", default="1000,10000", help="bank sizes in memories, comma-separated (default 1000,10000)")
+    parser.add_argument("--repeat", default="5", help="repetitions per measurement (default 5)")
+    parser.add_argument("--queues", default="17,200", help="the two queue sizes to load (default 17,200)")
+    parser.add_argument("--page-cases", type=int, default=1000, help="cases in the Exceptions page's queue (default 1000)")
+    parser.add_argument("--json", action="store_true")
+
+
+@command("recall", "benchmark recall, queue loading, page rerun, trace parsing and replay against a real Hindsight", _bench_args)
+def run_recall(args: argparse.Namespace) -> int:
+    try:
+        sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    except ValueError:
+        sizes = []
+    if not sizes or any(not 20 <= s <= 100_000 for s in sizes):
+        return input_error("--sizes", f"comma-separated whole numbers from 20 to 100000, got {args.sizes!r}")
+    try:
+        repeat = int(args.repeat)
+    except ValueError:
+        repeat = 0
+    if not 1 <= repeat <= 100:
+        return input_error("--repeat", f"must be a whole number from 1 to 100, got {args.repeat!r}")
+    try:
+        small_q, big_q = (int(q) for q in args.queues.split(","))
+    except ValueError:
+        return input_error("--queues", f"two comma-separated whole numbers, got {args.queues!r}")
+    if not (1 <= small_q <= 5000 and 1 <= big_q <= 5000 and 1 <= args.page_cases <= 100_000):
+        return input_error("--queues", "queue sizes 1-5000 and --page-cases 1-100000")
+    return main(sorted(set(sizes)), repeat, args.json, (small_q, big_q), args.page_cases)

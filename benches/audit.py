@@ -1,4 +1,4 @@
-"""`python -m dashboard bench-audit`: the audit log's cost, measured against a real Hindsight.
+"""`python -m benches audit`: the audit log's cost, measured against a real Hindsight.
 
 Fills a bank's audit log with N recalls (resumable: only the missing ones are made), then measures
 the incremental sync into a fresh review store (entries per second, each body fetched once), a
@@ -10,7 +10,7 @@ entries, side by side with the same banks fresh (a few dozen entries), each on a
 measured and whose incidents were never checked (what an app started on an empty data directory has after its first
 pages: the Overview's first visit then checks the incidents). Then the same on a store that has read the whole log,
 with new entries written since (the incremental read). On the embedded server the log is filled by copies of the
-bank's own real entries inserted into its table (dashboard/cli/audit_fill.py: ~30 s for 100,000); on another server
+bank's own real entries inserted into its table (benches/audit_fill.py: ~30 s for 100,000); on another server
 by real recalls.
 """
 
@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from dashboard.cli.registry import command
+from benches.registry import command
 
 PAGE_CASE = "E-1002"
 
@@ -60,7 +60,7 @@ def _fill(gw, bank: str, recalls: int, log) -> int:
 
 
 def run(recalls: int, repeat: int, log) -> dict:
-    from dashboard.cli.bench import server_running
+    from benches.recall import server_running
     from dashboard.settings import load_settings
 
     settings = load_settings()
@@ -71,7 +71,7 @@ def run(recalls: int, repeat: int, log) -> dict:
 def _measure(settings, recalls: int, repeat: int, log) -> dict:
     from dashboard.agents.audit_sync import sync_bank
     from dashboard.agents.runner import run_exception
-    from dashboard.cli.bench import time_page
+    from benches.recall import time_page
     from dashboard.cli.seed import finance_records, seed_bank
     from dashboard.finance.models import ExceptionCase
     from dashboard.hindsight.gateway import HindsightGateway
@@ -156,7 +156,7 @@ def _median(values: list[float]) -> float:
 
 
 def overview(entries: int, runs: int, repeat: int, log, *, catch_up: bool = True, app_root: Path | None = None) -> dict:
-    from dashboard.cli.bench import server_running
+    from benches.recall import server_running
     from dashboard.settings import load_settings
 
     settings = load_settings()
@@ -168,7 +168,7 @@ def _overview(settings, entries: int, runs: int, repeat: int, log, catch_up: boo
     import shutil
 
     from dashboard.agents.audit_sync import sync_bank
-    from dashboard.cli import audit_fill
+    from benches import audit_fill
     from dashboard.cli.seed import finance_records, seed_bank, seed_flags, support_records
     from dashboard.hindsight.gateway import HindsightGateway
     from dashboard.review.agent_runs import AgentRunStore
@@ -295,7 +295,7 @@ def _args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true")
 
 
-@command("bench-audit", "benchmark the audit-log sync and the case page with the agent's recall shown", _args)
+@command("audit", "benchmark the audit-log sync and the case page with the agent's recall shown", _args)
 def run_bench_audit(args: argparse.Namespace) -> int:
     if args.recalls < 1:
         print("error: --recalls: must be at least 1", file=sys.stderr)

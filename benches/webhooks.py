@@ -1,4 +1,4 @@
-"""`python -m dashboard bench-webhooks`: the webhook outage drill, in real time (not a test: it takes over a minute).
+"""`python -m benches webhooks`: the webhook outage drill, in real time (not a test: it takes over a minute).
 
 A receiver on 127.0.0.1 checks every request's signature as docs/webhooks.md says; the delivery worker runs as the
 app runs it (a thread, real clock, real backoff). The receiver is stopped, `--decisions` decisions are made through
@@ -20,7 +20,7 @@ from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from dashboard.cli.registry import command
+from benches.registry import command
 
 BANK, CASE_KIND, KIND_KEY = "webhook-drill", "exception", "finance"
 GIVE_UP_S = 600  # after the receiver is back: the backoff's cap (300 s) twice
@@ -167,7 +167,7 @@ def _args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true")
 
 
-@command("bench-webhooks", "the webhook outage drill: a receiver down while decisions are made, then everything received once", _args)
+@command("webhooks", "the webhook outage drill: a receiver down while decisions are made, then everything received once", _args)
 def run_bench_webhooks(args: argparse.Namespace) -> int:
     if not 1 <= args.decisions <= 1000:
         print("error: --decisions: must be from 1 to 1000", file=sys.stderr)

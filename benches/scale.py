@@ -1,4 +1,4 @@
-"""`python -m dashboard bench-scale`: the PostgreSQL review store with a large history, measured.
+"""`python -m benches scale`: the PostgreSQL review store with a large history, measured.
 
 Seeds a scratch database in the embedded server's PostgreSQL (dropped after) with `--decisions` decisions
 over `--cases` exceptions (a case's decisions are its revisions; every 97th row is held for a second
@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 
-from dashboard.cli.registry import command
+from benches.registry import command
 
 BANK = "bench-scale"
 HELD_EVERY = 97  # every 97th decision seeded is held for a second approval
@@ -163,7 +163,7 @@ def measure(engine, cases: int, repeat: int, log: Callable[[str], None]) -> dict
 
 
 def run(cases: int, decisions: int, repeat: int, log: Callable[[str], None] = print) -> dict:
-    from dashboard.cli.bench import machine, server_running
+    from benches.recall import machine, server_running
     from dashboard.hindsight.embedded import scratch_database
     from dashboard.review.db import make_engine
     from dashboard.review.outbox import Outbox
@@ -171,7 +171,7 @@ def run(cases: int, decisions: int, repeat: int, log: Callable[[str], None] = pr
 
     settings = load_settings()
     if not settings.embedded:
-        raise RuntimeError("bench-scale seeds a scratch database in the embedded server's PostgreSQL: unset HINDSIGHT_API_URL")
+        raise RuntimeError("`benches scale` seeds a scratch database in the embedded server's PostgreSQL: unset HINDSIGHT_API_URL")
     notes = [f"machine: {machine()}; {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; load average {os.getloadavg()[0]:.1f} at start"]
     with server_running(settings, log), scratch_database(settings.pg_port, "bench_scale") as url:
         engine = make_engine(url, settings.data_dir)
@@ -205,7 +205,7 @@ def _args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true")
 
 
-@command("bench-scale", "time the review store's reads with a large history (a scratch PostgreSQL database, dropped after)", _args)
+@command("scale", "time the review store's reads with a large history (a scratch PostgreSQL database, dropped after)", _args)
 def run_bench_scale(args: argparse.Namespace) -> int:
     for flag, value in (("--cases", args.cases), ("--decisions", args.decisions), ("--repeat", args.repeat)):
         if value < 1:

@@ -1,4 +1,4 @@
-"""`python -m dashboard bench-browser`: the Finance exceptions page as a reviewer sees it, timed in Chromium.
+"""`python -m benches browser`: the Finance exceptions page as a reviewer sees it, timed in Chromium.
 
 For each queue size, against a real Hindsight (the embedded server for the block) and deterministic banks
 (the demo queue on the demo precedents; a synthetic queue of that many cases on the 10k-memory bench
@@ -45,7 +45,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from dashboard.cli.app_server import serve_app
-from dashboard.cli.registry import command
+from benches.registry import command
 from dashboard.processes import Child, signals_held
 from dashboard.reporting.headline import HEADLINE_START
 
@@ -142,7 +142,7 @@ class SizeResult:
 def _prepare(gw, size: int, bank_size: int, work: Path, log: Callable[[str], None]) -> Queue:
     """The size's bank (seeded, resumable) and queue file; the demo queue when `size` is its length."""
     from dashboard import demo_data
-    from dashboard.cli import bench_data
+    from benches import data as bench_data
     from dashboard.cli.seed import finance_records, seed_bank, support_records
     from dashboard.finance import queue as exception_queue
     from dashboard.finance.models import ExceptionCase
@@ -178,7 +178,7 @@ def _review_store(settings, queues: list[Queue], decisions: int, log: Callable[[
         raise BadArguments(f"--decisions: a synthetic queue needs more than {OPEN_AT_THE_HEAD} cases (its first stay open): {', '.join(too_short)}")
     import sqlalchemy as sa
 
-    from dashboard.cli.scale_bench import seed
+    from benches.scale import seed
     from dashboard.hindsight.embedded import scratch_database
     from dashboard.review.db import make_engine
     from dashboard.review.outbox import Outbox
@@ -340,7 +340,7 @@ def _load(load: str, work: Path) -> Iterator[None]:
 def run(sizes: list[int], runs: int, bank_size: int, hog: bool = False, log: Callable[[str], None] = print, decisions: int = 0) -> dict:
     from playwright.sync_api import sync_playwright
 
-    from dashboard.cli.bench import machine, server_running
+    from benches.recall import machine, server_running
     from dashboard.finance.decisions import document_id_for
     from dashboard.hindsight.gateway import HindsightGateway
     from dashboard.settings import load_settings
@@ -386,7 +386,7 @@ def run(sizes: list[int], runs: int, bank_size: int, hog: bool = False, log: Cal
                     browser.close()
     notes.append("evidence marker: " + "; ".join(MARKERS[m] for m in sorted(markers)))
     if decisions:
-        from dashboard.cli.scale_bench import HELD_EVERY
+        from benches.scale import HELD_EVERY
 
         for q in queues:
             if q.synthetic:
@@ -458,8 +458,7 @@ def _args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true")
 
 
-@command(
-    "bench-browser",
+@command("browser",
     "time the Finance exceptions page in Chromium: first page, cold open, J, K, N and a decision",
     _args,
 )

@@ -1,4 +1,4 @@
-"""`python -m dashboard bench-api`: many agents handing cases in at once, through the real app's API.
+"""`python -m benches api`: many agents handing cases in at once, through the real app's API.
 
 Starts the app as people do (`python -m dashboard.app.serve`, a fresh review store of its own), makes an agent token,
 then N clients in parallel hand in C cases between them; a share of them is sent twice (an agent's retry after a lost
@@ -21,7 +21,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from dashboard.cli.registry import command
+from benches.registry import command
 
 
 def _args(parser: argparse.ArgumentParser) -> None:
@@ -115,7 +115,7 @@ def run(cases: int, clients: int, retries: float, conflicts: float, log, batch: 
     }
 
 
-@command("bench-api", "hand cases in through the real app's API from several clients at once, with retries and conflicts", _args)
+@command("api", "hand cases in through the real app's API from several clients at once, with retries and conflicts", _args)
 def run_bench_api(args: argparse.Namespace) -> int:
     if not 0 <= args.batch <= 100:
         print("error: --batch: 1 to 100 cases a request (0: one by one)", file=sys.stderr)

@@ -59,9 +59,9 @@ def run(cases: int, clients: int, retries: float, conflicts: float, log, batch: 
     import httpx
 
     from dashboard.cli.app_server import serve_app
-    from dashboard.review.api_tokens import ApiTokens
+    from dashboard.access.api_tokens import ApiTokens
     from dashboard.review.case_queue import CaseQueue
-    from dashboard.review.db import SQLITE_FILE, sqlite_engine
+    from dashboard.store.db import SQLITE_FILE, sqlite_engine
 
     with tempfile.TemporaryDirectory(prefix="rr-bench-api-") as tmp:
         data_dir = Path(tmp)

@@ -76,8 +76,8 @@ def _measure(settings, recalls: int, repeat: int, log) -> dict:
     from dashboard.finance.models import ExceptionCase
     from dashboard.hindsight.gateway import HindsightGateway
     from dashboard.queue_files import load_rows
-    from dashboard.review.agent_runs import AgentRunStore
-    from dashboard.review.db import make_engine
+    from dashboard.store.agent_runs import AgentRunStore
+    from dashboard.store.db import make_engine
 
     gw = HindsightGateway(settings.base_url, settings.api_key, timeout=300.0)
     figures: dict = {"recalls_in_audit_log": 0}
@@ -125,10 +125,10 @@ def _downgraded_to(app_root: Path, data_dir: Path) -> None:
     from alembic.config import Config
     from alembic.script import ScriptDirectory
 
-    from dashboard.review.db import alembic_config, make_engine
+    from dashboard.store.db import alembic_config, make_engine
 
     config = Config()
-    config.set_main_option("script_location", str(app_root / "dashboard" / "review" / "migrations"))
+    config.set_main_option("script_location", str(app_root / "dashboard" / "store" / "migrations"))
     engine = make_engine(None, data_dir)
     try:
         command.downgrade(alembic_config(engine), ScriptDirectory.from_config(config).get_current_head())
@@ -171,8 +171,8 @@ def _overview(settings, entries: int, runs: int, repeat: int, log, catch_up: boo
     from benches import audit_fill
     from dashboard.cli.seed import finance_records, seed_bank, seed_flags, support_records
     from dashboard.hindsight.gateway import HindsightGateway
-    from dashboard.review.agent_runs import AgentRunStore
-    from dashboard.review.db import make_engine
+    from dashboard.store.agent_runs import AgentRunStore
+    from dashboard.store.db import make_engine
 
     gw = HindsightGateway(settings.base_url, settings.api_key, timeout=300.0)
     work = Path(tempfile.mkdtemp(prefix="bench-audit-overview-", dir=settings.data_dir))

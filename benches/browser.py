@@ -180,9 +180,9 @@ def _review_store(settings, queues: list[Queue], decisions: int, log: Callable[[
 
     from benches.scale import seed
     from dashboard.hindsight.embedded import scratch_database
-    from dashboard.review.db import make_engine
-    from dashboard.review.outbox import Outbox
-    from dashboard.review.schema import approvals, decisions as decision_log, second_reviews
+    from dashboard.store.db import make_engine
+    from dashboard.delivery.outbox import Outbox
+    from dashboard.store.schema import approvals, decisions as decision_log, second_reviews
 
     with scratch_database(settings.pg_port, "bench_browser") as url:
         engine = make_engine(url, settings.data_dir)

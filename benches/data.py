@@ -16,7 +16,7 @@ from pathlib import Path
 
 from dashboard.finance.models import EXCEPTION_TYPES, ExceptionCase, Precedent
 from dashboard.hindsight.wire import MemoryRecord
-from dashboard.review.decision import OUTCOMES
+from dashboard.store.decision import OUTCOMES
 
 VENDORS = 60
 SEED = 7

@@ -45,8 +45,8 @@ def seed(engine, case_ids: Sequence[str], decisions: int, log: Callable[[str], N
     from dashboard.finance import flags as finance_flags
     from dashboard.finance.flags import FinanceFlags
     from dashboard.hindsight.wire import MemoryRecord
-    from dashboard.review.decision import ReviewerDecision
-    from dashboard.review.schema import AWAITING, DELIVERED
+    from dashboard.store.decision import ReviewerDecision
+    from dashboard.store.schema import AWAITING, DELIVERED
 
     at = datetime(2026, 12, 1, tzinfo=UTC)
     flag_rows = case_ids if flagged is None else flagged
@@ -114,7 +114,7 @@ def states_grouped_from_the_log(engine, bank: str, kind: str) -> dict[str, tuple
     Outbox.decision_states read them before the standing decisions (migration 0012); kept as the bench's reference."""
     import sqlalchemy as sa
 
-    from dashboard.review.schema import HELD, decisions
+    from dashboard.store.schema import HELD, decisions
 
     d = decisions.c
     newest = sa.select(sa.func.max(d.id)).where(d.bank_id == bank, d.case_kind == kind, d.state.not_in(HELD)).group_by(d.case_id)
@@ -132,7 +132,7 @@ def _timed(call: Callable[[], object]) -> tuple[float, object]:
 def measure(engine, cases: int, repeat: int, log: Callable[[str], None]) -> dict[str, dict]:
     """Median and samples (ms) of each read, interleaved so every read sees the same load."""
     from dashboard.review.casework import Casework
-    from dashboard.review.outbox import Outbox
+    from dashboard.delivery.outbox import Outbox
 
     from dashboard.review.calibration import calibration_counts
 
@@ -165,8 +165,8 @@ def measure(engine, cases: int, repeat: int, log: Callable[[str], None]) -> dict
 def run(cases: int, decisions: int, repeat: int, log: Callable[[str], None] = print) -> dict:
     from benches.recall import machine, server_running
     from dashboard.hindsight.embedded import scratch_database
-    from dashboard.review.db import make_engine
-    from dashboard.review.outbox import Outbox
+    from dashboard.store.db import make_engine
+    from dashboard.delivery.outbox import Outbox
     from dashboard.settings import load_settings
 
     settings = load_settings()

@@ -269,8 +269,8 @@ def _check_decisions(data_dir: Path, bank: str, presses: list[Press]) -> tuple[l
     recorded. Returns that verdict and the cases decided."""
     import sqlalchemy as sa
 
-    from dashboard.review.db import make_engine
-    from dashboard.review.schema import decisions
+    from dashboard.store.db import make_engine
+    from dashboard.store.schema import decisions
 
     engine = make_engine(None, data_dir)
     try:

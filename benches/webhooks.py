@@ -40,7 +40,7 @@ class DrillReceiver:
         return f"http://127.0.0.1:{self.port}/decisions"
 
     def start(self) -> None:
-        from dashboard.review.webhook_signature import EVENT_ID_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, verify
+        from dashboard.delivery.webhook_signature import EVENT_ID_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, verify
 
         drill = self
 
@@ -76,7 +76,7 @@ def _proposal(case_id: str, outcome: str):
     from datetime import UTC, datetime
 
     from dashboard.hindsight.wire import MemoryRecord
-    from dashboard.review.decision import ReviewerDecision
+    from dashboard.store.decision import ReviewerDecision
     from dashboard.review.decisions import Proposal
 
     decision = ReviewerDecision(case_id=case_id, case_kind=CASE_KIND, reviewer="Drill Reviewer", authenticated=False,
@@ -89,7 +89,7 @@ def _tries_while_down(engine) -> tuple[int, int]:
     """(requests that got no answer, events held back in a pass after their receiver gave none) so far."""
     import sqlalchemy as sa
 
-    from dashboard.review.schema import webhook_attempts
+    from dashboard.store.schema import webhook_attempts
 
     with engine.connect() as conn:
         errors = list(conn.execute(sa.select(webhook_attempts.c.error).where(webhook_attempts.c.status_code.is_(None))).scalars())
@@ -100,9 +100,9 @@ def _tries_while_down(engine) -> tuple[int, int]:
 def run(decisions: int, outage_s: float, log) -> dict:
     from dashboard.processes import free_port
     from dashboard.review.decisions import decision_service
-    from dashboard.review.outbox import Outbox
-    from dashboard.review.webhooks import WebhookEvents, WebhookTarget, post_webhook
-    from dashboard.review.worker import DeliveryWorker
+    from dashboard.delivery.outbox import Outbox
+    from dashboard.delivery.webhooks import WebhookEvents, WebhookTarget, post_webhook
+    from dashboard.delivery.worker import DeliveryWorker
 
     secret = secrets.token_urlsafe(24)
     receiver = DrillReceiver(free_port(), secret)

@@ -17,8 +17,8 @@ from components.safe_text import md
 from components.status_banner import plain_error
 from components.trace_link import trace_link
 from components.when import local_time
-from dashboard.review.decision import decision_summary, outcome_words
-from dashboard.review.outbox import StoredDecision
+from dashboard.store.decision import decision_summary, outcome_words
+from dashboard.delivery.outbox import StoredDecision
 from dashboard.support.admission import Verdict, marker
 from dashboard.support.migration import Coverage, MigrationPlan, MigrationReport
 from dashboard.support.recall import TicketEvidence, TicketRecall

@@ -7,7 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import streamlit as st
 
-from dashboard.review.agent_part import AgentPart
+from dashboard.store.agent_part import AgentPart
 
 
 def render_agent_part(agent: AgentPart, outcome_words: Mapping[str, str], differences: Sequence[str],

@@ -9,8 +9,8 @@ import streamlit as st
 
 from components.safe_text import md
 from components.when import local_time
-from dashboard.review.decision import ReviewerDecision, decision_summary, outcome_words
-from dashboard.review.outbox import StoredDecision
+from dashboard.store.decision import ReviewerDecision, decision_summary, outcome_words
+from dashboard.delivery.outbox import StoredDecision
 
 Choice = Literal["keep_theirs", "replace", "escalate"]
 

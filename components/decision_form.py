@@ -18,7 +18,7 @@ from dashboard.finance.decisions import REASON_CODES
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import Recommendation
 from dashboard.finance.models import OUTCOME_WORDS
-from dashboard.review.decision import NOTE_MAX_CHARS, OUTCOMES, REVISION_REASON_MAX_CHARS, Shown
+from dashboard.store.decision import NOTE_MAX_CHARS, OUTCOMES, REVISION_REASON_MAX_CHARS, Shown
 
 ACCEPT, OVERRIDE = "accept", "override"
 NOTE_LABEL, OUTCOME_LABEL = "Note", "Override outcome"

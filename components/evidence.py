@@ -19,8 +19,8 @@ from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import Recommendation
 from dashboard.finance.recall import PassInfo, PrecedentEvidence, TwoStageResult
 from dashboard.finance.models import OUTCOME_WORDS
-from dashboard.review.decision import decision_summary, outcome_words
-from dashboard.review.outbox import StoredDecision
+from dashboard.store.decision import decision_summary, outcome_words
+from dashboard.delivery.outbox import StoredDecision
 from dashboard.traces.request import TraceRequest
 
 Curate = Callable[[str], None]

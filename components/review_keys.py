@@ -26,7 +26,7 @@ import streamlit as st
 from components import submission
 from components.escape import escape_leaves_fields
 from components.safe_text import md
-from dashboard.review.decision import Shown
+from dashboard.store.decision import Shown
 from dashboard.review.workflow import next_unreviewed
 
 PREVIOUS, NEXT, NEXT_OPEN, ACCEPT, OVERRIDE = "k", "j", "n", "a", "o"

@@ -8,8 +8,8 @@ from collections.abc import Mapping, Sequence
 import streamlit as st
 
 from components.when import local_time
-from dashboard.review.decision import decision_summary, outcome_words
-from dashboard.review.outbox import StoredDecision
+from dashboard.store.decision import decision_summary, outcome_words
+from dashboard.delivery.outbox import StoredDecision
 
 
 def history_lines(history: Sequence[StoredDecision], reasons: Mapping[str, str] | None = None) -> str:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
-from dashboard.review.decision import Shown
+from dashboard.store.decision import Shown
 
 
 @dataclass(frozen=True)

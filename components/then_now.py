@@ -13,7 +13,7 @@ import streamlit as st
 from components.trace_link import trace_link
 from components.when import local_time
 from dashboard.agents.then_now import RecallThen, ThenNow, plain_scope
-from dashboard.review.agent_runs import RecallSnapshot, ResultRef
+from dashboard.store.agent_runs import RecallSnapshot, ResultRef
 from dashboard.traces.request import TraceRequest
 
 

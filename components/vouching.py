@@ -1,6 +1,6 @@
 """Vouching on a page: the proposals waiting for a second lead, a lead's proposal form, and every vouch so far.
 
-Plain values in, the lead's action out; the caller checks the role and records it (dashboard.review.vouching). Names,
+Plain values in, the lead's action out; the caller checks the role and records it (dashboard.origin.vouching). Names,
 reasons, banks and document ids were typed by people: drawn with st.text or in a table, never as markdown.
 """
 
@@ -12,7 +12,7 @@ from datetime import UTC, datetime, time
 import pandas as pd
 import streamlit as st
 
-from dashboard.review.vouching import Vouch
+from dashboard.origin.vouching import Vouch
 
 ONE, BEFORE = "one document", "every document the server wrote before a time"
 

@@ -8,8 +8,8 @@ import pandas as pd
 import streamlit as st
 
 from components.when import local_time
-from dashboard.review.webhook_target import REFUSED
-from dashboard.review.webhooks import WebhookDelivery
+from dashboard.delivery.webhook_target import REFUSED
+from dashboard.delivery.webhooks import WebhookDelivery
 
 STATES = {"pending": "waiting to be sent", "delivered": "received (2xx)", "failed": "refused by the receiver",
           "discarded": "discarded"}

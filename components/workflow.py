@@ -16,7 +16,7 @@ from components.attention import draw_attention
 from components.safe_text import md
 from components.when import local_clock, local_time
 from dashboard.review.casework import Casework
-from dashboard.review.identity import Person
+from dashboard.store.identity import Person
 from dashboard.review.workflow import age_label, next_unreviewed, sla_state
 
 SLA_COLORS = {"on time": "gray", "due": "orange", "overdue": "red"}

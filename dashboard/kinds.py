@@ -16,9 +16,9 @@ from pathlib import Path
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.case_queue import CaseQueue
 from dashboard.review.decisions import Proposal
-from dashboard.review.db import make_engine
+from dashboard.store.db import make_engine
 from dashboard.review.queue_kind import QueueKind
-from dashboard.review.webhooks import WebhookEvents, WebhookTarget
+from dashboard.delivery.webhooks import WebhookEvents, WebhookTarget
 from dashboard.settings import LEGACY_QUEUE_FIELDS, Settings
 
 BUILT_IN = (
@@ -102,7 +102,7 @@ def webhook_targets(settings: Settings) -> dict[tuple[str, str], WebhookTarget]:
 
 
 def hold_webhook_position(settings: Settings, engine) -> None:
-    """Fix where the kinds' webhook events start (review.webhooks.WebhookEvents.hold_position) before a process records
+    """Fix where the kinds' webhook events start (delivery.webhooks.WebhookEvents.hold_position) before a process records
     anything: the app at its start, and every command that opens the review store."""
     targets = webhook_targets(settings)
     if targets:

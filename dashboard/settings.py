@@ -100,7 +100,7 @@ class QueueSettings(BaseModel):
     # signs every event (HMAC-SHA256); the receiver holds the same secret
     webhook_secret: SecretStr | None = None
     # Send to a receiver on loopback or a private network (10/8, 192.168/16, fc00::/7 ...): refused otherwise, never
-    # link-local, cloud metadata, multicast or unspecified addresses (review/webhook_target.py).
+    # link-local, cloud metadata, multicast or unspecified addresses (delivery/webhook_target.py).
     webhook_allow_private: bool = False
 
     @field_validator("webhook_url")

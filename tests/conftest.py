@@ -23,8 +23,8 @@ from dashboard.hindsight.embedded import EmbeddedServer, scratch_database
 from dashboard.hindsight.gateway import HindsightGateway
 from dashboard import processes
 from dashboard.processes import free_port
-from dashboard.review.db import make_engine
-from dashboard.review.outbox import Outbox
+from dashboard.store.db import make_engine
+from dashboard.delivery.outbox import Outbox
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.settings import Settings, signing_secret_of
 from dashboard.trust.origin import Kind, origin_of, signed_metadata

@@ -25,9 +25,9 @@ from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import Recommendation
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.queue_files import load_rows
-from dashboard.review.decision import ReviewerDecision
+from dashboard.store.decision import ReviewerDecision
 from dashboard.review.decisions import Proposal
-from dashboard.review.outbox import Outbox
+from dashboard.delivery.outbox import Outbox
 from dashboard.support.decisions import interaction_record, ticket_decision
 from dashboard.support.models import Ticket
 from tests.conftest import APP

@@ -14,10 +14,10 @@ from datetime import UTC, datetime
 
 from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.hindsight.wire import MemoryRecord
-from dashboard.review.db import make_engine, upgrade
-from dashboard.review.decision import ReviewerDecision
-from dashboard.review.outbox import Outbox
-from dashboard.review.worker import DeliveryWorker
+from dashboard.store.db import make_engine, upgrade
+from dashboard.store.decision import ReviewerDecision
+from dashboard.delivery.outbox import Outbox
+from dashboard.delivery.worker import DeliveryWorker
 from dashboard.settings import load_settings
 
 

@@ -25,7 +25,7 @@ from dashboard.agents.snapshots import response_hash, result_refs
 from dashboard.hindsight.errors import HindsightError
 from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.hindsight.wire import RecallResponse
-from dashboard.review.agent_runs import AgentRun, AgentRunStore, AuditRecall
+from dashboard.store.agent_runs import AgentRun, AgentRunStore, AuditRecall
 
 PAGE = 500  # the most entries the server lists in one request
 FILL = 0.8  # a window is sized for this share of PAGE entries, going by the last window's density

@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from dashboard.review.agent_runs import ResultRef
+from dashboard.store.agent_runs import ResultRef
 
 Change = Literal["appeared", "left"]
 # Settings that do not change what recall returns.

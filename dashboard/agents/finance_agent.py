@@ -36,7 +36,7 @@ from dashboard.finance.recall import (
 from dashboard.finance.trust import mark_trust
 from dashboard.hindsight.calls import RecallFn
 from dashboard.hindsight.documents import group
-from dashboard.review.agent_runs import AgentRun
+from dashboard.store.agent_runs import AgentRun
 from dashboard.trust.bursts import AskServer
 from dashboard.trust.origin import OriginOf
 
@@ -67,7 +67,7 @@ def run_finance_agent(
     clock: Callable[[], datetime] = lambda: datetime.now(UTC), origin: OriginOf | None = None, ask_server: AskServer | None = None,
 ) -> AgentRun:
     """One run on one case; audit ids are filled in afterwards (audit_sync.resolve_audit_ids). `origin`: the review
-    store's check of a record's signature (review.provenance.Provenance.origin); `ask_server`: the bank's server on bursts
+    store's check of a record's signature (origin.provenance.Provenance.origin); `ask_server`: the bank's server on bursts
     (hindsight/write_facts.asker), as on the case page."""
     if variant not in VARIANTS:
         raise ValueError(f"variant: must be one of {', '.join(VARIANTS)}, got {variant!r}")

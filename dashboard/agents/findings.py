@@ -20,9 +20,9 @@ from dashboard.finance.models import type_tag, vendor_tag
 from dashboard.finance.recall import LEAN_BUDGET, max_tokens_for
 from dashboard.hindsight.calls import RecallFn
 from dashboard.hindsight.documents import group
-from dashboard.review.agent_runs import AgentRun, AgentRunStore, AuditRecall
+from dashboard.store.agent_runs import AgentRun, AgentRunStore, AuditRecall
 from dashboard.review.casework import Casework
-from dashboard.review.db import as_utc
+from dashboard.store.db import as_utc
 from dashboard.review.incident_cases import VARIANTS
 from dashboard.trust.origin import OriginOf
 

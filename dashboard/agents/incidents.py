@@ -12,7 +12,7 @@
 - newer_human_missing: a human decision for the same vendor and type, in memory before the run, that was
   not in the agent's evidence (its own case's decision excepted).
 - forged_claim: a record in the agent's evidence claimed to be a reviewer's decision this dashboard never recorded
-  (its signature, review/provenance.py, as the run recorded it).
+  (its signature, origin/provenance.py, as the run recorded it).
 - untrusted_swing: the agent's recommendation rested on an untrusted record (removing it alone changes it): one of
   unknown origin, or one that should have been set aside (the naive agent counts every record as it claims).
 
@@ -27,7 +27,7 @@ from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, Field
 
-from dashboard.review.agent_runs import AgentRun, AuditRecall, ResultRef
+from dashboard.store.agent_runs import AgentRun, AuditRecall, ResultRef
 from dashboard.review.flag_counts import INCIDENTS as INCIDENTS_KEY  # the store key of a case's incident kinds
 
 Kind = Literal[

@@ -14,7 +14,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from dashboard.review.agent_runs import AgentRunStore, RecallSnapshot
+from dashboard.store.agent_runs import AgentRunStore, RecallSnapshot
 from dashboard.review.relevance import CaseVerdict, RecallContext, RelevanceLabels, case_verdicts
 from dashboard.traces.evidence import EvidenceCase
 

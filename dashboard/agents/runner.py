@@ -19,8 +19,8 @@ from dashboard.finance.kind import FINANCE
 from dashboard.finance.models import ExceptionCase
 from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.hindsight.write_facts import asker
-from dashboard.review.agent_runs import AgentRun, AgentRunStore
-from dashboard.review.provenance import Provenance
+from dashboard.store.agent_runs import AgentRun, AgentRunStore
+from dashboard.origin.provenance import Provenance
 from dashboard.review.queue_kind import QueueKind
 from dashboard.support.kind import SUPPORT
 from dashboard.support.models import Ticket

@@ -13,7 +13,7 @@ from dashboard.finance.models import REVIEWER_TAG
 from dashboard.hindsight.calls import RecallFn
 from dashboard.hindsight.documents import RecalledDocument, RecalledObservation, group
 from dashboard.hindsight.wire import RecallResponse
-from dashboard.review.agent_runs import RecallSnapshot, ResultRef
+from dashboard.store.agent_runs import RecallSnapshot, ResultRef
 from dashboard.support.admission import leading_marker_name, whose
 from dashboard.support.customers import TAG_PREFIX, customer_tag
 from dashboard.trust.origin import OriginOf

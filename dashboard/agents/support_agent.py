@@ -22,7 +22,7 @@ from dashboard.agents.snapshots import RecordingRecall
 from dashboard.hindsight.calls import RecallFn, RetainFn
 from dashboard.hindsight.documents import group
 from dashboard.hindsight.wire import MemoryRecord
-from dashboard.review.agent_runs import AgentRun
+from dashboard.store.agent_runs import AgentRun
 from dashboard.support.admission import Admission, Verdict
 from dashboard.support.customers import customer_tag
 from dashboard.support.decisions import interaction_text

@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from dashboard.agents.causes import Cause
-from dashboard.review.agent_runs import AgentRun, AuditRecall, ResultRef
+from dashboard.store.agent_runs import AgentRun, AuditRecall, ResultRef
 from dashboard.review.curation import DocumentCuration
 
 Source = Literal["audit", "agent_run", "recompute"]

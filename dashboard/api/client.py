@@ -22,7 +22,7 @@ import httpx
 from pydantic import BaseModel
 
 from dashboard.api.models import BatchOut, CaseOut, ItemResult
-from dashboard.review.agent_part import AgentPart, AgentRecall
+from dashboard.store.agent_part import AgentPart, AgentRecall
 
 __all__ = ["AgentPart", "AgentRecall", "AsyncReviewClient", "BatchOut", "CaseOut", "Changes", "ItemResult", "ReviewApiError",
            "ReviewClient"]

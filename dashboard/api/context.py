@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from dashboard.kinds import bank_of, cases_of, configured, handed_in, registered
-from dashboard.review.agent_runs import AgentRunStore
-from dashboard.review.api_tokens import ApiTokens
+from dashboard.store.agent_runs import AgentRunStore
+from dashboard.access.api_tokens import ApiTokens
 from dashboard.review.case_queue import CaseQueue
 from dashboard.review.decisions import DecisionService, decision_service
-from dashboard.review.outbox import Outbox
+from dashboard.delivery.outbox import Outbox
 from dashboard.review.queue_kind import QueueKind
 from dashboard.settings import Settings, load_settings
 

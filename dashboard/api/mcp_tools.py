@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 
 from dashboard.api.context import ApiContext
 from dashboard.api.models import MAX_PAGE, MAX_WAIT_S
-from dashboard.review.agent_part import AgentPart
+from dashboard.store.agent_part import AgentPart
 from dashboard.review.queue_kind import QueueKind
 
 INSTRUCTIONS = (

@@ -6,7 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from dashboard.review.agent_part import AgentPart
+from dashboard.store.agent_part import AgentPart
 
 MAX_WAIT_S = 60.0  # the longest a read waits for a final decision (the route's `wait`, the tool's `wait_s`)
 MAX_PAGE = 500  # the most cases a page lists

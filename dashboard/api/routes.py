@@ -28,8 +28,8 @@ from dashboard.api.mcp_tools import Operations, mcp_server
 from dashboard.api.models import MAX_PAGE, MAX_WAIT_S, BatchOut, CaseOut, ItemResult
 from dashboard.api.runs import record_submitted_run
 from dashboard.api.status import WITHDRAWN, case_out, queue_states
-from dashboard.review.agent_part import AgentPart
-from dashboard.review.api_tokens import ApiToken
+from dashboard.store.agent_part import AgentPart
+from dashboard.access.api_tokens import ApiToken
 from dashboard.review.case_queue import CaseConflict
 from dashboard.review.figures import STATUSES
 from dashboard.review.queue_kind import QueueKind

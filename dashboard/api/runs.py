@@ -1,4 +1,4 @@
-"""The recall an agent reported with its case, kept as an agent run (review.agent_runs), so the case page's "then
+"""The recall an agent reported with its case, kept as an agent run (store.agent_runs), so the case page's "then
 versus now" compares today's evidence with what that agent recalled then, whatever tags it used and whether or not
 the bank's audit log is on. Its audit entry ids, when given, let the log's own record of the call stand in."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import uuid
 
-from dashboard.review.agent_runs import AgentRun, AgentRunStore, RecallSnapshot, ResultRef
+from dashboard.store.agent_runs import AgentRun, AgentRunStore, RecallSnapshot, ResultRef
 from dashboard.review.case_queue import QueuedCase
 
 

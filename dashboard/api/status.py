@@ -10,10 +10,10 @@ from typing import Any
 from dashboard.api.context import ApiContext
 from dashboard.api.models import CaseOut, DecisionOut, WithdrawalOut
 from dashboard.review.case_queue import QueuedCase
-from dashboard.review.decision import compared, outcome_words
+from dashboard.store.decision import compared, outcome_words
 from dashboard.review.figures import DECIDED, PENDING_DELIVERY, case_status, held_statuses
 from dashboard.review.queue_kind import QueueKind
-from dashboard.review.standing import DecisionState
+from dashboard.store.standing import DecisionState
 
 FINAL = (DECIDED, PENDING_DELIVERY)
 WITHDRAWN = "withdrawn"  # a handed-in case its agent withdrew while open (the API's own status: it is out of every page)

@@ -1,14 +1,14 @@
 """Who is using the dashboard and what they may do: the one place the app reads identity and role.
 
 Sign-in is configured by an `[auth]` section in .streamlit/secrets.toml (Streamlit's OIDC `st.login`); with it, who
-acts is the provider's subject (review/identity.py), checked on every run against the configured issuer, this
+acts is the provider's subject (store/identity.py), checked on every run against the configured issuer, this
 dashboard's client id and the token's expiry, and roles come from e-mail and group claims (`[roles]`).
 RECALL_REVIEW_REQUIRE_LOGIN=true makes every page ask for it first. Without sign-in, a reviewer types a name,
 recorded as unauthenticated, and everyone has the role RECALL_REVIEW_ROLE (lead by default, on this machine only:
 on any other address the app does not start without sign-in unless RECALL_REVIEW_ALLOW_ANONYMOUS=true, and then
 an anonymous visitor is a viewer unless RECALL_REVIEW_ROLE says otherwise; serve.py).
 
-`can(action)` decides whether a control is drawn enabled; the rule itself is `dashboard.review.roles`,
+`can(action)` decides whether a control is drawn enabled; the rule itself is `dashboard.access.roles`,
 which every write checks right before it writes (the decision service itself, a page's own writes through
 `permitted`), so a crafted widget event or a stale page cannot bypass it.
 """
@@ -26,9 +26,9 @@ from streamlit.runtime.secrets import secrets_singleton
 
 from components.safe_text import md
 from dashboard.app import resources
-from dashboard.review.errors import NotAllowed
-from dashboard.review.identity import Person, SignedIn, signed_in_person
-from dashboard.review.roles import WHAT, Action, allowed, require, role_for
+from dashboard.store.errors import NotAllowed
+from dashboard.store.identity import Person, SignedIn, signed_in_person
+from dashboard.access.roles import WHAT, Action, allowed, require, role_for
 from dashboard.settings import Role, is_loopback
 
 

@@ -9,7 +9,7 @@ from components.agent_part import render_agent_part
 from dashboard.app import resources
 from dashboard.kinds import handed_in
 from dashboard.review.agent_compare import differences
-from dashboard.review.agent_part import AgentPart
+from dashboard.store.agent_part import AgentPart
 from dashboard.review.queue_kind import EvidenceRecord, QueueKind
 
 RECOMPUTE = "The dashboard's recompute"  # how a page names its own recommendation beside a submitting agent's

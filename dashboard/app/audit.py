@@ -26,7 +26,7 @@ from dashboard.app.audit_reader import AuditReader
 from dashboard.app.background import background
 from dashboard.app.recall_cache import RecallCache
 from dashboard.hindsight.errors import HindsightError
-from dashboard.review.agent_runs import AgentRun, AuditSyncState
+from dashboard.store.agent_runs import AgentRun, AuditSyncState
 
 INCIDENTS_TTL_S = 60.0
 QUIET_S = 3.0  # the reader fetches once no page has run for this long (at most background's 5 s of waiting): a second

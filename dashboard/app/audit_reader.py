@@ -16,7 +16,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from dashboard.agents.audit_sync import count_log, sync_bank
 from dashboard.hindsight.errors import HindsightError
 from dashboard.hindsight.gateway import HindsightGateway
-from dashboard.review.agent_runs import AgentRunStore
+from dashboard.store.agent_runs import AgentRunStore
 
 READ_EVERY_S = 30.0  # a bank's log is read again (from its cursor) at most this often
 LEASE_S = 300.0  # one reader per bank and store; a reader that died gives its bank up after this

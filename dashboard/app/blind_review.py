@@ -11,7 +11,7 @@ import streamlit as st
 
 from components.safe_text import md
 from dashboard.app import access, resources
-from dashboard.review.decision import decision_summary
+from dashboard.store.decision import decision_summary
 
 
 def _problem(case, me, *, free: bool) -> str | None:

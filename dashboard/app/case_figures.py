@@ -15,9 +15,9 @@ from dashboard.review import figures
 from dashboard.review.approvals import HeldDecision
 from dashboard.review.figures import CaseFigures, case_figures, case_status, held_statuses
 from dashboard.review.incident_cases import IncidentCases
-from dashboard.review.outbox import StoredDecision
+from dashboard.delivery.outbox import StoredDecision
 from dashboard.review.second_review import BlindCase
-from dashboard.review.standing import DecisionState
+from dashboard.store.standing import DecisionState
 
 
 def held_now(bank_id: str, case_kind: str) -> dict[str, str]:

@@ -16,7 +16,7 @@ import streamlit as st
 from components.curation import CurationAction, render_curation
 from components.workflow import notice
 from dashboard.app import access, resources
-from dashboard.review.errors import CurationInputError, NotAllowed, Refused
+from dashboard.store.errors import CurationInputError, NotAllowed, Refused
 
 
 def card_controls(bank: str, document_ids: Iterable[str], name_key: str, flash_key: str) -> Callable[[str], None]:

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 import streamlit as st
 
 from dashboard.app import access, resources
-from dashboard.review.decision import decision_summary, outcome_words
+from dashboard.store.decision import decision_summary, outcome_words
 from dashboard.review.decisions import Decided, Proposal
-from dashboard.review.errors import AlreadyDecided, NotAllowed, Refused, RevisionConflict
-from dashboard.review.identity import Person
+from dashboard.store.errors import AlreadyDecided, NotAllowed, Refused, RevisionConflict
+from dashboard.store.identity import Person
 
 Describe = Callable[[str], str]  # a case id -> how the page names it ("E-1003: V03 Acme, price variance")
 

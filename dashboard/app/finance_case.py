@@ -36,9 +36,9 @@ from dashboard.finance.matching import match_status
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import Recommendation
 from dashboard.finance.recall import TwoStageResult
-from dashboard.review.decision import NOTE_MAX_CHARS, Shown, changed_since_shown, conflict_escalation
+from dashboard.store.decision import NOTE_MAX_CHARS, Shown, changed_since_shown, conflict_escalation
 from dashboard.review.decisions import Proposal
-from dashboard.review.errors import AlreadyDecided, DecisionInputError
+from dashboard.store.errors import AlreadyDecided, DecisionInputError
 
 __all__ = ["KEYS", "KIND", "OVERRIDE", "decision_area", "describe", "proposal_for", "reasons", "shown_of"]
 KIND = "exception"

@@ -13,7 +13,7 @@ import streamlit as st
 from components.decision_form import drafted_cases
 from components.workflow import keep_selection, my_queue_filter
 from dashboard.agents.incidents import incident_text
-from dashboard.review.identity import Person
+from dashboard.store.identity import Person
 from dashboard.app import finance_bulk, finance_case, resources
 from dashboard.app.queue_filters import approval_filter, second_review_filter
 from dashboard.app.shown_queue import shown_queue, vendor_choices

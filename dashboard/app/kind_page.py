@@ -19,8 +19,8 @@ from dashboard.app.agent_part import RECOMPUTE, agent_part_of, show_agent_part
 from dashboard.hindsight.errors import HindsightError
 from dashboard.kinds import bank_of, cases_of, proposed
 from dashboard.queue_files import QueueFileError
-from dashboard.review.decision import REVISION_REASON_MAX_CHARS, changed_since_shown, decision_summary, outcome_words
-from dashboard.review.errors import InputError
+from dashboard.store.decision import REVISION_REASON_MAX_CHARS, changed_since_shown, decision_summary, outcome_words
+from dashboard.store.errors import InputError
 from dashboard.review.queue_kind import CaseView, Choice, EvidenceRecord, QueueKind
 from dashboard.traces.request import TraceRequest
 

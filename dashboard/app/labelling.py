@@ -14,7 +14,7 @@ import streamlit as st
 from components.relevance import render_relevance
 from dashboard.app import access, resources
 from dashboard.finance.recall import TwoStageResult
-from dashboard.review.errors import LabelInputError, NotAllowed
+from dashboard.store.errors import LabelInputError, NotAllowed
 from dashboard.review.relevance import RecallContext
 from dashboard.support.recall import TicketRecall
 

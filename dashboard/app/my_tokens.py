@@ -8,7 +8,7 @@ import streamlit as st
 
 from dashboard.app import access, resources
 from dashboard.kinds import handed_in
-from dashboard.review.api_tokens import SCOPES, ApiTokens, TokenError
+from dashboard.access.api_tokens import SCOPES, ApiTokens, TokenError
 
 SHOWN_ONCE = "my_token_shown_once"
 

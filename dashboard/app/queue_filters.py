@@ -6,7 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from dashboard.app import access, resources
-from dashboard.review.identity import Person
+from dashboard.store.identity import Person
 
 
 def approval_filter(held: dict, me: Person | None) -> set[str] | None:

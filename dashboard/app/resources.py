@@ -13,18 +13,18 @@ from dashboard.hindsight.wire import MemoryMode
 from dashboard.kinds import configured, hold_webhook_position, registered, webhook_targets
 from dashboard.reporting.home import Overview, build_overview
 from dashboard.reporting.recall_log import RecallLog
-from dashboard.review.agent_runs import AgentRunStore
+from dashboard.store.agent_runs import AgentRunStore
 from dashboard.review.casework import Casework
 from dashboard.review.curation import Curation
-from dashboard.review.db import make_engine
+from dashboard.store.db import make_engine
 from dashboard.review.decisions import DecisionService, configured_decision_service
-from dashboard.review.delivery import DeliveryReport
+from dashboard.store.delivery_queue import DeliveryReport
 from dashboard.review.freshness import EVERYTHING, Freshness
-from dashboard.review.outbox import Outbox
+from dashboard.delivery.outbox import Outbox
 from dashboard.review.queue_kind import QueueKind
 from dashboard.review.relevance import RelevanceLabels
-from dashboard.review.webhooks import WebhookEvents, post_webhook
-from dashboard.review.worker import DeliveryWorker
+from dashboard.delivery.webhooks import WebhookEvents, post_webhook
+from dashboard.delivery.worker import DeliveryWorker
 from dashboard.settings import Settings, load_settings
 
 
@@ -156,7 +156,7 @@ def home_overview() -> Overview:
 
 
 def signed_retain(kind: str):
-    """Retain as this dashboard writes: each record signed as written by `kind` (a migration: review/provenance.py)."""
+    """Retain as this dashboard writes: each record signed as written by `kind` (a migration: origin/provenance.py)."""
     provenance, retain = outbox().provenance, gateway().retain
     return lambda bank_id, records: retain(bank_id, [provenance.sign(r, kind) for r in records])
 

@@ -9,7 +9,7 @@ import streamlit as st
 from components.safe_text import md
 from components.workflow import notice
 from dashboard.app import access, deciding, resources
-from dashboard.review.decision import NOTE_MAX_CHARS
+from dashboard.store.decision import NOTE_MAX_CHARS
 
 
 def held_notice(held) -> None:

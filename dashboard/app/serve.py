@@ -195,10 +195,10 @@ def hosts_or_exit() -> list[str]:
 
 
 def say_webhook_targets() -> None:
-    """The start-up check of each kind's webhook (review/webhook_target.py): a refused or unresolved target, or the
+    """The start-up check of each kind's webhook (delivery/webhook_target.py): a refused or unresolved target, or the
     explicit allowance of private ones, said on stderr. The app serves either way; each send checks again."""
     from dashboard.kinds import configured, webhook_targets
-    from dashboard.review.webhook_target import check_targets
+    from dashboard.delivery.webhook_target import check_targets
     from dashboard.settings import load_settings
 
     targets = webhook_targets(configured(load_settings()))

@@ -20,8 +20,8 @@ from components.safe_text import md
 from components.workflow import REVIEWER_LABEL, Slot, auto_advance_toggle, render_comments
 from dashboard.app import access, blind_review, deciding, resources
 from dashboard.app.agent_part import agent_part_of
-from dashboard.review.decision import NOTE_MAX_CHARS, REVISION_REASON_MAX_CHARS, Shown, changed_since_shown
-from dashboard.review.errors import AlreadyDecided, DecisionInputError
+from dashboard.store.decision import NOTE_MAX_CHARS, REVISION_REASON_MAX_CHARS, Shown, changed_since_shown
+from dashboard.store.errors import AlreadyDecided, DecisionInputError
 from dashboard.support.decisions import ACTIONS, ticket_decision, ticket_evidence_snapshot, ticket_proposal
 from dashboard.support.kind import SUPPORT
 from dashboard.support.models import Ticket

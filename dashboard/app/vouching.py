@@ -1,4 +1,4 @@
-"""Vouching on the Audit page, beside the curation log: the page's side of dashboard.review.vouching, with the same
+"""Vouching on the Audit page, beside the curation log: the page's side of dashboard.origin.vouching, with the same
 role checks as `python -m dashboard vouch` (the service checks them right before it writes). The person is the
 signed-in user or the name typed in the section's own field. A confirmation reads the documents it covers from the
 bank now, and makes the bank's cached recalls be made again."""
@@ -10,9 +10,9 @@ import streamlit as st
 from components.vouching import VouchAction, render_vouching
 from components.workflow import notice
 from dashboard.app import access, resources
-from dashboard.review.errors import NotAllowed, Refused, VouchInputError
+from dashboard.store.errors import NotAllowed, Refused, VouchInputError
 from dashboard.review.freshness import EVERYTHING
-from dashboard.review.vouching import Vouch, Vouching, in_bank
+from dashboard.origin.vouching import Vouch, Vouching, in_bank
 
 NAME_KEY, FLASH_KEY = "vouch_name", "vouch_flash"
 FIELDS = {"proposer": "your name", "lead": "your name", "document": "document", "before": "written before", "reason": "reason",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import os
 
-from dashboard.review.identity import Actor
+from dashboard.store.identity import Actor
 from dashboard.settings import Role, Settings
 
 
@@ -22,7 +22,7 @@ def acting(settings: Settings, typed: str | None, token: str | None, *, name_fla
     """((who acts, in which role), None), or (None, (flag, why not)). `kind_key`: the kind the token must decide;
     None: any."""
     from dashboard.kinds import handed_in
-    from dashboard.review.api_tokens import ApiTokens
+    from dashboard.access.api_tokens import ApiTokens
     from dashboard.settings import sign_in_configured
 
     if not sign_in_configured():

@@ -13,9 +13,9 @@ from dashboard.cli.registry import command, input_error, open_gateway, print_jso
 
 def open_stores(settings):
     """The review store the dashboard uses: its decision log and, on the same engine, the agent runs."""
-    from dashboard.review.agent_runs import AgentRunStore
-    from dashboard.review.db import make_engine
-    from dashboard.review.outbox import Outbox
+    from dashboard.store.agent_runs import AgentRunStore
+    from dashboard.store.db import make_engine
+    from dashboard.delivery.outbox import Outbox
 
     from dashboard.kinds import hold_webhook_position
 
@@ -191,8 +191,8 @@ def run_decide(args: argparse.Namespace) -> int:
 
     from dashboard.kinds import bank_of, proposed
     from dashboard.review.decisions import configured_decision_service
-    from dashboard.review.errors import AlreadyDecided, InputError, NotAllowed, Refused
-    from dashboard.review.identity import Person
+    from dashboard.store.errors import AlreadyDecided, InputError, NotAllowed, Refused
+    from dashboard.store.identity import Person
     from dashboard.review.queue_kind import Choice
 
     if (args.outcome is None) == (args.second_approval is None):

@@ -28,7 +28,7 @@ def _curate_args(parser: argparse.ArgumentParser) -> None:
 @command("curate", "four-eyes curation of a document's memories: a proposal, then another person's approval", _curate_args)
 def run_curate(args: argparse.Namespace) -> int:
     from dashboard.review.curation import Curation
-    from dashboard.review.errors import CurationInputError
+    from dashboard.store.errors import CurationInputError
     from dashboard.review.freshness import Freshness
 
     def act(a: Acting):

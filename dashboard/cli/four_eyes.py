@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from dashboard.cli.acting import acting
 from dashboard.cli.registry import input_error, open_gateway
-from dashboard.review.identity import Actor
+from dashboard.store.identity import Actor
 from dashboard.settings import Role, Settings
 
 T = TypeVar("T")
@@ -29,8 +29,8 @@ class Acting:
 def run_step(args: argparse.Namespace, needs: tuple[str, ...], act: Callable[[Acting], T], show: Callable[[T], None]) -> int:
     """Check `needs` (flag names), then `act` as the person acting, then `show` what it returned; 0, or the exit code
     of a refusal. `act` raises the review store's InputError for a field to fix."""
-    from dashboard.review.db import make_engine
-    from dashboard.review.errors import InputError, NotAllowed, Refused
+    from dashboard.store.db import make_engine
+    from dashboard.store.errors import InputError, NotAllowed, Refused
 
     for flag in needs:
         if getattr(args, flag) is None:

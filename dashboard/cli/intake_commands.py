@@ -57,7 +57,7 @@ def _token_args(parser: argparse.ArgumentParser) -> None:
 @command("token", "create, revoke or list the API tokens agents use (only a hash is stored; the token is shown once)", _token_args)
 def run_token(args: argparse.Namespace) -> int:
     from dashboard.kinds import configured, handed_in, registered
-    from dashboard.review.api_tokens import ApiTokens, TokenError
+    from dashboard.access.api_tokens import ApiTokens, TokenError
     from dashboard.settings import load_settings
 
     settings = configured(load_settings())

@@ -94,8 +94,8 @@ def run_evidence_bench(args: argparse.Namespace) -> int:
 def _reviewed_set(settings, bank: str):
     """The reviewers' labels of `bank` as a labelled set: (bench cases, the labelled cases they are)."""
     from dashboard.agents.labelled_cases import from_store, review_set
-    from dashboard.review.agent_runs import AgentRunStore
-    from dashboard.review.db import make_engine
+    from dashboard.store.agent_runs import AgentRunStore
+    from dashboard.store.db import make_engine
     from dashboard.review.relevance import RelevanceLabels
 
     engine = make_engine(settings.store_url, settings.data_dir)

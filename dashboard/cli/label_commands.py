@@ -21,7 +21,7 @@ def _export_args(parser: argparse.ArgumentParser) -> None:
 
 @command("labels-export", "every relevance label on an evidence card, with reviewer, role, time and recall request", _export_args)
 def run_labels_export(args: argparse.Namespace) -> int:
-    from dashboard.review.db import make_engine
+    from dashboard.store.db import make_engine
     from dashboard.review.relevance import RelevanceLabels
     from dashboard.settings import load_settings
 

@@ -25,11 +25,11 @@ def _worker_args(parser: argparse.ArgumentParser) -> None:
 def run_worker(args: argparse.Namespace) -> int:
     from dashboard.kinds import webhook_targets
     from dashboard.review.curation import Curation
-    from dashboard.review.db import make_engine
-    from dashboard.review.outbox import Outbox
-    from dashboard.review.webhook_target import check_targets
-    from dashboard.review.webhooks import WebhookEvents, post_webhook
-    from dashboard.review.worker import DeliveryWorker
+    from dashboard.store.db import make_engine
+    from dashboard.delivery.outbox import Outbox
+    from dashboard.delivery.webhook_target import check_targets
+    from dashboard.delivery.webhooks import WebhookEvents, post_webhook
+    from dashboard.delivery.worker import DeliveryWorker
 
     if not 0.05 <= args.idle <= 3600:
         return input_error("--idle", "must be from 0.05 to 3600 seconds")
@@ -73,9 +73,9 @@ def run_export_audit(args: argparse.Namespace) -> int:
     the reviewer, role, time, step and whether it was delivered or superseded."""
     from dashboard.reporting.audit_export import audit_rows, to_csv, to_json
     from dashboard.review.approvals import Approvals
-    from dashboard.review.db import make_engine
+    from dashboard.store.db import make_engine
     from dashboard.review.figures import held_statuses, log_statuses
-    from dashboard.review.outbox import Outbox
+    from dashboard.delivery.outbox import Outbox
     from dashboard.review.second_review import SecondReviews
     from dashboard.settings import load_settings
 

@@ -56,7 +56,7 @@ def _metadata_key(metadata: dict | None) -> str:
 def seed_bank(gateway: HindsightGateway, bank_id: str, records: list[MemoryRecord],
               sign: Callable[[MemoryRecord], MemoryRecord] | None = None) -> int:
     """Retain the records the bank does not already hold as they are (signed by `sign`: the demo seed wrote them,
-    review.provenance); returns how many were sent."""
+    origin.provenance); returns how many were sent."""
     gateway.ensure_bank(bank_id)
     stored = stored_documents(gateway, bank_id)
     records = [sign(r) for r in records] if sign else records

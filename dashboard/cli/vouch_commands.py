@@ -1,6 +1,6 @@
 """`python -m dashboard vouch propose|confirm|refuse|list`: a lead vouches for memory records of unknown origin after
 reviewing them (one document, or every document the server wrote before a time), another lead confirms or refuses
-(review/vouching.py). Roles as for curation: RECALL_REVIEW_ROLE, or the API token's where sign-in is on."""
+(origin/vouching.py). Roles as for curation: RECALL_REVIEW_ROLE, or the API token's where sign-in is on."""
 
 from __future__ import annotations
 
@@ -30,8 +30,8 @@ def _vouch_args(parser: argparse.ArgumentParser) -> None:
 
 @command("vouch", "a lead vouches for reviewed memory records of unknown origin; another lead confirms (four eyes)", _vouch_args)
 def run_vouch(args: argparse.Namespace) -> int:
-    from dashboard.review.errors import VouchInputError
-    from dashboard.review.vouching import Vouching, in_bank
+    from dashboard.store.errors import VouchInputError
+    from dashboard.origin.vouching import Vouching, in_bank
 
     if args.step == "list":
         return _list(args)
@@ -59,8 +59,8 @@ def run_vouch(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from dashboard.review.db import make_engine
-    from dashboard.review.vouching import Vouching
+    from dashboard.store.db import make_engine
+    from dashboard.origin.vouching import Vouching
 
     settings, gateway = open_gateway()
     gateway.close()

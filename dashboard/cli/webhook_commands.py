@@ -18,10 +18,10 @@ def _webhooks_args(parser: argparse.ArgumentParser) -> None:
 
 @command("webhooks", "the webhook delivery log of final decisions, and a lead's redelivery of one event", _webhooks_args)
 def run_webhooks(args: argparse.Namespace) -> int:
-    from dashboard.review.db import make_engine
-    from dashboard.review.errors import NotAllowed
-    from dashboard.review.roles import require
-    from dashboard.review.webhooks import WebhookEvents
+    from dashboard.store.db import make_engine
+    from dashboard.store.errors import NotAllowed
+    from dashboard.access.roles import require
+    from dashboard.delivery.webhooks import WebhookEvents
     from dashboard.settings import load_settings
 
     if args.action == "redeliver" and args.event is None:

@@ -19,8 +19,8 @@ from dashboard.finance.models import OUTCOME_WORDS, REVIEWER_TAG, VENDOR_PREFIX,
 from dashboard.finance.policy import Recommendation
 from dashboard.finance.recall import TwoStageResult
 from dashboard.hindsight.wire import MemoryRecord
-from dashboard.review.agent_part import AgentPart
-from dashboard.review.decision import (
+from dashboard.store.agent_part import AgentPart
+from dashboard.store.decision import (
     NOTE_MAX_CHARS,
     OUTCOMES,
     EvidenceItem,
@@ -31,7 +31,7 @@ from dashboard.review.decision import (
     text_hash,
 )
 from dashboard.review.decisions import Proposal
-from dashboard.review.errors import DecisionInputError
+from dashboard.store.errors import DecisionInputError
 
 # AP-style reason codes; an override must give one.
 REASON_CODES: dict[str, str] = {

@@ -9,7 +9,7 @@ from typing import Literal
 from pydantic import ConfigDict, Field, field_validator
 
 from dashboard.hindsight.wire import MemoryRecord
-from dashboard.review.decision import Outcome
+from dashboard.store.decision import Outcome
 from dashboard.strict import StrictModel
 
 # An outcome as a finance clerk reads it: to them "approve" means "pay the invoice", so it says so.

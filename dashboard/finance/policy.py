@@ -15,9 +15,9 @@ same metadata, so they count like any other precedent.
 - Untrusted records inform, never decide: a recommendation that records of unknown origin swing (removing one of
   them alone, or all of them together, changes the action) is escalated to a person, naming them (policy
   "untrusted"); what they would have made it is kept (`would_be`). A lead's vouching gives a record a known origin
-  (review/vouching.py); `untrusted_decides=True` (RECALL_REVIEW_UNTRUSTED_DECIDES) turns the rule off.
+  (origin/vouching.py); `untrusted_decides=True` (RECALL_REVIEW_UNTRUSTED_DECIDES) turns the rule off.
 - Guard: no relevant precedent (or none with a known outcome) -> escalate, confidence 0.
-- Human authority: a reviewer's decision (signed by this dashboard's review store, review/provenance.py: a
+- Human authority: a reviewer's decision (signed by this dashboard's review store, origin/provenance.py: a
   `source:reviewer` tag proves nothing) is a correction of the agent. When the
   newest relevant decision with an outcome is a human one (no precedent decided on a later day), its
   outcome is the recommendation, whatever the number of older precedents: a newer human override
@@ -45,7 +45,7 @@ from dashboard.finance.recall import CaseKey, PrecedentEvidence, TwoStageResult
 from dashboard.finance.trust import mark_trust
 from dashboard.hindsight.wire import tag_value
 from dashboard.finance.models import OUTCOME_WORDS
-from dashboard.review.decision import OUTCOMES, Outcome
+from dashboard.store.decision import OUTCOMES, Outcome
 from dashboard.trust.bursts import AskServer
 from dashboard.trust.origin import Origin, OriginOf
 
@@ -289,7 +289,7 @@ def no_evidence_recommendation(reason: str) -> Recommendation:
 def assess(result: TwoStageResult, origin: OriginOf | None = None, weights: Mapping[str, float] | None = None, *,
            untrusted_decides: bool = False, ask_server: AskServer | None = None) -> tuple[TwoStageResult, Recommendation]:
     """Flag relevance and trust, then recommend. `origin`: the review store's check of a record's signature
-    (review.provenance.Provenance.origin); without it nothing is proven, so no record has a reviewer's authority.
+    (origin.provenance.Provenance.origin); without it nothing is proven, so no record has a reviewer's authority.
     `weights`: a vote's weight by its record's origin (e.g. {"unknown": 0.5}); 1 when not given. `untrusted_decides`:
     the deployment turned off the rule that escalates what records of unknown origin swing. `ask_server`: the bank's
     server, asked for the write time and meaning of records that could be a burst (finance.trust.mark_trust)."""

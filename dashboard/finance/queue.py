@@ -13,7 +13,7 @@ from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import Recommendation
 from dashboard.review import figures
 from dashboard.finance.models import OUTCOME_WORDS
-from dashboard.review.standing import DecisionState
+from dashboard.store.standing import DecisionState
 from dashboard.review.workflow import sla_state
 
 STATUSES = figures.STATUSES  # a case's status is the one every page counts (review/figures.py)

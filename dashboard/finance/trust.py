@@ -7,7 +7,7 @@ once (what this dashboard wrote itself, the demo seed's precedents say, is not a
 (never cited, never a vote, shown with why) when it claims to be a reviewer's decision this dashboard never recorded,
 when the screen flags its text, or as a burst's repeat. A reviewer's decision that is not its case's standing decision
 (a superseded revision replayed, a copy under another id or in another bank, an edited text: trust/origin.py,
-review/provenance.py) is set aside with that reason. Nothing is dropped: every record stays on the page.
+origin/provenance.py) is set aside with that reason. Nothing is dropped: every record stays on the page.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def why_set_aside(record: PrecedentEvidence) -> str | None:
 
 def mark_trust(result: TwoStageResult, origin: OriginOf | None, ask_server: AskServer | None = None) -> TwoStageResult:
     """The result with each record's origin, screen flags and, where it may not vote, why. `origin`: the review store's
-    check of a record's signature (review.provenance.Provenance.origin); None proves nothing (every record unknown).
+    check of a record's signature (origin.provenance.Provenance.origin); None proves nothing (every record unknown).
     `ask_server`: the bank's server asked when it wrote the records of unknown origin and which mean the same
     (hindsight/write_facts.py); without it a burst is read on the writer's timestamps and words alone."""
     def judged(r: PrecedentEvidence) -> PrecedentEvidence:

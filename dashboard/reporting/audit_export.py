@@ -16,9 +16,9 @@ from datetime import date
 
 from pydantic import BaseModel
 
-from dashboard.review.decision import outcome_words
-from dashboard.review.outbox import StoredDecision
-from dashboard.review.schema import AWAITING_SECOND
+from dashboard.store.decision import outcome_words
+from dashboard.delivery.outbox import StoredDecision
+from dashboard.store.schema import AWAITING_SECOND
 from dashboard.review.second_review import FIRST, LEAD, SECOND, ReviewStep
 
 

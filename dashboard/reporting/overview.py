@@ -29,7 +29,7 @@ from dashboard.review.approvals import HeldDecision
 from dashboard.review.figures import CaseFigures, case_figures
 from dashboard.review.flag_counts import IncidentCounts
 from dashboard.review.second_review import BlindCase
-from dashboard.review.standing import DecisionState, StandingCount
+from dashboard.store.standing import DecisionState, StandingCount
 
 
 class QueueIds(BaseModel):

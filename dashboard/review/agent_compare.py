@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from dashboard.review.agent_part import AgentPart
+from dashboard.store.agent_part import AgentPart
 from dashboard.review.queue_kind import EvidenceRecord
 
 MAX_UNCITED = 3  # relevant records the agent left out, named; the rest counted

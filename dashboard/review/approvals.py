@@ -16,14 +16,14 @@ import sqlalchemy as sa
 from pydantic import BaseModel
 from sqlalchemy import Engine
 
-from dashboard.review.identity import Actor, as_person, same_person
-from dashboard.review.limits import ApprovalLimits, in_words
-from dashboard.review.db import as_utc
-from dashboard.review.kept import KeptUntilTheLogChanges
-from dashboard.review.delivery import leased_to
-from dashboard.review.outbox import StoredDecision, stored_decision
-from dashboard.review.roles import allowed
-from dashboard.review.schema import APPROVAL_HELD, AWAITING, PENDING, RETURNED, approvals, decisions
+from dashboard.store.identity import Actor, as_person, same_person
+from dashboard.access.limits import ApprovalLimits, in_words
+from dashboard.store.db import as_utc
+from dashboard.store.kept import KeptUntilTheLogChanges
+from dashboard.store.delivery_queue import leased_to
+from dashboard.delivery.outbox import StoredDecision, stored_decision
+from dashboard.access.roles import allowed
+from dashboard.store.schema import APPROVAL_HELD, AWAITING, PENDING, RETURNED, approvals, decisions
 from dashboard.settings import Role
 
 CONFIRMED, REJECTED = "confirmed", "rejected"

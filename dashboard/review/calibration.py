@@ -10,7 +10,7 @@ from __future__ import annotations
 import sqlalchemy as sa
 from sqlalchemy import Engine
 
-from dashboard.review.schema import DISCARDED, standing_decisions
+from dashboard.store.schema import DISCARDED, standing_decisions
 
 # (upper bound, label); a confidence at or above the last bound is in the top band
 BANDS: tuple[tuple[float, str], ...] = ((0.5, "<0.5"), (0.7, "0.5-0.7"), (0.9, "0.7-0.9"))

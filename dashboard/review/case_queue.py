@@ -20,10 +20,10 @@ from pydantic import BaseModel, ConfigDict
 from sqlalchemy import Engine
 from sqlalchemy.exc import IntegrityError
 
-from dashboard.review.agent_part import AgentPart
-from dashboard.review.db import as_utc, sqlite_engine, upgrade
-from dashboard.review.delivery import utc_now
-from dashboard.review.schema import queued_cases
+from dashboard.store.agent_part import AgentPart
+from dashboard.store.db import as_utc, sqlite_engine, upgrade
+from dashboard.store.delivery_queue import utc_now
+from dashboard.store.schema import queued_cases
 
 Q = queued_cases.c
 

@@ -13,10 +13,10 @@ from pydantic import BaseModel, Field
 from sqlalchemy import Engine
 from sqlalchemy.dialects import postgresql, sqlite
 
-from dashboard.review.db import as_utc
+from dashboard.store.db import as_utc
 from dashboard.review.flag_counts import FlagTallies, QueueFlags
-from dashboard.review.identity import Actor, Person, as_person
-from dashboard.review.schema import NAME, case_flags, claims, comments
+from dashboard.store.identity import Actor, Person, as_person
+from dashboard.store.schema import NAME, case_flags, claims, comments
 
 CLAIM_S = 15 * 60
 

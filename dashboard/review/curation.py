@@ -26,14 +26,14 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import IntegrityError
 
 from dashboard.hindsight.calls import CurateFn
-from dashboard.review.errors import CurationInputError, NotAllowed, Refused
+from dashboard.store.errors import CurationInputError, NotAllowed, Refused
 from dashboard.review.freshness import EVERYTHING, Freshness
-from dashboard.review.four_eyes import proposer as proposing, second_person, typed
-from dashboard.review.identity import Actor, Person
-from dashboard.review.db import as_utc
-from dashboard.review.delivery import DeliveryQueue, DeliveryReport, leased_to, utc_now, worker_name
-from dashboard.review.schema import PENDING
-from dashboard.review.schema import curation
+from dashboard.access.four_eyes import proposer as proposing, second_person, typed
+from dashboard.store.identity import Actor, Person
+from dashboard.store.db import as_utc
+from dashboard.store.delivery_queue import DeliveryQueue, DeliveryReport, leased_to, utc_now, worker_name
+from dashboard.store.schema import PENDING
+from dashboard.store.schema import curation
 from dashboard.settings import Role
 
 __all__ = ["Curation", "CurationEvent", "CurationInputError", "DocumentCuration", "NotAllowed", "Refused"]

@@ -33,16 +33,16 @@ from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.approvals import Approvals, HeldDecision, second_approver_problem
 from dashboard.review.calibration import calibration_counts
 from dashboard.review.casework import Casework
-from dashboard.review.decision import NOTE_MAX_CHARS, REVISION_REASON_MAX_CHARS, EvidenceSnapshot, Hold, ReviewerDecision, Shown, changed_since_shown
+from dashboard.store.decision import NOTE_MAX_CHARS, REVISION_REASON_MAX_CHARS, EvidenceSnapshot, Hold, ReviewerDecision, Shown, changed_since_shown
 from dashboard.review.freshness import Freshness
-from dashboard.review.identity import Actor, Person, as_person
-from dashboard.review.limits import ApprovalLimits, in_words
-from dashboard.review.delivery import DeliveryReport, worker_name
-from dashboard.review.kept import KeptUntilTheLogChanges
-from dashboard.review.errors import AlreadyDecided, NotAllowed, Refused, RevisionConflict
-from dashboard.review.outbox import Outbox, StoredDecision
-from dashboard.review.roles import require
-from dashboard.review.schema import DISCARDED
+from dashboard.store.identity import Actor, Person, as_person
+from dashboard.access.limits import ApprovalLimits, in_words
+from dashboard.store.delivery_queue import DeliveryReport, worker_name
+from dashboard.store.kept import KeptUntilTheLogChanges
+from dashboard.store.errors import AlreadyDecided, NotAllowed, Refused, RevisionConflict
+from dashboard.delivery.outbox import Outbox, StoredDecision
+from dashboard.access.roles import require
+from dashboard.store.schema import DISCARDED
 from dashboard.review.second_review import AlreadySettled, BlindCase, SecondReviews, lead_problem, second_review_problem, selected
 from dashboard.review.workflow import next_unreviewed
 from dashboard.settings import Role, Settings

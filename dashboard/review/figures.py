@@ -16,9 +16,9 @@ from collections.abc import Set as AbstractSet
 from pydantic import BaseModel, ConfigDict
 
 from dashboard.review.approvals import HeldDecision
-from dashboard.review.outbox import StoredDecision
+from dashboard.delivery.outbox import StoredDecision
 from dashboard.review.second_review import BlindCase
-from dashboard.review.standing import DecisionState
+from dashboard.store.standing import DecisionState
 
 OPEN, DECIDED, PENDING_DELIVERY = "open", "decided", "pending delivery"
 # The held statuses, as HeldDecision.status and BlindCase.status say them

@@ -20,7 +20,7 @@ from typing import NamedTuple
 import sqlalchemy as sa
 from sqlalchemy import Engine
 
-from dashboard.review.schema import case_flags, log_versions
+from dashboard.store.schema import case_flags, log_versions
 
 # The keys of a case's flags, named here once: the recall's flags (finance.flags, support.flags), its incident kinds
 # (agents.incidents).

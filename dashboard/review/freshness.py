@@ -14,8 +14,8 @@ from datetime import UTC, datetime
 import sqlalchemy as sa
 from sqlalchemy import Engine
 
-from dashboard.review.db import upgrade
-from dashboard.review.schema import generations
+from dashboard.store.db import upgrade
+from dashboard.store.schema import generations
 
 
 EVERYTHING = "*"  # bumped when many scopes change at once (a decision delivered late, a migration)

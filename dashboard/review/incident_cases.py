@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from sqlalchemy import Engine
 
 from dashboard.review.flag_counts import DELETED, INCIDENTS
-from dashboard.review.schema import case_flags, log_versions
+from dashboard.store.schema import case_flags, log_versions
 
 VARIANTS = "incident_variants"  # the flags key: the variants of the agent runs that had the case's incidents
 

@@ -6,7 +6,7 @@ docs/adding-a-queue-kind.md walks through a third. No Streamlit here: a kind nam
 A kind answers, for one case: its queue columns, its recall as exact and broader evidence with a relevance flag each
 (`CaseView`), and its proposal: what a reviewer's `Choice` records and the memory it is retained as (`Proposal`,
 recorded by the decision service like every other). Its own fields (a ticket's sent response) travel in
-`Choice.details` and are validated by the kind, which raises `review.errors.DecisionInputError` naming the field.
+`Choice.details` and are validated by the kind, which raises `store.errors.DecisionInputError` naming the field.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from dashboard.hindsight.calls import RecallFn
-from dashboard.review.agent_part import AgentPart
-from dashboard.review.decision import EvidenceItem, EvidenceSnapshot, Shown, text_hash
+from dashboard.store.agent_part import AgentPart
+from dashboard.store.decision import EvidenceItem, EvidenceSnapshot, Shown, text_hash
 from dashboard.review.decisions import Proposal
 
 
@@ -118,7 +118,7 @@ class QueueKind(Protocol):
     # a trace opened from the case: the tags of its exact evidence, and what it is about ("vendor V01, price variance")
     def focus(self, case: Any) -> tuple[tuple[str, ...], str]: ...
 
-    # `origin`: the review store's check of a record's signature (review.provenance.Provenance.origin): only a proven
+    # `origin`: the review store's check of a record's signature (origin.provenance.Provenance.origin): only a proven
     # reviewer's decision has a human's authority.
     def recall(self, recall: RecallFn, bank_id: str, case: Any, origin: Callable | None = None) -> CaseView: ...
 

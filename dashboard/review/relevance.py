@@ -17,13 +17,13 @@ import sqlalchemy as sa
 from pydantic import BaseModel, Field, ValidationError
 from sqlalchemy import Engine
 
-from dashboard.review.identity import Actor, as_person
-from dashboard.review.db import as_utc, upgrade
-from dashboard.review.decision import CASE_KIND
-from dashboard.review.delivery import utc_now
-from dashboard.review.errors import LabelInputError, NotAllowed
-from dashboard.review.roles import require
-from dashboard.review.schema import ID, NAME, relevance_labels
+from dashboard.store.identity import Actor, as_person
+from dashboard.store.db import as_utc, upgrade
+from dashboard.store.decision import CASE_KIND
+from dashboard.store.delivery_queue import utc_now
+from dashboard.store.errors import LabelInputError, NotAllowed
+from dashboard.access.roles import require
+from dashboard.store.schema import ID, NAME, relevance_labels
 from dashboard.settings import Role
 
 __all__ = ["LABELS", "CaseVerdict", "LabelInputError", "NotAllowed", "RecallContext", "RelevanceLabel", "RelevanceLabels"]

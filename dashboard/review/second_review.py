@@ -17,13 +17,13 @@ import sqlalchemy as sa
 from pydantic import BaseModel
 from sqlalchemy import Connection, Engine
 
-from dashboard.review.db import as_utc
-from dashboard.review.decision import ReviewerDecision
-from dashboard.review.delivery import leased_to
-from dashboard.review.identity import Actor, same_person
-from dashboard.review.outbox import StoredDecision, stored_decision
-from dashboard.review.roles import allowed
-from dashboard.review.schema import AWAITING_LEAD, AWAITING_SECOND, PENDING, SECOND_HELD, SUPERSEDED, decisions, second_reviews
+from dashboard.store.db import as_utc
+from dashboard.store.decision import ReviewerDecision
+from dashboard.store.delivery_queue import leased_to
+from dashboard.store.identity import Actor, same_person
+from dashboard.delivery.outbox import StoredDecision, stored_decision
+from dashboard.access.roles import allowed
+from dashboard.store.schema import AWAITING_LEAD, AWAITING_SECOND, PENDING, SECOND_HELD, SUPERSEDED, decisions, second_reviews
 from dashboard.settings import Role
 
 FIRST, SECOND, LEAD = "first", "second", "lead"

@@ -27,9 +27,9 @@ from dashboard.hindsight.calls import RecallFn
 from dashboard.hindsight.documents import RecalledDocument, recall_documents
 from dashboard.hindsight.wire import MemoryRecord, tag_value
 from dashboard.queue_files import shared_rows
-from dashboard.review.decision import NOTE_MAX_CHARS, ReviewerDecision
+from dashboard.store.decision import NOTE_MAX_CHARS, ReviewerDecision
 from dashboard.review.decisions import Proposal
-from dashboard.review.errors import InputError
+from dashboard.store.errors import InputError
 from dashboard.review.queue_kind import CaseView, Choice, EvidenceRecord
 
 

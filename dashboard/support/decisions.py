@@ -22,7 +22,7 @@ from typing import Literal
 from pydantic import ValidationError
 
 from dashboard.hindsight.wire import MemoryRecord
-from dashboard.review.decision import (
+from dashboard.store.decision import (
     DETAIL_MAX_CHARS,
     EvidenceItem,
     EvidenceSnapshot,
@@ -31,7 +31,7 @@ from dashboard.review.decision import (
     text_hash,
 )
 from dashboard.review.decisions import Proposal
-from dashboard.review.errors import DecisionInputError
+from dashboard.store.errors import DecisionInputError
 from dashboard.support.admission import has_marker_at_start, marker
 from dashboard.support.customers import customer_tag
 from dashboard.support.models import Ticket

@@ -16,7 +16,7 @@ from dashboard.hindsight.calls import RecallFn
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.queue_files import load_rows, shared_rows
 from dashboard.review.decisions import Proposal
-from dashboard.review.errors import DecisionInputError
+from dashboard.store.errors import DecisionInputError
 from dashboard.review.queue_kind import CaseView, Choice, EvidenceRecord
 from dashboard.review.tag_scoped import KindBase
 from dashboard.support.customers import customer_tag

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from dashboard.review.identity import Actor, as_person
+from dashboard.store.identity import Actor, as_person
 from dashboard.review.casework import Casework, Comment
 
 RECORD_KIND = "memory"

@@ -13,7 +13,7 @@ case, the revision, the outcome, the document id and a digest of its text (white
 original text in its chunks, trimmed). Its authority is the standing decision's: `origin_of` voids it (`Origin.void`,
 a reason in words) when it lies in another bank or under another document id than it was signed for, or when its
 text is not the text signed; the review store then voids every revision that is not the case's standing one
-(review/provenance.py), and a recall keeps only the newest revision of a case it holds (finance/trust.py).
+(origin/provenance.py), and a recall keeps only the newest revision of a case it holds (finance/trust.py).
 
 Decisions signed before revisions were bound (no `rr_revision`) still prove who wrote them; they have authority only
 where the review store confirms each is its case's standing decision, with the same outcome and text.
@@ -33,7 +33,7 @@ SIGNATURE, SIGNED_AS, SIGNED_WHO = "rr_signature", "rr_origin", "rr_by"  # the m
 # ... and, on a reviewer's decision, what it is a decision on (Bound)
 BOUND_KEYS = {"bank": "rr_bank", "case": "rr_case", "revision": "rr_revision", "outcome": "rr_outcome",
               "document_id": "rr_document", "text_sha256": "rr_text"}
-Kind = Literal["reviewer", "seed", "agent", "migration", "vouched", "unknown"]  # vouched: by two leads (review/vouching.py)
+Kind = Literal["reviewer", "seed", "agent", "migration", "vouched", "unknown"]  # vouched: by two leads (origin/vouching.py)
 REVIEWER_TAG = "source:reviewer"
 CLAIMING_KEYS = ("reviewer", "authenticated")  # metadata a reviewer's decision carries
 CLAIMING_PREFIXES = ("decision-", "ticket-")  # the document ids of the dashboard's own decisions
@@ -148,7 +148,7 @@ def _payload(document_id: str | None, tags: Sequence[str], metadata: Mapping[str
 def signed_metadata(key: bytes, document_id: str | None, tags: Sequence[str], metadata: Mapping[str, str],
                     kind: Kind, who: str | None = None, bound: Bound | None = None) -> dict[str, str]:
     """`metadata` with this dashboard's signature: the record was written by it, as `kind` (for `who`); a reviewer's
-    decision as what it is `bound` to (review/provenance.py signs each decision so)."""
+    decision as what it is `bound` to (origin/provenance.py signs each decision so)."""
     marked = {k: v for k, v in metadata.items() if k not in (SIGNATURE, SIGNED_AS, SIGNED_WHO, *BOUND_KEYS.values())}
     marked[SIGNED_AS] = kind
     if who:
@@ -163,7 +163,7 @@ def origin_of(key: bytes | None, document_id: str | None, tags: Sequence[str], m
               bank: str | None = None, text: str | None = None) -> Origin:
     """Who wrote the record, as its signature proves (no key: nothing is proven). A reviewer's decision found in
     `bank` with `text` (each checked when given) is void when it is not what it was signed as; one signed before
-    revisions were bound is void here: only the review store can confirm it (review/provenance.py)."""
+    revisions were bound is void here: only the review store can confirm it (origin/provenance.py)."""
     claims = claims_reviewer(document_id, tags, metadata)
     signature = metadata.get(SIGNATURE)
     if key is None or not signature:

@@ -17,8 +17,8 @@ from dashboard.finance.decisions import document_id_for, exception_decision, pre
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import assess
 from dashboard.finance.recall import CaseKey, two_stage_recall
-from dashboard.review.agent_runs import AgentRunStore
-from dashboard.review.outbox import Outbox
+from dashboard.store.agent_runs import AgentRunStore
+from dashboard.delivery.outbox import Outbox
 from dashboard.support.models import Ticket
 from tests.conftest import PROVEN, seeded
 

@@ -20,8 +20,8 @@ from benches import audit_fill
 from dashboard.cli.seed import finance_records
 from dashboard.finance.models import ExceptionCase
 from dashboard.queue_files import load_rows
-from dashboard.review.agent_runs import AgentRunStore
-from dashboard.review.db import make_engine
+from dashboard.store.agent_runs import AgentRunStore
+from dashboard.store.db import make_engine
 from dashboard.settings import load_settings
 from tests.conftest import forget_banks
 

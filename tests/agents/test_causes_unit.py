@@ -3,7 +3,7 @@
 from datetime import UTC, datetime, timedelta
 
 from dashboard.agents.causes import CauseInputs, CauseKind, DocumentNow, causes, config_changes
-from dashboard.review.agent_runs import ResultRef
+from dashboard.store.agent_runs import ResultRef
 
 RECALLED = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 BEFORE, AFTER = RECALLED - timedelta(days=30), RECALLED + timedelta(hours=2)

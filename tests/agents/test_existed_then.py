@@ -11,8 +11,8 @@ from datetime import UTC, datetime, timedelta
 from dashboard.agents.findings import human_decisions
 from dashboard.agents.incidents import HumanDecision, existed_then, incidents_for, newer_human_missing
 from dashboard.agents.then_now import then_vs_now
-from dashboard.review.agent_runs import AgentRun, AuditRecall, RecallSnapshot, ResultRef
-from dashboard.review.outbox import Outbox
+from dashboard.store.agent_runs import AgentRun, AuditRecall, RecallSnapshot, ResultRef
+from dashboard.delivery.outbox import Outbox
 from tests.helpers import numbered_decision
 
 T0 = datetime(2026, 12, 1, 5, 15, tzinfo=UTC)  # the agent's run

@@ -19,8 +19,8 @@ from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import assess
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.hindsight.wire import RecalledMemory
-from dashboard.review.agent_runs import AgentRunStore
-from dashboard.review.outbox import Outbox
+from dashboard.store.agent_runs import AgentRunStore
+from dashboard.delivery.outbox import Outbox
 from tests.helpers import demo_case, exception_proposal
 
 CASE = demo_case("E-1002")  # V02 price variance: the naive agent's crowd-out in the demo

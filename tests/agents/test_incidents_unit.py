@@ -13,7 +13,7 @@ from dashboard.agents.incidents import (
     other_customer,
 )
 from dashboard.agents.then_now import diff, then_vs_now
-from dashboard.review.agent_runs import AgentRun, AuditRecall, RecallSnapshot, ResultRef
+from dashboard.store.agent_runs import AgentRun, AuditRecall, RecallSnapshot, ResultRef
 
 T0 = datetime(2026, 11, 30, 8, 0, tzinfo=UTC)
 

@@ -21,9 +21,9 @@ from dashboard.finance.decisions import document_id_for, exception_decision, pre
 from dashboard.finance.policy import assess
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.queue_files import load_rows
-from dashboard.review.agent_runs import AgentRunStore, ResultRef
+from dashboard.store.agent_runs import AgentRunStore, ResultRef
 from dashboard.review.curation import Curation
-from dashboard.review.outbox import Outbox
+from dashboard.delivery.outbox import Outbox
 from dashboard.support import migration
 from dashboard.support.models import Customer
 from tests.helpers import demo_ticket, exception_case

@@ -15,7 +15,7 @@ from dashboard.api.context import ApiContext
 from dashboard.api.routes import api
 from dashboard.cli import main
 from dashboard.processes import free_port
-from dashboard.review.webhook_signature import SIGNATURE_HEADER, TIMESTAMP_HEADER, verify
+from dashboard.delivery.webhook_signature import SIGNATURE_HEADER, TIMESTAMP_HEADER, verify
 from tests.helpers import exception_case
 from tests.review.test_webhooks import Receiver
 

@@ -18,7 +18,7 @@ from dashboard.api.routes import MAX_BODY_BYTES, api
 from dashboard.finance.kind import FINANCE
 from dashboard.finance.policy import Recommendation
 from dashboard.kinds import cases_of
-from dashboard.review.limits import ApprovalLimits
+from dashboard.access.limits import ApprovalLimits
 from tests.helpers import exception_case, exception_proposal, service_on
 
 REC = Recommendation(action="approve", confidence=0.8, cited=[], rationale="r", policy="precedent")
@@ -196,7 +196,7 @@ def test_the_openapi_document_describes_the_routes(client):
 
 def test_the_reported_recall_is_the_agent_run_then_versus_now_compares(client, context, agent_token):
     from dashboard.agents.then_now import then_vs_now
-    from dashboard.review.agent_runs import ResultRef
+    from dashboard.store.agent_runs import ResultRef
 
     submit(client, agent_token)
     submit(client, agent_token)  # a retry records no second run

@@ -12,8 +12,8 @@ from pathlib import Path
 from dashboard.api.client import AgentPart, AsyncReviewClient, ReviewApiError, ReviewClient
 from dashboard.cli import main
 from dashboard.cli.app_server import serve_app
-from dashboard.review.api_tokens import ApiTokens
-from dashboard.review.db import make_engine
+from dashboard.access.api_tokens import ApiTokens
+from dashboard.store.db import make_engine
 from tests.helpers import exception_case, run_coroutine
 from tests.warm_app import start_warmed
 

@@ -13,9 +13,9 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from dashboard.cli.app_server import serve_app
-from dashboard.review.api_tokens import ApiTokens
-from dashboard.review.db import make_engine
-from dashboard.review.outbox import Outbox
+from dashboard.access.api_tokens import ApiTokens
+from dashboard.store.db import make_engine
+from dashboard.delivery.outbox import Outbox
 from tests.conftest import SIGNING_SECRET
 from tests.helpers import exception_case, open_page, run_coroutine
 from tests.warm_app import start_warmed

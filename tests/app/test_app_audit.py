@@ -4,7 +4,7 @@
 from streamlit.testing.v1 import AppTest
 
 from dashboard.reporting.audit_export import AuditFilter, audit_row, to_csv
-from dashboard.review.outbox import Outbox
+from dashboard.delivery.outbox import Outbox
 from dashboard.processes import free_port
 from tests.conftest import APP
 from tests.helpers import numbered_decision

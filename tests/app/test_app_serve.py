@@ -69,9 +69,9 @@ def test_the_launcher_reads_each_queues_decision_states_into_the_store_every_ses
     from datetime import UTC, datetime
 
     from dashboard.hindsight.wire import MemoryRecord
-    from dashboard.review.decision import ReviewerDecision
-    from dashboard.review.db import make_engine
-    from dashboard.review.outbox import Outbox
+    from dashboard.store.decision import ReviewerDecision
+    from dashboard.store.db import make_engine
+    from dashboard.delivery.outbox import Outbox
 
     store = Outbox(make_engine(None, tmp_path))
     store.record("fin", ReviewerDecision(case_id="E-1", case_kind="exception", reviewer="Dana", authenticated=False, outcome="reject",

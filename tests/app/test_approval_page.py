@@ -8,7 +8,7 @@ import json
 from dashboard.finance.decisions import document_id_for, exception_decision, precedent_record
 from dashboard.finance.policy import Recommendation
 from dashboard.review.decisions import Proposal, decision_service
-from dashboard.review.limits import ApprovalLimits
+from dashboard.access.limits import ApprovalLimits
 from tests.helpers import QUEUE_OPEN, demo_case, open_page, select_row, texts
 
 LIMITS = {"reviewer": 1000, "Lee": 10000}

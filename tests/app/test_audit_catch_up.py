@@ -13,7 +13,7 @@ from dashboard.agents import audit_sync
 from dashboard.agents.runner import run_exception
 from dashboard.app import audit, resources
 from benches import audit_fill
-from dashboard.review.agent_runs import AgentRunStore
+from dashboard.store.agent_runs import AgentRunStore
 from tests.conftest import PROVEN
 from tests.helpers import DEMO_CASES, open_page, texts
 

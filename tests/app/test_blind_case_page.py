@@ -9,7 +9,7 @@ import json
 
 from dashboard.finance.policy import assess
 from dashboard.finance.recall import CaseKey, two_stage_recall
-from dashboard.review.decision import OUTCOMES
+from dashboard.store.decision import OUTCOMES
 from dashboard.review.decisions import decision_service
 from tests.helpers import demo_case, exception_proposal, open_page, texts
 from tests.conftest import PROVEN

@@ -12,10 +12,10 @@ from dashboard.finance import queue as exception_queue
 from dashboard.finance.decisions import document_id_for
 from dashboard.finance.recall import DEFAULT_K, CaseKey, two_stage_recall
 from dashboard.hindsight.write_facts import asker
-from dashboard.review.agent_runs import AgentRunStore
+from dashboard.store.agent_runs import AgentRunStore
 from dashboard.review.casework import Casework
-from dashboard.review.db import make_engine
-from dashboard.review.outbox import Outbox
+from dashboard.store.db import make_engine
+from dashboard.delivery.outbox import Outbox
 from dashboard.settings import Settings
 from dashboard.support import flags as ticket_flags
 from dashboard.support.recall import recall_for_ticket

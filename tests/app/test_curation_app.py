@@ -6,11 +6,11 @@ import streamlit as st
 
 from dashboard.agents.runner import run_exception
 from dashboard.cli.seed import finance_records, seed_bank, support_records
-from dashboard.review.agent_runs import AgentRunStore
+from dashboard.store.agent_runs import AgentRunStore
 from dashboard.hindsight.errors import HindsightRequestRejected
 from dashboard.processes import free_port
 from dashboard.review.curation import Curation
-from dashboard.review.db import make_engine
+from dashboard.store.db import make_engine
 from tests.helpers import RECALL_DETAILS_OPEN, demo_case, open_page, texts
 
 PAGE = "views/exceptions.py"

@@ -6,7 +6,7 @@ from streamlit.testing.v1 import AppTest
 from components.decision_form import ACCEPT, OVERRIDE, field_keys
 from components.submission import Submitted
 from dashboard.finance.models import OUTCOME_WORDS
-from dashboard.review.decision import OUTCOMES, Shown
+from dashboard.store.decision import OUTCOMES, Shown
 from components.safe_text import md
 from tests.conftest import APP, forget_banks, seeded_finance_bank
 from tests.helpers import QUEUE_OPEN, QUEUE_PANEL, RECALL_DETAILS_OPEN, auth_section, id_claims, open_page
@@ -254,7 +254,7 @@ def test_a_submit_made_on_another_case_screen_is_refused_in_words_and_nothing_is
 
 def test_a_signed_in_reviewer_makes_a_token_that_acts_as_them_sees_it_once_and_revokes_it(exceptions_page, oidc, monkeypatch, tmp_path):
     from dashboard.kinds import configured, handed_in
-    from dashboard.review.api_tokens import ApiTokens
+    from dashboard.access.api_tokens import ApiTokens
     from dashboard.settings import load_settings
 
     monkeypatch.setenv("RECALL_REVIEW_DATA_DIR", str(tmp_path / "store"))

@@ -9,7 +9,7 @@ from fastapi.testclient import TestClient
 
 from dashboard.api.context import ApiContext
 from dashboard.api.routes import api
-from dashboard.review.outbox import Outbox
+from dashboard.delivery.outbox import Outbox
 from tests.conftest import SIGNING_SECRET
 from tests.helpers import exception_case, open_page, texts
 

@@ -17,8 +17,8 @@ from dashboard.reporting import overview as overview_metrics
 from dashboard.reporting.overview import p95
 from dashboard.reporting.recall_log import RecallLog
 from dashboard.review.casework import Casework
-from dashboard.review.db import upgrade
-from dashboard.review.outbox import Outbox
+from dashboard.store.db import upgrade
+from dashboard.delivery.outbox import Outbox
 from dashboard.support.recall import recall_for_ticket
 from tests.finance_helpers import CROWD_QUERY, crowding_records, precedent
 from tests.helpers import DEMO_CASES as CASES
@@ -137,7 +137,7 @@ def _figures(at) -> tuple[dict[str, str], str, set[str]]:
 
 def test_overview_shows_figures_on_first_load_and_after_a_restart(hindsight, point_app, demo_banks, review_store_url, tmp_path, monkeypatch):
     gw, fin, sup = hindsight.gateway, demo_banks.finance, demo_banks.support
-    from dashboard.review.db import make_engine
+    from dashboard.store.db import make_engine
 
     outbox = point_app(hindsight.env(finance=fin, support=sup), Outbox(make_engine(review_store_url, tmp_path / "store")))
     case = next(c for c in CASES if c.id == "E-1002")

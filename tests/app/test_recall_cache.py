@@ -16,7 +16,7 @@ from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.hindsight.wire import RecallResponse
 from dashboard.queue_files import load_rows
 from dashboard.review.freshness import EVERYTHING, Freshness
-from dashboard.review.outbox import Outbox
+from dashboard.delivery.outbox import Outbox
 from dashboard.traces.request import TracedRecall, TraceRequest, TraceStore
 from tests.helpers import someone_waits_in_flight
 

@@ -14,10 +14,10 @@ import pytest
 from dashboard.agents.runner import run_exception
 from dashboard.app import labelling
 from dashboard.finance.recall import CaseKey, two_stage_recall
-from dashboard.review.agent_runs import AgentRunStore
-from dashboard.review.db import make_engine
-from dashboard.review.outbox import Outbox
-from dashboard.review.errors import NotAllowed
+from dashboard.store.agent_runs import AgentRunStore
+from dashboard.store.db import make_engine
+from dashboard.delivery.outbox import Outbox
+from dashboard.store.errors import NotAllowed
 from dashboard.review.relevance import RelevanceLabels
 from tests.conftest import review_database
 from tests.helpers import demo_case, open_page, run_command, texts

@@ -8,7 +8,7 @@ from components.safe_text import md
 from dashboard.cli.seed import seed_bank, support_records
 from dashboard.support import migration
 from dashboard.support.recall import recall_for_ticket
-from dashboard.review.outbox import Outbox
+from dashboard.delivery.outbox import Outbox
 from dashboard.app.ticket_evidence import DETAILS_OPEN
 from tests.conftest import APP
 from tests.helpers import TICKET_QUEUE_OPEN, auth_section, id_claims, open_page, record_cards
@@ -180,7 +180,7 @@ def test_tickets_page_reads_the_newest_decisions_in_one_query_per_run(support_ap
 
 def test_a_ticket_an_agent_handed_in_shows_its_part_and_where_its_citations_differ(hindsight, app_env):
     from dashboard.kinds import configured, handed_in
-    from dashboard.review.agent_part import AgentPart
+    from dashboard.store.agent_part import AgentPart
     from dashboard.settings import load_settings
 
     ticket = {"id": "T-9001", "customer": "Ann Lee", "issue": "I was charged twice again.", "drafted_response": "Hi Ann, refunded.",

@@ -12,7 +12,7 @@ from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import assess
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.queue_files import load_rows
-from dashboard.review.agent_runs import AgentRunStore
+from dashboard.store.agent_runs import AgentRunStore
 from dashboard.settings import load_settings
 from dashboard.support.models import Ticket
 from tests.conftest import PROVEN, seeded

@@ -133,10 +133,10 @@ def test_the_agents_and_the_queues_flags_judge_bursts_on_the_servers_time_and_as
     asked once for the same records of the same bank, not on every judgement."""
     from dashboard.agents.runner import run_exception
     from dashboard.finance import flags as finance_flags
-    from dashboard.review.agent_runs import AgentRunStore
+    from dashboard.store.agent_runs import AgentRunStore
     from dashboard.review.casework import Casework
-    from dashboard.review.db import make_engine
-    from dashboard.review.provenance import Provenance
+    from dashboard.store.db import make_engine
+    from dashboard.origin.provenance import Provenance
 
     bank, notes = live_demo_banks.finance, poison("notes_spread_over_six_months", "exception")
     live.gateway.retain(bank, notes.records())

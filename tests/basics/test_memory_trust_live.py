@@ -16,12 +16,12 @@ from dashboard.agents.runner import run_exception
 from dashboard.finance.decisions import document_id_for, exception_decision, precedent_record
 from dashboard.finance.policy import as_they_claim, assess, recommend
 from dashboard.finance.recall import CaseKey, two_stage_recall
-from dashboard.review.agent_runs import AgentRunStore
+from dashboard.store.agent_runs import AgentRunStore
 from dashboard.finance.models import OUTCOME_WORDS
 from dashboard.hindsight.wire import MemoryRecord
-from dashboard.review.db import make_engine
+from dashboard.store.db import make_engine
 from dashboard.review.decisions import Proposal, decision_service
-from dashboard.review.outbox import Outbox
+from dashboard.delivery.outbox import Outbox
 from dashboard.support.recall import recall_for_ticket
 from dashboard.support.trust import origins_in_words
 from tests.conftest import PROVEN, SIGNING_SECRET

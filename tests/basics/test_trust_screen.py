@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from dashboard.cli.seed import finance_records, support_records
 from dashboard.finance.decisions import REASON_CODES, exception_decision, precedent_record
 from dashboard.finance.policy import Recommendation
-from dashboard.review.decision import OUTCOMES
+from dashboard.store.decision import OUTCOMES
 from dashboard.support.decisions import interaction_record, ticket_decision
 from dashboard.trust.screen import PHRASE_MAX, RULE_LABELS, RULES, screen, shown, view, screen_record
 from tests.helpers import DEMO_CASES, DEMO_TICKETS

@@ -7,8 +7,8 @@ import json
 import uuid
 
 from dashboard.finance.decisions import document_id_for
-from dashboard.review.db import make_engine
-from dashboard.review.outbox import Outbox
+from dashboard.store.db import make_engine
+from dashboard.delivery.outbox import Outbox
 from tests.conftest import signed_as
 from tests.finance_helpers import precedent
 from tests.helpers import demo_case, run_command

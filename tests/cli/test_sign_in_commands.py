@@ -10,9 +10,9 @@ import pytest
 from dashboard.cli import main
 from dashboard.cli.seed import finance_records
 from dashboard.kinds import configured, handed_in
-from dashboard.review.api_tokens import ApiTokens, TokenError
-from dashboard.review.identity import Person
-from dashboard.review.outbox import Outbox
+from dashboard.access.api_tokens import ApiTokens, TokenError
+from dashboard.store.identity import Person
+from dashboard.delivery.outbox import Outbox
 from dashboard.settings import load_settings
 
 DANA = Person("Dana Reviewer", subject="u-dana", issuer="https://id.example.com", email="dana@example.com")

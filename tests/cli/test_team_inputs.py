@@ -12,10 +12,10 @@ from dashboard.finance.models import ExceptionCase
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.queue_files import QueueFileError, load_rows
 from dashboard.reporting.audit_export import audit_row
-from dashboard.review.decision import EvidenceItem, EvidenceSnapshot, ReviewerDecision
-from dashboard.review.outbox import Outbox
-from dashboard.review.errors import NotAllowed
-from dashboard.review.roles import allowed, require, role_for
+from dashboard.store.decision import EvidenceItem, EvidenceSnapshot, ReviewerDecision
+from dashboard.delivery.outbox import Outbox
+from dashboard.store.errors import NotAllowed
+from dashboard.access.roles import allowed, require, role_for
 from dashboard.settings import RoleMap
 from dashboard.support.models import Ticket
 

@@ -14,7 +14,7 @@ import pytest
 from dashboard.cli import main
 from dashboard.cli.app_server import serve_app
 from dashboard.processes import free_port
-from dashboard.review.webhook_signature import SIGNATURE_HEADER, TIMESTAMP_HEADER, verify
+from dashboard.delivery.webhook_signature import SIGNATURE_HEADER, TIMESTAMP_HEADER, verify
 from tests.review.test_webhooks import Receiver
 from tests.warm_app import start_warmed
 

@@ -18,8 +18,8 @@ from playwright.sync_api import Page, expect
 
 from dashboard.cli.app_server import serve_app
 from dashboard.hindsight.wire import MemoryRecord
-from dashboard.review.db import make_engine
-from dashboard.review.outbox import Outbox
+from dashboard.store.db import make_engine
+from dashboard.delivery.outbox import Outbox
 from tests.conftest import SIGNING_SECRET, forget_banks, seed_demo_banks
 from tests.warm_app import start_warmed
 

@@ -14,7 +14,7 @@ from dashboard.finance.policy import assess
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.reporting.audit_export import audit_rows, to_csv
 from dashboard.finance.models import OUTCOME_WORDS
-from dashboard.review.decision import OUTCOMES
+from dashboard.store.decision import OUTCOMES
 from dashboard.review.decisions import decision_service
 from tests.e2e.conftest import choose, click_button, decision_form, heading, settled
 from tests.helpers import demo_case, exception_proposal

@@ -18,8 +18,8 @@ from hindsight_client import Hindsight
 from playwright.sync_api import Page, expect
 
 from dashboard.api.client import ReviewClient
-from dashboard.review.api_tokens import ApiTokens
-from dashboard.review.db import make_engine
+from dashboard.access.api_tokens import ApiTokens
+from dashboard.store.db import make_engine
 from examples.ap_agent.__main__ import load_cases
 from examples.ap_agent.graph import AGENT_NAME, Agent, memory_items
 from tests.e2e.conftest import choose, click_button, decision_form, heading, settled

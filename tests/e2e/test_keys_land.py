@@ -18,7 +18,7 @@ from dashboard import demo_data
 from dashboard.finance import queue as exception_queue
 from dashboard.finance.models import ExceptionCase
 from dashboard.queue_files import load_rows
-from dashboard.review.db import make_engine
+from dashboard.store.db import make_engine
 from tests.e2e.conftest import VIEWPORT, settled
 
 pytestmark = pytest.mark.browser

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 import pytest
 from playwright.sync_api import Browser, BrowserType, Page, expect
 
-from dashboard.review.api_tokens import ApiTokens
-from dashboard.review.db import make_engine
+from dashboard.access.api_tokens import ApiTokens
+from dashboard.store.db import make_engine
 from tests.e2e.conftest import WAIT, click_button, heading, settled
 from tests.e2e.test_sign_in import DANA, open_case, sign_in, signed_in_app  # noqa: F401  (the signed-in app fixture)
 

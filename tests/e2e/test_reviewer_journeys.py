@@ -12,7 +12,7 @@ from playwright.sync_api import Page, expect
 
 from dashboard.agents.findings import find_incidents, store_incident_kinds
 from dashboard.agents.runner import run_ticket
-from dashboard.review.agent_runs import AgentRunStore
+from dashboard.store.agent_runs import AgentRunStore
 from dashboard.review.casework import Casework
 from dashboard.review.curation import Curation
 from dashboard.finance.models import OUTCOME_WORDS

@@ -24,8 +24,8 @@ from playwright.sync_api import Browser, Page, expect
 from dashboard.cli.app_server import serve_app
 from dashboard.processes import free_port
 from dashboard.review.approvals import Approvals
-from dashboard.review.db import make_engine
-from dashboard.review.outbox import Outbox
+from dashboard.store.db import make_engine
+from dashboard.delivery.outbox import Outbox
 from tests.conftest import SIGNING_SECRET, seed_demo_banks
 from tests.e2e.conftest import ARTIFACTS, VIEWPORT, WAIT, click_button, heading, settled
 from tests.oidc_provider import Provider, auth_secrets, client_for, oidc_provider

@@ -20,7 +20,7 @@ from playwright.sync_api import Page, expect
 from dashboard.finance.policy import Recommendation
 from dashboard.review.decisions import Proposal, decision_service
 from dashboard.review.figures import CaseFigures, figures_of
-from dashboard.review.limits import ApprovalLimits
+from dashboard.access.limits import ApprovalLimits
 from dashboard.support.customers import customer_tag
 from dashboard.support.decisions import interaction_record, ticket_decision
 from tests.e2e.conftest import heading, metric, settled

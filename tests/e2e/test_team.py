@@ -18,7 +18,7 @@ import pytest
 import sqlalchemy as sa
 from playwright.sync_api import Browser, Page, expect
 
-from dashboard.review.db import make_engine
+from dashboard.store.db import make_engine
 from dashboard.processes import free_port
 from tests.e2e.conftest import click_button, serve_app, settled
 from tests.warm_app import start_warmed

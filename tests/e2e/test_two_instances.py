@@ -19,8 +19,8 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Response, expect
 
 from dashboard import demo_data
-from dashboard.review.db import make_engine
-from dashboard.review.outbox import Outbox, StoredDecision
+from dashboard.store.db import make_engine
+from dashboard.delivery.outbox import Outbox, StoredDecision
 from tests.conftest import SIGNING_SECRET, DemoBanks, review_database, seed_demo_banks
 from tests.e2e.conftest import VIEWPORT, WAIT, click_button, heading, press, serve_app, settled
 from tests.load_balancer import COOKIE, INSTANCE_HEADER, Balancer, load_balancer

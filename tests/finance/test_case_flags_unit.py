@@ -10,7 +10,7 @@ from dashboard.finance.flags import FinanceFlags, finance_flags, keep_crowd_out,
 from dashboard.finance.recall import CaseKey, check_crowd_out, two_stage_recall
 from dashboard.reporting import overview
 from dashboard.reporting.headline import headline
-from dashboard.review.agent_runs import AgentRun
+from dashboard.store.agent_runs import AgentRun
 from dashboard.review.flag_counts import FinanceCounts, IncidentCounts
 from dashboard.support.flags import TicketFlags, history_used, ticket_flags
 from dashboard.support.overview import legacy_summary

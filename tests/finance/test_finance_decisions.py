@@ -8,8 +8,8 @@ from dashboard.finance.decisions import REASON_CODES, exception_decision, preced
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import assess
 from dashboard.finance.recall import CaseKey, two_stage_recall
-from dashboard.review.errors import DecisionInputError
-from dashboard.review.outbox import Outbox
+from dashboard.store.errors import DecisionInputError
+from dashboard.delivery.outbox import Outbox
 from tests.conftest import SIGNING_SECRET, signed_as
 from tests.finance_helpers import precedent
 

@@ -10,7 +10,7 @@ from dashboard.finance.models import REVIEWER_TAG, ExceptionCase
 from dashboard.finance.policy import assess
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.hindsight.wire import MemoryRecord
-from dashboard.review.outbox import Outbox
+from dashboard.delivery.outbox import Outbox
 from tests.conftest import SIGNING_SECRET, signed_as
 from tests.finance_helpers import PROVEN, FakeRecall, precedent, signed
 

@@ -10,7 +10,7 @@ import pytest
 from components.decision_form import field_keys
 from dashboard.finance.decisions import REASON_CODES, exception_decision, precedent_record, reasons_for
 from dashboard.finance.policy import Recommendation
-from dashboard.review.errors import DecisionInputError
+from dashboard.store.errors import DecisionInputError
 from tests.helpers import demo_case, open_page
 
 CONFIGURED = {"price_variance": {"PRICE_AGREED": "Price agreed with the vendor", "SUPPLIER_INDEX": "Indexed to the supplier's list"},

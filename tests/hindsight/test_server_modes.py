@@ -19,8 +19,8 @@ from dashboard.finance.decisions import document_id_for, exception_decision, pre
 from dashboard.finance.policy import assess
 from dashboard.finance.queue import well_supported
 from dashboard.finance.recall import CaseKey, two_stage_recall
-from dashboard.review.agent_runs import AgentRunStore
-from dashboard.review.outbox import Outbox
+from dashboard.store.agent_runs import AgentRunStore
+from dashboard.delivery.outbox import Outbox
 from dashboard.support.recall import recall_for_ticket
 from tests.conftest import PROVEN, seeded, shared_demo_of, signed_as
 from tests.finance_helpers import precedent

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from dashboard.cli.seed import seed_bank
 from dashboard.reporting.audit_export import audit_rows, to_csv
-from dashboard.review.outbox import Outbox
+from dashboard.delivery.outbox import Outbox
 from dashboard.review.queue_kind import Choice
 from tests.conftest import APP, PROVEN, seeded
 from tests.helpers import open_page, service_on

@@ -16,10 +16,10 @@ import pytest
 
 from dashboard.cli.seed import seed_bank
 from dashboard.reporting.audit_export import audit_rows
-from dashboard.review.decision import decision_summary
+from dashboard.store.decision import decision_summary
 from dashboard.review.decisions import decision_service
-from dashboard.review.errors import InputError
-from dashboard.review.outbox import Outbox
+from dashboard.store.errors import InputError
+from dashboard.delivery.outbox import Outbox
 from dashboard.review.queue_kind import Choice
 from tests.conftest import APP, PROVEN, SIGNING_SECRET, seeded
 from tests.helpers import open_page, texts

@@ -14,7 +14,7 @@ from dashboard.lab.blast_radius import decided_changes
 from dashboard.lab.fix_reach import altered, fix_report
 from dashboard.lab.whatif import WhatIf
 from dashboard.queue_files import load_rows
-from dashboard.review.outbox import Outbox
+from dashboard.delivery.outbox import Outbox
 from dashboard.traces.request import TraceRequest, fetch_trace
 from dashboard.traces.scoring import server_knobs
 from dashboard.traces.why_not import explain, load_document

@@ -10,9 +10,9 @@ import pytest
 from dashboard.agents.labelled_cases import LabelledCase, labelled_case
 from dashboard.finance.kind import FINANCE
 from dashboard.reporting.label_quality import case_attributes, label_quality, week_of
-from dashboard.review.agent_runs import AgentRun, AgentRunStore, RecallSnapshot, ResultRef
-from dashboard.review.db import make_engine
-from dashboard.review.errors import LabelInputError, NotAllowed
+from dashboard.store.agent_runs import AgentRun, AgentRunStore, RecallSnapshot, ResultRef
+from dashboard.store.db import make_engine
+from dashboard.store.errors import LabelInputError, NotAllowed
 from dashboard.review.relevance import RecallContext, RelevanceLabels, case_verdicts
 from dashboard.support.kind import segments_of
 from dashboard.support.models import Customer

@@ -1,7 +1,7 @@
 """Where the submitting agent and the dashboard's recompute differ, in words (review/agent_compare.py)."""
 
 from dashboard.review.agent_compare import differences
-from dashboard.review.agent_part import AgentPart
+from dashboard.store.agent_part import AgentPart
 from dashboard.review.queue_kind import EvidenceRecord
 
 WORDS = {"approve": "approve for payment", "reject": "reject", "escalate": "escalate"}

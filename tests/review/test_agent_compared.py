@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dashboard.finance.decisions import exception_decision, precedent_record
 from dashboard.finance.policy import Recommendation
-from dashboard.review.agent_part import AgentPart
-from dashboard.review.decision import compared, decision_summary
+from dashboard.store.agent_part import AgentPart
+from dashboard.store.decision import compared, decision_summary
 from tests.helpers import exception_case
 
 RECOMPUTE = Recommendation(action="reject", confidence=0.7, cited=[], rationale="r", policy="precedent")

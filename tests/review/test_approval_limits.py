@@ -15,11 +15,11 @@ from dashboard.agents.findings import human_decisions
 from dashboard.finance.decisions import document_id_for, exception_decision, precedent_record
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.recall import CaseKey, two_stage_recall
-from dashboard.review.db import make_engine
+from dashboard.store.db import make_engine
 from dashboard.review.decisions import Proposal, decision_service
-from dashboard.review.errors import NotAllowed, Refused
-from dashboard.review.limits import ApprovalLimits, in_words
-from dashboard.review.outbox import Outbox
+from dashboard.store.errors import NotAllowed, Refused
+from dashboard.access.limits import ApprovalLimits, in_words
+from dashboard.delivery.outbox import Outbox
 from tests.conftest import review_database
 from tests.finance_helpers import precedent
 from tests.helpers import built_in_overview, demo_case, recalled_proposal, run_command, service_on

@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 import sqlalchemy as sa
 from alembic import command
 
-from dashboard.review.agent_runs import BACKLOG_SHOWN, AgentRunStore, AuditRecall, audit_recalls, audit_sync_state
-from dashboard.review.db import alembic_config, upgrade
+from dashboard.store.agent_runs import BACKLOG_SHOWN, AgentRunStore, AuditRecall, audit_recalls, audit_sync_state
+from dashboard.store.db import alembic_config, upgrade
 
 T0 = datetime(2026, 12, 1, 9, tzinfo=UTC)
 

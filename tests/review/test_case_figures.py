@@ -31,9 +31,9 @@ from dashboard.review.figures import (
     held_statuses,
     log_statuses,
 )
-from dashboard.review.limits import ApprovalLimits
-from dashboard.review.outbox import Outbox
-from dashboard.review.standing import DecisionState
+from dashboard.access.limits import ApprovalLimits
+from dashboard.delivery.outbox import Outbox
+from dashboard.store.standing import DecisionState
 from dashboard.support.customers import customer_tag
 from dashboard.support.decisions import interaction_record, ticket_decision
 from tests.helpers import DEMO_CASES, DEMO_TICKETS, built_in_overview, exception_proposal

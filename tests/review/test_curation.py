@@ -17,10 +17,10 @@ from dashboard.hindsight.errors import HindsightRequestRejected
 from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.curation import Curation
-from dashboard.review.db import metadata
-from dashboard.review.errors import CurationInputError, NotAllowed, Refused
-from dashboard.review.outbox import Outbox
-from dashboard.review.worker import DeliveryWorker
+from dashboard.store.db import metadata
+from dashboard.store.errors import CurationInputError, NotAllowed, Refused
+from dashboard.delivery.outbox import Outbox
+from dashboard.delivery.worker import DeliveryWorker
 from tests.helpers import run_command
 from tests.outage import Outage
 

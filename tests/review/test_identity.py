@@ -9,10 +9,10 @@ import pytest
 from dashboard.finance.policy import Recommendation
 from dashboard.review.casework import Casework
 from dashboard.review.curation import Curation
-from dashboard.review.db import make_engine
-from dashboard.review.errors import Refused
-from dashboard.review.identity import Person, SignedIn, same_person, signed_in_person
-from dashboard.review.limits import ApprovalLimits
+from dashboard.store.db import make_engine
+from dashboard.store.errors import Refused
+from dashboard.store.identity import Person, SignedIn, same_person, signed_in_person
+from dashboard.access.limits import ApprovalLimits
 from tests.helpers import demo_case, exception_proposal
 
 ISSUER, OTHER = "https://id.example.com", "https://id.other.example"

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 import sqlalchemy as sa
 from alembic import command
 
-from dashboard.review.db import alembic_config, upgrade
-from dashboard.review.outbox import Outbox
+from dashboard.store.db import alembic_config, upgrade
+from dashboard.delivery.outbox import Outbox
 
 AT = datetime(2026, 11, 30, 9, tzinfo=UTC)
 COLUMNS = ("bank_id", "case_kind", "case_id", "revision", "document_id", "reviewer", "created_at", "state", "attempts",

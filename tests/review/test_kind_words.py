@@ -7,7 +7,7 @@ from types import SimpleNamespace
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.kinds import proposed
 from dashboard.reporting.headline import HEADLINE_START
-from dashboard.review.decision import EvidenceSnapshot, ReviewerDecision, Shown, changed_since_shown, conflict_escalation, decision_summary
+from dashboard.store.decision import EvidenceSnapshot, ReviewerDecision, Shown, changed_since_shown, conflict_escalation, decision_summary
 from dashboard.review.decisions import Proposal
 
 WORDS = {"credit": "accept the dispute: ask for a credit note", "reject": "reject the dispute: pay in full",

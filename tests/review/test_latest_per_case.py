@@ -9,12 +9,12 @@ import sqlalchemy as sa
 from benches.scale import latest_in_history
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.approvals import Approvals
-from dashboard.review.db import make_engine
-from dashboard.review.decision import Hold, ReviewerDecision
-from dashboard.review.outbox import Outbox
-from dashboard.review.schema import approvals as approvals_table
-from dashboard.review.schema import decisions
-from dashboard.review.standing import DecisionState
+from dashboard.store.db import make_engine
+from dashboard.store.decision import Hold, ReviewerDecision
+from dashboard.delivery.outbox import Outbox
+from dashboard.store.schema import approvals as approvals_table
+from dashboard.store.schema import decisions
+from dashboard.store.standing import DecisionState
 
 
 def _decide(outbox: Outbox, bank: str, case_id: str, outcome: str, *, kind: str = "exception", hold: Hold | None = None,

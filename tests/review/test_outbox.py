@@ -4,7 +4,7 @@ from datetime import UTC, datetime, timedelta
 
 from dashboard.hindsight.errors import HindsightUnavailable
 from dashboard.hindsight.wire import MemoryRecord
-from dashboard.review.outbox import Outbox
+from dashboard.delivery.outbox import Outbox
 from tests.helpers import plain_decision
 
 

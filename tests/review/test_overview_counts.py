@@ -10,12 +10,12 @@ from alembic import command
 
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.casework import Casework
-from dashboard.review.db import alembic_config, upgrade
-from dashboard.review.decision import Hold, ReviewerDecision
+from dashboard.store.db import alembic_config, upgrade
+from dashboard.store.decision import Hold, ReviewerDecision
 from dashboard.review.flag_counts import FinanceCounts
-from dashboard.review.outbox import Outbox
-from dashboard.review.schema import case_flags, decisions
-from dashboard.review.standing import StandingCount
+from dashboard.delivery.outbox import Outbox
+from dashboard.store.schema import case_flags, decisions
+from dashboard.store.standing import StandingCount
 
 
 def _decide(outbox: Outbox, case_id: str, *, overridden: bool, day: int, reason: str | None = None, tags: tuple[str, ...] = ("vendor:V01",),

@@ -14,11 +14,11 @@ import pytest
 from dashboard.finance.decisions import document_id_for
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.curation import Curation
-from dashboard.review.decision import ReviewerDecision
-from dashboard.review.delivery import LEASE_S
-from dashboard.review.limits import ApprovalLimits
-from dashboard.review.outbox import Outbox
-from dashboard.review.worker import DeliveryWorker
+from dashboard.store.decision import ReviewerDecision
+from dashboard.store.delivery_queue import LEASE_S
+from dashboard.access.limits import ApprovalLimits
+from dashboard.delivery.outbox import Outbox
+from dashboard.delivery.worker import DeliveryWorker
 from tests.finance_helpers import precedent
 from tests.helpers import demo_case, recalled_proposal
 

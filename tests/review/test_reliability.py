@@ -3,7 +3,7 @@
 from collections import Counter
 
 from dashboard.hindsight.gateway import HindsightGateway
-from dashboard.review.outbox import Outbox
+from dashboard.delivery.outbox import Outbox
 from tests.helpers import numbered_decision
 from tests.outage import Outage
 

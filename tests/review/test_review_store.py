@@ -10,10 +10,10 @@ import pytest
 
 from dashboard.hindsight.errors import HindsightRequestRejected, HindsightUnavailable
 from dashboard.hindsight.wire import MemoryRecord
-from dashboard.review.decision import EvidenceItem, EvidenceSnapshot
-from dashboard.review.errors import RevisionConflict
-from dashboard.review.outbox import Outbox
-from dashboard.review.worker import DeliveryWorker
+from dashboard.store.decision import EvidenceItem, EvidenceSnapshot
+from dashboard.store.errors import RevisionConflict
+from dashboard.delivery.outbox import Outbox
+from dashboard.delivery.worker import DeliveryWorker
 from tests.helpers import plain_decision
 
 
@@ -162,7 +162,7 @@ def test_a_crashed_workers_lease_expires_and_the_row_is_delivered_by_another(rev
 
 def test_claims_lease_comments_and_case_flags_are_shared_through_the_store(review_engine):
     from dashboard.review.casework import Casework
-    from dashboard.review.db import upgrade
+    from dashboard.store.db import upgrade
 
     upgrade(review_engine)
     clock = [datetime(2026, 11, 29, 12, tzinfo=UTC)]

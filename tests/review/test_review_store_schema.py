@@ -7,8 +7,8 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
-from dashboard.review import agent_runs, schema  # noqa: F401  (register the tables)
-from dashboard.review.db import alembic_config, make_engine, metadata, upgrade
+from dashboard.store import agent_runs, schema  # noqa: F401  (register the tables)
+from dashboard.store.db import alembic_config, make_engine, metadata, upgrade
 
 
 def test_upgrade_creates_the_store_with_wal_and_foreign_keys_and_is_idempotent(tmp_path):

@@ -12,8 +12,8 @@ import pytest
 from dashboard.finance.decisions import document_id_for
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.reporting.audit_export import audit_rows, to_csv
-from dashboard.review.errors import AlreadyDecided, NotAllowed, Refused, RevisionConflict
-from dashboard.review.limits import ApprovalLimits
+from dashboard.store.errors import AlreadyDecided, NotAllowed, Refused, RevisionConflict
+from dashboard.access.limits import ApprovalLimits
 from tests.conftest import signed_as
 from tests.finance_helpers import precedent
 from tests.helpers import demo_case, recalled_proposal

@@ -15,9 +15,9 @@ from dashboard.finance.decisions import document_id_for
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.reporting.audit_export import audit_rows, to_json
 from dashboard.review.decisions import decision_service
-from dashboard.review.errors import NotAllowed, Refused
-from dashboard.review.limits import ApprovalLimits
-from dashboard.review.outbox import Outbox
+from dashboard.store.errors import NotAllowed, Refused
+from dashboard.access.limits import ApprovalLimits
+from dashboard.delivery.outbox import Outbox
 from dashboard.review.second_review import selected
 from tests.conftest import signed_as
 from tests.finance_helpers import precedent
@@ -125,7 +125,7 @@ def test_a_leads_decision_above_their_approval_limit_waits_for_a_second_approver
 def test_the_export_command_carries_every_reviewers_decision_with_its_provenance(monkeypatch, capsys, tmp_path):
     from dashboard.cli import main
     from dashboard.finance.policy import Recommendation
-    from dashboard.review.db import make_engine
+    from dashboard.store.db import make_engine
 
     monkeypatch.setenv("RECALL_REVIEW_DATA_DIR", str(tmp_path))
     outbox = Outbox(make_engine(None, tmp_path))  # the store the command opens from the same settings

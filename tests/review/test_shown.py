@@ -7,9 +7,9 @@ import pytest
 
 from dashboard.finance.decisions import evidence_snapshot, exception_decision, precedent_record
 from dashboard.finance.policy import Recommendation
-from dashboard.review.decision import EvidenceItem, EvidenceSnapshot, Shown, changed_since_shown
+from dashboard.store.decision import EvidenceItem, EvidenceSnapshot, Shown, changed_since_shown
 from dashboard.review.decisions import Proposal
-from dashboard.review.errors import Refused
+from dashboard.store.errors import Refused
 from dashboard.support.decisions import ticket_evidence_snapshot
 from tests.helpers import demo_case, demo_ticket
 

@@ -1,12 +1,12 @@
 """The SQLite review store: a read never waits for a writer (WAL, deferred BEGIN), and writers queue at BEGIN IMMEDIATE,
-so a transaction never fails halfway upgrading its lock (dashboard/review/db.py)."""
+so a transaction never fails halfway upgrading its lock (dashboard/store/db.py)."""
 
 import threading
 import time
 
 import sqlalchemy as sa
 
-from dashboard.review.db import sqlite_engine
+from dashboard.store.db import sqlite_engine
 
 
 def test_a_read_during_a_write_answers_at_once_with_what_was_committed(tmp_path):

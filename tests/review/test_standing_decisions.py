@@ -10,11 +10,11 @@ import sqlalchemy as sa
 from alembic import command
 
 from dashboard.hindsight.wire import MemoryRecord
-from dashboard.review.db import alembic_config, upgrade
-from dashboard.review.decision import Hold, ReviewerDecision
-from dashboard.review.outbox import Outbox
-from dashboard.review.schema import HELD, approvals, decisions, standing_decisions
-from dashboard.review.standing import DecisionState, StandingDecisions
+from dashboard.store.db import alembic_config, upgrade
+from dashboard.store.decision import Hold, ReviewerDecision
+from dashboard.delivery.outbox import Outbox
+from dashboard.store.schema import HELD, approvals, decisions, standing_decisions
+from dashboard.store.standing import DecisionState, StandingDecisions
 
 STATES = ("pending", "delivered", "superseded", "failed", "discarded", *HELD)
 HOLD = Hold(role="ap_clerk", amount=90_000, limit=10_000, scope="vendor V01")

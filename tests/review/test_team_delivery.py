@@ -15,8 +15,8 @@ from collections import Counter
 from pathlib import Path
 
 from dashboard.hindsight.gateway import HindsightGateway
-from dashboard.review.db import make_engine
-from dashboard.review.outbox import Outbox
+from dashboard.store.db import make_engine
+from dashboard.delivery.outbox import Outbox
 from tests.conftest import review_database
 from tests.outage import Outage
 

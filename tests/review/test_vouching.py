@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 
 import pytest
 
-from dashboard.review.errors import NotAllowed, Refused, VouchInputError
-from dashboard.review.outbox import Outbox
-from dashboard.review.vouching import VouchedDocument, Vouching
+from dashboard.store.errors import NotAllowed, Refused, VouchInputError
+from dashboard.delivery.outbox import Outbox
+from dashboard.origin.vouching import VouchedDocument, Vouching
 from dashboard.trust.origin import text_digest
 from tests.finance_helpers import KEY
 

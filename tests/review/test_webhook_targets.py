@@ -15,8 +15,8 @@ import pytest
 
 from dashboard.cli.app_server import serve_app
 from dashboard.processes import free_port
-from dashboard.review.webhook_target import TargetRefused, TargetUnresolved, check_targets, pin
-from dashboard.review.webhooks import NoAnswer, WebhookEvents, WebhookTarget, post_webhook
+from dashboard.delivery.webhook_target import TargetRefused, TargetUnresolved, check_targets, pin
+from dashboard.delivery.webhooks import NoAnswer, WebhookEvents, WebhookTarget, post_webhook
 from tests.review.test_webhooks import BANK, SECRET, Clock, _proposal, receiver  # noqa: F401  (the receiver fixture)
 from tests.warm_app import start_warmed
 
@@ -212,7 +212,7 @@ def _refused_log_page() -> None:
     from datetime import UTC, datetime
 
     from components.webhook_deliveries import render_webhook_deliveries
-    from dashboard.review.webhooks import WebhookDelivery
+    from dashboard.delivery.webhooks import WebhookDelivery
 
     render_webhook_deliveries([WebhookDelivery(
         event_id=3, idempotency_key="decision-9", case_kind="exception", case_id="E-9", bank_id="fin",

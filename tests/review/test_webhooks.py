@@ -17,10 +17,10 @@ from pydantic import ValidationError
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.processes import free_port
 from dashboard.review.decisions import Proposal
-from dashboard.review.limits import ApprovalLimits
-from dashboard.review.schema import webhook_attempts
-from dashboard.review.webhook_signature import EVENT_ID_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, signature, verify
-from dashboard.review.webhooks import WebhookEvents, WebhookTarget
+from dashboard.access.limits import ApprovalLimits
+from dashboard.store.schema import webhook_attempts
+from dashboard.delivery.webhook_signature import EVENT_ID_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, signature, verify
+from dashboard.delivery.webhooks import WebhookEvents, WebhookTarget
 from dashboard.settings import load_settings, settings_problem
 from tests.helpers import plain_decision, service_on
 
@@ -326,7 +326,7 @@ def test_a_kinds_webhook_is_a_setting_and_a_url_without_a_secret_is_an_error_nam
 
 def test_the_delivery_log_and_redeliver_from_the_command_line(scratch_service, receiver, tmp_path, monkeypatch, capsys):
     from dashboard.cli import main
-    from dashboard.review.db import make_engine
+    from dashboard.store.db import make_engine
 
     service, clock = service_on(make_engine(None, tmp_path)), Clock()  # the store `python -m dashboard` finds in the data directory
     events = _events(service, receiver.start(), clock)
@@ -356,7 +356,7 @@ def _log_page() -> None:
     import streamlit as st
 
     from components.webhook_deliveries import render_webhook_deliveries
-    from dashboard.review.webhooks import WebhookDelivery
+    from dashboard.delivery.webhooks import WebhookDelivery
 
     at = datetime(2026, 12, 1, 9, 30, tzinfo=UTC)
     line = {"case_kind": "exception", "bank_id": "fin", "url": "https://erp.example/hooks", "created_at": at}

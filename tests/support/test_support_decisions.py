@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from dashboard.review.errors import DecisionInputError
+from dashboard.store.errors import DecisionInputError
 from dashboard.support.decisions import interaction_record, ticket_decision
 from dashboard.support.models import Ticket
 

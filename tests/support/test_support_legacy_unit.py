@@ -9,7 +9,7 @@ from dashboard import demo_data
 from dashboard.hindsight.errors import HindsightRequestRejected
 from dashboard.queue_files import load_rows
 from dashboard.review.casework import Casework
-from dashboard.review.outbox import Outbox
+from dashboard.delivery.outbox import Outbox
 from dashboard.support.legacy_history import NotConsulted, not_consulted, tag_refusal, ticket_records
 from dashboard.hindsight.wire import StoredDocument
 from dashboard.support.migration import MigrationPlan, _plan

@@ -9,8 +9,8 @@ from dashboard import demo_data
 from dashboard.cli.seed import seed_bank, support_records
 from dashboard.hindsight.wire import Chunk, RecalledMemory, RecallResponse, StoredDocument
 from dashboard.queue_files import load_rows
-from dashboard.review.errors import DecisionInputError
-from dashboard.review.outbox import Outbox
+from dashboard.store.errors import DecisionInputError
+from dashboard.delivery.outbox import Outbox
 from dashboard.support.customers import customer_tag
 from dashboard.support.decisions import interaction_record, ticket_decision
 from dashboard.support.models import Ticket

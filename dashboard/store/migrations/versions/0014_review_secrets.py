@@ -1,4 +1,4 @@
-"""The deployment's secrets: the key this dashboard signs the memory records it writes with (review/provenance.py),
+"""The deployment's secrets: the key this dashboard signs the memory records it writes with (origin/provenance.py),
 kept in the review store so every instance on one store signs and verifies alike.
 
 Revision ID: 0014_review_secrets

@@ -17,10 +17,10 @@ from pydantic import BaseModel, ConfigDict
 from sqlalchemy import Engine
 from sqlalchemy.exc import IntegrityError
 
-from dashboard.review.db import as_utc, sqlite_engine, upgrade
-from dashboard.review.delivery import utc_now
-from dashboard.review.identity import Actor, Person, as_person
-from dashboard.review.schema import api_tokens
+from dashboard.store.db import as_utc, sqlite_engine, upgrade
+from dashboard.store.delivery_queue import utc_now
+from dashboard.store.identity import Actor, Person, as_person
+from dashboard.store.schema import api_tokens
 
 T = api_tokens.c
 SCOPES = ("submit", "read", "decide")

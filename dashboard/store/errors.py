@@ -14,7 +14,7 @@ them. Each message is written for the person who asked; an input error's starts 
 
 from __future__ import annotations
 
-from dashboard.review.decision import outcome_words
+from dashboard.store.decision import outcome_words
 
 
 class ReviewError(Exception):
@@ -27,7 +27,7 @@ class Refused(ReviewError):
 
 class AlreadyDecided(Refused):
     """A first decision on a case that has one standing: nothing is recorded. `standing`: that decision (a
-    review.outbox.StoredDecision); changing it is a revision, asked for explicitly, with a reason."""
+    delivery.outbox.StoredDecision); changing it is a revision, asked for explicitly, with a reason."""
 
     def __init__(self, standing):
         d = standing.decision
@@ -39,7 +39,7 @@ class AlreadyDecided(Refused):
 
 class RevisionConflict(ReviewError):
     """Another decision landed on this case since the reviewer loaded it: they choose, nothing is overwritten.
-    `theirs`: that decision (a review.outbox.StoredDecision; not imported here, the outbox imports this module)."""
+    `theirs`: that decision (a delivery.outbox.StoredDecision; not imported here, the outbox imports this module)."""
 
     def __init__(self, theirs, expected_revision: int):
         super().__init__(

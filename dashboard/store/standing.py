@@ -17,8 +17,8 @@ from typing import NamedTuple
 import sqlalchemy as sa
 from sqlalchemy import Engine
 
-from dashboard.review.kept import KeptUntilTheLogChanges, log_version
-from dashboard.review.schema import standing_decisions
+from dashboard.store.kept import KeptUntilTheLogChanges, log_version
+from dashboard.store.schema import standing_decisions
 
 S = standing_decisions.c
 

@@ -1,5 +1,5 @@
 """Any agent hands a case in and learns the decision: the queue's handed-in cases, API tokens (only their hashes),
-webhook events with their delivery columns and attempts, and named cursors (review/schema.py describes each).
+webhook events with their delivery columns and attempts, and named cursors (store/schema.py describes each).
 
 Revision ID: 0016_cases_api_webhooks
 Revises: 0015_kind_neutral_columns

@@ -12,8 +12,8 @@ import threading
 from collections.abc import Callable, Sequence
 
 from dashboard.hindsight.calls import RetainFn
-from dashboard.review.delivery import CLAIM_BATCH, DeliveryQueue, DeliveryReport, worker_name
-from dashboard.review.outbox import Outbox
+from dashboard.store.delivery_queue import CLAIM_BATCH, DeliveryQueue, DeliveryReport, worker_name
+from dashboard.delivery.outbox import Outbox
 
 log = logging.getLogger(__name__)
 IDLE_S = 2.0  # how often an idle worker looks for new rows (another instance may have recorded some)

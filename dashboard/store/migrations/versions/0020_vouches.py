@@ -1,4 +1,4 @@
-"""A lead's vouching for memory records of unknown origin (review/vouching.py): the proposal and its four-eyes
+"""A lead's vouching for memory records of unknown origin (origin/vouching.py): the proposal and its four-eyes
 confirmation, and the documents a confirmation covered, each with its text's digest.
 
 Revision ID: 0020_vouches

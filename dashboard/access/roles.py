@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal
 
-from dashboard.review.errors import NotAllowed
+from dashboard.store.errors import NotAllowed
 from dashboard.settings import ROLES, Role, RoleMap
 
 Action = Literal[

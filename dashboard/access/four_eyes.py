@@ -1,12 +1,12 @@
 """The shape curation and vouching share: one person proposes, a second, different person settles it (four eyes).
-What each proposes, and what settling it does, stays with them (review/curation.py, review/vouching.py)."""
+What each proposes, and what settling it does, stays with them (review/curation.py, origin/vouching.py); both ask it who may settle."""
 
 from __future__ import annotations
 
-from dashboard.review.errors import InputError, Refused
-from dashboard.review.identity import Actor, Person, as_person, same_person
-from dashboard.review.roles import Action, require
-from dashboard.review.schema import NAME
+from dashboard.store.errors import InputError, Refused
+from dashboard.store.identity import Actor, Person, as_person, same_person
+from dashboard.access.roles import Action, require
+from dashboard.store.schema import NAME
 from dashboard.settings import Role
 
 

@@ -20,9 +20,9 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from dashboard.hindsight.wire import MemoryRecord
-from dashboard.review.db import upgrade
-from dashboard.review.schema import decisions, secrets, standing_decisions
-from dashboard.review.vouching import vouched_for
+from dashboard.store.db import upgrade
+from dashboard.store.schema import decisions, secrets, standing_decisions
+from dashboard.origin.vouching import vouched_for
 from dashboard.trust.origin import Bound, Kind, Origin, origin_of, signed_metadata, text_digest
 
 SIGNING = "signing"
@@ -101,7 +101,7 @@ class Provenance:
             return found  # the store cannot be read: the signature's own checks stand
 
     def _vouched(self, found: Origin, document_id: str | None, bank: str | None, text: str | None) -> Origin:
-        """A record of unknown origin two leads vouched for, with this text: known, as theirs (review/vouching.py)."""
+        """A record of unknown origin two leads vouched for, with this text: known, as theirs (origin/vouching.py)."""
         if bank is None or text is None or not document_id:
             return found
         try:

@@ -2,7 +2,7 @@
 
 `RECALL_REVIEW_DATABASE_URL=postgresql+psycopg://user:pass@host/db` makes every instance share one
 store; without it each instance keeps `<data_dir>/review.sqlite3` (WAL, foreign keys on). The schema
-is owned by Alembic (`dashboard/review/migrations/`); `upgrade(engine)` brings a store to head.
+is owned by Alembic (`dashboard/store/migrations/`); `upgrade(engine)` brings a store to head.
 No Streamlit here.
 """
 

@@ -9,8 +9,8 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from dashboard.review.agent_part import AgentPart
-from dashboard.review.identity import ISSUER_MAX, SUBJECT_MAX, Person
+from dashboard.store.agent_part import AgentPart
+from dashboard.store.identity import ISSUER_MAX, SUBJECT_MAX, Person
 from dashboard.strict import StrictModel
 
 Outcome = Literal["approve", "reject", "escalate"]  # the outcomes the built-in kinds decide; a kind may have its own

@@ -13,7 +13,7 @@ Revises: 0014_review_secrets
 
 from alembic import op
 
-from dashboard.review.migrations.standing_triggers import COUNTER, TABLE, StandingTriggers, drop_triggers
+from dashboard.store.migrations.standing_triggers import COUNTER, TABLE, StandingTriggers, drop_triggers
 
 revision = "0015_kind_neutral_columns"
 down_revision = "0014_review_secrets"
@@ -83,7 +83,7 @@ def upgrade() -> None:
 def downgrade() -> None:
     from importlib import import_module  # 0012's column list, to make its triggers again
 
-    before = import_module("dashboard.review.migrations.versions.0012_standing_decisions")
+    before = import_module("dashboard.store.migrations.versions.0012_standing_decisions")
     dialect = op.get_bind().dialect.name
     for statement in drop_triggers(dialect):
         op.execute(statement)

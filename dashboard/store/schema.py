@@ -27,7 +27,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB
 
-from dashboard.review.db import metadata
+from dashboard.store.db import metadata
 
 ID = 200  # case ids, bank ids, document ids: the import limit is lower, this is the column's
 NAME = 120  # reviewer names and claim holders
@@ -46,7 +46,7 @@ SECOND_HELD = (AWAITING_SECOND, AWAITING_LEAD)
 HELD = (*APPROVAL_HELD, *SECOND_HELD)
 
 def delivery_columns() -> tuple[Column, ...]:
-    """The columns a table delivered by review/delivery.py's DeliveryQueue needs (the decisions, the webhook events)."""
+    """The columns a table delivered by store/delivery_queue.py's DeliveryQueue needs (the decisions, the webhook events)."""
     return (
         Column("state", String(20), nullable=False, server_default=PENDING),
         Column("attempts", Integer, nullable=False, server_default="0"),
@@ -266,7 +266,7 @@ second_reviews = Table(
 
 # The deployment's secrets, one row each (migration 0014): "signing", the key this dashboard signs the records it
 # writes with (trust/origin.py), made once by the first process that needs it, so every instance on this store agrees.
-# A lead's vouching for memory records of unknown origin (review/vouching.py, migration 0020_vouches): proposed with who and
+# A lead's vouching for memory records of unknown origin (origin/vouching.py, migration 0020_vouches): proposed with who and
 # why, confirmed by another lead (four eyes); a confirmed one lists each document it covers with its text's digest.
 vouches = Table(
     "review_vouches",
@@ -325,7 +325,7 @@ queued_cases = Table(
     Index("ix_review_cases_kind_seq", "case_kind", "seq"),
 )
 
-# API tokens for agents (review/api_tokens.py): only the SHA-256 of a token is kept; each is scoped to kinds and to
+# API tokens for agents (access/api_tokens.py): only the SHA-256 of a token is kept; each is scoped to kinds and to
 # submit and/or read, and revoked rather than deleted, so the audit keeps its name.
 api_tokens = Table(
     "review_api_tokens",
@@ -343,8 +343,8 @@ api_tokens = Table(
     Column("last_used_at", DateTime(timezone=True), nullable=True),
 )
 
-# A kind's webhook told of each final decision (review/webhooks.py): one event per standing decision, delivered at
-# least once with the delivery columns of `review_decisions` (review/delivery.py); `document_id` holds the event's
+# A kind's webhook told of each final decision (delivery/webhooks.py): one event per standing decision, delivered at
+# least once with the delivery columns of `review_decisions` (store/delivery_queue.py); `document_id` holds the event's
 # idempotency key, unique, so a decision is never queued twice.
 webhook_events = Table(
     "review_webhook_events",

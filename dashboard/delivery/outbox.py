@@ -6,7 +6,7 @@ or a revised decision, replaces the memory and never duplicates it. Decisions ar
 carries the revision of the case it was made on, and one made on a stale revision raises
 `RevisionConflict` instead of overwriting. A decision above its reviewer's approval limit is recorded
 `awaiting_approval` with its "proposed" step (review/approvals.py): delivery never claims it. Delivery
-(review/delivery.py) claims due rows with a lease, so several workers never send
+(store/delivery_queue.py) claims due rows with a lease, so several workers never send
 one row twice; failures are per row. A row its writer sends at once (a reviewer's own decision) is written
 already leased to that writer: the workers poll the store every few seconds, and one taking the row between the
 write and the writer's attempt would leave the reviewer told "delivered later" about a row being delivered.
@@ -26,13 +26,13 @@ from sqlalchemy.exc import IntegrityError
 
 from dashboard.hindsight.calls import RetainFn
 from dashboard.hindsight.wire import MemoryRecord, tag_value
-from dashboard.review.db import as_utc
-from dashboard.review.decision import EvidenceSnapshot, Hold, ReviewerDecision
-from dashboard.review.delivery import DeliveryQueue, DeliveryReport, leased_to, utc_now, worker_name
-from dashboard.review.errors import RevisionConflict
-from dashboard.review.provenance import Provenance
-from dashboard.review.schema import AWAITING, AWAITING_SECOND, DISCARDED, HELD, PENDING, approvals, decisions
-from dashboard.review.standing import DecisionState, StandingCount, StandingDecisions, decision_ids
+from dashboard.store.db import as_utc
+from dashboard.store.decision import EvidenceSnapshot, Hold, ReviewerDecision
+from dashboard.store.delivery_queue import DeliveryQueue, DeliveryReport, leased_to, utc_now, worker_name
+from dashboard.store.errors import RevisionConflict
+from dashboard.origin.provenance import Provenance
+from dashboard.store.schema import AWAITING, AWAITING_SECOND, DISCARDED, HELD, PENDING, approvals, decisions
+from dashboard.store.standing import DecisionState, StandingCount, StandingDecisions, decision_ids
 
 
 class StoredDecision(BaseModel):

@@ -2,8 +2,8 @@
 
 from alembic import context
 
-from dashboard.review import agent_runs, schema  # noqa: F401  (register the tables on the metadata)
-from dashboard.review.db import metadata
+from dashboard.store import agent_runs, schema  # noqa: F401  (register the tables on the metadata)
+from dashboard.store.db import metadata
 
 engine = context.config.attributes["engine"]
 with engine.begin() as connection:

@@ -1,5 +1,5 @@
 """Real identity: beside each name a person acted under, the signed-in person's issuer and subject (NULL for a typed
-name), so the four-eyes rules compare people, not names (review/identity.py); an API token's owner and the role it
+name), so the four-eyes rules compare people, not names (store/identity.py); an API token's owner and the role it
 acts in, so the CLI acts as a token's owner when sign-in is on.
 
 Revision ID: 0017_person_ids

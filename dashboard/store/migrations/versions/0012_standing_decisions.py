@@ -20,7 +20,7 @@ Revises: 0011_case_flags_jsonb
 import sqlalchemy as sa
 from alembic import op
 
-from dashboard.review.migrations.standing_triggers import CASE, COUNTER, TABLE, StandingTriggers, drop_triggers
+from dashboard.store.migrations.standing_triggers import CASE, COUNTER, TABLE, StandingTriggers, drop_triggers
 
 revision = "0012_standing_decisions"
 down_revision = "0011_case_flags_jsonb"

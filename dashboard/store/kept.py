@@ -12,7 +12,7 @@ from types import MappingProxyType
 import sqlalchemy as sa
 from sqlalchemy import Engine
 
-from dashboard.review.schema import decisions, log_versions
+from dashboard.store.schema import decisions, log_versions
 
 
 def log_version(conn: sa.Connection) -> int:

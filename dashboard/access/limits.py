@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from dashboard.review.identity import Actor, as_person
+from dashboard.store.identity import Actor, as_person
 from dashboard.settings import ROLES, Role
 
 

@@ -1,11 +1,11 @@
 """Webhooks told of each final decision (docs/webhooks.md): per queue kind, a URL that receives a signed JSON event
-when a case's standing decision (its newest not held, review/standing.py) is new.
+when a case's standing decision (its newest not held, store/standing.py) is new.
 
 Two steps, both in every delivery pass of the worker:
 - `dispatch` reads the standing decisions changed since the "webhooks" cursor and queues one event per decision of a
   kind with a webhook, in one transaction with the cursor's move: a decision is queued once (its idempotency key is
   unique) and none is skipped (the change counts commit in order);
-- `deliver_due` (review/delivery.py) posts the due events with a lease and a backoff, each attempt in the delivery log.
+- `deliver_due` (store/delivery_queue.py) posts the due events with a lease and a backoff, each attempt in the delivery log.
 No Streamlit, and no queue kind named here: the targets arrive as values (dashboard.kinds.webhook_targets).
 """
 
@@ -28,10 +28,10 @@ from sqlalchemy import Engine
 from sqlalchemy.dialects import postgresql, sqlite
 
 from dashboard.hindsight.errors import HindsightRequestRejected
-from dashboard.review.db import as_utc
-from dashboard.review.decision import ReviewerDecision, compared, outcome_words
-from dashboard.review.delivery import ERROR_CHARS, DeliveryQueue, DeliveryReport, utc_now
-from dashboard.review.schema import (
+from dashboard.store.db import as_utc
+from dashboard.store.decision import ReviewerDecision, compared, outcome_words
+from dashboard.store.delivery_queue import ERROR_CHARS, DeliveryQueue, DeliveryReport, utc_now
+from dashboard.store.schema import (
     DELIVERED,
     DISCARDED,
     FAILED,
@@ -44,8 +44,8 @@ from dashboard.review.schema import (
     webhook_attempts,
     webhook_events,
 )
-from dashboard.review.webhook_signature import signed_headers
-from dashboard.review.webhook_target import Resolve, TargetRefused, TargetUnresolved, pin
+from dashboard.delivery.webhook_signature import signed_headers
+from dashboard.delivery.webhook_target import Resolve, TargetRefused, TargetUnresolved, pin
 
 log = logging.getLogger(__name__)
 

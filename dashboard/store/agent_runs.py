@@ -21,8 +21,8 @@ from pydantic import BaseModel, Field
 from sqlalchemy import JSON, Boolean, Column, DateTime, Engine, Index, Integer, String, Table, Text
 from sqlalchemy.dialects import postgresql, sqlite
 
-from dashboard.review.db import as_utc, metadata, upgrade
-from dashboard.review.decision import CASE_KIND
+from dashboard.store.db import as_utc, metadata, upgrade
+from dashboard.store.decision import CASE_KIND
 
 ID = 200
 TZ = DateTime(timezone=True)

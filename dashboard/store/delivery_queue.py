@@ -1,6 +1,6 @@
 """Rows of a review-store table delivered to Hindsight: claimed with a lease (and `FOR UPDATE SKIP LOCKED` on
 PostgreSQL) so several workers never send one row twice, backed off while Hindsight is down, parked one by one when it
-rejects them. The decision log (review/outbox.py) and curation (review/curation.py) are two such tables. No Streamlit.
+rejects them. The decision log (delivery/outbox.py) and curation (review/curation.py) are two such tables. No Streamlit.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from pydantic import BaseModel
 from sqlalchemy import Engine
 
 from dashboard.hindsight.errors import HindsightRequestRejected, HindsightUnavailable
-from dashboard.review.db import as_utc, sqlite_engine, upgrade
-from dashboard.review.schema import DELIVERED, DISCARDED, FAILED, PENDING, SUPERSEDED
+from dashboard.store.db import as_utc, sqlite_engine, upgrade
+from dashboard.store.schema import DELIVERED, DISCARDED, FAILED, PENDING, SUPERSEDED
 
 MAX_BACKOFF_S = 300.0
 LEASE_S = 120.0  # longer than any retain call; a crashed worker's rows are claimed again after it

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 TABLE = "review_standing_decisions"
-HELD = "('awaiting_approval', 'returned', 'awaiting_second', 'awaiting_lead')"  # review.schema.HELD, as of 0012
+HELD = "('awaiting_approval', 'returned', 'awaiting_second', 'awaiting_lead')"  # store.schema.HELD, as of 0012
 CASE = ("bank_id", "case_kind", "case_id")
 # The standing table's own counter (a row of review_log_versions), moved by its triggers whenever they change it; each
 # row written carries the count it was written at, so a reader that kept the table reads only the rows changed since.

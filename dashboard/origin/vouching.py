@@ -21,12 +21,12 @@ from pydantic import BaseModel
 from sqlalchemy import Engine
 
 from dashboard.hindsight.gateway import HindsightGateway
-from dashboard.review.db import as_utc, upgrade
-from dashboard.review.delivery import utc_now
-from dashboard.review.errors import VouchInputError, Refused
-from dashboard.review.four_eyes import proposer as proposing, second_person, typed
-from dashboard.review.identity import Actor, Person
-from dashboard.review.schema import vouched_documents, vouches
+from dashboard.store.db import as_utc, upgrade
+from dashboard.store.delivery_queue import utc_now
+from dashboard.store.errors import VouchInputError, Refused
+from dashboard.access.four_eyes import proposer as proposing, second_person, typed
+from dashboard.store.identity import Actor, Person
+from dashboard.store.schema import vouched_documents, vouches
 from dashboard.settings import Role
 from dashboard.trust.origin import text_digest
 

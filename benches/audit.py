@@ -69,9 +69,9 @@ def run(recalls: int, repeat: int, log) -> dict:
 
 
 def _measure(settings, recalls: int, repeat: int, log) -> dict:
+    from benches.recall import time_page
     from dashboard.agents.audit_sync import sync_bank
     from dashboard.agents.runner import run_exception
-    from benches.recall import time_page
     from dashboard.cli.seed import finance_records, seed_bank
     from dashboard.finance.models import ExceptionCase
     from dashboard.hindsight.gateway import HindsightGateway
@@ -167,8 +167,8 @@ def overview(entries: int, runs: int, repeat: int, log, *, catch_up: bool = True
 def _overview(settings, entries: int, runs: int, repeat: int, log, catch_up: bool, app_root: Path | None) -> dict:
     import shutil
 
-    from dashboard.agents.audit_sync import sync_bank
     from benches import audit_fill
+    from dashboard.agents.audit_sync import sync_bank
     from dashboard.cli.seed import finance_records, seed_bank, seed_flags, support_records
     from dashboard.hindsight.gateway import HindsightGateway
     from dashboard.store.agent_runs import AgentRunStore
@@ -300,7 +300,10 @@ def run_bench_audit(args: argparse.Namespace) -> int:
     if args.recalls < 1:
         print("error: --recalls: must be at least 1", file=sys.stderr)
         return 2
-    log = lambda m: print(m, file=sys.stderr, flush=True)
+
+    def log(message: str) -> None:
+        print(message, file=sys.stderr, flush=True)
+
     if args.audit_entries is not None:
         if args.audit_entries < 1 or args.runs < 1:
             print(f"error: {'--audit-entries' if args.audit_entries < 1 else '--runs'}: must be at least 1", file=sys.stderr)

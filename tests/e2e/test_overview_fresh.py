@@ -16,9 +16,9 @@ from pathlib import Path
 from playwright.sync_api import Page, expect
 
 from tests.e2e.conftest import ARTIFACTS, README_SHOTS, REPO, UPDATE_SHOTS, VIEWPORT, metric, serve_app, settled
+from tests.warm_app import start_warmed
 
 HEADLINE_NUMBERS = ("Cases decided", "Finance agreement", "Exceptions saved", "Cases with incidents")
-from tests.warm_app import start_warmed
 
 
 def test_a_fresh_demo_start_shows_overview_figures_without_pressing_anything(hindsight, page: Page, shots):

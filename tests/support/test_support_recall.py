@@ -7,10 +7,10 @@ import pytest
 
 from dashboard import demo_data
 from dashboard.cli.seed import seed_bank, support_records
+from dashboard.delivery.outbox import Outbox
 from dashboard.hindsight.wire import Chunk, RecalledMemory, RecallResponse, StoredDocument
 from dashboard.queue_files import load_rows
 from dashboard.store.errors import DecisionInputError
-from dashboard.delivery.outbox import Outbox
 from dashboard.support.customers import customer_tag
 from dashboard.support.decisions import interaction_record, ticket_decision
 from dashboard.support.models import Ticket
@@ -60,7 +60,9 @@ def test_a_document_whose_original_text_cannot_be_read_is_rejected_and_says_so()
     assert result.path == "none" and result.legacy_rejected[0].verdict == "original_text_unreadable"
     assert "original text could not be read" in result.legacy_rejected[0].reason
     # read from the server instead, the same document is admitted on its original text
-    read = lambda bank, doc: StoredDocument(id=doc, original_text="Customer Ann Lee contacted support. Charged twice.")
+    def read(bank, doc):
+        return StoredDocument(id=doc, original_text="Customer Ann Lee contacted support. Charged twice.")
+
     assert recall_for_ticket(recall, "bank", "Ann Lee", "charged twice", read_document=read).path == "legacy"
 
 

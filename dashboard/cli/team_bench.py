@@ -53,9 +53,10 @@ from dashboard.cli.registry import command
 LOST_AFTER_S = 60.0
 DECIDED_BY_ANOTHER = "decided by another"  # an A refused, rightly: another reviewer's decision stands on the case
 # The refusal names the standing decision ("E-1004 is already decided: ... by <reviewer>, revision 1") or the one made
-# meanwhile ("Not recorded yet: <reviewer> decided this case meanwhile"); a reviewer's own is not another's.
+# meanwhile ("Not recorded yet: <reviewer> decided this case meanwhile"; an alert's text starts with its icon's name);
+# a reviewer's own is not another's.
 BY_ANOTHER = """(t, previous, me) => t.includes('Not recorded') && !t.includes(' by ' + me + ', revision')
-  && !t.startsWith('Not recorded yet: ' + me + ' decided') && (t.includes(previous + ' is already decided:')
+  && !t.includes('Not recorded yet: ' + me + ' decided') && (t.includes(previous + ' is already decided:')
   || t.includes(' decided this case meanwhile'))"""
 TYPING_DELAY_MS = 90  # between the keys of a typed reviewer name
 ACCEPT_EVERY = 5  # every fifth key is A
@@ -216,7 +217,7 @@ def _shown(node, found: list[tuple[str, str]] | None = None) -> list[tuple[str, 
 
 def by_another(alert: str, previous: str, me: str) -> bool:
     """The refusal of an A names another reviewer's decision standing on the case (BY_ANOTHER, in Python)."""
-    return ("Not recorded" in alert and f" by {me}, revision" not in alert and not alert.startswith(f"Not recorded yet: {me} decided")
+    return ("Not recorded" in alert and f" by {me}, revision" not in alert and f"Not recorded yet: {me} decided" not in alert
             and (f"{previous} is already decided:" in alert or " decided this case meanwhile" in alert))
 
 

@@ -25,7 +25,7 @@ NOTE_LABEL, OUTCOME_LABEL = "Note", "Override outcome"
 REVISE_LABEL, REVISE_BUTTON = "Reason for revising (required)", "Revise decision"
 LONG_NOTE_KEY = "decision_long_note"
 FRESH = {"choice": ACCEPT, "outcome": None, "reason": None, "note": "", "revise": ""}  # the fields as a form starts
-NOTICE_HEIGHT = 72  # px: the draft notice's slot, kept whether or not there is a draft, so the form under it never moves
+NOTICE_HEIGHT = 72  # px: the draft notice's slot, kept whether or not there is a draft, so nothing under it moves
 
 
 @dataclass(frozen=True)
@@ -72,8 +72,10 @@ class Drafts:
                 st.session_state[keys[name]] = value
 
     def notice(self, case_id: str, *, where: str) -> None:
-        """Above the form, in a slot of fixed height drawn on every run: the case's unsent draft, said. The slot is there
-        before the first change, so the notice appearing moves nothing (a click aimed at the form mid-run stays on target)."""
+        """Under the form and the place for what its button said, in a slot of fixed height drawn on every run: the
+        case's unsent draft, said. Nothing of the form is under it, and the slot is there before the first change, so
+        the notice appearing moves nothing (a click aimed at the form mid-run stays on target; above the form, it had
+        moved the form down, and even reserved there it pushed the button out of a 1440x900 window)."""
         with st.container(key=f"draft_notice_{case_id}", height=NOTICE_HEIGHT, border=False):
             if self.of(case_id):  # a caption, not an alert box: three lines at the form's width fit the slot
                 st.caption(f":violet[Unsent draft on {md(case_id)}: kept for this session, on this {where} only; "
@@ -180,8 +182,7 @@ def decision_form(case: ExceptionCase, rec: Recommendation, shown: Shown, pendin
                    "It needs a reason.")
     if disabled:  # a greyed-out form says why
         st.caption(md(f"The form is off: {why}."))
-    FINANCE_DRAFTS.notice(case.id, where="case")
-    keep = FINANCE_DRAFTS.on_change(case.id, keys, FRESH)
+    keep = FINANCE_DRAFTS.on_change(case.id, keys, FRESH)  # its notice: FINANCE_DRAFTS.notice, under the form's feedback
     # Not a st.form: a form sends its fields only with its button, so a half-written override vanished when a key moved
     # the page on. Each field is sent as it changes and kept as the case's draft (`Drafts.keep`).
     with st.container(key=f"decision_form_{case.id}", border=True):

@@ -14,7 +14,15 @@ import streamlit as st
 from components import submission
 from components.admission import render_decision_state
 from components.conflict import render_conflict
-from components.decision_form import Drafts, clear_if_sent, hold_long_note, not_sent, refill_long_note, sending, show_long_note
+from components.decision_form import (
+    Drafts,
+    clear_if_sent,
+    hold_long_note,
+    not_sent,
+    refill_long_note,
+    sending,
+    show_long_note,
+)
 from components.revisions import render_history
 from components.safe_text import md
 from components.workflow import REVIEWER_LABEL, Slot, auto_advance_toggle, render_comments
@@ -64,8 +72,7 @@ def _form(ticket: Ticket, shown: Shown, why: str | None, revising: int | None = 
                    "It needs a reason.")
     if why:  # a greyed-out button says why
         st.caption(md(f"Record decision is off: {why}."))
-    DRAFTS.notice(ticket.id, where="ticket")
-    keep = DRAFTS.on_change(ticket.id, keys, fresh)
+    keep = DRAFTS.on_change(ticket.id, keys, fresh)  # its notice: DRAFTS.notice, under the form's feedback
     # Not a st.form: a form sends its fields only with its button, so a half-written decision vanished when a key moved
     # the page on. Each field is sent as it changes and kept as the ticket's draft.
     with st.container(key=f"ticket_decision_{ticket.id}", border=True):
@@ -125,6 +132,7 @@ def decision_area(
     form_slot = Slot(f"ticket_form_feedback_{ticket.id}")
     with form_slot.box:
         show_long_note(long_note, where=f"ticket_long_note_{ticket.id}", note_label=NOTE_LABEL)
+    DRAFTS.notice(ticket.id, where="ticket")
     auto_advance_toggle()
     render_comments(resources.casework(), bank, "ticket", ticket.id, me.person, lambda: access.permitted("decide"),
                     hidden=blind_review.comments_hidden(blind))

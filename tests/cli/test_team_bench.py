@@ -45,8 +45,8 @@ def test_an_accept_refused_because_another_reviewer_decided_the_case_is_counted_
 
     from dashboard.cli.team_bench import DECIDED_BY_ANOTHER, Cell, Press, print_report, summarise
 
-    standing = ("warning", "Not recorded: E-1004 is already decided: approve for payment by Team Reviewer 2, revision 1 "
-                "(decision #7). Changing it is a revision: Revise decision, with a reason.")
+    standing = ("warning", ("Not recorded: E-1004 is already decided: approve for payment by Team Reviewer 2, revision 1 "
+                            "(decision #7). Changing it is a revision: Revise decision, with a reason."))
     assert agent_landed(_page("E-1004", ("header", "E-1004: V06"), standing), "E-1004", accept=True, me="Team Reviewer 1") == DECIDED_BY_ANOTHER
     assert agent_landed(_page("E-1004", ("header", "E-1004: V06"), standing), "E-1004", accept=True, me="Team Reviewer 2") == "refused"  # its own
     meanwhile = ("warning", "Not recorded yet: Team Reviewer 3 decided this case meanwhile (reject on 7 Dec).")

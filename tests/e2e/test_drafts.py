@@ -90,7 +90,7 @@ def test_a_ticket_draft_is_kept_per_ticket_its_notice_moves_nothing_and_esc_leav
     form.get_by_text("Send my edit", exact=True).click()
     expect(page.get_by_text(re.compile(r"^Unsent draft on T-2004: "))).to_be_visible()  # said on the first change ...
     settled(page)
-    assert _top(form) == top  # ... in a slot kept for it: the form under it did not move
+    assert _top(form) == top  # ... in a slot kept for it under the form: the form did not move
     response.fill(EDIT)
     note = page.locator('textarea[aria-label="Note (required when you replace the draft)"]')
     note.click()

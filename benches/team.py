@@ -9,7 +9,9 @@ reviewer meet the others' keys. With another --size the queue is synthetic (on t
 to a stretch of its own. A key landed only when it did what it says within LOST_AFTER_S: the next case's evidence drawn
 under a header naming the case in the address bar (for A, with its confirmation), or, for J/K with nowhere to go, the
 page saying so. An A the page refused (nothing recorded, and why said) did not land, and neither did a key nothing came
-of: both count as lost. A typed value is lost when, once a key's run is drawn, the name typed is no longer in its box.
+of: both count as lost, except an A refused because another reviewer had already decided the case (the page naming
+their standing decision, or their decision made meanwhile): that refusal is right, and is counted apart. A typed value
+is lost when, once a key's run is drawn, the name typed is no longer in its box.
 Two paces:
 
 - paced: a key every `pace` seconds per reviewer (starts staggered over the first interval); a key still unsettled at
@@ -49,6 +51,13 @@ from dashboard.cli.app_server import serve_app
 from benches.registry import command
 
 LOST_AFTER_S = 60.0
+DECIDED_BY_ANOTHER = "decided by another"  # an A refused, rightly: another reviewer's decision stands on the case
+# The refusal names the standing decision ("E-1004 is already decided: ... by <reviewer>, revision 1") or the one made
+# meanwhile ("Not recorded yet: <reviewer> decided this case meanwhile"; an alert's text starts with its icon's name);
+# a reviewer's own is not another's.
+BY_ANOTHER = """(t, previous, me) => t.includes('Not recorded') && !t.includes(' by ' + me + ', revision')
+  && !t.includes('Not recorded yet: ' + me + ' decided') && (t.includes(previous + ' is already decided:')
+  || t.includes(' decided this case meanwhile'))"""
 TYPING_DELAY_MS = 90  # between the keys of a typed reviewer name
 ACCEPT_EVERY = 5  # every fifth key is A
 TARGETS_S = {"paced": {"J median": 0.4, "J p95": 1.0}, "fast": {}}  # fast: median <= 3x the single reviewer's
@@ -57,9 +66,10 @@ SEEN = """() => JSON.stringify({
   state: document.querySelector('[data-testid=stApp]').getAttribute('data-test-script-state'),
   alerts: Array.from(document.querySelectorAll('[data-testid=stAlert]')).map((el) => el.innerText.slice(0, 160)),
 })"""
-LANDED = f"""([previous, accept]) => {{
+LANDED = f"""([previous, accept, me]) => {{
   const fresh = (el) => el.closest('[data-stale="true"]') === null && el.checkVisibility();
   const alerts = Array.from(document.querySelectorAll('[data-testid=stAlert]')).filter(fresh).map((el) => el.innerText);
+  if (accept && alerts.some((t) => ({BY_ANOTHER})(t, previous, me))) return '{DECIDED_BY_ANOTHER}';
   if (accept && alerts.some((t) => t.includes('Not recorded'))) return 'refused';
   if (accept && alerts.some((t) => t.startsWith(previous + ': second review recorded'))) return 'second review';
   if (!accept && alerts.some((t) => t.includes(previous) && t.includes('there is no'))) return 'said';
@@ -77,14 +87,19 @@ class Press:
     seconds: float | None  # None: lost (nothing moved within LOST_AFTER_S)
     after: str = ""  # the case in the address bar once it landed or was given up
     seen: str = ""  # for a lost key: what the page showed (its alerts, the focused element)
-    how: str = ""  # moved, refused (A: nothing recorded, and why said), second review (A: the approval a held case awaited)
-    # or said (J/K: nowhere to go)
+    how: str = ""  # moved, refused (A: nothing recorded, and why said), decided by another (A: refused, rightly, another
+    # reviewer's decision standing), second review (A: the approval a held case awaited) or said (J/K: nowhere to go)
     name_kept: bool = True  # the reviewer name typed at the start still in its box once this key's run was drawn
 
     @property
     def landed(self) -> bool:
         """It did what it says: a refusal said why it did nothing, and is no landing."""
-        return self.seconds is not None and self.how != "refused"
+        return self.seconds is not None and self.how not in ("refused", DECIDED_BY_ANOTHER)
+
+    @property
+    def lost(self) -> bool:
+        """Neither landed nor rightly refused (another reviewer's decision stands on the case)."""
+        return not self.landed and self.how != DECIDED_BY_ANOTHER
 
 
 @dataclass
@@ -99,11 +114,15 @@ class Cell:
         return sorted(p.seconds for p in self.presses if p.key in keys and p.landed)
 
     def lost(self) -> int:
-        """Keys that did not do what they say: nothing within LOST_AFTER_S, or a refusal."""
-        return sum(not p.landed for p in self.presses)
+        """Keys that did not do what they say: nothing within LOST_AFTER_S, or a refusal (but not another's decision)."""
+        return sum(p.lost for p in self.presses)
 
     def refused(self) -> int:
         return sum(p.how == "refused" for p in self.presses)
+
+    def decided_by_another(self) -> int:
+        """A's rightly refused: another reviewer had already decided the case."""
+        return sum(p.how == DECIDED_BY_ANOTHER for p in self.presses)
 
     def names_lost(self) -> int:
         """Keys after whose run the reviewer's typed name was no longer in its box."""
@@ -123,13 +142,14 @@ async def _settled(page) -> None:
     await page.wait_for_function(NO_SKELETON, timeout=LOST_AFTER_S * 1000)
 
 
-async def _landed(page, previous: str, accept: bool) -> str | None:
+async def _landed(page, previous: str, accept: bool, me: str) -> str | None:
     """How the key landed: "moved" (the next case drawn; for A with its confirmation), "refused" (A: the page said
-    why nothing was recorded) or "said" (J/K: the page said there is nowhere to go); None: lost."""
+    why nothing was recorded), "decided by another" (A: refused, as another reviewer than `me` had decided the case) or
+    "said" (J/K: the page said there is nowhere to go); None: lost."""
     from playwright.async_api import TimeoutError as PlaywrightTimeout
 
     try:
-        answer = await page.wait_for_function(LANDED, arg=[previous, accept], timeout=LOST_AFTER_S * 1000, polling="raf")
+        answer = await page.wait_for_function(LANDED, arg=[previous, accept, me], timeout=LOST_AFTER_S * 1000, polling="raf")
         return await answer.json_value()
     except PlaywrightTimeout:  # the key did nothing the reviewer could see
         return None
@@ -160,7 +180,7 @@ async def _reviewer(browser, url: str, i: int, start_case: str, last_case: str, 
             await page.evaluate("() => document.activeElement && document.activeElement.blur()")
             start = time.perf_counter()
             await page.keyboard.press(key)
-            landed = await _landed(page, case, key == "a")
+            landed = await _landed(page, case, key == "a", typed)
             press = Press(i, key.upper(), case, time.perf_counter() - start if landed else None, await _case(page), how=landed or "")
             if landed:
                 await _settled(page)  # the run this key started, drawn: the typed name must still be there
@@ -195,10 +215,18 @@ def _shown(node, found: list[tuple[str, str]] | None = None) -> list[tuple[str, 
     return found
 
 
-def agent_landed(snapshot: dict, previous: str, accept: bool) -> str | None:
+def by_another(alert: str, previous: str, me: str) -> bool:
+    """The refusal of an A names another reviewer's decision standing on the case (BY_ANOTHER, in Python)."""
+    return ("Not recorded" in alert and f" by {me}, revision" not in alert and f"Not recorded yet: {me} decided" not in alert
+            and (f"{previous} is already decided:" in alert or " decided this case meanwhile" in alert))
+
+
+def agent_landed(snapshot: dict, previous: str, accept: bool, me: str = "") -> str | None:
     """How a key landed, read from the settled page the agent API answers with (the browser's LANDED, on its tree)."""
     shown = _shown(snapshot.get("tree"))
     alerts = [body for kind, body in shown if kind != "header"]
+    if accept and any(by_another(body, previous, me) for body in alerts):
+        return DECIDED_BY_ANOTHER
     if accept and any("Not recorded" in body for body in alerts):
         return "refused"
     if accept and any(body.startswith(f"{previous}: second review recorded") for body in alerts):
@@ -228,7 +256,8 @@ async def _agent_reviewer(url: str, i: int, start_case: str, last_case: str, key
             return snapshot
 
         session = (await interact({"page": "exceptions", "query_params": {"case": [start_case]}}))["session_id"]
-        snapshot = await interact({"session_id": session, "widget_state": {"reviewer_name": f"Team Reviewer {i + 1}"}})
+        me = f"Team Reviewer {i + 1}"
+        snapshot = await interact({"session_id": session, "widget_state": {"reviewer_name": me}})
         await asyncio.sleep(stagger_s)
         begun = time.perf_counter()
         client.timeout = httpx.Timeout(LOST_AFTER_S)
@@ -238,7 +267,7 @@ async def _agent_reviewer(url: str, i: int, start_case: str, last_case: str, key
             start = time.perf_counter()
             try:
                 snapshot = await interact({"session_id": session, "trigger": {"key": TRIGGERS[key]}})
-                landed, seen = agent_landed(snapshot, case, key == "a"), ""
+                landed, seen = agent_landed(snapshot, case, key == "a", me), ""
             except (httpx.HTTPError, RuntimeError) as exc:  # no answer within LOST_AFTER_S, or the API refused it
                 landed, seen = None, str(exc)[:300]
             after = ((snapshot.get("query_params") or {}).get("case") or [""])[0]
@@ -341,7 +370,8 @@ def run(reviewers: list[int], pace_s: float, keys: int, fast_keys: int, size: in
                                             log(f"  {'name gone' if p.landed else p.how or 'lost'}: reviewer {p.reviewer + 1} pressed {p.key} on "
                                                 f"{p.case}; the address bar then said {p.after}; {p.seen}")
                                     log(f"  J median {_fmt(quantile(cell.times('J'), 0.5))}, p95 {_fmt(quantile(cell.times('J'), 0.95))}, "
-                                        f"not landed {cell.lost()} of {len(cell.presses)} ({cell.refused()} refused), typed names lost "
+                                        f"lost {cell.lost()} of {len(cell.presses)} ({cell.refused()} refused), A refused as {DECIDED_BY_ANOTHER} "
+                                        f"{cell.decided_by_another()}, typed names lost "
                                         f"{cell.names_lost()}; {cell.decisions_checked}")
                                     cells.append(cell)
                 finally:
@@ -353,7 +383,8 @@ def run(reviewers: list[int], pace_s: float, keys: int, fast_keys: int, size: in
                                               if shared else "each reviewer its own stretch of it"))
     landed = Counter(p.how for c in cells for p in c.presses if p.seconds is not None)
     notes.append("keys that landed: " + ", ".join(f"{n} {how}" for how, n in sorted(landed.items())) +
-                 " (moved: the next case drawn, with the confirmation for A; refused: A said why nothing was recorded; second review: A "
+                 " (moved: the next case drawn, with the confirmation for A; refused: A said why nothing was recorded; decided by "
+                 "another: A refused, rightly, another reviewer's decision standing on the case, not lost; second review: A "
                  "gave the approval a held case awaited, and the case stays; "
                  "said: J/K said there is nowhere to go)")
     notes.append("client: one headless Chromium, a context (a Streamlit session) per reviewer, driven by Playwright" if client == "browser"
@@ -386,19 +417,19 @@ def summarise(cells: list[Cell], pace_s: float, notes: list[str]) -> dict:
             "reviewers": cell.reviewers, "pace": f"a key every {pace_s:g} s" if cell.pace == "paced" else "as fast as it settles",
             "load": cell.load, "J_median_s": median, "J_p90_s": quantile(j, 0.9), "J_p95_s": quantile(j, 0.95),
             "all_median_s": quantile(every, 0.5), "all_p95_s": quantile(every, 0.95),
-            "lost": cell.lost(), "refused": cell.refused(), "names_lost": cell.names_lost(), "keys": len(cell.presses), "store": cell.decisions_checked,
+            "lost": cell.lost(), "refused": cell.refused(), "decided_by_another": cell.decided_by_another(), "names_lost": cell.names_lost(), "keys": len(cell.presses), "store": cell.decisions_checked,
             "verdict": "PASS" if all(verdict) else "MISS",
         })
     return {"rows": rows, "notes": notes}
 
 
 def print_report(report: dict, out=sys.stdout) -> None:
-    print("\n| reviewers | pace | load | J median | J p90 | J p95 | all keys median | all keys p95 | keys lost | typed values lost | verdict |", file=out)
-    print("|---|---|---|---|---|---|---|---|---|---|---|", file=out)
+    print("\n| reviewers | pace | load | J median | J p90 | J p95 | all keys median | all keys p95 | keys lost | A refused: decided by another | typed values lost | verdict |", file=out)
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|", file=out)
     for r in report["rows"]:
         print(f"| {r['reviewers']} | {r['pace']} | {r['load']} | {_fmt(r['J_median_s'])} | {_fmt(r['J_p90_s'])} | "
               f"{_fmt(r['J_p95_s'])} | {_fmt(r['all_median_s'])} | {_fmt(r['all_p95_s'])} | {r['lost']} of {r['keys']} ({r['refused']} refused) | "
-              f"{r['names_lost']} | {r['verdict']} |", file=out)
+              f"{r['decided_by_another']} | {r['names_lost']} | {r['verdict']} |", file=out)
     for r in report["rows"]:
         print(f"note: {r['reviewers']} reviewer(s), {r['pace']}, {r['load']}: {r['store']}", file=out)
     for note in report["notes"]:

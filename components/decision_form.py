@@ -8,6 +8,7 @@ the decision service checks against the case as it is when the decision is recor
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import streamlit as st
 
@@ -24,8 +25,68 @@ ACCEPT, OVERRIDE = "accept", "override"
 NOTE_LABEL, OUTCOME_LABEL = "Note", "Override outcome"
 REVISE_LABEL, REVISE_BUTTON = "Reason for revising (required)", "Revise decision"
 LONG_NOTE_KEY = "decision_long_note"
-DRAFTS = "decision_drafts"  # case id -> its unsent fields (field -> value), this session's
 FRESH = {"choice": ACCEPT, "outcome": None, "reason": None, "note": "", "revise": ""}  # the fields as a form starts
+NOTICE_HEIGHT = 72  # px: the draft notice's slot, kept whether or not there is a draft, so nothing under it moves
+
+
+@dataclass(frozen=True)
+class Drafts:
+    """One page's unsent drafts in this session, under the session key `store`: case id -> its unsent fields (field ->
+    value). Streamlit forgets a widget's value once a run no longer draws it (another case is open); the draft outlives
+    it. The finance form and the ticket form each keep theirs, so a case id never meets another page's draft."""
+
+    store: str
+
+    def of(self, case_id: str) -> dict | None:
+        """The case's unsent draft (field -> value) in this session, or None."""
+        return st.session_state.get(self.store, {}).get(case_id)
+
+    def cases(self) -> list[str]:
+        """The cases with an unsent draft in this session, in the order they were started."""
+        return list(st.session_state.get(self.store, {}))
+
+    def take(self, case_id: str) -> dict | None:
+        return st.session_state.get(self.store, {}).pop(case_id, None)
+
+    def put(self, case_id: str, draft: dict | None) -> None:
+        if draft:
+            st.session_state.setdefault(self.store, {})[case_id] = draft
+
+    def keep(self, case_id: str, keys: Mapping[str, str], fresh: Mapping[str, object]) -> None:
+        """A field's on_change: the case's fields as they are now, kept as its draft (dropped when back as they start,
+        `fresh`: field -> value)."""
+        values = {name: st.session_state.get(key) for name, key in keys.items()}
+        if all(value == fresh.get(name) or value is None for name, value in values.items()):
+            self.take(case_id)
+        else:
+            st.session_state.setdefault(self.store, {})[case_id] = values
+
+    def on_change(self, case_id: str, keys: Mapping[str, str], fresh: Mapping[str, object]) -> dict:
+        """The keyword arguments that make a field keep the case's draft as it changes."""
+        return {"on_change": self.keep, "args": (case_id, keys, fresh)}
+
+    def refill(self, case_id: str, keys: Mapping[str, str], options: Mapping[str, list]) -> None:
+        """Before the fields are drawn: a case opened again gets its draft back in the fields Streamlit forgot (a value
+        no longer offered, e.g. the recommendation changed, is left out)."""
+        for name, value in (self.of(case_id) or {}).items():
+            if name in keys and keys[name] not in st.session_state and (name not in options or value in options[name]):
+                st.session_state[keys[name]] = value
+
+    def notice(self, case_id: str, *, where: str) -> None:
+        """Under the form and the place for what its button said, in a slot of fixed height drawn on every run: the
+        case's unsent draft, said. Nothing of the form is under it, and the slot is there before the first change, so
+        the notice appearing moves nothing (a click aimed at the form mid-run stays on target; above the form, it had
+        moved the form down, and even reserved there it pushed the button out of a 1440x900 window)."""
+        with st.container(key=f"draft_notice_{case_id}", height=NOTICE_HEIGHT, border=False):
+            if self.of(case_id):  # a caption, not an alert box: three lines at the form's width fit the slot
+                st.caption(f":violet[Unsent draft on {md(case_id)}: kept for this session, on this {where} only; "
+                           "nothing is recorded until you press the button.]")
+            else:
+                st.caption(f"What you choose and type here is kept for this session as this {where}'s draft until you record it.")
+
+
+FINANCE_DRAFTS = Drafts("decision_drafts")
+draft_of, drafted_cases = FINANCE_DRAFTS.of, FINANCE_DRAFTS.cases  # the finance page's
 
 
 def field_keys(case_id: str, *, revising: bool = False) -> dict[str, str]:
@@ -40,57 +101,27 @@ def sent_key(case_id: str) -> str:
     return f"decision_sent_{case_id}"
 
 
-def clear_if_sent(case_id: str, fresh: Mapping[str, object]) -> None:
+def clear_if_sent(case_id: str, fresh: Mapping[str, object], drafts: Drafts = FINANCE_DRAFTS) -> None:
     """Before the form is drawn: put its fields back as they start (session key -> value) when its last submit was
     recorded (see `sent_key`), and drop its draft. Set, not dropped: a dropped key leaves the browser's widget showing
     what it held."""
     if st.session_state.pop(sent_key(case_id), False):
         for key, value in fresh.items():
             st.session_state[key] = value
-        st.session_state.get(DRAFTS, {}).pop(case_id, None)
+        drafts.take(case_id)
 
 
-def sending(case_id: str) -> dict | None:
+def sending(case_id: str, drafts: Drafts = FINANCE_DRAFTS) -> dict | None:
     """A submit of the case's form is being recorded: its draft is taken (returned, for `not_sent`), and once it is
     recorded the form starts clean (`sent_key`). Taken now, not when the case is next drawn: the page may move on."""
     st.session_state[sent_key(case_id)] = True
-    return st.session_state.get(DRAFTS, {}).pop(case_id, None)
+    return drafts.take(case_id)
 
 
-def not_sent(case_id: str, draft: dict | None) -> None:
+def not_sent(case_id: str, draft: dict | None, drafts: Drafts = FINANCE_DRAFTS) -> None:
     """The submit was refused: everything chosen and typed stays, its draft too."""
     st.session_state.pop(sent_key(case_id), None)
-    if draft:
-        st.session_state.setdefault(DRAFTS, {})[case_id] = draft
-
-
-def draft_of(case_id: str) -> dict | None:
-    """The case's unsent draft (field -> value) in this session, or None."""
-    return st.session_state.get(DRAFTS, {}).get(case_id)
-
-
-def drafted_cases() -> list[str]:
-    """The cases with an unsent draft in this session, in the order they were started."""
-    return list(st.session_state.get(DRAFTS, {}))
-
-
-def _keep_draft(case_id: str, keys: Mapping[str, str]) -> None:
-    """A field's on_change: the case's fields as they are now, kept as its draft (dropped when back as they start).
-    Streamlit forgets a widget's value once a run no longer draws it (another case is open); the draft outlives it."""
-    values = {name: st.session_state.get(key) for name, key in keys.items()}
-    drafts = st.session_state.setdefault(DRAFTS, {})
-    if all(value == FRESH[name] or value is None for name, value in values.items()):
-        drafts.pop(case_id, None)
-    else:
-        drafts[case_id] = values
-
-
-def _refill_draft(case_id: str, keys: Mapping[str, str], options: Mapping[str, list]) -> None:
-    """Before the fields are drawn: a case opened again gets its draft back in the fields Streamlit forgot (a value no
-    longer offered, e.g. the recommendation changed, is left out)."""
-    for name, value in (draft_of(case_id) or {}).items():
-        if name in keys and keys[name] not in st.session_state and (name not in options or value in options[name]):
-            st.session_state[keys[name]] = value
+    drafts.put(case_id, draft)
 
 
 def accept_label(action: str) -> str:
@@ -144,7 +175,7 @@ def decision_form(case: ExceptionCase, rec: Recommendation, shown: Shown, pendin
     keys = field_keys(case.id, revising=revising is not None)
     clear_if_sent(case.id, {key: FRESH[name] for name, key in field_keys(case.id, revising=True).items()})
     others = [o for o in OUTCOMES if o != rec.action]  # overriding to the recommendation is accepting it
-    _refill_draft(case.id, keys, {"outcome": others, "reason": list(reasons)})
+    FINANCE_DRAFTS.refill(case.id, keys, {"outcome": others, "reason": list(reasons)})
     held_note = refill_long_note(case.id)
     if revising is not None:
         st.subheader(REVISE_BUTTON)
@@ -152,12 +183,9 @@ def decision_form(case: ExceptionCase, rec: Recommendation, shown: Shown, pendin
                    "It needs a reason.")
     if disabled:  # a greyed-out form says why
         st.caption(md(f"The form is off: {why}."))
-    if draft_of(case.id):
-        st.info(f"Unsent draft on {md(case.id)}: what you chose and typed below is kept for this session, on this case only; "
-                "nothing is recorded until you press the button.", icon=":material/edit_note:")
-    keep = {"on_change": _keep_draft, "args": (case.id, keys)}
+    keep = FINANCE_DRAFTS.on_change(case.id, keys, FRESH)  # its notice: FINANCE_DRAFTS.notice, under the form's feedback
     # Not a st.form: a form sends its fields only with its button, so a half-written override vanished when a key moved
-    # the page on. Each field is sent as it changes and kept as the case's draft (`_keep_draft`).
+    # the page on. Each field is sent as it changes and kept as the case's draft (`Drafts.keep`).
     with st.container(key=f"decision_form_{case.id}", border=True):
         st.radio(
             "Decision", [ACCEPT, OVERRIDE], horizontal=True, key=keys["choice"], disabled=disabled,

@@ -13,6 +13,7 @@ from components import submission
 from components.attention import draw_attention
 from components.conflict import render_conflict
 from components.decision_form import (
+    FINANCE_DRAFTS,
     NOTE_LABEL,
     OUTCOME_LABEL,
     OVERRIDE,
@@ -141,6 +142,7 @@ def decision_area(bank: str, case: ExceptionCase, queue, result: TwoStageResult 
             show_long_note(long_note, where=f"long_note_{case.id}")
             if override_pressed:  # O switched the form: bring its outcome into view, focused
                 draw_attention(focus=OUTCOME_LABEL, key="override_attention")
+        FINANCE_DRAFTS.notice(case.id, where="case")
         if override_pressed and revising is not None:  # said where O was pressed: on a decided case an override revises it
             with header.box:
                 st.info(md(f"{AlreadyDecided(stored).standing_words} Override below revises it: revision {revising + 1}, "

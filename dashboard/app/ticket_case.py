@@ -14,7 +14,15 @@ import streamlit as st
 from components import submission
 from components.admission import render_decision_state
 from components.conflict import render_conflict
-from components.decision_form import clear_if_sent, hold_long_note, not_sent, refill_long_note, sending, show_long_note
+from components.decision_form import (
+    Drafts,
+    clear_if_sent,
+    hold_long_note,
+    not_sent,
+    refill_long_note,
+    sending,
+    show_long_note,
+)
 from components.revisions import render_history
 from components.safe_text import md
 from components.workflow import REVIEWER_LABEL, Slot, auto_advance_toggle, render_comments
@@ -32,6 +40,7 @@ RESPONSE_LABEL, NOTE_LABEL = "Response to send", "Note (required when you replac
 REVISE_LABEL, REVISE_BUTTON = "Reason for revising (required)", "Revise decision"
 SHORT_ACTIONS = {"approve": "Send the draft", "edit_and_approve": "Send my edit", "override": "Replace it"}  # side by side in the form
 FIELD_LABELS = {"reviewer": REVIEWER_LABEL, "response": RESPONSE_LABEL, "note": NOTE_LABEL, "revise": REVISE_LABEL}
+DRAFTS = Drafts("ticket_drafts")  # this session's unsent ticket decisions, apart from the finance page's
 
 
 def action_key(ticket: Ticket) -> str:
@@ -53,7 +62,8 @@ def _form(ticket: Ticket, shown: Shown, why: str | None, revising: int | None = 
     the revision of the ticket's standing decision; the form then revises it, and asks why."""
     keys = _keys(ticket, revising=revising is not None)
     fresh = {"action": "approve", "response": ticket.drafted_response, "note": "", "revise": ""}
-    clear_if_sent(ticket.id, {key: fresh[name] for name, key in _keys(ticket, revising=True).items()})
+    clear_if_sent(ticket.id, {key: fresh[name] for name, key in _keys(ticket, revising=True).items()}, DRAFTS)
+    DRAFTS.refill(ticket.id, keys, {"action": list(ACTIONS)})
     st.session_state.setdefault(keys["response"], ticket.drafted_response)  # the agent's draft, until edited
     held_note = refill_long_note(ticket.id)
     if revising is not None:
@@ -62,17 +72,20 @@ def _form(ticket: Ticket, shown: Shown, why: str | None, revising: int | None = 
                    "It needs a reason.")
     if why:  # a greyed-out button says why
         st.caption(md(f"Record decision is off: {why}."))
-    with st.form(f"ticket_decision_{ticket.id}", clear_on_submit=False):
-        st.radio("Decision", list(ACTIONS), format_func=SHORT_ACTIONS.get, key=keys["action"], horizontal=True, label_visibility="collapsed")
+    keep = DRAFTS.on_change(ticket.id, keys, fresh)  # its notice: DRAFTS.notice, under the form's feedback
+    # Not a st.form: a form sends its fields only with its button, so a half-written decision vanished when a key moved
+    # the page on. Each field is sent as it changes and kept as the ticket's draft.
+    with st.container(key=f"ticket_decision_{ticket.id}", border=True):
+        st.radio("Decision", list(ACTIONS), format_func=SHORT_ACTIONS.get, key=keys["action"], horizontal=True, label_visibility="collapsed", **keep)
         st.text_area(RESPONSE_LABEL, key=keys["response"], max_chars=8000, height=120,
-                     help="The agent's draft. Send my edit or Replace it sends what this box holds.")
+                     help="The agent's draft. Send my edit or Replace it sends what this box holds.", **keep)
         # No max_chars: the browser would drop a longer paste whole; the limit is checked on submit instead.
-        st.text_area(NOTE_LABEL, key=keys["note"], height=68, help=f"At most {NOTE_MAX_CHARS:,} characters.")
+        st.text_area(NOTE_LABEL, key=keys["note"], height=68, help=f"At most {NOTE_MAX_CHARS:,} characters.", **keep)
         if revising is not None:
             st.text_input(REVISE_LABEL, key=keys["revise"], max_chars=REVISION_REASON_MAX_CHARS,
-                          placeholder="Why the decision above no longer stands")
-        st.form_submit_button("Record decision" if revising is None else REVISE_BUTTON, type="primary", key=f"ticket_submit_{ticket.id}", icon=":material/gavel:", disabled=why is not None,
-                              on_click=submission.hold, args=(KEYS.pending, shown, "form", keys))
+                          placeholder="Why the decision above no longer stands", **keep)
+        st.button("Record decision" if revising is None else REVISE_BUTTON, type="primary", key=f"ticket_submit_{ticket.id}", icon=":material/gavel:", disabled=why is not None,
+                  on_click=submission.hold, args=(KEYS.pending, shown, "form", keys))
     return held_note
 
 
@@ -119,6 +132,7 @@ def decision_area(
     form_slot = Slot(f"ticket_form_feedback_{ticket.id}")
     with form_slot.box:
         show_long_note(long_note, where=f"ticket_long_note_{ticket.id}", note_label=NOTE_LABEL)
+    DRAFTS.notice(ticket.id, where="ticket")
     auto_advance_toggle()
     render_comments(resources.casework(), bank, "ticket", ticket.id, me.person, lambda: access.permitted("decide"),
                     hidden=blind_review.comments_hidden(blind))
@@ -153,11 +167,11 @@ def _record(bank, ticket, recall, submitted, me, seen_key, seen, blind, queue, d
         slot.refuse(f"Not recorded: {exc.problem}", focus=FIELD_LABELS.get(exc.field))
         return
     st.session_state.pop(seen_key, None)
-    draft = sending(ticket.id)  # recorded, the page reruns and the form starts clean
+    draft = sending(ticket.id, DRAFTS)  # recorded, the page reruns and the form starts clean
     if blind is not None:
         refused = deciding.second_review(bank, replace(proposal, base_revision=blind.first.revision), KEYS, lead=blind.awaiting_lead)
     else:
         refused = deciding.record(bank, proposal, KEYS, queue=queue, decided=decided, describe=describe,
                                   revise=None if revise is None else str(revise))
-    not_sent(ticket.id, draft)  # refused: everything chosen and typed stays
+    not_sent(ticket.id, draft, DRAFTS)  # refused: everything chosen and typed stays
     slot.refuse(f"Not recorded: {refused}")

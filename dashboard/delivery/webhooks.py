@@ -145,7 +145,9 @@ def event_body(target: WebhookTarget, row: sa.Row, now: datetime) -> str:
         "decision": {
             "outcome": decision.outcome, "action": decision.action, "action_words": outcome_words(decision),
             "reason_code": decision.reason_code, "note": decision.note, "reviewer": decision.reviewer,
-            "decided_at": decision.decided_at.isoformat(), "revision": row.revision, **compared(decision),
+            "decided_at": decision.decided_at.isoformat(), "revision": row.revision,
+            "revision_reason": decision.revision_reason,  # why it replaced revision N-1; None for a first decision
+            **compared(decision),
         },
         "occurred_at": now.isoformat(),  # when the dispatcher found it final (a held decision: after its release)
     }

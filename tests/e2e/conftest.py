@@ -250,6 +250,12 @@ def decision_form(page: Page):
     return page.locator('[class*="st-key-decision_form_"]')
 
 
+def ticket_form(page: Page):
+    """The open ticket's decision form (a bordered box keyed by its ticket: its fields are sent as they change, so an
+    unsent decision is kept as the ticket's draft)."""
+    return page.locator('[class*="st-key-ticket_decision_"]')
+
+
 def heading(page: Page, text: str):
     return page.get_by_role("heading", name=re.compile("^" + re.escape(text)))
 

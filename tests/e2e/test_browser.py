@@ -11,7 +11,7 @@ from playwright.sync_api import Page, expect
 from dashboard.finance.policy import Recommendation
 from tests.e2e.conftest import (
     PROBE_CASE, PROBE_TEXT, XSS_IMG, XSS_LINK, XSS_REMOTE, choose, click_button, click_when_still,
-    decision_form, grid_cells, heading, metric, open_select, paste_over_the_limit, press, settled,
+    decision_form, grid_cells, heading, metric, open_select, paste_over_the_limit, press, settled, ticket_form,
 )
 from tests.helpers import demo_case, demo_ticket, record_exception_decision, record_ticket_decision
 
@@ -89,7 +89,7 @@ def test_audit_a_ticket_with_legacy_evidence_and_approve_it(app, page: Page, sho
     page.locator('input[aria-label="Reviewer name"]').press("Tab")
     settled(page)
     # A pasted note over the limit is kept up to it, with what was cut shown: the browser drops nothing silently.
-    page.get_by_test_id("stForm").get_by_text("Replace it", exact=True).click()
+    ticket_form(page).get_by_text("Replace it", exact=True).click()
     paste_over_the_limit(page, "Note (required when you replace the draft)", "Record decision")
     shots(page, "tickets-long-note")
     press(page, "a")  # the draft sent as it is (no note): confirmed under the keys, on to the next unreviewed ticket

@@ -10,7 +10,7 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from dashboard.finance.models import OUTCOME_WORDS
-from tests.e2e.conftest import click_button, decision_form, heading, settled
+from tests.e2e.conftest import click_button, decision_form, heading, settled, ticket_form
 from tests.e2e.test_reviewer_journeys import choose_other_outcome, form_starts_clean, shown_recommendation, type_name
 
 pytestmark = pytest.mark.browser
@@ -66,3 +66,55 @@ def test_a_draft_is_kept_per_case_esc_leaves_the_note_and_a_refusal_focuses_its_
     expect(page.get_by_test_id("stSelectbox").filter(has_text="Override outcome")).to_be_in_viewport()
     shots(page, "drafts-refusal-focuses-outcome")
     assert app.outbox().latest("exception", "E-1004") is None
+
+
+EDIT = "Hi Ann, the second November charge is being refunded; half-written"
+TICKET_NOTE = "Checked the statement: two charges on"
+
+
+def _top(locator) -> float:
+    """Where the element starts on the page (not the viewport: a click may scroll)."""
+    return locator.evaluate("e => e.getBoundingClientRect().top + window.scrollY")
+
+
+def test_a_ticket_draft_is_kept_per_ticket_its_notice_moves_nothing_and_esc_leaves_the_note(app, page: Page, shots):
+    page.goto(f"{app.url}/tickets?ticket=T-2004")
+    expect(heading(page, "T-2004:")).to_be_visible()
+    type_name(page, "Rita Lead")
+    settled(page)
+    form = ticket_form(page)
+    response = page.locator('textarea[aria-label="Response to send"]')
+    drafted = response.input_value()
+    top = _top(form)
+
+    form.get_by_text("Send my edit", exact=True).click()
+    expect(page.get_by_text(re.compile(r"^Unsent draft on T-2004: "))).to_be_visible()  # said on the first change ...
+    settled(page)
+    assert _top(form) == top  # ... in a slot kept for it under the form: the form did not move
+    response.fill(EDIT)
+    note = page.locator('textarea[aria-label="Note (required when you replace the draft)"]')
+    note.click()
+    note.press_sequentially(TICKET_NOTE)  # typed as a person types, the focus left in the box
+    page.keyboard.press("Escape")  # leaves the box: the keys work again
+    settled(page)
+    page.keyboard.press("j")
+    expect(heading(page, "T-2005:")).to_be_visible()
+    settled(page)
+    expect(ticket_form(page).get_by_role("radio", name="Send the draft")).to_be_checked()  # nothing of T-2004's draft here
+    expect(response).not_to_have_value(EDIT)
+    expect(note).to_have_value("")
+    expect(page.get_by_text(re.compile("^Unsent draft on "))).to_have_count(0)
+    expect(page.get_by_text(re.compile(r"Unsent drafts, kept for this session: T-2004\.$"))).to_be_visible()
+    shots(page, "ticket-drafts-another-ticket-clean")
+
+    page.keyboard.press("k")
+    expect(heading(page, "T-2004:")).to_be_visible()
+    settled(page)
+    expect(page.get_by_text(re.compile(r"^Unsent draft on T-2004: "))).to_be_visible()
+    expect(ticket_form(page).get_by_role("radio", name="Send my edit")).to_be_checked()
+    expect(response).to_have_value(EDIT)
+    expect(note).to_have_value(TICKET_NOTE)  # all of it, and no "j" typed into it
+    expect(page.get_by_text(re.compile(r"unsent draft$"))).to_be_visible()  # the badge in the ticket's header
+    assert drafted != EDIT
+    shots(page, "ticket-drafts-back-on-its-ticket")
+    assert app.outbox().latest("ticket", "T-2004") is None  # a draft records nothing

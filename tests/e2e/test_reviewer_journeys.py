@@ -16,7 +16,7 @@ from dashboard.store.agent_runs import AgentRunStore
 from dashboard.review.casework import Casework
 from dashboard.review.curation import Curation
 from dashboard.finance.models import OUTCOME_WORDS
-from tests.e2e.conftest import click_button, decision_form, heading, metric, open_select, press, settled
+from tests.e2e.conftest import click_button, decision_form, heading, metric, open_select, press, settled, ticket_form
 from tests.helpers import demo_ticket
 
 pytestmark = pytest.mark.browser
@@ -169,7 +169,7 @@ def test_a_support_lead_decides_a_legacy_ticket_with_its_form_in_view(app, hinds
     shots(page, "tickets", readme=True)
 
     type_name(page, "Rita Lead")
-    page.get_by_test_id("stForm").get_by_text("Send my edit", exact=True).click()
+    ticket_form(page).get_by_text("Send my edit", exact=True).click()
     edited = "Hi Ann, the duplicate November charge is refunded; it shows on your card in 5-7 business days."
     response.fill(edited)
     click_button(page, "Record decision")

@@ -89,24 +89,41 @@ def test_two_reviewers_at_once_keep_each_typed_name_and_every_key(app, browser):
         page.context.close()
 
 
-def test_a_key_and_a_typed_name_land_as_another_reviewers_decision_changes_the_banner(browser):
-    """Hindsight down, so a decision stays waiting for delivery and the banner above every page says so: Kai's page
-    opened before Ivy decided, and its next full run draws that banner above the case. The name Kai types then and the
-    J pressed at once must land (they were lost: the case's part of the page moved down, and Streamlit dropped a key or
-    a value sent to it where it was)."""
-    from tests.e2e.test_team import hindsight_down, serve
+def test_a_name_typed_and_the_first_j_land_though_another_reviewers_decision_changes_the_page_meanwhile(browser):
+    """Hindsight down, so a decision stays waiting for delivery and the banner above every page says so. Kai's page is
+    drawn with no banner; Kai types a name (still in the box, not sent) while Ivy decides. Kai's next run is then a full
+    one (the queue moved) that draws the banner above the case: the name Kai leaves the box with and the J pressed at
+    once must both land, and the name must still be there after later runs that Ivy's decisions start. Before the
+    banners had one fixed slot, the case's part of the page moved down with the banner, and Streamlit dropped the key
+    and the value the browser had sent to it where it was: the first J did nothing and the name was gone."""
+    from tests.e2e.test_team import _stored, hindsight_down, serve
 
     ids = _queue_order()
-    with serve(**hindsight_down()) as (url, _data_dir):
+    with serve(**hindsight_down()) as (url, data_dir):
         ivy, kai = (browser.new_context(viewport=VIEWPORT).new_page() for _ in range(2))
         _open(ivy, url, ids[0])
         _open(kai, url, ids[8])
+        banner = re.compile(r"decision\(s\) saved and waiting for delivery")
+        expect(kai.get_by_text(banner)).to_have_count(0)  # drawn before anyone decided
+        _type_name(kai, "Kai Typed")  # the focus left in the box: nothing sent yet
         _type_name(ivy, "Ivy Typed")
         _key(ivy, "a")
         expect(ivy.get_by_text(re.compile(rf"^{re.escape(ids[0])} recorded: "))).to_be_visible(timeout=LANDS_WITHIN_MS)
-        _type_name(kai, "Kai Typed")
-        _j_moves(kai, ids[9], "Kai Typed")
+        kai.keyboard.press("Escape")  # Kai leaves the box (the name is sent) and presses J at once
+        kai.keyboard.press("j")
+        expect(_heading(kai, ids[9]), "Kai's first J").to_be_visible(timeout=LANDS_WITHIN_MS)
+        expect(kai.get_by_text(banner)).to_be_visible()  # the run that drew it changed the page above the case
+        settled(kai)
+        expect(kai.locator(NAME), "Kai's name after the run Ivy's decision changed").to_have_value("Kai Typed")
+
+        settled(ivy)
+        ivys_next = _case(ivy)  # auto-advance opened the next unreviewed case
+        _a_records(ivy, ivys_next, "Ivy Typed")  # decided: Kai's next run is a full one again (the queue moved)
         _j_moves(kai, ids[10], "Kai Typed")
         _a_records(kai, ids[10], "Kai Typed")
+        settled(kai)
+        expect(kai.locator(NAME)).to_have_value("Kai Typed")
+        assert {(row["case_id"], row["reviewer"]) for row in _stored(data_dir)} >= {(ids[0], "Ivy Typed"), (ivys_next, "Ivy Typed"),
+                                                                              (ids[10], "Kai Typed")}
         ivy.context.close()
         kai.context.close()

@@ -135,6 +135,7 @@ def test_a_decision_becomes_one_signed_event_and_a_revision_another(scratch_serv
     assert (event["kind"], event["case_kind"], event["case_id"], event["bank_id"]) == ("finance", "exception", "E-1", BANK)
     assert {k: event["decision"][k] for k in ("outcome", "reviewer", "revision", "overridden")} == {
         "outcome": "reject", "reviewer": "Dana", "revision": 1, "overridden": True}
+    assert event["decision"]["revision_reason"] is None  # a first decision
     assert got.body.decode() == events.get(events.deliveries()[0].event_id).body  # the body stored is the body sent
     assert not verify(SECRET, got.headers[TIMESTAMP_HEADER], got.body + b" ", got.headers[SIGNATURE_HEADER], now=clock.now.timestamp())
     assert not verify("another-secret-entirely", got.headers[TIMESTAMP_HEADER], got.body, got.headers[SIGNATURE_HEADER],
@@ -151,6 +152,7 @@ def test_a_decision_becomes_one_signed_event_and_a_revision_another(scratch_serv
     assert events.deliver_due().delivered == 1
     event = _verified(receiver.requests[-1])
     assert event["idempotency_key"] == f"decision-{revised.stored.id}" and event["decision"]["revision"] == 2
+    assert event["decision"]["revision_reason"] == "the contract was amended"
 
 
 def test_a_held_decision_sends_nothing_until_it_is_released(scratch_service, receiver):

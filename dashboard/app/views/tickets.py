@@ -51,8 +51,10 @@ def queue_panel(bank: str, tickets: list[Ticket], latest: dict, status: dict[str
     if not panel.open:
         return []
     with panel:
+        drafts = set(ticket_case.DRAFTS.cases())  # this session's unsent drafts, marked beside the status
         queue = pd.DataFrame(
-            [{"ticket": t.id, "customer": t.customer, "issue": t.issue, "opened": t.opened_on, "status": status[t.id],
+            [{"ticket": t.id, "customer": t.customer, "issue": t.issue, "opened": t.opened_on,
+              "status": f"{status[t.id]}, unsent draft" if t.id in drafts else status[t.id],
               "decision": _decision(latest, t.id),
               "history used": history_used(stored_ticket_flags(flags.get(t.id))), "incident": incident_text(flags.get(t.id))}
              for t in tickets]
@@ -83,7 +85,9 @@ def page() -> None:
     by_id = {t.id: t for t in tickets}
     held, blind = resources.decisions().held_cases(bank, "ticket"), resources.decisions().blind_cases(bank, "ticket")
     status = statuses_from(by_id, latest, held, blind)
-    st.caption(f"{len(tickets)} tickets: {figures_words(figures_from(by_id, latest, held, blind))}.")
+    drafts = [t for t in ticket_case.DRAFTS.cases() if t in by_id]
+    st.caption(f"{len(tickets)} tickets: {figures_words(figures_from(by_id, latest, held, blind))}."
+               + (f" Unsent drafts, kept for this session: {md(', '.join(drafts))}." if drafts else ""))
     rows = queue_panel(bank, tickets, latest, status, flags)
     if rows:
         st.query_params["ticket"] = tickets[rows[0]].id  # the address bar becomes a deep link to this ticket
@@ -108,6 +112,8 @@ def _header(bank: str, ticket: Ticket, tickets: list[Ticket], latest: dict, stat
             age_badge((date.today() - ticket.opened_on).days, resources.settings().sla_days)
             decision = _decision(latest, ticket.id)  # a held decision names nothing: its status says it is held
             st.badge(f"{status}: {decision}" if decision else status, color="green" if decision else ("orange" if status != "open" else "blue"))
+            if ticket_case.DRAFTS.of(ticket.id):  # chosen or typed here, not sent: kept for this session
+                st.badge("unsent draft", color="violet", icon=":material/edit_note:")
             reviewer_field(me, "ticket_reviewer")
             free = claim_controls(resources.casework(), bank, "ticket", ticket.id, me.person, lambda: access.permitted("decide"),
                                   cannot_claim=blind_review.cannot_claim(blind, me))

@@ -29,16 +29,28 @@ def _args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--retries", type=float, default=0.10, help="share of cases sent twice with the same body")
     parser.add_argument("--conflicts", type=float, default=0.01, help="share of cases sent again with other values")
-    parser.add_argument("--batch", type=int, default=0,
-                        help="hand the cases in N at a time through POST /cases/{kind}/batch (1-100; default: one by one)")
+    parser.add_argument(
+        "--batch",
+        type=int,
+        default=0,
+        help="hand the cases in N at a time through POST /cases/{kind}/batch (1-100; default: one by one)",
+    )
     parser.add_argument("--json", action="store_true")
 
 
 def _case(n: int, amount: float = 1200.0) -> dict:
-    return {"id": f"E-B{n:05d}", "vendor_code": f"V{n % 12 + 1:02d}", "vendor_name": "Bench Vendor",
-            "exception_type": ("price_variance", "quantity_mismatch", "duplicate_invoice")[n % 3], "invoice": f"INV-B{n}",
-            "po": f"PO-B{n}", "invoice_amount": amount, "po_amount": 1000.0, "description": "Handed in by the API bench.",
-            "opened_on": "2026-12-01"}
+    return {
+        "id": f"E-B{n:05d}",
+        "vendor_code": f"V{n % 12 + 1:02d}",
+        "vendor_name": "Bench Vendor",
+        "exception_type": ("price_variance", "quantity_mismatch", "duplicate_invoice")[n % 3],
+        "invoice": f"INV-B{n}",
+        "po": f"PO-B{n}",
+        "invoice_amount": amount,
+        "po_amount": 1000.0,
+        "description": "Handed in by the API bench.",
+        "opened_on": "2026-12-01",
+    }
 
 
 def _plan(cases: int, retries: float, conflicts: float) -> list[tuple[int, str]]:
@@ -58,8 +70,8 @@ def _plan(cases: int, retries: float, conflicts: float) -> list[tuple[int, str]]
 def run(cases: int, clients: int, retries: float, conflicts: float, log, batch: int = 0) -> dict:
     import httpx
 
-    from dashboard.cli.app_server import serve_app
     from dashboard.access.api_tokens import ApiTokens
+    from dashboard.cli.app_server import serve_app
     from dashboard.review.case_queue import CaseQueue
     from dashboard.store.db import SQLITE_FILE, sqlite_engine
 
@@ -69,7 +81,10 @@ def run(cases: int, clients: int, retries: float, conflicts: float, log, batch: 
         token, _ = ApiTokens(engine).create("bench-agent", ["finance"], ["submit", "read"], "bench")
         env = {**os.environ, "HINDSIGHT_API_URL": "http://127.0.0.1:9"}  # no Hindsight needed to hand cases in
         with serve_app(env, data_dir) as url:
-            log(f"app on {url}; {clients} clients handing in {cases} cases" + (f" in batches of {batch}" if batch else ""))
+            log(
+                f"app on {url}; {clients} clients handing in {cases} cases"
+                + (f" in batches of {batch}" if batch else "")
+            )
             sends = _plan(cases, retries, conflicts)
 
             def body(n: int, how: str) -> dict:
@@ -77,12 +92,16 @@ def run(cases: int, clients: int, retries: float, conflicts: float, log, batch: 
 
             def client(shard):
                 seen, took = Counter(), []
-                with httpx.Client(base_url=f"{url}/api/v1", headers={"Authorization": f"Bearer {token}"}, timeout=120) as http:
+                with httpx.Client(
+                    base_url=f"{url}/api/v1", headers={"Authorization": f"Bearer {token}"}, timeout=120
+                ) as http:
                     if batch:  # each request's latency is a whole batch's
                         for start in range(0, len(shard), batch):
-                            part = shard[start:start + batch]
+                            part = shard[start : start + batch]
                             t0 = time.perf_counter()
-                            answer = http.post("/cases/finance/batch", json={"cases": [body(n, how) for n, how in part]})
+                            answer = http.post(
+                                "/cases/finance/batch", json={"cases": [body(n, how) for n, how in part]}
+                            )
                             took.append(time.perf_counter() - t0)
                             answer.raise_for_status()
                             for (_, how), result in zip(part, answer.json()["results"], strict=True):
@@ -106,27 +125,44 @@ def run(cases: int, clients: int, retries: float, conflicts: float, log, batch: 
     statuses = sum((r[0] for r in results), Counter())
     took = sorted(t for r in results for t in r[1])
     return {
-        "clients": clients, "cases": cases, "batch": batch or None, "sends": len(sends), "requests": len(took),
-        "seconds": round(wall, 2), "cases_per_s": round(len(sends) / wall, 1), "requests_per_s": round(len(took) / wall, 1), "median_ms": round(1000 * statistics.median(took), 1),
+        "clients": clients,
+        "cases": cases,
+        "batch": batch or None,
+        "sends": len(sends),
+        "requests": len(took),
+        "seconds": round(wall, 2),
+        "cases_per_s": round(len(sends) / wall, 1),
+        "requests_per_s": round(len(took) / wall, 1),
+        "median_ms": round(1000 * statistics.median(took), 1),
         "p95_ms": round(1000 * took[int(0.95 * (len(took) - 1))], 1),
         "answers": {f"{how} {code}": n for (how, code), n in sorted(statuses.items())},
-        "cases_stored": stored, "first_sends_stored": statuses[("first", 201)], "conflicts_refused": statuses[("conflict", 409)],
+        "cases_stored": stored,
+        "first_sends_stored": statuses[("first", 201)],
+        "conflicts_refused": statuses[("conflict", 409)],
         "conflicts_sent": sum(1 for _, how in sends if how == "conflict"),
     }
 
 
-@command("api", "hand cases in through the real app's API from several clients at once, with retries and conflicts", _args)
+@command(
+    "api", "hand cases in through the real app's API from several clients at once, with retries and conflicts", _args
+)
 def run_bench_api(args: argparse.Namespace) -> int:
     if not 0 <= args.batch <= 100:
         print("error: --batch: 1 to 100 cases a request (0: one by one)", file=sys.stderr)
         return 2
-    report = run(args.cases, args.clients, args.retries, args.conflicts, lambda m: print(m, file=sys.stderr), args.batch)
+    report = run(
+        args.cases, args.clients, args.retries, args.conflicts, lambda m: print(m, file=sys.stderr), args.batch
+    )
     if args.json:
         print(json.dumps(report, indent=2))
     else:
         for key, value in report.items():
             print(f"{key}: {value}")
-    ok = (report["cases_stored"] == report["first_sends_stored"] == args.cases
-          and report["conflicts_refused"] == report["conflicts_sent"])
-    print("exactly one case per id, every conflict refused" if ok else "MISMATCH: see cases_stored and conflicts_refused")
+    ok = (
+        report["cases_stored"] == report["first_sends_stored"] == args.cases
+        and report["conflicts_refused"] == report["conflicts_sent"]
+    )
+    print(
+        "exactly one case per id, every conflict refused" if ok else "MISMATCH: see cases_stored and conflicts_refused"
+    )
     return 0 if ok else 1

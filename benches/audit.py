@@ -45,11 +45,19 @@ def _fill(gw, bank: str, recalls: int, log) -> int:
     def job(i: int):
         case = cases[i % len(cases)]
         return lambda: gw.arecall(
-            bank, f"{case.recall_query()} #{i}", tags=CaseKey.of(case).tags, tags_match=modes[i % 2], max_tokens=max_tokens_for(5)
+            bank,
+            f"{case.recall_query()} #{i}",
+            tags=CaseKey.of(case).tags,
+            tags_match=modes[i % 2],
+            max_tokens=max_tokens_for(5),
         )
 
     for start in range(0, missing, 1000):
-        failed = [r for r in gw.recall_many([job(have + i) for i in range(start, min(missing, start + 1000))]) if isinstance(r, BaseException)]
+        failed = [
+            r
+            for r in gw.recall_many([job(have + i) for i in range(start, min(missing, start + 1000))])
+            if isinstance(r, BaseException)
+        ]
         if failed:
             raise RuntimeError(f"{len(failed)} recalls failed: {failed[0]}")
         log(f"  {min(missing, start + 1000)} / {missing}")
@@ -92,18 +100,30 @@ def _measure(settings, recalls: int, repeat: int, log) -> dict:
         started_at = time.perf_counter()
         report = sync_bank(gw, store, bank)
         seconds = time.perf_counter() - started_at
-        figures.update(sync_entries=report.added, sync_s=round(seconds, 2), sync_entries_per_s=round(report.added / seconds, 1))
+        figures.update(
+            sync_entries=report.added, sync_s=round(seconds, 2), sync_entries_per_s=round(report.added / seconds, 1)
+        )
         started_at = time.perf_counter()
         again = sync_bank(gw, store, bank)
-        figures.update(resync_nothing_new_ms=round((time.perf_counter() - started_at) * 1000, 1), resync_fetched=again.fetched)
+        figures.update(
+            resync_nothing_new_ms=round((time.perf_counter() - started_at) * 1000, 1), resync_fetched=again.fetched
+        )
         case = next(c for c in load_rows(settings.exceptions_file, ExceptionCase) if c.id == PAGE_CASE)
         run_exception(gw, store, bank, case, "reviewed")
-        env = {**os.environ, "RECALL_REVIEW_FINANCE_BANK": bank, "RECALL_REVIEW_DATA_DIR": str(store_dir),
-               "RECALL_REVIEW_API_PORT": str(settings.api_port), "RECALL_REVIEW_PG_PORT": str(settings.pg_port)}
+        env = {
+            **os.environ,
+            "RECALL_REVIEW_FINANCE_BANK": bank,
+            "RECALL_REVIEW_DATA_DIR": str(store_dir),
+            "RECALL_REVIEW_API_PORT": str(settings.api_port),
+            "RECALL_REVIEW_PG_PORT": str(settings.pg_port),
+        }
         timing = time_page(env, PAGE_CASE, repeat)
         warm = sorted(timing["warm_ms"])
-        figures.update(page_cold_ms=round(timing["cold_ms"], 1), page_warm_median_ms=round(warm[len(warm) // 2], 1),
-                       page_warm_max_ms=round(warm[-1], 1))
+        figures.update(
+            page_cold_ms=round(timing["cold_ms"], 1),
+            page_warm_median_ms=round(warm[len(warm) // 2], 1),
+            page_warm_max_ms=round(warm[-1], 1),
+        )
     finally:
         gw.close()
     return figures
@@ -176,9 +196,13 @@ def _overview(settings, entries: int, runs: int, repeat: int, log, catch_up: boo
 
     gw = HindsightGateway(settings.base_url, settings.api_key, timeout=300.0)
     work = Path(tempfile.mkdtemp(prefix="bench-audit-overview-", dir=settings.data_dir))
-    fresh = f"bench-ov-fresh-{os.getpid()}"  # new banks each time, deleted after: their logs hold only this bench's recalls
-    pairs = {"fresh": (f"{fresh}-finance", f"{fresh}-support"),
-             "long": (f"bench-ov-{entries}-finance", f"bench-ov-{entries}-support")}
+    fresh = (
+        f"bench-ov-fresh-{os.getpid()}"  # new banks each time, deleted after: their logs hold only this bench's recalls
+    )
+    pairs = {
+        "fresh": (f"{fresh}-finance", f"{fresh}-support"),
+        "long": (f"bench-ov-{entries}-finance", f"bench-ov-{entries}-support"),
+    }
     figures: dict = {"audit_entries": entries, "runs": runs, "app": str(app_root) if app_root else "this checkout"}
     try:
         templates = {}
@@ -193,20 +217,30 @@ def _overview(settings, entries: int, runs: int, repeat: int, log, catch_up: boo
         fin = pairs["long"][0]
         audit_fill.ensure_real_entries(gw, fin, [("price variance", [], "any")])
         if settings.embedded:
-            log(f"{fin}: filling its audit log to {entries:,} recall entries (copies of its own, into the server's table) ...")
+            log(
+                f"{fin}: filling its audit log to {entries:,} recall entries (copies of its own, into the server's table) ..."
+            )
             filled = audit_fill.fill(settings.pg_port, fin, entries, log=log)
         else:
             log(f"{fin}: an external server: filling its audit log by real recalls (slow) ...")
             filled = _fill(gw, fin, entries, log)
-        figures["log_entries"] = {bank: gw.list_audit_entries(bank, action="recall", limit=1).get("total", 0)
-                                  for pair in pairs.values() for bank in pair}
+        figures["log_entries"] = {
+            bank: gw.list_audit_entries(bank, action="recall", limit=1).get("total", 0)
+            for pair in pairs.values()
+            for bank in pair
+        }
         log(f"recall entries in the logs: {figures['log_entries']} ({filled:,} in {fin})")
-        sides = {"fresh": (pairs["fresh"], templates["fresh"], 120.0), "long, new store": (pairs["long"], templates["long"], 30.0)}
+        sides = {
+            "fresh": (pairs["fresh"], templates["fresh"], 120.0),
+            "long, new store": (pairs["long"], templates["long"], 30.0),
+        }
         if catch_up:
             caught = work / "long-caught-up"
             shutil.copytree(templates["long"], caught)
             store = AgentRunStore(make_engine(None, caught))
-            log(f"reading the whole log of {' and '.join(pairs['long'])} into a store (the catch-up, in this process) ...")
+            log(
+                f"reading the whole log of {' and '.join(pairs['long'])} into a store (the catch-up, in this process) ..."
+            )
             started = time.perf_counter()
             read = [0]
 
@@ -220,9 +254,14 @@ def _overview(settings, entries: int, runs: int, repeat: int, log, catch_up: boo
             added = sum(r.added for r in reports)
             started = time.perf_counter()
             again = [sync_bank(gw, store, bank) for bank in pairs["long"]]
-            figures.update(catch_up_entries=added, catch_up_s=round(seconds, 1), catch_up_entries_per_s=round(added / seconds, 1),
-                           catch_up_windows=sum(r.windows for r in reports),
-                           nothing_new_ms=round((time.perf_counter() - started) * 1000, 1), nothing_new_fetched=sum(r.fetched for r in again))
+            figures.update(
+                catch_up_entries=added,
+                catch_up_s=round(seconds, 1),
+                catch_up_entries_per_s=round(added / seconds, 1),
+                catch_up_windows=sum(r.windows for r in reports),
+                nothing_new_ms=round((time.perf_counter() - started) * 1000, 1),
+                nothing_new_fetched=sum(r.fetched for r in again),
+            )
             store.engine.dispose()
             sides["long, caught up"] = (pairs["long"], caught, 60.0)
         samples: dict[str, list[dict]] = {side: [] for side in sides}
@@ -230,19 +269,36 @@ def _overview(settings, entries: int, runs: int, repeat: int, log, catch_up: boo
             for side, ((fin, sup), template, wait) in sides.items():
                 if side == "long, caught up":  # new entries since the store's cursor: the forward read has them to read
                     for i in range(NEW_SINCE):
-                        gw.recall(fin, f"price variance for vendor V0{i % 9 + 1} #{run}-{i}", tags=[f"vendor:V0{i % 9 + 1}"], tags_match="any_strict")
+                        gw.recall(
+                            fin,
+                            f"price variance for vendor V0{i % 9 + 1} #{run}-{i}",
+                            tags=[f"vendor:V0{i % 9 + 1}"],
+                            tags_match="any_strict",
+                        )
                 data_dir = work / f"run-{run}-{side.replace(' ', '-').replace(',', '')}"
                 shutil.copytree(template, data_dir)
                 if app_root is not None:
                     _downgraded_to(app_root, data_dir)
-                env = {**os.environ, "RECALL_REVIEW_FINANCE_BANK": fin, "RECALL_REVIEW_SUPPORT_BANK": sup,
-                       "RECALL_REVIEW_DATA_DIR": str(data_dir), "RECALL_REVIEW_API_PORT": str(settings.api_port),
-                       "RECALL_REVIEW_PG_PORT": str(settings.pg_port), "RECALL_REVIEW_PREFETCH": "false"}
+                env = {
+                    **os.environ,
+                    "RECALL_REVIEW_FINANCE_BANK": fin,
+                    "RECALL_REVIEW_SUPPORT_BANK": sup,
+                    "RECALL_REVIEW_DATA_DIR": str(data_dir),
+                    "RECALL_REVIEW_API_PORT": str(settings.api_port),
+                    "RECALL_REVIEW_PG_PORT": str(settings.pg_port),
+                    "RECALL_REVIEW_PREFETCH": "false",
+                }
                 timing = _overview_child(env, repeat, None if app_root else wait, app_root)
                 samples[side].append(timing)
                 read = timing.get("audit", {}).get(fin, {})
-                log(f"  run {run + 1}, {side}: first visit {timing['cold_ms'] / 1000:.2f} s, warm {_median(timing['warm_ms']) / 1000:.2f} s"
-                    + (f", {read.get('entries', 0):,} of {read.get('log_entries') or 0:,} entries of {fin} read by then" if read else ""))
+                log(
+                    f"  run {run + 1}, {side}: first visit {timing['cold_ms'] / 1000:.2f} s, warm {_median(timing['warm_ms']) / 1000:.2f} s"
+                    + (
+                        f", {read.get('entries', 0):,} of {read.get('log_entries') or 0:,} entries of {fin} read by then"
+                        if read
+                        else ""
+                    )
+                )
         for side, timings in samples.items():
             figures[side] = {
                 "first_visit_ms": [round(t["cold_ms"], 1) for t in timings],
@@ -271,27 +327,46 @@ def _print_overview(figures: dict) -> None:
     for side in SIDES:
         if side in figures:
             f = figures[side]
-            print(f"{side:22} {f['first_visit_median_ms']:>22} {f['warm_median_ms']:>12} {f['warm_max_ms']:>9} {f.get('after_read_median_ms', ''):>15}")
+            print(
+                f"{side:22} {f['first_visit_median_ms']:>22} {f['warm_median_ms']:>12} {f['warm_max_ms']:>9} {f.get('after_read_median_ms', ''):>15}"
+            )
     for side in SIDES:
         for i, read in enumerate((figures.get(side) or {}).get("audit") or []):
-            print(f"  {side}, run {i + 1}: " + "; ".join(
-                f"{bank}: {r['entries']:,} of {r['log_entries'] or 0:,} read" + (f" (this run fetched {r['fetched']:,}, listed {r['listed']:,})" if "fetched" in r else "")
-                for bank, r in read.items()))
+            print(
+                f"  {side}, run {i + 1}: "
+                + "; ".join(
+                    f"{bank}: {r['entries']:,} of {r['log_entries'] or 0:,} read"
+                    + (f" (this run fetched {r['fetched']:,}, listed {r['listed']:,})" if "fetched" in r else "")
+                    for bank, r in read.items()
+                )
+            )
     if "catch_up_s" in figures:
-        print(f"catch-up of a new store (this process): {figures['catch_up_entries']:,} entries in {figures['catch_up_s']} s "
-              f"({figures['catch_up_entries_per_s']}/s, {figures['catch_up_windows']} list requests); again with nothing new: "
-              f"{figures['nothing_new_ms']} ms, {figures['nothing_new_fetched']} fetched")
+        print(
+            f"catch-up of a new store (this process): {figures['catch_up_entries']:,} entries in {figures['catch_up_s']} s "
+            f"({figures['catch_up_entries_per_s']}/s, {figures['catch_up_windows']} list requests); again with nothing new: "
+            f"{figures['nothing_new_ms']} ms, {figures['nothing_new_fetched']} fetched"
+        )
 
 
 def _args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--recalls", type=int, default=10_000, help="recall entries in the bank's audit log")
     parser.add_argument("--repeat", type=int, default=10, help="warm reruns of the page")
-    parser.add_argument("--audit-entries", type=int, default=None,
-                        help="the Overview instead: its page runs against a log of this many entries beside a fresh one")
+    parser.add_argument(
+        "--audit-entries",
+        type=int,
+        default=None,
+        help="the Overview instead: its page runs against a log of this many entries beside a fresh one",
+    )
     parser.add_argument("--runs", type=int, default=3, help="with --audit-entries: runs a side, interleaved")
-    parser.add_argument("--no-catch-up", action="store_true", help="with --audit-entries: skip the store that read the whole log")
-    parser.add_argument("--app-root", type=Path, default=None,
-                        help="with --audit-entries: the pages of another checkout (e.g. `git archive` of an older commit), for before/after")
+    parser.add_argument(
+        "--no-catch-up", action="store_true", help="with --audit-entries: skip the store that read the whole log"
+    )
+    parser.add_argument(
+        "--app-root",
+        type=Path,
+        default=None,
+        help="with --audit-entries: the pages of another checkout (e.g. `git archive` of an older commit), for before/after",
+    )
     parser.add_argument("--json", action="store_true")
 
 
@@ -306,13 +381,22 @@ def run_bench_audit(args: argparse.Namespace) -> int:
 
     if args.audit_entries is not None:
         if args.audit_entries < 1 or args.runs < 1:
-            print(f"error: {'--audit-entries' if args.audit_entries < 1 else '--runs'}: must be at least 1", file=sys.stderr)
+            print(
+                f"error: {'--audit-entries' if args.audit_entries < 1 else '--runs'}: must be at least 1",
+                file=sys.stderr,
+            )
             return 2
         if args.app_root is not None and not (args.app_root / "dashboard" / "app" / "main.py").is_file():
             print(f"error: --app-root: {args.app_root} holds no dashboard/app/main.py", file=sys.stderr)
             return 2
-        figures = overview(args.audit_entries, args.runs, args.repeat, log, catch_up=not args.no_catch_up,
-                           app_root=args.app_root.resolve() if args.app_root else None)
+        figures = overview(
+            args.audit_entries,
+            args.runs,
+            args.repeat,
+            log,
+            catch_up=not args.no_catch_up,
+            app_root=args.app_root.resolve() if args.app_root else None,
+        )
         if args.json:
             print(json.dumps(figures, indent=2))
         else:

@@ -27,7 +27,9 @@ def _connect(pg_port: int):
 def recall_entries(pg_port: int, bank_id: str) -> int:
     """How many recall entries the bank's audit log holds (the server's table, counted)."""
     with _connect(pg_port) as conn:
-        return conn.execute("SELECT count(*) FROM audit_log WHERE bank_id = %s AND action = 'recall'", (bank_id,)).fetchone()[0]
+        return conn.execute(
+            "SELECT count(*) FROM audit_log WHERE bank_id = %s AND action = 'recall'", (bank_id,)
+        ).fetchone()[0]
 
 
 def ensure_real_entries(gateway, bank_id: str, queries: list[tuple[str, list[str], str]], wait_s: float = 30.0) -> None:
@@ -44,8 +46,14 @@ def ensure_real_entries(gateway, bank_id: str, queries: list[tuple[str, list[str
         time.sleep(0.2)
 
 
-def fill(pg_port: int, bank_id: str, entries: int, *, step: timedelta = timedelta(seconds=30),
-         log: Callable[[str], None] = lambda _m: None) -> int:
+def fill(
+    pg_port: int,
+    bank_id: str,
+    entries: int,
+    *,
+    step: timedelta = timedelta(seconds=30),
+    log: Callable[[str], None] = lambda _m: None,
+) -> int:
     """Copies of the bank's real recall entries until its log holds `entries` recall entries (none removed when it holds
     more); returns how many it holds. The copies are older than every entry it had, `step` apart."""
     with _connect(pg_port) as conn:
@@ -60,7 +68,8 @@ def fill(pg_port: int, bank_id: str, entries: int, *, step: timedelta = timedelt
         conn.execute(
             "CREATE TEMP TABLE audit_templates AS SELECT row_number() OVER (ORDER BY started_at, id) - 1 AS i, action, transport,"
             " request, response, metadata, coalesce(ended_at - started_at, interval '0') AS took"
-            " FROM audit_log WHERE bank_id = %s AND action = 'recall'", (bank_id,),
+            " FROM audit_log WHERE bank_id = %s AND action = 'recall'",
+            (bank_id,),
         )
         for start in range(0, missing, BATCH):
             end = min(missing, start + BATCH)

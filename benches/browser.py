@@ -44,8 +44,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from dashboard.cli.app_server import serve_app
 from benches.registry import command
+from dashboard.cli.app_server import serve_app
 from dashboard.processes import Child, signals_held
 from dashboard.reporting.headline import HEADLINE_START
 
@@ -72,8 +72,16 @@ LABELS = {
 }
 # Each page's first load in a fresh session (a new browser context) of a serving app process, until its title is drawn
 # and its script run is done (the whole page drawn): the pages a person opens first.
-PAGES = (("Home", ""), ("Overview", "overview"), ("Audit log", "audit"), ("Exceptions", "exceptions"), ("Tickets", "tickets"),
-         ("Incidents", "incidents"), ("Traces", "traces"), ("Migration", "migration"))
+PAGES = (
+    ("Home", ""),
+    ("Overview", "overview"),
+    ("Audit log", "audit"),
+    ("Exceptions", "exceptions"),
+    ("Tickets", "tickets"),
+    ("Incidents", "incidents"),
+    ("Traces", "traces"),
+    ("Migration", "migration"),
+)
 for _name, _path in PAGES:
     TARGETS_MS[f"page {_name}"] = (1500.0, 3000.0)
     LABELS[f"page {_name}"] = f"{_name}: first load in a fresh session, to the page drawn"
@@ -141,8 +149,8 @@ class SizeResult:
 
 def _prepare(gw, size: int, bank_size: int, work: Path, log: Callable[[str], None]) -> Queue:
     """The size's bank (seeded, resumable) and queue file; the demo queue when `size` is its length."""
-    from dashboard import demo_data
     from benches import data as bench_data
+    from dashboard import demo_data
     from dashboard.cli.seed import finance_records, seed_bank, support_records
     from dashboard.finance import queue as exception_queue
     from dashboard.finance.models import ExceptionCase
@@ -161,12 +169,20 @@ def _prepare(gw, size: int, bank_size: int, work: Path, log: Callable[[str], Non
     ordered = exception_queue.select(cases, {})
     seed_bank(gw, SUPPORT_BANK, support_records())  # idempotent: the same document ids
     two_stage_recall(gw.recall, bank, CaseKey.of(ordered[0]), ordered[0].recall_query())  # the server warm, not the app
-    return Queue(label=label, bank=bank, queue_file=queue_file, first_case=ordered[0].id, case_ids=[c.id for c in ordered],
-                 synthetic=bank != DEMO_BANK)
+    return Queue(
+        label=label,
+        bank=bank,
+        queue_file=queue_file,
+        first_case=ordered[0].id,
+        case_ids=[c.id for c in ordered],
+        synthetic=bank != DEMO_BANK,
+    )
 
 
 @contextmanager
-def _review_store(settings, queues: list[Queue], decisions: int, log: Callable[[str], None]) -> Iterator[tuple[str | None, Callable[[], None]]]:
+def _review_store(
+    settings, queues: list[Queue], decisions: int, log: Callable[[str], None]
+) -> Iterator[tuple[str | None, Callable[[], None]]]:
     """With `decisions`: a scratch PostgreSQL review store (dropped after) holding that many decisions over each
     synthetic queue's cases but its first OPEN_AT_THE_HEAD, for the synthetic queues' app processes; yields its URL
     and the function that forgets what a run added. Without: (None, a no-op), each app keeps its own store."""
@@ -175,20 +191,27 @@ def _review_store(settings, queues: list[Queue], decisions: int, log: Callable[[
         return
     too_short = [q.label for q in queues if q.synthetic and len(q.case_ids) <= OPEN_AT_THE_HEAD]
     if too_short:
-        raise BadArguments(f"--decisions: a synthetic queue needs more than {OPEN_AT_THE_HEAD} cases (its first stay open): {', '.join(too_short)}")
+        raise BadArguments(
+            f"--decisions: a synthetic queue needs more than {OPEN_AT_THE_HEAD} cases (its first stay open): {', '.join(too_short)}"
+        )
     import sqlalchemy as sa
 
     from benches.scale import seed
+    from dashboard.delivery.outbox import Outbox
     from dashboard.hindsight.embedded import scratch_database
     from dashboard.store.db import make_engine
-    from dashboard.delivery.outbox import Outbox
-    from dashboard.store.schema import approvals, decisions as decision_log, second_reviews
+    from dashboard.store.schema import approvals, second_reviews
+    from dashboard.store.schema import decisions as decision_log
 
     with scratch_database(settings.pg_port, "bench_browser") as url:
         engine = make_engine(url, settings.data_dir)
         try:
             Outbox(engine)  # the schema, by the migrations
-            last = max(seed(engine, q.case_ids[OPEN_AT_THE_HEAD:], decisions, log, bank=q.bank, flagged=q.case_ids) for q in queues if q.synthetic)
+            last = max(
+                seed(engine, q.case_ids[OPEN_AT_THE_HEAD:], decisions, log, bank=q.bank, flagged=q.case_ids)
+                for q in queues
+                if q.synthetic
+            )
 
             def forget_the_run() -> None:
                 with engine.begin() as conn:
@@ -329,15 +352,27 @@ def _load(load: str, work: Path) -> Iterator[None]:
     if load == "quiet":
         yield
         return
-    hog = Child([sys.executable, "-c", "while True: pass"], env={**os.environ, "HOME": str(work)}, log=work / "hog.log", cwd=work,
-                name="cpu hog")
+    hog = Child(
+        [sys.executable, "-c", "while True: pass"],
+        env={**os.environ, "HOME": str(work)},
+        log=work / "hog.log",
+        cwd=work,
+        name="cpu hog",
+    )
     try:
         yield
     finally:
         hog.stop(timeout=10)
 
 
-def run(sizes: list[int], runs: int, bank_size: int, hog: bool = False, log: Callable[[str], None] = print, decisions: int = 0) -> dict:
+def run(
+    sizes: list[int],
+    runs: int,
+    bank_size: int,
+    hog: bool = False,
+    log: Callable[[str], None] = print,
+    decisions: int = 0,
+) -> dict:
     from playwright.sync_api import sync_playwright
 
     from benches.recall import machine, server_running
@@ -366,19 +401,30 @@ def run(sizes: list[int], runs: int, bank_size: int, hog: bool = False, log: Cal
             browser = None
             try:
                 with signals_held():  # a stop during the launch waits until the browser is ours to close
-                    browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, env={**os.environ, "HOME": work})
+                    browser = pw.chromium.launch(
+                        executable_path=CHROMIUM, headless=True, env={**os.environ, "HOME": work}
+                    )
                 for load in LOADS[: 2 if hog else 1]:
                     with _load(load, Path(work)):
                         for queue in queues:
-                            env = {**os.environ, "RECALL_REVIEW_FINANCE_BANK": queue.bank, "RECALL_REVIEW_EXCEPTIONS_FILE": str(queue.queue_file),
-                                   "RECALL_REVIEW_SUPPORT_BANK": SUPPORT_BANK,
-                                   "RECALL_REVIEW_API_PORT": str(settings.api_port), "RECALL_REVIEW_PG_PORT": str(settings.pg_port),
-                                   **({"RECALL_REVIEW_DATABASE_URL": store_url} if store_url and queue.synthetic else {})}
+                            env = {
+                                **os.environ,
+                                "RECALL_REVIEW_FINANCE_BANK": queue.bank,
+                                "RECALL_REVIEW_EXCEPTIONS_FILE": str(queue.queue_file),
+                                "RECALL_REVIEW_SUPPORT_BANK": SUPPORT_BANK,
+                                "RECALL_REVIEW_API_PORT": str(settings.api_port),
+                                "RECALL_REVIEW_PG_PORT": str(settings.pg_port),
+                                **({"RECALL_REVIEW_DATABASE_URL": store_url} if store_url and queue.synthetic else {}),
+                            }
                             result = SizeResult(label=queue.label, load=load)
                             for n in range(runs):
-                                log(f"{queue.label}, {load}: run {n + 1} of {runs} (fresh app process and browser context) ...")
+                                log(
+                                    f"{queue.label}, {load}: run {n + 1} of {runs} (fresh app process and browser context) ..."
+                                )
                                 decided = _one_run(browser, env, queue, result, markers, log)
-                                gw.delete_document(queue.bank, document_id_for(decided))  # the bank as the bench found it
+                                gw.delete_document(
+                                    queue.bank, document_id_for(decided)
+                                )  # the bank as the bench found it
                                 forget_the_run()  # and the shared review store
                             results.append(result)
             finally:
@@ -391,8 +437,10 @@ def run(sizes: list[int], runs: int, bank_size: int, hog: bool = False, log: Cal
         for q in queues:
             if q.synthetic:
                 seeded = len(q.case_ids) - OPEN_AT_THE_HEAD
-                notes.append(f"review store: {decisions:,} decisions over {seeded:,} of the {len(q.case_ids):,} cases, "
-                             f"{len(range(0, decisions, HELD_EVERY)):,} held, in a PostgreSQL database the apps share")
+                notes.append(
+                    f"review store: {decisions:,} decisions over {seeded:,} of the {len(q.case_ids):,} cases, "
+                    f"{len(range(0, decisions, HELD_EVERY)):,} held, in a PostgreSQL database the apps share"
+                )
     if hog:
         notes.append("hog: one process spinning on one core beside the app, the server and the browser")
     for result in results:
@@ -409,9 +457,15 @@ def summarise(results: list[SizeResult], runs: int, notes: list[str]) -> dict:
         cells = []
         for r in results:
             med = r.median(what)
-            cells.append({"size": r.label, "load": r.load, "median_ms": None if med is None else round(med, 1),
-                          "samples_ms": [round(s, 1) for s in r.samples[what]],
-                          "verdict": None if med is None else ("PASS" if med <= targets[r.load] else "MISS")})
+            cells.append(
+                {
+                    "size": r.label,
+                    "load": r.load,
+                    "median_ms": None if med is None else round(med, 1),
+                    "samples_ms": [round(s, 1) for s in r.samples[what]],
+                    "verdict": None if med is None else ("PASS" if med <= targets[r.load] else "MISS"),
+                }
+            )
         rows.append({"name": label, "targets_ms": targets, "sizes": cells})
     return {"runs": runs, "viewport": f"{VIEWPORT['width']}x{VIEWPORT['height']}", "rows": rows, "notes": notes}
 
@@ -421,7 +475,9 @@ def print_report(report: dict, out=sys.stdout) -> None:
     w = max(len(r["name"]) for r in report["rows"])
     cw = max([len(s) for s in columns] + [16])
     print(f"\nChromium {report['viewport']}, medians of {report['runs']} run(s)", file=out)
-    print(f"{'measurement'.ljust(w)}  " + "  ".join(s.rjust(cw) for s in columns) + "    target (quiet / hog)", file=out)
+    print(
+        f"{'measurement'.ljust(w)}  " + "  ".join(s.rjust(cw) for s in columns) + "    target (quiet / hog)", file=out
+    )
     for row in report["rows"]:
         cells = []
         for c in row["sizes"]:
@@ -444,21 +500,32 @@ def _sizes(value: str) -> list[int]:
 
 
 def _args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--sizes", type=_sizes, default=[18, 1000],
-                        help="queue sizes; the demo queue's size (18) means the demo queue on the demo precedents, "
-                             "any other a synthetic queue on the bench bank")
+    parser.add_argument(
+        "--sizes",
+        type=_sizes,
+        default=[18, 1000],
+        help="queue sizes; the demo queue's size (18) means the demo queue on the demo precedents, "
+        "any other a synthetic queue on the bench bank",
+    )
     parser.add_argument("--runs", type=int, default=3, help="fresh app processes per size (the medians are of these)")
     parser.add_argument(
         "--bank-size", type=int, default=10_000, help="memories in the bench bank of the synthetic queues"
     )
-    parser.add_argument("--hog", action="store_true", help="measure again beside a CPU hog (one process spinning on one core)")
-    parser.add_argument("--decisions", type=int, default=0,
-                        help="decisions in a PostgreSQL review store shared by the app processes, over each synthetic "
-                             "queue's cases (e.g. 1000000 with --sizes 100000; a scratch database, dropped after)")
+    parser.add_argument(
+        "--hog", action="store_true", help="measure again beside a CPU hog (one process spinning on one core)"
+    )
+    parser.add_argument(
+        "--decisions",
+        type=int,
+        default=0,
+        help="decisions in a PostgreSQL review store shared by the app processes, over each synthetic "
+        "queue's cases (e.g. 1000000 with --sizes 100000; a scratch database, dropped after)",
+    )
     parser.add_argument("--json", action="store_true")
 
 
-@command("browser",
+@command(
+    "browser",
     "time the Finance exceptions page in Chromium: first page, cold open, J, K, N and a decision",
     _args,
 )
@@ -473,8 +540,14 @@ def run_bench_browser(args: argparse.Namespace) -> int:
         print("error: --decisions: must be 0 or more", file=sys.stderr)
         return 2
     try:
-        figures = run(args.sizes, args.runs, args.bank_size, args.hog, log=lambda m: print(m, file=sys.stderr, flush=True),
-                      decisions=args.decisions)
+        figures = run(
+            args.sizes,
+            args.runs,
+            args.bank_size,
+            args.hog,
+            log=lambda m: print(m, file=sys.stderr, flush=True),
+            decisions=args.decisions,
+        )
     except BadArguments as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -21,8 +21,20 @@ from dashboard.store.decision import OUTCOMES
 VENDORS = 60
 SEED = 7
 SEED_BATCH = 100
-_ITEMS = ["steel brackets", "hex bolts", "copper wire", "pallets", "safety gloves", "hydraulic hoses", "LED panels",
-          "toner cartridges", "conveyor belts", "welding rods", "packing foam", "bearings"]
+_ITEMS = [
+    "steel brackets",
+    "hex bolts",
+    "copper wire",
+    "pallets",
+    "safety gloves",
+    "hydraulic hoses",
+    "LED panels",
+    "toner cartridges",
+    "conveyor belts",
+    "welding rods",
+    "packing foam",
+    "bearings",
+]
 _SUMMARY = {
     "price_variance": "Billed {item} at {a:.2f} per unit against a PO price of {b:.2f}.",
     "quantity_mismatch": "Invoiced {n} units of {item}, goods receipt shows {m}.",
@@ -67,9 +79,15 @@ def precedents(size: int) -> list[Precedent]:
         summary = _SUMMARY[etype].format(item=item, a=a, b=b, n=rng.randint(10, 500), m=rng.randint(10, 500))
         out.append(
             Precedent(
-                id=f"BENCH-{n:05d}", vendor_code=vendor_code(v), vendor_name=f"Bench Vendor {v:03d}",
-                exception_type=etype, outcome=outcome, decided_on=start + timedelta(days=rng.randint(0, 900)),
-                invoice=f"INV-B{n:05d}", summary=summary, rationale=_RATIONALE[outcome],
+                id=f"BENCH-{n:05d}",
+                vendor_code=vendor_code(v),
+                vendor_name=f"Bench Vendor {v:03d}",
+                exception_type=etype,
+                outcome=outcome,
+                decided_on=start + timedelta(days=rng.randint(0, 900)),
+                invoice=f"INV-B{n:05d}",
+                summary=summary,
+                rationale=_RATIONALE[outcome],
             )
         )
     return out
@@ -91,8 +109,14 @@ def cases(count: int, seed: int = SEED + 1) -> list[ExceptionCase]:
         item = rng.choice(_ITEMS)
         out.append(
             ExceptionCase(
-                id=f"BE-{n:05d}", vendor_code=vendor_code(v), vendor_name=f"Bench Vendor {v:03d}", exception_type=etype,
-                invoice=f"INV-Q{n:05d}", po=f"PO-Q{n:05d}", invoice_amount=inv, po_amount=po,
+                id=f"BE-{n:05d}",
+                vendor_code=vendor_code(v),
+                vendor_name=f"Bench Vendor {v:03d}",
+                exception_type=etype,
+                invoice=f"INV-Q{n:05d}",
+                po=f"PO-Q{n:05d}",
+                invoice_amount=inv,
+                po_amount=po,
                 description=f"{item} invoiced at {inv:.2f} against PO {po:.2f}.",
                 opened_on=date(2026, 1, 1) + timedelta(days=rng.randint(0, 300)),
             )

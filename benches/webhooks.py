@@ -47,8 +47,13 @@ class DrillReceiver:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
-                ok = verify(drill.secret, self.headers.get(TIMESTAMP_HEADER, ""), body, self.headers.get(SIGNATURE_HEADER, ""),
-                            now=time.time())
+                ok = verify(
+                    drill.secret,
+                    self.headers.get(TIMESTAMP_HEADER, ""),
+                    body,
+                    self.headers.get(SIGNATURE_HEADER, ""),
+                    now=time.time(),
+                )
                 with drill._lock:
                     drill.arrivals.append((self.headers.get(EVENT_ID_HEADER, ""), ok, time.monotonic()))
                 self.send_response(200 if ok else 401)
@@ -76,11 +81,18 @@ def _proposal(case_id: str, outcome: str):
     from datetime import UTC, datetime
 
     from dashboard.hindsight.wire import MemoryRecord
-    from dashboard.store.decision import ReviewerDecision
     from dashboard.review.decisions import Proposal
+    from dashboard.store.decision import ReviewerDecision
 
-    decision = ReviewerDecision(case_id=case_id, case_kind=CASE_KIND, reviewer="Drill Reviewer", authenticated=False,
-                                outcome=outcome, overridden=outcome != "approve", decided_at=datetime.now(UTC))
+    decision = ReviewerDecision(
+        case_id=case_id,
+        case_kind=CASE_KIND,
+        reviewer="Drill Reviewer",
+        authenticated=False,
+        outcome=outcome,
+        overridden=outcome != "approve",
+        decided_at=datetime.now(UTC),
+    )
     record = MemoryRecord(document_id=f"decision-{case_id}", content=f"{case_id}: {outcome}", tags=["kind:decision"])
     return Proposal(decision=decision, record=record, scope=case_id, base_revision=0)
 
@@ -92,24 +104,29 @@ def _tries_while_down(engine) -> tuple[int, int]:
     from dashboard.store.schema import webhook_attempts
 
     with engine.connect() as conn:
-        errors = list(conn.execute(sa.select(webhook_attempts.c.error).where(webhook_attempts.c.status_code.is_(None))).scalars())
+        errors = list(
+            conn.execute(sa.select(webhook_attempts.c.error).where(webhook_attempts.c.status_code.is_(None))).scalars()
+        )
     refused = sum(1 for e in errors if (e or "").startswith("no answer"))
     return refused, len(errors) - refused
 
 
 def run(decisions: int, outage_s: float, log) -> dict:
-    from dashboard.processes import free_port
-    from dashboard.review.decisions import decision_service
     from dashboard.delivery.outbox import Outbox
     from dashboard.delivery.webhooks import WebhookEvents, WebhookTarget, post_webhook
     from dashboard.delivery.worker import DeliveryWorker
+    from dashboard.processes import free_port
+    from dashboard.review.decisions import decision_service
 
     secret = secrets.token_urlsafe(24)
     receiver = DrillReceiver(free_port(), secret)
     with tempfile.TemporaryDirectory(prefix="webhook-drill-") as scratch:
         outbox = Outbox(Path(scratch) / "review.sqlite3")
         service = decision_service(outbox)  # no Hindsight: the worker's retain below keeps nothing
-        events = WebhookEvents(outbox.engine, targets={(BANK, CASE_KIND): WebhookTarget(KIND_KEY, receiver.url, secret, allow_private=True)})
+        events = WebhookEvents(
+            outbox.engine,
+            targets={(BANK, CASE_KIND): WebhookTarget(KIND_KEY, receiver.url, secret, allow_private=True)},
+        )
         events.dispatch()  # the webhook is configured from here on
         worker = DeliveryWorker(outbox, lambda _bank, _records: None, idle_s=0.5, also=[(events, post_webhook)]).start()
         try:
@@ -122,8 +139,10 @@ def run(decisions: int, outage_s: float, log) -> dict:
             refused, held_back = _tries_while_down(outbox.engine)
             receiver.start()
             back_at = time.monotonic()
-            log(f"receiver back after {back_at - down_at:.1f} s; while it was down {refused} requests got no answer and "
-                f"{held_back} events were held back in a pass after one")
+            log(
+                f"receiver back after {back_at - down_at:.1f} s; while it was down {refused} requests got no answer and "
+                f"{held_back} events were held back in a pass after one"
+            )
             while len(set(receiver.answered_2xx())) < decisions and time.monotonic() - back_at < GIVE_UP_S:
                 time.sleep(0.2)
             all_in_s = time.monotonic() - back_at
@@ -152,22 +171,34 @@ def run(decisions: int, outage_s: float, log) -> dict:
 
 def print_report(report: dict) -> None:
     print(f"decisions made while the receiver was down: {report['decisions']} (outage {report['outage_s']} s)")
-    print(f"events queued: {report['events_queued']}; while down: {report['requests_without_answer_while_down']} requests got "
-          f"no answer, {report['held_back_in_a_pass_while_down']} events held back in a pass after one (each backed off)")
+    print(
+        f"events queued: {report['events_queued']}; while down: {report['requests_without_answer_while_down']} requests got "
+        f"no answer, {report['held_back_in_a_pass_while_down']} events held back in a pass after one (each backed off)"
+    )
     print(f"requests received after it came back: {report['received']}, signatures verified: {report['verified']}")
-    print(f"idempotency keys answered 2xx: {report['distinct_keys_answered_2xx']} of {report['decisions']}; "
-          f"delivered twice after a 2xx: {report['keys_delivered_twice_after_2xx']}")
-    print(f"all delivered {report['all_delivered_s_after_back']} s after the receiver came back; "
-          f"most attempts for one event: {report['most_attempts_for_one_event']}; states: {report['states']}")
+    print(
+        f"idempotency keys answered 2xx: {report['distinct_keys_answered_2xx']} of {report['decisions']}; "
+        f"delivered twice after a 2xx: {report['keys_delivered_twice_after_2xx']}"
+    )
+    print(
+        f"all delivered {report['all_delivered_s_after_back']} s after the receiver came back; "
+        f"most attempts for one event: {report['most_attempts_for_one_event']}; states: {report['states']}"
+    )
 
 
 def _args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--decisions", type=int, default=20, help="decisions made while the receiver is down (default 20)")
+    parser.add_argument(
+        "--decisions", type=int, default=20, help="decisions made while the receiver is down (default 20)"
+    )
     parser.add_argument("--outage", type=float, default=60.0, help="seconds the receiver is down (default 60)")
     parser.add_argument("--json", action="store_true")
 
 
-@command("webhooks", "the webhook outage drill: a receiver down while decisions are made, then everything received once", _args)
+@command(
+    "webhooks",
+    "the webhook outage drill: a receiver down while decisions are made, then everything received once",
+    _args,
+)
 def run_bench_webhooks(args: argparse.Namespace) -> int:
     if not 1 <= args.decisions <= 1000:
         print("error: --decisions: must be from 1 to 1000", file=sys.stderr)
@@ -180,4 +211,8 @@ def run_bench_webhooks(args: argparse.Namespace) -> int:
         print(json.dumps(report, indent=2))
     else:
         print_report(report)
-    return 0 if report["distinct_keys_answered_2xx"] == args.decisions and not report["keys_delivered_twice_after_2xx"] else 1
+    return (
+        0
+        if report["distinct_keys_answered_2xx"] == args.decisions and not report["keys_delivered_twice_after_2xx"]
+        else 1
+    )

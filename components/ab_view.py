@@ -14,7 +14,12 @@ from dashboard.lab.ab import ABReport, Variant
 from dashboard.lab.blast_radius import DecidedChange, decided_changes
 from dashboard.lab.whatif import CAPS, KNOB_TRACES, WEIGHTS, WhatIf
 
-ARM_LABELS = {"semantic": "meaning (semantic)", "bm25": "keywords (BM25)", "graph": "links (graph)", "temporal": "dates (temporal)"}
+ARM_LABELS = {
+    "semantic": "meaning (semantic)",
+    "bm25": "keywords (BM25)",
+    "graph": "links (graph)",
+    "temporal": "dates (temporal)",
+}
 WHATIF = "a what-if setting (predicted)"
 
 
@@ -26,7 +31,9 @@ def choose_whatif(prefix: str) -> WhatIf | None:
         weights[source] = col.selectbox(
             f"{ARM_LABELS[source]} weight", WEIGHTS[::-1], key=f"{prefix}_w_{source}", format_func=lambda w: f"{w:g}"
         )
-    cap = cols[-2].selectbox("cap per arm", [None, *CAPS], key=f"{prefix}_cap", format_func=lambda c: "none" if c is None else str(c))
+    cap = cols[-2].selectbox(
+        "cap per arm", [None, *CAPS], key=f"{prefix}_cap", format_func=lambda c: "none" if c is None else str(c)
+    )
     gate = cols[-1].number_input("BM25 gate (0 = none)", min_value=0.0, value=0.0, step=0.5, key=f"{prefix}_gate")
     try:
         return WhatIf(weights=weights, cap=cap, min_bm25=gate or None)
@@ -44,7 +51,9 @@ def choose_a() -> Variant | None:
 
 
 def choose_b(a: Variant | None = None) -> Variant | None:
-    kind = st.radio("B is", ["a bank configuration (on clones)", "another Hindsight URL", WHATIF], horizontal=True, key="ab_kind")
+    kind = st.radio(
+        "B is", ["a bank configuration (on clones)", "another Hindsight URL", WHATIF], horizontal=True, key="ab_kind"
+    )
     if kind == WHATIF:
         whatif = choose_whatif("ab_b")
         same = a is not None and (a.whatif or WhatIf()) == whatif
@@ -54,11 +63,20 @@ def choose_b(a: Variant | None = None) -> Variant | None:
         return Variant(name="b", kind="url", url=url.strip()) if url.strip() else None
     cols = st.columns(4)
     config: dict[str, bool | int] = {}
-    for col, (name, label) in zip(cols, [("enable_graph_retrieval", "graph arm"), ("enable_text_search", "BM25 arm"),
-                                         ("enable_temporal_retrieval", "temporal arm")], strict=False):
+    for col, (name, label) in zip(
+        cols,
+        [
+            ("enable_graph_retrieval", "graph arm"),
+            ("enable_text_search", "BM25 arm"),
+            ("enable_temporal_retrieval", "temporal arm"),
+        ],
+        strict=False,
+    ):
         if not col.checkbox(label, value=True, key=f"ab_{name}"):
             config[name] = False
-    budget = cols[3].number_input("mid budget (0 = unchanged)", min_value=0, max_value=5000, value=0, step=50, key="ab_budget")
+    budget = cols[3].number_input(
+        "mid budget (0 = unchanged)", min_value=0, max_value=5000, value=0, step=50, key="ab_budget"
+    )
     if budget:
         config["recall_budget_fixed_mid"] = int(budget)
     return Variant(name="b", kind="bank_config", bank_config=config) if config else None
@@ -71,7 +89,10 @@ def render_decided(changes: list[DecidedChange], what: str = "B", key: str = "ab
     if not changes:
         return
     st.dataframe(
-        pd.DataFrame([c.row() for c in changes]), hide_index=True, width="stretch", key=key,
+        pd.DataFrame([c.row() for c in changes]),
+        hide_index=True,
+        width="stretch",
+        key=key,
         column_config={"case": st.column_config.LinkColumn(display_text=r"=(.*)$")},
     )
     for change in changes:  # read in full, wrapped: a grid cell would cut the evidence lists
@@ -95,9 +116,16 @@ def render_ab_report(report: ABReport, decided: set[str]) -> None:
     cols[3].metric("p50 latency, B vs A", "n/a" if p50 is None else f"{p50 * 100:+.0f} %")
     rows = pd.DataFrame([d.row() for d in report.diffs])
     if not rows.empty and not rows["changed"].any():
-        st.text(f"No case changes under B: all {len(rows)} cases keep their exact precedents, recommendation and legacy admissions.")
+        st.text(
+            f"No case changes under B: all {len(rows)} cases keep their exact precedents, recommendation and legacy admissions."
+        )
     only_changed = st.toggle("Only the cases that change", value=True, key="ab_only_changed")
-    st.dataframe(rows[rows["changed"]] if only_changed and not rows.empty else rows, hide_index=True, width="stretch", key="ab_cases")
+    st.dataframe(
+        rows[rows["changed"]] if only_changed and not rows.empty else rows,
+        hide_index=True,
+        width="stretch",
+        key="ab_cases",
+    )
     if report.clones_deleted:
         st.text("Clones deleted when the comparison closed: " + ", ".join(report.clones_deleted))
 
@@ -106,9 +134,11 @@ def render_ab_tab(run_compare: Callable[[Variant, Variant], ABReport], decided: 
     """`run_compare(a, b)` runs the queue under both (dashboard.lab.ab.compare) and closes the comparison;
     `decided()` the exceptions a reviewer decided."""
     st.subheader("A/B on the same queue")
-    st.caption("A is the server as it is or a what-if setting. B is a bank configuration tried on clones of the "
-               "finance and support banks (deleted when the comparison closes), another Hindsight server, or a "
-               "what-if setting: each case is then recalled once with a trace and both settings are predicted from it.")
+    st.caption(
+        "A is the server as it is or a what-if setting. B is a bank configuration tried on clones of the "
+        "finance and support banks (deleted when the comparison closes), another Hindsight server, or a "
+        "what-if setting: each case is then recalled once with a trace and both settings are predicted from it."
+    )
     a = choose_a()
     b = choose_b(a)
     with st.expander("Which what-if needs which trace"):
@@ -116,7 +146,10 @@ def render_ab_tab(run_compare: Callable[[Variant, Variant], ABReport], decided: 
     if a is None:
         return
     if a.kind == "whatif" and b is not None and b.kind != "whatif":
-        st.info("A what-if is predicted from the server's own traces: compare it with another what-if.", icon=":material/tune:")
+        st.info(
+            "A what-if is predicted from the server's own traces: compare it with another what-if.",
+            icon=":material/tune:",
+        )
     elif b is None:
         st.info("Change at least one setting of B, or give B's URL.", icon=":material/tune:")
     elif st.button("Compare A and B", key="ab_run", type="primary", icon=":material/compare_arrows:"):

@@ -17,13 +17,13 @@ from components.safe_text import md
 from components.status_banner import plain_error
 from components.trace_link import trace_link
 from components.when import local_time
-from dashboard.store.decision import decision_summary, outcome_words
 from dashboard.delivery.outbox import StoredDecision
+from dashboard.store.decision import decision_summary, outcome_words
 from dashboard.support.admission import Verdict, marker
 from dashboard.support.migration import Coverage, MigrationPlan, MigrationReport
 from dashboard.support.recall import TicketEvidence, TicketRecall
-from dashboard.trust.screen import Flag
 from dashboard.traces.request import TraceRequest
+from dashboard.trust.screen import Flag
 
 PATH_TEXT = {
     "tagged": "Used this customer's tagged history. Their old untagged records were not searched.",
@@ -56,8 +56,16 @@ def plain_verdict(verdict: str) -> str:
 
 
 def record_card(
-    ref: str, status: str, why: str, text: str, *, tags: list[str] | None = None, facts: Sequence[str] = (),
-    below: Callable[[], None] | None = None, origin: str | None = None, flags: Sequence[Flag] = (),
+    ref: str,
+    status: str,
+    why: str,
+    text: str,
+    *,
+    tags: list[str] | None = None,
+    facts: Sequence[str] = (),
+    below: Callable[[], None] | None = None,
+    origin: str | None = None,
+    flags: Sequence[Flag] = (),
 ) -> None:
     """One record read in full: its id and status beside why, its tags, who wrote it (`origin`, in words) and its
     text, wrapped (never cut); what the screen found in its text (`flags`); `below` draws what the page adds at the
@@ -71,7 +79,9 @@ def record_card(
             about.text(f"Origin: {origin}")
         if flags:
             about.badge("flagged", color="red", icon=":material/gpp_bad:")
-            body.text("Flagged: " + "; ".join(f'{f.label} ("{f.phrase}")' for f in flags))  # phrases from memory: literal text
+            body.text(
+                "Flagged: " + "; ".join(f'{f.label} ("{f.phrase}")' for f in flags)
+            )  # phrases from memory: literal text
         body.text(f"Why: {why}")
         body.text(text)
         for fact in facts:  # with an LLM: what the server rewrote the record into, and matched
@@ -83,11 +93,22 @@ def record_card(
 Origins = Mapping[str, str]  # a record's ref -> who wrote it, in words (the page asks the review store)
 
 
-def _cards(items: list[TicketEvidence], label: Callable[[str], None] | None = None, origins: Origins | None = None) -> None:
+def _cards(
+    items: list[TicketEvidence], label: Callable[[str], None] | None = None, origins: Origins | None = None
+) -> None:
     for e in items:
         below = (lambda d=e.document_id: label(d)) if label is not None and e.document_id else None
-        record_card(e.ref, plain_verdict(e.verdict), e.reason, e.text, tags=e.tags, facts=e.facts, below=below,
-                    origin=(origins or {}).get(e.ref), flags=e.flags)
+        record_card(
+            e.ref,
+            plain_verdict(e.verdict),
+            e.reason,
+            e.text,
+            tags=e.tags,
+            facts=e.facts,
+            below=below,
+            origin=(origins or {}).get(e.ref),
+            flags=e.flags,
+        )
 
 
 def render_path(recall: TicketRecall) -> None:
@@ -110,14 +131,19 @@ def render_observations(observations: list[TicketEvidence]) -> None:
                 st.text(f"from {where}, {whose}. Fact: {source.fact}")
 
 
-def render_evidence(recall: TicketRecall, label: Callable[[str], None] | None = None, origins: Origins | None = None) -> None:
+def render_evidence(
+    recall: TicketRecall, label: Callable[[str], None] | None = None, origins: Origins | None = None
+) -> None:
     """What reached the ticket, and (when old records were searched) every candidate that did not, with why;
     `label(document id)` draws a used record's relevance label (the page's, dashboard.app.labelling); `origins`: who
     wrote each record, in words."""
     flagged = [e for e in recall.evidence if e.flags]
     if flagged:  # whatever path admitted them: said before the records
-        st.warning(f"{len(flagged)} record(s) used for this ticket address the agent or claim an identity: "
-                   f"{md(', '.join(e.ref for e in flagged))}. Read them before sending.", icon=":material/gpp_maybe:")
+        st.warning(
+            f"{len(flagged)} record(s) used for this ticket address the agent or claim an identity: "
+            f"{md(', '.join(e.ref for e in flagged))}. Read them before sending.",
+            icon=":material/gpp_maybe:",
+        )
     if recall.path == "tagged":
         st.subheader(f"History used ({len(recall.tagged)})")
         _cards(recall.tagged, label, origins)
@@ -153,11 +179,16 @@ def render_how_recalled(recall: TicketRecall, bank_id: str, ticket_id: str | Non
         render_glossary(SUPPORT_TERMS)
         st.text(f"Customer tag: {recall.tag}   memory store (bank): {bank_id}")
         for step, request in enumerate(recall.requests, 1):
-            scope = (f"only records tagged {', '.join(request.tags)}, untagged ones left out (tags_match={request.tags_match})"
-                     if request.tags else "every record in the store, no tag filter (bank-wide)")
+            scope = (
+                f"only records tagged {', '.join(request.tags)}, untagged ones left out (tags_match={request.tags_match})"
+                if request.tags
+                else "every record in the store, no tag filter (bank-wide)"
+            )
             st.text(f"Search {step}: {scope}; query: {request.query}")
         if recall.path == "tagged":
-            st.text(f"The search by tag returned {len(recall.tagged)} document(s), so old records were not searched (no legacy fallback).")
+            st.text(
+                f"The search by tag returned {len(recall.tagged)} document(s), so old records were not searched (no legacy fallback)."
+            )
         else:
             st.text(
                 "The search by tag returned no document, so old records were searched (the legacy fallback), proposing "
@@ -174,9 +205,15 @@ def _trace_links(recall: TicketRecall, bank_id: str, ticket_id: str | None) -> N
     for column, name, request in zip(columns, names, recall.requests, strict=False):
         with column:
             trace_link(
-                TraceRequest(bank=bank_id, query=request.query, tags=tuple(request.tags), tags_match=request.tags_match,
-                             max_tokens=request.max_tokens),
-                label=name, case=("ticket", ticket_id) if ticket_id else None,
+                TraceRequest(
+                    bank=bank_id,
+                    query=request.query,
+                    tags=tuple(request.tags),
+                    tags_match=request.tags_match,
+                    max_tokens=request.max_tokens,
+                ),
+                label=name,
+                case=("ticket", ticket_id) if ticket_id else None,
             )
 
 
@@ -185,10 +222,13 @@ def render_decision_state(stored: StoredDecision | None) -> None:
         st.info("Open: no reviewer decision yet.", icon=":material/pending:")
         return
     d = stored.decision
-    delivery = {"delivered": "saved to the agents' memory", "pending": "waiting to be saved to the agents' memory (will retry)",
-                "superseded": "superseded by a newer decision",
-                "failed": "refused by Hindsight, parked for a lead (Audit log)",
-                "discarded": "refused by Hindsight and discarded by a lead"}.get(stored.state, stored.state)
+    delivery = {
+        "delivered": "saved to the agents' memory",
+        "pending": "waiting to be saved to the agents' memory (will retry)",
+        "superseded": "superseded by a newer decision",
+        "failed": "refused by Hindsight, parked for a lead (Audit log)",
+        "discarded": "refused by Hindsight and discarded by a lead",
+    }.get(stored.state, stored.state)
     box = st.success if stored.state == "delivered" else st.warning
     box(f"Decided: {outcome_words(d)}, decision #{stored.id}: {delivery}.", icon=":material/gavel:")
     who = "signed in" if d.authenticated else "unauthenticated"
@@ -205,14 +245,20 @@ def render_coverage(coverage: Coverage, label: str, key: str) -> None:
     a.metric("Documents", coverage.total, help="Records as retained, however many memories the server made of each")
     b.metric("Tagged", coverage.tagged, help=f"{coverage.tagged_share:.0%} of all documents")
     c.metric("Untagged", coverage.untagged)
-    d.metric("Can be migrated", coverage.convertible, help="Untagged documents whose original first sentence names exactly one customer of the directory")
+    d.metric(
+        "Can be migrated",
+        coverage.convertible,
+        help="Untagged documents whose original first sentence names exactly one customer of the directory",
+    )
     if coverage.ready_to_retire_fallback:
         st.success(
             "Ready to retire the search of old records: every old record whose owner can be proven is tagged.",
             icon=":material/task_alt:",
         )
     else:
-        st.warning(f"Not ready to retire the search of old records: {coverage.convertible} record(s) can still be migrated.")
+        st.warning(
+            f"Not ready to retire the search of old records: {coverage.convertible} record(s) can still be migrated."
+        )
 
 
 STATUS_TEXT = {"reliable": "can be migrated", "failed": "stays untagged"}
@@ -238,7 +284,9 @@ def render_report(report: MigrationReport) -> None:
         st.error("The migration stopped early; run it again to finish (a record already tagged is not tagged twice):")
         st.text(plain_error(report.error))
     else:
-        st.success(f"Tagged {len(report.converted)} record(s) in place: same document ids, now with the customer's tag.")
+        st.success(
+            f"Tagged {len(report.converted)} record(s) in place: same document ids, now with the customer's tag."
+        )
     st.text(f"Scope: {what}.")
     if report.converted:
         st.text("Tagged: " + ", ".join(report.converted))

@@ -10,8 +10,12 @@ import streamlit as st
 from dashboard.store.agent_part import AgentPart
 
 
-def render_agent_part(agent: AgentPart, outcome_words: Mapping[str, str], differences: Sequence[str],
-                      recompute: Callable[[], None] | None = None) -> None:
+def render_agent_part(
+    agent: AgentPart,
+    outcome_words: Mapping[str, str],
+    differences: Sequence[str],
+    recompute: Callable[[], None] | None = None,
+) -> None:
     """The agent's part, with the dashboard's recompute beside it when `recompute` draws it, and their differences."""
     with st.container(border=True, key="agent_part"):
         if recompute is None:
@@ -43,5 +47,7 @@ def _said(agent: AgentPart, outcome_words: Mapping[str, str]) -> None:
     st.text("It cited: " + (", ".join(agent.cited) if agent.cited else "nothing"))
     if agent.recall is not None:
         r = agent.recall
-        st.text(f"It recalled {r.query or '(no query given)'!r} with tags {', '.join(r.tags) or 'none'}"
-                f" ({r.tags_match or 'no match mode given'}): {len(r.document_ids)} documents returned")
+        st.text(
+            f"It recalled {r.query or '(no query given)'!r} with tags {', '.join(r.tags) or 'none'}"
+            f" ({r.tags_match or 'no match mode given'}): {len(r.document_ids)} documents returned"
+        )

@@ -45,7 +45,9 @@ export default function (component) {
 _attention = st.components.v2.component("recall_review_attention", js=_JS)
 
 
-def draw_attention(*, scroll_to: str | None = None, focus: str | None = None, top: bool = False, key: str = "attention") -> None:
+def draw_attention(
+    *, scroll_to: str | None = None, focus: str | None = None, top: bool = False, key: str = "attention"
+) -> None:
     """In the browser, once this run is drawn: scroll the page to its top (`top`), then the container keyed
     `scroll_to` into view, then focus the field labelled `focus`."""
     count = st.session_state.get("_attention_count", 0) + 1  # a new value each call, so the browser acts again

@@ -9,14 +9,19 @@ import streamlit as st
 
 from components.safe_text import md
 from components.when import local_time
-from dashboard.store.decision import ReviewerDecision, decision_summary, outcome_words
 from dashboard.delivery.outbox import StoredDecision
+from dashboard.store.decision import ReviewerDecision, decision_summary, outcome_words
 
 Choice = Literal["keep_theirs", "replace", "escalate"]
 
 
-def render_conflict(theirs: StoredDecision, mine: ReviewerDecision, key: str, can_escalate: bool = True,
-                    reasons: Mapping[str, str] | None = None) -> Choice | None:
+def render_conflict(
+    theirs: StoredDecision,
+    mine: ReviewerDecision,
+    key: str,
+    can_escalate: bool = True,
+    reasons: Mapping[str, str] | None = None,
+) -> Choice | None:
     """Returns what the reviewer chose, or None while they have not chosen (`reasons`: the case's reason labels)."""
     d = theirs.decision
     st.warning(

@@ -27,7 +27,9 @@ class CurationAction:
     said: DeltaGenerator | None = field(default=None, compare=False)
 
 
-def render_curation(document_id: str, status: DocumentCuration | None, key: str, *, can_propose: bool, can_approve: bool) -> CurationAction | None:
+def render_curation(
+    document_id: str, status: DocumentCuration | None, key: str, *, can_propose: bool, can_approve: bool
+) -> CurationAction | None:
     """The curation part of one card (`key` unique on the page); returns what the person submitted, or None."""
     status = status or DocumentCuration(bank_id="", document_id=document_id)
     if status.sentence:
@@ -49,8 +51,13 @@ def render_curation(document_id: str, status: DocumentCuration | None, key: str,
     revert = status.status == INVALIDATED
     # Its form drawn only while open (opening it reruns the page): a form on every card, drawn on every key, for a
     # proposal made now and then.
-    proposing = st.popover("Propose making it valid again" if revert else "Propose retiring this record", disabled=not can_propose,
-                           icon=":material/undo:" if revert else ":material/flag:", key=f"{key}_open", on_change="rerun")
+    proposing = st.popover(
+        "Propose making it valid again" if revert else "Propose retiring this record",
+        disabled=not can_propose,
+        icon=":material/undo:" if revert else ":material/flag:",
+        key=f"{key}_open",
+        on_change="rerun",
+    )
     if not proposing.open:
         return None
     with proposing:
@@ -70,17 +77,37 @@ def render_curation_log(events: list[CurationEvent], *, can_manage: bool) -> tup
     """The append-only curation log, newest first, and the approvals Hindsight refused; returns ("retry" or
     "discard", event id) when a lead asks for it."""
     parked = [e for e in events if e.state == "failed"]
-    with st.expander(f"Curation log ({len(events)} events, {len(parked)} refused by Hindsight)", icon=":material/flag:", expanded=bool(parked)):
+    with st.expander(
+        f"Curation log ({len(events)} events, {len(parked)} refused by Hindsight)",
+        icon=":material/flag:",
+        expanded=bool(parked),
+    ):
         if not events:
             st.text("No curation yet.")
             return None
         st.dataframe(
-            pd.DataFrame([{
-                "event #": e.id, "at": f"{e.created_at:%Y-%m-%d %H:%M}", "document": e.document_id, "bank": e.bank_id, "actor": e.actor,
-                "action": e.action, "change": e.what, "before": e.before, "after": e.after,
-                "reason": e.reason, "delivery": e.state or "", "last error": plain_error(e.last_error) if e.last_error else "",
-            } for e in events]),
-            hide_index=True, width="stretch", key="curation_log",
+            pd.DataFrame(
+                [
+                    {
+                        "event #": e.id,
+                        "at": f"{e.created_at:%Y-%m-%d %H:%M}",
+                        "document": e.document_id,
+                        "bank": e.bank_id,
+                        "actor": e.actor,
+                        "action": e.action,
+                        "change": e.what,
+                        "before": e.before,
+                        "after": e.after,
+                        "reason": e.reason,
+                        "delivery": e.state or "",
+                        "last error": plain_error(e.last_error) if e.last_error else "",
+                    }
+                    for e in events
+                ]
+            ),
+            hide_index=True,
+            width="stretch",
+            key="curation_log",
         )
         if not parked:
             return None
@@ -88,7 +115,12 @@ def render_curation_log(events: list[CurationEvent], *, can_manage: bool) -> tup
             st.caption("A lead can retry or discard the approvals Hindsight refused.")
             return None
         with st.container(horizontal=True, vertical_alignment="bottom"):
-            chosen = st.selectbox("Refused approval", [e.id for e in parked], format_func=lambda i: f"event #{i}", key="curation_parked_pick")
+            chosen = st.selectbox(
+                "Refused approval",
+                [e.id for e in parked],
+                format_func=lambda i: f"event #{i}",
+                key="curation_parked_pick",
+            )
             if st.button("Try again", key="curation_retry", icon=":material/replay:"):
                 return "retry", chosen
             if st.button("Discard", key="curation_discard", icon=":material/delete:"):

@@ -16,9 +16,8 @@ from components import submission
 from components.attention import draw_attention
 from components.safe_text import md
 from dashboard.finance.decisions import REASON_CODES
-from dashboard.finance.models import ExceptionCase
+from dashboard.finance.models import OUTCOME_WORDS, ExceptionCase
 from dashboard.finance.policy import Recommendation
-from dashboard.finance.models import OUTCOME_WORDS
 from dashboard.store.decision import NOTE_MAX_CHARS, OUTCOMES, REVISION_REASON_MAX_CHARS, Shown
 
 ACCEPT, OVERRIDE = "accept", "override"
@@ -79,10 +78,14 @@ class Drafts:
         moved the form down, and even reserved there it pushed the button out of a 1440x900 window)."""
         with st.container(key=f"draft_notice_{case_id}", height=NOTICE_HEIGHT, border=False):
             if self.of(case_id):  # a caption, not an alert box: three lines at the form's width fit the slot
-                st.caption(f":violet[Unsent draft on {md(case_id)}: kept for this session, on this {where} only; "
-                           "nothing is recorded until you press the button.]")
+                st.caption(
+                    f":violet[Unsent draft on {md(case_id)}: kept for this session, on this {where} only; "
+                    "nothing is recorded until you press the button.]"
+                )
             else:
-                st.caption(f"What you choose and type here is kept for this session as this {where}'s draft until you record it.")
+                st.caption(
+                    f"What you choose and type here is kept for this session as this {where}'s draft until you record it."
+                )
 
 
 FINANCE_DRAFTS = Drafts("decision_drafts")
@@ -133,7 +136,11 @@ def hold_long_note(case_id: str, note: str, box_key: str) -> None:
     """A note over the limit was refused: the next run keeps its first NOTE_MAX_CHARS characters in the box
     `box_key` and shows the rest in full beside it, so nothing typed is lost (call st.rerun after)."""
     st.session_state[LONG_NOTE_KEY] = {
-        "case": case_id, "box": box_key, "kept": note[:NOTE_MAX_CHARS], "cut": note[NOTE_MAX_CHARS:], "applied": False,
+        "case": case_id,
+        "box": box_key,
+        "kept": note[:NOTE_MAX_CHARS],
+        "cut": note[NOTE_MAX_CHARS:],
+        "applied": False,
     }
 
 
@@ -166,9 +173,17 @@ def show_long_note(held: dict | None, *, where: str, note_label: str = NOTE_LABE
             draw_attention(scroll_to=where, focus=note_label, key=f"{where}_attention")
 
 
-def decision_form(case: ExceptionCase, rec: Recommendation, shown: Shown, pending: str, *, disabled: bool = False,
-                  why: str = "someone else holds this case (see who above)", reasons: Mapping[str, str] = REASON_CODES,
-                  revising: int | None = None) -> dict | None:
+def decision_form(
+    case: ExceptionCase,
+    rec: Recommendation,
+    shown: Shown,
+    pending: str,
+    *,
+    disabled: bool = False,
+    why: str = "someone else holds this case (see who above)",
+    reasons: Mapping[str, str] = REASON_CODES,
+    revising: int | None = None,
+) -> dict | None:
     """Draw the case's form. Its button holds what was submitted, with `shown`, under
     the session key `pending` (the page takes it with `submission.take`). Returns the long note it refused, if any.
     `revising`: the revision of the case's standing decision; the form then revises it, and asks why."""
@@ -179,37 +194,72 @@ def decision_form(case: ExceptionCase, rec: Recommendation, shown: Shown, pendin
     held_note = refill_long_note(case.id)
     if revising is not None:
         st.subheader(REVISE_BUTTON)
-        st.caption(f"Records revision {revising + 1} in place of the decision above, which stays in the case's history. "
-                   "It needs a reason.")
+        st.caption(
+            f"Records revision {revising + 1} in place of the decision above, which stays in the case's history. "
+            "It needs a reason."
+        )
     if disabled:  # a greyed-out form says why
         st.caption(md(f"The form is off: {why}."))
-    keep = FINANCE_DRAFTS.on_change(case.id, keys, FRESH)  # its notice: FINANCE_DRAFTS.notice, under the form's feedback
+    keep = FINANCE_DRAFTS.on_change(
+        case.id, keys, FRESH
+    )  # its notice: FINANCE_DRAFTS.notice, under the form's feedback
     # Not a st.form: a form sends its fields only with its button, so a half-written override vanished when a key moved
     # the page on. Each field is sent as it changes and kept as the case's draft (`Drafts.keep`).
     with st.container(key=f"decision_form_{case.id}", border=True):
         st.radio(
-            "Decision", [ACCEPT, OVERRIDE], horizontal=True, key=keys["choice"], disabled=disabled,
+            "Decision",
+            [ACCEPT, OVERRIDE],
+            horizontal=True,
+            key=keys["choice"],
+            disabled=disabled,
             format_func=lambda c: accept_label(rec.action) if c == ACCEPT else "Override",
-            captions=[f"record {OUTCOME_WORDS[rec.action]}, as the agent recommends", "record another outcome, with a reason"], **keep,
+            captions=[
+                f"record {OUTCOME_WORDS[rec.action]}, as the agent recommends",
+                "record another outcome, with a reason",
+            ],
+            **keep,
         )
         st.selectbox(
-            OUTCOME_LABEL, others, index=None, placeholder="Only for an override", key=keys["outcome"], disabled=disabled,
-            format_func=OUTCOME_WORDS.get, help=f"The agent recommends {OUTCOME_WORDS[rec.action]}: an override records one of the others.",
+            OUTCOME_LABEL,
+            others,
+            index=None,
+            placeholder="Only for an override",
+            key=keys["outcome"],
+            disabled=disabled,
+            format_func=OUTCOME_WORDS.get,
+            help=f"The agent recommends {OUTCOME_WORDS[rec.action]}: an override records one of the others.",
             **keep,
         )
         # A list, not a select box: at the form's width a select box cuts "GOODS_NOT_RECEIVED: Goods or ..."; each
         # code and its label read in full, wrapped.
         st.radio(
-            "Reason code (required for an override)", list(reasons), index=None,
-            format_func=lambda code: f"{code}: {reasons[code]}", key=keys["reason"], disabled=disabled, **keep,
+            "Reason code (required for an override)",
+            list(reasons),
+            index=None,
+            format_func=lambda code: f"{code}: {reasons[code]}",
+            key=keys["reason"],
+            disabled=disabled,
+            **keep,
         )
         # No max_chars: the browser would drop a longer paste whole; the limit is checked on submit instead.
-        st.text_area(NOTE_LABEL, key=keys["note"], disabled=disabled, help=f"At most {NOTE_MAX_CHARS:,} characters.", **keep)
+        st.text_area(
+            NOTE_LABEL, key=keys["note"], disabled=disabled, help=f"At most {NOTE_MAX_CHARS:,} characters.", **keep
+        )
         if revising is not None:
-            st.text_input(REVISE_LABEL, key=keys["revise"], disabled=disabled, max_chars=REVISION_REASON_MAX_CHARS,
-                          placeholder="Why the decision above no longer stands", **keep)
+            st.text_input(
+                REVISE_LABEL,
+                key=keys["revise"],
+                disabled=disabled,
+                max_chars=REVISION_REASON_MAX_CHARS,
+                placeholder="Why the decision above no longer stands",
+                **keep,
+            )
         st.button(
-            "Record decision" if revising is None else REVISE_BUTTON, type="primary", key=f"decision_submit_{case.id}", disabled=disabled,
-            on_click=submission.hold, args=(pending, shown, "form", keys),
+            "Record decision" if revising is None else REVISE_BUTTON,
+            type="primary",
+            key=f"decision_submit_{case.id}",
+            disabled=disabled,
+            on_click=submission.hold,
+            args=(pending, shown, "form", keys),
         )
     return held_note

@@ -14,23 +14,28 @@ import streamlit as st
 from components.safe_text import md
 from components.trace_link import trace_link
 from components.when import local_day, local_time
+from dashboard.delivery.outbox import StoredDecision
 from dashboard.finance.matching import MatchStatus
-from dashboard.finance.models import ExceptionCase
+from dashboard.finance.models import OUTCOME_WORDS, ExceptionCase
 from dashboard.finance.policy import Recommendation
 from dashboard.finance.recall import PassInfo, PrecedentEvidence, TwoStageResult
-from dashboard.finance.models import OUTCOME_WORDS
 from dashboard.store.decision import decision_summary, outcome_words
-from dashboard.delivery.outbox import StoredDecision
 from dashboard.traces.request import TraceRequest
 
 Curate = Callable[[str], None]
-ACTION_ICONS = {"approve": ":material/check_circle:", "reject": ":material/cancel:", "escalate": ":material/priority_high:"}
+ACTION_ICONS = {
+    "approve": ":material/check_circle:",
+    "reject": ":material/cancel:",
+    "escalate": ":material/priority_high:",
+}
 
 
 def render_case_facts(case: ExceptionCase, today: date) -> None:
     """The invoice and PO: amounts as metrics, the rest as wrapped text (the description is never cut)."""
     pct = f"{case.variance_pct:+.1f}%" if case.variance_pct is not None else None
-    with st.container(horizontal=True, gap="large"):  # sized to their values and wrapping: amounts are never cut ("1,8...")
+    with st.container(
+        horizontal=True, gap="large"
+    ):  # sized to their values and wrapping: amounts are never cut ("1,8...")
         st.metric("Invoice amount", f"{case.invoice_amount:,.2f}", width="content")
         st.metric("PO amount", f"{case.po_amount:,.2f}", width="content")
         st.metric("Variance", f"{case.variance:+,.2f}", pct, delta_color="inverse", width="content")
@@ -54,13 +59,20 @@ def render_decided(stored: StoredDecision | None, reasons: Mapping[str, str] | N
         return
     d = stored.decision
     who = f"{d.reviewer} ({'signed in' if d.authenticated else 'unauthenticated'})"
-    how = f"override of {d.said(d.agent_recommendation, 'the recommendation')}" if d.overridden else "as the agent recommended"
+    how = (
+        f"override of {d.said(d.agent_recommendation, 'the recommendation')}"
+        if d.overridden
+        else "as the agent recommended"
+    )
     # The reviewer's name was typed by a person: escaped, it shows as written and nothing in it is fetched.
     line = f"Decided: {outcome_words(d)} ({how}) by {md(who)} on {local_time(d.decided_at)}; decision #{stored.id}"
     if stored.state == "pending":
         st.warning(line + ". Saving to the agents' memory is pending.", icon=":material/schedule:")
     elif stored.state in ("failed", "discarded"):
-        st.error(line + f". Hindsight refused it ({stored.state}); a lead can retry or discard it on the Audit log.", icon=":material/report:")
+        st.error(
+            line + f". Hindsight refused it ({stored.state}); a lead can retry or discard it on the Audit log.",
+            icon=":material/report:",
+        )
     else:
         st.success(line + "; saved to the agents' memory.", icon=":material/task_alt:")
     st.text(decision_summary(d, reasons))  # the reason and the note, in full
@@ -95,15 +107,20 @@ def render_recommendation(rec: Recommendation, label: str = "Agent recommends", 
 def render_trust(rec: Recommendation) -> None:
     """The records the recommendation would not trust, what they would have made it, and what it rests on."""
     if rec.untrusted:
-        st.warning(f"{len(rec.untrusted)} record(s) set aside as untrusted: shown below, never cited, never a vote.", icon=":material/gpp_maybe:")
+        st.warning(
+            f"{len(rec.untrusted)} record(s) set aside as untrusted: shown below, never cited, never a vote.",
+            icon=":material/gpp_maybe:",
+        )
         st.text("\n".join(f"{ref}: {why}" for ref, why in rec.untrusted.items()))  # phrases from memory: literal text
         if rec.if_trusted:
             st.text(f"Counted as they present themselves, they would make the recommendation {rec.if_trusted}.")
     if rec.rests_on:
         st.text(f"The recommendation rests on {', '.join(rec.rests_on)}: without any one of them it would change.")
     if rec.swung_by and rec.policy == "untrusted":
-        st.text(f"Records of unknown origin that would decide it (read them; a lead can vouch for them): {', '.join(rec.swung_by)}. "
-                f"Without the rule it would be {rec.would_be}.")  # ids from memory: literal text
+        st.text(
+            f"Records of unknown origin that would decide it (read them; a lead can vouch for them): {', '.join(rec.swung_by)}. "
+            f"Without the rule it would be {rec.would_be}."
+        )  # ids from memory: literal text
 
 
 def render_crowd_out(result: TwoStageResult, check_key: str) -> bool:
@@ -112,7 +129,9 @@ def render_crowd_out(result: TwoStageResult, check_key: str) -> bool:
     co = result.crowd_out
     if co is None:
         # the reason pass 2 was skipped is said once, just above, by render_recall_details
-        st.text("Crowd-out not checked: one search over this vendor or this type (any_strict) was not run; checking costs one more search.")
+        st.text(
+            "Crowd-out not checked: one search over this vendor or this type (any_strict) was not run; checking costs one more search."
+        )
         return st.button("Check crowd-out", key=check_key, icon=":material/compare_arrows:")
     source = "search 2's answer reused" if co.reused_pass2 else "one extra search (any_strict)"
     verdict = "Crowded out" if co.crowded_out else "Not crowded out"
@@ -170,7 +189,9 @@ def render_observations(result: TwoStageResult) -> None:
     if not result.observations:
         return
     st.subheader(f"Summaries Hindsight built across records ({len(result.observations)})")
-    st.caption("Observations the server consolidated from several documents: context only, never a precedent, never cited.")
+    st.caption(
+        "Observations the server consolidated from several documents: context only, never a precedent, never cited."
+    )
     for o in result.observations:
         with st.container(border=True):
             st.text(o.text, wrap=True)
@@ -202,18 +223,38 @@ def render_evidence(result: TwoStageResult, curate: Curate | None = None) -> Non
 
 
 def _frame(records: list[PrecedentEvidence]) -> pd.DataFrame:
-    rows = [{
-        "rank": e.rank, "relevant": e.relevant, "pass": e.pass_, "precedent": e.ref, "facts": len(e.facts), "tags": ", ".join(e.tags),
-        "final": e.scores.final, "semantic": e.scores.semantic, "keyword": e.scores.keyword,
-    } for e in records]
-    return pd.DataFrame(rows, columns=["rank", "relevant", "pass", "precedent", "facts", "tags", "final", "semantic", "keyword"])
+    rows = [
+        {
+            "rank": e.rank,
+            "relevant": e.relevant,
+            "pass": e.pass_,
+            "precedent": e.ref,
+            "facts": len(e.facts),
+            "tags": ", ".join(e.tags),
+            "final": e.scores.final,
+            "semantic": e.scores.semantic,
+            "keyword": e.scores.keyword,
+        }
+        for e in records
+    ]
+    return pd.DataFrame(
+        rows, columns=["rank", "relevant", "pass", "precedent", "facts", "tags", "final", "semantic", "keyword"]
+    )
 
 
 def _trace(result: TwoStageResult, info: PassInfo, label: str, case_id: str | None) -> None:
     trace_link(
-        TraceRequest(bank=result.bank_id, query=result.query, tags=tuple(info.tags), tags_match=info.tags_match,
-                     max_tokens=info.max_tokens, budget=info.budget, types=tuple(info.types) if info.types else None),
-        label=label, case=("case", case_id) if case_id else None,
+        TraceRequest(
+            bank=result.bank_id,
+            query=result.query,
+            tags=tuple(info.tags),
+            tags_match=info.tags_match,
+            max_tokens=info.max_tokens,
+            budget=info.budget,
+            types=tuple(info.types) if info.types else None,
+        ),
+        label=label,
+        case=("case", case_id) if case_id else None,
     )
 
 
@@ -227,8 +268,10 @@ def render_recall_details(result: TwoStageResult, case_id: str | None = None) ->
     back to `case_id`)."""
     score_cfg = {c: st.column_config.NumberColumn(c, format="%.3f") for c in ("final", "semantic", "keyword")}
     config = {"relevant": st.column_config.CheckboxColumn("relevant"), **score_cfg}
-    st.text(f"Search 1, only records tagged with all of {' + '.join(result.pass1.tags)} (all_strict): {_returned(result.pass1)}, "
-            f"top {result.k} kept.")
+    st.text(
+        f"Search 1, only records tagged with all of {' + '.join(result.pass1.tags)} (all_strict): {_returned(result.pass1)}, "
+        f"top {result.k} kept."
+    )
     if result.budget_reached:
         st.text(
             "The answer length limit (max_tokens) ended a response: the lowest-ranked documents shown may be missing some of "
@@ -240,8 +283,12 @@ def render_recall_details(result: TwoStageResult, case_id: str | None = None) ->
     if result.pass2 is None:
         st.text(result.pass2_skipped_reason() or "")
         return
-    st.text(f"Search 2, records tagged with any of {' or '.join(result.pass2.tags)}, untagged ones left out (any_strict): "
-            f"{_returned(result.pass2)}.")
+    st.text(
+        f"Search 2, records tagged with any of {' or '.join(result.pass2.tags)}, untagged ones left out (any_strict): "
+        f"{_returned(result.pass2)}."
+    )
     if result.broader:
-        st.dataframe(_frame(result.broader), hide_index=True, width="stretch", column_config=config, key="evidence_broader")
+        st.dataframe(
+            _frame(result.broader), hide_index=True, width="stretch", column_config=config, key="evidence_broader"
+        )
     _trace(result, result.pass2, "Trace of pass 2 (broader)", case_id)

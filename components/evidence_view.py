@@ -18,19 +18,42 @@ GRID_SHOWN = 15
 
 KNOB_GUIDE = pd.DataFrame(
     [
-        {"server knob": "HINDSIGHT_API_RECALL_MAX_CANDIDATES_PER_SOURCE", "what-if": "cap (every arm)",
-         "trace it needs": "any trace: its arm lists are taken before the cap", "predicted exactly": "yes"},
-        {"server knob": "HINDSIGHT_API_RERANKER_MAX_CANDIDATES", "what-if": "reranker candidate cap",
-         "trace it needs": "a trace with the pool you want to cut (lowering it: any trace)", "predicted exactly": "yes"},
-        {"server knob": "HINDSIGHT_API_BM25_MIN_SCORE", "what-if": "min BM25 score",
-         "trace it needs": "an UNGATED trace (a server without the floor): its lists are taken after the gate",
-         "predicted exactly": "yes, from an ungated trace (1.1.0 gates native PostgreSQL too)"},
-        {"server knob": "HINDSIGHT_API_RECALL_STRATEGY_BOOSTS", "what-if": "strategy boosts (scoring)",
-         "trace it needs": "any trace", "predicted exactly": "yes with the RRF reranker; a cross-encoder's scores only for candidates it scored"},
-        {"server knob": "bank: enable_graph/text_search/temporal_retrieval", "what-if": "arm weight 0",
-         "trace it needs": "any trace (an arm switched off on the bank is absent from it)", "predicted exactly": "yes"},
-        {"server knob": "(none: the lab's own) arm weights 0.5, RRF k", "what-if": "weights, RRF k",
-         "trace it needs": "any trace", "predicted exactly": "a what-if the server cannot do"},
+        {
+            "server knob": "HINDSIGHT_API_RECALL_MAX_CANDIDATES_PER_SOURCE",
+            "what-if": "cap (every arm)",
+            "trace it needs": "any trace: its arm lists are taken before the cap",
+            "predicted exactly": "yes",
+        },
+        {
+            "server knob": "HINDSIGHT_API_RERANKER_MAX_CANDIDATES",
+            "what-if": "reranker candidate cap",
+            "trace it needs": "a trace with the pool you want to cut (lowering it: any trace)",
+            "predicted exactly": "yes",
+        },
+        {
+            "server knob": "HINDSIGHT_API_BM25_MIN_SCORE",
+            "what-if": "min BM25 score",
+            "trace it needs": "an UNGATED trace (a server without the floor): its lists are taken after the gate",
+            "predicted exactly": "yes, from an ungated trace (1.1.0 gates native PostgreSQL too)",
+        },
+        {
+            "server knob": "HINDSIGHT_API_RECALL_STRATEGY_BOOSTS",
+            "what-if": "strategy boosts (scoring)",
+            "trace it needs": "any trace",
+            "predicted exactly": "yes with the RRF reranker; a cross-encoder's scores only for candidates it scored",
+        },
+        {
+            "server knob": "bank: enable_graph/text_search/temporal_retrieval",
+            "what-if": "arm weight 0",
+            "trace it needs": "any trace (an arm switched off on the bank is absent from it)",
+            "predicted exactly": "yes",
+        },
+        {
+            "server knob": "(none: the lab's own) arm weights 0.5, RRF k",
+            "what-if": "weights, RRF k",
+            "trace it needs": "any trace",
+            "predicted exactly": "a what-if the server cannot do",
+        },
     ]
 )
 
@@ -47,11 +70,19 @@ def per_arm_figure(report: dict) -> go.Figure:
     for key, label in stages:
         fig.add_bar(x=list(SOURCES), y=[report["per_arm"][s][key] / n for s in SOURCES], name=f"evidence {label}")
     fig.add_scatter(
-        x=list(SOURCES), y=[report["per_arm"][s]["share_of_top_k"] for s in SOURCES], name="share of top-k slots",
-        mode="markers", marker={"size": 14, "symbol": "diamond", "color": "black"},
+        x=list(SOURCES),
+        y=[report["per_arm"][s]["share_of_top_k"] for s in SOURCES],
+        name="share of top-k slots",
+        mode="markers",
+        marker={"size": 14, "symbol": "diamond", "color": "black"},
     )
-    fig.update_layout(barmode="group", height=380, margin={"t": 40, "b": 10}, yaxis={"tickformat": ".0%", "range": [0, 1.05]},
-                      title="Per arm: how often it holds the evidence, and its share of the returned top k")
+    fig.update_layout(
+        barmode="group",
+        height=380,
+        margin={"t": 40, "b": 10},
+        yaxis={"tickformat": ".0%", "range": [0, 1.05]},
+        title="Per arm: how often it holds the evidence, and its share of the returned top k",
+    )
     return fig
 
 
@@ -71,10 +102,17 @@ def grid_figure(report: dict, shown: int = GRID_SHOWN) -> go.Figure:
         y=labels[::-1], x=[r["evidence_at_k"] for r in rows][::-1], orientation="h", name="predicted evidence@k"
     )
     fig.add_vline(x=baseline["evidence_at_k"], line_dash="dash", annotation_text="server settings")
-    fig.update_layout(height=40 + 26 * len(rows), margin={"t": 40, "b": 10, "l": 10},
-                      xaxis={"title": f"cases with evidence in top {report['k']}", "tickformat": "d",
-                             "dtick": max(1, -(-report["cases"] // 8)), "rangemode": "tozero"},
-                      title=f"What-if settings ranked by predicted evidence@{report['k']} (top {len(rows)})")
+    fig.update_layout(
+        height=40 + 26 * len(rows),
+        margin={"t": 40, "b": 10, "l": 10},
+        xaxis={
+            "title": f"cases with evidence in top {report['k']}",
+            "tickformat": "d",
+            "dtick": max(1, -(-report["cases"] // 8)),
+            "rangemode": "tozero",
+        },
+        title=f"What-if settings ranked by predicted evidence@{report['k']} (top {len(rows)})",
+    )
     return fig
 
 
@@ -91,12 +129,24 @@ def render_report(report: dict) -> None:
     cols[3].metric("Failed recalls", len(report["failed"]))
     st.plotly_chart(per_arm_figure(report), key="lab_per_arm")
     per_arm = pd.DataFrame([{"arm": s, **report["per_arm"][s]} for s in SOURCES])
-    st.dataframe(per_arm, hide_index=True, width="stretch", key="lab_per_arm_table",
-                 column_config={"share_of_top_k": st.column_config.ProgressColumn("share of top k", min_value=0.0, max_value=1.0, format="percent")})
+    st.dataframe(
+        per_arm,
+        hide_index=True,
+        width="stretch",
+        key="lab_per_arm_table",
+        column_config={
+            "share_of_top_k": st.column_config.ProgressColumn(
+                "share of top k", min_value=0.0, max_value=1.0, format="percent"
+            )
+        },
+    )
     if best:
         st.plotly_chart(grid_figure(report), key="lab_grid")
     cases = pd.DataFrame(
-        [{k2: c[k2] for k2 in ("evidence", "first_evidence_rank", "precision_at_k", "returned", "query")} for c in report["per_case"]]
+        [
+            {k2: c[k2] for k2 in ("evidence", "first_evidence_rank", "precision_at_k", "returned", "query")}
+            for c in report["per_case"]
+        ]
     )
     st.dataframe(cases, hide_index=True, width="stretch", key="lab_cases")
 
@@ -106,7 +156,11 @@ def choose_set(
 ) -> tuple[str, list[EvidenceCase]] | None:
     source = st.radio(
         "Labelled set",
-        ["Finance queue (same vendor and type)", *(["Reviewers' labels"] if reviewed_cases else []), "Upload JSON Lines"],
+        [
+            "Finance queue (same vendor and type)",
+            *(["Reviewers' labels"] if reviewed_cases else []),
+            "Upload JSON Lines",
+        ],
         horizontal=True,
         key="lab_set_source",
     )
@@ -114,8 +168,10 @@ def choose_set(
         return "finance", finance_cases()
     if source.startswith("Reviewers") and reviewed_cases is not None:
         cases = reviewed_cases()
-        st.caption("Each labelled case's recall request (the agent's, else the dashboard's); expected: the documents most "
-                   f"of their reviewers label relevant. {len(cases)} case(s) on this bank.")
+        st.caption(
+            "Each labelled case's recall request (the agent's, else the dashboard's); expected: the documents most "
+            f"of their reviewers label relevant. {len(cases)} case(s) on this bank."
+        )
         return ("reviews", cases) if cases else None
     upload = st.file_uploader(
         "JSON Lines: query, tags?, tags_match?, expected_document_ids",
@@ -133,14 +189,18 @@ def choose_set(
 
 
 def render_evidence_tab(
-    bank: str, finance_cases: Callable[[], list[EvidenceCase]], run_bench: Callable[..., dict],
+    bank: str,
+    finance_cases: Callable[[], list[EvidenceCase]],
+    run_bench: Callable[..., dict],
     reviewed_cases: Callable[[], list[EvidenceCase]] | None = None,
 ) -> None:
     """`run_bench(bank, cases, k, progress)` returns an evidence report (dashboard.traces.evidence.bench), or None
     when the run is refused."""
     st.subheader("Evidence on a labelled set")
-    st.caption("Each case is recalled once with a trace; the per-arm figures come from those traces and the grid "
-               "from the predicted RETURNED top k under each what-if (weights 0/0.5/1, caps, BM25 gates).")
+    st.caption(
+        "Each case is recalled once with a trace; the per-arm figures come from those traces and the grid "
+        "from the predicted RETURNED top k under each what-if (weights 0/0.5/1, caps, BM25 gates)."
+    )
     chosen = choose_set(finance_cases, reviewed_cases)
     k = st.number_input("k", min_value=1, max_value=100, value=10, key="lab_k")
     st.text(f"bank {bank}")

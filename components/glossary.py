@@ -34,8 +34,19 @@ GLOSSARY: dict[str, str] = {
 }
 FINANCE_TERMS = ("exact (pass 1)", "broader (pass 2)", "k", "crowd-out", "max_tokens", "scores", "observation", "trace")
 SUPPORT_TERMS = ("tagged recall", "legacy fallback", "observation", "max_tokens", "trace", "tags_match", "bank")
-TRACE_TERMS = ("bank", "tags_match", "budget", "max_tokens", "arm", "BM25", "RRF (fusion score)", "reranker",
-               "world / experience memories", "observation", "verbatim")
+TRACE_TERMS = (
+    "bank",
+    "tags_match",
+    "budget",
+    "max_tokens",
+    "arm",
+    "BM25",
+    "RRF (fusion score)",
+    "reranker",
+    "world / experience memories",
+    "observation",
+    "verbatim",
+)
 TAGS_MATCH_WORDS = {  # each tags_match value in a line, beside it wherever a request is shown
     "any_strict": "records holding any of the tags, untagged ones left out",
     "all_strict": "records holding all of the tags, untagged ones left out",

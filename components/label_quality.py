@@ -34,7 +34,13 @@ def render_label_quality(rows: Sequence[QualityRow], k: int) -> None:
 
 def _row(r: QualityRow, k: int) -> dict:
     return {
-        "week of": r.week.isoformat(), "by": r.by, "group": r.group, "cases": r.cases, "labels": r.labels,
-        "relevant documents": r.relevant, f"precision@{k}": round(r.precision_at_k, 3), "MRR": round(r.mrr, 3),
+        "week of": r.week.isoformat(),
+        "by": r.by,
+        "group": r.group,
+        "cases": r.cases,
+        "labels": r.labels,
+        "relevant documents": r.relevant,
+        f"precision@{k}": round(r.precision_at_k, 3),
+        "MRR": round(r.mrr, 3),
         f"evidence in top {k}": f"{r.evidence_at_k} / {r.cases}",
     }

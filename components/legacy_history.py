@@ -39,10 +39,16 @@ def render_not_consulted(skipped: NotConsulted | None, *, can_migrate: bool, key
     st.warning(skipped.sentence(), icon=":material/history:")
     migratable = {c.document_id for c in skipped.migratable}
     for c in skipped.records:
-        record_card(c.document_id or "(no document id)", "can be migrated" if c.document_id in migratable else "cannot be migrated",
-                    c.reason, c.text)
+        record_card(
+            c.document_id or "(no document id)",
+            "can be migrated" if c.document_id in migratable else "cannot be migrated",
+            c.reason,
+            c.text,
+        )
     if skipped.not_migratable:
-        st.text(f"{len(skipped.not_migratable)} of them cannot be migrated: the migration needs a document id and a customer of the directory.")
+        st.text(
+            f"{len(skipped.not_migratable)} of them cannot be migrated: the migration needs a document id and a customer of the directory."
+        )
     if not can_migrate:
         st.text("A lead can migrate them: they are then tagged for this customer and used by the next recall.")
         return False
@@ -54,7 +60,10 @@ def render_not_consulted(skipped: NotConsulted | None, *, can_migrate: bool, key
         )
         confirmed = st.checkbox(CONFIRM, key=f"{key}_migrate_confirm")
         clicked = st.form_submit_button(
-            "Migrate this customer's legacy records", type="primary", icon=":material/sell:", disabled=not skipped.migratable
+            "Migrate this customer's legacy records",
+            type="primary",
+            icon=":material/sell:",
+            disabled=not skipped.migratable,
         )
     if clicked and not confirmed:
         st.error(f"Tick '{CONFIRM}' first.")
@@ -63,7 +72,13 @@ def render_not_consulted(skipped: NotConsulted | None, *, can_migrate: bool, key
 
 
 def render_record_actions(
-    rows: list[RecordRow], flags: dict[str, list[Comment]], *, can_flag: bool, can_tag: bool, signed_in: str | None, key: str
+    rows: list[RecordRow],
+    flags: dict[str, list[Comment]],
+    *,
+    can_flag: bool,
+    can_tag: bool,
+    signed_in: str | None,
+    key: str,
 ) -> RecordAction | None:
     """Pick one record; see its full text, why it stands where it does and its flags; flag it or tag it."""
     if not rows:
@@ -73,11 +88,19 @@ def render_record_actions(
 
 
 def _record_actions(
-    rows: list[RecordRow], flags: dict[str, list[Comment]], *, can_flag: bool, can_tag: bool, signed_in: str | None, key: str
+    rows: list[RecordRow],
+    flags: dict[str, list[Comment]],
+    *,
+    can_flag: bool,
+    can_tag: bool,
+    signed_in: str | None,
+    key: str,
 ) -> RecordAction | None:
     by_key = {r.key: r for r in rows}
     chosen = st.selectbox(
-        "Record", list(by_key), key=f"{key}_record",
+        "Record",
+        list(by_key),
+        key=f"{key}_record",
         format_func=lambda k: f"{k} · {by_key[k].where}" + (" · flagged" if k in flags else ""),
     )
     record = by_key[chosen]
@@ -90,12 +113,18 @@ def _record_actions(
     with st.form(f"{key}_record_form"):
         author = signed_in
         if signed_in is None:
-            author = st.text_input("Your name (required; recorded as unauthenticated)", key=f"{key}_record_author", max_chars=120)
+            author = st.text_input(
+                "Your name (required; recorded as unauthenticated)", key=f"{key}_record_author", max_chars=120
+            )
         note = st.text_area("Note (optional, with a flag)", key=f"{key}_record_note", max_chars=1000)
         with st.container(horizontal=True):
             flag = st.form_submit_button("Flag for review", icon=":material/flag:")
-            tag = st.form_submit_button("Tag for this customer", icon=":material/sell:", disabled=not can_tag,
-                                        help=None if can_tag else "Needs the lead role")
+            tag = st.form_submit_button(
+                "Tag for this customer",
+                icon=":material/sell:",
+                disabled=not can_tag,
+                help=None if can_tag else "Needs the lead role",
+            )
     if flag:
         return RecordAction(kind="flag", record=record, author=author or "", note=note)
     if tag:

@@ -15,7 +15,9 @@ from dashboard.review.figures import CaseFigures
 def render_server(server: ServerSummary) -> None:
     mode = "embedded, started by this project" if server.embedded else "external server"
     if server.healthy:
-        st.success(f"Hindsight {server.version} is healthy at {md(server.url)} ({mode}).", icon=":material/check_circle:")
+        st.success(
+            f"Hindsight {server.version} is healthy at {md(server.url)} ({mode}).", icon=":material/check_circle:"
+        )
     else:
         hint = " Start it with `python -m dashboard server start`." if server.embedded else ""
         st.error(f"Hindsight at {md(server.url)} ({mode}) is not reachable.{hint}", icon=":material/error:")
@@ -27,11 +29,18 @@ def render_banks(banks: list[BankSummary]) -> None:
     """A static table (it wraps; a grid cut "each record kept word for word" at 1440 wide), every cell escaped: a
     server's message is untrusted. In a reader's words; the server's own terms are in the heading's tooltip."""
     technical = "; ".join(f"{b.bank_id}: {b.memory_mode.label}" for b in banks if b.memory_mode is not None)
-    st.subheader("Where the agents' memories are kept", help="Hindsight memory banks, one per kind of case. " + md(technical))
+    st.subheader(
+        "Where the agents' memories are kept", help="Hindsight memory banks, one per kind of case. " + md(technical)
+    )
     rows = [
-        {"memory store": b.bank_id, "holds": b.role, "records": "" if b.documents is None else f"{b.documents:,}",
-         "memory entries": "" if b.memories is None else f"{b.memories:,}", "kept as": b.memory_mode.plain if b.memory_mode else "",
-         "status": plain_error(b.error) if b.error else "ok"}
+        {
+            "memory store": b.bank_id,
+            "holds": b.role,
+            "records": "" if b.documents is None else f"{b.documents:,}",
+            "memory entries": "" if b.memories is None else f"{b.memories:,}",
+            "kept as": b.memory_mode.plain if b.memory_mode else "",
+            "status": plain_error(b.error) if b.error else "ok",
+        }
         for b in banks
     ]
     st.table(pd.DataFrame([{md(k): md(v) for k, v in row.items()} for row in rows]), hide_index=True)

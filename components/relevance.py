@@ -16,7 +16,11 @@ from dashboard.review.relevance import LABELS, RelevanceLabel
 
 
 def render_relevance(
-    current: RelevanceLabel | None, key: str, on_pick: Callable[[str], None], *, disabled: str | None = None,
+    current: RelevanceLabel | None,
+    key: str,
+    on_pick: Callable[[str], None],
+    *,
+    disabled: str | None = None,
     problem: str | None = None,
 ) -> None:
     """The three choices, showing the reviewer's current label; a click calls `on_pick` (before the rerun).
@@ -28,8 +32,13 @@ def render_relevance(
             on_pick(value)
 
     st.segmented_control(
-        "Your relevance label", list(LABELS), format_func=LABELS.get, default=current.label if current else None, key=key,
-        on_change=picked, disabled=disabled is not None,
+        "Your relevance label",
+        list(LABELS),
+        format_func=LABELS.get,
+        default=current.label if current else None,
+        key=key,
+        on_change=picked,
+        disabled=disabled is not None,
         help=disabled or "One click: relevant, not relevant or wrong. It feeds the fusion lab and the Overview.",
     )
     if problem:

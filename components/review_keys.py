@@ -26,8 +26,8 @@ import streamlit as st
 from components import submission
 from components.escape import escape_leaves_fields
 from components.safe_text import md
-from dashboard.store.decision import Shown
 from dashboard.review.workflow import next_unreviewed
+from dashboard.store.decision import Shown
 
 PREVIOUS, NEXT, NEXT_OPEN, ACCEPT, OVERRIDE = "k", "j", "n", "a", "o"
 
@@ -61,14 +61,18 @@ def _step(table_key: str, param: str, prefix: str, ids: list[str], current: str,
     if 0 <= index < len(ids):
         _select(table_key, param, ids, index)
     else:
-        st.session_state[_said_key(prefix)] = (f"{current} is the {'last' if step > 0 else 'first'} case of the queue shown: "
-                                              f"there is no {'next' if step > 0 else 'previous'} one.")
+        st.session_state[_said_key(prefix)] = (
+            f"{current} is the {'last' if step > 0 else 'first'} case of the queue shown: "
+            f"there is no {'next' if step > 0 else 'previous'} one."
+        )
 
 
 def _next_open(table_key: str, param: str, prefix: str, ids: list[str], current: str, decided: Container[str]) -> None:
     target = next_unreviewed(ids, current, decided)
     if target is None:
-        st.session_state[_said_key(prefix)] = "Every case of the queue shown is decided: there is no next unreviewed one."
+        st.session_state[_said_key(prefix)] = (
+            "Every case of the queue shown is decided: there is no next unreviewed one."
+        )
     else:
         _select(table_key, param, ids, ids.index(target))
 
@@ -78,8 +82,16 @@ def _cannot(prefix: str, what: str) -> None:
 
 
 def review_keys(
-    ids: list[str], current: str, *, table_key: str, param: str, prefix: str, accept: Accept,
-    override_state: tuple[str, object] | None = None, decided: Container[str] = (), can_decide: bool = True,
+    ids: list[str],
+    current: str,
+    *,
+    table_key: str,
+    param: str,
+    prefix: str,
+    accept: Accept,
+    override_state: tuple[str, object] | None = None,
+    decided: Container[str] = (),
+    can_decide: bool = True,
     why_not: str | None = None,
 ) -> bool:
     """Draw the keyboard bar for the case `current` of the queue `ids` (in table order).
@@ -93,28 +105,55 @@ def review_keys(
     target = next_unreviewed(ids, current, decided)
     with st.container(horizontal=True, vertical_alignment="center", key=f"{prefix}_keys"):
         st.button(
-            "Previous", key=f"{prefix}_prev", icon=":material/arrow_upward:", shortcut=PREVIOUS,
-            on_click=_step, args=(table_key, param, prefix, ids, current, -1),
+            "Previous",
+            key=f"{prefix}_prev",
+            icon=":material/arrow_upward:",
+            shortcut=PREVIOUS,
+            on_click=_step,
+            args=(table_key, param, prefix, ids, current, -1),
         )
         st.button(
-            "Next", key=f"{prefix}_next", icon=":material/arrow_downward:", shortcut=NEXT,
-            on_click=_step, args=(table_key, param, prefix, ids, current, +1),
+            "Next",
+            key=f"{prefix}_next",
+            icon=":material/arrow_downward:",
+            shortcut=NEXT,
+            on_click=_step,
+            args=(table_key, param, prefix, ids, current, +1),
         )
         st.button(
-            "Next unreviewed", key=f"{prefix}_next_open", icon=":material/skip_next:", shortcut=NEXT_OPEN,
+            "Next unreviewed",
+            key=f"{prefix}_next_open",
+            icon=":material/skip_next:",
+            shortcut=NEXT_OPEN,
             help="The next case without a decision" if target else "Every case is decided",
-            on_click=_next_open, args=(table_key, param, prefix, ids, current, decided),
+            on_click=_next_open,
+            args=(table_key, param, prefix, ids, current, decided),
         )
         refused = f"Not recorded: {current}: {why_not}." if why_not else None
-        st.button(accept.label, disabled=not can_decide, key=f"{prefix}_accept", icon=":material/check:", shortcut=ACCEPT,
-                  type="primary", help=f"{accept.label}, under your reviewer name",
-                  on_click=_cannot if refused else submission.hold,
-                  args=(prefix, refused) if refused else (accept.pending, accept.shown, "key"))
-        override = st.button(
-            "Override", key=f"{prefix}_override", icon=":material/edit:", shortcut=OVERRIDE, disabled=not can_decide,
-            help="Switch the decision form to override", on_click=_cannot if why_not else _set_override,
-            args=(prefix, f"Cannot override {current}: {why_not}.") if why_not else (override_state,),
-        ) and not why_not
+        st.button(
+            accept.label,
+            disabled=not can_decide,
+            key=f"{prefix}_accept",
+            icon=":material/check:",
+            shortcut=ACCEPT,
+            type="primary",
+            help=f"{accept.label}, under your reviewer name",
+            on_click=_cannot if refused else submission.hold,
+            args=(prefix, refused) if refused else (accept.pending, accept.shown, "key"),
+        )
+        override = (
+            st.button(
+                "Override",
+                key=f"{prefix}_override",
+                icon=":material/edit:",
+                shortcut=OVERRIDE,
+                disabled=not can_decide,
+                help="Switch the decision form to override",
+                on_click=_cannot if why_not else _set_override,
+                args=(prefix, f"Cannot override {current}: {why_not}.") if why_not else (override_state,),
+            )
+            and not why_not
+        )
         keys = keys_help(accept.words)
         st.caption(f"{index + 1} of {len(ids)} in the queue. {keys}" if index >= 0 else keys)
     escape_leaves_fields()

@@ -8,8 +8,8 @@ from collections.abc import Mapping, Sequence
 import streamlit as st
 
 from components.when import local_time
-from dashboard.store.decision import decision_summary, outcome_words
 from dashboard.delivery.outbox import StoredDecision
+from dashboard.store.decision import decision_summary, outcome_words
 
 
 def history_lines(history: Sequence[StoredDecision], reasons: Mapping[str, str] | None = None) -> str:
@@ -17,9 +17,17 @@ def history_lines(history: Sequence[StoredDecision], reasons: Mapping[str, str] 
     lines, standing = [], next((row.id for row in reversed(history) if not row.held and row.state != "discarded"), None)
     for row in reversed(history):
         d = row.decision
-        state = "standing" if row.id == standing else row.state.replace("_", " ") if row.held or row.id > (standing or 0) else "replaced"
-        lines.append(f"Revision {row.revision}, decision #{row.id}: {outcome_words(d)} by {d.reviewer} on "
-                     f"{local_time(d.decided_at)} ({state}).\n{decision_summary(d, reasons)}")
+        state = (
+            "standing"
+            if row.id == standing
+            else row.state.replace("_", " ")
+            if row.held or row.id > (standing or 0)
+            else "replaced"
+        )
+        lines.append(
+            f"Revision {row.revision}, decision #{row.id}: {outcome_words(d)} by {d.reviewer} on "
+            f"{local_time(d.decided_at)} ({state}).\n{decision_summary(d, reasons)}"
+        )
     return "\n\n".join(lines)
 
 

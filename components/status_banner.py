@@ -23,7 +23,9 @@ def render_status_banner(
         )
     if pending:
         with st.container(horizontal=True, vertical_alignment="center"):
-            st.info(f"{pending} decision(s) saved and waiting for delivery to Hindsight.", icon=":material/schedule_send:")
+            st.info(
+                f"{pending} decision(s) saved and waiting for delivery to Hindsight.", icon=":material/schedule_send:"
+            )
             if deliver_now is not None and st.button("Deliver now", key="deliver_now", icon=":material/send:"):
                 deliver_now()
                 st.rerun()
@@ -46,7 +48,9 @@ def render_evidence_unavailable(base_url: str, error: Exception) -> None:
 
 
 # "HindsightRequestRejected: query: ..." -> "query: ...": a stored message may still start with a class name.
-_CLASS_PREFIX = re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z][A-Za-z0-9]*(?:Error|Exception|Unavailable|Rejected|Refused|Timeout)\s*:\s*")
+_CLASS_PREFIX = re.compile(
+    r"^(?:[A-Za-z_][\w.]*\.)?[A-Z][A-Za-z0-9]*(?:Error|Exception|Unavailable|Rejected|Refused|Timeout)\s*:\s*"
+)
 
 
 def plain_error(error: BaseException | str) -> str:

@@ -21,7 +21,9 @@ def _records(results: list[ResultRef], flag: Callable[[ResultRef], str], mark: C
     """Each record on a line of its own: its id, its flag, its origin (who wrote it, as checked when it was recalled)
     and its mark (what it was then) when it has one."""
     lines = [
-        f"{r.ref}: {flag(r)}" + (f"; origin: {r.origin}" if r.origin else "") + (f" ({mark(r.ref)})" if mark(r.ref) else "")
+        f"{r.ref}: {flag(r)}"
+        + (f"; origin: {r.origin}" if r.origin else "")
+        + (f" ({mark(r.ref)})" if mark(r.ref) else "")
         for r in results
     ]
     st.text("\n".join(lines) or "(nothing)")
@@ -29,15 +31,22 @@ def _records(results: list[ResultRef], flag: Callable[[ResultRef], str], mark: C
 
 def request_of(bank_id: str, recall: RecallThen | RecallSnapshot) -> TraceRequest:
     return TraceRequest(
-        bank=bank_id, query=recall.query, tags=tuple(recall.tags), tags_match=recall.tags_match or "any",
-        budget=recall.budget or "mid", max_tokens=recall.max_tokens or 4096,
+        bank=bank_id,
+        query=recall.query,
+        tags=tuple(recall.tags),
+        tags_match=recall.tags_match or "any",
+        budget=recall.budget or "mid",
+        max_tokens=recall.max_tokens or 4096,
     )
 
 
 def render_then_now(view: ThenNow, flag: Callable[[ResultRef], str]) -> None:
     """`flag(record)`: the relevance (finance) or admission (support) verdict, computed on that response."""
     st.subheader("What the agent recalled then, and what recall returns now")
-    st.text(view.note + (f" The agent ran on {local_time(view.run.started_at)}." if view.run and view.source != "recompute" else ""))
+    st.text(
+        view.note
+        + (f" The agent ran on {local_time(view.run.started_at)}." if view.run and view.source != "recompute" else "")
+    )
     then_col, now_col = st.columns(2)
     with then_col:
         st.text("Then")

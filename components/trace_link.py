@@ -24,8 +24,13 @@ TRACE_PAGE = "views/traces.py"  # relative to dashboard/app/main.py, as register
 
 
 def trace_link(
-    request: TraceRequest, label: str = "Trace", *, help: str | None = None, icon: str = ":material/troubleshoot:",
-    case: tuple[str, str] | None = None, of: str | None = None,
+    request: TraceRequest,
+    label: str = "Trace",
+    *,
+    help: str | None = None,
+    icon: str = ":material/troubleshoot:",
+    case: tuple[str, str] | None = None,
+    of: str | None = None,
 ) -> None:
     """Render a link to `request`'s trace on the Traces page. `case` ("case" or "ticket", its id) is the case the
     link is opened from, `of` its kind's key (QueueKind.key): the trace highlights its exact precedents (the kind's
@@ -36,7 +41,10 @@ def trace_link(
     if of is not None:
         params[P_OF] = of
     st.page_link(
-        TRACE_PAGE, label=label, icon=icon, query_params=params,
+        TRACE_PAGE,
+        label=label,
+        icon=icon,
+        query_params=params,
         help=help or "How this recall ranked what it found, arm by arm",
     )
 
@@ -50,4 +58,9 @@ def trace_url(request: TraceRequest, base: str = "") -> str:
 
 def link_back(focus: CaseFocus, page) -> None:
     """The way back from a trace to the case it was opened from (`page`: its page, whose deep link takes the id)."""
-    st.page_link(page, label=f"Back to {focus.kind} {md(focus.id)}", icon=":material/arrow_back:", query_params={focus.kind: focus.id})
+    st.page_link(
+        page,
+        label=f"Back to {focus.kind} {md(focus.id)}",
+        icon=":material/arrow_back:",
+        query_params={focus.kind: focus.id},
+    )

@@ -63,10 +63,15 @@ def render_console(default: TraceRequest | None, banks: list[str]) -> TraceReque
     with st.form("trace_console"):
         left, right = st.columns([2, 1])
         bank = left.selectbox(
-            "Bank", banks, index=banks.index(default.bank) if default and default.bank in banks else 0, key="console_bank"
+            "Bank",
+            banks,
+            index=banks.index(default.bank) if default and default.bank in banks else 0,
+            key="console_bank",
         )
         budget = right.selectbox(
-            "Budget", TRACE_BUDGETS, index=TRACE_BUDGETS.index(default.budget) if default else TRACE_BUDGETS.index("mid"),
+            "Budget",
+            TRACE_BUDGETS,
+            index=TRACE_BUDGETS.index(default.budget) if default else TRACE_BUDGETS.index("mid"),
             key="console_budget",
         )
         query = st.text_input("Query", value=default.query if default else "", key="console_query")
@@ -75,24 +80,37 @@ def render_console(default: TraceRequest | None, banks: list[str]) -> TraceReque
             "Tags (comma-separated)", value=", ".join(default.tags) if default else "", key="console_tags"
         )
         tags_match = mid.selectbox(
-            "tags_match", TAGS_MATCH_VALUES,
-            index=TAGS_MATCH_VALUES.index(default.tags_match) if default else 0, key="console_match",
+            "tags_match",
+            TAGS_MATCH_VALUES,
+            index=TAGS_MATCH_VALUES.index(default.tags_match) if default else 0,
+            key="console_match",
         )
         max_tokens = right.number_input(
-            "max_tokens", min_value=1, max_value=MAX_TRACE_TOKENS, value=default.max_tokens if default else 4096, step=512,
+            "max_tokens",
+            min_value=1,
+            max_value=MAX_TRACE_TOKENS,
+            value=default.max_tokens if default else 4096,
+            step=512,
             key="console_max_tokens",
         )
         types = st.multiselect(
-            "Fact types (none = the server's default)", FACT_TYPES,
-            default=list(default.types) if default and default.types else [], key="console_types",
+            "Fact types (none = the server's default)",
+            FACT_TYPES,
+            default=list(default.types) if default and default.types else [],
+            key="console_types",
         )
         submitted = st.form_submit_button("Trace this recall", type="primary")
     if not submitted:
         return None
     try:
         return TraceRequest(
-            bank=bank.strip(), query=query.strip(), tags=tuple(t.strip() for t in tags.split(",") if t.strip()),
-            tags_match=tags_match, budget=budget, max_tokens=int(max_tokens), types=tuple(types) or None,
+            bank=bank.strip(),
+            query=query.strip(),
+            tags=tuple(t.strip() for t in tags.split(",") if t.strip()),
+            tags_match=tags_match,
+            budget=budget,
+            max_tokens=int(max_tokens),
+            types=tuple(types) or None,
         )
     except ValidationError as exc:  # one plain sentence naming the field, never pydantic's dump
         st.error("This query cannot be traced. " + md(request_problem(exc)), icon=":material/error:")
@@ -149,14 +167,25 @@ def render_counts(analysis: TraceAnalysis) -> None:
     fig = go.Figure()
     for kind in frame["memory kind"].unique():
         part = frame[frame["memory kind"] == kind]
-        fig.add_bar(x=part["arm"], y=part["count"], name=f"{kind} memories", marker_color=KIND_COLOURS.get(kind, "#9D9D9D"))
-    fig.update_layout(barmode="stack", height=300, margin=dict(t=30, b=10), title="Candidates found by each arm",
-                      yaxis=dict(title="candidates", **_count_axis(pivot["total"].max())), legend_title_text="")
+        fig.add_bar(
+            x=part["arm"], y=part["count"], name=f"{kind} memories", marker_color=KIND_COLOURS.get(kind, "#9D9D9D")
+        )
+    fig.update_layout(
+        barmode="stack",
+        height=300,
+        margin=dict(t=30, b=10),
+        title="Candidates found by each arm",
+        yaxis=dict(title="candidates", **_count_axis(pivot["total"].max())),
+        legend_title_text="",
+    )
     st.plotly_chart(fig, key="chart_counts")
 
 
 def results_frame(
-    analysis: TraceAnalysis, labels: dict[str, CandidateLabel], exact: set[str] | None, focus: CaseFocus | None = None,
+    analysis: TraceAnalysis,
+    labels: dict[str, CandidateLabel],
+    exact: set[str] | None,
+    focus: CaseFocus | None = None,
 ) -> pd.DataFrame:
     """One row per candidate, named by document id; `exact` (opened from a case) adds its exact-precedent column, and
     `focus` why each starred one is the case's (a ticket's: by its tag, or by an old record's first sentence)."""
@@ -185,21 +214,36 @@ def render_results(analysis: TraceAnalysis, labels: dict[str, CandidateLabel], f
             lambda row: ["background-color: #fff3c4" if row["exact"] else "" for _ in row], axis=1
         )
     st.dataframe(
-        shown, hide_index=True, width="stretch", key="trace_results",
+        shown,
+        hide_index=True,
+        width="stretch",
+        key="trace_results",
         column_config={
             "candidate": st.column_config.TextColumn("document", help="The memory's document id"),
             "exact": st.column_config.CheckboxColumn(
                 f"{EXACT_MARK} {'own' if focus and focus.kind == 'ticket' else 'exact'}",
-                help="The customer's own record (the ticket's rule)" if focus and focus.kind == "ticket"
+                help="The customer's own record (the ticket's rule)"
+                if focus and focus.kind == "ticket"
                 else "An exact precedent of the case this trace was opened from",
             ),
-            "rrf_rank": st.column_config.NumberColumn("fused rank", help="Rank after fusing the arms (RRF)", format="%d"),
-            "reranked_rank": st.column_config.NumberColumn("final rank", help="Empty: ranked too low to be scored", format="%d"),
-            "change": st.column_config.NumberColumn("moved", help="Fused rank minus final rank: positive moved up", format="%d"),
+            "rrf_rank": st.column_config.NumberColumn(
+                "fused rank", help="Rank after fusing the arms (RRF)", format="%d"
+            ),
+            "reranked_rank": st.column_config.NumberColumn(
+                "final rank", help="Empty: ranked too low to be scored", format="%d"
+            ),
+            "change": st.column_config.NumberColumn(
+                "moved", help="Fused rank minus final rank: positive moved up", format="%d"
+            ),
             "single_arm": st.column_config.CheckboxColumn("one arm only", help="Only one retrieval arm found it"),
-            "rrf_score": st.column_config.NumberColumn("fusion score", help="RRF: the sum of 1/(60 + rank) over the arms", format="%.5f"),
+            "rrf_score": st.column_config.NumberColumn(
+                "fusion score", help="RRF: the sum of 1/(60 + rank) over the arms", format="%.5f"
+            ),
             **{f"{s}_rank": st.column_config.NumberColumn(f"{_arm(s)} rank", format="%d") for s in SOURCES},
-            **{f"{s}_rrf": st.column_config.NumberColumn(f"{_arm(s)} score", help="1/(60 + rank)", format="%.5f") for s in SOURCES},
+            **{
+                f"{s}_rrf": st.column_config.NumberColumn(f"{_arm(s)} score", help="1/(60 + rank)", format="%.5f")
+                for s in SOURCES
+            },
             "fact_type": st.column_config.TextColumn("memory kind"),
             "node_id": st.column_config.TextColumn("memory id"),
         },
@@ -214,11 +258,15 @@ def render_phases(analysis: TraceAnalysis) -> None:
     frame = pd.DataFrame(
         [{"phase": p.name, "ms": p.seconds * 1000, "sub-phase": p.diagnostic} for p in analysis.phases]
     )
-    st.dataframe(frame, hide_index=True, width="stretch", column_config={"ms": st.column_config.NumberColumn(format="%.2f")})
+    st.dataframe(
+        frame, hide_index=True, width="stretch", column_config={"ms": st.column_config.NumberColumn(format="%.2f")}
+    )
 
 
 def contribution_figure(
-    analysis: TraceAnalysis, labels: dict[str, CandidateLabel] | None = None, exact: set[str] | None = None,
+    analysis: TraceAnalysis,
+    labels: dict[str, CandidateLabel] | None = None,
+    exact: set[str] | None = None,
     limit: int = CHART_LIMIT,
 ) -> go.Figure:
     rows = analysis.rows[:limit]
@@ -228,23 +276,40 @@ def contribution_figure(
         values = [r.contributions.get(source, 0.0) for r in rows]
         if any(values):
             fig.add_bar(x=names, y=values, name=_arm(source), marker_color=SOURCE_COLOURS[source])
-    fig.update_layout(barmode="stack", height=380, margin=dict(t=40, b=10), yaxis_title="fusion score from each arm",
-                      legend_title_text="arm", title=f"What each arm added to the {len(rows)} best-fused candidates")
+    fig.update_layout(
+        barmode="stack",
+        height=380,
+        margin=dict(t=40, b=10),
+        yaxis_title="fusion score from each arm",
+        legend_title_text="arm",
+        title=f"What each arm added to the {len(rows)} best-fused candidates",
+    )
     return fig
 
 
 def rank_path_figure(
-    analysis: TraceAnalysis, labels: dict[str, CandidateLabel] | None = None, exact: set[str] | None = None,
+    analysis: TraceAnalysis,
+    labels: dict[str, CandidateLabel] | None = None,
+    exact: set[str] | None = None,
     limit: int = CHART_LIMIT,
 ) -> go.Figure:
     stages = [_arm(s) for s in SOURCES] + ["fused", "final"]
     fig = go.Figure()
     for r in analysis.rows[:limit]:
         ys = [r.arm_ranks.get(s) for s in SOURCES] + [r.rrf_rank, r.reranked_rank]
-        fig.add_scatter(x=stages, y=ys, mode="lines+markers", name=_label(r.rrf_rank, r.node_id, labels or {}, exact or set()),
-                        connectgaps=True)
-    fig.update_layout(height=440, margin=dict(t=40, b=10), title="Where each candidate ranked, arm by arm, then fused and final",
-                      yaxis=dict(autorange="reversed", title="rank (1 = best)", tickformat="d"))
+        fig.add_scatter(
+            x=stages,
+            y=ys,
+            mode="lines+markers",
+            name=_label(r.rrf_rank, r.node_id, labels or {}, exact or set()),
+            connectgaps=True,
+        )
+    fig.update_layout(
+        height=440,
+        margin=dict(t=40, b=10),
+        title="Where each candidate ranked, arm by arm, then fused and final",
+        yaxis=dict(autorange="reversed", title="rank (1 = best)", tickformat="d"),
+    )
     return fig
 
 
@@ -269,29 +334,52 @@ def render_whatif_form() -> ReplaySettings:
     current: ReplaySettings = st.session_state.get("whatif_settings") or ReplaySettings()
     with st.form("whatif"):
         st.subheader("What-if fusion replay")
-        st.caption("Replays fusion on this trace's retrieval lists. Defaults are the server's: the replay then equals it.")
+        st.caption(
+            "Replays fusion on this trace's retrieval lists. Defaults are the server's: the replay then equals it."
+        )
         caps, weights = {}, {}
         for col, source in zip(st.columns(len(SOURCES)), SOURCES, strict=True):
-            caps[source] = col.number_input(f"{source} cap (0 = none)", min_value=0, step=1, value=current.cap(source),
-                                            key=f"whatif_cap_{source}")
-            weights[source] = col.number_input(f"{source} weight", min_value=0.0, step=0.05, value=current.weight(source),
-                                               key=f"whatif_weight_{source}")
+            caps[source] = col.number_input(
+                f"{source} cap (0 = none)", min_value=0, step=1, value=current.cap(source), key=f"whatif_cap_{source}"
+            )
+            weights[source] = col.number_input(
+                f"{source} weight",
+                min_value=0.0,
+                step=0.05,
+                value=current.weight(source),
+                key=f"whatif_weight_{source}",
+            )
         cols = st.columns(5)
-        min_semantic = cols[0].number_input("min semantic similarity", value=current.min_semantic, min_value=0.0,
-                                            max_value=1.0, step=0.05, key="whatif_min_semantic")
-        min_bm25 = cols[1].number_input("min BM25 score", value=current.min_bm25, min_value=0.0, step=0.05,
-                                        key="whatif_min_bm25")
-        rerank_cap = cols[2].number_input("reranker candidate cap", min_value=1, step=10,
-                                          value=current.reranker_max_candidates or DEFAULT_RERANKER_MAX_CANDIDATES,
-                                          key="whatif_rerank_cap")
+        min_semantic = cols[0].number_input(
+            "min semantic similarity",
+            value=current.min_semantic,
+            min_value=0.0,
+            max_value=1.0,
+            step=0.05,
+            key="whatif_min_semantic",
+        )
+        min_bm25 = cols[1].number_input(
+            "min BM25 score", value=current.min_bm25, min_value=0.0, step=0.05, key="whatif_min_bm25"
+        )
+        rerank_cap = cols[2].number_input(
+            "reranker candidate cap",
+            min_value=1,
+            step=10,
+            value=current.reranker_max_candidates or DEFAULT_RERANKER_MAX_CANDIDATES,
+            key="whatif_rerank_cap",
+        )
         rrf_k = cols[3].number_input("RRF k", min_value=1, step=1, value=current.rrf_k, key="whatif_rrf_k")
         top_k = cols[4].number_input("top k to compare", min_value=1, step=1, value=current.top_k, key="whatif_top_k")
         submitted = st.form_submit_button("Replay")
     if submitted:
         current = ReplaySettings(
-            rrf_k=int(rrf_k), top_k=int(top_k), reranker_max_candidates=int(rerank_cap),
-            caps={s: int(v) for s, v in caps.items() if v}, weights={s: float(v) for s, v in weights.items() if v != 1.0},
-            min_semantic=min_semantic, min_bm25=min_bm25,
+            rrf_k=int(rrf_k),
+            top_k=int(top_k),
+            reranker_max_candidates=int(rerank_cap),
+            caps={s: int(v) for s, v in caps.items() if v},
+            weights={s: float(v) for s, v in weights.items() if v != 1.0},
+            min_semantic=min_semantic,
+            min_bm25=min_bm25,
         )
         st.session_state["whatif_settings"] = current
     return current
@@ -314,7 +402,9 @@ def render_whatif(traced: TracedRecall, focus: CaseFocus | None = None) -> None:
     st.text(f"Top {diff.k} by RRF, server vs replay: {status}")
     if focus is not None and diff.entered:
         strangers = whatif_strangers(diff.entered, traced.labels, focus)
-        words = f"{len(strangers)} of the {len(diff.entered)} entering are not {focus.noun}" + (f": {', '.join(strangers)}" if strangers else "")
+        words = f"{len(strangers)} of the {len(diff.entered)} entering are not {focus.noun}" + (
+            f": {', '.join(strangers)}" if strangers else ""
+        )
         (st.warning if strangers else st.success)(md(words + "."), icon=":material/group:")
 
     server_rank = {c.node_id: c.final_rrf_rank for c in trace.rrf_merged}
@@ -356,9 +446,14 @@ def render_whatif(traced: TracedRecall, focus: CaseFocus | None = None) -> None:
     )
     st.subheader("Each source's share of the top k")
     st.dataframe(
-        shares, hide_index=True, width="stretch", key="whatif_shares",
-        column_config={c: st.column_config.ProgressColumn(c, min_value=0.0, max_value=1.0, format="percent")
-                       for c in ("top-k RRF share, server", "top-k RRF share, replay")},
+        shares,
+        hide_index=True,
+        width="stretch",
+        key="whatif_shares",
+        column_config={
+            c: st.column_config.ProgressColumn(c, min_value=0.0, max_value=1.0, format="percent")
+            for c in ("top-k RRF share, server", "top-k RRF share, replay")
+        },
     )
 
 
@@ -367,8 +462,12 @@ def render_whatif(traced: TracedRecall, focus: CaseFocus | None = None) -> None:
 
 def render_export(traced: TracedRecall, deep_link: str) -> None:
     st.download_button(
-        "Export trace as JSON", data=traced.export_json(), mime="application/json", key="trace_export",
-        file_name=f"trace-{traced.request.bank}-{traced.fetched_at:%Y%m%dT%H%M%S}.json", icon=":material/download:",
+        "Export trace as JSON",
+        data=traced.export_json(),
+        mime="application/json",
+        key="trace_export",
+        file_name=f"trace-{traced.request.bank}-{traced.fetched_at:%Y%m%dT%H%M%S}.json",
+        icon=":material/download:",
     )
     st.caption("Deep link to this trace (opening it runs the recall again, with trace=True):")
     st.code(deep_link, language=None)
@@ -381,8 +480,10 @@ def render_trace(traced: TracedRecall, deep_link: str, focus: CaseFocus | None =
     analysis = analyse(traced.response)
     render_verdict(traced, analysis, focus)
     render_header(traced, analysis, focus)
-    tab_charts, tab_results, tab_whatif, tab_phases, tab_export = st.tabs(  # the charts first; the raw scores a tab away
-        ["Charts", "Results", "What-if", "Timings", "Export"]
+    tab_charts, tab_results, tab_whatif, tab_phases, tab_export = (
+        st.tabs(  # the charts first; the raw scores a tab away
+            ["Charts", "Results", "What-if", "Timings", "Export"]
+        )
     )
     with tab_results:
         render_results(analysis, traced.labels, focus)

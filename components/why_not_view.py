@@ -52,7 +52,9 @@ def render_why_not(
             return
         st.dataframe(pd.DataFrame(matches), hide_index=True, width="stretch", key="why_not_matches")
         left, mid, right = st.columns([3, 1, 2])
-        document = left.selectbox("Document", list(dict.fromkeys(m["document"] for m in matches)), key="why_not_document")
+        document = left.selectbox(
+            "Document", list(dict.fromkeys(m["document"] for m in matches)), key="why_not_document"
+        )
         k = mid.number_input("k (documents taken)", min_value=1, max_value=100, value=10, key="why_not_k")
         with right.expander("Judge as a server with other settings"):
             cap = st.number_input("per-source cap (0 = off)", min_value=0, value=0, key="why_not_cap")
@@ -85,8 +87,10 @@ def render_why_not(
         if not answer.changes:
             return  # returned, or no setting brings it in
         if not any(c.server_wide for c in answer.changes):
-            st.caption("A change of this recall's own request: it alters no other case of the queue (what it lets into this "
-                       "recall is counted above).")
+            st.caption(
+                "A change of this recall's own request: it alters no other case of the queue (what it lets into this "
+                "recall is counted above)."
+            )
             return
         if altered is None and st.button("Count the queue's cases this change alters", key="why_not_queue"):
             try:
@@ -109,6 +113,9 @@ def render_suggestions(found: list[Suggestion]) -> None:
     st.caption("Ways to bring it in, safest first, each with what else it would let in")
     for number, suggestion in enumerate(found, 1):
         box = st.success if suggestion.safe else st.warning
-        box(f"{number}. {md(suggestion.sentence(), max_chars=1000)}", icon=":material/verified_user:" if suggestion.safe else ":material/warning:")
+        box(
+            f"{number}. {md(suggestion.sentence(), max_chars=1000)}",
+            icon=":material/verified_user:" if suggestion.safe else ":material/warning:",
+        )
         if suggestion.lets_in.strangers:
             st.text("\n".join(f"{kind}: {', '.join(ids)}" for kind, ids in suggestion.lets_in.strangers.items()))

@@ -16,8 +16,8 @@ from components.attention import draw_attention
 from components.safe_text import md
 from components.when import local_clock, local_time
 from dashboard.review.casework import Casework
-from dashboard.store.identity import Person
 from dashboard.review.workflow import age_label, next_unreviewed, sla_state
+from dashboard.store.identity import Person
 
 SLA_COLORS = {"on time": "gray", "due": "orange", "overdue": "red"}
 Require = Callable[[], bool]
@@ -35,7 +35,9 @@ def unknown_link(what: str, linked: str, ids: Sequence[str], decided: Container[
     opened by the next run through `keep_selection`, before the table is drawn)."""
     st.warning(md(f"No {what} {linked!r} in the queue (or it is filtered out)."), icon=":material/link_off:")
     first = next_unreviewed(list(ids), None, decided)
-    if first is not None and st.button(f"Open {first}, the first unreviewed {what}", key=f"{goto_key}_first", type="primary"):
+    if first is not None and st.button(
+        f"Open {first}, the first unreviewed {what}", key=f"{goto_key}_first", type="primary"
+    ):
         st.session_state[goto_key] = first
         st.rerun()
 
@@ -99,8 +101,12 @@ def flash(key: str, slot: Slot | None = None) -> None:
     if not pending:
         return
     with slot.box if slot is not None else st.container():
-        delivered = pending.get("ok", True)  # not ok: recorded, but not in memory yet (or nothing recorded in a bulk approval)
-        (st.success if delivered else st.warning)(md(pending["message"]), icon=":material/check_circle:" if delivered else ":material/schedule:")
+        delivered = pending.get(
+            "ok", True
+        )  # not ok: recorded, but not in memory yet (or nothing recorded in a bulk approval)
+        (st.success if delivered else st.warning)(
+            md(pending["message"]), icon=":material/check_circle:" if delivered else ":material/schedule:"
+        )
         if pending.get("details"):
             st.text(pending["details"])
         if pending.get("error"):
@@ -115,12 +121,26 @@ def reviewer_field(me, key: str) -> None:
     if me.signed_in:
         st.text(f"Recorded as {me.name} (signed in)")
         return
-    st.text_input(REVIEWER_LABEL, key=key, max_chars=120, width=260, label_visibility="collapsed",
-                  placeholder="Your reviewer name (required)")
+    st.text_input(
+        REVIEWER_LABEL,
+        key=key,
+        max_chars=120,
+        width=260,
+        label_visibility="collapsed",
+        placeholder="Your reviewer name (required)",
+    )
 
 
-def claim_controls(casework: Casework, bank: str, kind: str, case_id: str, me: Person | None, require: Require, *,
-                   cannot_claim: str | None = None) -> bool:
+def claim_controls(
+    casework: Casework,
+    bank: str,
+    kind: str,
+    case_id: str,
+    me: Person | None,
+    require: Require,
+    *,
+    cannot_claim: str | None = None,
+) -> bool:
     """Who holds the case, with Claim / Release; returns True when `me` may decide it (nobody else holds it).
     `cannot_claim`: why `me` may not claim it (the first reviewer of a case under blind second review: their claim
     would name them to the second reviewer)."""
@@ -139,10 +159,16 @@ def claim_controls(casework: Casework, bank: str, kind: str, case_id: str, me: P
                 st.rerun()
             return True
         why_not = "Type your reviewer name first" if me is None else cannot_claim
-        if st.button(
-            "Claim", key=f"claim_{kind}_button", icon=":material/front_hand:", disabled=why_not is not None,
-            help=why_not or "Hold this case so nobody else decides it meanwhile",
-        ) and require():
+        if (
+            st.button(
+                "Claim",
+                key=f"claim_{kind}_button",
+                icon=":material/front_hand:",
+                disabled=why_not is not None,
+                help=why_not or "Hold this case so nobody else decides it meanwhile",
+            )
+            and require()
+        ):
             now_held = casework.claim(bank, kind, case_id, me)
             if now_held.held_by(me):
                 st.rerun()
@@ -160,12 +186,21 @@ def my_queue_filter(casework: Casework, bank: str, kind: str, me: str | None, ke
 
 
 def render_comments(
-    casework: Casework, bank: str, kind: str, case_id: str, me: Person | None, require: Require, *, hidden: str | None = None
+    casework: Casework,
+    bank: str,
+    kind: str,
+    case_id: str,
+    me: Person | None,
+    require: Require,
+    *,
+    hidden: str | None = None,
 ) -> None:
     """The case's comments and a box to add one. `hidden`: why the comments are not shown (a blind second review:
     a comment names its author, who may have made the first decision)."""
     notes = [] if hidden else casework.comments(bank, kind, case_id)
-    with st.expander("Comments" if hidden else f"Comments ({len(notes)})", icon=":material/forum:", expanded=bool(notes or hidden)):
+    with st.expander(
+        "Comments" if hidden else f"Comments ({len(notes)})", icon=":material/forum:", expanded=bool(notes or hidden)
+    ):
         if hidden:
             st.caption(hidden)
         for note in notes:
@@ -173,8 +208,12 @@ def render_comments(
             st.text(note.body)  # typed by a person: literal text, wrapped
         with st.form(key=f"comment_form_{kind}_{case_id}", clear_on_submit=True, border=False):
             body = st.text_area("Add a comment", max_chars=4000, key=f"comment_body_{kind}")
-            sent = st.form_submit_button("Comment", icon=":material/send:", disabled=me is None,
-                                         help="Type your reviewer name first" if me is None else None)
+            sent = st.form_submit_button(
+                "Comment",
+                icon=":material/send:",
+                disabled=me is None,
+                help="Type your reviewer name first" if me is None else None,
+            )
         if sent:
             if not body.strip():
                 notice("An empty comment was not saved.", ok=False)
@@ -187,7 +226,9 @@ def render_comments(
 def confirm_bulk(lines: dict[str, str], confirm_key: str) -> None:
     """One confirmation for a bulk acceptance (`lines`: case id -> what is accepted). The confirmed ids go to
     `st.session_state[confirm_key]`; the page records each decision on its own after the rerun."""
-    st.text(f"Each of these {len(lines)} case(s) gets its own decision, recorded as accepting the agent's recommendation:")
+    st.text(
+        f"Each of these {len(lines)} case(s) gets its own decision, recorded as accepting the agent's recommendation:"
+    )
     st.text("\n".join(lines.values()))
     if st.button(f"Accept all {len(lines)}", key=f"{confirm_key}_yes", type="primary", icon=":material/done_all:"):
         st.session_state[confirm_key] = list(lines)

@@ -13,13 +13,13 @@ from functools import cache
 from importlib import import_module
 from pathlib import Path
 
+from dashboard.delivery.webhooks import WebhookEvents, WebhookTarget
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.case_queue import CaseQueue
 from dashboard.review.decisions import Proposal
-from dashboard.store.db import make_engine
 from dashboard.review.queue_kind import QueueKind
-from dashboard.delivery.webhooks import WebhookEvents, WebhookTarget
 from dashboard.settings import LEGACY_QUEUE_FIELDS, Settings
+from dashboard.store.db import make_engine
 
 BUILT_IN = (
     "dashboard.finance.kind:FINANCE",
@@ -68,7 +68,9 @@ def configured(settings: Settings) -> Settings:
     for kind in registered(settings):
         given = settings.queue(kind.key)
         if kind.key not in LEGACY_QUEUE_FIELDS:  # the built-in kinds' live in their older fields
-            queues[kind.key] = given.model_copy(update={"bank": given.bank or kind.default_bank, "cases": given.cases or kind.default_cases})
+            queues[kind.key] = given.model_copy(
+                update={"bank": given.bank or kind.default_bank, "cases": given.cases or kind.default_cases}
+            )
     return settings.model_copy(update={"queues": queues})
 
 
@@ -97,7 +99,8 @@ def webhook_targets(settings: Settings) -> dict[tuple[str, str], WebhookTarget]:
         queue = settings.queue(kind.key)
         if queue.webhook_url and queue.webhook_secret:
             targets[(bank_of(settings, kind), kind.name)] = WebhookTarget(
-                kind.key, queue.webhook_url, queue.webhook_secret.get_secret_value(), queue.webhook_allow_private)
+                kind.key, queue.webhook_url, queue.webhook_secret.get_secret_value(), queue.webhook_allow_private
+            )
     return targets
 
 
@@ -119,7 +122,9 @@ def _case_queue(store_url: str | None, data_dir: Path) -> CaseQueue:
     return CaseQueue(make_engine(store_url, data_dir))
 
 
-_merged: dict[tuple, tuple[Sequence, tuple, tuple]] = {}  # (kind, store) -> (the file's rows, the handed-in ones, the queue)
+_merged: dict[
+    tuple, tuple[Sequence, tuple, tuple]
+] = {}  # (kind, store) -> (the file's rows, the handed-in ones, the queue)
 
 
 def cases_of(settings: Settings, kind: QueueKind) -> Sequence:

@@ -58,7 +58,9 @@ def log_tail(path: Path, lines: int = 30) -> str:
     return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
 
 
-def stop_process(proc: psutil.Process | None, sig: int = signal.SIGTERM, timeout: float = 30.0, *, group: bool = False) -> None:
+def stop_process(
+    proc: psutil.Process | None, sig: int = signal.SIGTERM, timeout: float = 30.0, *, group: bool = False
+) -> None:
     """Signal the process (its whole group when it leads one) and wait for it and its children to exit;
     SIGKILL what is left after `timeout`. psutil.wait_procs also reaps our own exited children."""
     if proc is None:
@@ -83,13 +85,28 @@ def stop_process(proc: psutil.Process | None, sig: int = signal.SIGTERM, timeout
 class Child:
     """A process started in a session of its own, its output in `log`; `stop()` stops its whole group."""
 
-    def __init__(self, argv: Sequence[str], *, env: dict[str, str], log: Path, cwd: Path | str, name: str, stop_at_exit: bool = True):
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        env: dict[str, str],
+        log: Path,
+        cwd: Path | str,
+        name: str,
+        stop_at_exit: bool = True,
+    ):
         """`stop_at_exit=False` for a server meant to outlive this interpreter (`server start`)."""
         self.name, self.log = name, log
         log.parent.mkdir(parents=True, exist_ok=True)
         with signals_held(), log.open("ab") as out:  # a stop signalled while it starts finds it registered
             popen = subprocess.Popen(
-                list(argv), env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+                list(argv),
+                env=env,
+                cwd=cwd,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
             )
             self.process = psutil.Process(popen.pid)
             if stop_at_exit:
@@ -116,8 +133,10 @@ class Child:
             return False
 
         poll = Retrying(
-            stop=stop_after_delay(timeout), wait=wait_fixed(POLL_S),
-            retry=retry_if_result(lambda done: not done), retry_error_callback=lambda _state: False,
+            stop=stop_after_delay(timeout),
+            wait=wait_fixed(POLL_S),
+            retry=retry_if_result(lambda done: not done),
+            retry_error_callback=lambda _state: False,
         )
         if not poll(check):
             self.stop()

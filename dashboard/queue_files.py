@@ -61,7 +61,9 @@ def _csv_rows(path: Path, text: str, model: type[BaseModel]) -> list[tuple[int |
     expected = list(model.model_fields)
     required = [name for name, f in model.model_fields.items() if f.is_required()]
     problems = [Problem(None, c, "required column is missing") for c in required if c not in header]
-    problems += [Problem(None, c, f"unexpected column (expected: {', '.join(expected)})") for c in header if c not in expected]
+    problems += [
+        Problem(None, c, f"unexpected column (expected: {', '.join(expected)})") for c in header if c not in expected
+    ]
     if len(set(header)) != len(header):
         problems.append(Problem(None, None, "a column name appears twice in the header"))
     if problems:
@@ -95,7 +97,9 @@ def parse_rows(path: Path | str, data: bytes, model: type[M], id_field: str | No
     """Validate file content already read (for uploads as well as files on disk)."""
     path = Path(path)
     if len(data) > MAX_FILE_BYTES:
-        raise QueueFileError(path, [Problem(None, None, f"file is {len(data):,} bytes; the limit is {MAX_FILE_BYTES:,}")])
+        raise QueueFileError(
+            path, [Problem(None, None, f"file is {len(data):,} bytes; the limit is {MAX_FILE_BYTES:,}")]
+        )
     text = _decode(path, data)
     if not text.strip():
         raise QueueFileError(path, [Problem(None, None, "file is empty")])

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import ipaddress
-import tomllib
 import json
 import math
 import re
+import tomllib
 from contextvars import ContextVar
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -30,7 +30,14 @@ from pydantic_settings import (
 REPO_ROOT = Path(__file__).resolve().parent.parent
 SECRETS_FILE = REPO_ROOT / ".streamlit" / "secrets.toml"
 _DEMO = Path(__file__).resolve().parent / "demo_data"
-ORIGINS = ("reviewer", "seed", "agent", "migration", "vouched", "unknown")  # who wrote a memory record (trust/origin.py)
+ORIGINS = (
+    "reviewer",
+    "seed",
+    "agent",
+    "migration",
+    "vouched",
+    "unknown",
+)  # who wrote a memory record (trust/origin.py)
 _secrets_file: ContextVar[Path] = ContextVar("secrets_file", default=SECRETS_FILE)
 
 Role = Literal["viewer", "reviewer", "lead"]
@@ -71,7 +78,9 @@ def is_loopback(host: str | None) -> bool:
         return False
 
 
-HOST_NAME = re.compile(r"^(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*\.?$", re.IGNORECASE)
+HOST_NAME = re.compile(
+    r"^(\*\.)?([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*\.?$", re.IGNORECASE
+)
 
 
 def is_host_pattern(host: str) -> bool:
@@ -125,7 +134,9 @@ class QueueSettings(BaseModel):
     @model_validator(mode="after")
     def _webhook_signed(self) -> QueueSettings:
         if self.webhook_url and not self.webhook_secret:
-            raise ValueError("webhook_secret is required with webhook_url (16 characters or more): every event is signed")
+            raise ValueError(
+                "webhook_secret is required with webhook_url (16 characters or more): every event is signed"
+            )
         return self
 
 
@@ -172,22 +183,30 @@ class Settings(BaseSettings):
     # The host names the pages and the API answer to (the Host a browser sends), against DNS rebinding: a page on a name
     # the operator did not choose, resolved to this server, is refused. Unset: this machine's own names when served on
     # loopback; on any other address the app does not start without it. "*.example.com" covers its subdomains.
-    allowed_hosts: Annotated[list[str], NoDecode] = Field(default_factory=list, validation_alias="RECALL_REVIEW_ALLOWED_HOSTS")
+    allowed_hosts: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, validation_alias="RECALL_REVIEW_ALLOWED_HOSTS"
+    )
     # The largest invoice a role or a named reviewer may decide alone (a name wins over its role; no entry: no
     # limit). NoDecode: a malformed JSON reaches our validator, which names the setting, not pydantic-settings.
-    approval_limits: Annotated[dict[str, float], NoDecode] = Field(default_factory=dict, validation_alias="RECALL_REVIEW_APPROVAL_LIMITS")
+    approval_limits: Annotated[dict[str, float], NoDecode] = Field(
+        default_factory=dict, validation_alias="RECALL_REVIEW_APPROVAL_LIMITS"
+    )
     # The share of decided cases a blind second reviewer decides again (chosen by a stable hash of the case id).
     second_review_share: float = _env("RECALL_REVIEW_SECOND_REVIEW_SHARE", 0.10, ge=0, le=1)
     # Reason codes per exception type, each with its label ({"price_variance": {"PRICE_AGREED": "..."}, "default":
     # {...}}): a type with no entry takes "default", else the built-in list (finance.reasons).
-    reason_codes: Annotated[dict[str, dict[str, str]], NoDecode] = Field(default_factory=dict, validation_alias="RECALL_REVIEW_REASON_CODES")
+    reason_codes: Annotated[dict[str, dict[str, str]], NoDecode] = Field(
+        default_factory=dict, validation_alias="RECALL_REVIEW_REASON_CODES"
+    )
     # The key this dashboard signs the memory records it writes with (a reviewer's decision, the demo seed): only a
     # signed decision has a reviewer's authority. Unset: a key made once and kept in the review store (every instance
     # on one store agrees); set it when instances or tools reach memory without sharing the store.
     signing_key: SecretStr | None = _env("RECALL_REVIEW_SIGNING_KEY", min_length=16)
     # A precedent's vote by the origin of its record (reviewer, seed, agent, migration, unknown): 1 unless given, e.g.
     # {"unknown": 0.5}; 0 leaves that origin's records out of the vote (they stay on the page).
-    origin_weights: Annotated[dict[str, float], NoDecode] = Field(default_factory=dict, validation_alias="RECALL_REVIEW_ORIGIN_WEIGHTS")
+    origin_weights: Annotated[dict[str, float], NoDecode] = Field(
+        default_factory=dict, validation_alias="RECALL_REVIEW_ORIGIN_WEIGHTS"
+    )
     # true turns off the rule that escalates a recommendation records of unknown origin swing (finance.policy): they
     # would then decide again. Off only on purpose; a lead's vouching gives reviewed records a known origin instead.
     untrusted_decides: bool = _env("RECALL_REVIEW_UNTRUSTED_DECIDES", False)
@@ -199,7 +218,9 @@ class Settings(BaseSettings):
     customers_file: Path = _env("RECALL_REVIEW_CUSTOMERS_FILE", _DEMO / "customers.json")
     # Per queue kind, its bank and cases file ({"finance": {"bank": "...", "cases": "..."}}); the older variables
     # above (RECALL_REVIEW_FINANCE_BANK ...) fill what this leaves out, and are kept in step with it.
-    queues: Annotated[dict[str, QueueSettings], NoDecode] = Field(default_factory=dict, validation_alias="RECALL_REVIEW_QUEUES")
+    queues: Annotated[dict[str, QueueSettings], NoDecode] = Field(
+        default_factory=dict, validation_alias="RECALL_REVIEW_QUEUES"
+    )
     # Queue kinds beyond the built-in ones, each "package.module:KIND" (dashboard/kinds.py; docs/adding-a-queue-kind.md).
     extra_kinds: Annotated[list[str], NoDecode] = Field(default_factory=list, validation_alias="RECALL_REVIEW_KINDS")
     # The embedded Hindsight's LLM, passed through to hindsight-api as set (unset: no LLM, texts stored
@@ -211,7 +232,11 @@ class Settings(BaseSettings):
     enable_observations: bool | None = _env("HINDSIGHT_API_ENABLE_OBSERVATIONS")
     # The languages the embedded server looks for dates in a query in. Unset, hindsight-api tries each of
     # dateparser's ~200 locales on every recall: 60% of a recall's CPU here, for memory written in English.
-    query_languages: str = _env("HINDSIGHT_API_QUERY_ANALYZER_LANGUAGES", "en", pattern=r"^[a-z]{2,3}(-[A-Za-z0-9]+)?(,[a-z]{2,3}(-[A-Za-z0-9]+)?)*$")
+    query_languages: str = _env(
+        "HINDSIGHT_API_QUERY_ANALYZER_LANGUAGES",
+        "en",
+        pattern=r"^[a-z]{2,3}(-[A-Za-z0-9]+)?(,[a-z]{2,3}(-[A-Za-z0-9]+)?)*$",
+    )
 
     @field_validator("hindsight_api_url")
     @classmethod
@@ -223,7 +248,9 @@ class Settings(BaseSettings):
         parts = urlsplit(url)
         if parts.username is not None or parts.password is not None:
             # Never echo it: the point is that it holds a secret.
-            raise ValueError("HINDSIGHT_API_URL must not contain credentials (user:password@); put the key in HINDSIGHT_API_KEY")
+            raise ValueError(
+                "HINDSIGHT_API_URL must not contain credentials (user:password@); put the key in HINDSIGHT_API_KEY"
+            )
         return url.rstrip("/")
 
     @field_validator("database_url")
@@ -233,14 +260,17 @@ class Settings(BaseSettings):
             return None
         scheme = url.get_secret_value().split("://", 1)[0]
         if scheme not in ("postgresql+psycopg", "sqlite"):
-            raise ValueError(f"RECALL_REVIEW_DATABASE_URL must start with postgresql+psycopg:// (or sqlite://), got {scheme[:30]!r}://")
+            raise ValueError(
+                f"RECALL_REVIEW_DATABASE_URL must start with postgresql+psycopg:// (or sqlite://), got {scheme[:30]!r}://"
+            )
         return url
 
     @field_validator("approval_limits", mode="before")
     @classmethod
     def _limits_json(cls, value: Any) -> Any:
         return _json_setting(
-            value, 'RECALL_REVIEW_APPROVAL_LIMITS must be a JSON object of role or reviewer name to amount, e.g. {"reviewer": 10000}'
+            value,
+            'RECALL_REVIEW_APPROVAL_LIMITS must be a JSON object of role or reviewer name to amount, e.g. {"reviewer": 10000}',
         )
 
     @field_validator("approval_limits")
@@ -254,14 +284,19 @@ class Settings(BaseSettings):
     @field_validator("origin_weights", mode="before")
     @classmethod
     def _weights_json(cls, value: Any) -> Any:
-        return _json_setting(value, 'RECALL_REVIEW_ORIGIN_WEIGHTS must be a JSON object of record origin to weight, e.g. {"unknown": 0.5}')
+        return _json_setting(
+            value,
+            'RECALL_REVIEW_ORIGIN_WEIGHTS must be a JSON object of record origin to weight, e.g. {"unknown": 0.5}',
+        )
 
     @field_validator("origin_weights")
     @classmethod
     def _weights_known(cls, weights: dict[str, float]) -> dict[str, float]:
         for origin, weight in weights.items():
             if origin not in ORIGINS or not math.isfinite(weight) or weight < 0:
-                raise ValueError(f"RECALL_REVIEW_ORIGIN_WEIGHTS: each entry is one of {', '.join(ORIGINS)} with a weight of 0 or more")
+                raise ValueError(
+                    f"RECALL_REVIEW_ORIGIN_WEIGHTS: each entry is one of {', '.join(ORIGINS)} with a weight of 0 or more"
+                )
         return weights
 
     @field_validator("reason_codes", mode="before")
@@ -276,21 +311,30 @@ class Settings(BaseSettings):
     @classmethod
     def _reasons_named(cls, reasons: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
         for kind, codes in reasons.items():
-            if not kind.strip() or not codes or any(not code.strip() or not label.strip() for code, label in codes.items()):
-                raise ValueError("RECALL_REVIEW_REASON_CODES: every exception type needs at least one code, each with a label")
+            if (
+                not kind.strip()
+                or not codes
+                or any(not code.strip() or not label.strip() for code, label in codes.items())
+            ):
+                raise ValueError(
+                    "RECALL_REVIEW_REASON_CODES: every exception type needs at least one code, each with a label"
+                )
         return reasons
 
     @field_validator("queues", mode="before")
     @classmethod
     def _queues_json(cls, value: Any) -> Any:
-        return _json_setting(value, 'RECALL_REVIEW_QUEUES must be a JSON object of queue kind to its settings, e.g. {"finance": {"bank": "ap"}}')
+        return _json_setting(
+            value,
+            'RECALL_REVIEW_QUEUES must be a JSON object of queue kind to its settings, e.g. {"finance": {"bank": "ap"}}',
+        )
 
     @field_validator("allowed_hosts", mode="before")
     @classmethod
     def _hosts_list(cls, value: Any) -> Any:
         if isinstance(value, str) and not value.lstrip().startswith("["):
             return [entry.strip() for entry in value.split(",") if entry.strip()]
-        return _json_setting(value, 'RECALL_REVIEW_ALLOWED_HOSTS must list host names, comma-separated or as JSON')
+        return _json_setting(value, "RECALL_REVIEW_ALLOWED_HOSTS must list host names, comma-separated or as JSON")
 
     @field_validator("allowed_hosts")
     @classmethod
@@ -308,7 +352,9 @@ class Settings(BaseSettings):
     def _kinds_list(cls, value: Any) -> Any:
         if isinstance(value, str) and not value.lstrip().startswith("["):
             return [entry.strip() for entry in value.split(",") if entry.strip()]
-        return _json_setting(value, 'RECALL_REVIEW_KINDS must list "package.module:KIND" entries, comma-separated or as JSON')
+        return _json_setting(
+            value, 'RECALL_REVIEW_KINDS must list "package.module:KIND" entries, comma-separated or as JSON'
+        )
 
     @field_validator("extra_kinds")
     @classmethod
@@ -389,7 +435,9 @@ class Settings(BaseSettings):
             "HINDSIGHT_API_LLM_MODEL": self.llm_model,
             "HINDSIGHT_API_LLM_API_KEY": self.llm_api_key.get_secret_value() if self.llm_api_key else None,
             "HINDSIGHT_API_LLM_BASE_URL": self.llm_base_url,
-            "HINDSIGHT_API_ENABLE_OBSERVATIONS": None if self.enable_observations is None else str(self.enable_observations).lower(),
+            "HINDSIGHT_API_ENABLE_OBSERVATIONS": None
+            if self.enable_observations is None
+            else str(self.enable_observations).lower(),
         }
         return {name: value for name, value in values.items() if value}
 

@@ -10,44 +10,56 @@ import shutil
 import tempfile
 import uuid
 from collections.abc import Iterator
-from functools import partial
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import pytest
 import streamlit as st
 
+from dashboard import processes
 from dashboard.app import resources
+from dashboard.delivery.outbox import Outbox
 from dashboard.hindsight.embedded import EmbeddedServer, scratch_database
 from dashboard.hindsight.gateway import HindsightGateway
-from dashboard import processes
-from dashboard.processes import free_port
-from dashboard.store.db import make_engine
-from dashboard.delivery.outbox import Outbox
 from dashboard.hindsight.wire import MemoryRecord
+from dashboard.processes import free_port
 from dashboard.settings import Settings, signing_secret_of
+from dashboard.store.db import make_engine
 from dashboard.trust.origin import Kind, origin_of, signed_metadata
 from tests.component_scan import scan_components_once
-from tests.oidc_provider import Provider, client_for, oidc_provider
 from tests.llm_double import LLMDouble
+from tests.oidc_provider import Provider, client_for, oidc_provider
 
 pytest_plugins = ["tests.grouping"]  # which worker runs which file
 
-SIGNING_KEY = "recall-review-suite-signing-key"  # RECALL_REVIEW_SIGNING_KEY of every process the suite points at a server
+SIGNING_KEY = (
+    "recall-review-suite-signing-key"  # RECALL_REVIEW_SIGNING_KEY of every process the suite points at a server
+)
 SIGNING_SECRET = signing_secret_of(SIGNING_KEY)
 
 
-PROVEN = partial(origin_of, SIGNING_SECRET)  # who wrote a record, as the processes the suite points at a server check it
+PROVEN = partial(
+    origin_of, SIGNING_SECRET
+)  # who wrote a record, as the processes the suite points at a server check it
 
 
-def signed_as(record: MemoryRecord, kind: Kind = "seed", who: str | None = None, bank: str | None = None) -> MemoryRecord:
+def signed_as(
+    record: MemoryRecord, kind: Kind = "seed", who: str | None = None, bank: str | None = None
+) -> MemoryRecord:
     """`record` as this dashboard writes it with the suite's key: the demo seed by default (`python -m dashboard seed`);
     a reviewer's decision as revision 1 of its case in `bank`, as the review store signs one."""
     from tests.finance_helpers import bound_as
 
     bound = bound_as(record, bank) if kind == "reviewer" else None
-    return record.model_copy(update={"metadata": signed_metadata(SIGNING_SECRET, record.document_id, record.tags, record.metadata, kind, who, bound)})
+    return record.model_copy(
+        update={
+            "metadata": signed_metadata(
+                SIGNING_SECRET, record.document_id, record.tags, record.metadata, kind, who, bound
+            )
+        }
+    )
 
 
 seeded = signed_as
@@ -101,8 +113,15 @@ def live_hindsight(llm: LLMDouble | None = None) -> Iterator[LiveHindsight]:
     data_dir = Path(tempfile.mkdtemp(prefix="recall-review-test-"))
     os.chmod(data_dir, 0o755)
     llm_settings = (
-        {"llm_provider": "openai", "llm_base_url": llm.base_url, "llm_api_key": "x", "llm_model": llm.model, "enable_observations": True}
-        if llm is not None else {}
+        {
+            "llm_provider": "openai",
+            "llm_base_url": llm.base_url,
+            "llm_api_key": "x",
+            "llm_model": llm.model,
+            "enable_observations": True,
+        }
+        if llm is not None
+        else {}
     )
     settings = Settings(data_dir=data_dir, api_port=free_port(), pg_port=free_port(), **llm_settings)
     server = EmbeddedServer(settings)

@@ -37,7 +37,7 @@ def file_of(nodeid: str) -> str:
     """A node id's test file as named from the repository's root ("tests/app/test_x.py"), whatever the directory the
     run started in and whatever group suffix xdist added."""
     path = nodeid.split("::", 1)[0].split("@", 1)[0]
-    return path[path.rindex("tests/"):] if "tests/" in path else path
+    return path[path.rindex("tests/") :] if "tests/" in path else path
 
 
 def expected_seconds(nodeids: list[str], measured: dict[str, float]) -> float:
@@ -45,7 +45,9 @@ def expected_seconds(nodeids: list[str], measured: dict[str, float]) -> float:
     tests: dict[str, int] = {}
     for nodeid in nodeids:
         tests[file_of(nodeid)] = tests.get(file_of(nodeid), 0) + 1
-    return sum(measured.get(name, n * UNMEASURED_S["browser" if "/e2e/" in name else "other"]) for name, n in tests.items())
+    return sum(
+        measured.get(name, n * UNMEASURED_S["browser" if "/e2e/" in name else "other"]) for name, n in tests.items()
+    )
 
 
 def longest_first(workqueue: dict[str, dict[str, bool]], measured: dict[str, float]) -> OrderedDict:

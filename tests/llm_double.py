@@ -62,8 +62,24 @@ TOPICS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("duplicate invoice", ("duplicate invoice", "duplicate submission", "already paid")),
     ("login", ("login", "log in", "sign-in", "sso", "saml", "okta", "password", "two-factor", "2fa", "authenticator")),
     ("export", ("export", "csv")),
-    ("billing", ("billing", "billed", "invoice", "invoices", "charge", "charged", "refund", "refunded",
-                 "renewal", "payment", "vat", "credit", "seats")),
+    (
+        "billing",
+        (
+            "billing",
+            "billed",
+            "invoice",
+            "invoices",
+            "charge",
+            "charged",
+            "refund",
+            "refunded",
+            "renewal",
+            "payment",
+            "vat",
+            "credit",
+            "seats",
+        ),
+    ),
     ("api", ("api", "rate limit", "429", "webhook", "tls", "sync")),
     ("account", ("admin", "role", "owner", "account", "address", "alias")),
     ("data protection", ("dpa", "data processing")),
@@ -273,8 +289,9 @@ def _schema_in_text(text: str) -> dict | None:
 # -- the answers -----------------------------------------------------------------------------------
 
 
-def _fact(what: str, who: str, entities: list[str], *, when: str = "N/A", why: str = "N/A",
-          causes: list[int] | None = None) -> dict[str, Any]:
+def _fact(
+    what: str, who: str, entities: list[str], *, when: str = "N/A", why: str = "N/A", causes: list[int] | None = None
+) -> dict[str, Any]:
     fact: dict[str, Any] = {
         "what": what,
         "when": when,
@@ -294,7 +311,7 @@ def _fact(what: str, who: str, entities: list[str], *, when: str = "N/A", why: s
 
 def _parse_extraction(user: str) -> dict[str, Any]:
     """Chunk, context, event date and metadata from the extraction user message."""
-    body = user[user.find(EXTRACTION_MARKER):]
+    body = user[user.find(EXTRACTION_MARKER) :]
     head, _sep, chunk = body.partition("\nContent:\n")
     metadata: dict[str, str] = {}
     in_meta = False
@@ -340,11 +357,24 @@ def support_facts(match: re.Match, when: str) -> list[dict[str, Any]]:
         facts.append(_fact(f"{name} asked support for help: {_sentence(issue)}", who, entities, when=when))
     if response:
         causes = [0] if issue else None
-        facts.append(_fact(f"Support resolved {_possessive(name)} request: {_sentence(response)}",
-                           f"{name} (customer), the support team", entities, when=when, causes=causes))
+        facts.append(
+            _fact(
+                f"Support resolved {_possessive(name)} request: {_sentence(response)}",
+                f"{name} (customer), the support team",
+                entities,
+                when=when,
+                causes=causes,
+            )
+        )
     if prefix:
-        facts.append(_fact(f"The support record about {name} is filed as: {_sentence(_lower_first(prefix))}",
-                           f"{name} (customer)", [name], when=when))
+        facts.append(
+            _fact(
+                f"The support record about {name} is filed as: {_sentence(_lower_first(prefix))}",
+                f"{name} (customer)",
+                [name],
+                when=when,
+            )
+        )
     if len(facts) < 2:
         facts.append(_fact(f"{name} is a customer with a support history.", f"{name} (customer)", [name], when=when))
     return facts
@@ -369,19 +399,40 @@ def finance_facts(match: re.Match, when: str) -> list[dict[str, Any]]:
     who = f"{vendor} (vendor {code}), the AP team"
     ref = f"invoice {invoice}" + (f" (exception {exception})" if exception else "")
     facts = [
-        _fact(f"{vendor} (vendor {code}) had a {kind} on {ref}: {_sentence(summary) if summary else 'no details given.'}",
-              who, entities, when=when),
+        _fact(
+            f"{vendor} (vendor {code}) had a {kind} on {ref}: {_sentence(summary) if summary else 'no details given.'}",
+            who,
+            entities,
+            when=when,
+        ),
     ]
     reviewer = f" {labels['by']}" if labels.get("by") else ""
     why = labels.get("rationale") or labels.get("reason") or "N/A"
-    facts.append(_fact(f"The AP team's decision on the {kind} of {ref} from {vendor} was to {outcome}{reviewer}.",
-                       who, entities, when=when, why=why, causes=[0]))
+    facts.append(
+        _fact(
+            f"The AP team's decision on the {kind} of {ref} from {vendor} was to {outcome}{reviewer}.",
+            who,
+            entities,
+            when=when,
+            why=why,
+            causes=[0],
+        )
+    )
     if labels.get("reason") and labels.get("rationale"):
-        facts.append(_fact(f"The reason recorded for the {outcome} of {ref}: {_sentence(labels['reason'])}",
-                           who, entities, when=when))
+        facts.append(
+            _fact(
+                f"The reason recorded for the {outcome} of {ref}: {_sentence(labels['reason'])}",
+                who,
+                entities,
+                when=when,
+            )
+        )
     if labels.get("note"):
-        facts.append(_fact(f"The reviewer noted about {ref} from {vendor}: {_sentence(labels['note'])}",
-                           who, entities, when=when))
+        facts.append(
+            _fact(
+                f"The reviewer noted about {ref} from {vendor}: {_sentence(labels['note'])}", who, entities, when=when
+            )
+        )
     return facts[:4]
 
 
@@ -396,8 +447,10 @@ def generic_facts(chunk: str, when: str) -> list[dict[str, Any]]:
         sentences = [" ".join(sentences[i : i + size]) for i in range(0, len(sentences), size)]
     entities = names_in(text)
     who = ", ".join(entities) or "N/A"
-    facts = [_fact(f"The record states that {_lower_first(_strip_period(s.strip()))}.", who, entities, when=when)
-             for s in sentences]
+    facts = [
+        _fact(f"The record states that {_lower_first(_strip_period(s.strip()))}.", who, entities, when=when)
+        for s in sentences
+    ]
     if len(facts) < 2:
         topic = topic_of(text)
         about = ", ".join(entities) if entities else f"the {topic} topic"
@@ -471,16 +524,25 @@ def consolidate(user: str, allowed_ids: list[str] | None) -> tuple[dict[str, Any
             current = str(target.get("text", ""))
             added = [w for _, w in members if w not in current]
             text = " ".join([current, *added]).strip()
-            updates.append({
-                "observation_id": str(target["id"]), "current_text": current, "text": text,
-                "source_fact_ids": ids, "reason": f"Same topic ({topic}) as the existing observation: UPDATE.",
-            })
+            updates.append(
+                {
+                    "observation_id": str(target["id"]),
+                    "current_text": current,
+                    "text": text,
+                    "source_fact_ids": ids,
+                    "reason": f"Same topic ({topic}) as the existing observation: UPDATE.",
+                }
+            )
         if not targets:
             text = f"{topic.capitalize()}: " + " ".join(w for _, w in members)
-            creates.append({"text": text, "source_fact_ids": ids,
-                            "reason": f"No existing observation on {topic}: CREATE."})
-    detail = {"topics": {t: [i for i, _ in m] for t, m in by_topic.items()},
-              "updated": [u["observation_id"] for u in updates], "observations_shown": len(observations)}
+            creates.append(
+                {"text": text, "source_fact_ids": ids, "reason": f"No existing observation on {topic}: CREATE."}
+            )
+    detail = {
+        "topics": {t: [i for i, _ in m] for t, m in by_topic.items()},
+        "updated": [u["observation_id"] for u in updates],
+        "observations_shown": len(observations),
+    }
     return {"creates": creates, "updates": updates, "deletes": []}, detail
 
 
@@ -653,14 +715,18 @@ class LLMDouble:
         if tool is not None:
             name = (tool.get("function") or {}).get("name", "tool")
             message: dict[str, Any] = {
-                "role": "assistant", "content": None,
-                "tool_calls": [{"id": f"call_{digest[:12]}", "type": "function",
-                                "function": {"name": name, "arguments": content}}],
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {"id": f"call_{digest[:12]}", "type": "function", "function": {"name": name, "arguments": content}}
+                ],
             }
             finish = "tool_calls"
         else:
             message, finish = {"role": "assistant", "content": content}, "stop"
-        prompt_chars = sum(len(_content_text(m.get("content"))) for m in body.get("messages") or [] if isinstance(m, dict))
+        prompt_chars = sum(
+            len(_content_text(m.get("content"))) for m in body.get("messages") or [] if isinstance(m, dict)
+        )
         prompt_tokens, completion_tokens = max(1, prompt_chars // 4), max(1, len(content) // 4)
         return {
             "id": f"chatcmpl-{digest}",
@@ -668,12 +734,18 @@ class LLMDouble:
             "created": 0,
             "model": body.get("model") or self.model,
             "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens},
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
         }
 
     def models(self) -> dict[str, Any]:
-        return {"object": "list", "data": [{"id": self.model, "object": "model", "created": 0, "owned_by": "llm-double"}]}
+        return {
+            "object": "list",
+            "data": [{"id": self.model, "object": "model", "created": 0, "owned_by": "llm-double"}],
+        }
 
 
 def _enum_fact_ids(schema: dict | None) -> list[str] | None:
@@ -752,7 +824,10 @@ def _sse(response: dict[str, Any]) -> bytes:
         delta["tool_calls"] = [dict(c, index=i) for i, c in enumerate(delta["tool_calls"])]
     chunks = [
         base | {"choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
-        base | {"choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}],
-                "usage": response["usage"]},
+        base
+        | {
+            "choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}],
+            "usage": response["usage"],
+        },
     ]
     return b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"

@@ -104,7 +104,9 @@ class Balancer:
         for line in self.log.read_text(errors="replace").splitlines():
             parts = line.split(" ", 5)
             if len(parts) == 6 and parts[0] == LOGGED and parts[2].isdigit():
-                seen.append(Logged(server=parts[1], status=int(parts[2]), method=parts[3], uri=parts[4], agent=parts[5]))
+                seen.append(
+                    Logged(server=parts[1], status=int(parts[2]), method=parts[3], uri=parts[4], agent=parts[5])
+                )
         return seen
 
     def servers(self) -> dict[str, dict[str, str]]:
@@ -112,7 +114,11 @@ class Balancer:
         with urllib.request.urlopen(f"{self.stats_url};csv", timeout=5) as resp:
             text = resp.read().decode()
         rows = csv.DictReader(io.StringIO(text.lstrip("# ")))
-        return {row["svname"]: row for row in rows if row["pxname"] == "dashboards" and row["svname"] not in ("FRONTEND", "BACKEND")}
+        return {
+            row["svname"]: row
+            for row in rows
+            if row["pxname"] == "dashboards" and row["svname"] not in ("FRONTEND", "BACKEND")
+        }
 
     def all_up(self) -> bool:
         """Every instance passed its health check on /_stcore/health."""
@@ -120,7 +126,9 @@ class Balancer:
             servers = self.servers()
         except OSError:
             return False
-        return bool(servers) and all(row["status"] == "UP" and row["check_status"] == "L7OK" for row in servers.values())
+        return bool(servers) and all(
+            row["status"] == "UP" and row["check_status"] == "L7OK" for row in servers.values()
+        )
 
 
 @contextmanager
@@ -128,15 +136,21 @@ def load_balancer(backends: Mapping[str, str], folder: Path) -> Iterator[Balance
     """HAProxy in front of `backends` (instance name -> URL, each already answering), its config and log in `folder`;
     yields once every instance passed its health check, and stops HAProxy by PID after."""
     if not os.access(HAPROXY, os.X_OK):
-        raise RuntimeError(f"{HAPROXY} is missing: the two-instance test needs Debian's haproxy (scripts/setup installs it; "
-                           "or apt-get install haproxy). It is never skipped.")
+        raise RuntimeError(
+            f"{HAPROXY} is missing: the two-instance test needs Debian's haproxy (scripts/setup installs it; "
+            "or apt-get install haproxy). It is never skipped."
+        )
     folder.mkdir(parents=True, exist_ok=True)
     port, stats_port = free_port(), free_port()
     cfg = folder / "haproxy.cfg"
     cfg.write_text(config(backends, port, stats_port))
     log = folder / "haproxy.log"
-    balancer = Balancer(url=f"http://{HOST}:{port}", stats_url=f"http://{HOST}:{stats_port}/stats", config_file=cfg, log=log)
-    proxy = Child([HAPROXY, "-f", str(cfg), "-db"], env={"PATH": "/usr/sbin:/usr/bin:/bin"}, log=log, cwd=folder, name="haproxy")
+    balancer = Balancer(
+        url=f"http://{HOST}:{port}", stats_url=f"http://{HOST}:{stats_port}/stats", config_file=cfg, log=log
+    )
+    proxy = Child(
+        [HAPROXY, "-f", str(cfg), "-db"], env={"PATH": "/usr/sbin:/usr/bin:/bin"}, log=log, cwd=folder, name="haproxy"
+    )
     try:
         proxy.wait_until(lambda: balancer.all_up() and answers(f"{balancer.url}/_stcore/health"), START_TIMEOUT_S)
         yield balancer

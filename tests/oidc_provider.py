@@ -59,28 +59,38 @@ class Provider:
         return self.log_file.read_text(errors="replace") if self.log_file.exists() else ""
 
 
-def client_for(app_port: int, client_id: str = "recall-review", client_secret: str = "test-client-secret-0123456789",
-               host: str = "127.0.0.1") -> dict:
+def client_for(
+    app_port: int,
+    client_id: str = "recall-review",
+    client_secret: str = "test-client-secret-0123456789",
+    host: str = "127.0.0.1",
+) -> dict:
     """A client entry for a Streamlit app on `app_port`: its /oauth2callback is both the redirect and the
     post-logout redirect (st.logout sends the browser to end_session with post_logout_redirect_uri = it)."""
     callback = f"http://{host}:{app_port}/oauth2callback"
-    return {"client_id": client_id, "client_secret": client_secret, "redirect_uris": [callback],
-            "post_logout_redirect_uris": [callback]}
+    return {
+        "client_id": client_id,
+        "client_secret": client_secret,
+        "redirect_uris": [callback],
+        "post_logout_redirect_uris": [callback],
+    }
 
 
 def auth_secrets(provider: Provider, client: dict, cookie_secret: str = "test-cookie-secret-0123456789abcdef") -> str:
     """The [auth] section of .streamlit/secrets.toml for `client` (from client_for) against `provider`. Scope asks
     for groups too (Streamlit's default scope is "openid email profile", which gets no groups claim)."""
-    return "\n".join([
-        "[auth]",
-        f'redirect_uri = "{client["redirect_uris"][0]}"',
-        f'cookie_secret = "{cookie_secret}"',
-        f'client_id = "{client["client_id"]}"',
-        f'client_secret = "{client["client_secret"]}"',
-        f'server_metadata_url = "{provider.metadata_url}"',
-        'client_kwargs = { scope = "openid email profile groups" }',
-        "",
-    ])
+    return "\n".join(
+        [
+            "[auth]",
+            f'redirect_uri = "{client["redirect_uris"][0]}"',
+            f'cookie_secret = "{cookie_secret}"',
+            f'client_id = "{client["client_id"]}"',
+            f'client_secret = "{client["client_secret"]}"',
+            f'server_metadata_url = "{provider.metadata_url}"',
+            'client_kwargs = { scope = "openid email profile groups" }',
+            "",
+        ]
+    )
 
 
 def _write_json(path: Path, data: object) -> None:
@@ -98,8 +108,9 @@ def _answers(url: str) -> bool:
 
 
 @contextmanager
-def oidc_provider(tmp_path: Path, users: list[dict], clients: list[dict], port: int | None = None,
-                  issuer: str | None = None) -> Iterator[Provider]:
+def oidc_provider(
+    tmp_path: Path, users: list[dict], clients: list[dict], port: int | None = None, issuer: str | None = None
+) -> Iterator[Provider]:
     """Start the provider (its files in tmp_path/oidc), wait until its discovery document answers, yield it, then
     stop its whole process group."""
     if not (OIDC_DIR / "node_modules" / "oidc-provider").is_dir():
@@ -114,20 +125,35 @@ def oidc_provider(tmp_path: Path, users: list[dict], clients: list[dict], port: 
     users_file, clients_file, log_file = folder / "users.json", folder / "clients.json", folder / "provider.log"
     _write_json(users_file, users)
     _write_json(clients_file, clients)
-    env = {**os.environ, "OIDC_PORT": str(port), "OIDC_ISSUER": issuer, "OIDC_USERS": str(users_file),
-           "OIDC_CLIENTS": str(clients_file)}
+    env = {
+        **os.environ,
+        "OIDC_PORT": str(port),
+        "OIDC_ISSUER": issuer,
+        "OIDC_USERS": str(users_file),
+        "OIDC_CLIENTS": str(clients_file),
+    }
     with log_file.open("ab") as log:
-        proc = subprocess.Popen([node, str(OIDC_DIR / "provider.mjs")], env=env, stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, cwd=OIDC_DIR, start_new_session=True)
-    provider = Provider(issuer=issuer, port=port, users_file=users_file, clients_file=clients_file,
-                        log_file=log_file, pid=proc.pid)
+        proc = subprocess.Popen(
+            [node, str(OIDC_DIR / "provider.mjs")],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            cwd=OIDC_DIR,
+            start_new_session=True,
+        )
+    provider = Provider(
+        issuer=issuer, port=port, users_file=users_file, clients_file=clients_file, log_file=log_file, pid=proc.pid
+    )
     try:
         deadline = time.monotonic() + START_TIMEOUT_S
         while not _answers(provider.metadata_url):
             if proc.poll() is not None:
                 raise RuntimeError(f"the OpenID provider exited with {proc.returncode}:\n{provider.log()[-3000:]}")
             if time.monotonic() > deadline:
-                raise RuntimeError(f"the OpenID provider did not answer in {START_TIMEOUT_S:.0f} s:\n{provider.log()[-3000:]}")
+                raise RuntimeError(
+                    f"the OpenID provider did not answer in {START_TIMEOUT_S:.0f} s:\n{provider.log()[-3000:]}"
+                )
             time.sleep(0.05)
         yield provider
     finally:
@@ -148,7 +174,9 @@ def _stop(proc: subprocess.Popen) -> None:
     proc.wait(timeout=5)
 
 
-TRY_ROLES = '[roles]\nlead = ["group:ap-leads"]\nreviewer = ["group:ap-reviewers"]\nviewer = ["group:finance-stakeholders"]\n'
+TRY_ROLES = (
+    '[roles]\nlead = ["group:ap-leads"]\nreviewer = ["group:ap-reviewers"]\nviewer = ["group:finance-stakeholders"]\n'
+)
 
 
 def _interrupted(*_args) -> None:
@@ -160,21 +188,31 @@ def main(argv: list[str] | None = None) -> int:
     import tempfile
 
     parser = argparse.ArgumentParser(prog="scripts/try-sign-in", description=main.__doc__)
-    parser.add_argument("--users", type=Path, default=OIDC_DIR.parent.parent / "examples" / "sign-in" / "users.json",
-                        help="the users file: a JSON list of {login, password, sub, name, email, groups}")
+    parser.add_argument(
+        "--users",
+        type=Path,
+        default=OIDC_DIR.parent.parent / "examples" / "sign-in" / "users.json",
+        help="the users file: a JSON list of {login, password, sub, name, email, groups}",
+    )
     parser.add_argument("--port", type=int, default=9400, help="the provider's port on 127.0.0.1 (default 9400)")
     parser.add_argument("--app-port", type=int, default=8501, help="the dashboard's port on 127.0.0.1 (default 8501)")
     args = parser.parse_args(argv)
     users = json.loads(args.users.read_text())
     signal.signal(signal.SIGTERM, _interrupted)  # stopped like Ctrl-C: the provider's node process with it
     client = client_for(args.app_port, client_secret=secrets.token_urlsafe(24))
-    with tempfile.TemporaryDirectory(prefix="try-sign-in-") as folder, \
-            oidc_provider(Path(folder), users, [client], port=args.port) as provider:
+    with (
+        tempfile.TemporaryDirectory(prefix="try-sign-in-") as folder,
+        oidc_provider(Path(folder), users, [client], port=args.port) as provider,
+    ):
         print(f"try-sign-in: an OpenID provider on {provider.issuer} with the users of {args.users}:")
         for user in users:
-            print(f"  {user['login']} / {user['password']}  ({user['name']}, groups: {', '.join(user.get('groups', [])) or 'none'})")
-        print("\nPut this in .streamlit/secrets.toml, start the dashboard (scripts/dashboard), open "
-              f"http://127.0.0.1:{args.app_port} and press Sign in. Ctrl-C stops the provider.\n")
+            print(
+                f"  {user['login']} / {user['password']}  ({user['name']}, groups: {', '.join(user.get('groups', [])) or 'none'})"
+            )
+        print(
+            "\nPut this in .streamlit/secrets.toml, start the dashboard (scripts/dashboard), open "
+            f"http://127.0.0.1:{args.app_port} and press Sign in. Ctrl-C stops the provider.\n"
+        )
         print(auth_secrets(provider, client, cookie_secret=secrets.token_urlsafe(32)) + "\n" + TRY_ROLES, flush=True)
         try:
             while True:

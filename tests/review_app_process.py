@@ -12,13 +12,13 @@ import sys
 import time
 from datetime import UTC, datetime
 
-from dashboard.hindsight.gateway import HindsightGateway
-from dashboard.hindsight.wire import MemoryRecord
-from dashboard.store.db import make_engine, upgrade
-from dashboard.store.decision import ReviewerDecision
 from dashboard.delivery.outbox import Outbox
 from dashboard.delivery.worker import DeliveryWorker
+from dashboard.hindsight.gateway import HindsightGateway
+from dashboard.hindsight.wire import MemoryRecord
 from dashboard.settings import load_settings
+from dashboard.store.db import make_engine, upgrade
+from dashboard.store.decision import ReviewerDecision
 
 
 def main(url: str, bank: str, first: int, count: int) -> None:
@@ -32,10 +32,19 @@ def main(url: str, bank: str, first: int, count: int) -> None:
     for i in range(first, first + count):
         case = f"E-{i:04d}"
         decision = ReviewerDecision(
-            case_id=case, case_kind="exception", reviewer=f"Reviewer {first}", authenticated=False, outcome="approve",
-            overridden=False, decided_at=datetime.now(UTC),
+            case_id=case,
+            case_kind="exception",
+            reviewer=f"Reviewer {first}",
+            authenticated=False,
+            outcome="approve",
+            overridden=False,
+            decided_at=datetime.now(UTC),
         )
-        memory = MemoryRecord(document_id=f"decision-{case}", content=f"Exception {case}: approved by reviewer {first}.", tags=["kind:decision"])
+        memory = MemoryRecord(
+            document_id=f"decision-{case}",
+            content=f"Exception {case}: approved by reviewer {first}.",
+            tags=["kind:decision"],
+        )
         stored, report = outbox.submit(bank, decision, memory, gateway.retain, base_revision=0)
         inline += report.delivered
         time.sleep(0.1)

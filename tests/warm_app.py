@@ -35,8 +35,13 @@ def start_warmed(options: list[str], env: dict[str, str], log: Path) -> Adopted:
     log.parent.mkdir(parents=True, exist_ok=True)
     with _lock, signals_held():  # a stop signalled while it starts finds it registered
         if _launcher is None or _launcher.poll() is not None:
-            _launcher = subprocess.Popen([sys.executable, "-m", "tests.warm_app"], cwd=REPO, text=True,
-                                         stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            _launcher = subprocess.Popen(
+                [sys.executable, "-m", "tests.warm_app"],
+                cwd=REPO,
+                text=True,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+            )
         _launcher.stdin.write(json.dumps({"options": options, "env": env, "log": str(log)}) + "\n")
         _launcher.stdin.flush()
         answer = _launcher.stdout.readline()  # the fork's pid, once it leads its own session
@@ -51,6 +56,7 @@ def _serve_forks() -> None:
     # Scanned once here, so no fork scans all installed packages again as its runtime starts (tests/component_scan.py).
     scan_components_once()
     from streamlit.components.v2 import manifest_scanner
+
     manifest_scanner.scan_component_manifests()
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # each fork is reaped as it exits
     for line in sys.stdin:

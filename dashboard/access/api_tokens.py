@@ -59,8 +59,18 @@ def token_hash(token: str) -> str:
 
 
 def _token(row: sa.Row) -> ApiToken:
-    return ApiToken(id=row.id, name=row.name, kinds=tuple(row.kinds), scopes=tuple(row.scopes), created_by=row.created_by,
-                    person_id=row.person_id, role=row.role, created_at=as_utc(row.created_at), revoked_at=as_utc(row.revoked_at), last_used_at=as_utc(row.last_used_at))
+    return ApiToken(
+        id=row.id,
+        name=row.name,
+        kinds=tuple(row.kinds),
+        scopes=tuple(row.scopes),
+        created_by=row.created_by,
+        person_id=row.person_id,
+        role=row.role,
+        created_at=as_utc(row.created_at),
+        revoked_at=as_utc(row.revoked_at),
+        last_used_at=as_utc(row.last_used_at),
+    )
 
 
 class ApiTokens:
@@ -69,8 +79,9 @@ class ApiTokens:
         self.clock = clock
         upgrade(self.engine)
 
-    def create(self, name: str, kinds: Sequence[str], scopes: Sequence[str], created_by: Actor,
-               role: str | None = None) -> tuple[str, ApiToken]:
+    def create(
+        self, name: str, kinds: Sequence[str], scopes: Sequence[str], created_by: Actor, role: str | None = None
+    ) -> tuple[str, ApiToken]:
         """(the token, shown once; its row). `created_by` owns it; `role`: the role a `decide` token acts in. TokenError
         names a bad name, scope or an empty kind list."""
         owner = as_person(created_by)
@@ -83,13 +94,24 @@ class ApiTokens:
         if unknown or not scopes:
             raise TokenError(f"--scopes: {', '.join(unknown) or 'none given'}; one or more of {', '.join(SCOPES)}")
         if "decide" in scopes and not (owner.signed_in and role):
-            raise TokenError("--scopes: a decide token acts as its owner, so its owner makes it, signed in (the Home page)")
+            raise TokenError(
+                "--scopes: a decide token acts as its owner, so its owner makes it, signed in (the Home page)"
+            )
         token = PREFIX + secrets.token_urlsafe(32)
         try:
             with self.engine.begin() as conn:
-                conn.execute(api_tokens.insert().values(
-                    name=name, token_sha256=token_hash(token), kinds=list(dict.fromkeys(kinds)), scopes=list(dict.fromkeys(scopes)),
-                    created_by=owner.name, person_id=owner.id, role=role, created_at=self.clock()))
+                conn.execute(
+                    api_tokens.insert().values(
+                        name=name,
+                        token_sha256=token_hash(token),
+                        kinds=list(dict.fromkeys(kinds)),
+                        scopes=list(dict.fromkeys(scopes)),
+                        created_by=owner.name,
+                        person_id=owner.id,
+                        role=role,
+                        created_at=self.clock(),
+                    )
+                )
         except IntegrityError:
             raise TokenError(f"--name: a token named {name!r} exists already") from None
         return token, self.named(name)
@@ -101,7 +123,9 @@ class ApiTokens:
 
     def revoke(self, name: str) -> ApiToken:
         with self.engine.begin() as conn:
-            done = conn.execute(api_tokens.update().where(T.name == name, T.revoked_at.is_(None)).values(revoked_at=self.clock()))
+            done = conn.execute(
+                api_tokens.update().where(T.name == name, T.revoked_at.is_(None)).values(revoked_at=self.clock())
+            )
         if done.rowcount != 1:
             raise TokenError(f"name: no token named {name!r} that is not revoked already")
         return self.named(name)
@@ -113,12 +137,16 @@ class ApiTokens:
     def owned_by(self, person: Person) -> list[ApiToken]:
         """A signed-in person's own tokens, oldest first."""
         with self.engine.connect() as conn:
-            return [_token(r) for r in conn.execute(sa.select(api_tokens).where(T.person_id == person.id).order_by(T.id))]
+            return [
+                _token(r) for r in conn.execute(sa.select(api_tokens).where(T.person_id == person.id).order_by(T.id))
+            ]
 
     def check(self, token: str) -> ApiToken | None:
         """The live token this string is, its last use noted; None for an unknown or revoked one."""
         with self.engine.connect() as conn:
-            row = conn.execute(sa.select(api_tokens).where(T.token_sha256 == token_hash(token), T.revoked_at.is_(None))).first()
+            row = conn.execute(
+                sa.select(api_tokens).where(T.token_sha256 == token_hash(token), T.revoked_at.is_(None))
+            ).first()
         if row is None:
             return None
         now = self.clock()

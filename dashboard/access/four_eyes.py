@@ -3,11 +3,11 @@ What each proposes, and what settling it does, stays with them (review/curation.
 
 from __future__ import annotations
 
+from dashboard.access.roles import Action, require
+from dashboard.settings import Role
 from dashboard.store.errors import InputError, Refused
 from dashboard.store.identity import Actor, Person, as_person, same_person
-from dashboard.access.roles import Action, require
 from dashboard.store.schema import NAME
-from dashboard.settings import Role
 
 
 def typed(error: type[InputError], field: str, value: str | None, limit: int) -> str:
@@ -29,8 +29,9 @@ def proposer(error: type[InputError], role: Role, action: Action, who: Actor) ->
     return person, typed(error, "proposer", person.name, NAME)
 
 
-def second_person(error: type[InputError], role: Role, action: Action, who: Actor, proposed_by: Person, step: str,
-                  what: str = "this") -> tuple[Person, str]:
+def second_person(
+    error: type[InputError], role: Role, action: Action, who: Actor, proposed_by: Person, step: str, what: str = "this"
+) -> tuple[Person, str]:
     """The person settling a proposal (`step`: approve, confirm, refuse…), once their role may `action` and they are
     not who proposed it."""
     require(role, action)

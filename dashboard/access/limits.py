@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from dashboard.store.identity import Actor, as_person
 from dashboard.settings import ROLES, Role
+from dashboard.store.identity import Actor, as_person
 
 
 def _key(name: str) -> str:
@@ -47,7 +47,7 @@ class ApprovalLimits:
 
 
 def in_words(reviewer: Actor, limit: Limit, amount: float) -> str:
-    """"Dana's own limit is 20,000.00; this invoice is 42,000.00, above it." (for the page and the CLI)."""
+    """ "Dana's own limit is 20,000.00; this invoice is 42,000.00, above it." (for the page and the CLI)."""
     if limit.amount is None:
         return f"{reviewer} has {limit.whose}; this invoice is {amount:,.2f}."
     where = "within it" if limit.covers(amount) else "above it"

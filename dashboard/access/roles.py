@@ -9,12 +9,22 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal
 
-from dashboard.store.errors import NotAllowed
 from dashboard.settings import ROLES, Role, RoleMap
+from dashboard.store.errors import NotAllowed
 
 Action = Literal[
-    "read", "decide", "deliver_now", "trace", "manage_deliveries", "apply_migration", "trace_any_query", "compare_configs",
-    "propose_curation", "approve_curation", "settle_disagreement", "vouch",
+    "read",
+    "decide",
+    "deliver_now",
+    "trace",
+    "manage_deliveries",
+    "apply_migration",
+    "trace_any_query",
+    "compare_configs",
+    "propose_curation",
+    "approve_curation",
+    "settle_disagreement",
+    "vouch",
 ]
 
 # The least role each action needs.

@@ -54,9 +54,14 @@ def project_entry(entry: dict) -> AuditRecall:
     request = entry.get("request") or {}
     response = RecallResponse.model_validate(entry.get("response") or {})
     return AuditRecall(
-        entry_id=str(entry["id"]), bank_id=entry["bank_id"], started_at=datetime.fromisoformat(entry["started_at"]),
-        query=str(request.get("query") or ""), tags=list(request.get("tags") or []), tags_match=request.get("tags_match"),
-        results=result_refs(response), text_hash=response_hash(m.text for m in response.results),
+        entry_id=str(entry["id"]),
+        bank_id=entry["bank_id"],
+        started_at=datetime.fromisoformat(entry["started_at"]),
+        query=str(request.get("query") or ""),
+        tags=list(request.get("tags") or []),
+        tags_match=request.get("tags_match"),
+        results=result_refs(response),
+        text_hash=response_hash(m.text for m in response.results),
     )
 
 
@@ -68,8 +73,14 @@ def _listed(gateway: HindsightGateway, bank_id: str, lo: datetime | None, hi: da
     """Every recall entry in [lo, hi) (bounds optional), without bodies: pages of PAGE until the count is listed."""
     items: list[dict] = []
     while True:
-        page = gateway.list_audit_entries(bank_id, action="recall", start=lo.isoformat() if lo else None,
-                                          end=hi.isoformat() if hi else None, limit=PAGE, offset=len(items))
+        page = gateway.list_audit_entries(
+            bank_id,
+            action="recall",
+            start=lo.isoformat() if lo else None,
+            end=hi.isoformat() if hi else None,
+            limit=PAGE,
+            offset=len(items),
+        )
         items += page.get("items") or []
         if len(items) >= page.get("total", 0) or not page.get("items"):
             return items
@@ -81,9 +92,16 @@ def _fetch(gateway: HindsightGateway, bank_id: str, ids: list[str], pool: Thread
     return list(pool.map(lambda i: project_entry(gateway.audit_entry(bank_id, i)), ids))
 
 
-def _store_new(gateway: HindsightGateway, store: AgentRunStore, bank_id: str, items: list[dict], report: SyncReport,
-               before_each: Callable[[], None] | None = None, progress: Callable[[int], None] | None = None,
-               keep_going: Callable[[], bool] | None = None) -> bool:
+def _store_new(
+    gateway: HindsightGateway,
+    store: AgentRunStore,
+    bank_id: str,
+    items: list[dict],
+    report: SyncReport,
+    before_each: Callable[[], None] | None = None,
+    progress: Callable[[int], None] | None = None,
+    keep_going: Callable[[], bool] | None = None,
+) -> bool:
     """Fetch and store the listed entries the store does not hold yet, oldest first: FETCHERS bodies at a time, each
     round after `before_each` (so a page that starts waits for one round at most), stored CHUNK at a time; False when
     `keep_going` stopped it before the last."""
@@ -136,17 +154,28 @@ def _log_tail(gateway: HindsightGateway, bank_id: str, total: int) -> datetime |
         items = gateway.list_audit_entries(bank_id, action="recall", limit=1).get("items") or []
     oldest = _started(items[0]) if items else None
     while oldest is not None:
-        before = int(gateway.list_audit_entries(bank_id, action="recall", end=oldest.isoformat(), limit=1).get("total", 0))
+        before = int(
+            gateway.list_audit_entries(bank_id, action="recall", end=oldest.isoformat(), limit=1).get("total", 0)
+        )
         if before == 0:
             return oldest
-        items = gateway.list_audit_entries(bank_id, action="recall", end=oldest.isoformat(), limit=1, offset=before - 1).get("items") or []
+        items = (
+            gateway.list_audit_entries(
+                bank_id, action="recall", end=oldest.isoformat(), limit=1, offset=before - 1
+            ).get("items")
+            or []
+        )
         oldest = _started(items[0]) if items else oldest - OVERLAP
     return oldest
 
 
 def sync_bank(
-    gateway: HindsightGateway, store: AgentRunStore, bank_id: str, *,
-    before_each: Callable[[], None] | None = None, keep_going: Callable[[], bool] | None = None,
+    gateway: HindsightGateway,
+    store: AgentRunStore,
+    bank_id: str,
+    *,
+    before_each: Callable[[], None] | None = None,
+    keep_going: Callable[[], bool] | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> SyncReport:
     """Read the bank's recall entries from the cursor forward, oldest first, up to the newest the log holds now; fetch and
@@ -173,7 +202,9 @@ def sync_bank(
         if keep_going is not None and not keep_going():
             return report
         hi = min(lo + max(width, NARROWEST), end)
-        page = gateway.list_audit_entries(bank_id, action="recall", start=lo.isoformat(), end=hi.isoformat(), limit=PAGE)
+        page = gateway.list_audit_entries(
+            bank_id, action="recall", start=lo.isoformat(), end=hi.isoformat(), limit=PAGE
+        )
         report.windows += 1
         count = int(page.get("total", 0))
         if count > PAGE and hi - lo > NARROWEST:  # too many in this window: a narrower one, by its density
@@ -181,7 +212,7 @@ def sync_bank(
             continue
         items = page.get("items") or []
         if count > len(items):  # a burst in under a millisecond: page through it
-            items += _listed(gateway, bank_id, lo, hi)[len(items):]
+            items += _listed(gateway, bank_id, lo, hi)[len(items) :]
         report.listed += len(items)
         if not _store_new(gateway, store, bank_id, items, report, before_each, progress, keep_going):
             return report  # stopped halfway through the window: the cursor stays before it, its entries are kept
@@ -197,7 +228,9 @@ def sync_banks(gateway: HindsightGateway, store: AgentRunStore, bank_ids: list[s
     return [sync_bank(gateway, store, bank) for bank in bank_ids]
 
 
-def sync_window(gateway: HindsightGateway, store: AgentRunStore, bank_id: str, lo: datetime, hi: datetime) -> SyncReport:
+def sync_window(
+    gateway: HindsightGateway, store: AgentRunStore, bank_id: str, lo: datetime, hi: datetime
+) -> SyncReport:
     """Store the recall entries that started in [lo, hi) (an agent run's time), whatever the cursor; it stays where it is."""
     items = _listed(gateway, bank_id, lo, hi)
     report = SyncReport(bank_id=bank_id, listed=len(items), windows=1 + len(items) // PAGE)
@@ -220,7 +253,11 @@ def read_entries(gateway: HindsightGateway, store: AgentRunStore, bank_id: str, 
 
 
 def _same_request(entry: AuditRecall, query: str, tags: list[str], tags_match: str | None) -> bool:
-    return entry.query.strip() == query.strip() and sorted(entry.tags) == sorted(tags) and (entry.tags_match or "any") == (tags_match or "any")
+    return (
+        entry.query.strip() == query.strip()
+        and sorted(entry.tags) == sorted(tags)
+        and (entry.tags_match or "any") == (tags_match or "any")
+    )
 
 
 def match_run(run: AgentRun, entries: list[AuditRecall], claimed: set[str] = frozenset()) -> AgentRun:
@@ -231,8 +268,13 @@ def match_run(run: AgentRun, entries: list[AuditRecall], claimed: set[str] = fro
     recalls = []
     for snap in run.recalls:
         entry = next(
-            (e for e in sorted(entries, key=lambda e: e.started_at)
-             if e.entry_id not in taken and lo <= e.started_at <= hi and _same_request(e, snap.query, snap.tags, snap.tags_match)),
+            (
+                e
+                for e in sorted(entries, key=lambda e: e.started_at)
+                if e.entry_id not in taken
+                and lo <= e.started_at <= hi
+                and _same_request(e, snap.query, snap.tags, snap.tags_match)
+            ),
             None,
         )
         if entry is not None:
@@ -241,7 +283,9 @@ def match_run(run: AgentRun, entries: list[AuditRecall], claimed: set[str] = fro
     return run.model_copy(update={"recalls": recalls})
 
 
-def resolve_audit_ids(gateway: HindsightGateway, store: AgentRunStore, run: AgentRun, settle_s: float = SETTLE_S) -> AgentRun:
+def resolve_audit_ids(
+    gateway: HindsightGateway, store: AgentRunStore, run: AgentRun, settle_s: float = SETTLE_S
+) -> AgentRun:
     """Sync the bank and match the run's recalls to their entries, waiting briefly for late writes."""
     enabled = gateway.audit_log_enabled(run.bank_id)
     run = run.model_copy(update={"audit_log": enabled})

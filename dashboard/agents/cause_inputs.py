@@ -29,23 +29,35 @@ def _document(gateway, bank_id: str, document_id: str, curation: DocumentCuratio
     sentence = curation.sentence if curation else None
     if stored is None:
         return DocumentNow(document_id=document_id, stored=False, curation=sentence)
-    retired = changed and not gateway.list_memories(bank_id, document_id=document_id, limit=1).get("total", 0) and bool(
-        gateway.list_memories(bank_id, document_id=document_id, state="invalidated", limit=1).get("total", 0)
+    retired = (
+        changed
+        and not gateway.list_memories(bank_id, document_id=document_id, limit=1).get("total", 0)
+        and bool(gateway.list_memories(bank_id, document_id=document_id, state="invalidated", limit=1).get("total", 0))
     )
     metadata = stored.retain_params.get("metadata") or {}
     return DocumentNow(
-        document_id=document_id, created_at=_when(stored.created_at), updated_at=_when(stored.updated_at),
+        document_id=document_id,
+        created_at=_when(stored.created_at),
+        updated_at=_when(stored.updated_at),
         tags=stored.tags,
-        migrated=bool(metadata.get("migrated_from")), invalidated=retired, curation=sentence,
+        migrated=bool(metadata.get("migrated_from")),
+        invalidated=retired,
+        curation=sentence,
     )
 
 
 def _sent_again(gateway, bank_id: str, recall: RecallThen) -> RecalledDocuments:
     """One of the agent's requests sent again now, with room for far more than the documents it kept."""
-    return group(gateway.recall(
-        bank_id, recall.query, tags=recall.tags or None, tags_match=recall.tags_match or "any",
-        budget=recall.budget or "mid", max_tokens=max(recall.max_tokens or 0, WIDE_TOKENS),
-    ))
+    return group(
+        gateway.recall(
+            bank_id,
+            recall.query,
+            tags=recall.tags or None,
+            tags_match=recall.tags_match or "any",
+            budget=recall.budget or "mid",
+            max_tokens=max(recall.max_tokens or 0, WIDE_TOKENS),
+        )
+    )
 
 
 def _placed(doc: DocumentNow, found: RecalledDocuments) -> DocumentNow:
@@ -72,15 +84,20 @@ def cause_inputs(gateway, statuses: dict[str, DocumentCuration], view: ThenNow) 
     for ref in dict.fromkeys(r.ref for r in [*view.left, *view.appeared, *view.now] if r.kind == "document"):
         doc = _document(gateway, bank, ref, statuses.get(ref), ref in changed)
         if ref in changed:  # its best place under the requests that returned it then (an appeared one: any of them)
-            mine = [found for recall, found in zip(view.then, again, strict=True)
-                    if any(r.ref == ref for r in recall.results)]
+            mine = [
+                found
+                for recall, found in zip(view.then, again, strict=True)
+                if any(r.ref == ref for r in recall.results)
+            ]
             for found in mine or again:
                 doc = _placed(doc, found)
         documents[ref] = doc
     return CauseInputs(
-        recalled_at=view.run.started_at, kept=len(evidence_refs(view.run)),
+        recalled_at=view.run.started_at,
+        kept=len(evidence_refs(view.run)),
         config_then=view.run.output.get("bank_config"),
-        config_now=recall_config(gateway, bank), documents=documents,
+        config_now=recall_config(gateway, bank),
+        documents=documents,
     )
 
 
@@ -91,10 +108,15 @@ def explained(gateway, statuses: dict[str, DocumentCuration], view: ThenNow) -> 
     if inputs is None:
         return view
     created = {ref: doc.created_at for ref, doc in inputs.documents.items() if doc.created_at is not None}
-    same_request = view.run.variant != "submitted"  # an agent's own request: what differs only because of it is no change
+    same_request = (
+        view.run.variant != "submitted"
+    )  # an agent's own request: what differs only because of it is no change
     found = causes(view.appeared, view.left, inputs, same_request=same_request)
     update: dict = {"causes": found}
     if not same_request:
         changed = {cause.document_id for cause in found}
-        update |= {"appeared": [r for r in view.appeared if r.ref in changed], "left": [r for r in view.left if r.ref in changed]}
+        update |= {
+            "appeared": [r for r in view.appeared if r.ref in changed],
+            "left": [r for r in view.left if r.ref in changed],
+        }
     return view.model_copy(update=update).with_created(created)

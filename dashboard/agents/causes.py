@@ -122,8 +122,9 @@ def _observation(ref: ResultRef, change: Change) -> Cause:
         sources = ", ".join(ref.sources) or "facts the response did not name"
         sentence = f"Hindsight consolidated it since the recall from {sources}: it reaches recall in their place."
     else:
-        sentence = ("Hindsight rebuilt or pruned it since the recall "
-                    "(consolidation does so when a fact under it changes).")
+        sentence = (
+            "Hindsight rebuilt or pruned it since the recall (consolidation does so when a fact under it changes)."
+        )
     return Cause(document_id=ref.ref, change=change, kind=CauseKind.CONSOLIDATED, sentence=sentence)
 
 
@@ -147,7 +148,9 @@ class _Context(BaseModel):
         return [d.document_id for d in self.newer if d.migrated]
 
 
-def causes(appeared: list[ResultRef], left: list[ResultRef], inputs: CauseInputs, *, same_request: bool = True) -> list[Cause]:
+def causes(
+    appeared: list[ResultRef], left: list[ResultRef], inputs: CauseInputs, *, same_request: bool = True
+) -> list[Cause]:
     """One cause per left, then appeared, document (or observation). `same_request` False: "then" is an agent's own
     recall, not the request the evidence now comes from (an agent that handed its case in): a document differs
     there because the requests differ, so only what happened to the document itself since is a cause, and a document
@@ -163,10 +166,14 @@ def causes(appeared: list[ResultRef], left: list[ResultRef], inputs: CauseInputs
             tags_then = ref.tags if change == "left" and same_request else None
             own.append((doc, change, found or _own_change(doc, change, at, tags_then)))
     if not same_request:
-        return [cause or (_unknown(doc, change, None) if not doc.stored else None) for doc, change, cause in own
-                if cause is not None or not doc.stored]
+        return [
+            cause or (_unknown(doc, change, None) if not doc.stored else None)
+            for doc, change, cause in own
+            if cause is not None or not doc.stored
+        ]
     context = _Context(
-        kept=inputs.kept, config_known=inputs.config_then is not None and inputs.config_now is not None,
+        kept=inputs.kept,
+        config_known=inputs.config_then is not None and inputs.config_now is not None,
         newer=[d for d in docs.values() if d.stored and _changed_after(d, at)],
         appeared={r.ref for r in appeared},
         config=config_changes(inputs.config_then, inputs.config_now),
@@ -178,10 +185,14 @@ def causes(appeared: list[ResultRef], left: list[ResultRef], inputs: CauseInputs
 def _outside(doc: DocumentNow, change: Change, context: _Context) -> Cause | None:
     """A migration changed the agent's path, the config changed, a newer record outranks it or shifted the ranking."""
     if change == "left" and context.migrated and doc.stored:
-        return _cause(doc, change, CauseKind.MIGRATED,
-                      f"{', '.join(context.migrated)} migrated to tags since the recall: "
-                      "the tagged recall answers now, "
-                      "so the fallback that found this one is not made.")
+        return _cause(
+            doc,
+            change,
+            CauseKind.MIGRATED,
+            f"{', '.join(context.migrated)} migrated to tags since the recall: "
+            "the tagged recall answers now, "
+            "so the fallback that found this one is not made.",
+        )
     if context.config:
         changes = "; ".join(context.config)
         return _cause(doc, change, CauseKind.CONFIG_CHANGED, f"The bank's config changed since the recall: {changes}.")
@@ -204,13 +215,21 @@ def _outranked(doc: DocumentNow, context: _Context) -> Cause | None:
     above = [d.document_id for d in context.newer if d.document_id in context.appeared]
     if doc.rank is None or not above:
         return None
-    return _cause(doc, "left", CauseKind.OUTRANKED,
-                  f"Still found by the same request (place {doc.rank}), but no longer among the {context.kept} kept: "
-                  f"{', '.join(above)}, retained after the recall, now ranks above it.")
+    return _cause(
+        doc,
+        "left",
+        CauseKind.OUTRANKED,
+        f"Still found by the same request (place {doc.rank}), but no longer among the {context.kept} kept: "
+        f"{', '.join(above)}, retained after the recall, now ranks above it.",
+    )
 
 
 def _unknown(doc: DocumentNow, change: Change, context: _Context | None) -> Cause:
-    config = "the bank's config is unchanged" if context and context.config_known else "the bank's config then was not recorded"
+    config = (
+        "the bank's config is unchanged"
+        if context and context.config_known
+        else "the bank's config then was not recorded"
+    )
     sentence = f"Cause unknown: not retained, curated, retagged, migrated or consolidated since the recall; {config}."
     if not doc.stored:
         sentence += " The bank no longer holds this document, and no log here says who removed it."

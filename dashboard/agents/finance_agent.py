@@ -43,18 +43,35 @@ from dashboard.trust.origin import OriginOf
 VARIANTS = ("reviewed", "seed", "naive")
 
 
-def _naive(recall: RecallFn, bank_id: str, key: CaseKey, query: str, k: int, origin: OriginOf | None,
-           ask_server: AskServer | None) -> tuple[TwoStageResult, Recommendation]:
+def _naive(
+    recall: RecallFn,
+    bank_id: str,
+    key: CaseKey,
+    query: str,
+    k: int,
+    origin: OriginOf | None,
+    ask_server: AskServer | None,
+) -> tuple[TwoStageResult, Recommendation]:
     req = {"tags": key.tags, "tags_match": "any_strict", "max_tokens": max_tokens_for(k), "budget": LEAN_BUDGET}
     grouped = group(recall(bank_id, query, **req))
     found = grouped.documents[:k]
     # No relevance filter: each document is taken as a precedent for this case.
-    records = [PrecedentEvidence.of(d, "broader", i + 1).model_copy(update={"relevant": True}) for i, d in enumerate(found)]
+    records = [
+        PrecedentEvidence.of(d, "broader", i + 1).model_copy(update={"relevant": True}) for i, d in enumerate(found)
+    ]
     result = TwoStageResult(
-        bank_id=bank_id, query=query, key=key, k=k, exact=[], broader=records,
-        pass1=PassInfo(returned=len(found), facts=grouped.facts, **req), calls=1,
+        bank_id=bank_id,
+        query=query,
+        key=key,
+        k=k,
+        exact=[],
+        broader=records,
+        pass1=PassInfo(returned=len(found), facts=grouped.facts, **req),
+        calls=1,
     )
-    judged = mark_trust(result, origin, ask_server)  # what the run records of each record; the naive agent itself trusts them all
+    judged = mark_trust(
+        result, origin, ask_server
+    )  # what the run records of each record; the naive agent itself trusts them all
     return judged, recommend(as_they_claim(judged), untrusted_decides=True)  # nor does it escalate what they swing
 
 
@@ -63,8 +80,15 @@ def _single_label(tags, tags_match) -> str:
 
 
 def run_finance_agent(
-    recall: RecallFn, bank_id: str, case: ExceptionCase, variant: str = "reviewed", *, k: int = DEFAULT_K,
-    clock: Callable[[], datetime] = lambda: datetime.now(UTC), origin: OriginOf | None = None, ask_server: AskServer | None = None,
+    recall: RecallFn,
+    bank_id: str,
+    case: ExceptionCase,
+    variant: str = "reviewed",
+    *,
+    k: int = DEFAULT_K,
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+    origin: OriginOf | None = None,
+    ask_server: AskServer | None = None,
 ) -> AgentRun:
     """One run on one case; audit ids are filled in afterwards (audit_sync.resolve_audit_ids). `origin`: the review
     store's check of a record's signature (origin.provenance.Provenance.origin); `ask_server`: the bank's server on bursts
@@ -78,19 +102,44 @@ def run_finance_agent(
         result, rec = _naive(recorder, bank_id, key, query, k, origin, ask_server)
     else:
         own = document_id_for(case.id) if variant == "reviewed" else None
-        raw = two_stage_recall(recorder, bank_id, key, query, k=k, own_document=own, decisions_first=variant == "reviewed")
+        raw = two_stage_recall(
+            recorder, bank_id, key, query, k=k, own_document=own, decisions_first=variant == "reviewed"
+        )
         result, rec = assess(raw, origin, ask_server=ask_server)
     return AgentRun(
-        run_id=uuid.uuid4().hex, bank_id=bank_id, case_kind="exception", case_id=case.id, agent="finance",
-        variant=variant, started_at=started, ended_at=clock(), audit_log=False, recalls=recorder.snapshots,
+        run_id=uuid.uuid4().hex,
+        bank_id=bank_id,
+        case_kind="exception",
+        case_id=case.id,
+        agent="finance",
+        variant=variant,
+        started_at=started,
+        ended_at=clock(),
+        audit_log=False,
+        recalls=recorder.snapshots,
         cited=list(rec.cited),
         output={
-            "action": rec.action, "confidence": rec.confidence, "cited": list(rec.cited), "rationale": rec.rationale,
-            "policy": rec.policy, "vendor_code": case.vendor_code, "exception_type": case.exception_type, "k": k,
+            "action": rec.action,
+            "confidence": rec.confidence,
+            "cited": list(rec.cited),
+            "rationale": rec.rationale,
+            "policy": rec.policy,
+            "vendor_code": case.vendor_code,
+            "exception_type": case.exception_type,
+            "k": k,
             "evidence": [
                 # relevance as the record's tags say, whatever the variant believed
-                {"ref": r.ref, "id": r.id, "pass": r.pass_, "relevant": is_relevant(r, key), "human": r.human,
-                 "origin": r.origin.kind, "forged": r.origin.forged, "flags": [f.rule for f in r.flags], "set_aside": r.set_aside}
+                {
+                    "ref": r.ref,
+                    "id": r.id,
+                    "pass": r.pass_,
+                    "relevant": is_relevant(r, key),
+                    "human": r.human,
+                    "origin": r.origin.kind,
+                    "forged": r.origin.forged,
+                    "flags": [f.rule for f in r.flags],
+                    "set_aside": r.set_aside,
+                }
                 for r in result.records
             ],
             "swung_by": swung_by(result, rec),

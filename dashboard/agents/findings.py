@@ -20,10 +20,10 @@ from dashboard.finance.models import type_tag, vendor_tag
 from dashboard.finance.recall import LEAN_BUDGET, max_tokens_for
 from dashboard.hindsight.calls import RecallFn
 from dashboard.hindsight.documents import group
-from dashboard.store.agent_runs import AgentRun, AgentRunStore, AuditRecall
 from dashboard.review.casework import Casework
-from dashboard.store.db import as_utc
 from dashboard.review.incident_cases import VARIANTS
+from dashboard.store.agent_runs import AgentRun, AgentRunStore, AuditRecall
+from dashboard.store.db import as_utc
 from dashboard.trust.origin import OriginOf
 
 
@@ -50,18 +50,27 @@ def human_decisions(outbox, bank_id: str) -> list[HumanDecision]:
             first_stored[stored.case_id] = stored.delivered_at
     return [
         HumanDecision(
-            document_id=s.document_id, case_id=s.case_id, decided_at=s.decision.decided_at, in_memory_since=first_stored[s.case_id],
-            vendor_code=s.record.metadata.get("vendor_code", ""), exception_type=s.record.metadata.get("exception_type", ""),
+            document_id=s.document_id,
+            case_id=s.case_id,
+            decided_at=s.decision.decided_at,
+            in_memory_since=first_stored[s.case_id],
+            vendor_code=s.record.metadata.get("vendor_code", ""),
+            exception_type=s.record.metadata.get("exception_type", ""),
         )
-        for s in latest.values() if s.case_id in first_stored
+        for s in latest.values()
+        if s.case_id in first_stored
     ]
 
 
 def exact_proof(recall: RecallFn, bank_id: str, vendor: str, etype: str, query: str, k: int = 5) -> list[str]:
     """One all_strict recall on vendor + type: the exact precedents that exist (documents, best first)."""
     response = recall(
-        bank_id, query, tags=[vendor_tag(vendor), type_tag(etype)], tags_match="all_strict",
-        max_tokens=max_tokens_for(k), budget=LEAN_BUDGET,
+        bank_id,
+        query,
+        tags=[vendor_tag(vendor), type_tag(etype)],
+        tags_match="all_strict",
+        max_tokens=max_tokens_for(k),
+        budget=LEAN_BUDGET,
     )
     return [d.ref for d in group(response).documents]
 
@@ -79,10 +88,18 @@ def created_at(gateway, bank_id: str, document_ids: Iterable[str]) -> dict[str, 
 def find_incidents(gateway, store: AgentRunStore, outbox, runs: list[AgentRun]) -> list[Incident]:
     proofs, created = {}, {}
     for bank, vendor, etype in runs_needing_proof(runs):
-        run = next(r for r in runs if r.bank_id == bank and r.output.get("vendor_code") == vendor and r.output.get("exception_type") == etype)
+        run = next(
+            r
+            for r in runs
+            if r.bank_id == bank and r.output.get("vendor_code") == vendor and r.output.get("exception_type") == etype
+        )
         query = next(s.query for s in run.recalls)
-        proofs[(bank, vendor, etype)] = exact_proof(gateway.recall, bank, vendor, etype, query, int(run.output.get("k", 5)))
-        created |= created_at(gateway, bank, proofs[(bank, vendor, etype)])  # a proof is made now: what existed at each run?
+        proofs[(bank, vendor, etype)] = exact_proof(
+            gateway.recall, bank, vendor, etype, query, int(run.output.get("k", 5))
+        )
+        created |= created_at(
+            gateway, bank, proofs[(bank, vendor, etype)]
+        )  # a proof is made now: what existed at each run?
     decisions = [d for bank in {r.bank_id for r in runs} for d in human_decisions(outbox, bank)]
     return incidents_for(runs, entries=entries_of(store, runs), exact_ids=proofs, decisions=decisions, created=created)
 
@@ -92,12 +109,17 @@ def store_incident_kinds(casework: Casework, runs: list[AgentRun], incidents: li
     behind them, so the queues and the Overview show them without checking again."""
     by_bank: dict[tuple[str, str], dict[str, dict]] = {}
     for (bank, kind, case_id), found in by_case(runs, incidents).items():
-        by_bank.setdefault((bank, kind), {})[case_id] = {INCIDENTS_KEY: list(found.kinds), VARIANTS: list(found.variants)}
+        by_bank.setdefault((bank, kind), {})[case_id] = {
+            INCIDENTS_KEY: list(found.kinds),
+            VARIANTS: list(found.variants),
+        }
     for (bank, kind), flags in by_bank.items():
         casework.put_many_flags(bank, kind, flags)
 
 
-def case_then_now(store: AgentRunStore, run: AgentRun | None, now_results, audit_log_on: bool, origin: OriginOf | None = None) -> ThenNow:
+def case_then_now(
+    store: AgentRunStore, run: AgentRun | None, now_results, audit_log_on: bool, origin: OriginOf | None = None
+) -> ThenNow:
     """`now_results`: the evidence rows (documents) today's recall gives the case; `origin`: the check of a record's
     signature, so each says who wrote it."""
     runs = [run] if run is not None else []

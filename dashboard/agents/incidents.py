@@ -27,12 +27,18 @@ from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, Field
 
-from dashboard.store.agent_runs import AgentRun, AuditRecall, ResultRef
 from dashboard.review.flag_counts import INCIDENTS as INCIDENTS_KEY  # the store key of a case's incident kinds
+from dashboard.store.agent_runs import AgentRun, AuditRecall, ResultRef
 
 Kind = Literal[
-    "other_customer", "observation_mix", "non_relevant_citation", "crowded_out", "no_relevant_no_escalation", "newer_human_missing",
-    "forged_claim", "untrusted_swing",
+    "other_customer",
+    "observation_mix",
+    "non_relevant_citation",
+    "crowded_out",
+    "no_relevant_no_escalation",
+    "newer_human_missing",
+    "forged_claim",
+    "untrusted_swing",
 ]
 KIND_LABELS: dict[str, str] = {
     "other_customer": "another customer's records reached the answer",
@@ -102,8 +108,17 @@ def existed_then(document_ids: Iterable[str], created: Mapping[str, datetime] | 
 
 def _incident(run: AgentRun, kind: Kind, summary: str, **extra) -> Incident:
     return Incident(
-        kind=kind, case_kind=run.case_kind, case_id=run.case_id, run_id=run.run_id, agent=run.agent, variant=run.variant,
-        bank_id=run.bank_id, at=run.started_at, summary=summary, audit_ids=run.audit_ids, **extra,
+        kind=kind,
+        case_kind=run.case_kind,
+        case_id=run.case_id,
+        run_id=run.run_id,
+        agent=run.agent,
+        variant=run.variant,
+        bank_id=run.bank_id,
+        at=run.started_at,
+        summary=summary,
+        audit_ids=run.audit_ids,
+        **extra,
     )
 
 
@@ -118,22 +133,30 @@ def other_customer(run: AgentRun, entries: dict[str, AuditRecall] | None = None)
     if run.agent != "support":
         return None
     own = run.output.get("customer_tag")
-    evidence = set(run.output.get("evidence", [])) | set(run.output.get("evidence_ids", []))  # ids: runs of older versions
+    evidence = set(run.output.get("evidence", [])) | set(
+        run.output.get("evidence_ids", [])
+    )  # ids: runs of older versions
     foreign: list[ResultRef] = []
     for label, results in results_then(run, entries):
         if label != "bank_wide":
             continue
-        foreign += [r for r in results if (r.ref in evidence or r.id in evidence) and r.owner != own and r.ref not in {f.ref for f in foreign}]
+        foreign += [
+            r
+            for r in results
+            if (r.ref in evidence or r.id in evidence) and r.owner != own and r.ref not in {f.ref for f in foreign}
+        ]
     if not foreign:
         return None
     cited = set(run.output.get("cited", []))
     names = ", ".join(f"{r.ref} ({r.marker_name or r.owner or 'no provable owner'})" for r in foreign)
     used = [r.ref for r in foreign if r.ref in cited]
     return _incident(
-        run, "other_customer",
+        run,
+        "other_customer",
         f"A bank-wide recall for {run.output.get('customer')} put {len(foreign)} record(s) of someone else into the "
         f"agent's evidence: {names}. The answer used {len(used)} of them.",
-        records=[r.ref for r in foreign], used_in_answer=used,
+        records=[r.ref for r in foreign],
+        used_in_answer=used,
     )
 
 
@@ -146,10 +169,12 @@ def observation_mix(run: AgentRun) -> Incident | None:
     sources = sorted({s for m in mixing for s in m.get("sources", [])})
     fate = f"the agent used {len(used)} of them" if used else "the agent excluded them"
     return _incident(
-        run, "observation_mix",
+        run,
+        "observation_mix",
         f"The tagged recall for {run.output.get('customer')} returned {len(mixing)} observation(s) consolidated from "
         f"records that are not provably theirs ({', '.join(sources) or 'sources not returned'}): {fate}.",
-        records=[m["ref"] for m in mixing], used_in_answer=used,
+        records=[m["ref"] for m in mixing],
+        used_in_answer=used,
     )
 
 
@@ -177,10 +202,12 @@ def non_relevant_citation(run: AgentRun, entries: dict[str, AuditRecall] | None 
     if not wrong:
         return None
     return _incident(
-        run, "non_relevant_citation",
+        run,
+        "non_relevant_citation",
         f"The recommendation ({run.output.get('action')}) cites {len(wrong)} precedent(s) that are not about vendor "
         f"{vendor} with a {etype.replace('_', ' ')} exception: {', '.join(wrong)}.",
-        records=wrong, used_in_answer=wrong,
+        records=wrong,
+        used_in_answer=wrong,
     )
 
 
@@ -199,7 +226,8 @@ def crowded_out(run: AgentRun, exact_ids: list[str], entries: dict[str, AuditRec
         if held < expected:
             missed = [i for i in exact_ids if i not in top][: expected - held]
             return _incident(
-                run, "crowded_out",
+                run,
+                "crowded_out",
                 f"The agent's one broad recall kept {k} records and held {held} precedent(s) of vendor "
                 f"{run.output['vendor_code']} with this exception type while {len(exact_ids)} existed then: {expected - held} "
                 "were pushed out by other vendors' or types' records.",
@@ -214,7 +242,8 @@ def no_relevant_no_escalation(run: AgentRun) -> Incident | None:
     if any(e.get("relevant") for e in run.output.get("evidence", [])):
         return None
     return _incident(
-        run, "no_relevant_no_escalation",
+        run,
+        "no_relevant_no_escalation",
         f"No relevant precedent was in the evidence, yet the agent recommended {run.output.get('action')} instead of escalating.",
         records=[e["ref"] for e in run.output.get("evidence", [])],
     )
@@ -225,15 +254,20 @@ def newer_human_missing(run: AgentRun, decisions: list[HumanDecision]) -> Incide
         return None
     seen = {e["ref"] for e in run.output.get("evidence", [])}
     missing = [
-        d for d in decisions
-        if d.vendor_code == run.output["vendor_code"] and d.exception_type == run.output["exception_type"]
-        and d.case_id != run.case_id and d.existed_at < run.started_at and d.document_id not in seen
+        d
+        for d in decisions
+        if d.vendor_code == run.output["vendor_code"]
+        and d.exception_type == run.output["exception_type"]
+        and d.case_id != run.case_id
+        and d.existed_at < run.started_at
+        and d.document_id not in seen
     ]
     if not missing:
         return None
     latest = max(missing, key=lambda d: d.decided_at)
     return _incident(
-        run, "newer_human_missing",
+        run,
+        "newer_human_missing",
         f"{len(missing)} human decision(s) for this vendor and type were in memory before the run and not in its evidence; "
         f"the latest is {latest.document_id} ({latest.decided_at:%Y-%m-%d %H:%M} UTC).",
         records=[d.document_id for d in missing],
@@ -245,10 +279,12 @@ def forged_claim(run: AgentRun) -> Incident | None:
     if not forged:
         return None
     return _incident(
-        run, "forged_claim",
+        run,
+        "forged_claim",
         f"{len(forged)} record(s) in the agent's evidence claim to be a reviewer's decision that this dashboard never "
         f"recorded: {', '.join(forged)}. Anyone who can write to the bank can write such a tag.",
-        records=forged, used_in_answer=[ref for ref in forged if ref in run.cited],
+        records=forged,
+        used_in_answer=[ref for ref in forged if ref in run.cited],
     )
 
 
@@ -257,16 +293,21 @@ def untrusted_swing(run: AgentRun) -> Incident | None:
     if not swung:
         return None
     return _incident(
-        run, "untrusted_swing",
+        run,
+        "untrusted_swing",
         f"The recommendation ({run.output.get('action')}) rests on {len(swung)} untrusted record(s): {', '.join(swung)} "
         "(without any one of them it would change; none is proven written by this dashboard).",
-        records=list(swung), used_in_answer=[ref for ref in swung if ref in run.cited],
+        records=list(swung),
+        used_in_answer=[ref for ref in swung if ref in run.cited],
     )
 
 
 def incidents_for(
-    runs: list[AgentRun], *, entries: dict[str, AuditRecall] | None = None,
-    exact_ids: dict[tuple[str, str, str], list[str]] | None = None, decisions: list[HumanDecision] | None = None,
+    runs: list[AgentRun],
+    *,
+    entries: dict[str, AuditRecall] | None = None,
+    exact_ids: dict[tuple[str, str, str], list[str]] | None = None,
+    decisions: list[HumanDecision] | None = None,
     created: Mapping[str, datetime] | None = None,
 ) -> list[Incident]:
     """Every incident of these runs. `exact_ids` maps (bank, vendor, type) to its all_strict proof, made now; `created`
@@ -275,8 +316,14 @@ def incidents_for(
     for run in runs:
         if run.variant == "submitted":  # its recall names documents, not their tags: the rules below judge tags
             continue
-        found += [other_customer(run, entries), observation_mix(run), non_relevant_citation(run, entries), no_relevant_no_escalation(run),
-                  forged_claim(run), untrusted_swing(run)]
+        found += [
+            other_customer(run, entries),
+            observation_mix(run),
+            non_relevant_citation(run, entries),
+            no_relevant_no_escalation(run),
+            forged_claim(run),
+            untrusted_swing(run),
+        ]
         if run.agent == "finance":
             proof = (exact_ids or {}).get((run.bank_id, run.output["vendor_code"], run.output["exception_type"]))
             if proof is not None:
@@ -289,7 +336,8 @@ def runs_needing_proof(runs: list[AgentRun]) -> set[tuple[str, str, str]]:
     """(bank, vendor, type) of the runs with a single-pass recall: each needs one all_strict recall as proof."""
     return {
         (r.bank_id, r.output["vendor_code"], r.output["exception_type"])
-        for r in runs if r.agent == "finance" and any(s.label == "single" for s in r.recalls)
+        for r in runs
+        if r.agent == "finance" and any(s.label == "single" for s in r.recalls)
     }
 
 
@@ -315,7 +363,10 @@ def by_case(runs: list[AgentRun], incidents: list[Incident]) -> dict[tuple[str, 
         key = (i.bank_id, i.case_kind, i.case_id)
         kinds.setdefault(key, set()).add(i.kind)
         variants.setdefault(key, set()).add(i.variant)
-    return {key: CaseIncidents(key[1], key[2], tuple(sorted(k)), tuple(sorted(variants.get(key, ())))) for key, k in kinds.items()}
+    return {
+        key: CaseIncidents(key[1], key[2], tuple(sorted(k)), tuple(sorted(variants.get(key, ()))))
+        for key, k in kinds.items()
+    }
 
 
 NAIVE = "naive"  # the variant the demo runs on a few cases on purpose, to show what goes wrong (agents.runner)
@@ -326,7 +377,9 @@ class IncidentFigures(BaseModel):
 
     cases: int = 0
     where: dict[str, list[tuple[str, str]]] = Field(default_factory=dict)  # kind -> (case kind, case id), sorted
-    alike: list[tuple[tuple[str, ...], list[tuple[str, str]]]] = Field(default_factory=list)  # the same kinds -> their cases, most first
+    alike: list[tuple[tuple[str, ...], list[tuple[str, str]]]] = Field(
+        default_factory=list
+    )  # the same kinds -> their cases, most first
     naive_only: int = 0  # of the cases, those whose incidents all come from runs of the naive variant
 
     def count(self, kind: str, case_kind: str | None = None) -> int:
@@ -345,8 +398,11 @@ def incident_figures(cases: Iterable[CaseIncidents]) -> IncidentFigures:
     for c in with_incidents:
         alike.setdefault(tuple(sorted(c.kinds)), []).append((c.case_kind, c.case_id))
     return IncidentFigures(
-        cases=len(with_incidents), where={kind: sorted(found) for kind, found in sorted(where.items())},
-        alike=sorted(((kinds, sorted(found)) for kinds, found in alike.items()), key=lambda group: (-len(group[1]), group)),
+        cases=len(with_incidents),
+        where={kind: sorted(found) for kind, found in sorted(where.items())},
+        alike=sorted(
+            ((kinds, sorted(found)) for kinds, found in alike.items()), key=lambda group: (-len(group[1]), group)
+        ),
         naive_only=sum(1 for c in with_incidents if c.variants and set(c.variants) == {NAIVE}),
     )
 
@@ -361,8 +417,10 @@ def naive_words(figures: IncidentFigures) -> str:
     if not figures.naive_only:
         return ""
     share = "all" if figures.naive_only == figures.cases else f"{figures.naive_only} of the {figures.cases}"
-    return (f"{share} from the deliberately naive agents the demo runs on a few cases to show what goes wrong "
-            "(one broad search, no relevance or ownership check)")
+    return (
+        f"{share} from the deliberately naive agents the demo runs on a few cases to show what goes wrong "
+        "(one broad search, no relevance or ownership check)"
+    )
 
 
 def incident_text(flags: dict | None) -> str:
@@ -389,7 +447,9 @@ VARIANT_WORDS = {  # whose run an incident came from, in a reader's words
 
 def whose_run(incident: Incident) -> str:
     """ "a run of the support agent (run 3f2a9c1b, 2026-12-07 10:02 UTC)" """
-    agent = VARIANT_WORDS.get(incident.variant, "the {agent} agent (" + incident.variant + ")").format(agent=incident.agent)
+    agent = VARIANT_WORDS.get(incident.variant, "the {agent} agent (" + incident.variant + ")").format(
+        agent=incident.agent
+    )
     return f"a run of {agent} (run {incident.run_id[:8]}, {incident.at:%Y-%m-%d %H:%M} UTC)"
 
 
@@ -407,7 +467,9 @@ def banner(incident: Incident, shown: Iterable[str]) -> Banner:
     if affected:
         tail = f" {len(affected)} of its records are used on this page too ({', '.join(affected)}): check them before deciding."
     elif incident.records:
-        tail = f" What this page shows is not affected: none of its records ({', '.join(incident.records)}) is used here."
+        tail = (
+            f" What this page shows is not affected: none of its records ({', '.join(incident.records)}) is used here."
+        )
     else:
         tail = " What this page shows is not affected: the incident is about that run, not about the records used here."
     return Banner(affected=affected, sentence=head + tail)

@@ -14,8 +14,8 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from dashboard.store.agent_runs import AgentRunStore, RecallSnapshot
 from dashboard.review.relevance import CaseVerdict, RecallContext, RelevanceLabels, case_verdicts
+from dashboard.store.agent_runs import AgentRunStore, RecallSnapshot
 from dashboard.traces.evidence import EvidenceCase
 
 Source = Literal["audit log", "agent run", "dashboard"]
@@ -36,7 +36,9 @@ class LabelledCase(BaseModel):
     labelled_at: datetime
 
     def evidence_case(self) -> EvidenceCase:
-        return EvidenceCase(query=self.query, tags=self.tags, tags_match=self.tags_match, expected_document_ids=self.relevant)
+        return EvidenceCase(
+            query=self.query, tags=self.tags, tags_match=self.tags_match, expected_document_ids=self.relevant
+        )
 
 
 def _documents(snapshot: RecallSnapshot) -> list[str]:
@@ -52,8 +54,12 @@ def _from_run(store: AgentRunStore, verdict: CaseVerdict) -> tuple[Source, Recal
     entry = store.entry(snapshot.audit_id) if snapshot.audit_id else None
     if entry is not None:
         ranked = [r.document_id for r in entry.results if r.kind == "document" and r.document_id]
-        return "audit log", RecallContext(query=entry.query, tags=entry.tags, tags_match=entry.tags_match, ranked=ranked)
-    return "agent run", RecallContext(query=snapshot.query, tags=snapshot.tags, tags_match=snapshot.tags_match, ranked=_documents(snapshot))
+        return "audit log", RecallContext(
+            query=entry.query, tags=entry.tags, tags_match=entry.tags_match, ranked=ranked
+        )
+    return "agent run", RecallContext(
+        query=snapshot.query, tags=snapshot.tags, tags_match=snapshot.tags_match, ranked=_documents(snapshot)
+    )
 
 
 def labelled_case(store: AgentRunStore, verdict: CaseVerdict) -> LabelledCase | None:
@@ -66,9 +72,18 @@ def labelled_case(store: AgentRunStore, verdict: CaseVerdict) -> LabelledCase | 
         found = ("dashboard", context)
     source, context = found
     return LabelledCase(
-        bank_id=verdict.bank_id, case_kind=verdict.case_kind, case_id=verdict.case_id, source=source,
-        query=context.query or "", tags=context.tags, tags_match=context.tags_match or "any", ranked=context.ranked,
-        relevant=verdict.relevant, labelled=sorted(verdict.votes), labels=len(verdict.labels), labelled_at=verdict.labelled_at,
+        bank_id=verdict.bank_id,
+        case_kind=verdict.case_kind,
+        case_id=verdict.case_id,
+        source=source,
+        query=context.query or "",
+        tags=context.tags,
+        tags_match=context.tags_match or "any",
+        ranked=context.ranked,
+        relevant=verdict.relevant,
+        labelled=sorted(verdict.votes),
+        labels=len(verdict.labels),
+        labelled_at=verdict.labelled_at,
     )
 
 

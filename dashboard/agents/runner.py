@@ -19,9 +19,9 @@ from dashboard.finance.kind import FINANCE
 from dashboard.finance.models import ExceptionCase
 from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.hindsight.write_facts import asker
-from dashboard.store.agent_runs import AgentRun, AgentRunStore
 from dashboard.origin.provenance import Provenance
 from dashboard.review.queue_kind import QueueKind
+from dashboard.store.agent_runs import AgentRun, AgentRunStore
 from dashboard.support.kind import SUPPORT
 from dashboard.support.models import Ticket
 from dashboard.trust.origin import OriginOf
@@ -42,21 +42,39 @@ def _record(gateway: HindsightGateway, store: AgentRunStore, run: AgentRun) -> A
 
 
 def run_exception(
-    gateway: HindsightGateway, store: AgentRunStore, bank_id: str, case: ExceptionCase, variant: str, origin: OriginOf | None = None,
+    gateway: HindsightGateway,
+    store: AgentRunStore,
+    bank_id: str,
+    case: ExceptionCase,
+    variant: str,
+    origin: OriginOf | None = None,
 ) -> AgentRun:
     """`origin`: the check of a record's signature; by default the review store's that `store` is part of."""
     origin = origin or Provenance(store.engine).origin
-    return _record(gateway, store, run_finance_agent(gateway.recall, bank_id, case, variant, origin=origin,
-                                                     ask_server=asker(gateway, bank_id)))
+    return _record(
+        gateway,
+        store,
+        run_finance_agent(gateway.recall, bank_id, case, variant, origin=origin, ask_server=asker(gateway, bank_id)),
+    )
 
 
 def run_ticket(
-    gateway: HindsightGateway, store: AgentRunStore, bank_id: str, ticket: Ticket, variant: str, retain: bool = True,
+    gateway: HindsightGateway,
+    store: AgentRunStore,
+    bank_id: str,
+    ticket: Ticket,
+    variant: str,
+    retain: bool = True,
     origin: OriginOf | None = None,
 ) -> AgentRun:
     """`origin`: the check of a record's signature; by default the review store's that `store` is part of."""
     run = run_support_agent(
-        gateway.recall, gateway.retain if retain else None, bank_id, ticket, variant, read_document=gateway.document,
+        gateway.recall,
+        gateway.retain if retain else None,
+        bank_id,
+        ticket,
+        variant,
+        read_document=gateway.document,
         origin=origin or Provenance(store.engine).origin,
     )
     return _record(gateway, store, run)
@@ -72,14 +90,22 @@ NAIVE_DEMO = {FINANCE.name: NAIVE_DEMO_EXCEPTIONS, SUPPORT.name: NAIVE_DEMO_TICK
 
 
 def seed_agent_runs(
-    gateway: HindsightGateway, store: AgentRunStore, queues: Sequence[tuple[QueueKind, str, Sequence]],
-    log: Callable[[str], None] = print, origin: OriginOf | None = None,
+    gateway: HindsightGateway,
+    store: AgentRunStore,
+    queues: Sequence[tuple[QueueKind, str, Sequence]],
+    log: Callable[[str], None] = print,
+    origin: OriginOf | None = None,
 ) -> dict[str, int]:
     """`queues`: (kind, its bank, its cases) of every registered kind; the kinds with a reference agent (AGENTS) run."""
     queues = [(kind, bank, cases) for kind, bank, cases in queues if kind.name in AGENTS]
     done = {(r.case_kind, r.case_id, r.variant) for _kind, bank, _cases in queues for r in store.runs(bank_id=bank)}
     counts = {AGENTS[kind.name][0]: 0 for kind, _bank, _cases in queues}
-    plan = [(kind, bank, case, "naive") for kind, bank, cases in queues for case in cases if case.id in NAIVE_DEMO.get(kind.name, ())]
+    plan = [
+        (kind, bank, case, "naive")
+        for kind, bank, cases in queues
+        for case in cases
+        if case.id in NAIVE_DEMO.get(kind.name, ())
+    ]
     plan += [(kind, bank, case, "reviewed") for kind, bank, cases in queues for case in cases]
     for kind, bank, case, variant in plan:
         if (kind.name, case.id, variant) not in done:

@@ -19,8 +19,17 @@ from dashboard.support.customers import TAG_PREFIX, customer_tag
 from dashboard.trust.origin import OriginOf
 
 KEPT_METADATA = (
-    "outcome", "decided_on", "decided_at", "source", "vendor_code", "exception_type", "reviewer", "exception_id",
-    "customer", "ticket_id", "overridden",
+    "outcome",
+    "decided_on",
+    "decided_at",
+    "source",
+    "vendor_code",
+    "exception_type",
+    "reviewer",
+    "exception_id",
+    "customer",
+    "ticket_id",
+    "overridden",
 )
 
 
@@ -38,12 +47,23 @@ def result_ref(record: RecalledDocument | RecalledObservation, origin: OriginOf 
     `origin`: the check of a record's signature, so the ref says who wrote it (the signature itself is not kept)."""
     if isinstance(record, RecalledObservation):
         return ResultRef(
-            id=record.ref, kind="observation", tags=list(record.tags), score=record.memory.scores.final,
-            text_hash=text_hash(record.text), owner=_owner(record.tags, None, None), sources=record.source_documents,
+            id=record.ref,
+            kind="observation",
+            tags=list(record.tags),
+            score=record.memory.scores.final,
+            text_hash=text_hash(record.text),
+            owner=_owner(record.tags, None, None),
+            sources=record.source_documents,
         )
     ref = _document_ref(
-        record.ref, record.document_id, record.tags, record.text, record.first_chunk, record.metadata,
-        score=record.scores.final, facts=len(record.facts),
+        record.ref,
+        record.document_id,
+        record.tags,
+        record.text,
+        record.first_chunk,
+        record.metadata,
+        score=record.scores.final,
+        facts=len(record.facts),
     )
     if origin is None:
         return ref
@@ -67,8 +87,15 @@ def evidence_ref(row, origin: OriginOf | None = None) -> ResultRef:
 def _document_ref(ref, document_id, tags, text, original_start, metadata, *, score=None, facts=1) -> ResultRef:
     named = leading_marker_name(original_start) if original_start is not None else None
     return ResultRef(
-        id=ref, document_id=document_id, facts=facts, tags=list(tags), score=score, text_hash=text_hash(text),
-        owner=_owner(tags, named, original_start), marker_name=named, metadata={k: v for k, v in metadata.items() if k in KEPT_METADATA},
+        id=ref,
+        document_id=document_id,
+        facts=facts,
+        tags=list(tags),
+        score=score,
+        text_hash=text_hash(text),
+        owner=_owner(tags, named, original_start),
+        marker_name=named,
+        metadata={k: v for k, v in metadata.items() if k in KEPT_METADATA},
     )
 
 
@@ -105,8 +132,12 @@ def label_for(tags: list[str] | None, tags_match: str | None, exact_label: str =
 class RecordingRecall:
     """Wraps a RecallFn and keeps a snapshot of every call it makes, in order (`origin`: each record's writer too)."""
 
-    def __init__(self, recall: RecallFn, label: Callable[[list[str] | None, str | None], str] = label_for,
-                 origin: OriginOf | None = None):
+    def __init__(
+        self,
+        recall: RecallFn,
+        label: Callable[[list[str] | None, str | None], str] = label_for,
+        origin: OriginOf | None = None,
+    ):
         self._recall, self._label, self._origin = recall, label, origin
         self.snapshots: list[RecallSnapshot] = []
 
@@ -115,8 +146,13 @@ class RecordingRecall:
         tags, mode = kwargs.get("tags"), kwargs.get("tags_match", "any")
         self.snapshots.append(
             RecallSnapshot(
-                label=self._label(tags, mode), query=query, tags=list(tags or []), tags_match=mode,
-                max_tokens=kwargs.get("max_tokens"), budget=kwargs.get("budget"), results=result_refs(response, self._origin),
+                label=self._label(tags, mode),
+                query=query,
+                tags=list(tags or []),
+                tags_match=mode,
+                max_tokens=kwargs.get("max_tokens"),
+                budget=kwargs.get("budget"),
+                results=result_refs(response, self._origin),
             )
         )
         return response

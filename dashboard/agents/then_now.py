@@ -13,8 +13,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from dashboard.agents.causes import Cause
-from dashboard.store.agent_runs import AgentRun, AuditRecall, ResultRef
 from dashboard.review.curation import DocumentCuration
+from dashboard.store.agent_runs import AgentRun, AuditRecall, ResultRef
 
 Source = Literal["audit", "agent_run", "recompute"]
 
@@ -36,17 +36,25 @@ class ThenNow(BaseModel):
     run: AgentRun | None = None
     then: list[RecallThen] = Field(default_factory=list)
     now: list[ResultRef] = Field(default_factory=list)
-    appeared: list[ResultRef] = Field(default_factory=list)  # in the evidence now, not then (e.g. a reviewer's decision)
+    appeared: list[ResultRef] = Field(
+        default_factory=list
+    )  # in the evidence now, not then (e.g. a reviewer's decision)
     left: list[ResultRef] = Field(default_factory=list)  # in the agent's evidence then, not now
     kept_then: list[str] = Field(default_factory=list)  # the agent's evidence then
-    new_since: list[str] = Field(default_factory=list)  # of the appeared, those retained after the run and not recalled then
+    new_since: list[str] = Field(
+        default_factory=list
+    )  # of the appeared, those retained after the run and not recalled then
     existed: list[str] = Field(default_factory=list)  # of the appeared, those the bank held when the agent ran
     curated: dict[str, str] = Field(default_factory=dict)  # document id -> "invalidated by Lee on ...: why"
-    causes: list[Cause] = Field(default_factory=list)  # why each appeared or left document did (dashboard.agents.cause_inputs)
+    causes: list[Cause] = Field(
+        default_factory=list
+    )  # why each appeared or left document did (dashboard.agents.cause_inputs)
 
     def documents(self) -> set[str]:
         """Every document then and now (the ones curation may have touched)."""
-        return {r.document_id for r in [*self.now, *(r for recall in self.then for r in recall.results)] if r.document_id}
+        return {
+            r.document_id for r in [*self.now, *(r for recall in self.then for r in recall.results)] if r.document_id
+        }
 
     def recalled_then(self) -> set[str]:
         """Every record a recall of the run returned (whether the agent took it as evidence or not)."""
@@ -60,8 +68,12 @@ class ThenNow(BaseModel):
             return self
         then, at = self.recalled_then(), self.run.started_at
         known = [r.ref for r in self.appeared if r.ref in created]
-        return self.model_copy(update={"new_since": [ref for ref in known if ref not in then and created[ref] > at],
-                                       "existed": [ref for ref in known if ref in then or created[ref] <= at]})
+        return self.model_copy(
+            update={
+                "new_since": [ref for ref in known if ref not in then and created[ref] > at],
+                "existed": [ref for ref in known if ref in then or created[ref] <= at],
+            }
+        )
 
     def now_mark(self, ref: str) -> str:
         """What a record of the evidence now was then, in a few words ("" when it was in the agent's evidence)."""
@@ -80,8 +92,13 @@ class ThenNow(BaseModel):
 
 
 # A recall's scope in a reviewer's words; the request itself (tags, tags_match) is on the Traces page.
-SCOPE_NAMES = {"exact": "exact precedents", "decisions": "reviewer decisions", "broader": "broader precedents",
-               "tagged": "this customer's tagged history", "bank_wide": "the whole bank"}
+SCOPE_NAMES = {
+    "exact": "exact precedents",
+    "decisions": "reviewer decisions",
+    "broader": "broader precedents",
+    "tagged": "this customer's tagged history",
+    "bank_wide": "the whole bank",
+}
 
 
 def plain_scope(label: str, tags: list[str], tags_match: str | None) -> str:
@@ -114,14 +131,27 @@ def _with_origins(logged: list[ResultRef], recorded: list[ResultRef]) -> list[Re
     return [r if r.origin or r.ref not in origins else r.model_copy(update={"origin": origins[r.ref]}) for r in logged]
 
 
-def then_vs_now(run: AgentRun | None, entries: dict[str, AuditRecall], now: list[ResultRef], audit_log_on: bool) -> ThenNow:
+def then_vs_now(
+    run: AgentRun | None, entries: dict[str, AuditRecall], now: list[ResultRef], audit_log_on: bool
+) -> ThenNow:
     # an agent that handed its case in reported its recall itself: shown whether or not the bank's audit log is on
     if run is None or (not audit_log_on and run.variant != "submitted"):
-        why = "Hindsight keeps no log of the agents' searches here (its audit log is off)" if not audit_log_on else "No agent run is recorded for this case"
-        return ThenNow(source="recompute", note=f"{why}: showing today's recompute, not what the agent saw.", run=run, now=now)
+        why = (
+            "Hindsight keeps no log of the agents' searches here (its audit log is off)"
+            if not audit_log_on
+            else "No agent run is recorded for this case"
+        )
+        return ThenNow(
+            source="recompute", note=f"{why}: showing today's recompute, not what the agent saw.", run=run, now=now
+        )
     then = [
         RecallThen(
-            label=s.label, query=s.query, tags=s.tags, tags_match=s.tags_match, max_tokens=s.max_tokens, budget=s.budget,
+            label=s.label,
+            query=s.query,
+            tags=s.tags,
+            tags_match=s.tags_match,
+            max_tokens=s.max_tokens,
+            budget=s.budget,
             audit_id=s.audit_id,
             results=_with_origins(entries[s.audit_id].results, s.results) if s.audit_id in entries else s.results,
         )
@@ -136,13 +166,24 @@ def then_vs_now(run: AgentRun | None, entries: dict[str, AuditRecall], now: list
             if r.ref in used or r.id in used:
                 seen.setdefault(r.ref, r)
     appeared, left = diff(list(seen.values()), now)
-    who = f"submitting agent {run.output.get('agent_name', '')}".strip() if run.variant == "submitted" else f"{run.agent} agent ({run.variant})"
-    note = (
-        f"What the {who} recalled, "
-        + ("as Hindsight's audit log recorded it." if from_log else "as the agent reported it"
-           + (" (its audit entries not synced yet)." if any(s.audit_id for s in run.recalls) else "."))
+    who = (
+        f"submitting agent {run.output.get('agent_name', '')}".strip()
+        if run.variant == "submitted"
+        else f"{run.agent} agent ({run.variant})"
+    )
+    note = f"What the {who} recalled, " + (
+        "as Hindsight's audit log recorded it."
+        if from_log
+        else "as the agent reported it"
+        + (" (its audit entries not synced yet)." if any(s.audit_id for s in run.recalls) else ".")
     )
     return ThenNow(
-        source="audit" if from_log else "agent_run", note=note, run=run, then=then, now=now, appeared=appeared, left=left,
+        source="audit" if from_log else "agent_run",
+        note=note,
+        run=run,
+        then=then,
+        now=now,
+        appeared=appeared,
+        left=left,
         kept_then=list(seen),
     )

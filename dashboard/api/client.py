@@ -24,8 +24,17 @@ from pydantic import BaseModel
 from dashboard.api.models import BatchOut, CaseOut, ItemResult
 from dashboard.store.agent_part import AgentPart, AgentRecall
 
-__all__ = ["AgentPart", "AgentRecall", "AsyncReviewClient", "BatchOut", "CaseOut", "Changes", "ItemResult", "ReviewApiError",
-           "ReviewClient"]
+__all__ = [
+    "AgentPart",
+    "AgentRecall",
+    "AsyncReviewClient",
+    "BatchOut",
+    "CaseOut",
+    "Changes",
+    "ItemResult",
+    "ReviewApiError",
+    "ReviewClient",
+]
 LONG_POLL_S = 30.0  # one request's wait; wait_for_decision asks again until its own timeout
 RETAIN_POLL_S = 0.5  # decided, not yet retained: the delivery worker sends it within seconds
 
@@ -46,7 +55,11 @@ class ReviewApiError(RuntimeError):
 
 
 def _client_options(base_url: str, token: str, timeout_s: float) -> dict:
-    return {"base_url": base_url.rstrip("/") + "/api/v1", "headers": {"Authorization": f"Bearer {token}"}, "timeout": timeout_s}
+    return {
+        "base_url": base_url.rstrip("/") + "/api/v1",
+        "headers": {"Authorization": f"Bearer {token}"},
+        "timeout": timeout_s,
+    }
 
 
 def _answer(http: httpx.Client | httpx.AsyncClient, response: httpx.Response) -> Any:
@@ -77,7 +90,9 @@ def _done(out: CaseOut, in_memory: bool) -> bool:
 
 
 class ReviewClient:
-    def __init__(self, base_url: str, token: str, *, timeout_s: float = 10.0, transport: httpx.BaseTransport | None = None):
+    def __init__(
+        self, base_url: str, token: str, *, timeout_s: float = 10.0, transport: httpx.BaseTransport | None = None
+    ):
         self._http = httpx.Client(**_client_options(base_url, token, timeout_s), transport=transport)
 
     def close(self) -> None:
@@ -107,14 +122,22 @@ class ReviewClient:
         return BatchOut.model_validate(self._call("POST", f"/cases/{kind}/batch", json=_batch_body(cases)))
 
     def case(self, kind: str, case_id: str, wait_s: float = 0) -> CaseOut:
-        return CaseOut.model_validate(self._call("GET", f"/cases/{kind}/{case_id}", params={"wait": wait_s},
-                                                 timeout=wait_s + self._http.timeout.read if wait_s else None))
+        return CaseOut.model_validate(
+            self._call(
+                "GET",
+                f"/cases/{kind}/{case_id}",
+                params={"wait": wait_s},
+                timeout=wait_s + self._http.timeout.read if wait_s else None,
+            )
+        )
 
     def withdraw_case(self, kind: str, case_id: str, *, by: str, why: str) -> CaseOut:
         """Withdraw an open case this agent handed in (409 once a decision is recorded on it)."""
         return CaseOut.model_validate(self._call("DELETE", f"/cases/{kind}/{case_id}", json={"by": by, "why": why}))
 
-    def wait_for_decision(self, kind: str, case_id: str, *, timeout_s: float = 3600, in_memory: bool = False) -> CaseOut:
+    def wait_for_decision(
+        self, kind: str, case_id: str, *, timeout_s: float = 3600, in_memory: bool = False
+    ) -> CaseOut:
         """The case once a person's decision on it stands (and, with `in_memory`, is retained in Hindsight so the
         next recall finds it); or as it is when `timeout_s` is up (`final` False)."""
         deadline = time.monotonic() + timeout_s
@@ -126,8 +149,9 @@ class ReviewClient:
             if out.final:
                 time.sleep(min(RETAIN_POLL_S, max(left, 0)))
 
-    def list_cases(self, kind: str, *, status: str | None = None, decided_since: int | None = None,
-                   page_size: int = 100) -> Iterator[CaseOut]:
+    def list_cases(
+        self, kind: str, *, status: str | None = None, decided_since: int | None = None, page_size: int = 100
+    ) -> Iterator[CaseOut]:
         """Every handed-in case of a kind (by status, or decided since a `changes_cursor`), a page at a time."""
         after = 0
         while True:
@@ -143,7 +167,9 @@ class ReviewClient:
         (`changes_cursor`): poll with it to learn only of newer decisions."""
         cases, after, newest = [], 0, None
         while True:
-            page = self._call("GET", f"/cases/{kind}", params={"after": after, "limit": page_size, "decided_since": cursor})
+            page = self._call(
+                "GET", f"/cases/{kind}", params={"after": after, "limit": page_size, "decided_since": cursor}
+            )
             cases += [CaseOut.model_validate(c) for c in page["cases"]]
             # the first page's: a decision landing while later pages are read is reported again next time, never lost
             newest = page["changes_cursor"] if newest is None else newest
@@ -156,7 +182,9 @@ class AsyncReviewClient:
     """ReviewClient's methods for asyncio (an agent framework's event loop): each awaits, `list_cases` is an async
     iterator."""
 
-    def __init__(self, base_url: str, token: str, *, timeout_s: float = 10.0, transport: httpx.AsyncBaseTransport | None = None):
+    def __init__(
+        self, base_url: str, token: str, *, timeout_s: float = 10.0, transport: httpx.AsyncBaseTransport | None = None
+    ):
         self._http = httpx.AsyncClient(**_client_options(base_url, token, timeout_s), transport=transport)
 
     async def aclose(self) -> None:
@@ -183,13 +211,23 @@ class AsyncReviewClient:
         return BatchOut.model_validate(await self._call("POST", f"/cases/{kind}/batch", json=_batch_body(cases)))
 
     async def case(self, kind: str, case_id: str, wait_s: float = 0) -> CaseOut:
-        return CaseOut.model_validate(await self._call("GET", f"/cases/{kind}/{case_id}", params={"wait": wait_s},
-                                                       timeout=wait_s + self._http.timeout.read if wait_s else None))
+        return CaseOut.model_validate(
+            await self._call(
+                "GET",
+                f"/cases/{kind}/{case_id}",
+                params={"wait": wait_s},
+                timeout=wait_s + self._http.timeout.read if wait_s else None,
+            )
+        )
 
     async def withdraw_case(self, kind: str, case_id: str, *, by: str, why: str) -> CaseOut:
-        return CaseOut.model_validate(await self._call("DELETE", f"/cases/{kind}/{case_id}", json={"by": by, "why": why}))
+        return CaseOut.model_validate(
+            await self._call("DELETE", f"/cases/{kind}/{case_id}", json={"by": by, "why": why})
+        )
 
-    async def wait_for_decision(self, kind: str, case_id: str, *, timeout_s: float = 3600, in_memory: bool = False) -> CaseOut:
+    async def wait_for_decision(
+        self, kind: str, case_id: str, *, timeout_s: float = 3600, in_memory: bool = False
+    ) -> CaseOut:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout_s
         while True:
@@ -200,8 +238,9 @@ class AsyncReviewClient:
             if out.final:
                 await asyncio.sleep(min(RETAIN_POLL_S, max(left, 0)))
 
-    async def list_cases(self, kind: str, *, status: str | None = None, decided_since: int | None = None,
-                         page_size: int = 100) -> AsyncIterator[CaseOut]:
+    async def list_cases(
+        self, kind: str, *, status: str | None = None, decided_since: int | None = None, page_size: int = 100
+    ) -> AsyncIterator[CaseOut]:
         after = 0
         while True:
             params = {"after": after, "limit": page_size, "status": status, "decided_since": decided_since}
@@ -215,7 +254,9 @@ class AsyncReviewClient:
     async def decided_since(self, kind: str, cursor: int = 0, *, page_size: int = 100) -> Changes:
         cases, after, newest = [], 0, None
         while True:
-            page = await self._call("GET", f"/cases/{kind}", params={"after": after, "limit": page_size, "decided_since": cursor})
+            page = await self._call(
+                "GET", f"/cases/{kind}", params={"after": after, "limit": page_size, "decided_since": cursor}
+            )
             cases += [CaseOut.model_validate(c) for c in page["cases"]]
             newest = page["changes_cursor"] if newest is None else newest
             if page["next_after"] is None:

@@ -6,14 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from dashboard.kinds import bank_of, cases_of, configured, handed_in, registered
-from dashboard.store.agent_runs import AgentRunStore
 from dashboard.access.api_tokens import ApiTokens
+from dashboard.delivery.outbox import Outbox
+from dashboard.kinds import bank_of, cases_of, configured, handed_in, registered
 from dashboard.review.case_queue import CaseQueue
 from dashboard.review.decisions import DecisionService, decision_service
-from dashboard.delivery.outbox import Outbox
 from dashboard.review.queue_kind import QueueKind
 from dashboard.settings import Settings, load_settings
+from dashboard.store.agent_runs import AgentRunStore
 
 
 @dataclass
@@ -66,4 +66,3 @@ class ApiContext:
             kept = (rows, frozenset(case.id for case in rows))
             self._file_ids[kind.key] = kept
         return case_id in kept[1]
-

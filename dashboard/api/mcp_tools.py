@@ -18,8 +18,8 @@ from pydantic import BaseModel, Field
 
 from dashboard.api.context import ApiContext
 from dashboard.api.models import MAX_PAGE, MAX_WAIT_S
-from dashboard.store.agent_part import AgentPart
 from dashboard.review.queue_kind import QueueKind
+from dashboard.store.agent_part import AgentPart
 
 INSTRUCTIONS = (
     "Hand a case to a person for review and learn their decision. request_review hands a case in (idempotent by kind "
@@ -34,9 +34,13 @@ class Operations:
     """What the routes do, for the tools: one behaviour, two ways in (each raises `refusal` with a status, words and
     fields, as the routes answer)."""
 
-    authorized: Callable[[ApiContext, str, QueueKind, str], Any]  # (context, Authorization header, kind, scope) -> token
+    authorized: Callable[
+        [ApiContext, str, QueueKind, str], Any
+    ]  # (context, Authorization header, kind, scope) -> token
     hand_in: Callable[[ApiContext, QueueKind, dict, AgentPart | None, str], BaseModel]  # -> the case
-    waited: Callable[[ApiContext, QueueKind, str, float], Awaitable[BaseModel]]  # -> the case, final or once the wait is up
+    waited: Callable[
+        [ApiContext, QueueKind, str, float], Awaitable[BaseModel]
+    ]  # -> the case, final or once the wait is up
     listed: Callable[[ApiContext, QueueKind, str | None, int, int, int | None], BaseModel]  # -> a page of cases
     withdraw: Callable[[ApiContext, QueueKind, str, str, str, str], BaseModel]  # (.., case id, by, why, token name)
     refusal: type[Exception]
@@ -68,19 +72,26 @@ def mcp_server(shared: Callable[[], ApiContext], api: Operations) -> MCPServer:
             raise refused(exc) from None
         return out.model_dump(mode="json")
 
-    @server.tool(description="Hand a case in for a person's review. kind: finance, support, ...; case: its fields with "
-                             "its `id` (as docs/api.md lists them); agent: your name, recommendation (one of the kind's "
-                             "outcomes), confidence, rationale, cited document ids. Idempotent by kind and case id. "
-                             "Returns the case with its status.")
-    async def request_review(kind: str, case: dict[str, Any], ctx: Context, agent: AgentPart | None = None) -> dict[str, Any]:
+    @server.tool(
+        description="Hand a case in for a person's review. kind: finance, support, ...; case: its fields with "
+        "its `id` (as docs/api.md lists them); agent: your name, recommendation (one of the kind's "
+        "outcomes), confidence, rationale, cited document ids. Idempotent by kind and case id. "
+        "Returns the case with its status."
+    )
+    async def request_review(
+        kind: str, case: dict[str, Any], ctx: Context, agent: AgentPart | None = None
+    ) -> dict[str, Any]:
         context, found, token = allowed(ctx, kind, "submit")
         return await answered(api.hand_in, context, found, case, agent, token.name)
 
-    @server.tool(description="A case's status and, once a person's decision is final, the decision (outcome, reviewer, "
-                             "reason, note, whether it overrode your recommendation). Waits up to wait_s seconds (0-60) "
-                             "for it to become final; call again while `final` is false.")
-    async def get_decision(kind: str, case_id: str, ctx: Context,
-                           wait_s: Annotated[float, Field(ge=0, le=MAX_WAIT_S)] = 30.0) -> dict[str, Any]:
+    @server.tool(
+        description="A case's status and, once a person's decision is final, the decision (outcome, reviewer, "
+        "reason, note, whether it overrode your recommendation). Waits up to wait_s seconds (0-60) "
+        "for it to become final; call again while `final` is false."
+    )
+    async def get_decision(
+        kind: str, case_id: str, ctx: Context, wait_s: Annotated[float, Field(ge=0, le=MAX_WAIT_S)] = 30.0
+    ) -> dict[str, Any]:
         context, found, _token = allowed(ctx, kind, "read")
         try:
             out = await api.waited(context, found, case_id, wait_s)
@@ -88,16 +99,25 @@ def mcp_server(shared: Callable[[], ApiContext], api: Operations) -> MCPServer:
             raise refused(exc) from None
         return out.model_dump(mode="json")
 
-    @server.tool(description="The handed-in cases of a kind, oldest first, a page at a time (pass next_after as after); "
-                             "by status, or only those whose decision changed since a changes_cursor (decided_since).")
-    async def list_cases(kind: str, ctx: Context, status: str | None = None, after: Annotated[int, Field(ge=0)] = 0,
-                         limit: Annotated[int, Field(ge=1, le=MAX_PAGE)] = 100,
-                         decided_since: Annotated[int | None, Field(ge=0)] = None) -> dict[str, Any]:
+    @server.tool(
+        description="The handed-in cases of a kind, oldest first, a page at a time (pass next_after as after); "
+        "by status, or only those whose decision changed since a changes_cursor (decided_since)."
+    )
+    async def list_cases(
+        kind: str,
+        ctx: Context,
+        status: str | None = None,
+        after: Annotated[int, Field(ge=0)] = 0,
+        limit: Annotated[int, Field(ge=1, le=MAX_PAGE)] = 100,
+        decided_since: Annotated[int | None, Field(ge=0)] = None,
+    ) -> dict[str, Any]:
         context, found, _token = allowed(ctx, kind, "read")
         return await answered(api.listed, context, found, status, after, limit, decided_since)
 
-    @server.tool(description="Withdraw an open case you handed in that no longer needs a person's decision (by: who "
-                             "withdraws it, why: why). Refused once a decision is recorded on it.")
+    @server.tool(
+        description="Withdraw an open case you handed in that no longer needs a person's decision (by: who "
+        "withdraws it, why: why). Refused once a decision is recorded on it."
+    )
     async def withdraw_case(kind: str, case_id: str, by: str, why: str, ctx: Context) -> dict[str, Any]:
         context, found, token = allowed(ctx, kind, "submit")
         return await answered(api.withdraw, context, found, case_id, by, why, token.name)

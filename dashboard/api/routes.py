@@ -23,16 +23,16 @@ from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import BaseModel, Field, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from dashboard.access.api_tokens import ApiToken
 from dashboard.api.context import ApiContext
 from dashboard.api.mcp_tools import Operations, mcp_server
 from dashboard.api.models import MAX_PAGE, MAX_WAIT_S, BatchOut, CaseOut, ItemResult
 from dashboard.api.runs import record_submitted_run
 from dashboard.api.status import WITHDRAWN, case_out, queue_states
-from dashboard.store.agent_part import AgentPart
-from dashboard.access.api_tokens import ApiToken
 from dashboard.review.case_queue import CaseConflict
 from dashboard.review.figures import STATUSES
 from dashboard.review.queue_kind import QueueKind
+from dashboard.store.agent_part import AgentPart
 from dashboard.strict import StrictModel
 
 MAX_BODY_BYTES = 256_000  # a case and its agent's part; a queue of many goes through `queue import`
@@ -43,8 +43,9 @@ MAX_BATCH_BYTES = 4_000_000
 # A handed-in case's id: it is a path segment of every route and part of document ids, so it must read back as it was
 # sent. A letter or digit, then letters, digits, '.', '_' or '-' (never '..'), 64 at most: E-9001, INV.2026-04_7.
 CASE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-CASE_ID_WORDS = ("a letter or digit, then up to 63 letters, digits, '.', '_' or '-' (no '/', no '..', no spaces), "
-                 "e.g. E-9001")
+CASE_ID_WORDS = (
+    "a letter or digit, then up to 63 letters, digits, '.', '_' or '-' (no '/', no '..', no spaces), e.g. E-9001"
+)
 
 
 class ApiError(Exception):
@@ -62,8 +63,11 @@ class SubmitCase(BaseModel):
 class Batch(BaseModel):
     """The body of POST /cases/{kind}/batch: up to 100 cases, each as the body of POST /cases/{kind}."""
 
-    cases: list[dict[str, Any]] = Field(min_length=1, max_length=MAX_BATCH,
-                                        description="Each `{\"case\": {...}, \"agent\": {...}}`, as POST /cases/{kind} takes it.")
+    cases: list[dict[str, Any]] = Field(
+        min_length=1,
+        max_length=MAX_BATCH,
+        description='Each `{"case": {...}, "agent": {...}}`, as POST /cases/{kind} takes it.',
+    )
 
 
 class WithdrawCase(StrictModel):
@@ -97,12 +101,15 @@ def _field_errors(exc: ValidationError | RequestValidationError, prefix: str = "
 def api(context: Callable[[], ApiContext] = ApiContext.configured) -> FastAPI:
     """The API on the configured store and kinds (`context`: the tests give their own)."""
     shared = cache(context)
-    operations = Operations(authorized=authorized, hand_in=_handed_in, waited=waited, listed=_listed, withdraw=_withdrawn,
-                            refusal=ApiError)
+    operations = Operations(
+        authorized=authorized, hand_in=_handed_in, waited=waited, listed=_listed, withdraw=_withdrawn, refusal=ApiError
+    )
     # The host check is the served app's, over every route from one setting (dashboard/app/hosts.py): the SDK's own
     # would answer loopback names only and refuse the public name an operator configured.
     tools = mcp_server(shared, operations).streamable_http_app(
-        streamable_http_path="/mcp", stateless_http=True, json_response=True,
+        streamable_http_path="/mcp",
+        stateless_http=True,
+        json_response=True,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
 
@@ -111,8 +118,15 @@ def api(context: Callable[[], ApiContext] = ApiContext.configured) -> FastAPI:
         async with tools.router.lifespan_context(tools):  # the MCP session manager's task group
             yield
 
-    app = FastAPI(title="Recall Review API", version="1", openapi_url="/openapi.json", docs_url="/docs", redoc_url=None,
-                  description="Hand a case to human review and learn the decision. See docs/api.md.", lifespan=lifespan)
+    app = FastAPI(
+        title="Recall Review API",
+        version="1",
+        openapi_url="/openapi.json",
+        docs_url="/docs",
+        redoc_url=None,
+        description="Hand a case to human review and learn the decision. See docs/api.md.",
+        lifespan=lifespan,
+    )
     app.router.routes.extend(tools.routes)  # /api/v1/mcp: the same API as MCP tools (api/mcp_tools.py)
 
     @app.exception_handler(ApiError)
@@ -133,7 +147,10 @@ def api(context: Callable[[], ApiContext] = ApiContext.configured) -> FastAPI:
         if app.openapi_schema is None:
             document = get_openapi(title=app.title, version=app.version, description=app.description, routes=app.routes)
             body = document["paths"]["/cases/{kind}"]["post"]["requestBody"]["content"]["application/json"]["schema"]
-            kinds = [{**kind.model.model_json_schema(), "title": f"{kind.key}: a {kind.nouns[0]}"} for kind in shared().kinds.values()]
+            kinds = [
+                {**kind.model.model_json_schema(), "title": f"{kind.key}: a {kind.nouns[0]}"}
+                for kind in shared().kinds.values()
+            ]
             body["properties"]["case"] = {"description": SubmitCase.model_fields["case"].description, "oneOf": kinds}
             app.openapi_schema = document
         return app.openapi_schema
@@ -149,15 +166,29 @@ def api(context: Callable[[], ApiContext] = ApiContext.configured) -> FastAPI:
     def caller(scope: str):
         def check(request: Request, kind: QueueKind = Depends(kind_of)) -> ApiToken:
             return authorized(shared(), request.headers.get("authorization", ""), kind, scope)
+
         return check
 
-    @app.post("/cases/{kind}", response_model=CaseOut, status_code=201, responses={
-        200: {"description": "The same body was handed in before: the case as it is"},
-        409: {"description": "The case id was handed in with other values; `fields` names them"},
-        413: {"description": "The body is larger than 256,000 bytes"},
-        422: {"description": "A field is missing or wrong; `fields` names it"}},
-        openapi_extra={"requestBody": {"required": True, "content": {"application/json": {"schema": SubmitCase.model_json_schema()}}}})
-    async def submit_case(request: Request, kind: QueueKind = Depends(kind_of), token: ApiToken = Depends(caller("submit"))):
+    @app.post(
+        "/cases/{kind}",
+        response_model=CaseOut,
+        status_code=201,
+        responses={
+            200: {"description": "The same body was handed in before: the case as it is"},
+            409: {"description": "The case id was handed in with other values; `fields` names them"},
+            413: {"description": "The body is larger than 256,000 bytes"},
+            422: {"description": "A field is missing or wrong; `fields` names it"},
+        },
+        openapi_extra={
+            "requestBody": {
+                "required": True,
+                "content": {"application/json": {"schema": SubmitCase.model_json_schema()}},
+            }
+        },
+    )
+    async def submit_case(
+        request: Request, kind: QueueKind = Depends(kind_of), token: ApiToken = Depends(caller("submit"))
+    ):
         """Hand a case in for review. Idempotent by kind and case id."""
         body = await _read_limited(request)
         try:
@@ -168,10 +199,17 @@ def api(context: Callable[[], ApiContext] = ApiContext.configured) -> FastAPI:
         out, created = await run_in_threadpool(_hand_in, shared(), kind, submitted, token.name)
         return JSONResponse(out.model_dump(mode="json"), status_code=201 if created else 200)
 
-    @app.post("/cases/{kind}/batch", response_model=BatchOut, responses={
-        413: {"description": f"The body is larger than {MAX_BATCH_BYTES:,} bytes"},
-        422: {"description": f"Not a JSON object with `cases`, a list of 1 to {MAX_BATCH} cases"}})
-    async def submit_cases(request: Request, kind: QueueKind = Depends(kind_of), token: ApiToken = Depends(caller("submit"))):
+    @app.post(
+        "/cases/{kind}/batch",
+        response_model=BatchOut,
+        responses={
+            413: {"description": f"The body is larger than {MAX_BATCH_BYTES:,} bytes"},
+            422: {"description": f"Not a JSON object with `cases`, a list of 1 to {MAX_BATCH} cases"},
+        },
+    )
+    async def submit_cases(
+        request: Request, kind: QueueKind = Depends(kind_of), token: ApiToken = Depends(caller("submit"))
+    ):
         """Hand in up to 100 cases in one request: each is handed in as POST /cases/{kind} would, in order, and has its
         own result (201, 200, 409 or 422 with its error and fields); one refused case leaves the others stored.
         Idempotent per case, so the whole batch may be sent again after a lost answer."""
@@ -183,32 +221,51 @@ def api(context: Callable[[], ApiContext] = ApiContext.configured) -> FastAPI:
             raise ApiError(422, error, fields) from None
         return await run_in_threadpool(_hand_in_all, shared(), kind, batch.cases, token.name)
 
-    @app.delete("/cases/{kind}/{case_id}", response_model=CaseOut, responses={
-        404: {"description": "No case handed in with this id"},
-        409: {"description": "A person decided it already (or it is a row of the queue file): it stays"},
-        422: {"description": "`by` or `why` is missing or too long"}})
-    async def withdraw_case(case_id: str, withdrawal: WithdrawCase, kind: QueueKind = Depends(kind_of),
-                            token: ApiToken = Depends(caller("submit"))):
+    @app.delete(
+        "/cases/{kind}/{case_id}",
+        response_model=CaseOut,
+        responses={
+            404: {"description": "No case handed in with this id"},
+            409: {"description": "A person decided it already (or it is a row of the queue file): it stays"},
+            422: {"description": "`by` or `why` is missing or too long"},
+        },
+    )
+    async def withdraw_case(
+        case_id: str,
+        withdrawal: WithdrawCase,
+        kind: QueueKind = Depends(kind_of),
+        token: ApiToken = Depends(caller("submit")),
+    ):
         """Withdraw an open case that was handed in (the agent no longer needs a person's decision): it leaves the
         queue, and reads `withdrawn` with who withdrew it and why. Refused once a decision is recorded on it.
         Withdrawing it again answers with it as it is."""
         return await run_in_threadpool(_withdraw, shared(), kind, case_id, withdrawal, token.name)
 
     @app.get("/cases/{kind}/{case_id}", response_model=CaseOut)
-    async def read_case(case_id: str, kind: QueueKind = Depends(kind_of), _token: ApiToken = Depends(caller("read")),
-                        wait: Annotated[float, Query(ge=0, le=MAX_WAIT_S, description="Seconds to wait for a final decision")] = 0):
+    async def read_case(
+        case_id: str,
+        kind: QueueKind = Depends(kind_of),
+        _token: ApiToken = Depends(caller("read")),
+        wait: Annotated[float, Query(ge=0, le=MAX_WAIT_S, description="Seconds to wait for a final decision")] = 0,
+    ):
         """A case's status and, once a person's decision stands, the decision. With `wait`, answers as soon as the
         decision is final (or when the seconds are up, with the status then)."""
         return await waited(shared(), kind, case_id, wait)
 
     @app.get("/cases/{kind}", response_model=CasePage)
     async def list_cases(
-        kind: QueueKind = Depends(kind_of), _token: ApiToken = Depends(caller("read")),
+        kind: QueueKind = Depends(kind_of),
+        _token: ApiToken = Depends(caller("read")),
         status: Annotated[str | None, Query(description=f"One of: {', '.join(API_STATUSES)}")] = None,
         after: Annotated[int, Query(ge=0, description="The `next_after` of the previous page")] = 0,
         limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100,
-        decided_since: Annotated[int | None, Query(ge=0, description="Only cases whose decision changed after this "
-                                                   "`changes_cursor` (0: every decided case)")] = None,
+        decided_since: Annotated[
+            int | None,
+            Query(
+                ge=0,
+                description="Only cases whose decision changed after this `changes_cursor` (0: every decided case)",
+            ),
+        ] = None,
     ):
         """The handed-in cases of a kind, oldest first, a page at a time; by status, or decided since a cursor."""
         return await run_in_threadpool(_listed, shared(), kind, status, after, limit, decided_since)
@@ -220,14 +277,20 @@ def authorized(context: ApiContext, header: str, kind: QueueKind, scope: str) ->
     """The token an `Authorization` header carries, if it may `scope` (submit, read) this kind; ApiError (401, 403)."""
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
-        raise ApiError(401, "no API token: send `Authorization: Bearer <token>` (a lead makes one with "
-                       "`.venv/bin/python -m dashboard token create`)")
+        raise ApiError(
+            401,
+            "no API token: send `Authorization: Bearer <token>` (a lead makes one with "
+            "`.venv/bin/python -m dashboard token create`)",
+        )
     found = context.tokens.check(token.strip())
     if found is None:
         raise ApiError(401, "this API token is unknown or revoked")
     if not found.allows(kind.key, scope):
-        raise ApiError(403, f"the token {found.name!r} may not {scope} {kind.nouns[1]}: it allows "
-                       f"{', '.join(found.scopes)} on {', '.join(found.kinds)}")
+        raise ApiError(
+            403,
+            f"the token {found.name!r} may not {scope} {kind.nouns[1]}: it allows "
+            f"{', '.join(found.scopes)} on {', '.join(found.kinds)}",
+        )
     return found
 
 
@@ -304,31 +367,45 @@ def _hand_in_all(context: ApiContext, kind: QueueKind, items: list[dict[str, Any
             out, created = _hand_in(context, kind, submitted, token)
             results.append(ItemResult(index=index, status=201 if created else 200, case_id=out.case_id, case=out))
         except ApiError as exc:
-            results.append(ItemResult(index=index, status=exc.status, case_id=case_id, error=exc.error, fields=exc.fields))
+            results.append(
+                ItemResult(index=index, status=exc.status, case_id=case_id, error=exc.error, fields=exc.fields)
+            )
     counts = [r.status for r in results]
-    return BatchOut(results=results, stored=counts.count(201), unchanged=counts.count(200),
-                    refused=len(counts) - counts.count(201) - counts.count(200))
+    return BatchOut(
+        results=results,
+        stored=counts.count(201),
+        unchanged=counts.count(200),
+        refused=len(counts) - counts.count(201) - counts.count(200),
+    )
 
 
 def _withdraw(context: ApiContext, kind: QueueKind, case_id: str, withdrawal: WithdrawCase, token: str) -> CaseOut:
     stored = context.cases.get(kind.name, case_id)
     if stored is None:
         if context.in_file(kind, case_id):
-            raise ApiError(409, f"{case_id} is a row of the {kind.nouns[0]} queue file: only a handed-in case is withdrawn",
-                           ["case_id"])
+            raise ApiError(
+                409,
+                f"{case_id} is a row of the {kind.nouns[0]} queue file: only a handed-in case is withdrawn",
+                ["case_id"],
+            )
         raise ApiError(404, f"no {kind.nouns[0]} {case_id!r} was handed in", ["case_id"])
     if stored.withdrawal is None:
         now = case_out(context, kind, case_id, stored, stored.fields)
         if now.status != "open":
-            raise ApiError(409, f"{case_id} is {now.status}: a decision is recorded on it, so it is not withdrawn", ["case_id"])
+            raise ApiError(
+                409, f"{case_id} is {now.status}: a decision is recorded on it, so it is not withdrawn", ["case_id"]
+            )
         stored = context.cases.withdraw(kind.name, case_id, f"{withdrawal.by} (api:{token})", withdrawal.why)
     return case_out(context, kind, case_id, stored, stored.fields)
 
 
 def _submit(context: ApiContext, kind: QueueKind, case_id: str, fields: dict, agent: AgentPart | None, token: str):
     if agent and agent.recommendation and agent.recommendation not in kind.outcomes:
-        raise ApiError(422, f"agent.recommendation: {agent.recommendation!r} is not one of {', '.join(kind.outcomes)}",
-                       ["agent.recommendation"])
+        raise ApiError(
+            422,
+            f"agent.recommendation: {agent.recommendation!r} is not one of {', '.join(kind.outcomes)}",
+            ["agent.recommendation"],
+        )
     if context.in_file(kind, case_id):
         raise ApiError(409, f"{case_id} is a row of the {kind.nouns[0]} queue file already", ["case.id"])
     try:
@@ -350,7 +427,9 @@ def _read(context: ApiContext, kind: QueueKind, case_id: str) -> CaseOut:
     return case_out(context, kind, case_id, None, json.loads(in_file.model_dump_json()))
 
 
-def _listed(context: ApiContext, kind: QueueKind, status: str | None, after: int, limit: int, decided_since: int | None) -> CasePage:
+def _listed(
+    context: ApiContext, kind: QueueKind, status: str | None, after: int, limit: int, decided_since: int | None
+) -> CasePage:
     if status is not None and status not in API_STATUSES:
         raise ApiError(422, f"status: {status!r} is not one of {', '.join(API_STATUSES)}", ["status"])
     return _page(context, kind, status, after, limit, decided_since)
@@ -365,11 +444,15 @@ def _withdrawn(context: ApiContext, kind: QueueKind, case_id: str, by: str, why:
     return _withdraw(context, kind, case_id, withdrawal, token)
 
 
-def _handed_in(context: ApiContext, kind: QueueKind, case: dict[str, Any], agent: AgentPart | None, token: str) -> CaseOut:
+def _handed_in(
+    context: ApiContext, kind: QueueKind, case: dict[str, Any], agent: AgentPart | None, token: str
+) -> CaseOut:
     return _hand_in(context, kind, SubmitCase(case=case, agent=agent), token)[0]
 
 
-def _page(context: ApiContext, kind: QueueKind, status: str | None, after: int, limit: int, decided_since: int | None) -> CasePage:
+def _page(
+    context: ApiContext, kind: QueueKind, status: str | None, after: int, limit: int, decided_since: int | None
+) -> CasePage:
     cursor = None
     if decided_since is not None:
         cursor, changed = context.outbox.standing.changed_since(context.bank(kind), kind.name, decided_since)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import uuid
 
-from dashboard.store.agent_runs import AgentRun, AgentRunStore, RecallSnapshot, ResultRef
 from dashboard.review.case_queue import QueuedCase
+from dashboard.store.agent_runs import AgentRun, AgentRunStore, RecallSnapshot, ResultRef
 
 
 def submitted_run(bank_id: str, kind_key: str, case: QueuedCase) -> AgentRun | None:
@@ -17,15 +17,27 @@ def submitted_run(bank_id: str, kind_key: str, case: QueuedCase) -> AgentRun | N
         return None
     recall = agent.recall
     snapshot = RecallSnapshot(
-        label="submitted", query=recall.query or "", tags=recall.tags, tags_match=recall.tags_match,
+        label="submitted",
+        query=recall.query or "",
+        tags=recall.tags,
+        tags_match=recall.tags_match,
         results=[ResultRef(id=doc, document_id=doc) for doc in recall.document_ids],
         audit_id=recall.audit_entry_ids[0] if len(recall.audit_entry_ids) == 1 else None,  # one call, one entry
     )
     output = {"agent_name": agent.name, "recommendation": agent.recommendation, "evidence_ids": list(agent.cited)}
     return AgentRun(
-        run_id=f"submitted-{uuid.uuid4().hex}", bank_id=bank_id, case_kind=case.case_kind, case_id=case.case_id,
-        agent=kind_key, variant="submitted", started_at=case.created_at, ended_at=case.created_at,
-        audit_log=bool(recall.audit_entry_ids), recalls=[snapshot], output=output, cited=list(agent.cited),
+        run_id=f"submitted-{uuid.uuid4().hex}",
+        bank_id=bank_id,
+        case_kind=case.case_kind,
+        case_id=case.case_id,
+        agent=kind_key,
+        variant="submitted",
+        started_at=case.created_at,
+        ended_at=case.created_at,
+        audit_log=bool(recall.audit_entry_ids),
+        recalls=[snapshot],
+        output=output,
+        cited=list(agent.cited),
     )
 
 

@@ -10,13 +10,15 @@ from typing import Any
 from dashboard.api.context import ApiContext
 from dashboard.api.models import CaseOut, DecisionOut, WithdrawalOut
 from dashboard.review.case_queue import QueuedCase
-from dashboard.store.decision import compared, outcome_words
 from dashboard.review.figures import DECIDED, PENDING_DELIVERY, case_status, held_statuses
 from dashboard.review.queue_kind import QueueKind
+from dashboard.store.decision import compared, outcome_words
 from dashboard.store.standing import DecisionState
 
 FINAL = (DECIDED, PENDING_DELIVERY)
-WITHDRAWN = "withdrawn"  # a handed-in case its agent withdrew while open (the API's own status: it is out of every page)
+WITHDRAWN = (
+    "withdrawn"  # a handed-in case its agent withdrew while open (the API's own status: it is out of every page)
+)
 
 
 def queue_states(context: ApiContext, kind: QueueKind) -> tuple[Mapping[str, DecisionState], dict[str, str]]:
@@ -26,8 +28,14 @@ def queue_states(context: ApiContext, kind: QueueKind) -> tuple[Mapping[str, Dec
     return context.outbox.decision_states(bank, kind.name), held
 
 
-def case_out(context: ApiContext, kind: QueueKind, case_id: str, stored: QueuedCase | None, fields: dict[str, Any],
-             states: tuple[Mapping[str, DecisionState], dict[str, str]] | None = None) -> CaseOut:
+def case_out(
+    context: ApiContext,
+    kind: QueueKind,
+    case_id: str,
+    stored: QueuedCase | None,
+    fields: dict[str, Any],
+    states: tuple[Mapping[str, DecisionState], dict[str, str]] | None = None,
+) -> CaseOut:
     bank = context.bank(kind)
     standing_of, held = states or queue_states(context, kind)
     standing = standing_of.get(case_id)
@@ -41,15 +49,32 @@ def case_out(context: ApiContext, kind: QueueKind, case_id: str, stored: QueuedC
         if row is not None:
             d = row.decision
             decision = DecisionOut(
-                outcome=d.outcome, action=d.action, action_words=outcome_words(d), **compared(d), reason_code=d.reason_code,
-                note=d.note, reviewer=d.reviewer, authenticated=d.authenticated,
-                decided_at=d.decided_at.isoformat(), revision=row.revision, revision_reason=d.revision_reason,
-                document_id=row.document_id, details=d.details,
+                outcome=d.outcome,
+                action=d.action,
+                action_words=outcome_words(d),
+                **compared(d),
+                reason_code=d.reason_code,
+                note=d.note,
+                reviewer=d.reviewer,
+                authenticated=d.authenticated,
+                decided_at=d.decided_at.isoformat(),
+                revision=row.revision,
+                revision_reason=d.revision_reason,
+                document_id=row.document_id,
+                details=d.details,
             )
     return CaseOut(
-        kind=kind.key, case_id=case_id, status=status, final=decision is not None,
-        in_memory=decision is not None and standing is not None and standing.state == "delivered", decision=decision,
-        seq=stored.seq if stored else None, source=stored.source if stored else None, agent=stored.agent if stored else None,
+        kind=kind.key,
+        case_id=case_id,
+        status=status,
+        final=decision is not None,
+        in_memory=decision is not None and standing is not None and standing.state == "delivered",
+        decision=decision,
+        seq=stored.seq if stored else None,
+        source=stored.source if stored else None,
+        agent=stored.agent if stored else None,
         case=fields,
-        withdrawal=WithdrawalOut(by=withdrawal.by, why=withdrawal.why, at=withdrawal.at.isoformat()) if withdrawal else None,
+        withdrawal=WithdrawalOut(by=withdrawal.by, why=withdrawal.why, at=withdrawal.at.isoformat())
+        if withdrawal
+        else None,
     )

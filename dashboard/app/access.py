@@ -25,11 +25,11 @@ import streamlit as st
 from streamlit.runtime.secrets import secrets_singleton
 
 from components.safe_text import md
+from dashboard.access.roles import WHAT, Action, allowed, require, role_for
 from dashboard.app import resources
+from dashboard.settings import Role, is_loopback
 from dashboard.store.errors import NotAllowed
 from dashboard.store.identity import Person, SignedIn, signed_in_person
-from dashboard.access.roles import WHAT, Action, allowed, require, role_for
-from dashboard.settings import Role, is_loopback
 
 
 @dataclass(frozen=True)
@@ -88,8 +88,9 @@ def _sign_in() -> SignedIn | str | None:
         client_id = str(auth["client_id"])
     except Exception:  # a provider that cannot be reached now accepts no one, rather than trusting the cookie
         return "The sign-in provider cannot be reached to check this sign-in. Try again shortly."
-    return signed_in_person(claims, issuer=issuer, client_id=client_id, now=time.time(),
-                            groups_claim=resources.settings().groups_claim)
+    return signed_in_person(
+        claims, issuer=issuer, client_id=client_id, now=time.time(), groups_claim=resources.settings().groups_claim
+    )
 
 
 def _signed_in_user() -> SignedIn | None:
@@ -149,8 +150,11 @@ def render_sign_in() -> None:
         if login_required():
             st.error("RECALL_REVIEW_REQUIRE_LOGIN is set but no [auth] section is configured in secrets.toml.")
             st.stop()
-        where = ("open to anyone who reaches this address (RECALL\\_REVIEW\\_ALLOW\\_ANONYMOUS)" if exposed()
-                 else "one-person mode, served on this machine only")
+        where = (
+            "open to anyone who reaches this address (RECALL\\_REVIEW\\_ALLOW\\_ANONYMOUS)"
+            if exposed()
+            else "one-person mode, served on this machine only"
+        )
         st.sidebar.caption(
             f"Sign-in is off ({where}): everyone acts as **{role}** ({WHAT[role]}), and decisions record a typed "
             "reviewer name, marked unauthenticated."

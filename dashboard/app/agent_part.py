@@ -9,8 +9,8 @@ from components.agent_part import render_agent_part
 from dashboard.app import resources
 from dashboard.kinds import handed_in
 from dashboard.review.agent_compare import differences
-from dashboard.store.agent_part import AgentPart
 from dashboard.review.queue_kind import EvidenceRecord, QueueKind
+from dashboard.store.agent_part import AgentPart
 
 RECOMPUTE = "The dashboard's recompute"  # how a page names its own recommendation beside a submitting agent's
 
@@ -28,8 +28,13 @@ def agent_part_of(kind: QueueKind, case_id: str) -> AgentPart | None:
 _agents: dict[str, tuple[tuple, dict[str, AgentPart]]] = {}  # kind -> (its handed-in cases, each one's agent part)
 
 
-def show_agent_part(kind: QueueKind, agent: AgentPart | None, recommendation: str | None, evidence: Sequence[EvidenceRecord],
-                    recompute: Callable[[], None] | None = None) -> None:
+def show_agent_part(
+    kind: QueueKind,
+    agent: AgentPart | None,
+    recommendation: str | None,
+    evidence: Sequence[EvidenceRecord],
+    recompute: Callable[[], None] | None = None,
+) -> None:
     """Draw the agent's part, the recompute beside it (`recompute` draws it), and where the two differ; nothing without
     an agent's part."""
     if agent is not None:

@@ -68,8 +68,10 @@ def reading(bank_ids: tuple[str, ...]) -> list[AuditSyncState]:
 
 
 def _progress_line(state: AuditSyncState) -> str:
-    return (f"Reading Hindsight's audit log of {state.bank_id} in the background: {state.entries:,} of {state.log_entries:,} "
-            "entries. What the agents recalled is shown as far as it has been read.")
+    return (
+        f"Reading Hindsight's audit log of {state.bank_id} in the background: {state.entries:,} of {state.log_entries:,} "
+        "entries. What the agents recalled is shown as far as it has been read."
+    )
 
 
 def _states_counted(bank_ids: tuple[str, ...]) -> dict[str, AuditSyncState]:
@@ -107,7 +109,9 @@ def _reading_progress(bank_ids: tuple[str, ...]) -> None:
         st.rerun()  # the whole page again: its figures with the log read
     keep_reading(bank_ids)  # a read that stopped (the server was away) goes on
     for state in states:
-        st.progress(min(1.0, state.entries / max(1, state.log_entries or 0)), text=md(_progress_line(state)))  # text is markdown
+        st.progress(
+            min(1.0, state.entries / max(1, state.log_entries or 0)), text=md(_progress_line(state))
+        )  # text is markdown
 
 
 def _read_runs_entries(runs: list[AgentRun]) -> None:

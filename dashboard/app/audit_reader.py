@@ -104,8 +104,13 @@ class AuditReader:
         if not self._lease(bank):
             return  # another instance reads it; the store has its progress
         try:
-            self.reports[bank] = sync_bank(self._gateway, self._store, bank, before_each=self._before_each,
-                                           keep_going=lambda: not self._stopped.is_set() and self._lease(bank))
+            self.reports[bank] = sync_bank(
+                self._gateway,
+                self._store,
+                bank,
+                before_each=self._before_each,
+                keep_going=lambda: not self._stopped.is_set() and self._lease(bank),
+            )
         except (HindsightError, SQLAlchemyError) as exc:  # read again at the next ask, from where it stopped
             logger.warning("could not read the audit log of %s: %s", bank, exc)
             with self._lock:

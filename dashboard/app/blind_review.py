@@ -33,7 +33,9 @@ def cannot_claim(blind, me) -> str | None:
 def _side_by_side(case, reasons: Mapping[str, str] | None) -> None:
     """The two reviewers' decisions, for the lead: who, when, what (with the reason labels configured for the case)."""
     first, second = case.first.decision, case.second.decision
-    for column, (step, d) in zip(st.columns(2), (("First review", first), ("Blind second review", second)), strict=True):
+    for column, (step, d) in zip(
+        st.columns(2), (("First review", first), ("Blind second review", second)), strict=True
+    ):
         with column.container(border=True):
             st.text(f"{step}: {d.reviewer}, {d.decided_at:%Y-%m-%d %H:%M} UTC")
             st.text(decision_summary(d, reasons))
@@ -43,12 +45,18 @@ def blind_heading(blind, reasons: Mapping[str, str] | None = None) -> None:
     """Awaiting the second review: only that one is asked for. Awaiting a lead: both decisions side by side."""
     if blind.awaiting_second:
         st.subheader("Blind second review")
-        st.info("A blind second review is asked for: decide this case on its evidence. Another reviewer's decision "
-                "waits for yours and is not shown.", icon=":material/visibility_off:")
+        st.info(
+            "A blind second review is asked for: decide this case on its evidence. Another reviewer's decision "
+            "waits for yours and is not shown.",
+            icon=":material/visibility_off:",
+        )
     else:
         st.subheader("The reviewers disagree: a lead decides")
-        st.info("Awaiting a lead: two reviewers decided this case differently. Their decisions are below; a lead's "
-                "decision replaces both in memory.", icon=":material/gavel:")
+        st.info(
+            "Awaiting a lead: two reviewers decided this case differently. Their decisions are below; a lead's "
+            "decision replaces both in memory.",
+            icon=":material/gavel:",
+        )
         _side_by_side(blind, reasons)
 
 

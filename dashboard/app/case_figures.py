@@ -11,11 +11,11 @@ import streamlit as st
 
 from dashboard.agents.incidents import CaseIncidents
 from dashboard.app import resources
+from dashboard.delivery.outbox import StoredDecision
 from dashboard.review import figures
 from dashboard.review.approvals import HeldDecision
 from dashboard.review.figures import CaseFigures, case_figures, case_status, held_statuses
 from dashboard.review.incident_cases import IncidentCases
-from dashboard.delivery.outbox import StoredDecision
 from dashboard.review.second_review import BlindCase
 from dashboard.store.standing import DecisionState
 
@@ -32,8 +32,12 @@ def queue_figures(bank_id: str, case_kind: str, ids: Iterable[str]) -> CaseFigur
     return case_figures(ids, resources.outbox().decision_states(bank_id, case_kind), held_now(bank_id, case_kind))
 
 
-def figures_from(ids: Iterable[str], standing: Mapping[str, DecisionState], held: Mapping[str, HeldDecision],
-                 blind: Mapping[str, BlindCase]) -> CaseFigures:
+def figures_from(
+    ids: Iterable[str],
+    standing: Mapping[str, DecisionState],
+    held: Mapping[str, HeldDecision],
+    blind: Mapping[str, BlindCase],
+) -> CaseFigures:
     """The same figures from what a queue page has read already (Outbox.decision_states, Approvals.held,
     SecondReviews.open): nothing is read again."""
     return case_figures(ids, standing, held_statuses(held, blind))
@@ -46,8 +50,12 @@ def statuses(bank_id: str, case_kind: str, ids: Iterable[str]) -> dict[str, str]
     return {case_id: case_status(standing.get(case_id), held.get(case_id)) for case_id in ids}
 
 
-def statuses_from(ids: Iterable[str], standing: Mapping[str, DecisionState], held: Mapping[str, HeldDecision],
-                  blind: Mapping[str, BlindCase]) -> dict[str, str]:
+def statuses_from(
+    ids: Iterable[str],
+    standing: Mapping[str, DecisionState],
+    held: Mapping[str, HeldDecision],
+    blind: Mapping[str, BlindCase],
+) -> dict[str, str]:
     """The same statuses from what a queue page has read already (as figures_from)."""
     on_hold = held_statuses(held, blind)
     return {case_id: case_status(standing.get(case_id), on_hold.get(case_id)) for case_id in ids}
@@ -71,4 +79,7 @@ def blind_now(bank_id: str, case_kind: str) -> list[BlindCase]:
 
 def incident_cases(bank_id: str, case_kind: str) -> list[CaseIncidents]:
     """The cases with incidents of this bank and kind, as the last Incidents check kept them."""
-    return [CaseIncidents(case_kind, s.case_id, s.kinds, s.variants) for s in _incident_cases().read(bank_id, case_kind).values()]
+    return [
+        CaseIncidents(case_kind, s.case_id, s.kinds, s.variants)
+        for s in _incident_cases().read(bank_id, case_kind).values()
+    ]

@@ -28,18 +28,28 @@ def card_controls(bank: str, document_ids: Iterable[str], name_key: str, flash_k
     can_propose, can_approve = access.can("propose_curation"), access.can("approve_curation")
 
     def controls(document_id: str) -> None:
-        action = render_curation(document_id, statuses.get(document_id), f"curate_{document_id}", can_propose=can_propose, can_approve=can_approve)
+        action = render_curation(
+            document_id,
+            statuses.get(document_id),
+            f"curate_{document_id}",
+            can_propose=can_propose,
+            can_approve=can_approve,
+        )
         if action is None:
             return
         me = access.reviewer(name_key).person or ""
         try:
             if action.step in ("propose", "revert"):
                 change = "invalidate" if action.step == "propose" else "revert"
-                curation.propose(bank, document_id, role=role, proposer=me, reason=action.reason, change=change, label=action.label)
+                curation.propose(
+                    bank, document_id, role=role, proposer=me, reason=action.reason, change=change, label=action.label
+                )
                 done = f"Proposed: {document_id} waits for a lead's approval."
             elif action.step == "approve":
                 approval, _ = curation.approve(action.proposal_id, role=role, lead=me)
-                done = f"Approved: {document_id} is {approval.after}" + ("." if approval.state == "delivered" else "; delivery to memory is pending.")
+                done = f"Approved: {document_id} is {approval.after}" + (
+                    "." if approval.state == "delivered" else "; delivery to memory is pending."
+                )
             else:
                 curation.reject(action.proposal_id, role=role, lead=me)
                 done = f"Rejected: {document_id} stays as it was."
@@ -66,5 +76,10 @@ def record_controls(bank: str, document_ids: list[str], name_key: str, flash_key
     if not document_ids:
         return
     st.subheader("Curate a record used")
-    chosen = st.selectbox("Record", document_ids, key=key, help="Propose retiring a record that is wrong, outdated, another customer's or a duplicate.")
+    chosen = st.selectbox(
+        "Record",
+        document_ids,
+        key=key,
+        help="Propose retiring a record that is wrong, outdated, another customer's or a duplicate.",
+    )
     card_controls(bank, [chosen], name_key, flash_key)(chosen)

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import streamlit as st
 
 from dashboard.app import access, resources
-from dashboard.store.decision import decision_summary, outcome_words
 from dashboard.review.decisions import Decided, Proposal
+from dashboard.store.decision import decision_summary, outcome_words
 from dashboard.store.errors import AlreadyDecided, NotAllowed, Refused, RevisionConflict
 from dashboard.store.identity import Person
 
@@ -57,12 +57,23 @@ REVISE_HINT = "To change it, use Revise decision (under the decision), with a re
 def conflict_reason(theirs) -> str:
     """The reason a choice on the conflict screen to record over theirs (replace, escalate) gives its revision: the
     reviewer chose it with both decisions in view."""
-    return (f"Chosen over {theirs.decision.reviewer}'s decision #{theirs.id}, recorded while this one was being made, "
-            "with both in view on the conflict screen.")
+    return (
+        f"Chosen over {theirs.decision.reviewer}'s decision #{theirs.id}, recorded while this one was being made, "
+        "with both in view on the conflict screen."
+    )
 
 
-def record(bank_id: str, proposal: Proposal, keys: QueueKeys, *, queue: Sequence[str], decided: Collection[str],
-           describe: Describe, reasons: Mapping[str, str] | None = None, revise: str | None = None) -> str | None:
+def record(
+    bank_id: str,
+    proposal: Proposal,
+    keys: QueueKeys,
+    *,
+    queue: Sequence[str],
+    decided: Collection[str],
+    describe: Describe,
+    reasons: Mapping[str, str] | None = None,
+    revise: str | None = None,
+) -> str | None:
     """Record `proposal` (`revise`: as a revision of the case's standing decision, for this reason); on success the
     next run confirms it in the words the buttons used and (auto-advance on) opens the next unreviewed case, saying
     so. Returns why it was not recorded (the page shows it where the reviewer acted); a conflict opens the conflict
@@ -70,7 +81,9 @@ def record(bank_id: str, proposal: Proposal, keys: QueueKeys, *, queue: Sequence
     decision = proposal.decision
     try:
         proposal = _as_signed_in(proposal)
-        done = resources.decisions().decide(bank_id, access.current_role(), proposal, queue=queue, decided=decided, revise=revise)
+        done = resources.decisions().decide(
+            bank_id, access.current_role(), proposal, queue=queue, decided=decided, revise=revise
+        )
     except AlreadyDecided as exc:
         return f"{exc.standing_words} {REVISE_HINT}"
     except (NotAllowed, Refused) as exc:
@@ -82,9 +95,11 @@ def record(bank_id: str, proposal: Proposal, keys: QueueKeys, *, queue: Sequence
     what, revision = ("revised", f"revision {done.stored.revision}, ") if revise is not None else ("recorded", "")
     then = f" Now {describe(done.next_case)}." if moves else ""
     st.session_state[keys.flash] = {
-        "ok": done.delivered or done.stored.held, "error": None if done.delivered or done.stored.held else done.report.error,
+        "ok": done.delivered or done.stored.held,
+        "error": None if done.delivered or done.stored.held else done.report.error,
         "message": f"{decision.case_id} {what}: {outcome_words(decision)} ({revision}decision #{done.stored.id}){_stored_words(done)}{then}",
-        "details": decision_summary(decision, reasons), "top": moves or revise is not None,  # a revision: its confirmation and the history, at the top
+        "details": decision_summary(decision, reasons),
+        "top": moves or revise is not None,  # a revision: its confirmation and the history, at the top
     }
     if moves:
         st.session_state[keys.goto] = done.next_case
@@ -112,10 +127,14 @@ def record_many(bank_id: str, proposals: Sequence[Proposal], flash_key: str) -> 
     st.rerun()
 
 
-def second_approval(bank_id: str, kind: str, case_id: str, approver: Person, keys: QueueKeys, *, confirm: bool, note: str) -> str | None:
+def second_approval(
+    bank_id: str, kind: str, case_id: str, approver: Person, keys: QueueKeys, *, confirm: bool, note: str
+) -> str | None:
     """Confirm (released to memory) or reject (back to the queue) the case's held decision, through the service."""
     try:
-        done = resources.decisions().second_approval(bank_id, access.current_role(), kind, case_id, approver, confirm=confirm, note=note)
+        done = resources.decisions().second_approval(
+            bank_id, access.current_role(), kind, case_id, approver, confirm=confirm, note=note
+        )
     except (NotAllowed, Refused) as exc:
         return str(exc)
     theirs = done.stored.decision
@@ -125,12 +144,16 @@ def second_approval(bank_id: str, kind: str, case_id: str, approver: Person, key
     elif done.delivered:
         message = f"{case_id}: {what} confirmed by {approver} and saved to the agents' memory."
     else:
-        message = f"{case_id}: {what} confirmed by {approver}; it is saved to the agents' memory when Hindsight answers."
+        message = (
+            f"{case_id}: {what} confirmed by {approver}; it is saved to the agents' memory when Hindsight answers."
+        )
     st.session_state[keys.flash] = {"ok": True, "error": done.report.error, "message": message}
     st.rerun()
 
 
-def second_review(bank_id: str, proposal: Proposal, keys: QueueKeys, *, lead: bool, reasons: Mapping[str, str] | None = None) -> str | None:
+def second_review(
+    bank_id: str, proposal: Proposal, keys: QueueKeys, *, lead: bool, reasons: Mapping[str, str] | None = None
+) -> str | None:
     """The blind second review (lead=False) or a lead's decision on a disagreement, through the service."""
     service, decision = resources.decisions(), proposal.decision
     try:
@@ -144,7 +167,12 @@ def second_review(bank_id: str, proposal: Proposal, keys: QueueKeys, *, lead: bo
         message = f"{decision.case_id}: second review recorded; the two decisions differ, so a lead decides."
     else:
         message = f"{decision.case_id}: second review recorded; the two decisions agree and the first is saved to the agents' memory."
-    st.session_state[keys.flash] = {"ok": True, "error": done.report.error, "message": message, "details": decision_summary(decision, reasons)}
+    st.session_state[keys.flash] = {
+        "ok": True,
+        "error": done.report.error,
+        "message": message,
+        "details": decision_summary(decision, reasons),
+    }
     st.rerun()
 
 

@@ -37,14 +37,21 @@ from dashboard.finance.matching import match_status
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import Recommendation
 from dashboard.finance.recall import TwoStageResult
-from dashboard.store.decision import NOTE_MAX_CHARS, Shown, changed_since_shown, conflict_escalation
 from dashboard.review.decisions import Proposal
+from dashboard.store.decision import NOTE_MAX_CHARS, Shown, changed_since_shown, conflict_escalation
 from dashboard.store.errors import AlreadyDecided, DecisionInputError
 
 __all__ = ["KEYS", "KIND", "OVERRIDE", "decision_area", "describe", "proposal_for", "reasons", "shown_of"]
 KIND = "exception"
-KEYS = deciding.QueueKeys(flash="exceptions_flash", conflict="exceptions_conflict", goto="exceptions_goto", pending="exceptions_submitted")
-FIELD_LABELS = {"reviewer": REVIEWER_LABEL, "outcome": OUTCOME_LABEL, "note": NOTE_LABEL, "revise": REVISE_LABEL}  # the field a refusal names -> its label
+KEYS = deciding.QueueKeys(
+    flash="exceptions_flash", conflict="exceptions_conflict", goto="exceptions_goto", pending="exceptions_submitted"
+)
+FIELD_LABELS = {
+    "reviewer": REVIEWER_LABEL,
+    "outcome": OUTCOME_LABEL,
+    "note": NOTE_LABEL,
+    "revise": REVISE_LABEL,
+}  # the field a refusal names -> its label
 
 
 def reasons(case: ExceptionCase) -> dict[str, str]:
@@ -62,7 +69,9 @@ def shown_of(case: ExceptionCase, result: TwoStageResult | None, rec: Recommenda
     return Shown.of(case.id, evidence_snapshot(result, rec))
 
 
-def proposal_for(case: ExceptionCase, rec: Recommendation, decision, base_revision: int, result, shown: Shown | None) -> Proposal:
+def proposal_for(
+    case: ExceptionCase, rec: Recommendation, decision, base_revision: int, result, shown: Shown | None
+) -> Proposal:
     return exception_proposal(case, decision, rec, result, reasons(case), base_revision=base_revision, shown=shown)
 
 
@@ -88,8 +97,16 @@ def _conflict(bank: str, case: ExceptionCase, queue, conflict: dict, slot: Slot,
     if choice == "escalate":
         mine = conflict_escalation(mine, theirs.decision, decided_at=datetime.now(UTC), reason_code="OTHER")
     rebased = replace(proposal, decision=mine, base_revision=theirs.revision)
-    refused = deciding.record(bank, rebased, KEYS, queue=queue.ids, decided=queue.decided, describe=lambda c: describe(cases[c]), reasons=reasons(case),
-                              revise=deciding.conflict_reason(theirs))
+    refused = deciding.record(
+        bank,
+        rebased,
+        KEYS,
+        queue=queue.ids,
+        decided=queue.decided,
+        describe=lambda c: describe(cases[c]),
+        reasons=reasons(case),
+        revise=deciding.conflict_reason(theirs),
+    )
     if refused:
         slot.refuse(f"Not recorded: {refused}")
 
@@ -99,14 +116,32 @@ def _decision(case: ExceptionCase, rec: Recommendation, submitted: submission.Su
     values = submitted.values
     override = submitted.origin == "form" and values.get("choice") == OVERRIDE
     return exception_decision(
-        case, rec, reviewer=me.name if me.signed_in else st.session_state.get("reviewer_name"), authenticated=me.signed_in,
-        action="override" if override else "accept_recommendation", outcome=values.get("outcome"), reason_code=values.get("reason"),
-        note=str(values.get("note") or ""), reasons=reasons(case), agent=agent_part_of(FINANCE, case.id),
+        case,
+        rec,
+        reviewer=me.name if me.signed_in else st.session_state.get("reviewer_name"),
+        authenticated=me.signed_in,
+        action="override" if override else "accept_recommendation",
+        outcome=values.get("outcome"),
+        reason_code=values.get("reason"),
+        note=str(values.get("note") or ""),
+        reasons=reasons(case),
+        agent=agent_part_of(FINANCE, case.id),
     )
 
 
-def decision_area(bank: str, case: ExceptionCase, queue, result: TwoStageResult | None, rec: Recommendation, shown: Shown, *,
-                  header: Slot, free: bool, override_pressed: bool, me) -> None:
+def decision_area(
+    bank: str,
+    case: ExceptionCase,
+    queue,
+    result: TwoStageResult | None,
+    rec: Recommendation,
+    shown: Shown,
+    *,
+    header: Slot,
+    free: bool,
+    override_pressed: bool,
+    me,
+) -> None:
     """The right column: the case's decision state, the form (or the conflict, the second approval, the blind
     second review, or why the role cannot decide), comments, facts. A submit is recorded here; what it says
     shows where the reviewer acted: under the keys (the accept key), or under the form's button."""
@@ -127,32 +162,72 @@ def decision_area(bank: str, case: ExceptionCase, queue, result: TwoStageResult 
     elif conflict:
         _conflict(bank, case, queue, conflict, header, {c.id: c for c in queue.shown})
     elif not access.can("decide"):
-        st.info(f"Your role ({access.current_role()}) can read this case but not decide it.", icon=":material/visibility:")
+        st.info(
+            f"Your role ({access.current_role()}) can read this case but not decide it.", icon=":material/visibility:"
+        )
         if submitted is not None:  # a press this page never offered (a crafted event): said, and nothing recorded
             header.refuse(f"Not recorded: your role ({access.current_role()}) may not decide cases.")
     else:
         if held is not None:
             second_approval.held_notice(held)
-        why = blind_review.problem_caption(blind, me, free=free) if blind is not None else (None if free else "someone else holds this case (see who above)")
+        why = (
+            blind_review.problem_caption(blind, me, free=free)
+            if blind is not None
+            else (None if free else "someone else holds this case (see who above)")
+        )
         revising = current if stored is not None and blind is None else None  # decided: the form revises it
-        long_note = decision_form(case, rec, shown, KEYS.pending, disabled=why is not None, why=why or "", reasons=reasons(case),
-                                  revising=revising)
+        long_note = decision_form(
+            case,
+            rec,
+            shown,
+            KEYS.pending,
+            disabled=why is not None,
+            why=why or "",
+            reasons=reasons(case),
+            revising=revising,
+        )
         form_slot = Slot(f"form_feedback_{case.id}")
         with form_slot.box:
             show_long_note(long_note, where=f"long_note_{case.id}")
             if override_pressed:  # O switched the form: bring its outcome into view, focused
                 draw_attention(focus=OUTCOME_LABEL, key="override_attention")
         FINANCE_DRAFTS.notice(case.id, where="case")
-        if override_pressed and revising is not None:  # said where O was pressed: on a decided case an override revises it
+        if (
+            override_pressed and revising is not None
+        ):  # said where O was pressed: on a decided case an override revises it
             with header.box:
-                st.info(md(f"{AlreadyDecided(stored).standing_words} Override below revises it: revision {revising + 1}, "
-                           "recorded only with a reason."), icon=":material/edit_note:")
+                st.info(
+                    md(
+                        f"{AlreadyDecided(stored).standing_words} Override below revises it: revision {revising + 1}, "
+                        "recorded only with a reason."
+                    ),
+                    icon=":material/edit_note:",
+                )
         if submitted is not None:
-            _record(bank, case, queue, result, rec, submitted, me, seen_key, seen, blind, header if submitted.origin == "key" else form_slot,
-                    stored)
+            _record(
+                bank,
+                case,
+                queue,
+                result,
+                rec,
+                submitted,
+                me,
+                seen_key,
+                seen,
+                blind,
+                header if submitted.origin == "key" else form_slot,
+                stored,
+            )
     auto_advance_toggle()
-    render_comments(resources.casework(), bank, KIND, case.id, me.person, lambda: access.permitted("decide"),
-                    hidden=blind_review.comments_hidden(blind))
+    render_comments(
+        resources.casework(),
+        bank,
+        KIND,
+        case.id,
+        me.person,
+        lambda: access.permitted("decide"),
+        hidden=blind_review.comments_hidden(blind),
+    )
     st.subheader("Invoice and PO")
     render_match(match_status(case))
     render_case_facts(case, date.today())
@@ -162,11 +237,15 @@ def _record(bank, case, queue, result, rec, submitted, me, seen_key, seen, blind
     """Record a submit through the service, on the case as it is now; a refusal is shown in `slot`. `stored`: the
     case's standing decision; only the form's Revise decision, with a reason, changes it."""
     if submitted.shown.case_id != case.id:  # pressed as the page moved on: said before its fields are read
-        slot.refuse(f"Not recorded: {changed_since_shown(submitted.shown, shown_of(case, result, rec), FINANCE.outcomes)}")
+        slot.refuse(
+            f"Not recorded: {changed_since_shown(submitted.shown, shown_of(case, result, rec), FINANCE.outcomes)}"
+        )
         return
     revise = submitted.values.get("revise") if submitted.origin == "form" else None
     if stored is not None and revise is not None and not str(revise).strip():  # asked here, to focus the box to fill
-        slot.refuse(f"Not recorded: {AlreadyDecided(stored).standing_words} Revising it needs a reason.", focus=REVISE_LABEL)
+        slot.refuse(
+            f"Not recorded: {AlreadyDecided(stored).standing_words} Revising it needs a reason.", focus=REVISE_LABEL
+        )
         return
     try:
         decision = _decision(case, rec, submitted, me)
@@ -184,7 +263,15 @@ def _record(bank, case, queue, result, rec, submitted, me, seen_key, seen, blind
         refused = deciding.second_review(bank, proposal, KEYS, lead=blind.awaiting_lead, reasons=reasons(case))
     else:
         cases = {c.id: c for c in queue.shown}
-        refused = deciding.record(bank, proposal, KEYS, queue=queue.ids, decided=queue.decided, describe=lambda c: describe(cases[c]),
-                                  reasons=reasons(case), revise=None if revise is None else str(revise))
+        refused = deciding.record(
+            bank,
+            proposal,
+            KEYS,
+            queue=queue.ids,
+            decided=queue.decided,
+            describe=lambda c: describe(cases[c]),
+            reasons=reasons(case),
+            revise=None if revise is None else str(revise),
+        )
     not_sent(case.id, draft)  # refused: everything chosen and typed stays
     slot.refuse(f"Not recorded: {refused}")

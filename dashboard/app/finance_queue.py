@@ -13,14 +13,14 @@ import streamlit as st
 from components.decision_form import drafted_cases
 from components.workflow import keep_selection, my_queue_filter
 from dashboard.agents.incidents import incident_text
-from dashboard.store.identity import Person
 from dashboard.app import finance_bulk, finance_case, resources
 from dashboard.app.queue_filters import approval_filter, second_review_filter
 from dashboard.app.shown_queue import shown_queue, vendor_choices
-from dashboard.review.figures import held_statuses
 from dashboard.finance import queue as exception_queue
 from dashboard.finance.models import EXCEPTION_TYPES, ExceptionCase
 from dashboard.finance.recall import DEFAULT_K
+from dashboard.review.figures import held_statuses
+from dashboard.store.identity import Person
 
 QUEUE_KEY = "exception_queue"
 QUEUE_OPEN = "exception_queue_open"  # the panel's state: its table and bulk approval are drawn only while it is open
@@ -40,7 +40,9 @@ class Queue:
     table_open: bool  # the panel is open: its table and bulk approval are drawn
 
 
-def queue_panel(bank: str, cases: Sequence[ExceptionCase], decided: Mapping, me: Person | None, today: date) -> tuple[Queue, list[int], st.delta_generator.DeltaGenerator]:
+def queue_panel(
+    bank: str, cases: Sequence[ExceptionCase], decided: Mapping, me: Person | None, today: date
+) -> tuple[Queue, list[int], st.delta_generator.DeltaGenerator]:
     """The queue: filters, sort, "My queue", "Needs my approval"; while the panel is open, the table (flags from the
     review store) and bulk approval. Returns (queue, the table's selected rows, the caption's placeholder above the
     panel, where the counts show while it is closed)."""
@@ -50,7 +52,9 @@ def queue_panel(bank: str, cases: Sequence[ExceptionCase], decided: Mapping, me:
     k = int(st.session_state.get("exceptions_k", DEFAULT_K))
     caption = st.empty()
     # One label always: the label is part of the panel's identity, and a new one (say, a count) would close it.
-    panel = st.expander("Queue: filters, table, bulk acceptance", icon=":material/list:", key=QUEUE_OPEN, on_change="rerun")
+    panel = st.expander(
+        "Queue: filters, table, bulk acceptance", icon=":material/list:", key=QUEUE_OPEN, on_change="rerun"
+    )
     if not panel.open:  # the table is not drawn: the address bar says which case is open, not a stale row
         st.session_state.pop(QUEUE_KEY, None)
     with panel:
@@ -60,7 +64,9 @@ def queue_panel(bank: str, cases: Sequence[ExceptionCase], decided: Mapping, me:
         statuses = f3.multiselect("Status", list(exception_queue.STATUSES), key="filter_status")
         sort = f4.selectbox("Sort", list(exception_queue.SORTS), key="queue_sort")
         with st.container(horizontal=True, gap="large"):  # the toggles' labels read in full, never "Needs …"
-            mine = my_queue_filter(resources.casework(), bank, finance_case.KIND, me and me.name, key="exceptions_my_queue")
+            mine = my_queue_filter(
+                resources.casework(), bank, finance_case.KIND, me and me.name, key="exceptions_my_queue"
+            )
             to_approve = approval_filter(held, me)
             to_review, to_lead = second_review_filter(blind, me, lead=False), second_review_filter(blind, me, lead=True)
         shown, ids = shown_queue(cases, decided, held, blind, (tuple(vendors), tuple(types), tuple(statuses)), sort)
@@ -68,20 +74,34 @@ def queue_panel(bank: str, cases: Sequence[ExceptionCase], decided: Mapping, me:
             if only is not None:
                 shown = [c for c in shown if c.id in only]
                 ids = [c.id for c in shown]
-        queue = Queue(cases=cases, shown=shown, ids=ids, decided=decided, held=held, blind=blind, k=k, table_open=panel.open)
+        queue = Queue(
+            cases=cases, shown=shown, ids=ids, decided=decided, held=held, blind=blind, k=k, table_open=panel.open
+        )
         keep_selection(QUEUE_KEY, "case", queue.ids, decided, finance_case.KEYS.goto)
         if not panel.open:  # a key press while the panel is closed redraws the case alone
             return queue, [], caption
         flags = resources.casework().flags(bank, "exception")  # measured as cases are recalled, kept in the store
-        table = exception_queue.queue_frame(shown, decided, today, flags, {c: incident_text(f) for c, f in flags.items()}, held_statuses(held, blind))
+        table = exception_queue.queue_frame(
+            shown, decided, today, flags, {c: incident_text(f) for c, f in flags.items()}, held_statuses(held, blind)
+        )
         drafts = set(drafted_cases())  # this session's unsent drafts, marked beside the status
-        table["status"] = [f"{status}, unsent draft" if case in drafts else status for case, status in zip(table["case"], table["status"])]
+        table["status"] = [
+            f"{status}, unsent draft" if case in drafts else status
+            for case, status in zip(table["case"], table["status"])
+        ]
         event = st.dataframe(
-            exception_queue.with_sla(table, settings.sla_days), key=QUEUE_KEY,
-            on_select="rerun", selection_mode="single-row", hide_index=True, width="stretch",
-            column_config={"invoice amount": st.column_config.NumberColumn(format="%.2f"), "variance": st.column_config.NumberColumn(format="%+.2f"),
-                           **{c: st.column_config.Column(pinned=True) for c in KEY_COLUMNS},
-                           "incident": st.column_config.Column(pinned=True, width="medium")},  # its words in full, never "crowd-ou"
+            exception_queue.with_sla(table, settings.sla_days),
+            key=QUEUE_KEY,
+            on_select="rerun",
+            selection_mode="single-row",
+            hide_index=True,
+            width="stretch",
+            column_config={
+                "invoice amount": st.column_config.NumberColumn(format="%.2f"),
+                "variance": st.column_config.NumberColumn(format="%+.2f"),
+                **{c: st.column_config.Column(pinned=True) for c in KEY_COLUMNS},
+                "incident": st.column_config.Column(pinned=True, width="medium"),
+            },  # its words in full, never "crowd-ou"
         )
         finance_bulk.bulk_bar(bank, queue, me and me.name)
     return queue, list(event.selection.rows), caption

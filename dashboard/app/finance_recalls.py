@@ -77,7 +77,9 @@ def _keep_flags(casework, origin, bank_id: str, results: dict[str, TwoStageResul
         logger.warning("could not keep the finance flags in the review store", exc_info=True)
 
 
-def recall_case(bank_id: str, key: CaseKey, query: str, k: int, own_document: str | None = None, check: bool = False) -> TwoStageResult:
+def recall_case(
+    bank_id: str, key: CaseKey, query: str, k: int, own_document: str | None = None, check: bool = False
+) -> TwoStageResult:
     """The case's two-stage recall, from the cache while its scope is unchanged; `check` adds the crowd-out
     check (pass 2 reused, or one more call, once per cache entry)."""
     slot = _slot(bank_id, key, query, k, own_document, resources.freshness().stamp(bank_id, key.scope))
@@ -98,7 +100,13 @@ def recall_case(bank_id: str, key: CaseKey, query: str, k: int, own_document: st
         _cache().put(slot, result)  # with its crowd-out check, when one was added
         case_id = own_document.removeprefix("decision-") if own_document else None
         if case_id:
-            _keep_flags(resources.casework(), resources.outbox().provenance.origin, bank_id, {case_id: result}, resources.gateway())
+            _keep_flags(
+                resources.casework(),
+                resources.outbox().provenance.origin,
+                bank_id,
+                {case_id: result},
+                resources.gateway(),
+            )
     return result
 
 
@@ -113,7 +121,9 @@ def cached_cases(bank_id: str, cases: Sequence[ExceptionCase], k: int) -> dict[s
     return found
 
 
-def load_queue(bank_id: str, cases: Sequence[ExceptionCase], k: int, progress: Callable[[int, int], None] | None = None) -> dict[str, int]:
+def load_queue(
+    bank_id: str, cases: Sequence[ExceptionCase], k: int, progress: Callable[[int, int], None] | None = None
+) -> dict[str, int]:
     """Recall every case not cached fresh, at most 4 in flight; returns counts: cached, loaded, failed."""
     return _filler(bank_id)(cases, k, progress)
 
@@ -124,14 +134,15 @@ def queue_fingerprint(ids: Sequence[str]) -> int:
     return hash(tuple(ids))
 
 
-def prefetch_queue(bank_id: str, cases: Sequence[ExceptionCase], k: int, after: str | None = None,
-                   ids: Sequence[str] | None = None) -> Future:
+def prefetch_queue(
+    bank_id: str, cases: Sequence[ExceptionCase], k: int, after: str | None = None, ids: Sequence[str] | None = None
+) -> Future:
     """Recall in the background the PREFETCH_AHEAD cases after `after` (where J and N go next), wrapping round:
     the whole queue when it is no longer. `ids`: the cases' ids, when the caller has them already."""
     ids = [c.id for c in cases] if ids is None else ids
     start = ids.index(after) + 1 if after in ids else 0
-    ahead = list(cases[start:start + PREFETCH_AHEAD])
-    ordered = ahead + list(cases[:min(start, PREFETCH_AHEAD - len(ahead))])
+    ahead = list(cases[start : start + PREFETCH_AHEAD])
+    ordered = ahead + list(cases[: min(start, PREFETCH_AHEAD - len(ahead))])
     pages, asked = background(), itertools.count()
 
     def reviewers_first() -> None:
@@ -144,7 +155,7 @@ def prefetch_queue(bank_id: str, cases: Sequence[ExceptionCase], k: int, after: 
         # reviewer's runs on the script thread are not held up by 100,000 cases keyed at once.
         totals: Counter[str] = Counter()
         for at in range(0, len(ordered), BACKGROUND_CHUNK):
-            totals.update(fill(ordered[at:at + BACKGROUND_CHUNK], k))
+            totals.update(fill(ordered[at : at + BACKGROUND_CHUNK], k))
         return dict(totals)
 
     generation = resources.freshness().generation(bank_id)
@@ -152,7 +163,9 @@ def prefetch_queue(bank_id: str, cases: Sequence[ExceptionCase], k: int, after: 
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
-def _prefetch(bank_id: str, queue: int, k: int, stride: int, generation: int, _job: Callable[[], dict[str, int]]) -> Future:
+def _prefetch(
+    bank_id: str, queue: int, k: int, stride: int, generation: int, _job: Callable[[], dict[str, int]]
+) -> Future:
     # Once per (bank, queue, k, stride of the queue, the bank's freshness generation) per server process, whatever the
     # clicks, reruns and sessions: a decision anywhere makes its scope's recalls stale, and the window's next job
     # recalls just those (the rest are cache hits) before a reviewer's key reaches them. An expired entry is recalled
@@ -160,7 +173,9 @@ def _prefetch(bank_id: str, queue: int, k: int, stride: int, generation: int, _j
     return background().submit((bank_id, queue, k, stride, generation), _job)
 
 
-def _filler(bank_id: str, in_flight: int = RECALL_CONCURRENCY, before_each: Callable[[], None] | None = None) -> Callable[..., dict[str, int]]:
+def _filler(
+    bank_id: str, in_flight: int = RECALL_CONCURRENCY, before_each: Callable[[], None] | None = None
+) -> Callable[..., dict[str, int]]:
     """The queue loader (`in_flight` recalls at once), bound on the script thread to this process's gateway, cache,
     log and store: the background job calls it off the script thread, where no Streamlit call belongs. `before_each`:
     called (in a worker thread) before each recall starts."""
@@ -168,9 +183,13 @@ def _filler(bank_id: str, in_flight: int = RECALL_CONCURRENCY, before_each: Call
     origin = resources.outbox().provenance.origin  # bound here, on the script thread
     freshness = resources.freshness()
 
-    def fill(cases: Sequence[ExceptionCase], k: int, progress: Callable[[int, int], None] | None = None) -> dict[str, int]:
+    def fill(
+        cases: Sequence[ExceptionCase], k: int, progress: Callable[[int, int], None] | None = None
+    ) -> dict[str, int]:
         fresh = stamps(bank_id, cases, freshness)
-        slots = {c.id: _slot(bank_id, CaseKey.of(c), c.recall_query(), k, document_id_for(c.id), fresh[c.id]) for c in cases}
+        slots = {
+            c.id: _slot(bank_id, CaseKey.of(c), c.recall_query(), k, document_id_for(c.id), fresh[c.id]) for c in cases
+        }
         todo = [c for c in cases if cache.get(slots[c.id]) is None]
         counts = {"cached": len(cases) - len(todo), "loaded": 0, "failed": 0}
 
@@ -180,7 +199,14 @@ def _filler(bank_id: str, in_flight: int = RECALL_CONCURRENCY, before_each: Call
                 await asyncio.to_thread(before_each)
             with cache.computing(slot):  # in flight from when it is asked, not while it queues behind the others
                 started = time.perf_counter()  # inside the coroutine: its own wait on the server, not the other jobs'
-                result = await atwo_stage_recall(gateway.arecall, bank_id, CaseKey.of(case), case.recall_query(), k=k, own_document=document_id_for(case.id))
+                result = await atwo_stage_recall(
+                    gateway.arecall,
+                    bank_id,
+                    CaseKey.of(case),
+                    case.recall_query(),
+                    k=k,
+                    own_document=document_id_for(case.id),
+                )
                 log.add_latency("finance", (time.perf_counter() - started) * 1000)
                 cache.put(slot, result)  # under the stamp read before: a decision since makes it stale
             return result
@@ -193,7 +219,9 @@ def _filler(bank_id: str, in_flight: int = RECALL_CONCURRENCY, before_each: Call
             _keep_flags(casework, origin, bank_id, {todo[i].id: result}, gateway)
 
         if todo:
-            gateway.recall_many([(lambda c=c: timed(c)) for c in todo], concurrency=in_flight, progress=progress, on_result=arrived)
+            gateway.recall_many(
+                [(lambda c=c: timed(c)) for c in todo], concurrency=in_flight, progress=progress, on_result=arrived
+            )
         return counts
 
     return fill

@@ -70,8 +70,10 @@ def host_allowed(host_header: str | None, allowed: Sequence[str]) -> bool:
 
 def refusal_words(host_header: str | None) -> str:
     shown = (host_header or "")[:200].encode("ascii", "backslashreplace").decode()
-    return (f"This Recall Review dashboard does not answer to the host name {shown!r}. Open it by one of the names "
-            f"its operator configured ({SETTING}).")
+    return (
+        f"This Recall Review dashboard does not answer to the host name {shown!r}. Open it by one of the names "
+        f"its operator configured ({SETTING})."
+    )
 
 
 class OwnHostsOnly:
@@ -92,7 +94,9 @@ class OwnHostsOnly:
             await self.app(scope, receive, send)
             return
         if scope["type"] == "websocket":
-            await send({"type": "websocket.close", "code": 1008, "reason": "host not allowed"})  # an HTTP 403 to the client
+            await send(
+                {"type": "websocket.close", "code": 1008, "reason": "host not allowed"}
+            )  # an HTTP 403 to the client
             return
         words = refusal_words(host)
         if scope["path"].startswith("/api/"):
@@ -100,9 +104,17 @@ class OwnHostsOnly:
             kind = b"application/json"
         else:
             body, kind = words.encode(), b"text/plain; charset=utf-8"
-        await send({"type": "http.response.start", "status": MISDIRECTED, "headers": [
-            (b"content-type", kind), (b"content-length", str(len(body)).encode()), (b"cache-control", b"no-store"),
-        ]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": MISDIRECTED,
+                "headers": [
+                    (b"content-type", kind),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"cache-control", b"no-store"),
+                ],
+            }
+        )
         await send({"type": "http.response.body", "body": body})
 
 

@@ -28,8 +28,11 @@ class KeptWhileSame:
         """`make()`'s answer, made from the objects `made_from` with these `choices`; kept while both are the same."""
         with self._lock:
             for n, kept in enumerate(self._kept):
-                if kept.choices == choices and len(kept.made_from) == len(made_from) and all(
-                        a is b for a, b in zip(kept.made_from, made_from, strict=True)):
+                if (
+                    kept.choices == choices
+                    and len(kept.made_from) == len(made_from)
+                    and all(a is b for a, b in zip(kept.made_from, made_from, strict=True))
+                ):
                     self._kept.insert(0, self._kept.pop(n))  # in use: the last to give way
                     return kept.answer
         answer = make()

@@ -19,15 +19,19 @@ from dashboard.app.agent_part import RECOMPUTE, agent_part_of, show_agent_part
 from dashboard.hindsight.errors import HindsightError
 from dashboard.kinds import bank_of, cases_of, proposed
 from dashboard.queue_files import QueueFileError
+from dashboard.review.queue_kind import CaseView, Choice, EvidenceRecord, QueueKind
 from dashboard.store.decision import REVISION_REASON_MAX_CHARS, changed_since_shown, decision_summary, outcome_words
 from dashboard.store.errors import InputError
-from dashboard.review.queue_kind import CaseView, Choice, EvidenceRecord, QueueKind
 from dashboard.traces.request import TraceRequest
 
 
 def _keys(kind: QueueKind) -> deciding.QueueKeys:
-    return deciding.QueueKeys(flash=f"{kind.key}_flash", conflict=f"{kind.key}_conflict", goto=f"{kind.key}_goto",
-                              pending=f"{kind.key}_submitted")
+    return deciding.QueueKeys(
+        flash=f"{kind.key}_flash",
+        conflict=f"{kind.key}_conflict",
+        goto=f"{kind.key}_goto",
+        pending=f"{kind.key}_submitted",
+    )
 
 
 def _fields(kind: QueueKind, case_id: str, revising: bool = False) -> dict[str, str]:
@@ -69,7 +73,9 @@ def _trace(kind: QueueKind, bank: str, case, view: CaseView) -> None:
         tags, about = kind.focus(case)
     except ValueError:  # the kind cannot say what the case's exact evidence is
         return
-    request = TraceRequest(bank=bank, query=(view.query or kind.describe(case))[:4000], tags=tuple(tags), tags_match="all_strict")
+    request = TraceRequest(
+        bank=bank, query=(view.query or kind.describe(case))[:4000], tags=tuple(tags), tags_match="all_strict"
+    )
     trace_link(request, label=f"Trace the exact recall ({md(about)})", case=("case", case.id), of=kind.key)
 
 
@@ -89,7 +95,9 @@ def _recall(kind: QueueKind, bank: str, case) -> CaseView:
     return view
 
 
-def _record(kind: QueueKind, bank: str, case, view: CaseView, submitted: submission.Submitted, cases, seen_key: str) -> str | None:
+def _record(
+    kind: QueueKind, bank: str, case, view: CaseView, submitted: submission.Submitted, cases, seen_key: str
+) -> str | None:
     """Record a submit made on the revision of the case its page showed (`seen_key`: a decision landed since is a
     conflict, never an overwrite); returns why not, in a reviewer's words."""
     why = changed_since_shown(submitted.shown, view.shown(), kind.outcomes)
@@ -98,10 +106,16 @@ def _record(kind: QueueKind, bank: str, case, view: CaseView, submitted: submiss
     me = access.reviewer(f"{kind.key}_reviewer")
     values = submitted.values
     choice = Choice(
-        reviewer=me.name or "", authenticated=me.signed_in, outcome=str(values.get("outcome") or ""),
-        reason_code=values.get("reason") or None, note=str(values.get("note") or ""), decided_at=datetime.now(UTC),
+        reviewer=me.name or "",
+        authenticated=me.signed_in,
+        outcome=str(values.get("outcome") or ""),
+        reason_code=values.get("reason") or None,
+        note=str(values.get("note") or ""),
+        decided_at=datetime.now(UTC),
         details={name: str(values.get(name) or "") for name in kind.kind_fields if values.get(name)},
-        shown=submitted.shown, base_revision=st.session_state[seen_key], agent=agent_part_of(kind, case.id),
+        shown=submitted.shown,
+        base_revision=st.session_state[seen_key],
+        agent=agent_part_of(kind, case.id),
     )
     reasons = kind.reasons(case, resources.settings().reason_codes)
     revise = values.get("revise")
@@ -114,8 +128,16 @@ def _record(kind: QueueKind, bank: str, case, view: CaseView, submitted: submiss
     st.session_state.pop(seen_key)  # whatever the service says, the next screen reads the case's revision again
     by_id = {c.id: c for c in cases}
     decided = set(resources.outbox().decision_states(bank, kind.name))
-    return deciding.record(bank, proposal, _keys(kind), queue=list(by_id), decided=decided, describe=lambda i: kind.describe(by_id[i]),
-                           reasons=reasons, revise=None if revise is None else str(revise))
+    return deciding.record(
+        bank,
+        proposal,
+        _keys(kind),
+        queue=list(by_id),
+        decided=decided,
+        describe=lambda i: kind.describe(by_id[i]),
+        reasons=reasons,
+        revise=None if revise is None else str(revise),
+    )
 
 
 def _form(kind: QueueKind, case, view: CaseView, revising: bool) -> None:
@@ -124,18 +146,31 @@ def _form(kind: QueueKind, case, view: CaseView, revising: bool) -> None:
     reasons = kind.reasons(case, resources.settings().reason_codes)
     outcomes = list(kind.outcomes)
     with st.form(f"{kind.key}_form_{case.id}", border=True):
-        st.radio("Outcome", outcomes, format_func=lambda o: kind.outcomes[o], key=fields["outcome"],
-                 index=outcomes.index(view.recommendation) if view.recommendation in outcomes else 0)
+        st.radio(
+            "Outcome",
+            outcomes,
+            format_func=lambda o: kind.outcomes[o],
+            key=fields["outcome"],
+            index=outcomes.index(view.recommendation) if view.recommendation in outcomes else 0,
+        )
         if reasons:
-            st.selectbox("Reason (an override needs one)", [None, *reasons], key=fields["reason"],
-                         format_func=lambda code: "none" if code is None else f"{code}: {reasons[code]}")
+            st.selectbox(
+                "Reason (an override needs one)",
+                [None, *reasons],
+                key=fields["reason"],
+                format_func=lambda code: "none" if code is None else f"{code}: {reasons[code]}",
+            )
         for name in kind.kind_fields:
             st.text_area(name.capitalize(), key=fields[name])
         st.text_area("Note", key=fields["note"])
         if revising:
             st.text_input("Reason for revising (required)", key=fields["revise"], max_chars=REVISION_REASON_MAX_CHARS)
-        st.form_submit_button("Revise decision" if revising else "Record the decision", type="primary", on_click=submission.hold,
-                              args=(_keys(kind).pending, view.shown(), "form", fields))
+        st.form_submit_button(
+            "Revise decision" if revising else "Record the decision",
+            type="primary",
+            on_click=submission.hold,
+            args=(_keys(kind).pending, view.shown(), "form", fields),
+        )
 
 
 def render(kind: QueueKind) -> None:
@@ -166,7 +201,9 @@ def render(kind: QueueKind) -> None:
     def recommendation() -> None:
         if view.recommendation:
             whose = RECOMPUTE if submitted else "The agent"
-            st.text(f"{whose} recommends: {kind.outcomes.get(view.recommendation, view.recommendation)}. {view.rationale}")
+            st.text(
+                f"{whose} recommends: {kind.outcomes.get(view.recommendation, view.recommendation)}. {view.rationale}"
+            )
         elif view.rationale:
             st.text(view.rationale)
 
@@ -184,14 +221,21 @@ def render(kind: QueueKind) -> None:
     conflict = st.session_state.pop(keys.conflict, None)
     if conflict and conflict["case"] == case.id:
         theirs = conflict["theirs"].decision
-        st.error(md(f"Not recorded: {theirs.reviewer} decided {case.id} meanwhile ({outcome_words(theirs)}). The case "
-                    "now shows their decision; revise it, with a reason, if you still disagree."), icon=":material/block:")
+        st.error(
+            md(
+                f"Not recorded: {theirs.reviewer} decided {case.id} meanwhile ({outcome_words(theirs)}). The case "
+                "now shows their decision; revise it, with a reason, if you still disagree."
+            ),
+            icon=":material/block:",
+        )
         st.session_state.pop(seen_key, None)
     st.session_state.setdefault(seen_key, resources.outbox().current_revision(bank, kind.name, case.id))
     decided = resources.outbox().latest_decided(bank, kind.name, case.id)
     if decided is not None:
         d = decided.decision
-        st.text(f"Decided: {outcome_words(d)} by {d.reviewer}, decision #{decided.id} ({decided.state}).\n{decision_summary(d)}")
+        st.text(
+            f"Decided: {outcome_words(d)} by {d.reviewer}, decision #{decided.id} ({decided.state}).\n{decision_summary(d)}"
+        )
         render_history(resources.decisions().revisions(bank, kind.name, case.id))
     reviewer_field(access.reviewer(f"{kind.key}_reviewer"), f"{kind.key}_reviewer")
     _form(kind, case, view, revising=resources.decisions().standing(bank, kind.name, case.id) is not None)

@@ -14,8 +14,8 @@ import streamlit as st
 from components.relevance import render_relevance
 from dashboard.app import access, resources
 from dashboard.finance.recall import TwoStageResult
-from dashboard.store.errors import LabelInputError, NotAllowed
 from dashboard.review.relevance import RecallContext
+from dashboard.store.errors import LabelInputError, NotAllowed
 from dashboard.support.recall import TicketRecall
 
 Card = Callable[[str], None]
@@ -29,7 +29,9 @@ def finance_contexts(result: TwoStageResult) -> dict[str, RecallContext]:
     for e in result.records:
         info = result.pass1 if e.pass_ == "exact" or result.pass2 is None else result.pass2
         if e.document_id:
-            contexts[e.document_id] = RecallContext(query=result.query, tags=info.tags, tags_match=info.tags_match, ranked=ranked)
+            contexts[e.document_id] = RecallContext(
+                query=result.query, tags=info.tags, tags_match=info.tags_match, ranked=ranked
+            )
     return contexts
 
 
@@ -55,10 +57,22 @@ def card_labels(bank: str, kind: str, case_id: str, contexts: Mapping[str, Recal
 
         def record(value: str) -> None:
             try:
-                store.record(bank, kind, case_id, document_id, value, role=role, reviewer=me or "", context=contexts.get(document_id))
+                store.record(
+                    bank,
+                    kind,
+                    case_id,
+                    document_id,
+                    value,
+                    role=role,
+                    reviewer=me or "",
+                    context=contexts.get(document_id),
+                )
             except LabelInputError as exc:
                 field, _, problem = str(exc).partition(": ")
-                st.session_state[PROBLEM_KEY] = (key, f"your name (the reviewer name field): {problem}" if field == "reviewer" else str(exc))
+                st.session_state[PROBLEM_KEY] = (
+                    key,
+                    f"your name (the reviewer name field): {problem}" if field == "reviewer" else str(exc),
+                )
             except NotAllowed as exc:
                 st.session_state[PROBLEM_KEY] = (key, str(exc))
 

@@ -23,8 +23,11 @@ outbox = resources.outbox()
 # lost while another reviewer decided).
 with st.container(key="status_banner"):
     render_status_banner(
-        resources.connection_error(), resources.settings().base_url, outbox.pending_count(),
-        resources.deliver_now if access.can("deliver_now") else None, failed=outbox.failed_count(),
+        resources.connection_error(),
+        resources.settings().base_url,
+        outbox.pending_count(),
+        resources.deliver_now if access.can("deliver_now") else None,
+        failed=outbox.failed_count(),
     )
 with background().page_run():  # the background's recalls wait for it
     page.run()

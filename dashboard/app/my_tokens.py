@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import streamlit as st
 
+from dashboard.access.api_tokens import SCOPES, ApiTokens, TokenError
 from dashboard.app import access, resources
 from dashboard.kinds import handed_in
-from dashboard.access.api_tokens import SCOPES, ApiTokens, TokenError
 
 SHOWN_ONCE = "my_token_shown_once"
 
@@ -38,10 +38,15 @@ def render_my_tokens() -> None:
                 st.session_state[SHOWN_ONCE] = token
                 st.rerun()
         for token in reversed(tokens.owned_by(me)):
-            state = f"revoked {token.revoked_at:%Y-%m-%d}" if token.revoked_at else (
-                f"last used {token.last_used_at:%Y-%m-%d %H:%M} UTC" if token.last_used_at else "never used")
+            state = (
+                f"revoked {token.revoked_at:%Y-%m-%d}"
+                if token.revoked_at
+                else (f"last used {token.last_used_at:%Y-%m-%d %H:%M} UTC" if token.last_used_at else "never used")
+            )
             left, right = st.columns([5, 1], vertical_alignment="center")
-            left.text(f"{token.name}: {', '.join(token.scopes)} on {', '.join(token.kinds)}, as {token.role or 'no role'}; {state}")
+            left.text(
+                f"{token.name}: {', '.join(token.scopes)} on {', '.join(token.kinds)}, as {token.role or 'no role'}; {state}"
+            )
             if token.revoked_at is None and right.button("Revoke", key=f"revoke_token_{token.id}"):
                 tokens.revoke(token.name)
                 st.rerun()

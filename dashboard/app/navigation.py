@@ -12,7 +12,12 @@ from dashboard.review.queue_kind import QueueKind
 def queue_page(kind: QueueKind) -> st.Page:
     """Its page script: relative to the app's folder (the built-in kinds'), or a path in the kind's own package (a
     few lines that call app/kind_page.py's render, the generic case page)."""
-    return st.Page(kind.page if kind.page.is_absolute() else str(kind.page), title=kind.title, icon=kind.icon, url_path=kind.url_path)
+    return st.Page(
+        kind.page if kind.page.is_absolute() else str(kind.page),
+        title=kind.title,
+        icon=kind.icon,
+        url_path=kind.url_path,
+    )
 
 
 def pages() -> list[st.Page]:

@@ -21,16 +21,31 @@ from dashboard.support.overview import legacy_summary
 def queues_of(kinds: Sequence[QueueKind], queued: Mapping[str, Sequence], settings=None) -> dict:
     """`build`'s queues and groups: one per kind (`queued`: case kind -> its cases)."""
     return {
-        "queues": [QueueIds(name=k.title, kind=k.name, ids=[c.id for c in queued[k.name]], report_by=k.report_by, nouns=k.nouns) for k in kinds],
+        "queues": [
+            QueueIds(
+                name=k.title, kind=k.name, ids=[c.id for c in queued[k.name]], report_by=k.report_by, nouns=k.nouns
+            )
+            for k in kinds
+        ],
         "groups_of": {k.name: partial(k.label_groups, cases=queued[k.name], settings=settings) for k in kinds},
     }
 
 
-def sections(cases: Sequence[ExceptionCase], tickets: Sequence[Ticket], *, ticket_flags: Mapping[str, TicketFlags | None],
-             finance: FinanceCounts = FinanceCounts(), missed: Sequence[tuple[str, int, int, str]] = (),
-             coverage: Coverage | None = None) -> dict:
+def sections(
+    cases: Sequence[ExceptionCase],
+    tickets: Sequence[Ticket],
+    *,
+    ticket_flags: Mapping[str, TicketFlags | None],
+    finance: FinanceCounts = FinanceCounts(),
+    missed: Sequence[tuple[str, int, int, str]] = (),
+    coverage: Coverage | None = None,
+) -> dict:
     """`build`'s finance and support sections and the trust figures of the measured exceptions."""
     return {
-        "sections": {"crowd_out": crowd_out_summary(cases, finance, missed), "legacy": legacy_summary(tickets, ticket_flags), "coverage": coverage},
+        "sections": {
+            "crowd_out": crowd_out_summary(cases, finance, missed),
+            "legacy": legacy_summary(tickets, ticket_flags),
+            "coverage": coverage,
+        },
         "trust": TrustSummary(set_aside=finance.set_aside, forged=finance.forged, swung=finance.swung),
     }

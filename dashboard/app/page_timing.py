@@ -30,7 +30,9 @@ def main() -> int:
     parser.add_argument("page", help="page file relative to dashboard/app, e.g. views/exceptions.py")
     parser.add_argument("--case", help="deep-linked case id")
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--audit-wait", type=float, default=None, help="seconds to wait for the audit log's read, then report it")
+    parser.add_argument(
+        "--audit-wait", type=float, default=None, help="seconds to wait for the audit log's read, then report it"
+    )
     args = parser.parse_args()
     at = AppTest.from_file(str(APP), default_timeout=600).run()
     at.switch_page(args.page)
@@ -61,10 +63,22 @@ def _audit_read(at: AppTest, wait_s: float) -> dict:
     reader.stop()  # its thread is a daemon: this process ends without waiting for the rest of a catch-up
     states = resources.agent_runs().sync_states(list(resources.settings().banks))
     return {
-        "after_ms": after, "audit_waited_s": waited, "audit_busy": reader.busy(),
-        "audit": {bank: {"entries": s.entries, "log_entries": s.log_entries, "caught_up": s.caught_up_at is not None,
-                         **({"fetched": r.fetched, "listed": r.listed, "windows": r.windows} if (r := reader.reports.get(bank)) else {})}
-                  for bank, s in states.items()},
+        "after_ms": after,
+        "audit_waited_s": waited,
+        "audit_busy": reader.busy(),
+        "audit": {
+            bank: {
+                "entries": s.entries,
+                "log_entries": s.log_entries,
+                "caught_up": s.caught_up_at is not None,
+                **(
+                    {"fetched": r.fetched, "listed": r.listed, "windows": r.windows}
+                    if (r := reader.reports.get(bank))
+                    else {}
+                ),
+            }
+            for bank, s in states.items()
+        },
     }
 
 

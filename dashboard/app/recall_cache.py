@@ -23,7 +23,9 @@ TTL_S = 300.0
 
 
 class RecallCache:
-    def __init__(self, max_entries: int = MAX_ENTRIES, ttl_s: float = TTL_S, clock: Callable[[], float] = time.monotonic):
+    def __init__(
+        self, max_entries: int = MAX_ENTRIES, ttl_s: float = TTL_S, clock: Callable[[], float] = time.monotonic
+    ):
         self._lock = threading.Lock()
         self._items: TTLCache[Hashable, Any] = TTLCache(maxsize=max_entries, ttl=ttl_s, timer=clock)
         self._in_flight: dict[Hashable, threading.Event] = {}

@@ -7,25 +7,25 @@ from __future__ import annotations
 
 import streamlit as st
 
+from dashboard.delivery.outbox import Outbox
+from dashboard.delivery.webhooks import WebhookEvents, post_webhook
+from dashboard.delivery.worker import DeliveryWorker
 from dashboard.hindsight.errors import HindsightError, HindsightUnavailable
 from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.hindsight.wire import MemoryMode
 from dashboard.kinds import configured, hold_webhook_position, registered, webhook_targets
 from dashboard.reporting.home import Overview, build_overview
 from dashboard.reporting.recall_log import RecallLog
-from dashboard.store.agent_runs import AgentRunStore
 from dashboard.review.casework import Casework
 from dashboard.review.curation import Curation
-from dashboard.store.db import make_engine
 from dashboard.review.decisions import DecisionService, configured_decision_service
-from dashboard.store.delivery_queue import DeliveryReport
 from dashboard.review.freshness import EVERYTHING, Freshness
-from dashboard.delivery.outbox import Outbox
 from dashboard.review.queue_kind import QueueKind
 from dashboard.review.relevance import RelevanceLabels
-from dashboard.delivery.webhooks import WebhookEvents, post_webhook
-from dashboard.delivery.worker import DeliveryWorker
 from dashboard.settings import Settings, load_settings
+from dashboard.store.agent_runs import AgentRunStore
+from dashboard.store.db import make_engine
+from dashboard.store.delivery_queue import DeliveryReport
 
 
 @st.cache_resource
@@ -93,7 +93,9 @@ def agent_runs() -> AgentRunStore:
 def decisions() -> DecisionService:
     """The one way a page records a decision (role, claim, approval limits, outbox, freshness, release)."""
     hold_webhook_position(settings(), outbox().engine)  # what it records is sent to the kinds' webhooks
-    return configured_decision_service(settings(), outbox(), gateway().retain, casework=casework(), freshness=freshness())
+    return configured_decision_service(
+        settings(), outbox(), gateway().retain, casework=casework(), freshness=freshness()
+    )
 
 
 @st.cache_resource

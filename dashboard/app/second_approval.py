@@ -35,13 +35,28 @@ def approval_panel(bank: str, kind: str, held, me, keys: deciding.QueueKeys, *, 
         why = resources.decisions().approval_problem(held, me.person, access.current_role())
     if why:
         st.caption(md(f"You cannot give the second approval: {why}"))
-    note = st.text_area("Note for the record (optional)", key=f"second_note_{held.stored.case_id}", max_chars=NOTE_MAX_CHARS,
-                        disabled=why is not None)
+    note = st.text_area(
+        "Note for the record (optional)",
+        key=f"second_note_{held.stored.case_id}",
+        max_chars=NOTE_MAX_CHARS,
+        disabled=why is not None,
+    )
     left, right = st.columns(2)
-    confirm = left.button("Confirm and release to memory", key="second_confirm", type="primary", icon=":material/done:",
-                          disabled=why is not None, help=why or "Memory and the agent see this decision once you confirm it")
-    reject = right.button("Reject: return it to the queue", key="second_reject", icon=":material/undo:",
-                          disabled=why is not None, help=why or "The case goes back to the queue, naming both of you")
+    confirm = left.button(
+        "Confirm and release to memory",
+        key="second_confirm",
+        type="primary",
+        icon=":material/done:",
+        disabled=why is not None,
+        help=why or "Memory and the agent see this decision once you confirm it",
+    )
+    reject = right.button(
+        "Reject: return it to the queue",
+        key="second_reject",
+        icon=":material/undo:",
+        disabled=why is not None,
+        help=why or "The case goes back to the queue, naming both of you",
+    )
     if confirm or reject:
         refused = deciding.second_approval(bank, kind, held.stored.case_id, me.person, keys, confirm=confirm, note=note)
         notice(f"Not recorded: {refused}", ok=False)

@@ -31,7 +31,11 @@ import dashboard.app
 logger = logging.getLogger(__name__)
 MAIN = Path(__file__).with_name("streamlit_app.py")  # main.py's pages and the API beside them
 PAGES = "dashboard.app.views."  # a page draws itself when imported: Streamlit runs them, never this
-SKIP = {"dashboard.app.main", "dashboard.app.serve", "dashboard.app.streamlit_app"}  # the entry point runs the app; this is the launcher
+SKIP = {
+    "dashboard.app.main",
+    "dashboard.app.serve",
+    "dashboard.app.streamlit_app",
+}  # the entry point runs the app; this is the launcher
 
 
 def import_app_modules() -> list[str]:
@@ -197,8 +201,8 @@ def hosts_or_exit() -> list[str]:
 def say_webhook_targets() -> None:
     """The start-up check of each kind's webhook (delivery/webhook_target.py): a refused or unresolved target, or the
     explicit allowance of private ones, said on stderr. The app serves either way; each send checks again."""
-    from dashboard.kinds import configured, webhook_targets
     from dashboard.delivery.webhook_target import check_targets
+    from dashboard.kinds import configured, webhook_targets
     from dashboard.settings import load_settings
 
     targets = webhook_targets(configured(load_settings()))

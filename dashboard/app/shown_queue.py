@@ -14,18 +14,27 @@ from dashboard.review.figures import held_statuses
 NO_FILTERS: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]] = ((), (), ())  # vendors, types, statuses
 
 
-def shown_queue(cases: Sequence[ExceptionCase], decided: Mapping, held: Mapping, blind: Mapping, filters=NO_FILTERS,
-                sort: str = exception_queue.DEFAULT_SORT) -> tuple[list[ExceptionCase], list[str]]:
+def shown_queue(
+    cases: Sequence[ExceptionCase],
+    decided: Mapping,
+    held: Mapping,
+    blind: Mapping,
+    filters=NO_FILTERS,
+    sort: str = exception_queue.DEFAULT_SORT,
+) -> tuple[list[ExceptionCase], list[str]]:
     """(shown cases, their ids) for these filters and sort; `cases`: the queue file's shared rows; `decided`, `held`,
     `blind`: the states and the held decisions, read only by a status filter."""
     vendors, types, statuses = filters
 
     def select():
-        shown = exception_queue.select(cases, decided, vendors=vendors, types=types, statuses=statuses, sort=sort,
-                                       held=held_statuses(held, blind))
+        shown = exception_queue.select(
+            cases, decided, vendors=vendors, types=types, statuses=statuses, sort=sort, held=held_statuses(held, blind)
+        )
         return shown, [c.id for c in shown]
 
-    return kept_while_same.get((cases, decided, held, blind) if statuses else (cases,), ("shown", filters, sort), select)
+    return kept_while_same.get(
+        (cases, decided, held, blind) if statuses else (cases,), ("shown", filters, sort), select
+    )
 
 
 def vendor_choices(cases: Sequence[ExceptionCase]) -> list[str]:

@@ -32,7 +32,10 @@ async def warmed(_app):
         os._exit(exc.code)
     print(f"dashboard: answers to the host names {', '.join(hosts)} (RECALL_REVIEW_ALLOWED_HOSTS)", file=sys.stderr)
     serve.say_webhook_targets()
-    print(f"dashboard: warmed in {serve.prepare():.1f} s (the app's modules, the queues, the review store)", file=sys.stderr)
+    print(
+        f"dashboard: warmed in {serve.prepare():.1f} s (the app's modules, the queues, the review store)",
+        file=sys.stderr,
+    )
     serve.start_delivery()  # from the start, not the first page run: a decision made meanwhile elsewhere is sent too
     async with agents_api.router.lifespan_context(agents_api):  # its MCP tools' sessions (api/mcp_tools.py)
         yield
@@ -40,7 +43,9 @@ async def warmed(_app):
 
 agents_api = api()
 app = st.App(
-    Path(__file__).with_name("main.py"), routes=[Mount("/api/v1", app=agents_api)], lifespan=warmed,
+    Path(__file__).with_name("main.py"),
+    routes=[Mount("/api/v1", app=agents_api)],
+    lifespan=warmed,
     # Every route, Streamlit's own too: only the names the operator chose; then a sign-in returns to the page it left.
     middleware=[Middleware(OwnHostsOnly), Middleware(KeepPlaceAtSignIn)],
 )

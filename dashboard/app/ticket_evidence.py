@@ -23,8 +23,8 @@ from dashboard.support.legacy_history import migrate_customer, not_consulted, ta
 from dashboard.support.migration import MigrationError
 from dashboard.support.models import Customer, Ticket
 from dashboard.support.recall import TicketRecall
-from dashboard.support.trust import origins_in_words
 from dashboard.support.record_flags import FlagError, flag_record, flags_on
+from dashboard.support.trust import origins_in_words
 
 OUTCOME_KEY = "ticket_legacy_outcome"  # what the last action did, shown after the rerun
 DETAILS_OPEN = "ticket_recall_details_open"  # "How this was recalled": open or not, kept from ticket to ticket
@@ -41,22 +41,43 @@ def render_ticket_evidence(ticket: Ticket, recall: TicketRecall, customers: Sequ
         except (HindsightError, MigrationError) as exc:
             st.warning("This customer's old untagged records could not be checked:", icon=":material/history:")
             st.text(plain_error(exc))
-    if render_not_consulted(skipped, can_migrate=access.can("apply_migration"), key=key) and access.permitted("apply_migration"):
-        _write(bank, ticket, lambda: migrate_customer(resources.gateway(), bank, customers, ticket.customer,
-                                                      retain=resources.signed_retain("migration")))
-    origins = origins_in_words([*recall.evidence, *recall.legacy_rejected], resources.outbox().provenance.origin, bank,
-                               asker(resources.gateway(), bank))
-    render_evidence(recall, labelling.card_labels(bank, "ticket", ticket.id, labelling.ticket_contexts(recall), "ticket_reviewer"), origins)
+    if render_not_consulted(skipped, can_migrate=access.can("apply_migration"), key=key) and access.permitted(
+        "apply_migration"
+    ):
+        _write(
+            bank,
+            ticket,
+            lambda: migrate_customer(
+                resources.gateway(), bank, customers, ticket.customer, retain=resources.signed_retain("migration")
+            ),
+        )
+    origins = origins_in_words(
+        [*recall.evidence, *recall.legacy_rejected],
+        resources.outbox().provenance.origin,
+        bank,
+        asker(resources.gateway(), bank),
+    )
+    render_evidence(
+        recall,
+        labelling.card_labels(bank, "ticket", ticket.id, labelling.ticket_contexts(recall), "ticket_reviewer"),
+        origins,
+    )
     used = recall.tagged if recall.path == "tagged" else recall.legacy_admitted
     documents = list(dict.fromkeys(e.document_id for e in used if e.document_id))
-    curating.record_controls(bank, documents, "ticket_reviewer", ticket_case.KEYS.flash, key=f"curate_record_{ticket.id}")
+    curating.record_controls(
+        bank, documents, "ticket_reviewer", ticket_case.KEYS.flash, key=f"curate_record_{ticket.id}"
+    )
 
     rows = ticket_records(recall, skipped)
     casework = resources.casework()
     me = access.reviewer("ticket_reviewer")
     action = render_record_actions(
-        rows, flags_on(casework, bank, [r.key for r in rows]), can_flag=access.can("decide"),
-        can_tag=access.can("apply_migration"), signed_in=me.name if me.signed_in else None, key=key,
+        rows,
+        flags_on(casework, bank, [r.key for r in rows]),
+        can_flag=access.can("decide"),
+        can_tag=access.can("apply_migration"),
+        signed_in=me.name if me.signed_in else None,
+        key=key,
     )
     if action is not None:
         _act(ticket, action, customers, bank, casework)
@@ -67,14 +88,32 @@ def _act(ticket: Ticket, action: RecordAction, customers: Sequence[Customer], ba
     record = action.record
     if action.kind == "tag":
         if access.permitted("apply_migration"):
-            _write(bank, ticket, lambda: tag_for_customer(resources.gateway(), bank, customers, ticket.customer, record.document_id,
-                                                          record.tags, retain=resources.signed_retain("migration")))
+            _write(
+                bank,
+                ticket,
+                lambda: tag_for_customer(
+                    resources.gateway(),
+                    bank,
+                    customers,
+                    ticket.customer,
+                    record.document_id,
+                    record.tags,
+                    retain=resources.signed_retain("migration"),
+                ),
+            )
         return
     if not access.permitted("decide"):
         return
     try:
         me = access.reviewer("ticket_reviewer")  # signed in: the provider's person, never what a field said
-        flag_record(casework, bank, record.key, author=me.person if me.signed_in else action.author, ticket_id=ticket.id, note=action.note)
+        flag_record(
+            casework,
+            bank,
+            record.key,
+            author=me.person if me.signed_in else action.author,
+            ticket_id=ticket.id,
+            note=action.note,
+        )
     except FlagError as exc:
         st.error("Not flagged:", icon=":material/error:")
         st.text(str(exc))

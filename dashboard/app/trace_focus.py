@@ -8,9 +8,9 @@ import streamlit as st
 
 from dashboard.app import navigation, resources
 from dashboard.kinds import KindError, by_key, cases_of
+from dashboard.lab.suggestions import Classify, case_classifier, plain_classifier, ticket_classifier
 from dashboard.queue_files import QueueFileError
 from dashboard.review.queue_kind import QueueKind
-from dashboard.lab.suggestions import Classify, case_classifier, plain_classifier, ticket_classifier
 from dashboard.support.admission import OWNERSHIP_WORDS, Ownership
 from dashboard.support.customers import customer_tag
 from dashboard.support.recall import customers_records, ownership_sentence
@@ -86,7 +86,9 @@ def classifier(focus: CaseFocus | None, bank: str) -> Classify:
     ticket = _case(P_TICKET, focus.id) if focus is not None and focus.kind == P_TICKET else None
     if ticket is not None:
         read = resources.gateway().document
-        return ticket_classifier(lambda docs: set(customers_records(bank, ticket.customer, [(d.id, d.tags) for d in docs], read)))
+        return ticket_classifier(
+            lambda docs: set(customers_records(bank, ticket.customer, [(d.id, d.tags) for d in docs], read))
+        )
     if focus is not None and focus.kind == P_CASE:
         return case_classifier(focus.exact_tags)
     return plain_classifier

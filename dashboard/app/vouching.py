@@ -10,13 +10,19 @@ import streamlit as st
 from components.vouching import VouchAction, render_vouching
 from components.workflow import notice
 from dashboard.app import access, resources
-from dashboard.store.errors import NotAllowed, Refused, VouchInputError
-from dashboard.review.freshness import EVERYTHING
 from dashboard.origin.vouching import Vouch, Vouching, in_bank
+from dashboard.review.freshness import EVERYTHING
+from dashboard.store.errors import NotAllowed, Refused, VouchInputError
 
 NAME_KEY, FLASH_KEY = "vouch_name", "vouch_flash"
-FIELDS = {"proposer": "your name", "lead": "your name", "document": "document", "before": "written before", "reason": "reason",
-          "bank": "memory bank"}
+FIELDS = {
+    "proposer": "your name",
+    "lead": "your name",
+    "document": "document",
+    "before": "written before",
+    "reason": "reason",
+    "bank": "memory bank",
+}
 
 
 @st.cache_resource
@@ -32,7 +38,9 @@ def section() -> None:
         notice(flash)
     banks = list(dict.fromkeys([settings.finance_bank, settings.support_bank]))
     signed_in = access.signed_in() is not None or access.login_configured()
-    action = render_vouching(vouching.history(), banks, can_vouch=access.can("vouch"), name_key=None if signed_in else NAME_KEY)
+    action = render_vouching(
+        vouching.history(), banks, can_vouch=access.can("vouch"), name_key=None if signed_in else NAME_KEY
+    )
     if action is None:
         return
     try:
@@ -52,8 +60,14 @@ def _record(vouching: Vouching, action: VouchAction) -> Vouch:
     if action.step == "propose":
         if action.document and resources.gateway().document(action.bank, action.document) is None:
             raise VouchInputError("document", f"{action.document} is not a document of bank {action.bank}")
-        return vouching.propose(action.bank, role=role, proposer=me, reason=action.reason,
-                                document_id=action.document or None, written_before=action.before)
+        return vouching.propose(
+            action.bank,
+            role=role,
+            proposer=me,
+            reason=action.reason,
+            document_id=action.document or None,
+            written_before=action.before,
+        )
     if action.step == "confirm":
         done = vouching.confirm(action.vouch_id, role=role, confirmer=me, documents_of=in_bank(resources.gateway()))
         resources.freshness().bump(done.bank_id, EVERYTHING)  # recalls judged before the vouch are made again

@@ -13,13 +13,14 @@ from dashboard.cli.registry import command, input_error, open_gateway, print_jso
 
 def open_stores(settings):
     """The review store the dashboard uses: its decision log and, on the same engine, the agent runs."""
+    from dashboard.delivery.outbox import Outbox
+    from dashboard.kinds import hold_webhook_position
     from dashboard.store.agent_runs import AgentRunStore
     from dashboard.store.db import make_engine
-    from dashboard.delivery.outbox import Outbox
 
-    from dashboard.kinds import hold_webhook_position
-
-    outbox = Outbox(make_engine(settings.store_url, settings.data_dir), signing_key=settings.signing_secret)  # the store the app and the worker use
+    outbox = Outbox(
+        make_engine(settings.store_url, settings.data_dir), signing_key=settings.signing_secret
+    )  # the store the app and the worker use
     hold_webhook_position(settings, outbox.engine)  # a decision this command records is sent to the kind's webhook
     return outbox, AgentRunStore(outbox.engine)
 
@@ -46,7 +47,11 @@ def _agent_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true")
 
 
-@command("agent", "run a reference agent (real recalls, deterministic) on a case or the whole queue, and record the run", _agent_args)
+@command(
+    "agent",
+    "run a reference agent (real recalls, deterministic) on a case or the whole queue, and record the run",
+    _agent_args,
+)
 def run_agent(args: argparse.Namespace) -> int:
     from dashboard.agents.runner import run_exception, run_ticket
     from dashboard.finance.models import ExceptionCase
@@ -56,7 +61,9 @@ def run_agent(args: argparse.Namespace) -> int:
     settings, gateway = open_gateway()
     finance = args.agent == "finance"
     try:
-        items = load_rows(settings.exceptions_file if finance else settings.tickets_file, ExceptionCase if finance else Ticket)
+        items = load_rows(
+            settings.exceptions_file if finance else settings.tickets_file, ExceptionCase if finance else Ticket
+        )
     except QueueFileError as exc:
         return input_error("queue", str(exc))
     if args.case:
@@ -68,10 +75,21 @@ def run_agent(args: argparse.Namespace) -> int:
     try:
         for item in items:
             if finance:
-                runs.append(run_exception(gateway, store, settings.finance_bank, item, args.variant, outbox.provenance.origin))
+                runs.append(
+                    run_exception(gateway, store, settings.finance_bank, item, args.variant, outbox.provenance.origin)
+                )
             else:
-                runs.append(run_ticket(gateway, store, settings.support_bank, item, args.variant, retain=not args.no_retain,
-                                       origin=outbox.provenance.origin))
+                runs.append(
+                    run_ticket(
+                        gateway,
+                        store,
+                        settings.support_bank,
+                        item,
+                        args.variant,
+                        retain=not args.no_retain,
+                        origin=outbox.provenance.origin,
+                    )
+                )
     finally:
         gateway.close()
     if args.json:
@@ -79,7 +97,9 @@ def run_agent(args: argparse.Namespace) -> int:
     else:
         for r in runs:
             head = f"{r.output['action']} ({r.output['confidence']:.2f})" if finance else f"path {r.output['path']}"
-            print(f"{r.case_id} {r.agent}/{r.variant}: {head}; cited {', '.join(r.cited) or 'nothing'}; audit ids {len(r.audit_ids)}")
+            print(
+                f"{r.case_id} {r.agent}/{r.variant}: {head}; cited {', '.join(r.cited) or 'nothing'}; audit ids {len(r.audit_ids)}"
+            )
     return 0
 
 
@@ -91,7 +111,9 @@ def _audit_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true")
 
 
-@command("audit-recalls", "sync a configured bank's audit log and list the recalls (and incidents) since a time", _audit_args)
+@command(
+    "audit-recalls", "sync a configured bank's audit log and list the recalls (and incidents) since a time", _audit_args
+)
 def run_audit_recalls(args: argparse.Namespace) -> int:
     from datetime import UTC
 
@@ -101,7 +123,9 @@ def run_audit_recalls(args: argparse.Namespace) -> int:
     settings, gateway = open_gateway()
     if args.bank not in (settings.finance_bank, settings.support_bank):
         gateway.close()
-        return input_error("--bank", f"{args.bank!r} is not a configured bank ({settings.finance_bank}, {settings.support_bank})")
+        return input_error(
+            "--bank", f"{args.bank!r} is not a configured bank ({settings.finance_bank}, {settings.support_bank})"
+        )
     try:
         since = datetime.fromisoformat(args.since)
     except ValueError:
@@ -113,7 +137,9 @@ def run_audit_recalls(args: argparse.Namespace) -> int:
         enabled = gateway.audit_log_enabled(args.bank)
         report = sync_bank(gateway, store, args.bank)
         payload = {
-            "bank": args.bank, "audit_log_enabled": enabled, "sync": report.model_dump(),
+            "bank": args.bank,
+            "audit_log_enabled": enabled,
+            "sync": report.model_dump(),
             "recalls": [e.model_dump(mode="json") for e in store.entries(args.bank, since=since)],
         }
         if args.incidents:
@@ -124,7 +150,9 @@ def run_audit_recalls(args: argparse.Namespace) -> int:
     if args.json:
         print_json(payload)
     else:
-        print(f"{args.bank}: audit log {'on' if enabled else 'OFF'}; {len(payload['recalls'])} recall(s) since {since.isoformat()}")
+        print(
+            f"{args.bank}: audit log {'on' if enabled else 'OFF'}; {len(payload['recalls'])} recall(s) since {since.isoformat()}"
+        )
         for i in payload.get("incidents", []):
             print(f"[{i['kind']}] {i['case_id']} {i['agent']}/{i['variant']}: {i['summary']}")
     return 0
@@ -132,20 +160,29 @@ def run_audit_recalls(args: argparse.Namespace) -> int:
 
 # -- decide ---------------------------------------------------------------------------------------
 def _decide_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--kind", help="the queue kind (finance, support, or a registered one); default: the one whose queue holds --case")
+    parser.add_argument(
+        "--kind",
+        help="the queue kind (finance, support, or a registered one); default: the one whose queue holds --case",
+    )
     parser.add_argument("--case", required=True, help="a case id of that kind's configured queue (E-..., T-...)")
     parser.add_argument("--outcome", help="the decision, one of the kind's outcomes (or --second-approval)")
     parser.add_argument(
-        "--second-approval", choices=["confirm", "reject"],
+        "--second-approval",
+        choices=["confirm", "reject"],
         help="confirm or reject the case's decision held above its reviewer's approval limit, as whoever acts",
     )
     parser.add_argument("--reason", help="a reason code (an override needs one where the kind has them)")
     parser.add_argument("--note", default="", help="a note (reason OTHER needs one; a ticket's override says why)")
     parser.add_argument("--response", help="tickets: the response that replaces the draft (outcome reject)")
-    parser.add_argument("--reviewer", help="who decides, typed: only where sign-in is off (recorded as unauthenticated)")
-    parser.add_argument("--revise", metavar="REASON",
-                        help="revise the case's standing decision, for this reason (recorded as its next revision); "
-                             "without it a decided case is refused")
+    parser.add_argument(
+        "--reviewer", help="who decides, typed: only where sign-in is off (recorded as unauthenticated)"
+    )
+    parser.add_argument(
+        "--revise",
+        metavar="REASON",
+        help="revise the case's standing decision, for this reason (recorded as its next revision); "
+        "without it a decided case is refused",
+    )
     token_arg(parser)
     parser.add_argument("--json", action="store_true")
 
@@ -180,7 +217,11 @@ def _handed_in_agent(settings, kind, case_id: str):
     return stored.agent if stored is not None else None
 
 
-@command("decide", "record a reviewer's decision like the page does: stored first, then retained into Hindsight", _decide_args)
+@command(
+    "decide",
+    "record a reviewer's decision like the page does: stored first, then retained into Hindsight",
+    _decide_args,
+)
 def run_decide(args: argparse.Namespace) -> int:
     """For scripts and bulk imports of decisions made elsewhere: the same decision service as the pages (role,
     claim, approval limits, outbox, freshness). Sign-in off: as the typed --reviewer, under RECALL_REVIEW_ROLE, recorded
@@ -191,18 +232,22 @@ def run_decide(args: argparse.Namespace) -> int:
 
     from dashboard.kinds import bank_of, proposed
     from dashboard.review.decisions import configured_decision_service
+    from dashboard.review.queue_kind import Choice
     from dashboard.store.errors import AlreadyDecided, InputError, NotAllowed, Refused
     from dashboard.store.identity import Person
-    from dashboard.review.queue_kind import Choice
 
     if (args.outcome is None) == (args.second_approval is None):
-        return input_error("--outcome", "give either --outcome (a decision) or --second-approval confirm|reject, not both")
+        return input_error(
+            "--outcome", "give either --outcome (a decision) or --second-approval confirm|reject, not both"
+        )
     if args.second_approval and args.revise is not None:
         return input_error("--revise", "a second approval confirms or rejects the decision held; it revises nothing")
     if args.revise is not None and not args.revise.strip():
         return input_error("--revise", "give the reason for revising the decision")
     if args.second_approval and (args.reason or args.response):
-        return input_error("--reason" if args.reason else "--response", "a second approval confirms or rejects the decision as made")
+        return input_error(
+            "--reason" if args.reason else "--response", "a second approval confirms or rejects the decision as made"
+        )
     settings, gateway = open_gateway()
     found, problem = _case_of_kind(settings, args.kind, args.case)
     if found is None:
@@ -225,9 +270,15 @@ def run_decide(args: argparse.Namespace) -> int:
             decision = done.stored.decision
         else:
             view = kind.recall(gateway.recall, bank, case, origin=outbox.provenance.origin)
-            choice = Choice(reviewer=str(who), outcome=args.outcome, reason_code=args.reason, note=args.note,
-                            details={"response": args.response} if args.response else {}, decided_at=datetime.now(UTC),
-                            agent=_handed_in_agent(settings, kind, args.case))
+            choice = Choice(
+                reviewer=str(who),
+                outcome=args.outcome,
+                reason_code=args.reason,
+                note=args.note,
+                details={"response": args.response} if args.response else {},
+                decided_at=datetime.now(UTC),
+                agent=_handed_in_agent(settings, kind, args.case),
+            )
             try:
                 proposal = proposed(kind, case, view, choice, kind.reasons(case, settings.reason_codes))
             except InputError as exc:
@@ -237,7 +288,10 @@ def run_decide(args: argparse.Namespace) -> int:
             done = service.decide(bank, role, proposal, revise=args.revise)
             decision = done.stored.decision
     except AlreadyDecided as exc:
-        print(f"error: not recorded: {exc.standing_words} To change it, run decide again with --revise REASON.", file=sys.stderr)
+        print(
+            f"error: not recorded: {exc.standing_words} To change it, run decide again with --revise REASON.",
+            file=sys.stderr,
+        )
         return 1
     except (NotAllowed, Refused) as exc:
         print(f"error: not recorded: {exc}", file=sys.stderr)
@@ -246,15 +300,25 @@ def run_decide(args: argparse.Namespace) -> int:
         gateway.close()
     stored = done.stored
     payload = {
-        "audit_id": stored.id, "case": args.case, "bank": bank, "document_id": stored.document_id, "state": stored.state,
-        "outcome": decision.outcome, "overridden": decision.overridden, "delivery_error": done.report.error,
-        "held_because": done.held_because, "second_approval": args.second_approval,
-        "revision": stored.revision, "revision_reason": decision.revision_reason,
+        "audit_id": stored.id,
+        "case": args.case,
+        "bank": bank,
+        "document_id": stored.document_id,
+        "state": stored.state,
+        "outcome": decision.outcome,
+        "overridden": decision.overridden,
+        "delivery_error": done.report.error,
+        "held_because": done.held_because,
+        "second_approval": args.second_approval,
+        "revision": stored.revision,
+        "revision_reason": decision.revision_reason,
     }
     if args.json:
         print_json(payload)
     elif args.second_approval:
-        print(f"{args.case}: {decision.reviewer}'s {decision.outcome} {args.second_approval}ed by {who} (audit #{stored.id}), {stored.state}")
+        print(
+            f"{args.case}: {decision.reviewer}'s {decision.outcome} {args.second_approval}ed by {who} (audit #{stored.id}), {stored.state}"
+        )
     else:
         held = f": awaiting a second approval. {done.held_because}" if done.held_because else ""
         what = f"revised (revision {stored.revision})" if decision.revision_reason else "recorded"

@@ -23,18 +23,32 @@ Start = Callable[[list[str], dict[str, str], Path], Child]
 def start_fresh(options: list[str], env: dict[str, str], log: Path) -> Child:
     """A new interpreter running `streamlit run dashboard/app/streamlit_app.py`, as people start the app (its lifespan
     warms it before it answers)."""
-    return Child([sys.executable, "-m", "streamlit", "run", str(ENTRY), *options], env=env, log=log, cwd=REPO, name="streamlit")
+    return Child(
+        [sys.executable, "-m", "streamlit", "run", str(ENTRY), *options], env=env, log=log, cwd=REPO, name="streamlit"
+    )
 
 
 @contextmanager
-def serve_app(env: dict[str, str], data_dir: Path, *, start: Start = start_fresh, port: int | None = None) -> Iterator[str]:
+def serve_app(
+    env: dict[str, str], data_dir: Path, *, start: Start = start_fresh, port: int | None = None
+) -> Iterator[str]:
     """Start the app with `env` and its data in `data_dir`, on `port` (else a free loopback port); yields its URL and
     stops its whole process group after (by PID). The log is `data_dir/streamlit.log`."""
     path = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)  # this checkout's code
     env = {**env, "RECALL_REVIEW_DATA_DIR": str(data_dir), "HOME": str(data_dir), "PYTHONPATH": path}
     port = port or free_port()
-    options = ["--server.headless", "true", "--server.address", HOST, "--server.port", str(port),
-               "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
+    options = [
+        "--server.headless",
+        "true",
+        "--server.address",
+        HOST,
+        "--server.port",
+        str(port),
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.fileWatcherType",
+        "none",
+    ]
     app = start(options, env, data_dir / "streamlit.log")
     url = f"http://{HOST}:{port}"
     try:

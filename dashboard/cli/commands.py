@@ -44,7 +44,9 @@ def run_server(args: argparse.Namespace) -> int:
         print_json({**status.as_dict(), "memory": memory})
     else:
         state = "healthy" if status.healthy else ("running, not healthy" if status.running else "stopped")
-        print(f"{status.url}: {state} (api pid {status.api_pid}, postgres pid {status.pg_pid}); data in {status.data_dir}")
+        print(
+            f"{status.url}: {state} (api pid {status.api_pid}, postgres pid {status.pg_pid}); data in {status.data_dir}"
+        )
         for bank, mode in memory.items():
             print(f"  {bank}: {mode['label'] if mode else 'no such bank yet'}")
     return 0 if args.action != "status" or status.healthy else 3
@@ -119,7 +121,11 @@ def _recall_ticket_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true")
 
 
-@command("recall-ticket", "recall a customer's history for a ticket: tagged path, or the audited legacy fallback", _recall_ticket_args)
+@command(
+    "recall-ticket",
+    "recall a customer's history for a ticket: tagged path, or the audited legacy fallback",
+    _recall_ticket_args,
+)
 def run_recall_ticket(args: argparse.Namespace) -> int:
     from dashboard.support.admission import AmbiguousName, marker_pattern
     from dashboard.support.customers import customer_tag
@@ -136,7 +142,13 @@ def run_recall_ticket(args: argparse.Namespace) -> int:
         return input_error("--customer", str(exc))
     settings, gateway = open_gateway()
     try:
-        result = recall_for_ticket(gateway.recall, args.bank or settings.support_bank, args.customer, args.issue, read_document=gateway.document)
+        result = recall_for_ticket(
+            gateway.recall,
+            args.bank or settings.support_bank,
+            args.customer,
+            args.issue,
+            read_document=gateway.document,
+        )
     finally:
         gateway.close()
     if args.json:
@@ -186,16 +198,32 @@ def run_migrate(args: argparse.Namespace) -> int:
         if args.dry_run:
             plan = migration.plan(gateway, bank, customers)
             payload = {
-                "mode": "dry-run", "bank": bank, "counts": plan.counts(), "coverage": plan.coverage.as_json(),
+                "mode": "dry-run",
+                "bank": bank,
+                "counts": plan.counts(),
+                "coverage": plan.coverage.as_json(),
                 "records": [c.model_dump(exclude={"text"}) for c in plan.reliable + plan.failed],
             }
         else:
-            provenance = open_stores(settings)[0].provenance  # the migrated records are signed as this dashboard's migration's
-            report = migration.apply(gateway, bank, customers, batch_size=args.batch_size, limit=args.limit,
-                                     retain=lambda b, records: gateway.retain(b, [provenance.sign(r, "migration") for r in records]))
+            provenance = open_stores(settings)[
+                0
+            ].provenance  # the migrated records are signed as this dashboard's migration's
+            report = migration.apply(
+                gateway,
+                bank,
+                customers,
+                batch_size=args.batch_size,
+                limit=args.limit,
+                retain=lambda b, records: gateway.retain(b, [provenance.sign(r, "migration") for r in records]),
+            )
             payload = {
-                "mode": "apply", "bank": bank, "converted": report.converted, "remaining_reliable": report.remaining_reliable,
-                "before": report.before.as_json(), "after": report.after.as_json(), "error": report.error,
+                "mode": "apply",
+                "bank": bank,
+                "converted": report.converted,
+                "remaining_reliable": report.remaining_reliable,
+                "before": report.before.as_json(),
+                "after": report.after.as_json(),
+                "error": report.error,
             }
     except migration.MigrationError as exc:
         print(f"error: migration of {bank} stopped: {exc}", file=sys.stderr)
@@ -217,18 +245,24 @@ def run_migrate(args: argparse.Namespace) -> int:
 def _recall_exception_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--vendor", help="vendor code, e.g. V01")
     parser.add_argument("--type", dest="exception_type", help="exception type, e.g. price_variance")
-    parser.add_argument("--query", default="", type=query_arg, help="recall query text (default: built from vendor and type)")
+    parser.add_argument(
+        "--query", default="", type=query_arg, help="recall query text (default: built from vendor and type)"
+    )
     parser.add_argument("--k", default="5", help="how many records to recall (default 5)")
     parser.add_argument("--bank", type=bank_arg, help="finance bank (default: the configured one)")
     parser.add_argument("--json", action="store_true")
 
 
-@command("recall-exception", "two-stage recall of AP precedents for a vendor and exception type, with the recommendation", _recall_exception_args)
+@command(
+    "recall-exception",
+    "two-stage recall of AP precedents for a vendor and exception type, with the recommendation",
+    _recall_exception_args,
+)
 def run_recall_exception(args: argparse.Namespace) -> int:
     from dashboard.cli.agent_commands import open_stores
     from dashboard.finance.policy import assess
-    from dashboard.hindsight.write_facts import asker
     from dashboard.finance.recall import MAX_K, CaseKey, InvalidCase, check_crowd_out, two_stage_recall
+    from dashboard.hindsight.write_facts import asker
 
     try:
         key = CaseKey.parse(args.vendor, args.exception_type)
@@ -245,30 +279,41 @@ def run_recall_exception(args: argparse.Namespace) -> int:
         result = two_stage_recall(gateway.recall, args.bank or settings.finance_bank, key, args.query, k=k)
         result = check_crowd_out(gateway.recall, result)  # reuses pass 2; one more call only when it was skipped
         outbox, _ = open_stores(settings)  # a reviewer's authority is proven by the review store's signature
-        result, rec = assess(result, outbox.provenance.origin, settings.origin_weights, untrusted_decides=settings.untrusted_decides,
-                             ask_server=asker(gateway, result.bank_id))
+        result, rec = assess(
+            result,
+            outbox.provenance.origin,
+            settings.origin_weights,
+            untrusted_decides=settings.untrusted_decides,
+            ask_server=asker(gateway, result.bank_id),
+        )
     finally:
         gateway.close()
     payload = {
-        "bank": result.bank_id, "vendor": key.vendor_code, "type": key.exception_type, "query": result.query, "k": k,
+        "bank": result.bank_id,
+        "vendor": key.vendor_code,
+        "type": key.exception_type,
+        "query": result.query,
+        "k": k,
         "exact": [e.as_json() for e in result.exact],
         "broader": [e.as_json() for e in result.broader],
         "pass2_skipped": result.pass2_skipped,
         "crowded_out_in_single_pass": result.crowd_out.lost,
         "crowd_out_check": "reused pass 2" if result.crowd_out.reused_pass2 else "one extra any_strict call",
         "calls": result.calls,
-        "recommendation": rec.model_dump(include={"action", "confidence", "cited", "rationale", "policy", "untrusted", "if_trusted", "rests_on"}),
+        "recommendation": rec.model_dump(
+            include={"action", "confidence", "cited", "rationale", "policy", "untrusted", "if_trusted", "rests_on"}
+        ),
     }
     if args.json:
         print_json(payload)
     else:
-        print(f"{key.vendor_code} / {key.exception_type}: {len(result.exact)} exact, {len(result.broader)} broader"
-              f"{' (pass 2 skipped)' if result.pass2_skipped else ''}; single pass would lose {result.crowd_out.lost}")
+        print(
+            f"{key.vendor_code} / {key.exception_type}: {len(result.exact)} exact, {len(result.broader)} broader"
+            f"{' (pass 2 skipped)' if result.pass2_skipped else ''}; single pass would lose {result.crowd_out.lost}"
+        )
         for e in result.records:
             print(f"  {e.pass_:8} {'relevant' if e.relevant else 'other   '} {e.ref}")
         print(f"recommendation: {rec.action} ({rec.confidence:.2f}): {rec.rationale}")
         for ref, why in rec.untrusted.items():
             print(f"  set aside: {ref}: {why}")
     return 0
-
-

@@ -11,8 +11,8 @@ from typing import Any, TypeVar
 
 from dashboard.cli.acting import acting
 from dashboard.cli.registry import input_error, open_gateway
-from dashboard.store.identity import Actor
 from dashboard.settings import Role, Settings
+from dashboard.store.identity import Actor
 
 T = TypeVar("T")
 
@@ -26,7 +26,9 @@ class Acting:
     role: Role
 
 
-def run_step(args: argparse.Namespace, needs: tuple[str, ...], act: Callable[[Acting], T], show: Callable[[T], None]) -> int:
+def run_step(
+    args: argparse.Namespace, needs: tuple[str, ...], act: Callable[[Acting], T], show: Callable[[T], None]
+) -> int:
     """Check `needs` (flag names), then `act` as the person acting, then `show` what it returned; 0, or the exit code
     of a refusal. `act` raises the review store's InputError for a field to fix."""
     from dashboard.store.db import make_engine

@@ -16,7 +16,11 @@ def _queue_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kind", required=True, help="the queue kind, e.g. finance or support")
 
 
-@command("queue", "import a file of cases into the review store's queue (all or nothing; importing it again adds nothing)", _queue_args)
+@command(
+    "queue",
+    "import a file of cases into the review store's queue (all or nothing; importing it again adds nothing)",
+    _queue_args,
+)
 def run_queue(args: argparse.Namespace) -> int:
     from dashboard.kinds import KindError, by_key, configured, handed_in
     from dashboard.queue_files import QueueFileError, parse_rows
@@ -54,10 +58,14 @@ def _token_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true")
 
 
-@command("token", "create, revoke or list the API tokens agents use (only a hash is stored; the token is shown once)", _token_args)
+@command(
+    "token",
+    "create, revoke or list the API tokens agents use (only a hash is stored; the token is shown once)",
+    _token_args,
+)
 def run_token(args: argparse.Namespace) -> int:
-    from dashboard.kinds import configured, handed_in, registered
     from dashboard.access.api_tokens import ApiTokens, TokenError
+    from dashboard.kinds import configured, handed_in, registered
     from dashboard.settings import load_settings
 
     settings = configured(load_settings())

@@ -22,10 +22,13 @@ def _evidence_args(parser: argparse.ArgumentParser) -> None:
         "--finance", action="store_true", help="the finance exception queue (relevant = same vendor and type)"
     )
     source.add_argument(
-        "--from-reviews", action="store_true",
+        "--from-reviews",
+        action="store_true",
         help="the reviewers' relevance labels: each labelled case's recall request, relevant = most reviewers say so",
     )
-    parser.add_argument("--bank", help="bank to recall from (default: the finance bank with --finance or --from-reviews)")
+    parser.add_argument(
+        "--bank", help="bank to recall from (default: the finance bank with --finance or --from-reviews)"
+    )
     parser.add_argument("--k", type=int, default=10)
     parser.add_argument("--no-grid", action="store_true", help="skip the what-if grid")
     parser.add_argument("--json", action="store_true")
@@ -55,7 +58,9 @@ def run_evidence_bench(args: argparse.Namespace) -> int:
         return input_error("--set" if args.set_file else "--finance", str(exc))
     if labelled is not None and not cases:
         gateway.close()
-        return input_error("--from-reviews", f"no case of bank {bank} has a document most of its reviewers label relevant")
+        return input_error(
+            "--from-reviews", f"no case of bank {bank} has a document most of its reviewers label relevant"
+        )
     if not bank:
         gateway.close()
         return input_error("--bank", "is required with --set")
@@ -66,8 +71,14 @@ def run_evidence_bench(args: argparse.Namespace) -> int:
     if labelled is not None:
         report["labelled_set"] = [
             {
-                "case": c.case_id, "kind": c.case_kind, "request_from": c.source, "query": c.query, "tags": c.tags,
-                "tags_match": c.tags_match, "expected_document_ids": c.relevant, "labels": c.labels,
+                "case": c.case_id,
+                "kind": c.case_kind,
+                "request_from": c.source,
+                "query": c.query,
+                "tags": c.tags,
+                "tags_match": c.tags_match,
+                "expected_document_ids": c.relevant,
+                "labels": c.labels,
             }
             for c in labelled
         ]
@@ -76,8 +87,10 @@ def run_evidence_bench(args: argparse.Namespace) -> int:
         return 0
     for c in labelled or []:
         print(f"{c.case_id}: request from the {c.source}, {len(c.relevant)} relevant document(s)")
-    print(f"{report['cases']} cases on bank {bank}: evidence in the returned top {args.k} for {report['evidence_at_k']} "
-          f"({report['evidence_rate']:.0%}); precision@{args.k} {report['precision_at_k']:.2f}, MRR {report['mrr']:.2f}")
+    print(
+        f"{report['cases']} cases on bank {bank}: evidence in the returned top {args.k} for {report['evidence_at_k']} "
+        f"({report['evidence_rate']:.0%}); precision@{args.k} {report['precision_at_k']:.2f}, MRR {report['mrr']:.2f}"
+    )
     print(f"{'arm':<10}{'in list':>9}{'in pool':>9}{'in top k':>10}{'share of top k':>16}")
     for arm, row in report["per_arm"].items():
         print(f"{arm:<10}{row['in_list']:>9}{row['in_pool']:>9}{row['in_top_k']:>10}{row['share_of_top_k']:>16.0%}")
@@ -94,9 +107,9 @@ def run_evidence_bench(args: argparse.Namespace) -> int:
 def _reviewed_set(settings, bank: str):
     """The reviewers' labels of `bank` as a labelled set: (bench cases, the labelled cases they are)."""
     from dashboard.agents.labelled_cases import from_store, review_set
+    from dashboard.review.relevance import RelevanceLabels
     from dashboard.store.agent_runs import AgentRunStore
     from dashboard.store.db import make_engine
-    from dashboard.review.relevance import RelevanceLabels
 
     engine = make_engine(settings.store_url, settings.data_dir)
     try:
@@ -106,11 +119,23 @@ def _reviewed_set(settings, bank: str):
 
 
 def _ab_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--a", default="", metavar="WHATIF",
-                        help="A as a what-if (e.g. graph=0,cap=20,min_bm25=1.5); default: the server as it is")
+    parser.add_argument(
+        "--a",
+        default="",
+        metavar="WHATIF",
+        help="A as a what-if (e.g. graph=0,cap=20,min_bm25=1.5); default: the server as it is",
+    )
     b = parser.add_mutually_exclusive_group(required=True)
-    b.add_argument("--b-whatif", metavar="WHATIF", help="B as a what-if: arm=weight (semantic, bm25, graph, temporal), cap=N, min_bm25=X")
-    b.add_argument("--b-bank-config", metavar="NAME=VALUE,...", help="B as a bank configuration on clones, e.g. enable_graph_retrieval=false")
+    b.add_argument(
+        "--b-whatif",
+        metavar="WHATIF",
+        help="B as a what-if: arm=weight (semantic, bm25, graph, temporal), cap=N, min_bm25=X",
+    )
+    b.add_argument(
+        "--b-bank-config",
+        metavar="NAME=VALUE,...",
+        help="B as a bank configuration on clones, e.g. enable_graph_retrieval=false",
+    )
     b.add_argument("--b-url", metavar="URL", help="B as another Hindsight server")
     parser.add_argument("--json", action="store_true")
 
@@ -147,7 +172,13 @@ def run_ab_compare(args: argparse.Namespace) -> int:
         else:
             b = Variant(name="b", kind="url", url=args.b_url.strip())
     except ValueError as exc:
-        flag = "--b-whatif" if args.b_whatif is not None else "--b-bank-config" if args.b_bank_config is not None else "--b-url"
+        flag = (
+            "--b-whatif"
+            if args.b_whatif is not None
+            else "--b-bank-config"
+            if args.b_bank_config is not None
+            else "--b-url"
+        )
         return input_error(flag, str(exc))
     settings, gateway = open_gateway()
     try:
@@ -166,14 +197,18 @@ def run_ab_compare(args: argparse.Namespace) -> int:
         return 0
     print(report.summary())
     if report.prediction_checks:
-        print(f"check: the default prediction equals the server's list for {sum(report.prediction_checks)} of "
-              f"{len(report.prediction_checks)} recalls")
+        print(
+            f"check: the default prediction equals the server's list for {sum(report.prediction_checks)} of "
+            f"{len(report.prediction_checks)} recalls"
+        )
     for d in report.diffs:
         if d.changed or d.error:
             row = d.row()
-            print(f"  {row['case']:<10} exact +[{row['exact gained']}] -[{row['exact lost']}]  "
-                  f"recommendation {row['recommendation A']} -> {row['recommendation B']}  "
-                  f"legacy +[{row['legacy admitted gained']}] -[{row['legacy admitted lost']}]  {row['error']}")
+            print(
+                f"  {row['case']:<10} exact +[{row['exact gained']}] -[{row['exact lost']}]  "
+                f"recommendation {row['recommendation A']} -> {row['recommendation B']}  "
+                f"legacy +[{row['legacy admitted gained']}] -[{row['legacy admitted lost']}]  {row['error']}"
+            )
     return 0
 
 
@@ -185,17 +220,33 @@ def _why_not_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--k", type=int, default=10, help="documents the caller takes (default 10)")
     parser.add_argument("--max-tokens", type=int, default=4096)
     parser.add_argument("--document", required=True, help="the document that should have been recalled")
-    parser.add_argument("--per-source-cap", type=int, default=0, metavar="N",
-                        help="judge as a server with HINDSIGHT_API_RECALL_MAX_CANDIDATES_PER_SOURCE=N (0 = off)")
-    parser.add_argument("--reranker-candidates", type=int, default=DEFAULT_RERANKER_MAX_CANDIDATES, metavar="N",
-                        help="judge as a server with HINDSIGHT_API_RERANKER_MAX_CANDIDATES=N")
-    parser.add_argument("--queue", action="store_true",
-                        help="also count the cases of the queue the fix would alter (one traced recall per case)")
+    parser.add_argument(
+        "--per-source-cap",
+        type=int,
+        default=0,
+        metavar="N",
+        help="judge as a server with HINDSIGHT_API_RECALL_MAX_CANDIDATES_PER_SOURCE=N (0 = off)",
+    )
+    parser.add_argument(
+        "--reranker-candidates",
+        type=int,
+        default=DEFAULT_RERANKER_MAX_CANDIDATES,
+        metavar="N",
+        help="judge as a server with HINDSIGHT_API_RERANKER_MAX_CANDIDATES=N",
+    )
+    parser.add_argument(
+        "--queue",
+        action="store_true",
+        help="also count the cases of the queue the fix would alter (one traced recall per case)",
+    )
     parser.add_argument("--json", action="store_true")
 
 
-@command("why-not", "where a document that should have been recalled was lost, and the smallest change that brings it in",
-         _why_not_args)
+@command(
+    "why-not",
+    "where a document that should have been recalled was lost, and the smallest change that brings it in",
+    _why_not_args,
+)
 def run_why_not(args: argparse.Namespace) -> int:
     from dashboard.finance.models import ExceptionCase
     from dashboard.hindsight.errors import HindsightRequestRejected
@@ -220,8 +271,13 @@ def run_why_not(args: argparse.Namespace) -> int:
     except HindsightRequestRejected as exc:
         return input_error("--tags", str(exc))
     try:
-        request = TraceRequest(bank=args.bank, query=args.query, tags=tuple(args.tags), tags_match=args.tags_match,
-                               max_tokens=args.max_tokens)
+        request = TraceRequest(
+            bank=args.bank,
+            query=args.query,
+            tags=tuple(args.tags),
+            tags_match=args.tags_match,
+            max_tokens=args.max_tokens,
+        )
     except ValidationError as exc:
         problem = exc.errors()[0]
         return input_error("--" + str(problem["loc"][0]).replace("_", "-"), problem["msg"])
@@ -234,8 +290,13 @@ def run_why_not(args: argparse.Namespace) -> int:
         answer = explain(gateway, request, document, args.k, knobs)
         altered = None
         if args.queue:
-            cases, tickets = load_rows(settings.exceptions_file, ExceptionCase), load_rows(settings.tickets_file, Ticket)
-            altered = cases_altered(gateway, settings.finance_bank, settings.support_bank, cases, tickets, knobs, answer)
+            cases, tickets = (
+                load_rows(settings.exceptions_file, ExceptionCase),
+                load_rows(settings.tickets_file, Ticket),
+            )
+            altered = cases_altered(
+                gateway, settings.finance_bank, settings.support_bank, cases, tickets, knobs, answer
+            )
     finally:
         gateway.close()
     if args.json:

@@ -10,7 +10,20 @@ import sys
 
 from dashboard.cli.registry import command, print_json
 
-COLUMNS = ("id", "case_kind", "case_id", "bank_id", "document_id", "label", "reviewer", "role", "created_at", "query", "tags", "tags_match")
+COLUMNS = (
+    "id",
+    "case_kind",
+    "case_id",
+    "bank_id",
+    "document_id",
+    "label",
+    "reviewer",
+    "role",
+    "created_at",
+    "query",
+    "tags",
+    "tags_match",
+)
 
 
 def _export_args(parser: argparse.ArgumentParser) -> None:
@@ -19,11 +32,15 @@ def _export_args(parser: argparse.ArgumentParser) -> None:
     form.add_argument("--csv", action="store_true", help="CSV with a header row (tags as a JSON list)")
 
 
-@command("labels-export", "every relevance label on an evidence card, with reviewer, role, time and recall request", _export_args)
+@command(
+    "labels-export",
+    "every relevance label on an evidence card, with reviewer, role, time and recall request",
+    _export_args,
+)
 def run_labels_export(args: argparse.Namespace) -> int:
-    from dashboard.store.db import make_engine
     from dashboard.review.relevance import RelevanceLabels
     from dashboard.settings import load_settings
+    from dashboard.store.db import make_engine
 
     settings = load_settings()
     engine = make_engine(settings.store_url, settings.data_dir)

@@ -43,7 +43,11 @@ def stored_documents(gateway: HindsightGateway, bank_id: str) -> dict[str, tuple
     while True:
         page = gateway.list_documents(bank_id, limit=PAGE, offset=offset)
         for item in page.get("items", []):
-            stored[item["id"]] = (item.get("content_hash"), tuple(sorted(item.get("tags") or [])), _metadata_key(item.get("document_metadata")))
+            stored[item["id"]] = (
+                item.get("content_hash"),
+                tuple(sorted(item.get("tags") or [])),
+                _metadata_key(item.get("document_metadata")),
+            )
         offset += PAGE
         if offset >= page.get("total", 0) or not page.get("items"):
             return stored
@@ -53,14 +57,22 @@ def _metadata_key(metadata: dict | None) -> str:
     return json.dumps(sorted((metadata or {}).items()))
 
 
-def seed_bank(gateway: HindsightGateway, bank_id: str, records: list[MemoryRecord],
-              sign: Callable[[MemoryRecord], MemoryRecord] | None = None) -> int:
+def seed_bank(
+    gateway: HindsightGateway,
+    bank_id: str,
+    records: list[MemoryRecord],
+    sign: Callable[[MemoryRecord], MemoryRecord] | None = None,
+) -> int:
     """Retain the records the bank does not already hold as they are (signed by `sign`: the demo seed wrote them,
     origin.provenance); returns how many were sent."""
     gateway.ensure_bank(bank_id)
     stored = stored_documents(gateway, bank_id)
     records = [sign(r) for r in records] if sign else records
-    missing = [r for r in records if stored.get(r.document_id) != (content_hash(r.content), tuple(sorted(r.tags)), _metadata_key(r.metadata))]
+    missing = [
+        r
+        for r in records
+        if stored.get(r.document_id) != (content_hash(r.content), tuple(sorted(r.tags)), _metadata_key(r.metadata))
+    ]
     gateway.retain(bank_id, missing)
     return len(missing)
 
@@ -95,17 +107,19 @@ def _settle(gateway: HindsightGateway, bank_id: str, log: Callable[[str], None])
         log(f"{bank_id}: {exc}; the figures may change once it has")
 
 
-def seed_flags(gateway: HindsightGateway, settings: Settings, log: Callable[[str], None] = print, incidents: bool = True) -> dict[str, int]:
+def seed_flags(
+    gateway: HindsightGateway, settings: Settings, log: Callable[[str], None] = print, incidents: bool = True
+) -> dict[str, int]:
     """Recall every queued exception (with its crowd-out check) and ticket, check the agents' runs for
     incidents (unless `incidents` is False: a store whose incidents were never checked, as a bench wants it), and keep
     the per-case flags in the review store: what the queue tables and the Overview read."""
     from dashboard.agents.findings import find_incidents, store_incident_kinds
     from dashboard.cli.agent_commands import open_stores
     from dashboard.finance import flags as finance_flags
-    from dashboard.hindsight.write_facts import asker
     from dashboard.finance.decisions import document_id_for
     from dashboard.finance.models import ExceptionCase
     from dashboard.finance.recall import DEFAULT_K, CaseKey, atwo_stage_recall, check_crowd_out
+    from dashboard.hindsight.write_facts import asker
     from dashboard.review.casework import Casework
     from dashboard.support import flags as ticket_flags
     from dashboard.support.models import Ticket
@@ -116,18 +130,33 @@ def seed_flags(gateway: HindsightGateway, settings: Settings, log: Callable[[str
     cases, tickets = load_rows(settings.exceptions_file, ExceptionCase), load_rows(settings.tickets_file, Ticket)
     bank = settings.finance_bank
     jobs = [
-        (lambda c=c: atwo_stage_recall(gateway.arecall, bank, CaseKey.of(c), c.recall_query(), k=DEFAULT_K, own_document=document_id_for(c.id)))
+        (
+            lambda c=c: atwo_stage_recall(
+                gateway.arecall, bank, CaseKey.of(c), c.recall_query(), k=DEFAULT_K, own_document=document_id_for(c.id)
+            )
+        )
         for c in cases
     ]
-    results = {c.id: r for c, r in zip(cases, gateway.recall_many(jobs), strict=True) if not isinstance(r, BaseException)}
-    results = {case_id: check_crowd_out(gateway.recall, r) for case_id, r in results.items()}  # one more call only where pass 2 was skipped
+    results = {
+        c.id: r for c, r in zip(cases, gateway.recall_many(jobs), strict=True) if not isinstance(r, BaseException)
+    }
+    results = {
+        case_id: check_crowd_out(gateway.recall, r) for case_id, r in results.items()
+    }  # one more call only where pass 2 was skipped
     finance_flags.keep(casework, bank, results, outbox.provenance.origin, asker(gateway, bank))
-    recalls = {t.id: recall_for_ticket(gateway.recall, settings.support_bank, t.customer, t.issue, read_document=gateway.document) for t in tickets}
+    recalls = {
+        t.id: recall_for_ticket(
+            gateway.recall, settings.support_bank, t.customer, t.issue, read_document=gateway.document
+        )
+        for t in tickets
+    }
     ticket_flags.keep(casework, settings.support_bank, recalls)
     runs = [r for b in (bank, settings.support_bank) for r in runs_store.runs(bank_id=b)] if incidents else []
     found = find_incidents(gateway, runs_store, outbox, runs) if incidents else []
     if incidents:
         store_incident_kinds(casework, runs, found)
     outbox.engine.dispose()
-    log(f"case flags: {len(results)} of {len(cases)} exceptions, {len(recalls)} tickets, {len(found)} incident(s) in {len(runs)} agent runs")
+    log(
+        f"case flags: {len(results)} of {len(cases)} exceptions, {len(recalls)} tickets, {len(found)} incident(s) in {len(runs)} agent runs"
+    )
     return {"exceptions": len(results), "tickets": len(recalls), "incidents": len(found)}

@@ -16,22 +16,33 @@ NEEDS = {"propose": ("reason",), "confirm": ("vouch",), "refuse": ("vouch",)}
 
 
 def _vouch_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("step", choices=STEPS, help="propose vouching, confirm or refuse another lead's proposal, or list them")
+    parser.add_argument(
+        "step", choices=STEPS, help="propose vouching, confirm or refuse another lead's proposal, or list them"
+    )
     parser.add_argument("--bank", type=bank_arg, help="propose, list: the bank (default: the finance bank)")
     parser.add_argument("--document", help="propose: the one document vouched for (as on its evidence card)")
-    parser.add_argument("--before", type=datetime.fromisoformat,
-                        help="propose: vouch for every document the server wrote before this time (ISO 8601, with its zone)")
-    parser.add_argument("--reason", help="propose: what was reviewed, and why the records can be trusted (at most 500 characters)")
+    parser.add_argument(
+        "--before",
+        type=datetime.fromisoformat,
+        help="propose: vouch for every document the server wrote before this time (ISO 8601, with its zone)",
+    )
+    parser.add_argument(
+        "--reason", help="propose: what was reviewed, and why the records can be trusted (at most 500 characters)"
+    )
     parser.add_argument("--vouch", type=int, help="confirm, refuse: the proposal's id")
     parser.add_argument("--by", help="who acts, typed (only where sign-in is off)")
     token_arg(parser)
     parser.add_argument("--json", action="store_true")
 
 
-@command("vouch", "a lead vouches for reviewed memory records of unknown origin; another lead confirms (four eyes)", _vouch_args)
+@command(
+    "vouch",
+    "a lead vouches for reviewed memory records of unknown origin; another lead confirms (four eyes)",
+    _vouch_args,
+)
 def run_vouch(args: argparse.Namespace) -> int:
-    from dashboard.store.errors import VouchInputError
     from dashboard.origin.vouching import Vouching, in_bank
+    from dashboard.store.errors import VouchInputError
 
     if args.step == "list":
         return _list(args)
@@ -42,8 +53,14 @@ def run_vouch(args: argparse.Namespace) -> int:
             bank = args.bank or a.settings.finance_bank
             if args.document and a.gateway.document(bank, args.document) is None:
                 raise VouchInputError("document", f"{args.document!r} is not a document of bank {bank}")
-            return vouching.propose(bank, role=a.role, proposer=a.who, reason=args.reason, document_id=args.document,
-                                    written_before=args.before)
+            return vouching.propose(
+                bank,
+                role=a.role,
+                proposer=a.who,
+                reason=args.reason,
+                document_id=args.document,
+                written_before=args.before,
+            )
         if args.step == "confirm":
             return vouching.confirm(args.vouch, role=a.role, confirmer=a.who, documents_of=in_bank(a.gateway))
         return vouching.refuse(args.vouch, role=a.role, refuser=a.who)
@@ -59,8 +76,8 @@ def run_vouch(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from dashboard.store.db import make_engine
     from dashboard.origin.vouching import Vouching
+    from dashboard.store.db import make_engine
 
     settings, gateway = open_gateway()
     gateway.close()

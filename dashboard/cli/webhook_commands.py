@@ -16,13 +16,15 @@ def _webhooks_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true")
 
 
-@command("webhooks", "the webhook delivery log of final decisions, and a lead's redelivery of one event", _webhooks_args)
+@command(
+    "webhooks", "the webhook delivery log of final decisions, and a lead's redelivery of one event", _webhooks_args
+)
 def run_webhooks(args: argparse.Namespace) -> int:
-    from dashboard.store.db import make_engine
-    from dashboard.store.errors import NotAllowed
     from dashboard.access.roles import require
     from dashboard.delivery.webhooks import WebhookEvents
     from dashboard.settings import load_settings
+    from dashboard.store.db import make_engine
+    from dashboard.store.errors import NotAllowed
 
     if args.action == "redeliver" and args.event is None:
         return input_error("event", "redeliver needs the event's number (`webhooks list` shows it)")
@@ -38,8 +40,10 @@ def run_webhooks(args: argparse.Namespace) -> int:
                 print_json([line.model_dump(mode="json") for line in log])
             for line in [] if args.json else log:
                 answer = f"HTTP {line.last_status}" if line.last_status else (line.last_error or "not tried yet")
-                print(f"#{line.event_id} {line.idempotency_key} {line.case_kind} {line.case_id}: {line.state}, "
-                      f"{line.attempts} attempt(s), last: {answer}")
+                print(
+                    f"#{line.event_id} {line.idempotency_key} {line.case_kind} {line.case_id}: {line.state}, "
+                    f"{line.attempts} attempt(s), last: {answer}"
+                )
             return 0
         try:
             require(settings.role, "manage_deliveries")

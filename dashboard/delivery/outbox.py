@@ -26,11 +26,11 @@ from sqlalchemy.exc import IntegrityError
 
 from dashboard.hindsight.calls import RetainFn
 from dashboard.hindsight.wire import MemoryRecord, tag_value
+from dashboard.origin.provenance import Provenance
 from dashboard.store.db import as_utc
 from dashboard.store.decision import EvidenceSnapshot, Hold, ReviewerDecision
 from dashboard.store.delivery_queue import DeliveryQueue, DeliveryReport, leased_to, utc_now, worker_name
 from dashboard.store.errors import RevisionConflict
-from dashboard.origin.provenance import Provenance
 from dashboard.store.schema import AWAITING, AWAITING_SECOND, DISCARDED, HELD, PENDING, approvals, decisions
 from dashboard.store.standing import DecisionState, StandingCount, StandingDecisions, decision_ids
 
@@ -76,7 +76,9 @@ def report_columns(decision: ReviewerDecision, memory: MemoryRecord) -> dict:
     alike): the group is its record's first tag its kind groups by, "" when the record has none."""
     group = (tag_value(memory.tags, decision.report_by) or "") if decision.report_by else None
     return {
-        "decided_on": decision.decided_at.date(), "overridden": decision.overridden, "reason_code": decision.reason_code,
+        "decided_on": decision.decided_at.date(),
+        "overridden": decision.overridden,
+        "reason_code": decision.reason_code,
         "report_group": group,
     }
 
@@ -108,7 +110,9 @@ class Outbox(DeliveryQueue):
 
     @staticmethod
     def _revision(conn: sa.Connection, bank_id: str, case_kind: str, case_id: str) -> int:
-        query = sa.select(sa.func.coalesce(sa.func.max(decisions.c.revision), 0)).where(*of_case(bank_id, case_kind, case_id))
+        query = sa.select(sa.func.coalesce(sa.func.max(decisions.c.revision), 0)).where(
+            *of_case(bank_id, case_kind, case_id)
+        )
         return int(conn.execute(query).scalar_one())
 
     def record(
@@ -149,28 +153,46 @@ class Outbox(DeliveryQueue):
             current = self._revision(conn, bank_id, decision.case_kind, decision.case_id)
             if base_revision is not None and current != base_revision:
                 theirs = conn.execute(
-                    sa.select(decisions).where(*of_case(bank_id, decision.case_kind, decision.case_id), decisions.c.revision == current)
+                    sa.select(decisions).where(
+                        *of_case(bank_id, decision.case_kind, decision.case_id), decisions.c.revision == current
+                    )
                 ).one()
                 raise RevisionConflict(stored_decision(theirs), base_revision)
             # a reviewer's authority, proven: signed as this revision of the case, with its outcome and text
-            memory = self.provenance.sign_decision(memory, decision.reviewer, bank_id, decision.case_kind, decision.case_id,
-                                                   current + 1, decision.outcome)
+            memory = self.provenance.sign_decision(
+                memory, decision.reviewer, bank_id, decision.case_kind, decision.case_id, current + 1, decision.outcome
+            )
             result = conn.execute(
                 decisions.insert().values(
-                    bank_id=bank_id, case_kind=decision.case_kind, case_id=decision.case_id, revision=current + 1,
-                    document_id=memory.document_id, reviewer=decision.reviewer,
-                    decision=decision.model_dump(mode="json"), record=memory.model_dump(mode="json"),
+                    bank_id=bank_id,
+                    case_kind=decision.case_kind,
+                    case_id=decision.case_id,
+                    revision=current + 1,
+                    document_id=memory.document_id,
+                    reviewer=decision.reviewer,
+                    decision=decision.model_dump(mode="json"),
+                    record=memory.model_dump(mode="json"),
                     evidence=evidence.model_dump(mode="json") if evidence else None,
                     **report_columns(decision, memory),
-                    created_at=now, state=AWAITING if hold else (AWAITING_SECOND if blind else PENDING), attempts=0, next_attempt_at=now,
+                    created_at=now,
+                    state=AWAITING if hold else (AWAITING_SECOND if blind else PENDING),
+                    attempts=0,
+                    next_attempt_at=now,
                     **({} if hold or blind else leased_to(writer, now)),
                 )
             )
             audit_id = int(result.inserted_primary_key[0])
             if hold:
-                conn.execute(approvals.insert().values(
-                    decision_id=audit_id, step="proposed", actor=decision.reviewer, person_id=decision.person.id, at=now, **hold.model_dump()
-                ))
+                conn.execute(
+                    approvals.insert().values(
+                        decision_id=audit_id,
+                        step="proposed",
+                        actor=decision.reviewer,
+                        person_id=decision.person.id,
+                        at=now,
+                        **hold.model_dump(),
+                    )
+                )
             if then is not None:
                 then(conn, audit_id)
             return audit_id
@@ -199,7 +221,14 @@ class Outbox(DeliveryQueue):
         held = hold is not None or blind
         writer = worker_name() if retain is not None and not held else None
         audit_id = self.record(
-            bank_id, decision, memory, base_revision=base_revision, evidence=evidence, hold=hold, blind=blind, writer=writer
+            bank_id,
+            decision,
+            memory,
+            base_revision=base_revision,
+            evidence=evidence,
+            hold=hold,
+            blind=blind,
+            writer=writer,
         )
         report = self.deliver_due(retain, only_id=audit_id, owner=writer) if writer is not None else DeliveryReport()
         if retain is None or held:
@@ -220,14 +249,24 @@ class Outbox(DeliveryQueue):
 
     def case_history(self, bank_id: str, case_kind: str, case_id: str) -> list[StoredDecision]:
         """Every decision on one case of one bank, oldest first (revision 1, 2 ...), held or not."""
-        query = sa.select(decisions).where(*of_case(bank_id, case_kind, case_id)).order_by(decisions.c.revision, decisions.c.id)
+        query = (
+            sa.select(decisions)
+            .where(*of_case(bank_id, case_kind, case_id))
+            .order_by(decisions.c.revision, decisions.c.id)
+        )
         with self.engine.connect() as conn:
             return [stored_decision(row) for row in conn.execute(query)]
 
     def decided_cases(self, bank_id: str, case_kind: str) -> set[str]:
         """The cases of this bank with a reviewer's decision (not one held for, or returned by, a second approval)."""
-        query = sa.select(decisions.c.case_id).distinct().where(
-            decisions.c.bank_id == bank_id, decisions.c.case_kind == case_kind, decisions.c.state.not_in([*HELD, DISCARDED])
+        query = (
+            sa.select(decisions.c.case_id)
+            .distinct()
+            .where(
+                decisions.c.bank_id == bank_id,
+                decisions.c.case_kind == case_kind,
+                decisions.c.state.not_in([*HELD, DISCARDED]),
+            )
         )
         with self.engine.connect() as conn:
             return set(conn.execute(query).scalars())

@@ -36,8 +36,14 @@ def signed_headers(secret: str | bytes, event_id: str, body: str | bytes, now: f
     }
 
 
-def verify(secret: str | bytes, timestamp: str, body: str | bytes, signature_header: str, now: float,
-           tolerance_s: float = TOLERANCE_S) -> bool:
+def verify(
+    secret: str | bytes,
+    timestamp: str,
+    body: str | bytes,
+    signature_header: str,
+    now: float,
+    tolerance_s: float = TOLERANCE_S,
+) -> bool:
     """A receiver's check: the signature is ours over this timestamp and these exact body bytes, and the timestamp is
     within `tolerance_s` of `now` (unix seconds). Compared in constant time."""
     if not (timestamp.isascii() and timestamp.isdigit()) or abs(now - int(timestamp)) > tolerance_s:

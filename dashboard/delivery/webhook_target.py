@@ -23,9 +23,16 @@ Resolve = Callable[..., list]  # socket.getaddrinfo's shape
 
 # The instance metadata services of the large clouds (AWS, GCP and Azure's 169.254.169.254 and AWS's IPv6 one, Alibaba,
 # Azure's wire server, Oracle's): never a webhook receiver, whatever the settings.
-METADATA = frozenset(ipaddress.ip_address(a) for a in (
-    "169.254.169.254", "fd00:ec2::254", "100.100.100.200", "168.63.129.16", "192.0.0.192",
-))
+METADATA = frozenset(
+    ipaddress.ip_address(a)
+    for a in (
+        "169.254.169.254",
+        "fd00:ec2::254",
+        "100.100.100.200",
+        "168.63.129.16",
+        "192.0.0.192",
+    )
+)
 SHARED = ipaddress.ip_network("100.64.0.0/10")  # carrier-grade NAT: inside someone's network, not Python's is_private
 THIS_NETWORK = ipaddress.ip_network("0.0.0.0/8")  # "this host" on Linux, like 0.0.0.0
 ALLOWED_WITH_PRIVATE = frozenset({"loopback", "private"})

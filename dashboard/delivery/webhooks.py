@@ -27,6 +27,8 @@ from pydantic import BaseModel
 from sqlalchemy import Engine
 from sqlalchemy.dialects import postgresql, sqlite
 
+from dashboard.delivery.webhook_signature import signed_headers
+from dashboard.delivery.webhook_target import Resolve, TargetRefused, TargetUnresolved, pin
 from dashboard.hindsight.errors import HindsightRequestRejected
 from dashboard.store.db import as_utc
 from dashboard.store.decision import ReviewerDecision, compared, outcome_words
@@ -44,8 +46,6 @@ from dashboard.store.schema import (
     webhook_attempts,
     webhook_events,
 )
-from dashboard.delivery.webhook_signature import signed_headers
-from dashboard.delivery.webhook_target import Resolve, TargetRefused, TargetUnresolved, pin
 
 log = logging.getLogger(__name__)
 
@@ -143,9 +143,14 @@ def event_body(target: WebhookTarget, row: sa.Row, now: datetime) -> str:
         "case_id": row.case_id,
         "bank_id": row.bank_id,
         "decision": {
-            "outcome": decision.outcome, "action": decision.action, "action_words": outcome_words(decision),
-            "reason_code": decision.reason_code, "note": decision.note, "reviewer": decision.reviewer,
-            "decided_at": decision.decided_at.isoformat(), "revision": row.revision,
+            "outcome": decision.outcome,
+            "action": decision.action,
+            "action_words": outcome_words(decision),
+            "reason_code": decision.reason_code,
+            "note": decision.note,
+            "reviewer": decision.reviewer,
+            "decided_at": decision.decided_at.isoformat(),
+            "revision": row.revision,
             "revision_reason": decision.revision_reason,  # why it replaced revision N-1; None for a first decision
             **compared(decision),
         },
@@ -154,8 +159,15 @@ def event_body(target: WebhookTarget, row: sa.Row, now: datetime) -> str:
     return json.dumps(payload, separators=(",", ":"), ensure_ascii=False)
 
 
-def post_webhook(url: str, body: bytes, headers: Mapping[str, str], timeout_s: float, *, allow_private: bool = False,
-                 resolve: Resolve = socket.getaddrinfo) -> int:
+def post_webhook(
+    url: str,
+    body: bytes,
+    headers: Mapping[str, str],
+    timeout_s: float,
+    *,
+    allow_private: bool = False,
+    resolve: Resolve = socket.getaddrinfo,
+) -> int:
     """POST `body` to `url`; the HTTP status it answered. Its name is resolved here, once, and the connection goes to the
     address checked (webhook_target.pin), naming the configured host in `Host` and in TLS (SNI, the certificate's
     name). Redirects are not followed: a 3xx comes back as an answer, so the signed body goes to the configured URL
@@ -166,18 +178,21 @@ def post_webhook(url: str, body: bytes, headers: Mapping[str, str], timeout_s: f
         raise NoAnswer(str(exc)) from None
     sent = {**headers, "Host": target.host_header, "User-Agent": "recall-review-webhooks/1"}
     try:
-        with httpx.Client(trust_env=False, follow_redirects=False, timeout=timeout_s) as client:  # no proxy from the env
-            with client.stream("POST", target.direct_url, content=body, headers=sent,
-                               extensions={"sni_hostname": target.host}) as response:
+        with httpx.Client(
+            trust_env=False, follow_redirects=False, timeout=timeout_s
+        ) as client:  # no proxy from the env
+            with client.stream(
+                "POST", target.direct_url, content=body, headers=sent, extensions={"sni_hostname": target.host}
+            ) as response:
                 return response.status_code
     except httpx.HTTPError as exc:
         raise NoAnswer(f"no answer from {urlsplit(url).netloc}: {exc or type(exc).__name__}") from None
 
 
 def _insert_ignoring_duplicates(conn: sa.Connection):
-    return (postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert)(webhook_events).on_conflict_do_nothing(
-        index_elements=["document_id"]
-    )
+    return (postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert)(
+        webhook_events
+    ).on_conflict_do_nothing(index_elements=["document_id"])
 
 
 class WebhookEvents(DeliveryQueue):
@@ -208,7 +223,10 @@ class WebhookEvents(DeliveryQueue):
             return 0  # nothing configured: the cursor waits where it is, and resumes there
         counter = sa.select(log_versions.c.version).where(log_versions.c.log == standing_decisions.name)
         with self.engine.connect() as conn:  # nothing changed (most passes): no write, no lock
-            if conn.execute(counter).scalar_one() == conn.execute(sa.select(cursors.c.value).where(cursors.c.name == CURSOR)).scalar():
+            if (
+                conn.execute(counter).scalar_one()
+                == conn.execute(sa.select(cursors.c.value).where(cursors.c.name == CURSOR)).scalar()
+            ):
                 return 0
         now = self.clock()
         with self.engine.begin() as conn:  # SQLite: BEGIN IMMEDIATE; PostgreSQL: the cursor's row is locked below
@@ -226,7 +244,9 @@ class WebhookEvents(DeliveryQueue):
             events = [self._event(targets[(row.bank_id, row.case_kind)], row, now) for row in rows]
             created = 0
             for chunk in range(0, len(events), INSERT_CHUNK):
-                created += conn.execute(_insert_ignoring_duplicates(conn).values(events[chunk:chunk + INSERT_CHUNK])).rowcount
+                created += conn.execute(
+                    _insert_ignoring_duplicates(conn).values(events[chunk : chunk + INSERT_CHUNK])
+                ).rowcount
             conn.execute(cursors.update().where(cursors.c.name == CURSOR).values(value=counted))
         return created
 
@@ -261,9 +281,17 @@ class WebhookEvents(DeliveryQueue):
     @staticmethod
     def _event(target: WebhookTarget, row: sa.Row, now: datetime) -> dict:
         return {
-            "bank_id": row.bank_id, "document_id": idempotency_key(row.decision_id), "case_kind": row.case_kind,
-            "case_id": row.case_id, "decision_id": row.decision_id, "url": target.url, "body": event_body(target, row, now),
-            "created_at": now, "state": PENDING, "attempts": 0, "next_attempt_at": now,
+            "bank_id": row.bank_id,
+            "document_id": idempotency_key(row.decision_id),
+            "case_kind": row.case_kind,
+            "case_id": row.case_id,
+            "decision_id": row.decision_id,
+            "url": target.url,
+            "body": event_body(target, row, now),
+            "created_at": now,
+            "state": PENDING,
+            "attempts": 0,
+            "next_attempt_at": now,
         }
 
     # -- sending -------------------------------------------------------------------------
@@ -281,9 +309,13 @@ class WebhookEvents(DeliveryQueue):
     def _send(self, send: Post, row: WebhookEvent) -> None:
         target = self.targets.get((row.bank_id, row.case_kind))
         if target is None:  # this process has no webhook for it (another instance's settings may): wait, do not park
-            self._fail(row, None, f"no webhook configured here for {row.case_kind} of bank {row.bank_id}", ReceiverUnavailable)
+            self._fail(
+                row, None, f"no webhook configured here for {row.case_kind} of bank {row.bank_id}", ReceiverUnavailable
+            )
         if target.url in self._silent:  # one timeout per receiver and pass, not one per event
-            self._fail(row, None, f"not sent: {urlsplit(target.url).netloc} gave no answer earlier in this pass", NoAnswer)
+            self._fail(
+                row, None, f"not sent: {urlsplit(target.url).netloc} gave no answer earlier in this pass", NoAnswer
+            )
         headers = signed_headers(target.secret, row.document_id, row.body, self.clock().timestamp())
         try:
             status = send(target.url, row.body.encode(), headers, TIMEOUT_S, allow_private=target.allow_private)
@@ -297,28 +329,47 @@ class WebhookEvents(DeliveryQueue):
             self._due_now(target.url)
             return
         retried = status >= 500 or status in RETRIED_STATUSES
-        self._fail(row, status, f"the receiver answered HTTP {status}", ReceiverUnavailable if retried else ReceiverRejected,
-                   url=target.url)
+        self._fail(
+            row,
+            status,
+            f"the receiver answered HTTP {status}",
+            ReceiverUnavailable if retried else ReceiverRejected,
+            url=target.url,
+        )
 
     def _due_now(self, url: str) -> None:
         """The receiver at `url` answered: its events backing off from an outage are due now, not after their backoff
         (up to 5 minutes), so a receiver that comes back gets what it missed within a pass or two."""
         now = self.clock()
         with self.engine.begin() as conn:
-            conn.execute(webhook_events.update().where(
-                E.state == PENDING, E.url == url, E.next_attempt_at > now, sa.or_(E.lease_until.is_(None), E.lease_until < now),
-            ).values(next_attempt_at=now))
+            conn.execute(
+                webhook_events.update()
+                .where(
+                    E.state == PENDING,
+                    E.url == url,
+                    E.next_attempt_at > now,
+                    sa.or_(E.lease_until.is_(None), E.lease_until < now),
+                )
+                .values(next_attempt_at=now)
+            )
 
-    def _fail(self, row: WebhookEvent, status: int | None, error: str, raised: type[Exception], url: str | None = None) -> NoReturn:
+    def _fail(
+        self, row: WebhookEvent, status: int | None, error: str, raised: type[Exception], url: str | None = None
+    ) -> NoReturn:
         """Log the attempt, then raise what DeliveryQueue answers with a backoff (ReceiverUnavailable) or a park (ReceiverRejected)."""
         self._log_attempt(row.id, status, error, url or row.url)
         raise raised(error)
 
     def _log_attempt(self, event_id: int, status: int | None, error: str | None, url: str) -> None:
         with self.engine.begin() as conn:
-            conn.execute(webhook_attempts.insert().values(
-                event_id=event_id, at=self.clock(), status_code=status, error=error[:ERROR_CHARS] if error else None,
-            ))
+            conn.execute(
+                webhook_attempts.insert().values(
+                    event_id=event_id,
+                    at=self.clock(),
+                    status_code=status,
+                    error=error[:ERROR_CHARS] if error else None,
+                )
+            )
             conn.execute(webhook_events.update().where(E.id == event_id, E.url != url).values(url=url))  # the URL used
 
     # -- a lead's actions and the log ------------------------------------------------------
@@ -329,33 +380,63 @@ class WebhookEvents(DeliveryQueue):
         now = self.clock()
         with self.engine.begin() as conn:
             again = conn.execute(
-                webhook_events.update().where(E.id == event_id, E.state.in_((FAILED, DELIVERED, DISCARDED)))
+                webhook_events.update()
+                .where(E.id == event_id, E.state.in_((FAILED, DELIVERED, DISCARDED)))
                 .values(state=PENDING, next_attempt_at=now, delivered_at=None, lease_owner=None, lease_until=None)
             ).rowcount
             if again:
                 return True
-            return conn.execute(
-                webhook_events.update().where(E.id == event_id, E.state == PENDING).values(next_attempt_at=now)
-            ).rowcount == 1
+            return (
+                conn.execute(
+                    webhook_events.update().where(E.id == event_id, E.state == PENDING).values(next_attempt_at=now)
+                ).rowcount
+                == 1
+            )
 
     def deliveries(self, limit: int = 200) -> list[WebhookDelivery]:
         """The delivery log, newest event first: each event, its state, its attempts and what the latest one got."""
-        latest = (sa.select(webhook_attempts.c.event_id, sa.func.max(webhook_attempts.c.id).label("attempt_id"))
-                  .group_by(webhook_attempts.c.event_id).subquery())
+        latest = (
+            sa.select(webhook_attempts.c.event_id, sa.func.max(webhook_attempts.c.id).label("attempt_id"))
+            .group_by(webhook_attempts.c.event_id)
+            .subquery()
+        )
         attempt = webhook_attempts.alias("latest_attempt")
         query = (
-            sa.select(E.id, E.document_id, E.case_kind, E.case_id, E.bank_id, E.url, E.state, E.attempts, E.created_at,
-                      E.delivered_at, attempt.c.status_code, attempt.c.error)
-            .outerjoin(latest, latest.c.event_id == E.id).outerjoin(attempt, attempt.c.id == latest.c.attempt_id)
-            .order_by(E.id.desc()).limit(limit)
+            sa.select(
+                E.id,
+                E.document_id,
+                E.case_kind,
+                E.case_id,
+                E.bank_id,
+                E.url,
+                E.state,
+                E.attempts,
+                E.created_at,
+                E.delivered_at,
+                attempt.c.status_code,
+                attempt.c.error,
+            )
+            .outerjoin(latest, latest.c.event_id == E.id)
+            .outerjoin(attempt, attempt.c.id == latest.c.attempt_id)
+            .order_by(E.id.desc())
+            .limit(limit)
         )
         with self.engine.connect() as conn:
             rows = conn.execute(query).all()
         return [
             WebhookDelivery(
-                event_id=r.id, idempotency_key=r.document_id, case_kind=r.case_kind, case_id=r.case_id, bank_id=r.bank_id,
-                url=r.url, state=r.state, attempts=r.attempts, last_status=r.status_code, last_error=r.error,
-                created_at=as_utc(r.created_at), delivered_at=as_utc(r.delivered_at),
+                event_id=r.id,
+                idempotency_key=r.document_id,
+                case_kind=r.case_kind,
+                case_id=r.case_id,
+                bank_id=r.bank_id,
+                url=r.url,
+                state=r.state,
+                attempts=r.attempts,
+                last_status=r.status_code,
+                last_error=r.error,
+                created_at=as_utc(r.created_at),
+                delivered_at=as_utc(r.delivered_at),
             )
             for r in rows
         ]

@@ -11,9 +11,9 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 
+from dashboard.delivery.outbox import Outbox
 from dashboard.hindsight.calls import RetainFn
 from dashboard.store.delivery_queue import CLAIM_BATCH, DeliveryQueue, DeliveryReport, worker_name
-from dashboard.delivery.outbox import Outbox
 
 log = logging.getLogger(__name__)
 IDLE_S = 2.0  # how often an idle worker looks for new rows (another instance may have recorded some)
@@ -51,8 +51,10 @@ class DeliveryWorker:
             one = queue.deliver_due(send, owner=self.name)
             into_memory += one.delivered if queue.changes_memory else 0
             report = DeliveryReport(
-                delivered=report.delivered + one.delivered, failed=report.failed + one.failed,
-                superseded=report.superseded + one.superseded, still_pending=report.still_pending + one.still_pending,
+                delivered=report.delivered + one.delivered,
+                failed=report.failed + one.failed,
+                superseded=report.superseded + one.superseded,
+                still_pending=report.still_pending + one.still_pending,
                 error=report.error or one.error,
             )
         self.last_report = report

@@ -15,10 +15,19 @@ from typing import Literal
 
 from pydantic import ValidationError
 
-from dashboard.finance.models import OUTCOME_WORDS, REVIEWER_TAG, VENDOR_PREFIX, ExceptionCase, decision_scope, type_tag, vendor_tag
+from dashboard.finance.models import (
+    OUTCOME_WORDS,
+    REVIEWER_TAG,
+    VENDOR_PREFIX,
+    ExceptionCase,
+    decision_scope,
+    type_tag,
+    vendor_tag,
+)
 from dashboard.finance.policy import Recommendation
 from dashboard.finance.recall import TwoStageResult
 from dashboard.hindsight.wire import MemoryRecord
+from dashboard.review.decisions import Proposal
 from dashboard.store.agent_part import AgentPart
 from dashboard.store.decision import (
     NOTE_MAX_CHARS,
@@ -30,7 +39,6 @@ from dashboard.store.decision import (
     agent_named,
     text_hash,
 )
-from dashboard.review.decisions import Proposal
 from dashboard.store.errors import DecisionInputError
 
 # AP-style reason codes; an override must give one.
@@ -90,14 +98,19 @@ def exception_decision(
     note = (note or "").strip()
     reason_code = reason_code or None
     if reason_code is not None and reason_code not in reasons:
-        raise DecisionInputError("reason_code", f"Unknown reason code {reason_code!r}; choose one of {', '.join(reasons)}.")
+        raise DecisionInputError(
+            "reason_code", f"Unknown reason code {reason_code!r}; choose one of {', '.join(reasons)}."
+        )
     if action == "accept_recommendation":
         final, overridden = recommendation.action, False
     elif action == "override":
         if outcome not in OUTCOMES:
             raise DecisionInputError("outcome", f"An override needs an outcome: one of {', '.join(OUTCOMES)}.")
         if outcome == recommendation.action:
-            raise DecisionInputError("outcome", f"The agent already recommends {outcome}: approve the recommendation instead of overriding it.")
+            raise DecisionInputError(
+                "outcome",
+                f"The agent already recommends {outcome}: approve the recommendation instead of overriding it.",
+            )
         if reason_code is None:
             raise DecisionInputError("reason_code", "An override needs a reason code.")
         final, overridden = outcome, True
@@ -109,10 +122,20 @@ def exception_decision(
         raise DecisionInputError("note", f"The note is {len(note):,} characters; the limit is {NOTE_MAX_CHARS:,}.")
     try:
         return ReviewerDecision(
-            case_id=case.id, case_kind="exception", reviewer=reviewer, authenticated=authenticated, outcome=final,
-            overridden=overridden, reason_code=reason_code, note=note, agent_recommendation=recommendation.action,
-            recompute_recommendation=recommendation.action, cited_evidence=list(recommendation.cited), decided_at=now(),
-            report_by=VENDOR_PREFIX, words=OUTCOME_WORDS,
+            case_id=case.id,
+            case_kind="exception",
+            reviewer=reviewer,
+            authenticated=authenticated,
+            outcome=final,
+            overridden=overridden,
+            reason_code=reason_code,
+            note=note,
+            agent_recommendation=recommendation.action,
+            recompute_recommendation=recommendation.action,
+            cited_evidence=list(recommendation.cited),
+            decided_at=now(),
+            report_by=VENDOR_PREFIX,
+            words=OUTCOME_WORDS,
         ).against(agent)
     except ValidationError as exc:
         err = exc.errors()[0]
@@ -138,7 +161,10 @@ def decided_against(decision: ReviewerDecision) -> str:
 
 
 def precedent_record(
-    case: ExceptionCase, decision: ReviewerDecision, recommendation: Recommendation, reasons: Mapping[str, str] = REASON_CODES
+    case: ExceptionCase,
+    decision: ReviewerDecision,
+    recommendation: Recommendation,
+    reasons: Mapping[str, str] = REASON_CODES,
 ) -> MemoryRecord:
     """The precedent retained into the finance bank for this decision (`reasons`: the labels of its type's codes)."""
     verdict = decided_against(decision)
@@ -182,18 +208,31 @@ def evidence_snapshot(result: TwoStageResult | None, recommendation: Recommendat
     """What the reviewer saw: every precedent shown (id, text hash, relevance) and the recommendation."""
     if result is None:
         return EvidenceSnapshot(available=False, recommendation=recommendation.action)
-    items = [EvidenceItem(id=e.ref, text_sha256=text_hash(e.text), relevant=e.relevant) for e in [*result.exact, *result.broader]]
+    items = [
+        EvidenceItem(id=e.ref, text_sha256=text_hash(e.text), relevant=e.relevant)
+        for e in [*result.exact, *result.broader]
+    ]
     return EvidenceSnapshot(available=True, items=items, recommendation=recommendation.action)
 
 
 def exception_proposal(
-    case: ExceptionCase, decision: ReviewerDecision, recommendation: Recommendation, result: TwoStageResult | None,
-    reasons: Mapping[str, str] = REASON_CODES, *, base_revision: int | None = 0, shown: Shown | None = None,
+    case: ExceptionCase,
+    decision: ReviewerDecision,
+    recommendation: Recommendation,
+    result: TwoStageResult | None,
+    reasons: Mapping[str, str] = REASON_CODES,
+    *,
+    base_revision: int | None = 0,
+    shown: Shown | None = None,
 ) -> Proposal:
     """The one way a finance decision becomes a proposal (the page, bulk approval, the CLI, the tests): its precedent,
     its scope, the evidence it was made on, and the invoice amount the approval limits apply to."""
     return Proposal(
-        decision=decision, record=precedent_record(case, decision, recommendation, reasons),
-        scope=decision_scope(case.vendor_code, case.exception_type), base_revision=base_revision,
-        evidence=evidence_snapshot(result, recommendation), amount=case.invoice_amount, shown=shown,
+        decision=decision,
+        record=precedent_record(case, decision, recommendation, reasons),
+        scope=decision_scope(case.vendor_code, case.exception_type),
+        base_revision=base_revision,
+        evidence=evidence_snapshot(result, recommendation),
+        amount=case.invoice_amount,
+        shown=shown,
     )

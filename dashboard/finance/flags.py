@@ -45,17 +45,27 @@ class FinanceFlags(BaseModel):
         return f"{self.crowd_out_lost} exact precedent(s)" if self.crowd_out_lost else "none"
 
 
-def finance_flags(result: TwoStageResult, origin: OriginOf | None = None, ask_server: AskServer | None = None) -> FinanceFlags:
+def finance_flags(
+    result: TwoStageResult, origin: OriginOf | None = None, ask_server: AskServer | None = None
+) -> FinanceFlags:
     """The flags of one recall: counts, the recommendation the policy gives on it, the crowd-out check, the records
     it may not trust (`origin`: the review store's check of a record's signature, `ask_server`: the bank's server on
     bursts, as for assess)."""
     flagged, rec = assess(result, origin, ask_server=ask_server)
     return FinanceFlags(
-        k=result.k, exact=len(flagged.exact), relevant=sum(1 for r in flagged.records if r.relevant), broader=len(flagged.broader),
-        action=rec.action, confidence=rec.confidence, policy=rec.policy,
-        crowd_out_lost=None if result.crowd_out is None else result.crowd_out.lost, exact_ids=[r.id for r in flagged.exact],
-        set_aside=[r.ref for r in flagged.records if r.set_aside], forged=[r.ref for r in flagged.records if r.origin.forged],
-        screened=[r.ref for r in flagged.records if r.flags], swung_by=swung_by(flagged, rec),
+        k=result.k,
+        exact=len(flagged.exact),
+        relevant=sum(1 for r in flagged.records if r.relevant),
+        broader=len(flagged.broader),
+        action=rec.action,
+        confidence=rec.confidence,
+        policy=rec.policy,
+        crowd_out_lost=None if result.crowd_out is None else result.crowd_out.lost,
+        exact_ids=[r.id for r in flagged.exact],
+        set_aside=[r.ref for r in flagged.records if r.set_aside],
+        forged=[r.ref for r in flagged.records if r.origin.forged],
+        screened=[r.ref for r in flagged.records if r.flags],
+        swung_by=swung_by(flagged, rec),
     )
 
 
@@ -78,13 +88,26 @@ def stored(flags: dict | None) -> FinanceFlags | None:
         return None
 
 
-def keep(casework: Casework, bank_id: str, results: Mapping[str, TwoStageResult], origin: OriginOf | None = None,
-         ask_server: AskServer | None = None) -> None:
+def keep(
+    casework: Casework,
+    bank_id: str,
+    results: Mapping[str, TwoStageResult],
+    origin: OriginOf | None = None,
+    ask_server: AskServer | None = None,
+) -> None:
     """Store the flags of these cases' results (case id -> result), keeping earlier crowd-out checks that still hold."""
     if not results:
         return
     before = casework.flags(bank_id, "exception", list(results))
-    casework.put_many_flags(bank_id, "exception", {
-        case_id: {KEY: keep_crowd_out(finance_flags(result, origin, ask_server), stored(before.get(case_id))).model_dump(mode="json")}
-        for case_id, result in results.items()
-    })
+    casework.put_many_flags(
+        bank_id,
+        "exception",
+        {
+            case_id: {
+                KEY: keep_crowd_out(finance_flags(result, origin, ask_server), stored(before.get(case_id))).model_dump(
+                    mode="json"
+                )
+            }
+            for case_id, result in results.items()
+        },
+    )

@@ -56,7 +56,11 @@ class FinanceKind(KindBase):
         return [p.to_record() for p in load_rows(PRECEDENTS, Precedent)]
 
     def columns(self, case: ExceptionCase) -> dict[str, object]:
-        return {"vendor": case.vendor_code, "type": case.exception_type.replace("_", " "), "amount": case.invoice_amount}
+        return {
+            "vendor": case.vendor_code,
+            "type": case.exception_type.replace("_", " "),
+            "amount": case.invoice_amount,
+        }
 
     def describe(self, case: ExceptionCase) -> str:
         return f"{case.id}: {case.vendor_code} {case.vendor_name}, {case.exception_type.replace('_', ' ')}"
@@ -74,18 +78,40 @@ class FinanceKind(KindBase):
         return tuple(CaseKey.of(case).tags), f"vendor {case.vendor_code}, {case.exception_type.replace('_', ' ')}"
 
     def recall(self, recall: RecallFn, bank_id: str, case: ExceptionCase, origin: Callable | None = None) -> CaseView:
-        result = two_stage_recall(recall, bank_id, CaseKey.of(case), case.recall_query(), own_document=document_id_for(case.id))
+        result = two_stage_recall(
+            recall, bank_id, CaseKey.of(case), case.recall_query(), own_document=document_id_for(case.id)
+        )
         result, rec = assess(result, origin)
-        return CaseView(case_id=case.id, exact=[_shown(r, case) for r in result.exact], broader=[_shown(r, case) for r in result.broader],
-                        recommendation=rec.action, rationale=rec.rationale, native=(result, rec))
+        return CaseView(
+            case_id=case.id,
+            exact=[_shown(r, case) for r in result.exact],
+            broader=[_shown(r, case) for r in result.broader],
+            recommendation=rec.action,
+            rationale=rec.rationale,
+            native=(result, rec),
+        )
 
-    def propose(self, case: ExceptionCase, view: CaseView, choice: Choice, reasons: Mapping[str, str] = REASON_CODES) -> Proposal:
+    def propose(
+        self, case: ExceptionCase, view: CaseView, choice: Choice, reasons: Mapping[str, str] = REASON_CODES
+    ) -> Proposal:
         result, rec = view.native
         action = "accept_recommendation" if choice.outcome == rec.action else "override"
-        decision = exception_decision(case, rec, reviewer=choice.reviewer, authenticated=choice.authenticated, action=action,
-                                      outcome=choice.outcome, reason_code=choice.reason_code, note=choice.note,
-                                      now=lambda: choice.decided_at, reasons=reasons, agent=choice.agent)  # DecisionInputError names the field
-        return exception_proposal(case, decision, rec, result, reasons, base_revision=choice.base_revision, shown=choice.shown)
+        decision = exception_decision(
+            case,
+            rec,
+            reviewer=choice.reviewer,
+            authenticated=choice.authenticated,
+            action=action,
+            outcome=choice.outcome,
+            reason_code=choice.reason_code,
+            note=choice.note,
+            now=lambda: choice.decided_at,
+            reasons=reasons,
+            agent=choice.agent,
+        )  # DecisionInputError names the field
+        return exception_proposal(
+            case, decision, rec, result, reasons, base_revision=choice.base_revision, shown=choice.shown
+        )
 
 
 FINANCE = FinanceKind()

@@ -26,7 +26,9 @@ def _pct(value: float, base: float) -> float | None:
     return 100 * (value - base) / base if base else None
 
 
-def _check(what: str, label: str, value: float, base: float, tolerance: float | None, unit: str = "") -> tuple[str, bool]:
+def _check(
+    what: str, label: str, value: float, base: float, tolerance: float | None, unit: str = ""
+) -> tuple[str, bool]:
     """(sentence, failed) for `value` against `base` within `tolerance` %."""
     pct = _pct(value, base)
     if value == base:
@@ -39,7 +41,10 @@ def _check(what: str, label: str, value: float, base: float, tolerance: float | 
     if tolerance is None:
         return sentence + "; no tolerance in the queue file, so within or outside it is not known.", False
     failed = pct is None or abs(pct) > tolerance
-    return sentence + f"; the tolerance is {tolerance:g}%: the {what} tolerance {'failed' if failed else 'holds'}.", failed
+    return (
+        sentence + f"; the tolerance is {tolerance:g}%: the {what} tolerance {'failed' if failed else 'holds'}.",
+        failed,
+    )
 
 
 def match_status(case: ExceptionCase) -> MatchStatus:
@@ -49,11 +54,20 @@ def match_status(case: ExceptionCase) -> MatchStatus:
     failed += ["price"] if bad else []
     receipt = case.received_amount is not None or case.received_quantity is not None
     if case.received_amount is not None:
-        sentence, bad = _check("receipt amount", "Invoice against goods received", case.invoice_amount, case.received_amount, tol)
+        sentence, bad = _check(
+            "receipt amount", "Invoice against goods received", case.invoice_amount, case.received_amount, tol
+        )
         lines.append(sentence)
         failed += ["receipt amount"] if bad else []
     if case.received_quantity is not None and case.invoiced_quantity is not None:
-        sentence, bad = _check("quantity", "Quantity invoiced against received", case.invoiced_quantity, case.received_quantity, tol, " units")
+        sentence, bad = _check(
+            "quantity",
+            "Quantity invoiced against received",
+            case.invoiced_quantity,
+            case.received_quantity,
+            tol,
+            " units",
+        )
         lines.append(sentence)
         failed += ["quantity"] if bad else []
     elif case.received_quantity is not None:

@@ -19,7 +19,9 @@ class CrowdOutSummary(BaseModel):
     prevented: int = 0  # checked cases where a single any_strict pass would have lost exact precedents
     precedents_saved: int = 0  # exact precedents a single pass would have lost, summed
     unchecked_pass2_skipped: int = 0  # pass 1 filled k: no counterfactual unless the check was made
-    missed_cases: list[dict] = Field(default_factory=list)  # the cases a plain search misses, most lost first (at most MISSED_LISTED)
+    missed_cases: list[dict] = Field(
+        default_factory=list
+    )  # the cases a plain search misses, most lost first (at most MISSED_LISTED)
     recommendations: dict[str, int] = Field(default_factory=dict)  # the agent's action -> cases
     no_relevant: int = 0  # measured cases with no relevant precedent (the guard escalates)
 
@@ -36,19 +38,35 @@ def cases_named(cases: Sequence[ExceptionCase], ids: Set[str]) -> dict[str, Exce
     return {c.id: c for c in cases if c.id in ids} if ids else {}
 
 
-def crowd_out_summary(cases: Sequence[ExceptionCase], counts: FinanceCounts, missed: Sequence[tuple[str, int, int, str]] = ()) -> CrowdOutSummary:
+def crowd_out_summary(
+    cases: Sequence[ExceptionCase], counts: FinanceCounts, missed: Sequence[tuple[str, int, int, str]] = ()
+) -> CrowdOutSummary:
     """`counts`: the queue's finance flags counted (QueueFlags.finance); `missed`: (case id, exact precedents, lost,
     the agent's action) of the cases a plain search misses, most lost first (QueueFlags.missed)."""
     by_id = cases_named(cases, {case_id for case_id, *_ in missed})
     listed = []
     for case_id, exact, lost, action in missed:
         case = by_id.get(case_id)
-        listed.append({"case": case_id, "vendor": case.vendor_code if case else "", "type": case.exception_type.replace("_", " ") if case else "",
-                       "exact precedents": exact, "lost by a single pass": lost, "agent recommends": action})
+        listed.append(
+            {
+                "case": case_id,
+                "vendor": case.vendor_code if case else "",
+                "type": case.exception_type.replace("_", " ") if case else "",
+                "exact precedents": exact,
+                "lost by a single pass": lost,
+                "agent recommends": action,
+            }
+        )
     return CrowdOutSummary(
-        cases=len(cases), recalled=counts.recalled, checked=counts.checked, prevented=counts.prevented,
-        precedents_saved=counts.precedents_saved, unchecked_pass2_skipped=counts.recalled - counts.checked,
-        missed_cases=listed, recommendations=dict(counts.recommendations), no_relevant=counts.no_relevant,
+        cases=len(cases),
+        recalled=counts.recalled,
+        checked=counts.checked,
+        prevented=counts.prevented,
+        precedents_saved=counts.precedents_saved,
+        unchecked_pass2_skipped=counts.recalled - counts.checked,
+        missed_cases=listed,
+        recommendations=dict(counts.recommendations),
+        no_relevant=counts.no_relevant,
     )
 
 

@@ -41,10 +41,10 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from dashboard.finance.models import OUTCOME_WORDS
 from dashboard.finance.recall import CaseKey, PrecedentEvidence, TwoStageResult
 from dashboard.finance.trust import mark_trust
 from dashboard.hindsight.wire import tag_value
-from dashboard.finance.models import OUTCOME_WORDS
 from dashboard.store.decision import OUTCOMES, Outcome
 from dashboard.trust.bursts import AskServer
 from dashboard.trust.origin import Origin, OriginOf
@@ -60,10 +60,14 @@ class Recommendation(BaseModel):
     rationale: str
     policy: Literal["guard", "precedent", "conflict", "human", "no_evidence", "untrusted"]
     votes: dict[str, int] = Field(default_factory=dict)
-    untrusted: dict[str, str] = Field(default_factory=dict)  # relevant records set aside (never cited, never a vote) -> why
+    untrusted: dict[str, str] = Field(
+        default_factory=dict
+    )  # relevant records set aside (never cited, never a vote) -> why
     if_trusted: str | None = None  # what it would be with them counted as they claim, when that differs
     rests_on: list[str] = Field(default_factory=list)  # the records whose removal alone would change the action
-    swung_by: list[str] = Field(default_factory=list)  # the records of unknown origin that swing it (escalated for them)
+    swung_by: list[str] = Field(
+        default_factory=list
+    )  # the records of unknown origin that swing it (escalated for them)
     would_be: str | None = None  # what those records would have made it, escalated (policy "untrusted")
 
 
@@ -103,26 +107,38 @@ def _decided_on(record: PrecedentEvidence) -> str:
     return record.metadata.get("decided_on", "")
 
 
-def _human_authority(key: CaseKey, usable: list[PrecedentEvidence], latest: PrecedentEvidence, not_cited: int) -> Recommendation:
+def _human_authority(
+    key: CaseKey, usable: list[PrecedentEvidence], latest: PrecedentEvidence, not_cited: int
+) -> Recommendation:
     humans = [r for r in usable if r.human]
     outcome = latest.metadata["outcome"]
     agreeing = [r for r in humans if r.metadata["outcome"] == outcome]
     older = [r for r in usable if not r.human]
     older_votes = Counter(r.metadata["outcome"] for r in older)
     older_note = (
-        f" It takes precedence over {len(older)} older precedent(s) ("
-        + ", ".join(f"{n} {o}" for o, n in older_votes.items()) + ")."
-    ) if older else ""
+        (
+            f" It takes precedence over {len(older)} older precedent(s) ("
+            + ", ".join(f"{n} {o}" for o, n in older_votes.items())
+            + ")."
+        )
+        if older
+        else ""
+    )
     who = latest.metadata.get("reviewer") or "a reviewer"
     overrode = latest.metadata.get("overridden") == "true"
-    agent = f"agent {latest.metadata['agent_name']}'s" if latest.metadata.get("agent_name") else "the agent's"  # who handed it in
+    agent = (
+        f"agent {latest.metadata['agent_name']}'s" if latest.metadata.get("agent_name") else "the agent's"
+    )  # who handed it in
     verdict = f", overriding {agent} {latest.metadata.get('agent_recommendation')}" if overrode else ""
     others = f" {len(agreeing) - 1} other human decision(s) agree." if len(agreeing) > 1 else ""
     disagree = f" {len(humans) - len(agreeing)} older human decision(s) differ." if len(humans) > len(agreeing) else ""
     broader_note = f" {not_cited} other record(s) were recalled for context and are not cited." if not_cited else ""
     return Recommendation(
-        action=outcome, confidence=round(len(agreeing) / len(humans), 2), cited=[r.ref for r in agreeing],
-        policy="human", votes=dict(Counter(r.metadata["outcome"] for r in usable)),
+        action=outcome,
+        confidence=round(len(agreeing) / len(humans), 2),
+        cited=[r.ref for r in agreeing],
+        policy="human",
+        votes=dict(Counter(r.metadata["outcome"] for r in usable)),
         rationale=(
             f"Latest human decision for {_about(key)}: {latest.ref}, {outcome} by {who} on "
             f"{latest.metadata.get('decided_on', 'an unknown date')}{verdict}. A newer human decision has authority."
@@ -137,7 +153,13 @@ def _weigh(record: PrecedentEvidence, weights: Mapping[str, float]) -> float:
 
 def _usable(relevant: list[PrecedentEvidence], weights: Mapping[str, float]) -> list[PrecedentEvidence]:
     """The relevant records that vote: an outcome, not set aside (finance.trust), a weight above 0; newest first."""
-    return _newest_first([r for r in relevant if r.metadata.get("outcome") in OUTCOMES and r.set_aside is None and _weigh(r, weights) > 0])
+    return _newest_first(
+        [
+            r
+            for r in relevant
+            if r.metadata.get("outcome") in OUTCOMES and r.set_aside is None and _weigh(r, weights) > 0
+        ]
+    )
 
 
 def _recommend(result: TwoStageResult, weights: Mapping[str, float]) -> Recommendation:
@@ -147,7 +169,9 @@ def _recommend(result: TwoStageResult, weights: Mapping[str, float]) -> Recommen
     not_cited = len(recalled) - len(relevant)
     if not relevant:
         return Recommendation(
-            action="escalate", confidence=0.0, policy="guard",
+            action="escalate",
+            confidence=0.0,
+            policy="guard",
             rationale=(
                 f"No relevant precedent: {len(recalled)} record(s) were recalled but none concern {_about(key)}. "
                 "Escalate for a human decision."
@@ -156,7 +180,9 @@ def _recommend(result: TwoStageResult, weights: Mapping[str, float]) -> Recommen
     usable = _usable(relevant, weights)
     if not usable:
         return Recommendation(
-            action="escalate", confidence=0.0, policy="guard",
+            action="escalate",
+            confidence=0.0,
+            policy="guard",
             rationale=(
                 f"No usable precedent: {len(relevant)} relevant record(s) concern {_about(key)} "
                 "but none records an outcome and may vote. Escalate for a human decision."
@@ -180,7 +206,10 @@ def _recommend(result: TwoStageResult, weights: Mapping[str, float]) -> Recommen
     broader_note = f" {not_cited} other record(s) were recalled for context and are not cited." if not_cited else ""
     if agreement < AGREEMENT_NEEDED:
         return Recommendation(
-            action="escalate", confidence=round(0.5 * support, 2), cited=[r.ref for r in usable], policy="conflict",
+            action="escalate",
+            confidence=round(0.5 * support, 2),
+            cited=[r.ref for r in usable],
+            policy="conflict",
             votes={o: round(v) for o, v in votes.items()},
             rationale=(
                 f"Precedents conflict: the {len(usable)} relevant precedent(s) for {_about(key)} were decided {counts}; "
@@ -190,7 +219,10 @@ def _recommend(result: TwoStageResult, weights: Mapping[str, float]) -> Recommen
     cited = [r for r in usable if r.metadata["outcome"] == winner]
     newest = cited[0]
     return Recommendation(
-        action=winner, confidence=round(agreement * support, 2), cited=[r.ref for r in cited], policy="precedent",
+        action=winner,
+        confidence=round(agreement * support, 2),
+        cited=[r.ref for r in cited],
+        policy="precedent",
         votes={o: round(v) for o, v in votes.items()},
         rationale=(
             f"{votes[winner]:g} of {n:g} relevant precedent(s) for {_about(key)} were decided {winner} ({counts}); "
@@ -202,13 +234,24 @@ def _recommend(result: TwoStageResult, weights: Mapping[str, float]) -> Recommen
 
 def as_they_claim(result: TwoStageResult) -> TwoStageResult:
     """The records counted as they present themselves: nothing set aside, a claimed reviewer's decision as one."""
+
     def claimed(r: PrecedentEvidence) -> PrecedentEvidence:
-        return r.model_copy(update={"set_aside": None, "origin": Origin(kind="reviewer") if r.origin.claims_reviewer else r.origin})
-    return result.model_copy(update={"exact": [claimed(r) for r in result.exact], "broader": [claimed(r) for r in result.broader]})
+        return r.model_copy(
+            update={"set_aside": None, "origin": Origin(kind="reviewer") if r.origin.claims_reviewer else r.origin}
+        )
+
+    return result.model_copy(
+        update={"exact": [claimed(r) for r in result.exact], "broader": [claimed(r) for r in result.broader]}
+    )
 
 
 def _without(result: TwoStageResult, ref: str) -> TwoStageResult:
-    return result.model_copy(update={"exact": [r for r in result.exact if r.ref != ref], "broader": [r for r in result.broader if r.ref != ref]})
+    return result.model_copy(
+        update={
+            "exact": [r for r in result.exact if r.ref != ref],
+            "broader": [r for r in result.broader if r.ref != ref],
+        }
+    )
 
 
 def swung_by(result: TwoStageResult, rec: Recommendation) -> list[str]:
@@ -236,18 +279,27 @@ def _unknown_voters(result: TwoStageResult, rec: Recommendation, weights: Mappin
 def _escalated(rec: Recommendation, swung: list[str]) -> Recommendation:
     """`rec` escalated to a person because records of unknown origin swing it (the rule: untrusted records inform)."""
     would_be = f"{OUTCOME_WORDS[rec.action]} ({rec.confidence:.2f})"
-    return rec.model_copy(update={
-        # an escalation rests on no record: what swung the action it replaces is `swung_by` (no untrusted_swing incident)
-        "action": "escalate", "confidence": 0.0, "policy": "untrusted", "swung_by": swung, "would_be": would_be, "rests_on": [],
-        "rationale": (
-            f"Escalated for a person: the precedents would make it {would_be}, but that rests on "
-            f"{len(swung)} record(s) of unknown origin ({', '.join(swung)}); a record nobody here wrote informs, it never "
-            f"decides. A lead can vouch for records after reviewing them. {rec.rationale}"
-        ),
-    })
+    return rec.model_copy(
+        update={
+            # an escalation rests on no record: what swung the action it replaces is `swung_by` (no untrusted_swing incident)
+            "action": "escalate",
+            "confidence": 0.0,
+            "policy": "untrusted",
+            "swung_by": swung,
+            "would_be": would_be,
+            "rests_on": [],
+            "rationale": (
+                f"Escalated for a person: the precedents would make it {would_be}, but that rests on "
+                f"{len(swung)} record(s) of unknown origin ({', '.join(swung)}); a record nobody here wrote informs, it never "
+                f"decides. A lead can vouch for records after reviewing them. {rec.rationale}"
+            ),
+        }
+    )
 
 
-def recommend(result: TwoStageResult, weights: Mapping[str, float] | None = None, *, untrusted_decides: bool = False) -> Recommendation:
+def recommend(
+    result: TwoStageResult, weights: Mapping[str, float] | None = None, *, untrusted_decides: bool = False
+) -> Recommendation:
     """The recommendation for a result whose relevance and trust are marked (assess does both), with what the
     untrusted records would have made it and the records it rests on (the leave-one-out answers); escalated when
     records of unknown origin swing it, unless `untrusted_decides`."""
@@ -260,8 +312,11 @@ def recommend(result: TwoStageResult, weights: Mapping[str, float] | None = None
             rec.if_trusted = f"{OUTCOME_WORDS[claimed.action]} ({claimed.confidence:.2f})"
         rec.rationale += f" Set aside as untrusted (never cited, never a vote): {', '.join(untrusted)}."
     rec.untrusted = untrusted
-    rec.rests_on = [r.ref for r in _usable([r for r in result.records if r.relevant], weights)
-                    if _recommend(_without(result, r.ref), weights).action != rec.action]
+    rec.rests_on = [
+        r.ref
+        for r in _usable([r for r in result.records if r.relevant], weights)
+        if _recommend(_without(result, r.ref), weights).action != rec.action
+    ]
     swung = _unknown_voters(result, rec, weights)
     if swung and not untrusted_decides and rec.action != "escalate":
         return _escalated(rec, swung)
@@ -272,8 +327,11 @@ def recommend(result: TwoStageResult, weights: Mapping[str, float] | None = None
 def _confidence_words(confidence: float, agreeing: int, n: int) -> str:
     """Why the confidence is what it is, as a clerk reads it: how many agree, and whether there are enough."""
     agree = "they all agree" if agreeing == n else f"{agreeing} of the {n} agree"
-    enough = (f"{n} precedent(s) are fewer than the {FULL_SUPPORT_AT} that give full confidence" if n < FULL_SUPPORT_AT
-              else f"there are at least {FULL_SUPPORT_AT} precedents")
+    enough = (
+        f"{n} precedent(s) are fewer than the {FULL_SUPPORT_AT} that give full confidence"
+        if n < FULL_SUPPORT_AT
+        else f"there are at least {FULL_SUPPORT_AT} precedents"
+    )
     joint = "but" if agreeing == n and n < FULL_SUPPORT_AT else "and"
     return f"Confidence {confidence:.2f}: {agree}, {joint} {enough}."
 
@@ -281,13 +339,21 @@ def _confidence_words(confidence: float, agreeing: int, n: int) -> str:
 def no_evidence_recommendation(reason: str) -> Recommendation:
     """What the agent can say when its recall could not run: nothing to cite, so (as the guard) escalate."""
     return Recommendation(
-        action="escalate", confidence=0.0, policy="no_evidence",
+        action="escalate",
+        confidence=0.0,
+        policy="no_evidence",
         rationale=f"No evidence: {reason} Without precedents the guard recommends escalation; your decision is recorded and delivered when Hindsight is back.",
     )
 
 
-def assess(result: TwoStageResult, origin: OriginOf | None = None, weights: Mapping[str, float] | None = None, *,
-           untrusted_decides: bool = False, ask_server: AskServer | None = None) -> tuple[TwoStageResult, Recommendation]:
+def assess(
+    result: TwoStageResult,
+    origin: OriginOf | None = None,
+    weights: Mapping[str, float] | None = None,
+    *,
+    untrusted_decides: bool = False,
+    ask_server: AskServer | None = None,
+) -> tuple[TwoStageResult, Recommendation]:
     """Flag relevance and trust, then recommend. `origin`: the review store's check of a record's signature
     (origin.provenance.Provenance.origin); without it nothing is proven, so no record has a reviewer's authority.
     `weights`: a vote's weight by its record's origin (e.g. {"unknown": 0.5}); 1 when not given. `untrusted_decides`:

@@ -83,7 +83,9 @@ class CaseKey(_HasVendor):
         if not exception_type:
             raise InvalidCase("type", f"is required (one of {', '.join(EXCEPTION_TYPES)})")
         if exception_type not in EXCEPTION_TYPES:
-            raise InvalidCase("type", f"unknown exception type {exception_type!r}; expected one of {', '.join(EXCEPTION_TYPES)}")
+            raise InvalidCase(
+                "type", f"unknown exception type {exception_type!r}; expected one of {', '.join(EXCEPTION_TYPES)}"
+            )
         try:
             return cls(vendor_code=vendor_code, exception_type=exception_type, vendor_name=vendor_name)
         except ValidationError as exc:
@@ -160,21 +162,39 @@ class PrecedentEvidence(BaseModel):
 
     def as_json(self) -> dict:
         return {
-            "id": self.id, "document_id": self.document_id, "text": self.text, "tags": self.tags,
-            "relevant": self.relevant, "pass": self.pass_, "rank": self.rank,
-            "outcome": self.metadata.get("outcome"), "decided_on": self.metadata.get("decided_on"),
-            "scores": self.scores.model_dump(), "human": self.human, "facts": [f.text for f in self.extracted_facts],
-            "origin": self.origin.words, "forged_claim": self.origin.forged,
-            "flags": [flag.model_dump() for flag in self.flags], "set_aside": self.set_aside,
+            "id": self.id,
+            "document_id": self.document_id,
+            "text": self.text,
+            "tags": self.tags,
+            "relevant": self.relevant,
+            "pass": self.pass_,
+            "rank": self.rank,
+            "outcome": self.metadata.get("outcome"),
+            "decided_on": self.metadata.get("decided_on"),
+            "scores": self.scores.model_dump(),
+            "human": self.human,
+            "facts": [f.text for f in self.extracted_facts],
+            "origin": self.origin.words,
+            "forged_claim": self.origin.forged,
+            "flags": [flag.model_dump() for flag in self.flags],
+            "set_aside": self.set_aside,
         }
 
     @classmethod
     def of(cls, document: RecalledDocument, pass_: Pass, rank: int) -> PrecedentEvidence:
         return cls(
-            id=document.ref, document_id=document.document_id, text=document.text, verbatim=document.verbatim,
+            id=document.ref,
+            document_id=document.document_id,
+            text=document.text,
+            verbatim=document.verbatim,
             facts=[MatchedFact(id=f.id, text=f.text, scores=f.scores) for f in document.facts],
-            tags=document.tags, metadata=document.metadata, scores=document.scores, pass_=pass_, rank=rank,
-            written_at=document.facts[0].mentioned_at, context=document.facts[0].context,
+            tags=document.tags,
+            metadata=document.metadata,
+            scores=document.scores,
+            pass_=pass_,
+            rank=rank,
+            written_at=document.facts[0].mentioned_at,
+            context=document.facts[0].context,
         )
 
 
@@ -241,7 +261,9 @@ class TwoStageResult(BaseModel):
         return why
 
     def with_crowd_out(self, crowd_out: CrowdOut) -> TwoStageResult:
-        return self.model_copy(update={"crowd_out": crowd_out, "calls": self.calls + (0 if crowd_out.reused_pass2 else 1)})
+        return self.model_copy(
+            update={"crowd_out": crowd_out, "calls": self.calls + (0 if crowd_out.reused_pass2 else 1)}
+        )
 
 
 def max_tokens_for(k: int) -> int:
@@ -254,11 +276,16 @@ def _check_k(k: int) -> int:
     return k
 
 
-def crowd_out_from(single_pass: list[RecalledDocument], exact: list[PrecedentEvidence], k: int, reused_pass2: bool) -> CrowdOut:
+def crowd_out_from(
+    single_pass: list[RecalledDocument], exact: list[PrecedentEvidence], k: int, reused_pass2: bool
+) -> CrowdOut:
     top = [d.ref for d in single_pass[:k]]
     kept = set(top)
     return CrowdOut(
-        single_pass_ids=top, exact_in_result=len(exact), lost=sum(1 for e in exact if e.id not in kept), reused_pass2=reused_pass2
+        single_pass_ids=top,
+        exact_in_result=len(exact),
+        lost=sum(1 for e in exact if e.id not in kept),
+        reused_pass2=reused_pass2,
     )
 
 
@@ -268,7 +295,9 @@ def _request(key: CaseKey, k: int, budget: Budget | None, types: list[str] | Non
 
 def _humans_first(documents: list[RecalledDocument]) -> list[RecalledDocument]:
     """Reviewer decisions first, newest first; the others keep their recall order."""
-    humans = sorted((d for d in documents if claims_human(d)), key=lambda d: d.metadata.get("decided_at", ""), reverse=True)
+    humans = sorted(
+        (d for d in documents if claims_human(d)), key=lambda d: d.metadata.get("decided_at", ""), reverse=True
+    )
     return humans + [d for d in documents if not claims_human(d)]
 
 
@@ -320,8 +349,11 @@ class _Plan:
             self.call = {**self.call, "max_tokens": min(MAX_TOKENS_CAP, 2 * self.call["max_tokens"])}
             return  # the same pass again, with room for k documents
         info = PassInfo(
-            tags_match=self.call["tags_match"], returned=len(grouped.documents), facts=grouped.facts,
-            budget_reached=grouped.budget_reached, **{**self.req, **{k: self.call[k] for k in ("tags", "max_tokens")}},
+            tags_match=self.call["tags_match"],
+            returned=len(grouped.documents),
+            facts=grouped.facts,
+            budget_reached=grouped.budget_reached,
+            **{**self.req, **{k: self.call[k] for k in ("tags", "max_tokens")}},
         )
         self.found[self.stage] = (grouped.documents, info)
         if self.stage != "exact":
@@ -329,7 +361,10 @@ class _Plan:
         elif len(grouped.documents) < self.k:
             self.stage, self.call = "broader", {"tags_match": "any_strict", **self.req}
         elif self.decisions_first:
-            self.stage, self.call = "decisions", {**self.req, "tags_match": "all_strict", "tags": [*self.key.tags, REVIEWER_TAG]}
+            self.stage, self.call = (
+                "decisions",
+                {**self.req, "tags_match": "all_strict", "tags": [*self.key.tags, REVIEWER_TAG]},
+            )
         else:
             self.stage = None
 
@@ -344,8 +379,14 @@ class _Plan:
     def result(self) -> TwoStageResult:
         first, pass1 = self.found["exact"]
         base = {
-            "bank_id": self.bank_id, "query": self.query, "key": self.key, "k": self.k, "pass1": pass1, "calls": self.calls,
-            "own_decision": self.own, "observations": list(self.observations.values()),
+            "bank_id": self.bank_id,
+            "query": self.query,
+            "key": self.key,
+            "k": self.k,
+            "pass1": pass1,
+            "calls": self.calls,
+            "own_decision": self.own,
+            "observations": list(self.observations.values()),
         }
         if "decisions" in self.found:
             humans, decisions = self.found["decisions"]
@@ -364,14 +405,25 @@ class _Plan:
                 seen.add(document.ref)
                 broader.append(PrecedentEvidence.of(document, "broader", len(exact) + len(broader) + 1))
         return TwoStageResult(
-            **base, exact=exact, broader=broader, pass2=pass2, crowd_out=crowd_out_from(second, exact, self.k, reused_pass2=True)
+            **base,
+            exact=exact,
+            broader=broader,
+            pass2=pass2,
+            crowd_out=crowd_out_from(second, exact, self.k, reused_pass2=True),
         )
 
 
 def two_stage_recall(
-    recall: RecallFn, bank_id: str, key: CaseKey, query: str, k: int = DEFAULT_K,
-    budget: Budget | None = None, types: list[str] | None = LEAN_TYPES,
-    *, own_document: str | None = None, decisions_first: bool = True,
+    recall: RecallFn,
+    bank_id: str,
+    key: CaseKey,
+    query: str,
+    k: int = DEFAULT_K,
+    budget: Budget | None = None,
+    types: list[str] | None = LEAN_TYPES,
+    *,
+    own_document: str | None = None,
+    decisions_first: bool = True,
 ) -> TwoStageResult:
     """Exact (all_strict) first, the latest human decisions at the top (see _Plan)."""
     plan = _Plan(bank_id, key, query, k, budget, types, own_document, decisions_first)
@@ -381,9 +433,16 @@ def two_stage_recall(
 
 
 async def atwo_stage_recall(
-    arecall: AsyncRecallFn, bank_id: str, key: CaseKey, query: str, k: int = DEFAULT_K,
-    budget: Budget | None = None, types: list[str] | None = LEAN_TYPES,
-    *, own_document: str | None = None, decisions_first: bool = True,
+    arecall: AsyncRecallFn,
+    bank_id: str,
+    key: CaseKey,
+    query: str,
+    k: int = DEFAULT_K,
+    budget: Budget | None = None,
+    types: list[str] | None = LEAN_TYPES,
+    *,
+    own_document: str | None = None,
+    decisions_first: bool = True,
 ) -> TwoStageResult:
     """two_stage_recall as a coroutine (for HindsightGateway.recall_many): the same calls, the same result."""
     plan = _Plan(bank_id, key, query, k, budget, types, own_document, decisions_first)
@@ -398,8 +457,13 @@ def check_crowd_out(recall: RecallFn, result: TwoStageResult) -> TwoStageResult:
         return result
     p = result.pass1
     response = recall(
-        result.bank_id, result.query, tags=result.key.tags, tags_match="any_strict", max_tokens=p.max_tokens,
-        budget=p.budget, types=p.types,
+        result.bank_id,
+        result.query,
+        tags=result.key.tags,
+        tags_match="any_strict",
+        max_tokens=p.max_tokens,
+        budget=p.budget,
+        types=p.types,
     )
     single = group(response).without(result.own_decision.document_id if result.own_decision else None).documents
     return result.with_crowd_out(crowd_out_from(single, result.exact, result.k, reused_pass2=False))

@@ -22,7 +22,9 @@ from dashboard.trust.screen import screen_record
 
 def why_set_aside(record: PrecedentEvidence) -> str | None:
     """Why a record may not vote, in words (every reason); None when it may."""
-    reasons = ["it claims to be a reviewer's decision, but this dashboard never recorded it"] if record.origin.forged else []
+    reasons = (
+        ["it claims to be a reviewer's decision, but this dashboard never recorded it"] if record.origin.forged else []
+    )
     if record.origin.void:
         reasons.append(f"a reviewer's decision without authority: {record.origin.void}")
     if record.flags:
@@ -35,11 +37,15 @@ def mark_trust(result: TwoStageResult, origin: OriginOf | None, ask_server: AskS
     check of a record's signature (origin.provenance.Provenance.origin); None proves nothing (every record unknown).
     `ask_server`: the bank's server asked when it wrote the records of unknown origin and which mean the same
     (hindsight/write_facts.py); without it a burst is read on the writer's timestamps and words alone."""
+
     def judged(r: PrecedentEvidence) -> PrecedentEvidence:
-        who = (origin or partial(origin_of, None))(r.document_id, r.tags, r.metadata, bank=result.bank_id,
-                                                  text=r.text if r.verbatim else None)
+        who = (origin or partial(origin_of, None))(
+            r.document_id, r.tags, r.metadata, bank=result.bank_id, text=r.text if r.verbatim else None
+        )
         if not r.verbatim:
-            who = who.voided("its original text did not come back with the recall, so it cannot be checked against its signature")
+            who = who.voided(
+                "its original text did not come back with the recall, so it cannot be checked against its signature"
+            )
         flags = screen_record(r.text, context=r.context, metadata=r.metadata, tags=r.tags, document_id=r.document_id)
         marked = r.model_copy(update={"origin": who, "flags": flags})
         return marked.model_copy(update={"set_aside": why_set_aside(marked)})
@@ -55,6 +61,8 @@ def mark_trust(result: TwoStageResult, origin: OriginOf | None, ask_server: AskS
         members = [r for r in voting if r.id in burst.ids]
         newest = max(members, key=lambda r: (r.metadata.get("decided_on", ""), at(r).isoformat()))
         repeats |= {r.id: f"one of a burst: {burst.summary}; the burst votes once" for r in members if r is not newest}
-    mark = lambda records: [r.model_copy(update={"set_aside": repeats[r.id]}) if r.id in repeats else r for r in records]  # noqa: E731
-    return result.model_copy(update={"exact": mark(exact), "broader": mark(broader)})
 
+    def mark(records):
+        return [r.model_copy(update={"set_aside": repeats[r.id]}) if r.id in repeats else r for r in records]
+
+    return result.model_copy(update={"exact": mark(exact), "broader": mark(broader)})

@@ -14,8 +14,15 @@ from dashboard.hindsight.wire import Budget, CurationState, MemoryRecord, Recall
 
 class RecallFn(Protocol):
     def __call__(
-        self, bank_id: str, query: str, *, tags: list[str] | None = None, tags_match: TagsMatch = "any",
-        max_tokens: int = 4096, budget: Budget = "mid", types: list[str] | None = None,
+        self,
+        bank_id: str,
+        query: str,
+        *,
+        tags: list[str] | None = None,
+        tags_match: TagsMatch = "any",
+        max_tokens: int = 4096,
+        budget: Budget = "mid",
+        types: list[str] | None = None,
     ) -> RecallResponse: ...
 
 
@@ -23,8 +30,15 @@ class AsyncRecallFn(Protocol):
     """A coroutine on the gateway's loop (HindsightGateway.arecall), same keyword arguments."""
 
     def __call__(
-        self, bank_id: str, query: str, *, tags: list[str] | None = None, tags_match: TagsMatch = "any",
-        max_tokens: int = 4096, budget: Budget = "mid", types: list[str] | None = None,
+        self,
+        bank_id: str,
+        query: str,
+        *,
+        tags: list[str] | None = None,
+        tags_match: TagsMatch = "any",
+        max_tokens: int = 4096,
+        budget: Budget = "mid",
+        types: list[str] | None = None,
     ) -> Awaitable[RecallResponse]: ...
 
 

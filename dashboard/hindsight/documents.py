@@ -120,10 +120,12 @@ class RecalledDocuments(BaseModel):
         """These results without one document and without the observations derived from it."""
         if not document_id:
             return self
-        return self.model_copy(update={
-            "documents": [d for d in self.documents if d.document_id != document_id],
-            "observations": [o for o in self.observations if document_id not in o.source_documents],
-        })
+        return self.model_copy(
+            update={
+                "documents": [d for d in self.documents if d.document_id != document_id],
+                "observations": [o for o in self.observations if document_id not in o.source_documents],
+            }
+        )
 
 
 def budget_reached(results: list[RecalledMemory], max_tokens: int | None) -> bool:
@@ -155,12 +157,16 @@ def group(response: RecallResponse, max_tokens: int | None = None) -> RecalledDo
         found = [response.chunks[i] for i in ids if i in response.chunks]
         document.chunks = sorted(found, key=lambda c: c.chunk_index)
     return RecalledDocuments(
-        documents=list(documents.values()), observations=observations, facts=len(response.results),
+        documents=list(documents.values()),
+        observations=observations,
+        facts=len(response.results),
         budget_reached=budget_reached(response.results, max_tokens),
     )
 
 
-def recall_documents(recall, bank_id: str, query: str, *, want: int, max_tokens: int, cap: int, **kwargs) -> tuple[RecalledDocuments, int]:
+def recall_documents(
+    recall, bank_id: str, query: str, *, want: int, max_tokens: int, cap: int, **kwargs
+) -> tuple[RecalledDocuments, int]:
     """(documents, the budget used): one recall, asked again with twice the budget (up to `cap`) while its
     token budget ended it before `want` documents came back. With an LLM a document is several facts, so
     a budget sized for documents can run out early."""

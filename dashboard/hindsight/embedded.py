@@ -194,7 +194,14 @@ class EmbeddedServer:
         env = ["env", f"HOME={self.pg_home}"]
         if not _as_root():
             return env + argv
-        return ["setpriv", f"--reuid={UNPRIVILEGED_USER}", f"--regid={UNPRIVILEGED_GROUP}", "--clear-groups", *env, *argv]
+        return [
+            "setpriv",
+            f"--reuid={UNPRIVILEGED_USER}",
+            f"--regid={UNPRIVILEGED_GROUP}",
+            "--clear-groups",
+            *env,
+            *argv,
+        ]
 
     # -- state ------------------------------------------------------------------
     def _read_state(self) -> dict:
@@ -257,10 +264,22 @@ class EmbeddedServer:
                     os.chown(path, *_unprivileged_ids())
         self.log(f"Starting PostgreSQL (pg0) on {HOST}:{self.settings.pg_port}, data in {self.pg_data} ...")
         argv = [
-            str(self._pg0_binary()), "start", "--name", PG_INSTANCE,
-            "-p", str(self.settings.pg_port), "-d", str(self.pg_data),
-            "-c", f"listen_addresses={HOST}",
-            "-u", PG_USER, "-P", PG_PASSWORD, "-n", PG_DATABASE,
+            str(self._pg0_binary()),
+            "start",
+            "--name",
+            PG_INSTANCE,
+            "-p",
+            str(self.settings.pg_port),
+            "-d",
+            str(self.pg_data),
+            "-c",
+            f"listen_addresses={HOST}",
+            "-u",
+            PG_USER,
+            "-P",
+            PG_PASSWORD,
+            "-n",
+            PG_DATABASE,
         ]
         with self.pg_log.open("a") as log:
             done = subprocess.run(self._as_pg_user(argv), stdout=log, stderr=subprocess.STDOUT, cwd="/", timeout=120)
@@ -299,13 +318,20 @@ class EmbeddedServer:
         self.log(f"Starting hindsight-api on {self.url} (cold start takes ~15 s) ...")
         argv = [str(executable), "--host", HOST, "--port", str(self.settings.api_port)]
         # It outlives `server start`: stopped by `server stop` (or its owner), by PID and start.
-        return Child(argv, env=self._api_env(), log=self.api_log, cwd=self.home, name="hindsight-api", stop_at_exit=False)
+        return Child(
+            argv, env=self._api_env(), log=self.api_log, cwd=self.home, name="hindsight-api", stop_at_exit=False
+        )
 
     def stop(self, timeout: float = 30.0) -> None:
         """Stop our API and PostgreSQL: a PID that now belongs to another process is left alone."""
         for name, proc, sig, group in (
             ("hindsight-api", self._api(), signal.SIGTERM, True),  # it leads its own session: the whole group
-            ("PostgreSQL", self._postgres(), signal.SIGINT, False),  # SIGINT: "fast shutdown" (roll back, checkpoint, exit)
+            (
+                "PostgreSQL",
+                self._postgres(),
+                signal.SIGINT,
+                False,
+            ),  # SIGINT: "fast shutdown" (roll back, checkpoint, exit)
         ):
             if proc is not None:
                 self.log(f"Stopping {name} (pid {proc.pid}) ...")

@@ -22,16 +22,25 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeVar
 
 import aiohttp
-from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 from hindsight_client import Hindsight
 from hindsight_client_api.exceptions import ApiException
 from hindsight_client_api.models.chunk_include_options import ChunkIncludeOptions
 from hindsight_client_api.models.include_options import IncludeOptions
 from hindsight_client_api.models.source_facts_include_options import SourceFactsIncludeOptions
+from tenacity import Retrying, retry_if_exception_type, stop_after_attempt, wait_exponential
 
 from dashboard.hindsight.documents import CHUNK_TOKENS, SOURCE_FACT_TOKENS
 from dashboard.hindsight.errors import HindsightFailed, HindsightRequestRejected, HindsightUnavailable
-from dashboard.hindsight.wire import MAX_TAG_LENGTH, Budget, CurationState, MemoryMode, MemoryRecord, RecallResponse, StoredDocument, TagsMatch
+from dashboard.hindsight.wire import (
+    MAX_TAG_LENGTH,
+    Budget,
+    CurationState,
+    MemoryMode,
+    MemoryRecord,
+    RecallResponse,
+    StoredDocument,
+    TagsMatch,
+)
 
 RETAIN_BATCH_SIZE = 50
 RETAIN_TIMEOUT_S = 300.0
@@ -39,7 +48,8 @@ RETAIN_ATTEMPTS = 4
 # The original text of each result's document and the facts behind each observation: what `documents.group`
 # needs in both server modes. Entity summaries (on by default) are not used here.
 _INCLUDE = IncludeOptions(
-    entities=None, chunks=ChunkIncludeOptions(max_tokens=CHUNK_TOKENS),
+    entities=None,
+    chunks=ChunkIncludeOptions(max_tokens=CHUNK_TOKENS),
     source_facts=SourceFactsIncludeOptions(max_tokens=SOURCE_FACT_TOKENS),
 )
 RECALL_CONCURRENCY = 4  # measured: the server is ~one core; more in flight only queues
@@ -85,7 +95,9 @@ def check_tags(tags: list[str] | None) -> list[str] | None:
 
 
 class HindsightGateway:
-    def __init__(self, base_url: str, api_key: str | None = None, timeout: float = 30.0, retain_timeout: float = RETAIN_TIMEOUT_S):
+    def __init__(
+        self, base_url: str, api_key: str | None = None, timeout: float = 30.0, retain_timeout: float = RETAIN_TIMEOUT_S
+    ):
         self.base_url = base_url.rstrip("/")
         self._api_key = api_key
         self._timeout = timeout  # recalls and reads
@@ -103,8 +115,12 @@ class HindsightGateway:
                 return HindsightRequestRejected(f"Hindsight refused the request: {_server_message(exc.body)}")
             return HindsightFailed(f"Hindsight at {self.base_url} failed: HTTP {exc.status} {exc.reason or ''}".strip())
         if isinstance(exc, (aiohttp.ClientError, asyncio.TimeoutError, OSError)):
-            reason = str(exc) or ("no answer in time" if isinstance(exc, asyncio.TimeoutError) else "the connection failed")
-            return HindsightUnavailable(f"Hindsight at {self.base_url} is unreachable: {reason}")  # a reason, not a class name
+            reason = str(exc) or (
+                "no answer in time" if isinstance(exc, asyncio.TimeoutError) else "the connection failed"
+            )
+            return HindsightUnavailable(
+                f"Hindsight at {self.base_url} is unreachable: {reason}"
+            )  # a reason, not a class name
         return exc
 
     def _run(self, coroutine: Awaitable[T]) -> T:
@@ -165,7 +181,10 @@ class HindsightGateway:
         `untagged`: only documents retained without tags (the server's `exact` match on no tags); `search`: only
         those whose id or text contains it (case-insensitive, the server's `q`)."""
         params = {
-            "limit": limit, "offset": offset, **({"tags_match": "exact"} if untagged else {}), **({"q": search} if search else {}),
+            "limit": limit,
+            "offset": offset,
+            **({"tags_match": "exact"} if untagged else {}),
+            **({"q": search} if search else {}),
         }
         return self._get(f"{_bank(bank_id)}/documents?{urllib.parse.urlencode(params)}")
 
@@ -205,14 +224,28 @@ class HindsightGateway:
     ) -> RecallResponse:
         return self._run(
             self.arecall(
-                bank_id, query, tags=tags, tags_match=tags_match, budget=budget,
-                max_tokens=max_tokens, trace=trace, types=types,
+                bank_id,
+                query,
+                tags=tags,
+                tags_match=tags_match,
+                budget=budget,
+                max_tokens=max_tokens,
+                trace=trace,
+                types=types,
             )
         )
 
     async def arecall(
-        self, bank_id: str, query: str, *, tags: list[str] | None = None, tags_match: TagsMatch = "any",
-        budget: Budget = "mid", max_tokens: int = 4096, trace: bool = False, types: list[str] | None = None,
+        self,
+        bank_id: str,
+        query: str,
+        *,
+        tags: list[str] | None = None,
+        tags_match: TagsMatch = "any",
+        budget: Budget = "mid",
+        max_tokens: int = 4096,
+        trace: bool = False,
+        types: list[str] | None = None,
     ) -> RecallResponse:
         """One recall as a coroutine; it must run on the gateway's loop (recall, recall_many).
 
@@ -227,7 +260,13 @@ class HindsightGateway:
         query, tags = check_query(query), check_tags(tags)
 
         request = RecallRequest(
-            query=query, types=types, budget=budget, max_tokens=max_tokens, trace=trace, tags=tags, tags_match=tags_match,
+            query=query,
+            types=types,
+            budget=budget,
+            max_tokens=max_tokens,
+            trace=trace,
+            tags=tags,
+            tags_match=tags_match,
             include=_INCLUDE,
         )
         response = await self._client.memory.recall_memories_without_preload_content(
@@ -287,26 +326,43 @@ class HindsightGateway:
         for start in range(0, len(records), RETAIN_BATCH_SIZE):
             batch = [r.as_retain_item() for r in records[start : start + RETAIN_BATCH_SIZE]]
             for attempt in Retrying(
-                retry=retry_if_exception_type(HindsightFailed), stop=stop_after_attempt(RETAIN_ATTEMPTS),
-                wait=wait_exponential(multiplier=0.5, max=4), reraise=True,
+                retry=retry_if_exception_type(HindsightFailed),
+                stop=stop_after_attempt(RETAIN_ATTEMPTS),
+                wait=wait_exponential(multiplier=0.5, max=4),
+                reraise=True,
             ):
                 with attempt:
                     self._run(self._client.aretain_batch(bank_id, batch))
         return len(records)
 
     def list_memories(
-        self, bank_id: str, *, tags: list[str] | None = None, tags_match: TagsMatch | None = None,
-        document_id: str | None = None, state: CurationState | None = None, limit: int = 100, offset: int = 0,
+        self,
+        bank_id: str,
+        *,
+        tags: list[str] | None = None,
+        tags_match: TagsMatch | None = None,
+        document_id: str | None = None,
+        state: CurationState | None = None,
+        limit: int = 100,
+        offset: int = 0,
     ) -> dict:
         """One page of memories (the server lists only valid ones unless `state` says "invalidated")."""
         response = self._run(
             self._client.alist_memories(
-                bank_id, tags=tags, tags_match=tags_match, document_id=document_id, state=state, limit=limit, offset=offset
+                bank_id,
+                tags=tags,
+                tags_match=tags_match,
+                document_id=document_id,
+                state=state,
+                limit=limit,
+                offset=offset,
             )
         )
         return response.to_dict() if hasattr(response, "to_dict") else dict(response)
 
-    def set_document_state(self, bank_id: str, document_id: str, state: CurationState, reason: str | None = None) -> int:
+    def set_document_state(
+        self, bank_id: str, document_id: str, state: CurationState, reason: str | None = None
+    ) -> int:
         """Curate every memory of a document (each fact, with an LLM): "invalidated" retires them from recall (the
         server prunes the observations derived from them and keeps them for audit), "valid" brings them back.
         Returns how many changed. Idempotent: only the memories not yet in `state` are listed and patched, so a
@@ -351,8 +407,14 @@ class HindsightGateway:
         self._run(self._client.aupdate_bank_config(bank_id, audit_log_enabled=enabled))
 
     def list_audit_entries(
-        self, bank_id: str, *, action: str | None = "recall", start: str | None = None, end: str | None = None,
-        limit: int = 500, offset: int = 0,
+        self,
+        bank_id: str,
+        *,
+        action: str | None = "recall",
+        start: str | None = None,
+        end: str | None = None,
+        limit: int = 500,
+        offset: int = 0,
     ) -> dict:
         """One page of entries, newest first, without bodies: {"total", "items": [{id, action, started_at, ...}]}."""
         params = {"action": action, "start_date": start, "end_date": end, "limit": limit, "offset": offset}
@@ -372,7 +434,8 @@ class HindsightGateway:
         """Copy each bank into its new one (source -> target), the copies running side by side on the server,
         and wait until all are complete."""
         pending = {
-            source: self._run(self._client.aclone_bank(source, target, include_history=False)) for source, target in pairs.items()
+            source: self._run(self._client.aclone_bank(source, target, include_history=False))
+            for source, target in pairs.items()
         }
         deadline = time.monotonic() + timeout
         while pending:

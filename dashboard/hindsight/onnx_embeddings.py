@@ -52,7 +52,9 @@ def ensure_model() -> Path:
             self.model = model
 
         def forward(self, input_ids, attention_mask, token_type_ids):
-            return self.model(input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids).last_hidden_state
+            return self.model(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
 
     model = AutoModel.from_pretrained(weights_dir()).eval()
     sample = AutoTokenizer.from_pretrained(weights_dir())(["an example"], return_tensors="pt")
@@ -63,10 +65,14 @@ def ensure_model() -> Path:
         with torch.no_grad(), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the exporter's notes on how it spelled attention's indexing in ONNX
             torch.onnx.export(
-                LastHiddenState(model), tuple(sample[name] for name in INPUTS), partial,
-                input_names=list(INPUTS), output_names=["last_hidden_state"],
+                LastHiddenState(model),
+                tuple(sample[name] for name in INPUTS),
+                partial,
+                input_names=list(INPUTS),
+                output_names=["last_hidden_state"],
                 dynamic_axes={name: {0: "batch", 1: "tokens"} for name in (*INPUTS, "last_hidden_state")},
-                opset_version=17, dynamo=False,
+                opset_version=17,
+                dynamo=False,
             )
         os.chmod(partial, 0o644)
         os.replace(partial, target)

@@ -36,7 +36,9 @@ class SiblingServer:
 
     def start(self, timeout: float = 180.0) -> str:
         argv = [str(Path(sys.executable).parent / "hindsight-api"), "--host", HOST, "--port", str(self.port)]
-        self.child = Child(argv, env=self.env(), log=self.log_path, cwd=self.log_path.parent, name="sibling hindsight-api")
+        self.child = Child(
+            argv, env=self.env(), log=self.log_path, cwd=self.log_path.parent, name="sibling hindsight-api"
+        )
         try:
             self.child.wait_until(lambda: (health(self.url) or {}).get("status") == "healthy", timeout)
         except ProcessFailed as exc:

@@ -63,7 +63,11 @@ class RecalledMemory(_Model):
     @classmethod
     def _none_is_empty(cls, value, info):
         # The server sends null for "none" on these fields.
-        return {"tags": [], "metadata": {}, "scores": {}, "source_fact_ids": []}[info.field_name] if value is None else value
+        return (
+            {"tags": [], "metadata": {}, "scores": {}, "source_fact_ids": []}[info.field_name]
+            if value is None
+            else value
+        )
 
     @property
     def is_observation(self) -> bool:
@@ -203,7 +207,9 @@ class MemoryRecord(StrictModel):
     @classmethod
     def _tags_are_clean(cls, tags: list[str]) -> list[str]:
         for tag in tags:
-            if not tag or len(tag) > MAX_TAG_LENGTH or ODD_SPACE.search(tag):  # a regex: this runs for every stored decision read
+            if (
+                not tag or len(tag) > MAX_TAG_LENGTH or ODD_SPACE.search(tag)
+            ):  # a regex: this runs for every stored decision read
                 raise ValueError(f"invalid tag {tag!r}: 1-{MAX_TAG_LENGTH} characters, no tabs or newlines")
         return tags
 
@@ -228,7 +234,10 @@ class MemoryMode(BaseModel):
     @classmethod
     def of(cls, config: dict) -> MemoryMode:
         """From a bank's resolved configuration (without an LLM the server forces "chunks", observations off)."""
-        return cls(extraction_mode=str(config.get("retain_extraction_mode") or "chunks"), observations=bool(config.get("enable_observations")))
+        return cls(
+            extraction_mode=str(config.get("retain_extraction_mode") or "chunks"),
+            observations=bool(config.get("enable_observations")),
+        )
 
     @property
     def extracting(self) -> bool:
@@ -247,6 +256,8 @@ class MemoryMode(BaseModel):
 
     def as_json(self) -> dict:
         return {
-            "mode": "extracting" if self.extracting else "verbatim", "extraction_mode": self.extraction_mode,
-            "observations": self.observations, "label": self.label,
+            "mode": "extracting" if self.extracting else "verbatim",
+            "extraction_mode": self.extraction_mode,
+            "observations": self.observations,
+            "label": self.label,
         }

@@ -61,7 +61,9 @@ def server_view(gateway: HindsightGateway, bank_id: str, candidates: Sequence[Ca
 
 def _asked(gateway: HindsightGateway, bank_id: str, candidates: Sequence[Candidate]) -> ServerView:
     checked = list(candidates[:MAX_CHECKED])
-    written = {c.id: at for c in checked if c.document_id and (at := _written(gateway.document(bank_id, c.document_id)))}
+    written = {
+        c.id: at for c in checked if c.document_id and (at := _written(gateway.document(bank_id, c.document_id)))
+    }
     alike: set[frozenset[str]] = set()
     for lead in checked:
         response = gateway.recall(bank_id, lead.text[:MAX_QUERY_CHARS], budget="low")
@@ -69,8 +71,11 @@ def _asked(gateway: HindsightGateway, bank_id: str, candidates: Sequence[Candida
         for memory in response.results:
             if memory.document_id and memory.scores.semantic is not None:
                 closest[memory.document_id] = max(closest.get(memory.document_id, 0.0), memory.scores.semantic)
-        alike |= {frozenset((lead.id, c.id)) for c in checked
-                  if c is not lead and closest.get(c.document_id or "", 0.0) >= SAME_MEANING}
+        alike |= {
+            frozenset((lead.id, c.id))
+            for c in checked
+            if c is not lead and closest.get(c.document_id or "", 0.0) >= SAME_MEANING
+        }
     return ServerView(written=written, alike=frozenset(alike))
 
 

@@ -31,8 +31,12 @@ from dashboard.support.models import Ticket
 from dashboard.support.recall import recall_for_ticket
 
 BANK_SETTINGS = (
-    "enable_graph_retrieval", "enable_text_search", "enable_temporal_retrieval",
-    "recall_budget_fixed_low", "recall_budget_fixed_mid", "recall_budget_fixed_high",
+    "enable_graph_retrieval",
+    "enable_text_search",
+    "enable_temporal_retrieval",
+    "recall_budget_fixed_low",
+    "recall_budget_fixed_mid",
+    "recall_budget_fixed_high",
 )
 
 
@@ -79,8 +83,15 @@ class OpenVariant:
 class Comparison:
     """Opens both variants (cloning banks where asked) and deletes its clones when closed."""
 
-    def __init__(self, gateway, finance_bank: str, support_bank: str, a: Variant, b: Variant,
-                 open_gateway: Callable[[str], object] | None = None):
+    def __init__(
+        self,
+        gateway,
+        finance_bank: str,
+        support_bank: str,
+        a: Variant,
+        b: Variant,
+        open_gateway: Callable[[str], object] | None = None,
+    ):
         if a.name == b.name:
             raise ValueError("the two variants need different names")
         kinds = {a.kind, b.kind}
@@ -101,7 +112,9 @@ class Comparison:
     def _open(self, variant: Variant) -> OpenVariant:
         if self.traced is not None:
             whatif = (variant.whatif or WhatIf()) if variant.kind == "whatif" else None
-            return OpenVariant(variant, self.gateway, self.finance_bank, self.support_bank, recall=self.traced.recall_fn(whatif))
+            return OpenVariant(
+                variant, self.gateway, self.finance_bank, self.support_bank, recall=self.traced.recall_fn(whatif)
+            )
         if variant.kind == "url":
             if not variant.url or self.open_gateway is None:
                 raise ValueError(f"variant {variant.name}: a URL variant needs a url")
@@ -178,7 +191,9 @@ def run_queue(opened: OpenVariant, cases: list[ExceptionCase], tickets: list[Tic
     for ticket in tickets:
         start = time.perf_counter()
         try:
-            found = recall_for_ticket(recall, opened.support_bank, ticket.customer, ticket.issue, read_document=opened.gateway.document)
+            found = recall_for_ticket(
+                recall, opened.support_bank, ticket.customer, ticket.issue, read_document=opened.gateway.document
+            )
             outcome = CaseOutcome(
                 ticket.id,
                 "ticket",
@@ -222,11 +237,17 @@ class CaseDiff:
 
     def row(self) -> dict:
         return {
-            "case": self.case_id, "kind": self.kind, "changed": self.changed,
-            "exact gained": ", ".join(self.gained), "exact lost": ", ".join(self.lost),
-            "recommendation A": self.recommendation_a, "recommendation B": self.recommendation_b,
-            "legacy admitted gained": ", ".join(self.legacy_gained), "legacy admitted lost": ", ".join(self.legacy_lost),
-            "latency A ms": round(self.latency_a_ms, 1), "latency B ms": round(self.latency_b_ms, 1),
+            "case": self.case_id,
+            "kind": self.kind,
+            "changed": self.changed,
+            "exact gained": ", ".join(self.gained),
+            "exact lost": ", ".join(self.lost),
+            "recommendation A": self.recommendation_a,
+            "recommendation B": self.recommendation_b,
+            "legacy admitted gained": ", ".join(self.legacy_gained),
+            "legacy admitted lost": ", ".join(self.legacy_lost),
+            "latency A ms": round(self.latency_a_ms, 1),
+            "latency B ms": round(self.latency_b_ms, 1),
             "error": self.error or "",
         }
 
@@ -284,12 +305,19 @@ class ABReport:
 
     def as_json(self) -> dict:
         return {
-            "a": self.a.model_dump(), "b": self.b.model_dump(), "summary": self.summary(),
-            "recommendations_changed": self.recommendations_changed, "exact_lost": self.exact_lost,
-            "exact_gained": self.exact_gained, "legacy_changed": self.legacy_changed, "p50_change": self.p50_change,
-            "cases": [d.row() for d in self.diffs], "clones_deleted": self.clones_deleted,
-            "prediction_checks": None if self.prediction_checks is None else {
-                "recalls": len(self.prediction_checks), "default_equals_server": sum(self.prediction_checks)},
+            "a": self.a.model_dump(),
+            "b": self.b.model_dump(),
+            "summary": self.summary(),
+            "recommendations_changed": self.recommendations_changed,
+            "exact_lost": self.exact_lost,
+            "exact_gained": self.exact_gained,
+            "legacy_changed": self.legacy_changed,
+            "p50_change": self.p50_change,
+            "cases": [d.row() for d in self.diffs],
+            "clones_deleted": self.clones_deleted,
+            "prediction_checks": None
+            if self.prediction_checks is None
+            else {"recalls": len(self.prediction_checks), "default_equals_server": sum(self.prediction_checks)},
         }
 
 

@@ -39,8 +39,11 @@ class DecidedChange(BaseModel):
 
     def row(self) -> dict:
         return {
-            "case": self.link, "exact before": ", ".join(self.exact_before), "exact after": ", ".join(self.exact_after),
-            "recommendation before": self.recommendation_before, "recommendation after": self.recommendation_after,
+            "case": self.link,
+            "exact before": ", ".join(self.exact_before),
+            "exact after": ", ".join(self.exact_after),
+            "recommendation before": self.recommendation_before,
+            "recommendation after": self.recommendation_after,
         }
 
 
@@ -48,10 +51,15 @@ def decided_changes(diffs: list[CaseDiff], decided: set[str]) -> list[DecidedCha
     """The decided exceptions whose exact evidence or recommendation differs between A and B, in queue order."""
     return [
         DecidedChange(
-            case_id=d.case_id, exact_before=d.exact_a, exact_after=d.exact_b,
-            recommendation_before=d.recommendation_a, recommendation_after=d.recommendation_b,
+            case_id=d.case_id,
+            exact_before=d.exact_a,
+            exact_after=d.exact_b,
+            recommendation_before=d.recommendation_a,
+            recommendation_after=d.recommendation_b,
         )
         for d in diffs
-        if d.kind == "exception" and d.case_id in decided and not d.error
+        if d.kind == "exception"
+        and d.case_id in decided
+        and not d.error
         and (d.exact_a != d.exact_b or d.recommendation_changed)
     ]

@@ -14,8 +14,13 @@ from dashboard.traces.why_not import WhyNot, knobs_after
 
 
 def fix_report(
-    gateway, finance_bank: str, support_bank: str, cases: list[ExceptionCase], tickets: list[Ticket],
-    knobs: ReplaySettings, answer: WhyNot,
+    gateway,
+    finance_bank: str,
+    support_bank: str,
+    cases: list[ExceptionCase],
+    tickets: list[Ticket],
+    knobs: ReplaySettings,
+    answer: WhyNot,
 ) -> ABReport | None:
     """The queue under the settings the fix was judged on (A) and under the fix (B); None when the fix changes
     only the recall's own request."""
@@ -33,8 +38,14 @@ def altered(report: ABReport | None, exclude: str | None = None) -> list[str]:
 
 
 def cases_altered(
-    gateway, finance_bank: str, support_bank: str, cases: list[ExceptionCase], tickets: list[Ticket],
-    knobs: ReplaySettings, answer: WhyNot, exclude: str | None = None,
+    gateway,
+    finance_bank: str,
+    support_bank: str,
+    cases: list[ExceptionCase],
+    tickets: list[Ticket],
+    knobs: ReplaySettings,
+    answer: WhyNot,
+    exclude: str | None = None,
 ) -> list[str]:
     """The ids of the queue's cases (but `exclude`, the case the question came from) whose exact precedents,
     recommendation or legacy admissions the fix's server-wide changes would alter."""

@@ -27,7 +27,9 @@ OTHER_TYPES = "this vendor's precedents of other exception types"
 UNTAGGED = "untagged records"
 TAGGED = "tagged records"
 
-Classify = Callable[[list[BankDocument]], dict[str, str | None]]  # documents -> id -> kind of stranger (None: the case's)
+Classify = Callable[
+    [list[BankDocument]], dict[str, str | None]
+]  # documents -> id -> kind of stranger (None: the case's)
 
 
 class LetsIn(BaseModel):
@@ -63,7 +65,10 @@ def ticket_classifier(owned_of: Callable[[list[BankDocument]], set[str]]) -> Cla
 
     def classify(documents: list[BankDocument]) -> dict[str, str | None]:
         owned = owned_of(documents)
-        return {d.id: None if d.id in owned else (OTHER_CUSTOMERS_TAGGED if d.tags else OTHER_CUSTOMERS_UNTAGGED) for d in documents}
+        return {
+            d.id: None if d.id in owned else (OTHER_CUSTOMERS_TAGGED if d.tags else OTHER_CUSTOMERS_UNTAGGED)
+            for d in documents
+        }
 
     return classify
 
@@ -107,13 +112,22 @@ def suggestions(answer: WhyNot, classify: Classify, migrate_to: str | None = Non
     proven the ticket's customer's: migrating it to that tag is offered first."""
     found: list[Suggestion] = []
     if migrate_to is not None and answer.stage == "tag_filter":
-        found.append(Suggestion(
-            action=f"Tag {answer.document_id} for this customer ({migrate_to}), as the migration does; then the customer's "
-            "own tag filter reaches it", safe=True, lets_in=LetsIn(), kind="migrate",
-        ))
+        found.append(
+            Suggestion(
+                action=f"Tag {answer.document_id} for this customer ({migrate_to}), as the migration does; then the customer's "
+                "own tag filter reaches it",
+                safe=True,
+                lets_in=LetsIn(),
+                kind="migrate",
+            )
+        )
     if answer.changes:
         seen = {d.id for d in answer.filter_admits}
         extra = answer.filter_admits + [d for d in answer.also_returned if d.id not in seen]
         reach = lets_in(extra, classify)
-        found.append(Suggestion(action=f"Change the settings ({answer.fix})", safe=reach.foreign == 0, lets_in=reach, kind="settings"))
+        found.append(
+            Suggestion(
+                action=f"Change the settings ({answer.fix})", safe=reach.foreign == 0, lets_in=reach, kind="settings"
+            )
+        )
     return sorted(found, key=lambda s: not s.safe)  # stable: the migration, then a change that admits no stranger

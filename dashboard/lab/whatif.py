@@ -62,7 +62,9 @@ class WhatIf(StrictModel):
 
     def settings(self) -> ReplaySettings:
         return ReplaySettings(
-            weights=dict(self.weights), caps=dict.fromkeys(SOURCES, self.cap) if self.cap else {}, min_bm25=self.min_bm25,
+            weights=dict(self.weights),
+            caps=dict.fromkeys(SOURCES, self.cap) if self.cap else {},
+            min_bm25=self.min_bm25,
             reranker_max_candidates=self.reranker_max_candidates or DEFAULT_RERANKER_MAX_CANDIDATES,
         )
 
@@ -74,7 +76,9 @@ class WhatIf(StrictModel):
             raise ValueError("a what-if caps every arm alike")
         reranker = settings.reranker_max_candidates
         return cls(
-            weights=dict(settings.weights), cap=caps.pop() or None, min_bm25=settings.min_bm25,
+            weights=dict(settings.weights),
+            cap=caps.pop() or None,
+            min_bm25=settings.min_bm25,
             reranker_max_candidates=None if reranker == DEFAULT_RERANKER_MAX_CANDIDATES else reranker,
         )
 
@@ -138,14 +142,18 @@ class TracedQueue:
             response = self.gateway.recall(bank_id, query, trace=True, **kwargs)
             self._responses[key] = response
             if response.trace is not None:
-                self.prediction_checks.append(self._predicted_ids(response, WhatIf()) == [m.id for m in response.results])
+                self.prediction_checks.append(
+                    self._predicted_ids(response, WhatIf()) == [m.id for m in response.results]
+                )
         return self._responses[key]
 
     @staticmethod
     def _predicted_ids(response: RecallResponse, whatif: WhatIf) -> list[str]:
         return [c.node_id for c in predict(response.trace, whatif.settings()).returned]
 
-    def _lookup(self, bank_id: str, wanted: set[str], tags: list[str] | None, tags_match: str) -> dict[str, RecalledMemory]:
+    def _lookup(
+        self, bank_id: str, wanted: set[str], tags: list[str] | None, tags_match: str
+    ) -> dict[str, RecalledMemory]:
         known = self._memories.setdefault(bank_id, {})
         missing = wanted - set(known)
         offset = 0

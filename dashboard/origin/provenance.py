@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import secrets as token
 from collections.abc import Mapping, Sequence
-
 from typing import NamedTuple
 
 import sqlalchemy as sa
@@ -20,9 +19,9 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from dashboard.hindsight.wire import MemoryRecord
+from dashboard.origin.vouching import vouched_for
 from dashboard.store.db import upgrade
 from dashboard.store.schema import decisions, secrets, standing_decisions
-from dashboard.origin.vouching import vouched_for
 from dashboard.trust.origin import Bound, Kind, Origin, origin_of, signed_metadata, text_digest
 
 SIGNING = "signing"
@@ -40,10 +39,17 @@ class Standing(NamedTuple):
 
 
 def _standing(conn: sa.Connection, *where) -> Standing | None:
-    query = (sa.select(D.revision, S.decided_on, S.outcome, D.document_id, D.record)
-             .select_from(standing_decisions.join(decisions, D.id == S.decision_id)).where(*where))
+    query = (
+        sa.select(D.revision, S.decided_on, S.outcome, D.document_id, D.record)
+        .select_from(standing_decisions.join(decisions, D.id == S.decision_id))
+        .where(*where)
+    )
     row = conn.execute(query).first()
-    return None if row is None else Standing(row.revision, row.decided_on, row.outcome, row.document_id, (row.record or {}).get("content", ""))
+    return (
+        None
+        if row is None
+        else Standing(row.revision, row.decided_on, row.outcome, row.document_id, (row.record or {}).get("content", ""))
+    )
 
 
 class Provenance:
@@ -77,17 +83,31 @@ class Provenance:
         metadata = signed_metadata(self.key, record.document_id, record.tags, record.metadata, kind, who)
         return record.model_copy(update={"metadata": metadata})
 
-    def sign_decision(self, record: MemoryRecord, who: str, bank_id: str, case_kind: str, case_id: str, revision: int,
-                      outcome: str) -> MemoryRecord:
+    def sign_decision(
+        self, record: MemoryRecord, who: str, bank_id: str, case_kind: str, case_id: str, revision: int, outcome: str
+    ) -> MemoryRecord:
         """A reviewer's decision as it is retained: signed as revision `revision` of the case, with its outcome, its
         document id and its text's digest."""
-        bound = Bound(bank=bank_id, case=f"{case_kind}:{case_id}", revision=revision, outcome=outcome,
-                      document_id=record.document_id or "", text_sha256=text_digest(record.content))
+        bound = Bound(
+            bank=bank_id,
+            case=f"{case_kind}:{case_id}",
+            revision=revision,
+            outcome=outcome,
+            document_id=record.document_id or "",
+            text_sha256=text_digest(record.content),
+        )
         metadata = signed_metadata(self.key, record.document_id, record.tags, record.metadata, "reviewer", who, bound)
         return record.model_copy(update={"metadata": metadata})
 
-    def origin(self, document_id: str | None, tags: Sequence[str], metadata: Mapping[str, str], *,
-               bank: str | None = None, text: str | None = None) -> Origin:
+    def origin(
+        self,
+        document_id: str | None,
+        tags: Sequence[str],
+        metadata: Mapping[str, str],
+        *,
+        bank: str | None = None,
+        text: str | None = None,
+    ) -> Origin:
         """Who wrote a recalled record, as far as its signature proves, and, for a reviewer's decision, whether it is
         its case's standing decision in this store."""
         found = origin_of(self.key, document_id, tags, metadata, bank=bank, text=text)
@@ -111,26 +131,38 @@ class Provenance:
             return found
         return found if vouch is None else found.model_copy(update={"kind": "vouched", "who": vouch.by})
 
-    def _standing_check(self, found: Origin, document_id: str | None, metadata: Mapping[str, str], bank: str | None,
-                        text: str | None) -> Origin:
+    def _standing_check(
+        self, found: Origin, document_id: str | None, metadata: Mapping[str, str], bank: str | None, text: str | None
+    ) -> Origin:
         bound = found.bound
         with self.engine.connect() as conn:
             if bound is None:  # signed before revisions were bound: only the store can say it stands
                 if bank is None or text is None:
                     return found
                 standing = _standing(conn, S.bank_id == bank, D.document_id == document_id)
-                if (standing is not None and standing.outcome == metadata.get("outcome", standing.outcome)
-                        and text_digest(standing.text) == text_digest(text)):
+                if (
+                    standing is not None
+                    and standing.outcome == metadata.get("outcome", standing.outcome)
+                    and text_digest(standing.text) == text_digest(text)
+                ):
                     return found.model_copy(update={"void": None})
-                return found.model_copy(update={"void": "signed before decisions were bound to their revision, and not "
-                                                        "the review store's standing decision with this text"})
-            standing = _standing(conn, S.bank_id == bound.bank, S.case_kind == bound.case_kind, S.case_id == bound.case_id)
+                return found.model_copy(
+                    update={
+                        "void": "signed before decisions were bound to their revision, and not "
+                        "the review store's standing decision with this text"
+                    }
+                )
+            standing = _standing(
+                conn, S.bank_id == bound.bank, S.case_kind == bound.case_kind, S.case_id == bound.case_id
+            )
         if standing is not None and standing.revision > bound.revision:
             on = f" of {standing.decided_on}" if standing.decided_on else ""
             return found.voided(f"revision {bound.revision}, superseded by revision {standing.revision}{on}")
         if standing is None or standing.revision != bound.revision:
             held = "no standing decision" if standing is None else f"revision {standing.revision} as standing"
-            return found.voided(f"revision {bound.revision} of {bound.case_id} is not in the review store, which holds {held}")
+            return found.voided(
+                f"revision {bound.revision} of {bound.case_id} is not in the review store, which holds {held}"
+            )
         if standing.outcome is not None and standing.outcome != bound.outcome:
             return found.voided(f"its outcome ({bound.outcome}) is not the standing decision's ({standing.outcome})")
         return found

@@ -20,14 +20,15 @@ import sqlalchemy as sa
 from pydantic import BaseModel
 from sqlalchemy import Engine
 
+from dashboard.access.four_eyes import proposer as proposing
+from dashboard.access.four_eyes import second_person, typed
 from dashboard.hindsight.gateway import HindsightGateway
+from dashboard.settings import Role
 from dashboard.store.db import as_utc, upgrade
 from dashboard.store.delivery_queue import utc_now
-from dashboard.store.errors import VouchInputError, Refused
-from dashboard.access.four_eyes import proposer as proposing, second_person, typed
+from dashboard.store.errors import Refused, VouchInputError
 from dashboard.store.identity import Actor, Person
 from dashboard.store.schema import vouched_documents, vouches
-from dashboard.settings import Role
 from dashboard.trust.origin import text_digest
 
 REASON_MAX_CHARS = 500
@@ -82,8 +83,11 @@ def in_bank(gateway: HindsightGateway) -> DocumentsOf:
     def one(bank_id: str, document_id: str) -> Iterator[VouchedDocument]:
         stored = gateway.document(bank_id, document_id)
         if stored is not None and stored.original_text is not None:
-            yield VouchedDocument(document_id=document_id, text_sha256=text_digest(stored.original_text),
-                                  written_at=stored.created_at and datetime.fromisoformat(stored.created_at))
+            yield VouchedDocument(
+                document_id=document_id,
+                text_sha256=text_digest(stored.original_text),
+                written_at=stored.created_at and datetime.fromisoformat(stored.created_at),
+            )
 
     def documents_of(vouch: Vouch) -> Iterator[VouchedDocument]:
         if vouch.document_id:
@@ -120,8 +124,16 @@ class Vouching:
         self.engine, self.clock = engine, clock
         upgrade(engine)
 
-    def propose(self, bank_id: str, *, role: Role, proposer: Actor, reason: str, document_id: str | None = None,
-                written_before: datetime | None = None) -> Vouch:
+    def propose(
+        self,
+        bank_id: str,
+        *,
+        role: Role,
+        proposer: Actor,
+        reason: str,
+        document_id: str | None = None,
+        written_before: datetime | None = None,
+    ) -> Vouch:
         """A lead's proposal to vouch for one document, or for every document the server wrote before a time."""
         person, name = proposing(VouchInputError, role, "vouch", proposer)
         reason = _text("reason", reason, REASON_MAX_CHARS)
@@ -130,11 +142,18 @@ class Vouching:
         if written_before is not None and written_before.tzinfo is None:
             raise VouchInputError("before", "give the time with its zone (e.g. 2026-12-01T00:00:00+00:00)")
         with self.engine.begin() as conn:
-            new_id = conn.execute(vouches.insert().values(
-                bank_id=_text("bank", bank_id, 200), document_id=document_id and _text("document", document_id, 240),
-                written_before=written_before, reason=reason, proposed_by=name, proposer_id=person.id,
-                proposed_at=self.clock(), state="proposed",
-            )).inserted_primary_key[0]
+            new_id = conn.execute(
+                vouches.insert().values(
+                    bank_id=_text("bank", bank_id, 200),
+                    document_id=document_id and _text("document", document_id, 240),
+                    written_before=written_before,
+                    reason=reason,
+                    proposed_by=name,
+                    proposer_id=person.id,
+                    proposed_at=self.clock(),
+                    state="proposed",
+                )
+            ).inserted_primary_key[0]
         return self.get(int(new_id))
 
     def confirm(self, vouch_id: int, *, role: Role, confirmer: Actor, documents_of: DocumentsOf) -> Vouch:
@@ -145,9 +164,10 @@ class Vouching:
             if not self._settle(conn, vouch, person, "confirmed", documents=len(found)):
                 raise Refused(f"Vouch {vouch_id} was confirmed or refused by someone else meanwhile.")
             if found:
-                conn.execute(vouched_documents.insert(), [
-                    {"bank_id": vouch.bank_id, "vouch_id": vouch.id, **d.model_dump()} for d in found
-                ])
+                conn.execute(
+                    vouched_documents.insert(),
+                    [{"bank_id": vouch.bank_id, "vouch_id": vouch.id, **d.model_dump()} for d in found],
+                )
         return self.get(vouch_id)
 
     def refuse(self, vouch_id: int, *, role: Role, refuser: Actor) -> Vouch:
@@ -164,13 +184,21 @@ class Vouching:
             raise VouchInputError("vouch", f"{vouch_id} is not a vouch")
         if vouch.state != "proposed":
             raise Refused(f"Vouch {vouch_id} was already {vouch.state} by {vouch.settled_by}.")
-        person, _ = second_person(VouchInputError, role, "vouch", who, Person.stored(vouch.proposed_by, vouch.proposer_id),
-                                  step, "this vouch")
+        person, _ = second_person(
+            VouchInputError, role, "vouch", who, Person.stored(vouch.proposed_by, vouch.proposer_id), step, "this vouch"
+        )
         return vouch, person
 
-    def _settle(self, conn: sa.Connection, vouch: Vouch, person: Person, state: str, documents: int | None = None) -> bool:
-        done = conn.execute(vouches.update().where(V.id == vouch.id, V.state == "proposed").values(
-            state=state, settled_by=person.name, settler_id=person.id, settled_at=self.clock(), documents=documents))
+    def _settle(
+        self, conn: sa.Connection, vouch: Vouch, person: Person, state: str, documents: int | None = None
+    ) -> bool:
+        done = conn.execute(
+            vouches.update()
+            .where(V.id == vouch.id, V.state == "proposed")
+            .values(
+                state=state, settled_by=person.name, settler_id=person.id, settled_at=self.clock(), documents=documents
+            )
+        )
         return done.rowcount == 1
 
     def get(self, vouch_id: int) -> Vouch | None:
@@ -188,8 +216,12 @@ class Vouching:
 def vouched_for(conn: sa.Connection, bank_id: str, document_id: str, text_sha256: str) -> Vouch | None:
     """The confirmed vouch that covers this document with this text, the newest one; None when none does."""
     row = conn.execute(
-        sa.select(vouches).select_from(vouches.join(vouched_documents, VD.vouch_id == V.id))
-        .where(VD.bank_id == bank_id, VD.document_id == document_id, VD.text_sha256 == text_sha256, V.state == "confirmed")
-        .order_by(V.id.desc()).limit(1)
+        sa.select(vouches)
+        .select_from(vouches.join(vouched_documents, VD.vouch_id == V.id))
+        .where(
+            VD.bank_id == bank_id, VD.document_id == document_id, VD.text_sha256 == text_sha256, V.state == "confirmed"
+        )
+        .order_by(V.id.desc())
+        .limit(1)
     ).first()
     return None if row is None else _vouch(row)

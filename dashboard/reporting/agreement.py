@@ -63,7 +63,10 @@ class CalibrationBand(BaseModel):
 
 def calibration(counts: Mapping[str, tuple[int, int]]) -> list[CalibrationBand]:
     """Every confidence band in order, with its decisions and how many kept the recommendation (0 when none)."""
-    return [CalibrationBand(band=label, decisions=counts.get(label, (0, 0))[0], kept=counts.get(label, (0, 0))[1]) for label in LABELS]
+    return [
+        CalibrationBand(band=label, decisions=counts.get(label, (0, 0))[0], kept=counts.get(label, (0, 0))[1])
+        for label in LABELS
+    ]
 
 
 def kappa_text(kappa: float | None) -> str:

@@ -16,10 +16,10 @@ from datetime import date
 
 from pydantic import BaseModel
 
-from dashboard.store.decision import outcome_words
 from dashboard.delivery.outbox import StoredDecision
-from dashboard.store.schema import AWAITING_SECOND
 from dashboard.review.second_review import FIRST, LEAD, SECOND, ReviewStep
+from dashboard.store.decision import outcome_words
+from dashboard.store.schema import AWAITING_SECOND
 
 
 class AuditRow(BaseModel):
@@ -104,12 +104,16 @@ def _provenance(step: ReviewStep, steps: list[ReviewStep], first: StoredDecision
         return f"superseded by the lead {lead.actor}"
     if step.step == SECOND:
         second_agrees = step.outcome == first.decision.outcome
-        return "audit only: agreed with the first decision" if second_agrees else "audit only: disagreed, awaiting a lead"
+        return (
+            "audit only: agreed with the first decision" if second_agrees else "audit only: disagreed, awaiting a lead"
+        )
     return first.state
 
 
 def audit_rows(
-    history: list[StoredDecision], trail: dict[int, list[ReviewStep]], statuses: Mapping[tuple[str, str, str], str] | None = None,
+    history: list[StoredDecision],
+    trail: dict[int, list[ReviewStep]],
+    statuses: Mapping[tuple[str, str, str], str] | None = None,
 ) -> list[AuditRow]:
     """Every reviewer's decision on a case with its provenance: the decisions rows, and after a first decision held
     for a blind second review, the second reviewer's (`trail`: first decision id -> its steps); blind until the second
@@ -120,20 +124,42 @@ def audit_rows(
         steps = trail.get(entry.id, [])
         first = next((s for s in steps if s.step == FIRST), None)
         if first is not None:
-            row = row.model_copy(update={"review_step": FIRST, "role": first.role, "provenance": _provenance(first, steps, entry)})
+            row = row.model_copy(
+                update={"review_step": FIRST, "role": first.role, "provenance": _provenance(first, steps, entry)}
+            )
         rows.append(row)
         for step in (s for s in steps if s.step == SECOND):
             d = step.decision
-            rows.append(row.model_copy(update={
-                "decided_at": d.decided_at.isoformat(timespec="seconds"), "reviewer": d.reviewer, "authenticated": d.authenticated,
-                "reviewer_subject": d.reviewer_subject or "", "reviewer_issuer": d.reviewer_issuer or "", "outcome": d.outcome, "overridden": d.overridden, "reason_code": d.reason_code or "", "note": d.note,
-                "delivery": "audit only", "attempts": 0, "last_error": "", "delivered_at": "", "review_step": SECOND,
-                "role": step.role, "provenance": _provenance(step, steps, entry),
-            }))
+            rows.append(
+                row.model_copy(
+                    update={
+                        "decided_at": d.decided_at.isoformat(timespec="seconds"),
+                        "reviewer": d.reviewer,
+                        "authenticated": d.authenticated,
+                        "reviewer_subject": d.reviewer_subject or "",
+                        "reviewer_issuer": d.reviewer_issuer or "",
+                        "outcome": d.outcome,
+                        "overridden": d.overridden,
+                        "reason_code": d.reason_code or "",
+                        "note": d.note,
+                        "delivery": "audit only",
+                        "attempts": 0,
+                        "last_error": "",
+                        "delivered_at": "",
+                        "review_step": SECOND,
+                        "role": step.role,
+                        "provenance": _provenance(step, steps, entry),
+                    }
+                )
+            )
     lead_rows = {s.lead_decision_id: s for steps in trail.values() for s in steps if s.step == LEAD}
     for row in rows:
         if row.audit_id in lead_rows and not row.review_step:
-            row.review_step, row.role, row.provenance = LEAD, lead_rows[row.audit_id].role, f"the lead's decision: {row.delivery}"
+            row.review_step, row.role, row.provenance = (
+                LEAD,
+                lead_rows[row.audit_id].role,
+                f"the lead's decision: {row.delivery}",
+            )
         row.case_status = (statuses or {}).get((row.bank_id, row.case_kind, row.case_id), "")
     return blind_until_reviewed(rows)
 
@@ -144,8 +170,19 @@ HIDDEN = "(hidden until the blind second review)"
 def blind_until_reviewed(rows: list[AuditRow]) -> list[AuditRow]:
     """A first decision still awaiting its blind second review names no reviewer, outcome, override, reason, note,
     evidence cited or role, so the second reviewer cannot read it in the audit log or an export."""
-    secret = {"reviewer": HIDDEN, "outcome": HIDDEN, "decision": HIDDEN, "overridden": None, "reason_code": "", "note": "", "role": "", "cited_evidence": "",
-              "reviewer_subject": "", "reviewer_issuer": "", "revision_reason": ""}
+    secret = {
+        "reviewer": HIDDEN,
+        "outcome": HIDDEN,
+        "decision": HIDDEN,
+        "overridden": None,
+        "reason_code": "",
+        "note": "",
+        "role": "",
+        "cited_evidence": "",
+        "reviewer_subject": "",
+        "reviewer_issuer": "",
+        "revision_reason": "",
+    }
     return [row.model_copy(update=secret) if row.delivery == AWAITING_SECOND else row for row in rows]
 
 

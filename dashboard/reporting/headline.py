@@ -18,7 +18,9 @@ NAMED = 3  # cases named per incident kind; the rest are counted
 
 
 # What the Overview's heading starts with, e.g. "30 cases (18 exceptions, 12 tickets): 1 decided": the browser bench waits for it
-HEADLINE_START = re.compile(r"^[\d,]+ cases? \([\d,]+ [a-z -]+(?:, [\d,]+ [a-z -]+)*\): [\d,]+ decided")  # any kinds' nouns
+HEADLINE_START = re.compile(
+    r"^[\d,]+ cases? \([\d,]+ [a-z -]+(?:, [\d,]+ [a-z -]+)*\): [\d,]+ decided"
+)  # any kinds' nouns
 
 
 def n(count: int, one: str, many: str | None = None) -> str:
@@ -29,14 +31,19 @@ def held_words(f: CaseFigures) -> str:
     """e.g. "3 held (1 for a second approver, 1 for a blind second review, 1 awaiting the lead)"; "" when none."""
     if not f.held:
         return ""
-    kinds = [(f.held_for_approver, "for a second approver"), (f.held_for_blind_review, "for a blind second review"),
-             (f.awaiting_lead, "awaiting the lead")]
+    kinds = [
+        (f.held_for_approver, "for a second approver"),
+        (f.held_for_blind_review, "for a blind second review"),
+        (f.awaiting_lead, "awaiting the lead"),
+    ]
     return f"{f.held:,} held (" + ", ".join(f"{count:,} {what}" for count, what in kinds if count) + ")"
 
 
 def figures_words(f: CaseFigures) -> str:
     """e.g. "3 decided, 3 held (1 for a second approver, ...), 24 open": what a queue's cases are now."""
-    decided = f"{f.decided:,} decided" + (f" ({f.pending_delivery:,} not yet stored in memory)" if f.pending_delivery else "")
+    decided = f"{f.decided:,} decided" + (
+        f" ({f.pending_delivery:,} not yet stored in memory)" if f.pending_delivery else ""
+    )
     opened = f"{f.open:,} open" + (f" ({f.returned:,} returned by the second approver)" if f.returned else "")
     return ", ".join(part for part in (decided, held_words(f), opened) if part)
 
@@ -82,13 +89,20 @@ WRONG = "What went wrong: "
 def wrong_sentence(m: OverviewMetrics) -> str:
     inc = m.incidents
     if not inc.checked:
-        return ("No agent run is recorded yet: nothing to check for incidents." if not inc.agent_runs
-                else "The agents' runs are not checked for incidents yet.")
+        return (
+            "No agent run is recorded yet: nothing to check for incidents."
+            if not inc.agent_runs
+            else "The agents' runs are not checked for incidents yet."
+        )
     if not inc.cases:
         return f"No incident in the agents' recalls ({n(inc.checked, 'case')} checked)."
     naive = naive_words(inc.found)
-    return (f"{WRONG}{n(inc.cases, 'case')} with incidents, " + (f"{naive}: " if naive else "")
-            + "; ".join(where_words(inc.found, {q.kind: q.nouns for q in m.queues})) + ".")
+    return (
+        f"{WRONG}{n(inc.cases, 'case')} with incidents, "
+        + (f"{naive}: " if naive else "")
+        + "; ".join(where_words(inc.found, {q.kind: q.nouns for q in m.queues}))
+        + "."
+    )
 
 
 def headline_parts(m: OverviewMetrics) -> tuple[str, str]:

@@ -49,7 +49,9 @@ class Overview(BaseModel):
 def _server(gateway: HindsightGateway, settings: Settings) -> ServerSummary:
     try:
         healthy = gateway.health().get("status") == "healthy"
-        return ServerSummary(url=settings.base_url, embedded=settings.embedded, healthy=healthy, version=gateway.version())
+        return ServerSummary(
+            url=settings.base_url, embedded=settings.embedded, healthy=healthy, version=gateway.version()
+        )
     except HindsightUnavailable as exc:
         return ServerSummary(url=settings.base_url, embedded=settings.embedded, healthy=False, error=str(exc))
 
@@ -60,7 +62,11 @@ def _bank(gateway: HindsightGateway, bank_id: str, role: str) -> BankSummary:
     except HindsightError as exc:
         return BankSummary(bank_id=bank_id, role=role, error=str(exc))
     return BankSummary(
-        bank_id=bank_id, role=role, memories=stats.get("total_nodes"), documents=stats.get("total_documents"), memory_mode=mode
+        bank_id=bank_id,
+        role=role,
+        memories=stats.get("total_nodes"),
+        documents=stats.get("total_documents"),
+        memory_mode=mode,
     )
 
 
@@ -81,7 +87,9 @@ def build_overview(gateway: HindsightGateway, settings: Settings, kinds: Sequenc
     return Overview(
         server=server,
         banks=[
-            _bank(gateway, bank_id, role) if server.healthy else BankSummary(bank_id=bank_id, role=role, error="server unreachable")
+            _bank(gateway, bank_id, role)
+            if server.healthy
+            else BankSummary(bank_id=bank_id, role=role, error="server unreachable")
             for bank_id, role in banks
         ],
         queues=[_queue(kind, settings) for kind in kinds],

@@ -17,7 +17,9 @@ from pydantic import BaseModel
 from dashboard.agents.labelled_cases import LabelledCase
 from dashboard.traces.ranking import rank_figures
 
-Attributes = Mapping[tuple[str, str], Mapping[str, str]]  # (case kind, case id) -> {"vendor": ..., "type": ..., "segment": ...}
+Attributes = Mapping[
+    tuple[str, str], Mapping[str, str]
+]  # (case kind, case id) -> {"vendor": ..., "type": ..., "segment": ...}
 GroupsOf = Callable[[set[str]], Mapping[str, Mapping[str, str]]]  # a kind's: its case ids -> each one's groups
 
 
@@ -65,9 +67,15 @@ def label_quality(labelled: Iterable[LabelledCase], attributes: Attributes, k: i
         n = len(members)
         rows.append(
             QualityRow(
-                week=week, by=by, group=group, cases=n, labels=sum(c.labels for c in members),
-                relevant=sum(len(c.relevant) for c in members), precision_at_k=sum(f.precision for f in figures) / n,
-                mrr=sum(f.reciprocal_rank for f in figures) / n, evidence_at_k=sum(f.hit for f in figures),
+                week=week,
+                by=by,
+                group=group,
+                cases=n,
+                labels=sum(c.labels for c in members),
+                relevant=sum(len(c.relevant) for c in members),
+                precision_at_k=sum(f.precision for f in figures) / n,
+                mrr=sum(f.reciprocal_rank for f in figures) / n,
+                evidence_at_k=sum(f.hit for f in figures),
             )
         )
     return sorted(rows, key=lambda r: (-r.week.toordinal(), dimensions.index(r.by), r.group))

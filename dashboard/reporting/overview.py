@@ -81,7 +81,9 @@ class DailyDecisions(BaseModel):
 
 class IncidentSummary(BaseModel):
     checked: int = 0  # cases whose agent runs were checked for incidents
-    found: IncidentFigures = Field(default_factory=IncidentFigures)  # the cases with incidents, where, and how many naive
+    found: IncidentFigures = Field(
+        default_factory=IncidentFigures
+    )  # the cases with incidents, where, and how many naive
     agent_runs: int = 0  # recorded runs of the agents (the review store)
     audited_recalls: int = 0  # recall entries read from Hindsight's audit log (the store's projection)
 
@@ -182,13 +184,22 @@ def first_decision_day(standing: Mapping[str, Sequence[StandingCount]]) -> date 
 
 
 def queue_status(
-    queues: Sequence[QueueIds], states: Mapping[str, Mapping[str, DecisionState]], held: Mapping[str, Mapping[str, str]] | None = None,
+    queues: Sequence[QueueIds],
+    states: Mapping[str, Mapping[str, DecisionState]],
+    held: Mapping[str, Mapping[str, str]] | None = None,
 ) -> list[QueueStatus]:
     """Each queue's case figures, counted by review.figures.case_figures as every page counts them. `held`: kind ->
     case id -> the status of its held decision."""
     held = held or {}
-    return [QueueStatus(queue=q.name, kind=q.kind, nouns=q.nouns, **case_figures(q.ids, states.get(q.kind, {}), held.get(q.kind, {})).model_dump())
-            for q in queues]
+    return [
+        QueueStatus(
+            queue=q.name,
+            kind=q.kind,
+            nouns=q.nouns,
+            **case_figures(q.ids, states.get(q.kind, {}), held.get(q.kind, {})).model_dump(),
+        )
+        for q in queues
+    ]
 
 
 def total(queues: Sequence[QueueStatus]) -> CaseFigures:
@@ -197,8 +208,11 @@ def total(queues: Sequence[QueueStatus]) -> CaseFigures:
 
 
 def decision_metrics(
-    standing: Mapping[str, Sequence[StandingCount]], group_of: Mapping[tuple[str, str], str], start: date | None = None,
-    end: date | None = None, queues: Sequence[QueueIds] = (),
+    standing: Mapping[str, Sequence[StandingCount]],
+    group_of: Mapping[tuple[str, str], str],
+    start: date | None = None,
+    end: date | None = None,
+    queues: Sequence[QueueIds] = (),
 ) -> tuple[list[Agreement], list[OverrideRow], list[DailyDecisions]]:
     """From the standing decisions counted (kind -> counts), those made in the range; the overrides of the `queues`
     whose kind groups them, by kind, group (a vendor) and reason (`group_of`: (kind, case id) -> its group, for an override
@@ -218,22 +232,33 @@ def decision_metrics(
                 row.overridden += c.count
                 day.overridden += c.count
                 if kind in grouped:
-                    overrides[(kind, c.group or group_of.get((kind, c.case_id or ""), "unknown"), c.reason_code or "none")] += c.count
+                    overrides[
+                        (kind, c.group or group_of.get((kind, c.case_id or ""), "unknown"), c.reason_code or "none")
+                    ] += c.count
             else:
                 row.approved += c.count
                 day.approved += c.count
-    override_rows = [OverrideRow(kind=k, by=grouped[k], group=g, reason_code=r, count=n) for (k, g, r), n in sorted(overrides.items())]
+    override_rows = [
+        OverrideRow(kind=k, by=grouped[k], group=g, reason_code=r, count=n)
+        for (k, g, r), n in sorted(overrides.items())
+    ]
     return list(agreement.values()), override_rows, [daily[key] for key in sorted(daily)]
 
 
 def incident_summary(
-    counts: Mapping[str, IncidentCounts], agent_tally: tuple[int, int] = (0, 0), found: Iterable[CaseIncidents] = (),
+    counts: Mapping[str, IncidentCounts],
+    agent_tally: tuple[int, int] = (0, 0),
+    found: Iterable[CaseIncidents] = (),
 ) -> IncidentSummary:
     """`counts`: case kind -> its queue's incident flags counted (QueueFlags.incidents: how many were checked);
     `found`: the queued cases with incidents (their kinds and variants), counted by incident_figures; `agent_tally`:
     (agent runs, audit-log recalls read)."""
-    return IncidentSummary(checked=sum(c.checked for c in counts.values()), found=incident_figures(found),
-                           agent_runs=agent_tally[0], audited_recalls=agent_tally[1])
+    return IncidentSummary(
+        checked=sum(c.checked for c in counts.values()),
+        found=incident_figures(found),
+        agent_runs=agent_tally[0],
+        audited_recalls=agent_tally[1],
+    )
 
 
 def held_blind(blind: Iterable[BlindCase], queued: Mapping[str, Set[str]], now: datetime) -> list[HeldCase]:
@@ -244,17 +269,27 @@ def held_blind(blind: Iterable[BlindCase], queued: Mapping[str, Set[str]], now: 
         if case.case_id not in queued.get(case.first.case_kind, set()):
             continue
         since = case.second.at if case.awaiting_lead and case.second is not None else case.first.created_at
-        rows.append(HeldCase(case_id=case.case_id, case_kind=case.first.case_kind, status=case.status,
-                             age_hours=round((now - since).total_seconds() / 3600, 1)))
+        rows.append(
+            HeldCase(
+                case_id=case.case_id,
+                case_kind=case.first.case_kind,
+                status=case.status,
+                age_hours=round((now - since).total_seconds() / 3600, 1),
+            )
+        )
     return sorted(rows, key=lambda h: h.age_hours, reverse=True)
 
 
 def approvals_waiting(waiting: Iterable[HeldDecision], now: datetime) -> list[WaitingApproval]:
     rows = [
         WaitingApproval(
-            case_id=h.stored.case_id, proposer=h.proposed.actor, outcome=h.stored.decision.outcome,
-            outcome_words=h.stored.decision.said(h.stored.decision.outcome), amount=h.proposed.amount,
-            limit=h.proposed.limit, age_hours=round((now - h.proposed.at).total_seconds() / 3600, 1),
+            case_id=h.stored.case_id,
+            proposer=h.proposed.actor,
+            outcome=h.stored.decision.outcome,
+            outcome_words=h.stored.decision.said(h.stored.decision.outcome),
+            amount=h.proposed.amount,
+            limit=h.proposed.limit,
+            age_hours=round((now - h.proposed.at).total_seconds() / 3600, 1),
         )
         for h in waiting
     ]
@@ -293,10 +328,17 @@ def latency_stats(samples: Iterable[LatencySample]) -> list[LatencyStat]:
     stats = []
     for kind in sorted(by_kind):
         values = sorted(s.ms for s in by_kind[kind])
-        stats.append(LatencyStat(
-            kind=kind, count=len(values), failed=sum(1 for s in by_kind[kind] if not s.ok),
-            p50_ms=round(statistics.median(values), 1), p90_ms=round(p90(values), 1), p95_ms=round(p95(values), 1), max_ms=round(values[-1], 1),
-        ))
+        stats.append(
+            LatencyStat(
+                kind=kind,
+                count=len(values),
+                failed=sum(1 for s in by_kind[kind] if not s.ok),
+                p50_ms=round(statistics.median(values), 1),
+                p90_ms=round(p90(values), 1),
+                p95_ms=round(p95(values), 1),
+                max_ms=round(values[-1], 1),
+            )
+        )
     return stats
 
 
@@ -327,27 +369,44 @@ def build(
     "coverage"), as their packages computed them; `held`: case kind -> case id -> the status of its held decision;
     `waiting`: the oldest decisions awaiting a second approval, `blind`: the cases awaiting a blind second review or a
     lead, `incident_cases`: case kind -> the cases with incidents (each is kept only when queued)."""
-    agreement, overrides, daily = decision_metrics(standing, _groups_named(queues, standing, groups_of or {}), start, end, queues)
+    agreement, overrides, daily = decision_metrics(
+        standing, _groups_named(queues, standing, groups_of or {}), start, end, queues
+    )
     now = now or datetime.now(UTC)
     queued = {q.kind: set(q.ids) for q in queues}
     found = [c for kind, found in (incident_cases or {}).items() for c in found if c.case_id in queued.get(kind, set())]
     return OverviewMetrics(
-        start=start, end=end, decisions_in_range=sum(a.decisions for a in agreement),
-        queues=queue_status(queues, states, held), agreement=agreement, overrides=overrides, daily=daily,
-        **(sections or {}), incidents=incident_summary(incidents or {}, agent_tally, found),
-        coverage_error=coverage_error, latency=latency_stats(latencies),
-        approvals_waiting=approvals_waiting((h for h in waiting if h.stored.case_id in queued.get(h.stored.case_kind, set())), now),
-        held_blind=held_blind(blind, queued, now), curation=CurationCounts.model_validate(curation or {}),
+        start=start,
+        end=end,
+        decisions_in_range=sum(a.decisions for a in agreement),
+        queues=queue_status(queues, states, held),
+        agreement=agreement,
+        overrides=overrides,
+        daily=daily,
+        **(sections or {}),
+        incidents=incident_summary(incidents or {}, agent_tally, found),
+        coverage_error=coverage_error,
+        latency=latency_stats(latencies),
+        approvals_waiting=approvals_waiting(
+            (h for h in waiting if h.stored.case_id in queued.get(h.stored.case_kind, set())), now
+        ),
+        held_blind=held_blind(blind, queued, now),
+        curation=CurationCounts.model_validate(curation or {}),
         trust=trust or TrustSummary(),
     )
 
 
-def _groups_named(queues: Sequence[QueueIds], standing: Mapping[str, Sequence[StandingCount]],
-                  groups_of: Mapping[str, GroupsOf]) -> dict[tuple[str, str], str]:
+def _groups_named(
+    queues: Sequence[QueueIds], standing: Mapping[str, Sequence[StandingCount]], groups_of: Mapping[str, GroupsOf]
+) -> dict[tuple[str, str], str]:
     """(kind, case id) -> its group, for the overrides whose record names none (a few of a queue of 100,000)."""
     named = {}
     for q in queues:
         unnamed = {c.case_id for c in standing.get(q.kind, ()) if c.case_id}
         if q.report_by and unnamed and q.kind in groups_of:
-            named |= {(q.kind, case_id): about[q.report_by] for case_id, about in groups_of[q.kind](unnamed).items() if q.report_by in about}
+            named |= {
+                (q.kind, case_id): about[q.report_by]
+                for case_id, about in groups_of[q.kind](unnamed).items()
+                if q.report_by in about
+            }
     return named

@@ -6,22 +6,26 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from dashboard.store.agent_part import AgentPart
 from dashboard.review.queue_kind import EvidenceRecord
+from dashboard.store.agent_part import AgentPart
 
 MAX_UNCITED = 3  # relevant records the agent left out, named; the rest counted
 
 
-def differences(agent: AgentPart, recommendation: str | None, evidence: Sequence[EvidenceRecord],
-                outcome_words: Mapping[str, str]) -> list[str]:
+def differences(
+    agent: AgentPart, recommendation: str | None, evidence: Sequence[EvidenceRecord], outcome_words: Mapping[str, str]
+) -> list[str]:
     """One sentence per difference, the recommendation first; [] when the two agree on everything they both say."""
+
     def words(outcome: str) -> str:
         return f"{outcome} ({outcome_words[outcome]})" if outcome in outcome_words else outcome
 
     lines = []
     if agent.recommendation and recommendation and agent.recommendation != recommendation:
-        lines.append(f"The agent recommends {words(agent.recommendation)}; the dashboard's recompute recommends "
-                     f"{words(recommendation)}.")
+        lines.append(
+            f"The agent recommends {words(agent.recommendation)}; the dashboard's recompute recommends "
+            f"{words(recommendation)}."
+        )
     judged = {record.ref: record for record in evidence}
     for ref in agent.cited:
         record = judged.get(ref)

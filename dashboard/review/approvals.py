@@ -16,15 +16,15 @@ import sqlalchemy as sa
 from pydantic import BaseModel
 from sqlalchemy import Engine
 
-from dashboard.store.identity import Actor, as_person, same_person
 from dashboard.access.limits import ApprovalLimits, in_words
-from dashboard.store.db import as_utc
-from dashboard.store.kept import KeptUntilTheLogChanges
-from dashboard.store.delivery_queue import leased_to
-from dashboard.delivery.outbox import StoredDecision, stored_decision
 from dashboard.access.roles import allowed
-from dashboard.store.schema import APPROVAL_HELD, AWAITING, PENDING, RETURNED, approvals, decisions
+from dashboard.delivery.outbox import StoredDecision, stored_decision
 from dashboard.settings import Role
+from dashboard.store.db import as_utc
+from dashboard.store.delivery_queue import leased_to
+from dashboard.store.identity import Actor, as_person, same_person
+from dashboard.store.kept import KeptUntilTheLogChanges
+from dashboard.store.schema import APPROVAL_HELD, AWAITING, PENDING, RETURNED, approvals, decisions
 
 CONFIRMED, REJECTED = "confirmed", "rejected"
 CHUNK = 500  # rows read whole by id at a time (a bounded IN list)
@@ -98,8 +98,12 @@ class Approvals:
 
     def __init__(self, engine: Engine, clock=lambda: datetime.now(UTC)):
         self.engine, self.clock = engine, clock
-        self._held = KeptUntilTheLogChanges(engine)  # (bank, kind) -> its held decisions; the steps move the version too
-        self._last_held: dict[tuple[str, str], dict[str, HeldDecision]] = {}  # the last read of each, to read again what changed
+        self._held = KeptUntilTheLogChanges(
+            engine
+        )  # (bank, kind) -> its held decisions; the steps move the version too
+        self._last_held: dict[
+            tuple[str, str], dict[str, HeldDecision]
+        ] = {}  # the last read of each, to read again what changed
 
     def held(self, bank_id: str, case_kind: str, case_id: str | None = None) -> Mapping[str, HeldDecision]:
         """case id -> its held decision, for the cases (or the one case) whose newest decision is awaiting
@@ -117,29 +121,40 @@ class Approvals:
             mine = sa.and_(mine, decisions.c.case_id == case_id)
         newer = decisions.alias("newer")
         superseded = sa.exists().where(
-            newer.c.bank_id == decisions.c.bank_id, newer.c.case_kind == decisions.c.case_kind,
-            newer.c.case_id == decisions.c.case_id, newer.c.revision > decisions.c.revision,
+            newer.c.bank_id == decisions.c.bank_id,
+            newer.c.case_kind == decisions.c.case_kind,
+            newer.c.case_id == decisions.c.case_id,
+            newer.c.revision > decisions.c.revision,
         )
         return sa.and_(mine, decisions.c.state.in_(APPROVAL_HELD), ~superseded)
 
     def _read_held(self, bank_id: str, case_kind: str, case_id: str | None = None) -> dict[str, HeldDecision]:
-        return {h.stored.case_id: h for h in self._with_steps(sa.select(decisions).where(self._standing_held(bank_id, case_kind, case_id)))}
+        return {
+            h.stored.case_id: h
+            for h in self._with_steps(sa.select(decisions).where(self._standing_held(bank_id, case_kind, case_id)))
+        }
 
     def _held_now(self, bank_id: str, case_kind: str) -> dict[str, HeldDecision]:
         """The held decisions after the log moved: which rows are held is read by id, state and number of steps, and
         only the rows not held as they were before are read whole (at 10,000 held rows, building them all took ~0.2 s
         of each page run after a decision)."""
         d, a = decisions.c, approvals.c
-        query = (sa.select(d.case_id, d.id, d.state, sa.func.count(a.id))
-                 .select_from(decisions.outerjoin(approvals, a.decision_id == d.id))
-                 .where(self._standing_held(bank_id, case_kind)).group_by(d.case_id, d.id, d.state))
+        query = (
+            sa.select(d.case_id, d.id, d.state, sa.func.count(a.id))
+            .select_from(decisions.outerjoin(approvals, a.decision_id == d.id))
+            .where(self._standing_held(bank_id, case_kind))
+            .group_by(d.case_id, d.id, d.state)
+        )
         with self.engine.connect() as conn:
             now = {case_id: (row_id, state, steps) for case_id, row_id, state, steps in conn.execute(query)}
         before = self._last_held.get((bank_id, case_kind), {})
         held = {c: h for c, h in before.items() if now.get(c) == (h.stored.id, h.stored.state, len(h.steps))}
         fresh = [row_id for c, (row_id, *_) in now.items() if c not in held]
         for start in range(0, len(fresh), CHUNK):
-            held |= {h.stored.case_id: h for h in self._with_steps(sa.select(decisions).where(d.id.in_(fresh[start : start + CHUNK])))}
+            held |= {
+                h.stored.case_id: h
+                for h in self._with_steps(sa.select(decisions).where(d.id.in_(fresh[start : start + CHUNK])))
+            }
         self._last_held[(bank_id, case_kind)] = held
         return held
 
@@ -154,16 +169,30 @@ class Approvals:
 
     def trail(self, bank_id: str, case_kind: str, case_id: str) -> list[HeldDecision]:
         """Every decision on the case that went through a second approval, with all its steps, oldest first."""
-        return self._with_steps(sa.select(decisions).where(
-            decisions.c.bank_id == bank_id, decisions.c.case_kind == case_kind, decisions.c.case_id == case_id,
-            decisions.c.id.in_(sa.select(approvals.c.decision_id)),
-        ))
+        return self._with_steps(
+            sa.select(decisions).where(
+                decisions.c.bank_id == bank_id,
+                decisions.c.case_kind == case_kind,
+                decisions.c.case_id == case_id,
+                decisions.c.id.in_(sa.select(approvals.c.decision_id)),
+            )
+        )
 
     def log(self) -> list[dict]:
         """Every step of every second approval, newest first, with its case (the Audit log page)."""
         query = (
-            sa.select(approvals.c.decision_id, decisions.c.bank_id, decisions.c.case_id, approvals.c.step, approvals.c.actor,
-                      approvals.c.role, approvals.c.amount, approvals.c["limit"], approvals.c.note, approvals.c.at)
+            sa.select(
+                approvals.c.decision_id,
+                decisions.c.bank_id,
+                decisions.c.case_id,
+                approvals.c.step,
+                approvals.c.actor,
+                approvals.c.role,
+                approvals.c.amount,
+                approvals.c["limit"],
+                approvals.c.note,
+                approvals.c.at,
+            )
             .join(decisions, decisions.c.id == approvals.c.decision_id)
             .order_by(approvals.c.id.desc())
         )
@@ -173,16 +202,29 @@ class Approvals:
     def _with_steps(self, query) -> list[HeldDecision]:
         with self.engine.connect() as conn:
             rows = [stored_decision(r) for r in conn.execute(query.order_by(decisions.c.id))]
-            steps = conn.execute(
-                sa.select(approvals).where(approvals.c.decision_id.in_([r.id for r in rows])).order_by(approvals.c.id)
-            ).all() if rows else []
+            steps = (
+                conn.execute(
+                    sa.select(approvals)
+                    .where(approvals.c.decision_id.in_([r.id for r in rows]))
+                    .order_by(approvals.c.id)
+                ).all()
+                if rows
+                else []
+            )
         by_row: dict[int, list[Step]] = {}
         for s in steps:
             by_row.setdefault(s.decision_id, []).append(Step.model_validate({**s._mapping, "at": as_utc(s.at)}))
         return [HeldDecision(stored=r, steps=by_row[r.id]) for r in rows]
 
     def settle(
-        self, held: HeldDecision, approver: Actor, role: Role, limit: float | None, *, confirm: bool, note: str = "",
+        self,
+        held: HeldDecision,
+        approver: Actor,
+        role: Role,
+        limit: float | None,
+        *,
+        confirm: bool,
+        note: str = "",
         writer: str | None = None,
     ) -> bool:
         """Confirm (the row becomes pending, due now, leased to `writer`: see outbox.leased_to) or reject (returned),
@@ -192,12 +234,26 @@ class Approvals:
             changed = conn.execute(
                 decisions.update()
                 .where(decisions.c.id == held.stored.id, decisions.c.state == AWAITING)
-                .values(state=PENDING if confirm else RETURNED, next_attempt_at=now, **(leased_to(writer, now) if confirm else {}))
+                .values(
+                    state=PENDING if confirm else RETURNED,
+                    next_attempt_at=now,
+                    **(leased_to(writer, now) if confirm else {}),
+                )
             ).rowcount
             if changed != 1:
                 return False
-            conn.execute(approvals.insert().values(
-                decision_id=held.stored.id, step=CONFIRMED if confirm else REJECTED, actor=approver.name, person_id=approver.id, role=role,
-                amount=held.proposed.amount, limit=limit, scope=held.proposed.scope, note=note, at=now,
-            ))
+            conn.execute(
+                approvals.insert().values(
+                    decision_id=held.stored.id,
+                    step=CONFIRMED if confirm else REJECTED,
+                    actor=approver.name,
+                    person_id=approver.id,
+                    role=role,
+                    amount=held.proposed.amount,
+                    limit=limit,
+                    scope=held.proposed.scope,
+                    note=note,
+                    at=now,
+                )
+            )
         return True

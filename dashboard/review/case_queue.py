@@ -77,11 +77,18 @@ def differing(stored: QueuedCase, fields: Mapping[str, Any], agent: AgentPart | 
 
 
 def _case(row: sa.Row) -> QueuedCase:
-    return QueuedCase(seq=row.seq, case_kind=row.case_kind, case_id=row.case_id, fields=row.fields,
-                      agent=AgentPart.model_validate(row.agent) if row.agent else None, source=row.source,
-                      created_at=as_utc(row.created_at),
-                      withdrawal=Withdrawal(by=row.withdrawn_by, why=row.withdrawn_why or "", at=as_utc(row.withdrawn_at))
-                      if row.withdrawn_at is not None else None)
+    return QueuedCase(
+        seq=row.seq,
+        case_kind=row.case_kind,
+        case_id=row.case_id,
+        fields=row.fields,
+        agent=AgentPart.model_validate(row.agent) if row.agent else None,
+        source=row.source,
+        created_at=as_utc(row.created_at),
+        withdrawal=Withdrawal(by=row.withdrawn_by, why=row.withdrawn_why or "", at=as_utc(row.withdrawn_at))
+        if row.withdrawn_at is not None
+        else None,
+    )
 
 
 class CaseQueue:
@@ -93,13 +100,16 @@ class CaseQueue:
         upgrade(self.engine)
         self._kept: dict[str, tuple[int, tuple[QueuedCase, ...]]] = {}
 
-    def submit(self, case_kind: str, case_id: str, fields: Mapping[str, Any], agent: AgentPart | None,
-               source: str) -> tuple[QueuedCase, bool]:
+    def submit(
+        self, case_kind: str, case_id: str, fields: Mapping[str, Any], agent: AgentPart | None, source: str
+    ) -> tuple[QueuedCase, bool]:
         """(the case as stored, whether this call wrote it). CaseConflict when the id holds another body."""
         digest = body_hash(fields, agent)
         try:
             with self.engine.begin() as conn:
-                conn.execute(queued_cases.insert().values(**self._values(case_kind, case_id, fields, agent, source, digest)))
+                conn.execute(
+                    queued_cases.insert().values(**self._values(case_kind, case_id, fields, agent, source, digest))
+                )
             return self.get(case_kind, case_id), True
         except IntegrityError:
             stored = self.get(case_kind, case_id)
@@ -109,7 +119,9 @@ class CaseQueue:
                 raise CaseConflict(case_id, differing(stored, fields, agent)) from None
             return stored, False
 
-    def import_cases(self, case_kind: str, rows: Sequence[tuple[str, Mapping[str, Any]]], source: str) -> tuple[int, int]:
+    def import_cases(
+        self, case_kind: str, rows: Sequence[tuple[str, Mapping[str, Any]]], source: str
+    ) -> tuple[int, int]:
         """Every row (case id, fields) or none: (added, already there with the same values). CaseConflict names the
         first row (counted from 1) whose id holds other values."""
         with self.engine.begin() as conn:
@@ -120,22 +132,36 @@ class CaseQueue:
                 if case_id not in stored:
                     new.append(self._values(case_kind, case_id, fields, None, source, digest))
                 elif stored[case_id] != digest:
-                    theirs = _case(conn.execute(sa.select(queued_cases).where(Q.case_kind == case_kind, Q.case_id == case_id)).one())
+                    theirs = _case(
+                        conn.execute(
+                            sa.select(queued_cases).where(Q.case_kind == case_kind, Q.case_id == case_id)
+                        ).one()
+                    )
                     raise CaseConflict(case_id, differing(theirs, fields, None), rows=[number])
             if new:
                 conn.execute(queued_cases.insert(), new)
         return len(new), len(rows) - len(new)
 
     def _values(self, case_kind, case_id, fields, agent, source, digest) -> dict:
-        return dict(case_kind=case_kind, case_id=case_id, fields=dict(fields), body_sha256=digest, source=source[:120],
-                    agent=agent.model_dump(mode="json") if agent else None, created_at=self.clock())
+        return dict(
+            case_kind=case_kind,
+            case_id=case_id,
+            fields=dict(fields),
+            body_sha256=digest,
+            source=source[:120],
+            agent=agent.model_dump(mode="json") if agent else None,
+            created_at=self.clock(),
+        )
 
     def withdraw(self, case_kind: str, case_id: str, by: str, why: str) -> QueuedCase | None:
         """Withdraw the case (kept, out of the queue); withdrawn already, it stays as it was. None: no such case. The
         caller checks it is still open: this room does not read decisions."""
         with self.engine.begin() as conn:
-            conn.execute(queued_cases.update().where(Q.case_kind == case_kind, Q.case_id == case_id, Q.withdrawn_at.is_(None))
-                         .values(withdrawn_at=self.clock(), withdrawn_by=by[:120], withdrawn_why=why))
+            conn.execute(
+                queued_cases.update()
+                .where(Q.case_kind == case_kind, Q.case_id == case_id, Q.withdrawn_at.is_(None))
+                .values(withdrawn_at=self.clock(), withdrawn_by=by[:120], withdrawn_why=why)
+            )
         return self.get(case_kind, case_id)
 
     def get(self, case_kind: str, case_id: str) -> QueuedCase | None:
@@ -148,7 +174,9 @@ class CaseQueue:
         unchanged version is an unchanged queue."""
         with self.engine.connect() as conn:
             newest, withdrawn = conn.execute(
-                sa.select(sa.func.coalesce(sa.func.max(Q.seq), 0), sa.func.count(Q.withdrawn_at)).where(Q.case_kind == case_kind)
+                sa.select(sa.func.coalesce(sa.func.max(Q.seq), 0), sa.func.count(Q.withdrawn_at)).where(
+                    Q.case_kind == case_kind
+                )
             ).one()
         return int(newest), int(withdrawn)
 
@@ -161,8 +189,11 @@ class CaseQueue:
         if version != seen:
             after = seen[0] if version[1] == seen[1] else 0  # a withdrawal: read the queue again
             with self.engine.connect() as conn:
-                rows = conn.execute(sa.select(queued_cases).where(Q.case_kind == case_kind, Q.seq > after, Q.withdrawn_at.is_(None))
-                                    .order_by(Q.seq))
+                rows = conn.execute(
+                    sa.select(queued_cases)
+                    .where(Q.case_kind == case_kind, Q.seq > after, Q.withdrawn_at.is_(None))
+                    .order_by(Q.seq)
+                )
                 kept = (*(kept if after else ()), *(_case(r) for r in rows))
             self._kept[case_kind] = (version, kept)
         return kept

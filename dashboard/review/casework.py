@@ -13,8 +13,8 @@ from pydantic import BaseModel, Field
 from sqlalchemy import Engine
 from sqlalchemy.dialects import postgresql, sqlite
 
-from dashboard.store.db import as_utc
 from dashboard.review.flag_counts import FlagTallies, QueueFlags
+from dashboard.store.db import as_utc
 from dashboard.store.identity import Actor, Person, as_person
 from dashboard.store.schema import NAME, case_flags, claims, comments
 
@@ -48,7 +48,11 @@ def _holds(holder: Person, who: Person) -> bool:
 
 
 def _held_by(who: Person) -> sa.ColumnElement:
-    return claims.c.person_id == who.id if who.signed_in else sa.and_(claims.c.holder == who.name, claims.c.person_id.is_(None))
+    return (
+        claims.c.person_id == who.id
+        if who.signed_in
+        else sa.and_(claims.c.holder == who.name, claims.c.person_id.is_(None))
+    )
 
 
 def _upsert(engine: Engine, table: sa.Table):
@@ -79,13 +83,22 @@ class Casework:
         else's when their lease has not run out."""
         now, holder = self.clock(), as_person(holder)
         insert = _upsert(self.engine, claims).values(
-            bank_id=bank_id, case_kind=case_kind, case_id=case_id, holder=holder.name, person_id=holder.id, claimed_at=now,
+            bank_id=bank_id,
+            case_kind=case_kind,
+            case_id=case_id,
+            holder=holder.name,
+            person_id=holder.id,
+            claimed_at=now,
             expires_at=now + timedelta(seconds=lease_s),
         )
         statement = insert.on_conflict_do_update(
             index_elements=["bank_id", "case_kind", "case_id"],
-            set_={"holder": insert.excluded.holder, "person_id": insert.excluded.person_id, "claimed_at": insert.excluded.claimed_at,
-                  "expires_at": insert.excluded.expires_at},
+            set_={
+                "holder": insert.excluded.holder,
+                "person_id": insert.excluded.person_id,
+                "claimed_at": insert.excluded.claimed_at,
+                "expires_at": insert.excluded.expires_at,
+            },
             where=sa.or_(_held_by(holder), claims.c.expires_at < now),
         )
         with self.engine.begin() as conn:
@@ -97,7 +110,9 @@ class Casework:
         with self.engine.connect() as conn:
             row = conn.execute(
                 sa.select(claims).where(
-                    claims.c.bank_id == bank_id, claims.c.case_kind == case_kind, claims.c.case_id == case_id,
+                    claims.c.bank_id == bank_id,
+                    claims.c.case_kind == case_kind,
+                    claims.c.case_id == case_id,
                     claims.c.expires_at >= self.clock(),
                 )
             ).first()
@@ -123,7 +138,9 @@ class Casework:
         with self.engine.begin() as conn:
             result = conn.execute(
                 claims.delete().where(
-                    claims.c.bank_id == bank_id, claims.c.case_kind == case_kind, claims.c.case_id == case_id,
+                    claims.c.bank_id == bank_id,
+                    claims.c.case_kind == case_kind,
+                    claims.c.case_id == case_id,
                     _held_by(as_person(holder)),
                 )
             )
@@ -136,7 +153,12 @@ class Casework:
         with self.engine.begin() as conn:
             result = conn.execute(
                 comments.insert().values(
-                    bank_id=bank_id, case_kind=case_kind, case_id=case_id, author=author.name[:NAME], person_id=author.id, body=body[:4000],
+                    bank_id=bank_id,
+                    case_kind=case_kind,
+                    case_id=case_id,
+                    author=author.name[:NAME],
+                    person_id=author.id,
+                    body=body[:4000],
                     created_at=self.clock(),
                 )
             )
@@ -171,7 +193,10 @@ class Casework:
                 insert = _upsert(self.engine, case_flags)
                 statement = insert.on_conflict_do_update(
                     index_elements=["bank_id", "case_kind", "case_id"],
-                    set_={"flags": _merged(self.engine, insert.excluded.flags, keys), "updated_at": insert.excluded.updated_at},
+                    set_={
+                        "flags": _merged(self.engine, insert.excluded.flags, keys),
+                        "updated_at": insert.excluded.updated_at,
+                    },
                 )
                 conn.execute(statement, rows)
 

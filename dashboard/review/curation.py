@@ -25,26 +25,36 @@ from pydantic import BaseModel
 from sqlalchemy import Engine
 from sqlalchemy.exc import IntegrityError
 
+from dashboard.access.four_eyes import proposer as proposing
+from dashboard.access.four_eyes import second_person, typed
 from dashboard.hindsight.calls import CurateFn
-from dashboard.store.errors import CurationInputError, NotAllowed, Refused
 from dashboard.review.freshness import EVERYTHING, Freshness
-from dashboard.access.four_eyes import proposer as proposing, second_person, typed
-from dashboard.store.identity import Actor, Person
+from dashboard.settings import Role
 from dashboard.store.db import as_utc
 from dashboard.store.delivery_queue import DeliveryQueue, DeliveryReport, leased_to, utc_now, worker_name
-from dashboard.store.schema import PENDING
-from dashboard.store.schema import curation
-from dashboard.settings import Role
+from dashboard.store.errors import CurationInputError, NotAllowed, Refused
+from dashboard.store.identity import Actor, Person
+from dashboard.store.schema import PENDING, curation
 
 __all__ = ["Curation", "CurationEvent", "CurationInputError", "DocumentCuration", "NotAllowed", "Refused"]
 
 Label = Literal["wrong", "outdated", "another_customer", "duplicate"]
-LABELS: dict[str, str] = {"wrong": "wrong", "outdated": "outdated", "another_customer": "another customer's", "duplicate": "duplicate"}
+LABELS: dict[str, str] = {
+    "wrong": "wrong",
+    "outdated": "outdated",
+    "another_customer": "another customer's",
+    "duplicate": "duplicate",
+}
 Change = Literal["invalidate", "revert"]
 REASON_MAX_CHARS = 500
 
 # A document's curation status: what a new event may do to it, and what it leaves it in.
-VALID, INVALIDATION_PROPOSED, INVALIDATED, REVERT_PROPOSED = "valid", "invalidation proposed", "invalidated", "revert proposed"
+VALID, INVALIDATION_PROPOSED, INVALIDATED, REVERT_PROPOSED = (
+    "valid",
+    "invalidation proposed",
+    "invalidated",
+    "revert proposed",
+)
 _PROPOSE = {"invalidate": (VALID, INVALIDATION_PROPOSED), "revert": (INVALIDATED, REVERT_PROPOSED)}
 _APPROVED = {"invalidate": INVALIDATED, "revert": VALID}
 
@@ -119,7 +129,11 @@ class Curation(DeliveryQueue):
     table = curation
 
     def __init__(
-        self, store: Engine | Path, curate: CurateFn | None = None, *, freshness: Freshness | None = None,
+        self,
+        store: Engine | Path,
+        curate: CurateFn | None = None,
+        *,
+        freshness: Freshness | None = None,
         clock: Callable[[], datetime] = utc_now,
     ):
         super().__init__(store, clock)
@@ -134,8 +148,15 @@ class Curation(DeliveryQueue):
     # -- writing -------------------------------------------------------------------------
 
     def propose(
-        self, bank_id: str, document_id: str, *, role: Role, proposer: Actor, reason: str,
-        change: Change = "invalidate", label: str | None = None,
+        self,
+        bank_id: str,
+        document_id: str,
+        *,
+        role: Role,
+        proposer: Actor,
+        reason: str,
+        change: Change = "invalidate",
+        label: str | None = None,
     ) -> CurationEvent:
         """A reviewer's proposal: invalidate (with a label) a valid document, or revert an invalidated one."""
         proposer, name = proposing(CurationInputError, role, "propose_curation", proposer)
@@ -150,7 +171,15 @@ class Curation(DeliveryQueue):
         def values(current: DocumentCuration) -> dict:
             if current.status != needs:
                 raise Refused(f"{document_id} is {current.status}: a proposal to {change} needs it {needs}.")
-            return dict(action="propose", change=change, label=label, reason=reason, actor=name, person_id=proposer.id, after=after)
+            return dict(
+                action="propose",
+                change=change,
+                label=label,
+                reason=reason,
+                actor=name,
+                person_id=proposer.id,
+                after=after,
+            )
 
         return self._append(bank_id, document_id, values)
 
@@ -162,11 +191,27 @@ class Curation(DeliveryQueue):
         sent = f"{proposal.what}: {proposal.reason} (proposed by {proposal.actor}, approved by {name})"
         now = self.clock()
         writer = worker_name() if self.curate is not None else None  # it sends the approval at once (outbox.leased_to)
-        approval = self._append(proposal.bank_id, proposal.document_id, lambda _: dict(
-            action="approve", change=proposal.change, label=proposal.label, reason=sent, actor=name, person_id=lead.id,
-            proposal_id=proposal.id, after=_APPROVED[proposal.change], state=PENDING, next_attempt_at=now, **leased_to(writer, now),
-        ), expected=proposal.revision)
-        report = self.deliver_due(self.curate, only_id=approval.id, owner=writer) if writer is not None else DeliveryReport()
+        approval = self._append(
+            proposal.bank_id,
+            proposal.document_id,
+            lambda _: dict(
+                action="approve",
+                change=proposal.change,
+                label=proposal.label,
+                reason=sent,
+                actor=name,
+                person_id=lead.id,
+                proposal_id=proposal.id,
+                after=_APPROVED[proposal.change],
+                state=PENDING,
+                next_attempt_at=now,
+                **leased_to(writer, now),
+            ),
+            expected=proposal.revision,
+        )
+        report = (
+            self.deliver_due(self.curate, only_id=approval.id, owner=writer) if writer is not None else DeliveryReport()
+        )
         if report.delivered and self.freshness is not None:
             self.freshness.bump(approval.bank_id, EVERYTHING)
         return self.get(approval.id), report
@@ -175,10 +220,21 @@ class Curation(DeliveryQueue):
         """A lead other than the proposer rejects: the document keeps its status; nothing is sent."""
         proposal = self._open(proposal_id)
         lead, name = second_person(CurationInputError, role, "approve_curation", lead, proposal.person, "reject")
-        return self._append(proposal.bank_id, proposal.document_id, lambda _: dict(
-            action="reject", change=proposal.change, label=proposal.label, reason=proposal.reason, actor=name, person_id=lead.id,
-            proposal_id=proposal.id, after=proposal.before,
-        ), expected=proposal.revision)
+        return self._append(
+            proposal.bank_id,
+            proposal.document_id,
+            lambda _: dict(
+                action="reject",
+                change=proposal.change,
+                label=proposal.label,
+                reason=proposal.reason,
+                actor=name,
+                person_id=lead.id,
+                proposal_id=proposal.id,
+                after=proposal.before,
+            ),
+            expected=proposal.revision,
+        )
 
     def _open(self, proposal_id: int) -> CurationEvent:
         proposal = self.get(proposal_id)
@@ -189,7 +245,9 @@ class Curation(DeliveryQueue):
             raise Refused(f"Proposal {proposal_id} on {proposal.document_id} was already approved or rejected.")
         return proposal
 
-    def _append(self, bank_id: str, document_id: str, values: Callable[[DocumentCuration], dict], expected: int | None = None) -> CurationEvent:
+    def _append(
+        self, bank_id: str, document_id: str, values: Callable[[DocumentCuration], dict], expected: int | None = None
+    ) -> CurationEvent:
         """One event on the document's next revision; `expected` is the revision the actor acted on."""
         try:
             with self.engine.begin() as conn:  # SQLite: BEGIN IMMEDIATE; PostgreSQL: the unique revision decides
@@ -197,10 +255,16 @@ class Curation(DeliveryQueue):
                 revision = current.revision
                 if expected is not None and revision != expected:
                     raise Refused(f"{document_id} changed meanwhile; look again.")
-                result = conn.execute(curation.insert().values(
-                    bank_id=bank_id, document_id=document_id, revision=revision + 1, before=current.status,
-                    created_at=self.clock(), **values(current),
-                ))
+                result = conn.execute(
+                    curation.insert().values(
+                        bank_id=bank_id,
+                        document_id=document_id,
+                        revision=revision + 1,
+                        before=current.status,
+                        created_at=self.clock(),
+                        **values(current),
+                    )
+                )
                 new_id = int(result.inserted_primary_key[0])
         except IntegrityError:
             raise Refused(f"{document_id} changed meanwhile; look again.") from None
@@ -210,7 +274,8 @@ class Curation(DeliveryQueue):
 
     def _status(self, conn: sa.Connection, bank_id: str, document_id: str) -> DocumentCuration:
         rows = conn.execute(
-            sa.select(curation).where(curation.c.bank_id == bank_id, curation.c.document_id == document_id)
+            sa.select(curation)
+            .where(curation.c.bank_id == bank_id, curation.c.document_id == document_id)
             .order_by(curation.c.revision)
         ).all()
         return _fold(bank_id, document_id, [_event(r) for r in rows])
@@ -226,7 +291,8 @@ class Curation(DeliveryQueue):
             return {}
         with self.engine.connect() as conn:
             rows = conn.execute(
-                sa.select(curation).where(curation.c.bank_id == bank_id, curation.c.document_id.in_(wanted))
+                sa.select(curation)
+                .where(curation.c.bank_id == bank_id, curation.c.document_id.in_(wanted))
                 .order_by(curation.c.revision)
             ).all()
         events: dict[str, list[CurationEvent]] = {}

@@ -28,25 +28,39 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from dashboard.access.limits import ApprovalLimits, in_words
+from dashboard.access.roles import require
+from dashboard.delivery.outbox import Outbox, StoredDecision
 from dashboard.hindsight.calls import RetainFn
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.approvals import Approvals, HeldDecision, second_approver_problem
 from dashboard.review.calibration import calibration_counts
 from dashboard.review.casework import Casework
-from dashboard.store.decision import NOTE_MAX_CHARS, REVISION_REASON_MAX_CHARS, EvidenceSnapshot, Hold, ReviewerDecision, Shown, changed_since_shown
 from dashboard.review.freshness import Freshness
-from dashboard.store.identity import Actor, Person, as_person
-from dashboard.access.limits import ApprovalLimits, in_words
-from dashboard.store.delivery_queue import DeliveryReport, worker_name
-from dashboard.store.kept import KeptUntilTheLogChanges
-from dashboard.store.errors import AlreadyDecided, NotAllowed, Refused, RevisionConflict
-from dashboard.delivery.outbox import Outbox, StoredDecision
-from dashboard.access.roles import require
-from dashboard.store.schema import DISCARDED
-from dashboard.review.second_review import AlreadySettled, BlindCase, SecondReviews, lead_problem, second_review_problem, selected
+from dashboard.review.second_review import (
+    AlreadySettled,
+    BlindCase,
+    SecondReviews,
+    lead_problem,
+    second_review_problem,
+    selected,
+)
 from dashboard.review.workflow import next_unreviewed
 from dashboard.settings import Role, Settings
-
+from dashboard.store.decision import (
+    NOTE_MAX_CHARS,
+    REVISION_REASON_MAX_CHARS,
+    EvidenceSnapshot,
+    Hold,
+    ReviewerDecision,
+    Shown,
+    changed_since_shown,
+)
+from dashboard.store.delivery_queue import DeliveryReport, worker_name
+from dashboard.store.errors import AlreadyDecided, NotAllowed, Refused, RevisionConflict
+from dashboard.store.identity import Actor, Person, as_person
+from dashboard.store.kept import KeptUntilTheLogChanges
+from dashboard.store.schema import DISCARDED
 
 __all__ = ["AlreadyDecided", "Decided", "DecisionService", "NotAllowed", "Proposal", "Refused", "RevisionConflict"]
 
@@ -93,16 +107,35 @@ class Proposal:
 
 class DecisionService:
     def __init__(
-        self, outbox: Outbox, casework: Casework, freshness: Freshness, retain: RetainFn | None,
-        limits: ApprovalLimits = ApprovalLimits(), second_review_share: float = 0.0,
+        self,
+        outbox: Outbox,
+        casework: Casework,
+        freshness: Freshness,
+        retain: RetainFn | None,
+        limits: ApprovalLimits = ApprovalLimits(),
+        second_review_share: float = 0.0,
     ):
-        self.outbox, self.casework, self.freshness, self.retain, self.limits = outbox, casework, freshness, retain, limits
+        self.outbox, self.casework, self.freshness, self.retain, self.limits = (
+            outbox,
+            casework,
+            freshness,
+            retain,
+            limits,
+        )
         self.approvals = Approvals(outbox.engine, outbox.clock)
         self.second_reviews, self.second_review_share = SecondReviews(outbox.engine, outbox.clock), second_review_share
-        self._calibration = KeptUntilTheLogChanges(outbox.engine)  # (bank, kind) -> its counts, read again when the log changes
+        self._calibration = KeptUntilTheLogChanges(
+            outbox.engine
+        )  # (bank, kind) -> its counts, read again when the log changes
 
     def decide(
-        self, bank_id: str, role: Role, proposal: Proposal, *, queue: Sequence[str] = (), decided: Collection[str] = (),
+        self,
+        bank_id: str,
+        role: Role,
+        proposal: Proposal,
+        *,
+        queue: Sequence[str] = (),
+        decided: Collection[str] = (),
         revise: str | None = None,
     ) -> Decided:
         """Record one decision (see the module's steps); NotAllowed, Refused or RevisionConflict name why not.
@@ -114,12 +147,18 @@ class DecisionService:
         self._check_claim(bank_id, decision.case_kind, decision.case_id, decision.person)
         waiting = self.held(bank_id, decision.case_kind, decision.case_id)
         if waiting is not None and waiting.awaiting:
-            raise Refused(f"{decision.case_id} awaits a second approval ({waiting.summary()}): confirm or reject it first.")
+            raise Refused(
+                f"{decision.case_id} awaits a second approval ({waiting.summary()}): confirm or reject it first."
+            )
         if self.blind_case(bank_id, decision.case_kind, decision.case_id) is not None:
             raise Refused(f"{decision.case_id} awaits a blind second review or a lead: decide it there.")
         standing = self.standing(bank_id, decision.case_kind, decision.case_id)
         # One made on a revision older than the standing one meets it as a conflict (the outbox), where the reviewer chooses.
-        if revise is None and standing is not None and (proposal.base_revision is None or proposal.base_revision >= standing.revision):
+        if (
+            revise is None
+            and standing is not None
+            and (proposal.base_revision is None or proposal.base_revision >= standing.revision)
+        ):
             raise AlreadyDecided(standing)
         if revise is not None:
             proposal = _as_revision(proposal, standing, revise)
@@ -127,11 +166,20 @@ class DecisionService:
         hold, held_because = self._hold(role, proposal)
         # A four-eyes hold is a second look already; otherwise a sampled case's first decision, or a revision of it,
         # waits blind (a revision passes the controls a first decision does).
-        blind = hold is None and selected(decision.case_id, self.second_review_share) and (
-            revise is not None or self.outbox.current_revision(bank_id, decision.case_kind, decision.case_id) == 0)
+        blind = (
+            hold is None
+            and selected(decision.case_id, self.second_review_share)
+            and (revise is not None or self.outbox.current_revision(bank_id, decision.case_kind, decision.case_id) == 0)
+        )
         stored, report = self.outbox.submit(
-            bank_id, decision, proposal.record, self.retain, base_revision=proposal.base_revision, evidence=proposal.evidence,
-            hold=hold, blind=blind,
+            bank_id,
+            decision,
+            proposal.record,
+            self.retain,
+            base_revision=proposal.base_revision,
+            evidence=proposal.evidence,
+            hold=hold,
+            blind=blind,
         )
         if blind:
             self.second_reviews.record_first(stored, role)
@@ -157,7 +205,9 @@ class DecisionService:
         limit = self.limits.limit_for(reviewer, role)
         if limit.covers(amount):
             return None, None
-        return Hold(role=role, amount=amount, limit=limit.amount, scope=proposal.scope), in_words(reviewer, limit, amount)
+        return Hold(role=role, amount=amount, limit=limit.amount, scope=proposal.scope), in_words(
+            reviewer, limit, amount
+        )
 
     def _check_claim(self, bank_id: str, case_kind: str, case_id: str, who: Actor) -> None:
         held = self.casework.holder_of(bank_id, case_kind, case_id)
@@ -220,7 +270,9 @@ class DecisionService:
 
     def calibration_counts(self, bank_id: str, case_kind: str) -> dict[str, tuple[int, int]]:
         """confidence band -> (standing decisions, recommendations kept) of this bank's kind of case (the Overview)."""
-        return self._calibration.get((bank_id, case_kind), lambda: calibration_counts(self.outbox.engine, bank_id, case_kind))
+        return self._calibration.get(
+            (bank_id, case_kind), lambda: calibration_counts(self.outbox.engine, bank_id, case_kind)
+        )
 
     def second_review(self, bank_id: str, role: Role, proposal: Proposal) -> Decided:
         """The blind second reviewer's decision: the same outcome releases the first decision to memory; another
@@ -255,8 +307,14 @@ class DecisionService:
         writer = self._writer()
         try:  # the lead's decision and the step that settles the first are one transaction
             audit_id = self.outbox.record(
-                bank_id, decision, proposal.record, base_revision=case.first.revision, evidence=proposal.evidence, hold=hold,
-                writer=writer, then=lambda conn, lead_id: self.second_reviews.record_lead(conn, case, role, decision, lead_id),
+                bank_id,
+                decision,
+                proposal.record,
+                base_revision=case.first.revision,
+                evidence=proposal.evidence,
+                hold=hold,
+                writer=writer,
+                then=lambda conn, lead_id: self.second_reviews.record_lead(conn, case, role, decision, lead_id),
             )
         except (RevisionConflict, AlreadySettled):
             raise Refused(f"{case.case_id} was settled by another lead meanwhile.") from None
@@ -271,7 +329,11 @@ class DecisionService:
     def _release(self, bank_id: str, row_id: int, scope: str, writer: str | None) -> DeliveryReport:
         """A decision that may now reach memory (written or released leased to `writer`): delivered at once when
         Hindsight answers (else by the worker), and its scope recalled again on every instance."""
-        report = self.outbox.deliver_due(self.retain, only_id=row_id, owner=writer) if writer is not None else DeliveryReport()
+        report = (
+            self.outbox.deliver_due(self.retain, only_id=row_id, owner=writer)
+            if writer is not None
+            else DeliveryReport()
+        )
         self.freshness.bump(bank_id, scope)
         return report
 
@@ -305,23 +367,41 @@ def _as_revision(proposal: Proposal, standing: StoredDecision | None, reason: st
     if not reason:
         raise Refused(f"{AlreadyDecided(standing).standing_words} Revising it needs a reason: give one.")
     if len(reason) > REVISION_REASON_MAX_CHARS:
-        raise Refused(f"The reason for revising is {len(reason):,} characters; the limit is {REVISION_REASON_MAX_CHARS:,}.")
+        raise Refused(
+            f"The reason for revising is {len(reason):,} characters; the limit is {REVISION_REASON_MAX_CHARS:,}."
+        )
     return replace(proposal, decision=proposal.decision.model_copy(update={"revision_reason": reason}))
 
 
 def decision_service(
-    outbox: Outbox, retain: RetainFn | None = None, *, limits: ApprovalLimits = ApprovalLimits(),
-    second_review_share: float = 0.0, casework: Casework | None = None, freshness: Freshness | None = None,
+    outbox: Outbox,
+    retain: RetainFn | None = None,
+    *,
+    limits: ApprovalLimits = ApprovalLimits(),
+    second_review_share: float = 0.0,
+    casework: Casework | None = None,
+    freshness: Freshness | None = None,
 ) -> DecisionService:
     """The decision service on `outbox`'s store, as the app, the CLI and the tests build it (`retain` None: delivery
     waits for a worker). Its claims and freshness are on the same store, unless the caller shares its own."""
     return DecisionService(
-        outbox, casework or Casework(outbox.engine), freshness or Freshness(outbox.engine), retain, limits, second_review_share,
+        outbox,
+        casework or Casework(outbox.engine),
+        freshness or Freshness(outbox.engine),
+        retain,
+        limits,
+        second_review_share,
     )
 
 
-def configured_decision_service(settings: Settings, outbox: Outbox, retain: RetainFn | None, **shared) -> DecisionService:
+def configured_decision_service(
+    settings: Settings, outbox: Outbox, retain: RetainFn | None, **shared
+) -> DecisionService:
     """The deployment's service: its approval limits and second-review share from the settings."""
     return decision_service(
-        outbox, retain, limits=ApprovalLimits(settings.approval_limits), second_review_share=settings.second_review_share, **shared,
+        outbox,
+        retain,
+        limits=ApprovalLimits(settings.approval_limits),
+        second_review_share=settings.second_review_share,
+        **shared,
     )

@@ -15,8 +15,8 @@ from collections.abc import Set as AbstractSet
 
 from pydantic import BaseModel, ConfigDict
 
-from dashboard.review.approvals import HeldDecision
 from dashboard.delivery.outbox import StoredDecision
+from dashboard.review.approvals import HeldDecision
 from dashboard.review.second_review import BlindCase
 from dashboard.store.standing import DecisionState
 
@@ -70,9 +70,14 @@ def figures_of(counts: Mapping[str, int]) -> CaseFigures:
     """The figures of cases counted by status (status -> cases), e.g. Counter(case_status(...) for each case)."""
     n = {status: counts.get(status, 0) for status in STATUSES}
     return CaseFigures(
-        cases=sum(counts.values()), open=n[OPEN] + n[RETURNED], returned=n[RETURNED],
-        decided=n[DECIDED] + n[PENDING_DELIVERY], pending_delivery=n[PENDING_DELIVERY],
-        held_for_approver=n[AWAITING_APPROVAL], held_for_blind_review=n[AWAITING_SECOND], awaiting_lead=n[AWAITING_LEAD],
+        cases=sum(counts.values()),
+        open=n[OPEN] + n[RETURNED],
+        returned=n[RETURNED],
+        decided=n[DECIDED] + n[PENDING_DELIVERY],
+        pending_delivery=n[PENDING_DELIVERY],
+        held_for_approver=n[AWAITING_APPROVAL],
+        held_for_blind_review=n[AWAITING_SECOND],
+        awaiting_lead=n[AWAITING_LEAD],
     )
 
 
@@ -83,14 +88,22 @@ def case_figures(ids: Iterable[str], standing: Mapping[str, DecisionState], held
     queued = ids if isinstance(ids, AbstractSet) else set(ids)
     on_hold = Counter(status for case_id, status in held.items() if case_id in queued and status)
     standing_here = (standing.keys() & queued) - {case_id for case_id, status in held.items() if status}
-    pending = len(standing_here & {case_id for case_id, s in standing.items() if s.state == "pending"})  # few, by one scan
-    on_hold.update({PENDING_DELIVERY: pending, DECIDED: len(standing_here) - pending,
-                    OPEN: len(queued) - len(standing_here) - sum(on_hold.values())})
+    pending = len(
+        standing_here & {case_id for case_id, s in standing.items() if s.state == "pending"}
+    )  # few, by one scan
+    on_hold.update(
+        {
+            PENDING_DELIVERY: pending,
+            DECIDED: len(standing_here) - pending,
+            OPEN: len(queued) - len(standing_here) - sum(on_hold.values()),
+        }
+    )
     return figures_of(on_hold)
 
 
 def log_statuses(
-    history: Iterable[StoredDecision], standing_of: Callable[[str, str], Mapping[str, DecisionState]],
+    history: Iterable[StoredDecision],
+    standing_of: Callable[[str, str], Mapping[str, DecisionState]],
     held_of: Callable[[str, str], Mapping[str, str]],
 ) -> dict[tuple[str, str, str], str]:
     """(bank, case kind, case id) -> the status now of each case these decisions are about (an audit log's rows):

@@ -101,7 +101,16 @@ class _Tally:
 
 
 def _finance(c: Counted) -> tuple[int, ...]:
-    return 1, c.lost is not None, bool(c.lost and c.lost > 0), c.lost or 0, c.no_relevant, c.set_aside, c.forged, c.swung
+    return (
+        1,
+        c.lost is not None,
+        bool(c.lost and c.lost > 0),
+        c.lost or 0,
+        c.no_relevant,
+        c.set_aside,
+        c.forged,
+        c.swung,
+    )
 
 
 FINANCE_COLUMNS = len(_finance(Counted()))
@@ -114,7 +123,9 @@ class FlagTallies:
     def __init__(self, engine: Engine):
         self.engine = engine
         self._tallies: dict[tuple[str, str], _Tally] = {}
-        self._answers: dict[tuple[str, str], tuple] = {}  # the last answer of each: (tally, its change count, queue ids, answer)
+        self._answers: dict[
+            tuple[str, str], tuple
+        ] = {}  # the last answer of each: (tally, its change count, queue ids, answer)
         self._lock = threading.Lock()
 
     def read(self, bank_id: str, case_kind: str) -> None:
@@ -174,8 +185,17 @@ class QueueFlags:
                 kinds.subtract(gone.incidents)
         totals = [sum(column) for column in zip(*finance.values(), strict=True)] or [0] * FINANCE_COLUMNS
         recalled, checked, prevented, saved, no_relevant, set_aside, forged, swung = totals
-        self._finance = FinanceCounts(recalled, checked, prevented, saved, no_relevant,
-                                      tuple(sorted((a, t[0]) for a, t in finance.items() if t[0])), set_aside, forged, swung)
+        self._finance = FinanceCounts(
+            recalled,
+            checked,
+            prevented,
+            saved,
+            no_relevant,
+            tuple(sorted((a, t[0]) for a, t in finance.items() if t[0])),
+            set_aside,
+            forged,
+            swung,
+        )
         self._incidents = IncidentCounts(*incidents, by_kind=tuple(sorted((k, n) for k, n in kinds.items() if n)))
         losing = [(i, c.exact, c.lost, c.action) for i, c in tally.losing.items() if i in queued]
         self._missed = sorted(losing, key=lambda row: (-row[2], row[0]))
@@ -196,16 +216,26 @@ def _projection(engine: Engine) -> sa.Select:
     """Each row's case id, change count, and what it adds to the counts (the arguments of `_counted`)."""
     flags = case_flags.c.flags
     return sa.select(
-        case_flags.c.case_id, case_flags.c.change_seq, _typed(engine, flags, RECALL, "object"),
-        flags[(RECALL, "action")].as_string(), flags[(RECALL, "exact")].as_integer(),
-        flags[(RECALL, "crowd_out_lost")].as_integer(), flags[(RECALL, "relevant")].as_integer(),
+        case_flags.c.case_id,
+        case_flags.c.change_seq,
+        _typed(engine, flags, RECALL, "object"),
+        flags[(RECALL, "action")].as_string(),
+        flags[(RECALL, "exact")].as_integer(),
+        flags[(RECALL, "crowd_out_lost")].as_integer(),
+        flags[(RECALL, "relevant")].as_integer(),
         sa.case((_typed(engine, flags, INCIDENTS, "array"), flags[INCIDENTS].as_string())),
         *(_length(engine, flags, key) for key in ("set_aside", "forged", "swung_by")),
     )
 
 
 def _counted(recalled, action, exact, lost, relevant, incidents: str | None, set_aside=0, forged=0, swung=0) -> Counted:
-    kinds = None if incidents is None else () if incidents == "[]" else tuple(dict.fromkeys(map(str, json.loads(incidents))))
+    kinds = (
+        None
+        if incidents is None
+        else ()
+        if incidents == "[]"
+        else tuple(dict.fromkeys(map(str, json.loads(incidents))))
+    )
     if not recalled:
         return Counted(incidents=kinds)
     return Counted(True, action, exact, lost, relevant == 0, kinds, set_aside or 0, forged or 0, bool(swung))

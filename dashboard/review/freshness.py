@@ -17,7 +17,6 @@ from sqlalchemy import Engine
 from dashboard.store.db import upgrade
 from dashboard.store.schema import generations
 
-
 EVERYTHING = "*"  # bumped when many scopes change at once (a decision delivered late, a migration)
 
 
@@ -41,7 +40,9 @@ class Freshness:
     def generation(self, bank_id: str) -> int:
         """The bank's generation: moves whenever any of its scopes does (the sum of its rows' generations; one
         query over the bank's few rows). Work kept per generation is redone, once, after any decision."""
-        query = sa.select(sa.func.coalesce(sa.func.sum(generations.c.generation), 0)).where(generations.c.bank_id == bank_id)
+        query = sa.select(sa.func.coalesce(sa.func.sum(generations.c.generation), 0)).where(
+            generations.c.bank_id == bank_id
+        )
         with self.engine.connect() as conn:
             return int(conn.execute(query).scalar_one())
 
@@ -53,10 +54,16 @@ class Freshness:
         now = datetime.now(UTC)
         where = (generations.c.bank_id == bank_id, generations.c.scope == scope)
         with self.engine.begin() as conn:
-            if conn.execute(generations.update().where(*where).values(generation=generations.c.generation + 1, updated_at=now)).rowcount:
+            if conn.execute(
+                generations.update().where(*where).values(generation=generations.c.generation + 1, updated_at=now)
+            ).rowcount:
                 return
             try:
                 with conn.begin_nested():
-                    conn.execute(generations.insert().values(bank_id=bank_id, scope=scope, generation=1, updated_at=now))
+                    conn.execute(
+                        generations.insert().values(bank_id=bank_id, scope=scope, generation=1, updated_at=now)
+                    )
             except sa.exc.IntegrityError:  # another instance inserted it first: count ours on top
-                conn.execute(generations.update().where(*where).values(generation=generations.c.generation + 1, updated_at=now))
+                conn.execute(
+                    generations.update().where(*where).values(generation=generations.c.generation + 1, updated_at=now)
+                )

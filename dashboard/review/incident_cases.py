@@ -52,15 +52,24 @@ class IncidentCases:
     def read(self, bank_id: str, case_kind: str) -> dict[str, StoredIncidents]:
         """case id -> its incident kinds and the variants behind them, for the cases with at least one incident."""
         flags = case_flags.c.flags
-        columns = (case_flags.c.case_id, case_flags.c.change_seq, flags[INCIDENTS].as_string(), flags[VARIANTS].as_string())
+        columns = (
+            case_flags.c.case_id,
+            case_flags.c.change_seq,
+            flags[INCIDENTS].as_string(),
+            flags[VARIANTS].as_string(),
+        )
         mine = (case_flags.c.bank_id == bank_id, case_flags.c.case_kind == case_kind)
         with self._lock, self.engine.connect() as conn:
             deleted = conn.execute(sa.select(log_versions.c.version).where(log_versions.c.log == DELETED)).scalar_one()
             kept = self._kept.get((bank_id, case_kind))
-            if kept is None or kept.deleted != deleted:  # the first read: only the rows with an incident (JSON text "[]": none)
+            if (
+                kept is None or kept.deleted != deleted
+            ):  # the first read: only the rows with an incident (JSON text "[]": none)
                 # read before the rows: a row written in between is read again next time, never missed
                 top = conn.execute(sa.select(sa.func.max(case_flags.c.change_seq)).where(*mine)).scalar_one()
-                query = sa.select(*columns).where(*mine, flags[INCIDENTS].as_string().isnot(None), flags[INCIDENTS].as_string() != "[]")
+                query = sa.select(*columns).where(
+                    *mine, flags[INCIDENTS].as_string().isnot(None), flags[INCIDENTS].as_string() != "[]"
+                )
                 kept = _Kept(deleted, -1 if top is None else top, {})
             else:  # every row written since: an incident may have gone
                 query = sa.select(*columns).where(*mine, case_flags.c.change_seq > kept.change_seq)

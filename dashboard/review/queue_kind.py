@@ -19,9 +19,9 @@ from typing import Any, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from dashboard.hindsight.calls import RecallFn
+from dashboard.review.decisions import Proposal
 from dashboard.store.agent_part import AgentPart
 from dashboard.store.decision import EvidenceItem, EvidenceSnapshot, Shown, text_hash
-from dashboard.review.decisions import Proposal
 
 
 class Case(Protocol):
@@ -57,8 +57,13 @@ class CaseView(BaseModel):
 
     def snapshot(self) -> EvidenceSnapshot:
         """What the reviewer saw, kept with the decision."""
-        items = [EvidenceItem(id=e.ref, text_sha256=text_hash(e.text), relevant=e.relevant) for e in [*self.exact, *self.broader]]
-        return EvidenceSnapshot(available=self.available, items=items if self.available else [], recommendation=self.recommendation)
+        items = [
+            EvidenceItem(id=e.ref, text_sha256=text_hash(e.text), relevant=e.relevant)
+            for e in [*self.exact, *self.broader]
+        ]
+        return EvidenceSnapshot(
+            available=self.available, items=items if self.available else [], recommendation=self.recommendation
+        )
 
     def shown(self) -> Shown:
         return Shown.of(self.case_id, self.snapshot())
@@ -95,7 +100,9 @@ class QueueKind(Protocol):
     default_cases: Path | None
     holds: str  # what its bank holds, e.g. "finance precedents"
     report_by: str | None  # the tag the Overview groups its overrides by (finance: "vendor"); None: not grouped
-    outcomes: Mapping[str, str]  # outcome -> its words ("approve" -> "approve for payment"): its buttons, the decision's
+    outcomes: Mapping[
+        str, str
+    ]  # outcome -> its words ("approve" -> "approve for payment"): its buttons, the decision's
     # confirmation, the Audit log, the exports and the Overview all say an outcome so (ReviewerDecision.words)
     kind_fields: Sequence[str]  # the names of its own detail fields a decision may carry (Choice.details)
     model: type[BaseModel]  # a case as a row of its queue file or the `case` an agent hands in (frozen, with an `id`)

@@ -17,16 +17,24 @@ import sqlalchemy as sa
 from pydantic import BaseModel, Field, ValidationError
 from sqlalchemy import Engine
 
-from dashboard.store.identity import Actor, as_person
+from dashboard.access.roles import require
+from dashboard.settings import Role
 from dashboard.store.db import as_utc, upgrade
 from dashboard.store.decision import CASE_KIND
 from dashboard.store.delivery_queue import utc_now
 from dashboard.store.errors import LabelInputError, NotAllowed
-from dashboard.access.roles import require
+from dashboard.store.identity import Actor, as_person
 from dashboard.store.schema import ID, NAME, relevance_labels
-from dashboard.settings import Role
 
-__all__ = ["LABELS", "CaseVerdict", "LabelInputError", "NotAllowed", "RecallContext", "RelevanceLabel", "RelevanceLabels"]
+__all__ = [
+    "LABELS",
+    "CaseVerdict",
+    "LabelInputError",
+    "NotAllowed",
+    "RecallContext",
+    "RelevanceLabel",
+    "RelevanceLabels",
+]
 
 Label = Literal["relevant", "not_relevant", "wrong"]
 LABELS: dict[str, str] = {"relevant": "relevant", "not_relevant": "not relevant", "wrong": "wrong"}
@@ -128,7 +136,15 @@ class RelevanceLabels:
         upgrade(engine)
 
     def record(
-        self, bank_id: str, case_kind: str, case_id: str, document_id: str, label: str, *, role: Role, reviewer: Actor,
+        self,
+        bank_id: str,
+        case_kind: str,
+        case_id: str,
+        document_id: str,
+        label: str,
+        *,
+        role: Role,
+        reviewer: Actor,
         context: RecallContext | None = None,
     ) -> RelevanceLabel:
         """One click: a new row (a change of mind is a new row too)."""
@@ -136,8 +152,13 @@ class RelevanceLabels:
         person = as_person(reviewer or "")
         try:
             checked = _Input(
-                bank_id=bank_id, case_kind=case_kind, case_id=case_id, document_id=document_id, label=label,
-                reviewer=person.name.strip(), person_id=person.id,
+                bank_id=bank_id,
+                case_kind=case_kind,
+                case_id=case_id,
+                document_id=document_id,
+                label=label,
+                reviewer=person.name.strip(),
+                person_id=person.id,
             )
         except ValidationError as exc:
             problem = exc.errors()[0]
@@ -151,7 +172,8 @@ class RelevanceLabels:
     def _latest_ids(self):
         t = relevance_labels.c
         return sa.select(sa.func.max(t.id)).group_by(
-            t.bank_id, t.case_kind, t.case_id, t.document_id, sa.func.coalesce(t.person_id, t.reviewer))
+            t.bank_id, t.case_kind, t.case_id, t.document_id, sa.func.coalesce(t.person_id, t.reviewer)
+        )
 
     def latest(self, bank_id: str | None = None, case: CaseKey | None = None) -> list[RelevanceLabel]:
         """The latest label per (bank, case, document, reviewer), oldest first: the labels that count."""
@@ -169,10 +191,15 @@ class RelevanceLabels:
         if not reviewer:
             return {}
         me = as_person(reviewer)
-        return {label.document_id: label for label in self.latest(case=case)
-                if (label.person_id == me.id if me.signed_in or label.person_id else label.reviewer == me.name.strip())}
+        return {
+            label.document_id: label
+            for label in self.latest(case=case)
+            if (label.person_id == me.id if me.signed_in or label.person_id else label.reviewer == me.name.strip())
+        }
 
     def history(self) -> list[RelevanceLabel]:
         """Every label ever given, oldest first: the export."""
         with self.engine.connect() as conn:
-            return [_row(r) for r in conn.execute(sa.select(relevance_labels).order_by(relevance_labels.c.id)).mappings()]
+            return [
+                _row(r) for r in conn.execute(sa.select(relevance_labels).order_by(relevance_labels.c.id)).mappings()
+            ]

@@ -17,14 +17,22 @@ import sqlalchemy as sa
 from pydantic import BaseModel
 from sqlalchemy import Connection, Engine
 
+from dashboard.access.roles import allowed
+from dashboard.delivery.outbox import StoredDecision, stored_decision
+from dashboard.settings import Role
 from dashboard.store.db import as_utc
 from dashboard.store.decision import ReviewerDecision
 from dashboard.store.delivery_queue import leased_to
 from dashboard.store.identity import Actor, same_person
-from dashboard.delivery.outbox import StoredDecision, stored_decision
-from dashboard.access.roles import allowed
-from dashboard.store.schema import AWAITING_LEAD, AWAITING_SECOND, PENDING, SECOND_HELD, SUPERSEDED, decisions, second_reviews
-from dashboard.settings import Role
+from dashboard.store.schema import (
+    AWAITING_LEAD,
+    AWAITING_SECOND,
+    PENDING,
+    SECOND_HELD,
+    SUPERSEDED,
+    decisions,
+    second_reviews,
+)
 
 FIRST, SECOND, LEAD = "first", "second", "lead"
 
@@ -93,7 +101,9 @@ def lead_problem(case: BlindCase, who: Actor, role: Role) -> str | None:
     if not allowed(role, "settle_disagreement"):
         return f"Your role ({role}) may not settle a disagreement; it needs lead."
     second = case.second
-    if same_person(who, case.first.decision.person) or (second is not None and same_person(who, second.decision.person)):
+    if same_person(who, case.first.decision.person) or (
+        second is not None and same_person(who, second.decision.person)
+    ):
         return "You decided this case already; the lead must be neither of the two reviewers."
     return None
 
@@ -119,14 +129,22 @@ class SecondReviews:
 
     def trail(self, decision_ids: list[int]) -> dict[int, list[ReviewStep]]:
         """first decision id -> its second-review steps (the export)."""
-        return {c.first.id: c.steps for c in self._with_steps(sa.select(decisions).where(decisions.c.id.in_(decision_ids)))}
+        return {
+            c.first.id: c.steps for c in self._with_steps(sa.select(decisions).where(decisions.c.id.in_(decision_ids)))
+        }
 
     def _with_steps(self, query) -> list[BlindCase]:
         with self.engine.connect() as conn:
             rows = [stored_decision(r) for r in conn.execute(query.order_by(decisions.c.id))]
-            steps = conn.execute(
-                sa.select(second_reviews).where(second_reviews.c.decision_id.in_([r.id for r in rows])).order_by(second_reviews.c.id)
-            ).all() if rows else []
+            steps = (
+                conn.execute(
+                    sa.select(second_reviews)
+                    .where(second_reviews.c.decision_id.in_([r.id for r in rows]))
+                    .order_by(second_reviews.c.id)
+                ).all()
+                if rows
+                else []
+            )
         by_row: dict[int, list[ReviewStep]] = {}
         for s in steps:
             by_row.setdefault(s.decision_id, []).append(ReviewStep.model_validate({**s._mapping, "at": as_utc(s.at)}))
@@ -135,18 +153,30 @@ class SecondReviews:
     def record_first(self, first: StoredDecision, role: Role) -> None:
         """The first decision's step: who held it for a second review, in which role (the export's provenance)."""
         with self.engine.begin() as conn:
-            conn.execute(second_reviews.insert().values(
-                decision_id=first.id, step=FIRST, actor=first.decision.reviewer, person_id=first.decision.person.id, role=role, outcome=first.decision.outcome,
-                decision=first.decision.model_dump(mode="json"), at=first.created_at,
-            ))
+            conn.execute(
+                second_reviews.insert().values(
+                    decision_id=first.id,
+                    step=FIRST,
+                    actor=first.decision.reviewer,
+                    person_id=first.decision.person.id,
+                    role=role,
+                    outcome=first.decision.outcome,
+                    decision=first.decision.model_dump(mode="json"),
+                    at=first.created_at,
+                )
+            )
 
     def record_second(self, case: BlindCase, role: Role, decision: ReviewerDecision, writer: str | None = None) -> bool:
         """The second reviewer's decision: the first is released (same outcome; leased to `writer`, see
         outbox.leased_to) or waits for a lead, in one transaction. False when someone gave the second review first."""
         agreed = decision.outcome == case.first.decision.outcome
-        return self._step(case, AWAITING_SECOND, PENDING if agreed else AWAITING_LEAD, SECOND, role, decision, None, writer)
+        return self._step(
+            case, AWAITING_SECOND, PENDING if agreed else AWAITING_LEAD, SECOND, role, decision, None, writer
+        )
 
-    def record_lead(self, conn: Connection, case: BlindCase, role: Role, decision: ReviewerDecision, lead_decision_id: int) -> None:
+    def record_lead(
+        self, conn: Connection, case: BlindCase, role: Role, decision: ReviewerDecision, lead_decision_id: int
+    ) -> None:
         """The lead's decision (being recorded as `lead_decision_id`, on `conn`) supersedes the first, in that same
         transaction. AlreadySettled (which undoes both) when another lead settled it first."""
         if not self._step_on(conn, case, AWAITING_LEAD, SUPERSEDED, LEAD, role, decision, lead_decision_id, None):
@@ -159,22 +189,34 @@ class SecondReviews:
     def _step_on(self, conn, case, before, after, step, role, decision, lead_decision_id, writer) -> bool:
         now = self.clock()
         changed = conn.execute(
-            decisions.update().where(decisions.c.id == case.first.id, decisions.c.state == before)
+            decisions.update()
+            .where(decisions.c.id == case.first.id, decisions.c.state == before)
             .values(state=after, next_attempt_at=now, **(leased_to(writer, now) if after == PENDING else {}))
         ).rowcount
         if changed != 1:
             return False
-        conn.execute(second_reviews.insert().values(
-            decision_id=case.first.id, step=step, actor=decision.reviewer, person_id=decision.person.id, role=role, outcome=decision.outcome,
-            decision=decision.model_dump(mode="json"), lead_decision_id=lead_decision_id, at=now,
-        ))
+        conn.execute(
+            second_reviews.insert().values(
+                decision_id=case.first.id,
+                step=step,
+                actor=decision.reviewer,
+                person_id=decision.person.id,
+                role=role,
+                outcome=decision.outcome,
+                decision=decision.model_dump(mode="json"),
+                lead_decision_id=lead_decision_id,
+                at=now,
+            )
+        )
         return True
 
     def pair_counts(self, case_kind: str | None = None) -> list[tuple[str, str, str, str, int]]:
         """(first reviewer, second reviewer, first outcome, second outcome, cases), counted in SQL."""
         first_outcome = decisions.c.decision["outcome"].as_string()
         query = (
-            sa.select(decisions.c.reviewer, second_reviews.c.actor, first_outcome, second_reviews.c.outcome, sa.func.count())
+            sa.select(
+                decisions.c.reviewer, second_reviews.c.actor, first_outcome, second_reviews.c.outcome, sa.func.count()
+            )
             .join(decisions, decisions.c.id == second_reviews.c.decision_id)
             .where(second_reviews.c.step == SECOND)
             .group_by(decisions.c.reviewer, second_reviews.c.actor, first_outcome, second_reviews.c.outcome)

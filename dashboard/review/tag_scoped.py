@@ -27,10 +27,10 @@ from dashboard.hindsight.calls import RecallFn
 from dashboard.hindsight.documents import RecalledDocument, recall_documents
 from dashboard.hindsight.wire import MemoryRecord, tag_value
 from dashboard.queue_files import shared_rows
-from dashboard.store.decision import NOTE_MAX_CHARS, ReviewerDecision
 from dashboard.review.decisions import Proposal
-from dashboard.store.errors import InputError
 from dashboard.review.queue_kind import CaseView, Choice, EvidenceRecord
+from dashboard.store.decision import NOTE_MAX_CHARS, ReviewerDecision
+from dashboard.store.errors import InputError
 
 
 def _words(value: object) -> str:
@@ -95,7 +95,9 @@ class TagScopedKind(KindBase):
         return dict(self.reason_codes)
 
     def label_groups(self, ids: set[str], cases: Sequence[Any], settings: Any = None) -> dict[str, dict[str, str]]:
-        return {c.id: {tag: str(getattr(c, field)) for tag, field in self.scope_tags.items()} for c in cases if c.id in ids}
+        return {
+            c.id: {tag: str(getattr(c, field)) for tag, field in self.scope_tags.items()} for c in cases if c.id in ids
+        }
 
     def scope(self, case: Any) -> str:
         return "+".join(self.tags(case))
@@ -114,8 +116,16 @@ class TagScopedKind(KindBase):
     def recall(self, recall: RecallFn, bank_id: str, case: Any, origin: Callable | None = None) -> CaseView:
         own, tags, passes = self.document_id(case.id), self.tags(case), []
         for match in ("all_strict", "any_strict"):  # the second only fills what the first left of k
-            found, _ = recall_documents(recall, bank_id, self.query(case), want=self.k, max_tokens=self.max_tokens,
-                                        cap=4 * self.max_tokens, tags=tags, tags_match=match)
+            found, _ = recall_documents(
+                recall,
+                bank_id,
+                self.query(case),
+                want=self.k,
+                max_tokens=self.max_tokens,
+                cap=4 * self.max_tokens,
+                tags=tags,
+                tags_match=match,
+            )
             passes.append(list(found.without(own).documents))
             if len(passes[0]) >= self.k:
                 break
@@ -124,9 +134,15 @@ class TagScopedKind(KindBase):
         broader = [d for d in (passes[1] if len(passes) > 1 else []) if d.ref not in seen][: self.k - len(exact)]
         relevant = [d for d in [*exact, *broader] if self.relevant(d, case)]
         recommendation, why = self.recommend(relevant, case, origin)
-        return CaseView(case_id=case.id, exact=[self._shown(d, case) for d in exact],
-                        broader=[self._shown(d, case) for d in broader], recommendation=recommendation,
-                        rationale=f"Because: {why}.", query=self.query(case), native=[d.ref for d in relevant])
+        return CaseView(
+            case_id=case.id,
+            exact=[self._shown(d, case) for d in exact],
+            broader=[self._shown(d, case) for d in broader],
+            recommendation=recommendation,
+            rationale=f"Because: {why}.",
+            query=self.query(case),
+            native=[d.ref for d in relevant],
+        )
 
     def recommend(self, relevant: list[RecalledDocument], case: Any, origin: Callable | None) -> tuple[str, str]:
         """(the outcome, why): the newest proven reviewer's decision, else the majority, else the fallback."""
@@ -136,7 +152,7 @@ class TagScopedKind(KindBase):
             newest = max(proven, key=lambda d: d.metadata.get("decided_on", ""))
             return newest.metadata["outcome"], f"a reviewer decided a case of {self.about(case)} ({newest.ref})"
         if votes:
-            (outcome, n), = votes.most_common(1)
+            ((outcome, n),) = votes.most_common(1)
             return outcome, f"{n} of {len(relevant)} relevant precedents"
         return self.fallback, f"no precedent of {self.about(case)}"
 
@@ -162,21 +178,48 @@ class TagScopedKind(KindBase):
         reasons = self.reason_codes if reasons is None else reasons
         reviewer, note, overridden = self.checked(view, choice, reasons)
         decision = ReviewerDecision(
-            case_id=case.id, case_kind=self.name, reviewer=reviewer, authenticated=choice.authenticated,
-            outcome=choice.outcome, overridden=overridden, reason_code=choice.reason_code, note=note,
-            agent_recommendation=view.recommendation, recompute_recommendation=view.recommendation,
-            cited_evidence=list(view.native or []), decided_at=choice.decided_at,
-            action_words=self.outcomes[choice.outcome], report_by=self.report_by, words=dict(self.outcomes),
+            case_id=case.id,
+            case_kind=self.name,
+            reviewer=reviewer,
+            authenticated=choice.authenticated,
+            outcome=choice.outcome,
+            overridden=overridden,
+            reason_code=choice.reason_code,
+            note=note,
+            agent_recommendation=view.recommendation,
+            recompute_recommendation=view.recommendation,
+            cited_evidence=list(view.native or []),
+            decided_at=choice.decided_at,
+            action_words=self.outcomes[choice.outcome],
+            report_by=self.report_by,
+            words=dict(self.outcomes),
         ).against(choice.agent)
         reason = f" Reason: {reasons[choice.reason_code]}." if choice.reason_code else ""
-        text = (f"{self.nouns[0].capitalize()} {case.id} ({self.about(case)}): {self.query(case)}. Decision: "
-                f"{choice.outcome}, by reviewer {reviewer}.{reason}" + (f" Note: {note}" if note else ""))
+        text = (
+            f"{self.nouns[0].capitalize()} {case.id} ({self.about(case)}): {self.query(case)}. Decision: "
+            f"{choice.outcome}, by reviewer {reviewer}.{reason}" + (f" Note: {note}" if note else "")
+        )
         record = MemoryRecord(
-            document_id=self.document_id(case.id), content=text, tags=[*self.tags(case), "kind:decision", "source:reviewer"],
-            metadata={"outcome": choice.outcome, "decided_on": choice.decided_at.date().isoformat(),
-                      f"{self.name}_id": case.id, "reviewer": reviewer, "source": "reviewer"},
-            timestamp=choice.decided_at, context=f"{self.nouns[0]} decision",
+            document_id=self.document_id(case.id),
+            content=text,
+            tags=[*self.tags(case), "kind:decision", "source:reviewer"],
+            metadata={
+                "outcome": choice.outcome,
+                "decided_on": choice.decided_at.date().isoformat(),
+                f"{self.name}_id": case.id,
+                "reviewer": reviewer,
+                "source": "reviewer",
+            },
+            timestamp=choice.decided_at,
+            context=f"{self.nouns[0]} decision",
         )
         amount = float(getattr(case, self.amount_field)) if self.amount_field else None
-        return Proposal(decision=decision, record=record, scope=self.scope(case), base_revision=choice.base_revision,
-                        evidence=view.snapshot(), amount=amount, shown=choice.shown)
+        return Proposal(
+            decision=decision,
+            record=record,
+            scope=self.scope(case),
+            base_revision=choice.base_revision,
+            evidence=view.snapshot(),
+            amount=amount,
+            shown=choice.shown,
+        )

@@ -86,10 +86,14 @@ class ResultRef(BaseModel):
     tags: list[str] = Field(default_factory=list)
     score: float | None = None
     text_hash: str = ""
-    owner: str | None = None  # support: the customer it provably belongs to (tag, or the marker its original text starts with)
+    owner: str | None = (
+        None  # support: the customer it provably belongs to (tag, or the marker its original text starts with)
+    )
     marker_name: str | None = None  # support: the name in the original text's leading marker, whoever it names
     metadata: dict[str, str] = Field(default_factory=dict)  # outcome, decided_on, source, vendor_code ...
-    origin: str | None = None  # who wrote it, in words, as its signature proved when it was recalled (None: not checked)
+    origin: str | None = (
+        None  # who wrote it, in words, as its signature proved when it was recalled (None: not checked)
+    )
 
     @property
     def ref(self) -> str:
@@ -115,7 +119,9 @@ class AgentRun(BaseModel):
     case_kind: str = Field(pattern=CASE_KIND)
     case_id: str
     agent: str = Field(max_length=20)  # the kind whose agent ran (its settings key)
-    variant: Literal["reviewed", "seed", "naive", "submitted"]  # submitted: an agent of its own handed the case in (the API)
+    variant: Literal[
+        "reviewed", "seed", "naive", "submitted"
+    ]  # submitted: an agent of its own handed the case in (the API)
     started_at: datetime
     ended_at: datetime
     audit_log: bool
@@ -185,7 +191,11 @@ class AgentRunStore:
             conn.execute(agent_runs.insert().values(**row))
 
     def runs(
-        self, case_kind: str | None = None, case_id: str | None = None, bank_id: str | None = None, ended_since: datetime | None = None
+        self,
+        case_kind: str | None = None,
+        case_id: str | None = None,
+        bank_id: str | None = None,
+        ended_since: datetime | None = None,
     ) -> list[AgentRun]:
         """Newest first."""
         query = sa.select(agent_runs).order_by(agent_runs.c.started_at.desc(), agent_runs.c.id.desc())
@@ -197,8 +207,13 @@ class AgentRunStore:
         with self.engine.connect() as conn:
             rows = conn.execute(query).mappings().all()
         return [
-            AgentRun.model_validate({**{k: v for k, v in r.items() if k != "id"},
-                                     "started_at": as_utc(r["started_at"]), "ended_at": as_utc(r["ended_at"])})
+            AgentRun.model_validate(
+                {
+                    **{k: v for k, v in r.items() if k != "id"},
+                    "started_at": as_utc(r["started_at"]),
+                    "ended_at": as_utc(r["ended_at"]),
+                }
+            )
             for r in rows
         ]
 
@@ -209,10 +224,14 @@ class AgentRunStore:
     def tally(self, bank_ids: list[str]) -> tuple[int, int]:
         """(agent runs recorded, audit-log recall entries read) for these banks: counted in SQL."""
         with self.engine.connect() as conn:
-            runs = conn.execute(sa.select(sa.func.count()).select_from(agent_runs).where(agent_runs.c.bank_id.in_(bank_ids))).scalar_one()
+            runs = conn.execute(
+                sa.select(sa.func.count()).select_from(agent_runs).where(agent_runs.c.bank_id.in_(bank_ids))
+            ).scalar_one()
             # the rows read are counted as they are written (record_read): one row per bank, however long the log
             read = conn.execute(
-                sa.select(sa.func.coalesce(sa.func.sum(audit_sync_state.c.entries), 0)).where(audit_sync_state.c.bank_id.in_(bank_ids))
+                sa.select(sa.func.coalesce(sa.func.sum(audit_sync_state.c.entries), 0)).where(
+                    audit_sync_state.c.bank_id.in_(bank_ids)
+                )
             ).scalar_one()
         return int(runs), int(read)
 
@@ -223,17 +242,27 @@ class AgentRunStore:
 
     def add_entries(self, entries: list[AuditRecall]) -> int:
         """Store projections not stored yet (the cursor stays); returns how many were new."""
-        return sum(self.record_read(bank, [e for e in entries if e.bank_id == bank]) for bank in dict.fromkeys(e.bank_id for e in entries))
+        return sum(
+            self.record_read(bank, [e for e in entries if e.bank_id == bank])
+            for bank in dict.fromkeys(e.bank_id for e in entries)
+        )
 
     def record_read(
-        self, bank_id: str, entries: list[AuditRecall], *, until: datetime | None = None, log_entries: int | None = None,
+        self,
+        bank_id: str,
+        entries: list[AuditRecall],
+        *,
+        until: datetime | None = None,
+        log_entries: int | None = None,
         caught_up: bool = False,
     ) -> int:
         """In one transaction: the bank's projections not stored yet, the count of entries read, the cursor moved on to
         `until` (never back), the log's count, and (`caught_up`) that the read reached the log's newest entry (the count
         then is what was read). An entry
         another reader stored meanwhile is skipped (several instances on one store). Returns how many were new."""
-        rows = [{**e.model_dump(mode="json"), "started_at": e.started_at} for e in {e.entry_id: e for e in entries}.values()]
+        rows = [
+            {**e.model_dump(mode="json"), "started_at": e.started_at} for e in {e.entry_id: e for e in entries}.values()
+        ]
         added = 0
         with self.engine.begin() as conn:
             self._ensure_state(conn, bank_id)
@@ -241,7 +270,9 @@ class AgentRunStore:
                 known = self._known(conn, bank_id, [r["entry_id"] for r in rows])
                 fresh = [r for r in rows if r["entry_id"] not in known]
                 if fresh:
-                    statement = _insert(self.engine, audit_recalls).on_conflict_do_nothing().returning(audit_recalls.c.entry_id)
+                    statement = (
+                        _insert(self.engine, audit_recalls).on_conflict_do_nothing().returning(audit_recalls.c.entry_id)
+                    )
                     added = len(conn.execute(statement, fresh).all())
             values: dict = {"entries": audit_sync_state.c.entries + added}
             if until is not None:
@@ -250,7 +281,9 @@ class AgentRunStore:
             if log_entries is not None:
                 values["log_entries"] = log_entries
             if caught_up:  # every entry counted is read: the count is exact now
-                values["caught_up_at"] = sa.func.coalesce(audit_sync_state.c.caught_up_at, sa.literal(datetime.now(UTC), TZ))
+                values["caught_up_at"] = sa.func.coalesce(
+                    audit_sync_state.c.caught_up_at, sa.literal(datetime.now(UTC), TZ)
+                )
                 values["log_entries"] = audit_sync_state.c.entries + added
             conn.execute(audit_sync_state.update().where(audit_sync_state.c.bank_id == bank_id).values(**values))
         return added
@@ -260,7 +293,9 @@ class AgentRunStore:
         known: set[str] = set()
         for start in range(0, len(ids), 500):  # bounded IN lists
             chunk = ids[start : start + 500]
-            query = sa.select(audit_recalls.c.entry_id).where(audit_recalls.c.bank_id == bank_id, audit_recalls.c.entry_id.in_(chunk))
+            query = sa.select(audit_recalls.c.entry_id).where(
+                audit_recalls.c.bank_id == bank_id, audit_recalls.c.entry_id.in_(chunk)
+            )
             known |= set(conn.execute(query).scalars())
         return known
 
@@ -290,10 +325,19 @@ class AgentRunStore:
     def sync_states(self, bank_ids: list[str]) -> dict[str, AuditSyncState]:
         """Each bank's read so far (one primary-key read each; a bank never read has the empty state)."""
         with self.engine.connect() as conn:
-            rows = conn.execute(sa.select(audit_sync_state).where(audit_sync_state.c.bank_id.in_(bank_ids))).mappings().all()
+            rows = (
+                conn.execute(sa.select(audit_sync_state).where(audit_sync_state.c.bank_id.in_(bank_ids)))
+                .mappings()
+                .all()
+            )
         found = {
             r["bank_id"]: AuditSyncState.model_validate(
-                {**r, "synced_until": as_utc(r["synced_until"]), "caught_up_at": as_utc(r["caught_up_at"]), "lease_until": as_utc(r["lease_until"])}
+                {
+                    **r,
+                    "synced_until": as_utc(r["synced_until"]),
+                    "caught_up_at": as_utc(r["caught_up_at"]),
+                    "lease_until": as_utc(r["lease_until"]),
+                }
             )
             for r in rows
         }
@@ -306,9 +350,15 @@ class AgentRunStore:
             self._ensure_state(conn, bank_id)
             taken = conn.execute(
                 audit_sync_state.update()
-                .where(audit_sync_state.c.bank_id == bank_id,
-                       sa.or_(audit_sync_state.c.reader.is_(None), audit_sync_state.c.reader == reader,
-                              audit_sync_state.c.lease_until.is_(None), audit_sync_state.c.lease_until < now))
+                .where(
+                    audit_sync_state.c.bank_id == bank_id,
+                    sa.or_(
+                        audit_sync_state.c.reader.is_(None),
+                        audit_sync_state.c.reader == reader,
+                        audit_sync_state.c.lease_until.is_(None),
+                        audit_sync_state.c.lease_until < now,
+                    ),
+                )
                 .values(reader=reader, lease_until=until)
             )
         return taken.rowcount == 1
@@ -316,6 +366,7 @@ class AgentRunStore:
     def release_lease(self, bank_id: str, reader: str) -> None:
         with self.engine.begin() as conn:
             conn.execute(
-                audit_sync_state.update().where(audit_sync_state.c.bank_id == bank_id, audit_sync_state.c.reader == reader)
+                audit_sync_state.update()
+                .where(audit_sync_state.c.bank_id == bank_id, audit_sync_state.c.reader == reader)
                 .values(reader=None, lease_until=None)
             )

@@ -45,7 +45,9 @@ class ReviewerDecision(StrictModel):
     # dashboard's own recompute (a queue file's case). `overridden` is whether the person decided otherwise than it.
     agent_recommendation: str | None = Field(default=None, pattern=OUTCOME)
     agent_name: str | None = Field(default=None, max_length=120)  # None: the dashboard's own agent (its recompute)
-    recompute_recommendation: str | None = Field(default=None, pattern=OUTCOME)  # the dashboard's; None: a kind that drafts
+    recompute_recommendation: str | None = Field(
+        default=None, pattern=OUTCOME
+    )  # the dashboard's; None: a kind that drafts
     cited_evidence: list[str] = Field(default_factory=list)
     decided_at: datetime
     # What a kind records beyond an outcome, each validated by the kind that builds the decision: its own action (a
@@ -73,8 +75,14 @@ class ReviewerDecision(StrictModel):
 
     def by(self, person: Person) -> ReviewerDecision:
         """This decision as `person`'s: their name, and their subject and issuer when signed in."""
-        return self.model_copy(update={"reviewer": person.name, "authenticated": person.signed_in,
-                                       "reviewer_subject": person.subject, "reviewer_issuer": person.issuer})
+        return self.model_copy(
+            update={
+                "reviewer": person.name,
+                "authenticated": person.signed_in,
+                "reviewer_subject": person.subject,
+                "reviewer_issuer": person.issuer,
+            }
+        )
 
     @property
     def agreed_with_recompute(self) -> bool | None:
@@ -89,15 +97,22 @@ class ReviewerDecision(StrictModel):
             return self
         if agent.recommendation is None:  # nothing of its own to override: `overridden` stays the recompute's
             return self.model_copy(update={"agent_name": agent.name, "agent_recommendation": None})
-        return self.model_copy(update={"agent_name": agent.name, "agent_recommendation": agent.recommendation,
-                                       "overridden": self.outcome != agent.recommendation})
+        return self.model_copy(
+            update={
+                "agent_name": agent.name,
+                "agent_recommendation": agent.recommendation,
+                "overridden": self.outcome != agent.recommendation,
+            }
+        )
 
     @field_validator("details")
     @classmethod
     def _details_bounded(cls, details: dict[str, str]) -> dict[str, str]:
         for name, value in details.items():
             if not name or len(name) > 40 or len(value) > DETAIL_MAX_CHARS:
-                raise ValueError(f"details: {name[:40]!r} must be named (40 characters at most) and {DETAIL_MAX_CHARS:,} characters at most")
+                raise ValueError(
+                    f"details: {name[:40]!r} must be named (40 characters at most) and {DETAIL_MAX_CHARS:,} characters at most"
+                )
         return details
 
 
@@ -143,15 +158,19 @@ def changed_since_shown(shown: Shown, now: Shown, words: Mapping[str, str] | Non
     reviewer's words (`words`: the kind's outcomes, QueueKind.outcomes); None when the case still shows what the
     screen showed."""
     if shown.case_id != now.case_id:
-        return (f"This decision was made on {shown.case_id}, but {now.case_id} is open now. Nothing was recorded: "
-                f"open {shown.case_id} to decide it.")
+        return (
+            f"This decision was made on {shown.case_id}, but {now.case_id} is open now. Nothing was recorded: "
+            f"open {shown.case_id} to decide it."
+        )
     if shown.recommendation != now.recommendation:
         if (now.recommendation or "").startswith("draft "):
             return f"The drafted response on {now.case_id} changed since it was shown. Nothing was recorded: read it again."
         said = words if words is not None else RECORDED_BEFORE_WORDS
         then, since = (said.get(r or "", r or "none") for r in (shown.recommendation, now.recommendation))
-        return (f"The agent's recommendation on {now.case_id} changed since it was shown ({then} then, {since} now). "
-                "Nothing was recorded: read the case again.")
+        return (
+            f"The agent's recommendation on {now.case_id} changed since it was shown ({then} then, {since} now). "
+            "Nothing was recorded: read the case again."
+        )
     if shown.evidence != now.evidence:
         return f"The evidence on {now.case_id} changed since it was shown. Nothing was recorded: read the case again."
     return None
@@ -176,8 +195,13 @@ def compared(d: ReviewerDecision) -> dict:
     """Whom the decision is compared with, as the API and the webhook report it: the agent that handed the case in (None:
     the dashboard's own), its recommendation and whether the person overrode it; apart, the dashboard's recompute and
     whether the person agreed with it."""
-    return {"agent": d.agent_name, "agent_recommendation": d.agent_recommendation, "overridden": d.overridden,
-            "recompute_recommendation": d.recompute_recommendation, "agreed_with_recompute": d.agreed_with_recompute}
+    return {
+        "agent": d.agent_name,
+        "agent_recommendation": d.agent_recommendation,
+        "overridden": d.overridden,
+        "recompute_recommendation": d.recompute_recommendation,
+        "agreed_with_recompute": d.agreed_with_recompute,
+    }
 
 
 def agent_named(d: ReviewerDecision) -> str:
@@ -216,10 +240,12 @@ def conflict_escalation(
         note = f"{note} {mine.note}"
     return mine.model_copy(
         update={
-            "outcome": "escalate", "overridden": mine.agent_recommendation not in (None, "escalate"),
+            "outcome": "escalate",
+            "overridden": mine.agent_recommendation not in (None, "escalate"),
             # said as its kind says "escalate" (its words), not as the outcome it replaces was
             "action_words": mine.action_words if mine.action else None,
             "reason_code": mine.reason_code or reason_code,
-            "note": note[:NOTE_MAX_CHARS], "decided_at": decided_at,
+            "note": note[:NOTE_MAX_CHARS],
+            "decided_at": decided_at,
         }
     )

@@ -118,10 +118,14 @@ class DeliveryQueue:
     def _newer_exists(self, row) -> bool:
         with self.engine.connect() as conn:
             newer = conn.execute(
-                sa.select(self.table.c.id).where(
-                    self.table.c.bank_id == row.bank_id, self.table.c.document_id == row.document_id,
-                    self.table.c.id > row.id, self.table.c.state.notin_(self.inert_states),
-                ).limit(1)
+                sa.select(self.table.c.id)
+                .where(
+                    self.table.c.bank_id == row.bank_id,
+                    self.table.c.document_id == row.document_id,
+                    self.table.c.id > row.id,
+                    self.table.c.state.notin_(self.inert_states),
+                )
+                .limit(1)
             ).first()
         return newer is not None
 
@@ -160,7 +164,9 @@ class DeliveryQueue:
                 report.error = f"{type(exc).__name__}: {exc}"
                 self._back_off(row, owner, now, report.error)
                 continue
-            self._finish(row.id, owner, state=DELIVERED, delivered_at=self.clock(), attempts=row.attempts + 1, last_error=None)
+            self._finish(
+                row.id, owner, state=DELIVERED, delivered_at=self.clock(), attempts=row.attempts + 1, last_error=None
+            )
             report.delivered += 1
         report.still_pending = self.pending_count()
         return report
@@ -181,8 +187,11 @@ class DeliveryQueue:
             ).all()
             for row_id, attempts in rows:
                 conn.execute(
-                    self.table.update().where(self.table.c.id == row_id).values(
-                        attempts=attempts + 1, last_error=error[:ERROR_CHARS],
+                    self.table.update()
+                    .where(self.table.c.id == row_id)
+                    .values(
+                        attempts=attempts + 1,
+                        last_error=error[:ERROR_CHARS],
                         next_attempt_at=now + timedelta(seconds=backoff_s(attempts + 1)),
                     )
                 )
@@ -206,7 +215,9 @@ class DeliveryQueue:
         """A lead gives up on a parked row; it stays in the log as discarded. False if it was not failed."""
         with self.engine.begin() as conn:
             result = conn.execute(
-                self.table.update().where(self.table.c.id == audit_id, self.table.c.state == FAILED).values(state=DISCARDED)
+                self.table.update()
+                .where(self.table.c.id == audit_id, self.table.c.state == FAILED)
+                .values(state=DISCARDED)
             )
         return result.rowcount == 1
 

@@ -32,8 +32,10 @@ class AlreadyDecided(Refused):
     def __init__(self, standing):
         d = standing.decision
         self.standing = standing
-        self.standing_words = (f"{standing.case_id} is already decided: {outcome_words(d)} by {d.reviewer}, "
-                               f"revision {standing.revision} (decision #{standing.id}).")
+        self.standing_words = (
+            f"{standing.case_id} is already decided: {outcome_words(d)} by {d.reviewer}, "
+            f"revision {standing.revision} (decision #{standing.id})."
+        )
         super().__init__(f"{self.standing_words} Changing it is a revision, which needs a reason.")
 
 

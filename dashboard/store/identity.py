@@ -65,7 +65,9 @@ class SignedIn:
     groups: tuple[str, ...]
 
 
-def signed_in_person(claims: dict, *, issuer: str, client_id: str, now: float, groups_claim: str = "groups") -> SignedIn | str:
+def signed_in_person(
+    claims: dict, *, issuer: str, client_id: str, now: float, groups_claim: str = "groups"
+) -> SignedIn | str:
     """The person an ID token's claims (as the session keeps them) name, or why they are not accepted, in words.
 
     Streamlit checks the token at sign-in; this is checked on every run, so a session minted for another provider or
@@ -80,7 +82,14 @@ def signed_in_person(claims: dict, *, issuer: str, client_id: str, now: float, g
     if not isinstance(sub, str) or not sub or len(sub) > SUBJECT_MAX or len(iss) > ISSUER_MAX:
         return "This sign-in names no subject. Sign in again."
     email = claims.get("email") if isinstance(claims.get("email"), str) else None
-    name = next((str(v) for v in (claims.get("name"), email, claims.get("preferred_username"), sub) if isinstance(v, str) and v.strip()), sub)
+    name = next(
+        (
+            str(v)
+            for v in (claims.get("name"), email, claims.get("preferred_username"), sub)
+            if isinstance(v, str) and v.strip()
+        ),
+        sub,
+    )
     groups = claims.get(groups_claim) or []
     groups = groups if isinstance(groups, list) else [groups]
     shown = " ".join("".join(ch if ch.isprintable() else " " for ch in name).split())[:120] or sub[:120]

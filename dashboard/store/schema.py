@@ -45,6 +45,7 @@ AWAITING_SECOND, AWAITING_LEAD = "awaiting_second", "awaiting_lead"
 SECOND_HELD = (AWAITING_SECOND, AWAITING_LEAD)
 HELD = (*APPROVAL_HELD, *SECOND_HELD)
 
+
 def delivery_columns() -> tuple[Column, ...]:
     """The columns a table delivered by store/delivery_queue.py's DeliveryQueue needs (the decisions, the webhook events)."""
     return (
@@ -60,8 +61,11 @@ def delivery_columns() -> tuple[Column, ...]:
 
 def case_key() -> tuple[Column, ...]:
     """The primary key of a table with one row per case: (bank, kind, case id)."""
-    return (Column("bank_id", String(ID), primary_key=True), Column("case_kind", String(20), primary_key=True),
-            Column("case_id", String(ID), primary_key=True))
+    return (
+        Column("bank_id", String(ID), primary_key=True),
+        Column("case_kind", String(20), primary_key=True),
+        Column("case_id", String(ID), primary_key=True),
+    )
 
 
 decisions = Table(
@@ -108,7 +112,9 @@ standing_decisions = Table(
     Column("reason_code", String(ID), nullable=True),
     Column("report_group", String(ID), nullable=True),
     Column("agent_confidence", String(40), nullable=True),  # the retained record's metadata, as written (text)
-    Column("change_seq", BigInteger, nullable=False),  # the table's change count when the row was written: read what changed since
+    Column(
+        "change_seq", BigInteger, nullable=False
+    ),  # the table's change count when the row was written: read what changed since
     Index("ix_review_standing_decisions_changes", "bank_id", "case_kind", "change_seq"),
 )
 

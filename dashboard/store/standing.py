@@ -93,7 +93,9 @@ class StandingDecisions:
         newest, states = self._rows(conn, *_of(bank_id, case_kind))
         return _KeptStates(version, newest, MappingProxyType(states))
 
-    def _changed_since(self, conn: sa.Connection, kept: _KeptStates, version: int, bank_id: str, case_kind: str) -> _KeptStates | None:
+    def _changed_since(
+        self, conn: sa.Connection, kept: _KeptStates, version: int, bank_id: str, case_kind: str
+    ) -> _KeptStates | None:
         """The kept states with the rows changed since laid over them; None when a case has left the table meanwhile
         (its decisions deleted by hand): the caller reads it all."""
         newest, changed = self._rows(conn, *_of(bank_id, case_kind), S.change_seq > kept.change_seq)
@@ -107,7 +109,11 @@ class StandingDecisions:
         """(the newest change count, the cases whose standing decision changed after `seq`, in the order they changed):
         the API's "decided since" cursor. The counts commit in order (migrations/standing_triggers.py), so a reader
         that passes the count it got back misses no change."""
-        query = sa.select(S.case_id, S.change_seq).where(*_of(bank_id, case_kind), S.change_seq > seq).order_by(S.change_seq)
+        query = (
+            sa.select(S.case_id, S.change_seq)
+            .where(*_of(bank_id, case_kind), S.change_seq > seq)
+            .order_by(S.change_seq)
+        )
         with self.engine.connect() as conn:
             rows = conn.execute(query).all()
         return (rows[-1][1] if rows else seq), [case_id for case_id, _ in rows]
@@ -116,6 +122,7 @@ class StandingDecisions:
         """Each case's standing decision, counted by the day it was made, overridden or not, and for overrides by
         reason (and group, for a kind that groups them): what the Overview charts, grouped by the database. Read again only when
         the log changed."""
+
         def read() -> tuple[StandingCount, ...]:
             overridden = sa.func.coalesce(S.overridden, False)
             # an override whose record names no group ("") is counted per case, for the queue to name its group
@@ -125,6 +132,8 @@ class StandingDecisions:
             query = sa.select(*columns, sa.func.count()).where(*_of(bank_id, case_kind)).group_by(*columns)
             with self.engine.connect() as conn:
                 counts = [StandingCount(day, bool(over), *rest) for day, over, *rest in conn.execute(query)]
-            return tuple(sorted(counts, key=lambda c: (c.day, c.overridden, c.reason_code or "", c.group or "", c.case_id or "")))
+            return tuple(
+                sorted(counts, key=lambda c: (c.day, c.overridden, c.reason_code or "", c.group or "", c.case_id or ""))
+            )
 
         return self._counts.get((bank_id, case_kind), read)

@@ -207,13 +207,22 @@ def judge_observation(sources: list[tuple[str, bool]], unresolved: int, customer
     name = display_name(customer)
     foreign = [ref for ref, owned in sources if not owned]
     if not sources and not unresolved:
-        return Admission(verdict=Verdict.OBSERVATION_MIXES, reason="an observation whose sources were not returned: its provenance cannot be checked")
+        return Admission(
+            verdict=Verdict.OBSERVATION_MIXES,
+            reason="an observation whose sources were not returned: its provenance cannot be checked",
+        )
     if foreign or unresolved:
         missing = f"{unresolved} source(s) not returned" if unresolved else ""
-        named = f"{len(foreign)} source document(s) not proven {name}'s ({', '.join(dict.fromkeys(foreign))})" if foreign else ""
+        named = (
+            f"{len(foreign)} source document(s) not proven {name}'s ({', '.join(dict.fromkeys(foreign))})"
+            if foreign
+            else ""
+        )
         return Admission(
             verdict=Verdict.OBSERVATION_MIXES,
             reason=f"an observation that mixes another customer's records: {'; '.join(x for x in (named, missing) if x)}",
         )
     documents = ", ".join(dict.fromkeys(ref for ref, _ in sources))
-    return Admission(verdict=Verdict.OBSERVATION_OWN, reason=f"an observation whose every source is {name}'s ({documents})")
+    return Admission(
+        verdict=Verdict.OBSERVATION_OWN, reason=f"an observation whose every source is {name}'s ({documents})"
+    )

@@ -22,6 +22,7 @@ from typing import Literal
 from pydantic import ValidationError
 
 from dashboard.hindsight.wire import MemoryRecord
+from dashboard.review.decisions import Proposal
 from dashboard.store.decision import (
     DETAIL_MAX_CHARS,
     EvidenceItem,
@@ -30,7 +31,6 @@ from dashboard.store.decision import (
     Shown,
     text_hash,
 )
-from dashboard.review.decisions import Proposal
 from dashboard.store.errors import DecisionInputError
 from dashboard.support.admission import has_marker_at_start, marker
 from dashboard.support.customers import customer_tag
@@ -44,7 +44,8 @@ ACTIONS: dict[str, str] = {  # what each choice records, in the words of the but
     "override": "Replace the draft with my own response",
 }
 ACTION_WORDS: dict[str, str] = {  # what was done, as the Audit log, the export and the confirmations say it
-    "approve": "the drafted response sent as it is", "edit_and_approve": "the drafted response edited, then sent",
+    "approve": "the drafted response sent as it is",
+    "edit_and_approve": "the drafted response edited, then sent",
     "override": "the draft replaced by the reviewer's own response",
 }
 
@@ -63,8 +64,15 @@ def interaction_text(customer: str, issue: str, response: str) -> str:
 
 
 def ticket_decision(
-    ticket: Ticket, *, action: str, reviewer: str, authenticated: bool, decided_at: datetime,
-    response: str | None = None, note: str = "", cited_evidence: list[str] | None = None,
+    ticket: Ticket,
+    *,
+    action: str,
+    reviewer: str,
+    authenticated: bool,
+    decided_at: datetime,
+    response: str | None = None,
+    note: str = "",
+    cited_evidence: list[str] | None = None,
 ) -> ReviewerDecision:
     reviewer = (reviewer or "").strip()
     if not reviewer:
@@ -79,13 +87,24 @@ def ticket_decision(
     elif action == "override" and not note.strip():
         raise DecisionInputError("note", "an override needs a note saying why the draft was replaced")
     if len(text) > DETAIL_MAX_CHARS:
-        raise DecisionInputError("response", f"the response is {len(text):,} characters; the limit is {DETAIL_MAX_CHARS:,}")
+        raise DecisionInputError(
+            "response", f"the response is {len(text):,} characters; the limit is {DETAIL_MAX_CHARS:,}"
+        )
     try:
         return ReviewerDecision(
-            case_id=ticket.id, case_kind="ticket", reviewer=reviewer, authenticated=authenticated,
-            outcome="reject" if action == "override" else "approve", overridden=action == "override",
-            note=note.strip(), agent_recommendation="approve", cited_evidence=list(cited_evidence or []),
-            decided_at=decided_at, action=action, action_words=ACTION_WORDS[action], details={"response": text},
+            case_id=ticket.id,
+            case_kind="ticket",
+            reviewer=reviewer,
+            authenticated=authenticated,
+            outcome="reject" if action == "override" else "approve",
+            overridden=action == "override",
+            note=note.strip(),
+            agent_recommendation="approve",
+            cited_evidence=list(cited_evidence or []),
+            decided_at=decided_at,
+            action=action,
+            action_words=ACTION_WORDS[action],
+            details={"response": text},
         )
     except ValidationError as exc:  # e.g. a reviewer name or a response over its length limit
         err = exc.errors()[0]
@@ -101,7 +120,9 @@ def interaction_record(ticket: Ticket, decision: ReviewerDecision) -> MemoryReco
     except ValueError as exc:  # AmbiguousName, or a name without a letter or digit
         raise DecisionInputError("customer", str(exc)) from None
     if not owned:
-        raise DecisionInputError("customer", f"the retained text would not be read back as {ticket.customer!r}'s history")
+        raise DecisionInputError(
+            "customer", f"the retained text would not be read back as {ticket.customer!r}'s history"
+        )
     return MemoryRecord(
         document_id=document_id_for(ticket.id),
         content=content,
@@ -127,17 +148,29 @@ def ticket_evidence_snapshot(recall: TicketRecall | None, ticket: Ticket) -> Evi
     draft = text_hash(ticket.drafted_response)
     if recall is None:
         return EvidenceSnapshot(available=False, draft_sha256=draft)
-    items = [EvidenceItem(id=e.document_id or e.id, text_sha256=text_hash(e.text), relevant=e.admitted) for e in recall.evidence]
+    items = [
+        EvidenceItem(id=e.document_id or e.id, text_sha256=text_hash(e.text), relevant=e.admitted)
+        for e in recall.evidence
+    ]
     return EvidenceSnapshot(available=True, items=items, draft_sha256=draft)
 
 
 def ticket_proposal(
-    ticket: Ticket, decision: ReviewerDecision, recall: TicketRecall | None, *, base_revision: int | None = 0, shown: Shown | None = None
+    ticket: Ticket,
+    decision: ReviewerDecision,
+    recall: TicketRecall | None,
+    *,
+    base_revision: int | None = 0,
+    shown: Shown | None = None,
 ) -> Proposal:
     """The one way a ticket's decision becomes a proposal (the page, the CLI): the interaction it is retained as,
     under the customer's tag, and the evidence it was made on. DecisionInputError when the record would not be
     read back as the customer's."""
     return Proposal(
-        decision=decision, record=interaction_record(ticket, decision), scope=customer_tag(ticket.customer),
-        base_revision=base_revision, evidence=ticket_evidence_snapshot(recall, ticket), shown=shown,
+        decision=decision,
+        record=interaction_record(ticket, decision),
+        scope=customer_tag(ticket.customer),
+        base_revision=base_revision,
+        evidence=ticket_evidence_snapshot(recall, ticket),
+        shown=shown,
     )

@@ -12,7 +12,9 @@ from dashboard.support.models import Customer
 
 def check_directory(customers: Sequence[Customer]) -> list[str]:
     """Problems that make the directory unsafe to migrate against (shared tags, unusable names)."""
-    problems = [f"{tag} is shared by {', '.join(names)}" for tag, names in tag_collisions([c.name for c in customers]).items()]
+    problems = [
+        f"{tag} is shared by {', '.join(names)}" for tag, names in tag_collisions([c.name for c in customers]).items()
+    ]
     for customer in customers:
         try:
             marker_pattern(customer.name)

@@ -11,7 +11,9 @@ from collections.abc import Mapping
 from pydantic import BaseModel, Field
 
 from dashboard.review.casework import Casework
-from dashboard.review.flag_counts import RECALL as KEY  # the store key of these flags (a ticket's incidents live beside them)
+from dashboard.review.flag_counts import (
+    RECALL as KEY,  # the store key of these flags (a ticket's incidents live beside them)
+)
 from dashboard.support.recall import Path, TicketRecall
 
 
@@ -27,7 +29,9 @@ class TicketFlags(BaseModel):
 def ticket_flags(recall: TicketRecall) -> TicketFlags:
     untagged = [e for e in recall.legacy_rejected if not e.tags and e.kind == "document"]
     return TicketFlags(
-        path=recall.path, tagged=len(recall.tagged), admitted=[e.ref for e in recall.legacy_admitted],
+        path=recall.path,
+        tagged=len(recall.tagged),
+        admitted=[e.ref for e in recall.legacy_admitted],
         rejected={e.ref: e.verdict for e in untagged},
         tagged_candidates=[e.ref for e in recall.legacy_rejected if e.tags and e.kind == "document"],
         mixing_observations=[e.ref for e in recall.mixing_observations],
@@ -56,4 +60,6 @@ def stored(flags: dict | None) -> TicketFlags | None:
 def keep(casework: Casework, bank_id: str, recalls: Mapping[str, TicketRecall]) -> None:
     """Store the flags of these tickets' recalls (ticket id -> recall)."""
     if recalls:
-        casework.put_many_flags(bank_id, "ticket", {tid: {KEY: ticket_flags(r).model_dump(mode="json")} for tid, r in recalls.items()})
+        casework.put_many_flags(
+            bank_id, "ticket", {tid: {KEY: ticket_flags(r).model_dump(mode="json")} for tid, r in recalls.items()}
+        )

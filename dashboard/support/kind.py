@@ -16,9 +16,9 @@ from dashboard.hindsight.calls import RecallFn
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.queue_files import load_rows, shared_rows
 from dashboard.review.decisions import Proposal
-from dashboard.store.errors import DecisionInputError
 from dashboard.review.queue_kind import CaseView, Choice, EvidenceRecord
 from dashboard.review.tag_scoped import KindBase
+from dashboard.store.errors import DecisionInputError
 from dashboard.support.customers import customer_tag
 from dashboard.support.decisions import ticket_decision, ticket_proposal
 from dashboard.support.models import Customer, SupportInteraction, Ticket
@@ -82,18 +82,41 @@ class SupportKind(KindBase):
 
     def recall(self, recall: RecallFn, bank_id: str, ticket: Ticket, origin: Callable | None = None) -> CaseView:
         found = recall_for_ticket(recall, bank_id, ticket.customer, ticket.issue)
-        exact, broader = (found.tagged, []) if found.path == "tagged" else ([], [*found.legacy_admitted, *found.legacy_rejected])
-        return CaseView(case_id=ticket.id, exact=[_shown(e) for e in exact], broader=[_shown(e) for e in broader],
-                        rationale=f"Drafted response: {ticket.drafted_response}", native=found)
+        exact, broader = (
+            (found.tagged, []) if found.path == "tagged" else ([], [*found.legacy_admitted, *found.legacy_rejected])
+        )
+        return CaseView(
+            case_id=ticket.id,
+            exact=[_shown(e) for e in exact],
+            broader=[_shown(e) for e in broader],
+            rationale=f"Drafted response: {ticket.drafted_response}",
+            native=found,
+        )
 
-    def propose(self, ticket: Ticket, view: CaseView, choice: Choice, reasons: Mapping[str, str] | None = None) -> Proposal:
+    def propose(
+        self, ticket: Ticket, view: CaseView, choice: Choice, reasons: Mapping[str, str] | None = None
+    ) -> Proposal:
         response = choice.details.get("response")
         if choice.outcome not in self.outcomes:
-            raise DecisionInputError("outcome", f"a ticket's draft is approved or rejected (replaced with a response), not {choice.outcome!r}")
-        action = "override" if choice.outcome == "reject" else ("edit_and_approve" if response and response != ticket.drafted_response else "approve")
-        decision = ticket_decision(ticket, action=action, reviewer=choice.reviewer, authenticated=choice.authenticated,
-                                   decided_at=choice.decided_at, response=response, note=choice.note,
-                                   cited_evidence=[e.ref for e in view.native.evidence] if view.native else []).against(choice.agent)
+            raise DecisionInputError(
+                "outcome",
+                f"a ticket's draft is approved or rejected (replaced with a response), not {choice.outcome!r}",
+            )
+        action = (
+            "override"
+            if choice.outcome == "reject"
+            else ("edit_and_approve" if response and response != ticket.drafted_response else "approve")
+        )
+        decision = ticket_decision(
+            ticket,
+            action=action,
+            reviewer=choice.reviewer,
+            authenticated=choice.authenticated,
+            decided_at=choice.decided_at,
+            response=response,
+            note=choice.note,
+            cited_evidence=[e.ref for e in view.native.evidence] if view.native else [],
+        ).against(choice.agent)
         return ticket_proposal(ticket, decision, view.native, base_revision=choice.base_revision, shown=choice.shown)
 
 

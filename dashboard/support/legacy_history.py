@@ -87,16 +87,36 @@ def tag_refusal(plan: MigrationPlan, customer: str, document_id: str | None, tag
     return None
 
 
-def migrate_customer(gateway, bank_id: str, customers: Sequence[Customer], customer: str, *, batch_size: int = migration.DEFAULT_BATCH,
-                     retain=None) -> MigrationReport:
+def migrate_customer(
+    gateway,
+    bank_id: str,
+    customers: Sequence[Customer],
+    customer: str,
+    *,
+    batch_size: int = migration.DEFAULT_BATCH,
+    retain=None,
+) -> MigrationReport:
     """Tag every reliable legacy record of one customer (the migration, narrowed to them; `retain` as migration.apply)."""
     name = display_name(customer)
-    return migration.apply(gateway, bank_id, customers, batch_size=batch_size, only=owned_by(name), scope=f"{name}'s legacy records",
-                           retain=retain)
+    return migration.apply(
+        gateway,
+        bank_id,
+        customers,
+        batch_size=batch_size,
+        only=owned_by(name),
+        scope=f"{name}'s legacy records",
+        retain=retain,
+    )
 
 
 def tag_for_customer(
-    gateway, bank_id: str, customers: Sequence[Customer], customer: str, document_id: str | None, tags: Sequence[str] = (), retain=None,
+    gateway,
+    bank_id: str,
+    customers: Sequence[Customer],
+    customer: str,
+    document_id: str | None,
+    tags: Sequence[str] = (),
+    retain=None,
 ) -> MigrationReport:
     """Tag one record for `customer`, only if the migration rule gives it to them; TagRefused otherwise."""
     refusal = tag_refusal(migration.plan(gateway, bank_id, customers), customer, document_id, tags)
@@ -104,7 +124,12 @@ def tag_for_customer(
         raise TagRefused(f"Not tagged: {refusal}.")
     mine = owned_by(customer)
     return migration.apply(
-        gateway, bank_id, customers, only=lambda c: c.document_id == document_id and mine(c), scope=f"record {document_id}", retain=retain,
+        gateway,
+        bank_id,
+        customers,
+        only=lambda c: c.document_id == document_id and mine(c),
+        scope=f"record {document_id}",
+        retain=retain,
     )
 
 
@@ -130,8 +155,16 @@ def ticket_records(recall: TicketRecall, skipped: NotConsulted | None = None) ->
     groups += [("observation: " + ("used" if o.admitted else "excluded"), [o]) for o in recall.observations]
     for where, items in groups:
         for e in items:
-            rows.setdefault(e.ref, RecordRow(key=e.ref, document_id=e.document_id, where=where, reason=e.reason, tags=e.tags, text=e.text))
+            rows.setdefault(
+                e.ref,
+                RecordRow(key=e.ref, document_id=e.document_id, where=where, reason=e.reason, tags=e.tags, text=e.text),
+            )
     for c in skipped.records if skipped else []:
         key = c.document_id
-        rows.setdefault(key, RecordRow(key=key, document_id=c.document_id, where="not consulted: old record", reason=c.reason, text=c.text))
+        rows.setdefault(
+            key,
+            RecordRow(
+                key=key, document_id=c.document_id, where="not consulted: old record", reason=c.reason, text=c.text
+            ),
+        )
     return list(rows.values())

@@ -68,7 +68,11 @@ class Coverage(BaseModel):
         return self.convertible == 0
 
     def as_json(self) -> dict:
-        return {**self.model_dump(), "tagged_share": self.tagged_share, "ready_to_retire_fallback": self.ready_to_retire_fallback}
+        return {
+            **self.model_dump(),
+            "tagged_share": self.tagged_share,
+            "ready_to_retire_fallback": self.ready_to_retire_fallback,
+        }
 
 
 class MigrationPlan(BaseModel):
@@ -116,7 +120,9 @@ def _page_through(fetch: Callable[[int, int], dict]) -> list[dict]:
 def legacy_documents(gateway, bank_id: str) -> list[StoredDocument]:
     """The bank's untagged documents with their original text, filtered by the server; MigrationError if it
     lists a tagged one (re-retaining it would replace its tags)."""
-    listed = _page_through(lambda limit, offset: gateway.list_documents(bank_id, untagged=True, limit=limit, offset=offset))
+    listed = _page_through(
+        lambda limit, offset: gateway.list_documents(bank_id, untagged=True, limit=limit, offset=offset)
+    )
     tagged = [item["id"] for item in listed if item.get("tags")]
     if tagged:
         raise MigrationError(
@@ -131,23 +137,33 @@ def classify(document: StoredDocument, customers: Sequence[Customer]) -> Classif
     text = document.original_text
     base = {"document_id": document.id, "text": text or ""}
     if text is None:
-        return Classification(**base, status="failed", reason="its original text is not stored: it cannot be judged or rebuilt")
+        return Classification(
+            **base, status="failed", reason="its original text is not stored: it cannot be judged or rebuilt"
+        )
     named = leading_marker_name(text)
     if named is None:
         inner = marker_position(text)
         reason = (
             f"marker not at the start (at character {inner}): ownership not proven"
-            if inner is not None else "no 'Customer <name> contacted support.' marker (e.g. a summary)"
+            if inner is not None
+            else "no 'Customer <name> contacted support.' marker (e.g. a summary)"
         )
         return Classification(**base, status="failed", reason=reason)
     owners = [c.name for c in customers if has_marker_at_start(text, c.name)]
     if not owners:
-        return Classification(**base, status="failed", reason=f"unknown customer: the marker names '{named}', who is not in the directory")
+        return Classification(
+            **base, status="failed", reason=f"unknown customer: the marker names '{named}', who is not in the directory"
+        )
     if len(owners) > 1:
-        return Classification(**base, status="failed", reason=f"ambiguous customer: the marker matches {', '.join(owners)}")
+        return Classification(
+            **base, status="failed", reason=f"ambiguous customer: the marker matches {', '.join(owners)}"
+        )
     owner = owners[0]
     return Classification(
-        **base, status="reliable", customer=owner, tag=customer_tag(owner),
+        **base,
+        status="reliable",
+        customer=owner,
+        tag=customer_tag(owner),
         reason=f"the marker names exactly one directory customer: {owner}",
     )
 
@@ -170,7 +186,9 @@ def _plan(bank_id: str, total: int, untagged: list[StoredDocument], customers: S
         for c in failed:
             c.reason = "directory is not safe to migrate against: " + "; ".join(problems)
     coverage = Coverage(total=total, tagged=total - len(untagged), untagged=len(untagged), convertible=len(reliable))
-    return MigrationPlan(bank_id=bank_id, coverage=coverage, reliable=reliable, failed=failed, directory_problems=problems)
+    return MigrationPlan(
+        bank_id=bank_id, coverage=coverage, reliable=reliable, failed=failed, directory_problems=problems
+    )
 
 
 def replacement(document: StoredDocument, classification: Classification) -> MemoryRecord:
@@ -185,16 +203,27 @@ def replacement(document: StoredDocument, classification: Classification) -> Mem
         document_id=document.id,
         content=document.original_text or "",
         tags=[classification.tag],
-        metadata={**metadata, "kind": "interaction", "customer": classification.customer, "migrated_from": MIGRATED_FROM},
+        metadata={
+            **metadata,
+            "kind": "interaction",
+            "customer": classification.customer,
+            "migrated_from": MIGRATED_FROM,
+        },
         timestamp=timestamp,
         context=params.get("context") or None,
     )
 
 
 def apply(
-    gateway, bank_id: str, customers: Sequence[Customer], *, batch_size: int = DEFAULT_BATCH, limit: int | None = None,
+    gateway,
+    bank_id: str,
+    customers: Sequence[Customer],
+    *,
+    batch_size: int = DEFAULT_BATCH,
+    limit: int | None = None,
     retain: Callable[[str, list[MemoryRecord]], object] | None = None,
-    only: Callable[[Classification], bool] | None = None, scope: str | None = None,
+    only: Callable[[Classification], bool] | None = None,
+    scope: str | None = None,
 ) -> MigrationReport:
     """Convert reliable untagged documents in batches; stops cleanly at `limit` documents or at the first failure.
 
@@ -225,8 +254,13 @@ def apply(
         converted.extend(c.document_id for c in batch)
     after = plan(gateway, bank_id, customers)
     return MigrationReport(
-        bank_id=bank_id, before=before.coverage, after=after.coverage, converted=converted,
-        remaining_reliable=len(after.reliable), error=error,
-        scope=scope, selected_before=in_scope if only else None,
+        bank_id=bank_id,
+        before=before.coverage,
+        after=after.coverage,
+        converted=converted,
+        remaining_reliable=len(after.reliable),
+        error=error,
+        scope=scope,
+        selected_before=in_scope if only else None,
         selected_after=sum(1 for c in after.reliable if selected(c)) if only else None,
     )

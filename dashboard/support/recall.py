@@ -22,11 +22,10 @@ pass doubles. No Streamlit.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, Field
-
-from collections.abc import Callable, Iterable, Sequence
 
 from dashboard.hindsight.calls import RecallFn
 from dashboard.hindsight.documents import RecalledDocument, RecalledObservation, recall_documents
@@ -83,7 +82,9 @@ class TicketEvidence(BaseModel):
     verdict: str
     reason: str
     sources: list[SourceCheck] = Field(default_factory=list)  # an observation's provenance
-    flags: list[Flag] = Field(default_factory=list)  # what its text says to the agent (trust/screen.py), whatever admitted it
+    flags: list[Flag] = Field(
+        default_factory=list
+    )  # what its text says to the agent (trust/screen.py), whatever admitted it
 
     @property
     def ref(self) -> str:
@@ -92,20 +93,40 @@ class TicketEvidence(BaseModel):
     @classmethod
     def of_document(cls, document: RecalledDocument, admission: Admission) -> TicketEvidence:
         return cls(
-            id=document.ref, document_id=document.document_id, text=document.text, verbatim=document.verbatim,
-            facts=[f.text for f in document.extracted_facts], tags=list(document.tags), metadata=dict(document.metadata),
-            admitted=admission.admitted, verdict=admission.verdict.value, reason=admission.reason,
-            flags=screen_record(document.text, context=document.facts[0].context, metadata=document.metadata, tags=document.tags,
-                                document_id=document.document_id),
+            id=document.ref,
+            document_id=document.document_id,
+            text=document.text,
+            verbatim=document.verbatim,
+            facts=[f.text for f in document.extracted_facts],
+            tags=list(document.tags),
+            metadata=dict(document.metadata),
+            admitted=admission.admitted,
+            verdict=admission.verdict.value,
+            reason=admission.reason,
+            flags=screen_record(
+                document.text,
+                context=document.facts[0].context,
+                metadata=document.metadata,
+                tags=document.tags,
+                document_id=document.document_id,
+            ),
             written_at=document.facts[0].mentioned_at,
         )
 
     @classmethod
-    def of_observation(cls, observation: RecalledObservation, admission: Admission, sources: list[SourceCheck]) -> TicketEvidence:
+    def of_observation(
+        cls, observation: RecalledObservation, admission: Admission, sources: list[SourceCheck]
+    ) -> TicketEvidence:
         return cls(
-            id=observation.ref, kind="observation", text=observation.text, tags=list(observation.tags),
-            admitted=admission.verdict is Verdict.OBSERVATION_OWN, verdict=admission.verdict.value, reason=admission.reason,
-            sources=sources, flags=screen(observation.text),
+            id=observation.ref,
+            kind="observation",
+            text=observation.text,
+            tags=list(observation.tags),
+            admitted=admission.verdict is Verdict.OBSERVATION_OWN,
+            verdict=admission.verdict.value,
+            reason=admission.reason,
+            sources=sources,
+            flags=screen(observation.text),
         )
 
 
@@ -186,17 +207,25 @@ def _judge_sources(observation: RecalledObservation, customer: str, texts: _Orig
     checks = []
     for fact in observation.sources:
         admission = judge_document(texts.start_of(fact.document_id), fact.tags, customer)
-        checks.append(SourceCheck(
-            fact_id=fact.id, fact=fact.text, document_id=fact.document_id, tags=list(fact.tags),
-            owned=owns(admission), reason=admission.reason,
-        ))
+        checks.append(
+            SourceCheck(
+                fact_id=fact.id,
+                fact=fact.text,
+                document_id=fact.document_id,
+                tags=list(fact.tags),
+                owned=owns(admission),
+                reason=admission.reason,
+            )
+        )
     return checks
 
 
 def _observation(observation: RecalledObservation, customer: str, texts: _OriginalTexts) -> TicketEvidence:
     checks = _judge_sources(observation, customer, texts)
     owned = [(c.document_id or c.fact_id, c.owned) for c in checks]
-    return TicketEvidence.of_observation(observation, judge_observation(owned, len(observation.unresolved), customer), checks)
+    return TicketEvidence.of_observation(
+        observation, judge_observation(owned, len(observation.unresolved), customer), checks
+    )
 
 
 def check_observations(
@@ -208,7 +237,10 @@ def check_observations(
 
 
 def customers_records(
-    bank_id: str, customer: str, documents: Iterable[tuple[str, Sequence[str]]], read_document: ReadDocument | None,
+    bank_id: str,
+    customer: str,
+    documents: Iterable[tuple[str, Sequence[str]]],
+    read_document: ReadDocument | None,
 ) -> dict[str, Ownership]:
     """Which of these (document id, tags) are `customer`'s, and how (admission.whose): what a trace opened from a
     ticket stars. Only an untagged document's original text is read (a tag decides on its own), once per document."""
@@ -221,7 +253,9 @@ def customers_records(
     return owned
 
 
-def ownership_sentence(bank_id: str, customer: str, document_id: str, tags: Sequence[str], read_document: ReadDocument | None) -> str:
+def ownership_sentence(
+    bank_id: str, customer: str, document_id: str, tags: Sequence[str], read_document: ReadDocument | None
+) -> str:
     """One document judged as the ticket's page judges it (admission.whose), in a sentence: whose it is and how."""
     start = None if tags else _OriginalTexts(bank_id, read_document).start_of(document_id)
     how, name = whose(start, tuple(tags), customer), display_name(customer)
@@ -231,8 +265,14 @@ def ownership_sentence(bank_id: str, customer: str, document_id: str, tags: Sequ
 
 
 def recall_for_ticket(
-    recall: RecallFn, bank_id: str, customer: str, issue: str,
-    *, tagged_k: int = TAGGED_K, candidates_k: int = LEGACY_CANDIDATES_K, read_document: ReadDocument | None = None,
+    recall: RecallFn,
+    bank_id: str,
+    customer: str,
+    issue: str,
+    *,
+    tagged_k: int = TAGGED_K,
+    candidates_k: int = LEGACY_CANDIDATES_K,
+    read_document: ReadDocument | None = None,
 ) -> TicketRecall:
     if not issue.strip():
         raise ValueError("issue must not be empty")
@@ -242,7 +282,14 @@ def recall_for_ticket(
     texts = _OriginalTexts(bank_id, read_document)
 
     tagged, tokens = recall_documents(
-        recall, bank_id, tagged_query(issue), want=tagged_k, max_tokens=MAX_TOKENS, cap=MAX_TOKENS_CAP, tags=[tag], tags_match="any_strict"
+        recall,
+        bank_id,
+        tagged_query(issue),
+        want=tagged_k,
+        max_tokens=MAX_TOKENS,
+        cap=MAX_TOKENS_CAP,
+        tags=[tag],
+        tags_match="any_strict",
     )
     first = RecallRequest(query=tagged_query(issue), tags=[tag], tags_match="any_strict", max_tokens=tokens)
     texts.learn(tagged.documents)
@@ -251,11 +298,17 @@ def recall_for_ticket(
     if own:
         admitted = Admission(verdict=Verdict.ADMITTED, reason=f"tagged for this customer ({tag})")
         return TicketRecall(
-            customer=name, tag=tag, path="tagged", tagged=[TicketEvidence.of_document(d, admitted) for d in own],
-            observations=[_observation(o, customer, texts) for o in tagged.observations], requests=[first],
+            customer=name,
+            tag=tag,
+            path="tagged",
+            tagged=[TicketEvidence.of_document(d, admitted) for d in own],
+            observations=[_observation(o, customer, texts) for o in tagged.observations],
+            requests=[first],
         )
 
-    candidates, tokens = recall_documents(recall, bank_id, legacy_query(customer, issue), want=candidates_k, max_tokens=MAX_TOKENS, cap=MAX_TOKENS_CAP)
+    candidates, tokens = recall_documents(
+        recall, bank_id, legacy_query(customer, issue), want=candidates_k, max_tokens=MAX_TOKENS, cap=MAX_TOKENS_CAP
+    )
     second = RecallRequest(query=legacy_query(customer, issue), max_tokens=tokens)
     texts.learn(candidates.documents)
     admitted, rejected = [], []
@@ -265,6 +318,10 @@ def recall_for_ticket(
         (admitted if item.admitted else rejected).append(item)
     rejected += [TicketEvidence.of_observation(o, observation_on_legacy_path(), []) for o in candidates.observations]
     return TicketRecall(
-        customer=name, tag=tag, path="legacy" if admitted else "none",
-        legacy_admitted=admitted, legacy_rejected=rejected, requests=[first, second],
+        customer=name,
+        tag=tag,
+        path="legacy" if admitted else "none",
+        legacy_admitted=admitted,
+        legacy_rejected=rejected,
+        requests=[first, second],
     )

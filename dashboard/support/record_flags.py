@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from dashboard.store.identity import Actor, as_person
 from dashboard.review.casework import Casework, Comment
+from dashboard.store.identity import Actor, as_person
 
 RECORD_KIND = "memory"
 MAX_NOTE = 1000

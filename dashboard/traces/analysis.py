@@ -63,7 +63,10 @@ class TraceAnalysis(BaseModel):
 
 
 def candidate_counts(trace: RecallTrace) -> list[CandidateCount]:
-    return [CandidateCount(source=r.method_name, fact_type=r.fact_type, count=len(r.results)) for r in trace.retrieval_results]
+    return [
+        CandidateCount(source=r.method_name, fact_type=r.fact_type, count=len(r.results))
+        for r in trace.retrieval_results
+    ]
 
 
 def pre_filtered_count(trace: RecallTrace) -> int:
@@ -75,7 +78,12 @@ def pre_filtered_count(trace: RecallTrace) -> int:
 
 def phases(trace: RecallTrace) -> list[Phase]:
     return [
-        Phase(name=p.phase_name, seconds=p.duration_seconds, diagnostic=bool(p.details.get("diagnostic")), details=p.details)
+        Phase(
+            name=p.phase_name,
+            seconds=p.duration_seconds,
+            diagnostic=bool(p.details.get("diagnostic")),
+            details=p.details,
+        )
         for p in trace.summary.phase_metrics
     ]
 

@@ -141,7 +141,9 @@ def case_figures(run: CaseRun, docs: dict[str, str], k: int) -> dict:
             "in_top_k": any(m.id in expected and m.id in found for m in top),
             "top_k_slots": sum(1 for m in top if m.id in found),
         }
-    ranking = rank_figures(distinct(m.document_id for m in run.response.results), set(run.case.expected_document_ids), k)
+    ranking = rank_figures(
+        distinct(m.document_id for m in run.response.results), set(run.case.expected_document_ids), k
+    )
     return {
         "query": run.case.query,
         "evidence": any(m.id in expected for m in top),

@@ -51,7 +51,9 @@ def label_candidates(
         items = page.get("items") or []
         for item in items:
             if item.get("id") in wanted:
-                labels[item["id"]] = CandidateLabel(document_id=item.get("document_id"), tags=tuple(item.get("tags") or ()))
+                labels[item["id"]] = CandidateLabel(
+                    document_id=item.get("document_id"), tags=tuple(item.get("tags") or ())
+                )
                 wanted.discard(item["id"])
         offset += len(items)
         if not items or offset >= int(page.get("total") or 0):

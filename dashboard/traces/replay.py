@@ -99,7 +99,9 @@ def _passes_gate(source: str, hit: RetrievalHit, settings: ReplaySettings) -> bo
     return True
 
 
-def source_lists(trace: RecallTrace, settings: ReplaySettings | None = None) -> tuple[dict[str, list[SourceHit]], dict[str, int]]:
+def source_lists(
+    trace: RecallTrace, settings: ReplaySettings | None = None
+) -> tuple[dict[str, list[SourceHit]], dict[str, int]]:
     """Per source, the fact types' lists merged into one ranked list (then gated and capped)."""
     settings = settings or ReplaySettings()
     raw: dict[str, list[tuple[RetrievalHit, str | None]]] = {}
@@ -180,8 +182,11 @@ def diff_top_k(trace: RecallTrace, result: ReplayResult) -> TopKDiff:
     server = server_top(trace, k)
     mine = [c.node_id for c in result.top]
     return TopKDiff(
-        k=k, server=server, replay=mine,
-        entered=[n for n in mine if n not in server], left=[n for n in server if n not in mine],
+        k=k,
+        server=server,
+        replay=mine,
+        entered=[n for n in mine if n not in server],
+        left=[n for n in server if n not in mine],
     )
 
 

@@ -27,7 +27,13 @@ TRACE_BUDGETS: tuple[str, ...] = ("low", "mid")
 
 # query parameter names of a deep link (short, stable: other pages build links with them)
 P_BANK, P_QUERY, P_TAGS, P_MATCH, P_BUDGET, P_MAX_TOKENS, P_TYPES = (
-    "bank", "q", "tag", "match", "budget", "max_tokens", "type",
+    "bank",
+    "q",
+    "tag",
+    "match",
+    "budget",
+    "max_tokens",
+    "type",
 )
 
 
@@ -166,8 +172,13 @@ def fetch_trace(gateway: _Gateway, request: TraceRequest, now: Callable[[], date
     now = now or (lambda: datetime.now(UTC))
     ran_at = now()
     response = gateway.recall(
-        request.bank, request.query, tags=list(request.tags) or None, tags_match=request.tags_match,
-        budget=request.budget, max_tokens=request.max_tokens, trace=True,
+        request.bank,
+        request.query,
+        tags=list(request.tags) or None,
+        tags_match=request.tags_match,
+        budget=request.budget,
+        max_tokens=request.max_tokens,
+        trace=True,
         types=list(request.types) if request.types else None,
     )
     labels = labels_from_response(response)

@@ -7,8 +7,15 @@ from __future__ import annotations
 from pydantic import ValidationError
 
 # The console's labels (components/trace_view.render_console); a deep link's parameters carry the same fields.
-LABELS = {"bank": "Bank", "query": "Query", "tags": "Tags", "tags_match": "tags_match", "budget": "Budget",
-          "max_tokens": "max_tokens", "types": "Fact types"}
+LABELS = {
+    "bank": "Bank",
+    "query": "Query",
+    "tags": "Tags",
+    "tags_match": "tags_match",
+    "budget": "Budget",
+    "max_tokens": "max_tokens",
+    "types": "Fact types",
+}
 
 
 def _sentence(error: dict) -> str:

@@ -181,8 +181,13 @@ def trace_facts(trace: RecallTrace) -> TraceFacts:
             ranks = cand.source_ranks
             first[cand.node_id] = next((s for s in SOURCES if getattr(ranks, f"{s}_rank") is not None), "")
     return TraceFacts(
-        now=now, window=window, thinking_budget=thinking, max_tokens=query.max_tokens, event_dates=dates,
-        components={r.node_id: r.score_components for r in trace.reranked}, first_source=first,
+        now=now,
+        window=window,
+        thinking_budget=thinking,
+        max_tokens=query.max_tokens,
+        event_dates=dates,
+        components={r.node_id: r.score_components for r in trace.reranked},
+        first_source=first,
     )
 
 
@@ -237,8 +242,18 @@ def _score_one(cand: FusedCandidate, base: float, facts: TraceFacts, scoring: Sc
     proof_norm = float(comp.get("proof_norm") or NEUTRAL)
     # positional: this runs once per candidate, thousands of times per prediction
     return ScoredCandidate(
-        cand.node_id, cand.text, cand.rrf_score, cand.rrf_rank, cand.source_ranks, base, recency, temporal, proof_norm,
-        0.0, 0, from_trace,
+        cand.node_id,
+        cand.text,
+        cand.rrf_score,
+        cand.rrf_rank,
+        cand.source_ranks,
+        base,
+        recency,
+        temporal,
+        proof_norm,
+        0.0,
+        0,
+        from_trace,
     )
 
 

@@ -89,11 +89,15 @@ class Verdict:
             return "The recall returned nothing."
         parts = []
         if self.arm is not None:
-            parts.append(f"{ARM_NAMES.get(self.arm, self.arm)} supplied {self.arm_share * 100:.0f} % of the top-{self.top_n} score")
+            parts.append(
+                f"{ARM_NAMES.get(self.arm, self.arm)} supplied {self.arm_share * 100:.0f} % of the top-{self.top_n} score"
+            )
         if self.tag is not None:
             parts.append(f"{self.tag_count} of the top {self.top_n} are {plain_tag(self.tag)}")
         if focus is not None and self.exact_in_top is not None:
-            parts.append(f"{self.exact_in_top} of the top {self.top_n} are {focus.noun} ({self.exact_total} among all candidates)")
+            parts.append(
+                f"{self.exact_in_top} of the top {self.top_n} are {focus.noun} ({self.exact_total} among all candidates)"
+            )
         text = "; ".join(parts) or f"{self.top_n} returned"
         return text[0].upper() + text[1:] + "."
 
@@ -135,7 +139,7 @@ def verdict(
     totals = dict.fromkeys(SOURCES, 0.0)
     for node in top:
         row = rows.get(node)
-        for source, value in (row.contributions.items() if row else ()):
+        for source, value in row.contributions.items() if row else ():
             totals[source] = totals.get(source, 0.0) + value
     whole = sum(totals.values())
     arm = max(totals, key=lambda s: totals[s]) if whole > 0 else None
@@ -143,7 +147,11 @@ def verdict(
     tag, count = dominant_tag([labels[node].tags for node in top if node in labels], pool)
     exact = exact_ids(labels, focus)
     return Verdict(
-        top_n=len(top), arm=arm, arm_share=(totals[arm] / whole) if arm else 0.0, tag=tag, tag_count=count,
+        top_n=len(top),
+        arm=arm,
+        arm_share=(totals[arm] / whole) if arm else 0.0,
+        tag=tag,
+        tag_count=count,
         exact_in_top=sum(node in exact for node in top) if focus else None,
         exact_total=sum(1 for r in analysis.rows if r.node_id in exact) if focus else None,
     )

@@ -1,4 +1,4 @@
-""""Why not this one?": where in the recall pipeline a named document was lost, and the smallest setting
+""" "Why not this one?": where in the recall pipeline a named document was lost, and the smallest setting
 change that brings it back, as the replay predicts it. Plain Python, no Streamlit.
 
 The pipeline, in Hindsight 1.1.0's order: the tag filter (SQL, before any arm), the four arms, the per-source
@@ -170,7 +170,9 @@ def diagnose(traced: TracedRecall, document: Document, judged: Judged) -> Findin
     """Where `document` was lost on this trace under `judged` (the tag filter is checked on the trace's request)."""
     request, name = traced.request, document.id
     if not tags_admit(document.tags, request.tags, request.tags_match):
-        looser = next((m for m in LOOSER_TAGS_MATCH[request.tags_match] if tags_admit(document.tags, request.tags, m)), None)
+        looser = next(
+            (m for m in LOOSER_TAGS_MATCH[request.tags_match] if tags_admit(document.tags, request.tags, m)), None
+        )
         its = ", ".join(document.tags) or "none"
         return Finding(
             stage="tag_filter",
@@ -180,7 +182,9 @@ def diagnose(traced: TracedRecall, document: Document, judged: Judged) -> Findin
         )
     trace = traced.response.trace
     uncapped = source_lists(trace, judged.knobs.model_copy(update={"caps": {}}))[0]
-    arm_ranks = [(i, s) for s, hits in uncapped.items() for i, h in enumerate(hits, 1) if h.node_id in document.memory_ids]
+    arm_ranks = [
+        (i, s) for s, hits in uncapped.items() for i, h in enumerate(hits, 1) if h.node_id in document.memory_ids
+    ]
     if not arm_ranks:
         return Finding(
             stage="no_arm",
@@ -218,7 +222,9 @@ def diagnose(traced: TracedRecall, document: Document, judged: Judged) -> Findin
             change=Change(setting="max_tokens", value=needed) if needed else None,
         )
     if rank <= judged.k:
-        return Finding(stage="returned", sentence=f"{name} was returned, {ordinal(rank)} of {min(judged.k, len(returned))}.")
+        return Finding(
+            stage="returned", sentence=f"{name} was returned, {ordinal(rank)} of {min(judged.k, len(returned))}."
+        )
     last_key, last = returned[judged.k - 1]
     gap = last.score - returned[rank - 1][1].score
     by_fusion = _rank(_documents(sorted(prediction.scored, key=lambda c: c.rrf_rank), traced), name)
@@ -262,14 +268,22 @@ class WhyNot(BaseModel):
             return "none needed"
         if not self.reachable:
             found = "; then no setting brings it in" if self.changes else "no setting brings it in"
-            return ", ".join(c.describe() for c in self.changes) + found + ": the query has to share its words or meaning"
+            return (
+                ", ".join(c.describe() for c in self.changes) + found + ": the query has to share its words or meaning"
+            )
         return ", ".join(c.describe() for c in self.changes)
 
     def as_json(self) -> dict:
         return {
-            "document_id": self.document_id, "stage": self.stage, "sentence": self.sentence, "fix": self.fix,
-            "changes": [c.model_dump() for c in self.changes], "reachable": self.reachable, "whose": self.whose,
-            "also_returned": [d.model_dump() for d in self.also_returned], "filter_admits": [d.model_dump() for d in self.filter_admits],
+            "document_id": self.document_id,
+            "stage": self.stage,
+            "sentence": self.sentence,
+            "fix": self.fix,
+            "changes": [c.model_dump() for c in self.changes],
+            "reachable": self.reachable,
+            "whose": self.whose,
+            "also_returned": [d.model_dump() for d in self.also_returned],
+            "filter_admits": [d.model_dump() for d in self.filter_admits],
         }
 
     @property
@@ -284,7 +298,10 @@ def retraced_request(request: TraceRequest, change: Change) -> TraceRequest:
 
 
 def why_not(
-    traced: TracedRecall, document: Document, k: int, retrace: Callable[[TraceRequest], TracedRecall],
+    traced: TracedRecall,
+    document: Document,
+    k: int,
+    retrace: Callable[[TraceRequest], TracedRecall],
     knobs: ReplaySettings | None = None,
 ) -> WhyNot:
     """Where `document` was lost in `traced`, judged under `knobs` (the server's settings by default), and the
@@ -304,8 +321,12 @@ def why_not(
     after = top_documents(traced, judged) if changes else before
     taken = {d.id for d in before} | {document.id}
     return WhyNot(
-        document_id=document.id, stage=first.stage, sentence=first.sentence, changes=changes,
-        reachable=finding.stage == "returned", also_returned=[d for d in after if d.id not in taken],
+        document_id=document.id,
+        stage=first.stage,
+        sentence=first.sentence,
+        changes=changes,
+        reachable=finding.stage == "returned",
+        also_returned=[d for d in after if d.id not in taken],
     )
 
 
@@ -316,17 +337,27 @@ def top_documents(traced: TracedRecall, judged: Judged) -> list[BankDocument]:
     facts = trace_facts(traced.response.trace)
     facts.max_tokens = judged.max_tokens
     prediction = predict(traced.response.trace, judged.knobs, facts=facts)
-    documents = [(key, c) for key, c in _documents(prediction.returned, traced) if not key.startswith("memory:")][: judged.k]
-    return [BankDocument(id=key, tags=traced.labels[c.node_id].tags if c.node_id in traced.labels else ()) for key, c in documents]
+    documents = [(key, c) for key, c in _documents(prediction.returned, traced) if not key.startswith("memory:")][
+        : judged.k
+    ]
+    return [
+        BankDocument(id=key, tags=traced.labels[c.node_id].tags if c.node_id in traced.labels else ())
+        for key, c in documents
+    ]
 
 
-def newly_admitted(documents: list[BankDocument], request: TraceRequest, change: Change, besides: str) -> list[BankDocument]:
+def newly_admitted(
+    documents: list[BankDocument], request: TraceRequest, change: Change, besides: str
+) -> list[BankDocument]:
     """Of the bank's `documents`, those the changed tag filter lets into the recall's pool that the request's own kept
     out (`besides` the document asked about): what a looser filter also admits."""
     looser = retraced_request(request, change)
     return [
-        d for d in documents
-        if d.id != besides and tags_admit(d.tags, looser.tags, looser.tags_match) and not tags_admit(d.tags, request.tags, request.tags_match)
+        d
+        for d in documents
+        if d.id != besides
+        and tags_admit(d.tags, looser.tags, looser.tags_match)
+        and not tags_admit(d.tags, request.tags, request.tags_match)
     ]
 
 
@@ -366,7 +397,11 @@ def find_documents(gateway, bank: str, text: str, limit: int = SEARCH_LIMIT) -> 
 
 
 def explain(
-    gateway, request: TraceRequest, document: Document, k: int, knobs: ReplaySettings | None = None,
+    gateway,
+    request: TraceRequest,
+    document: Document,
+    k: int,
+    knobs: ReplaySettings | None = None,
     traced: TracedRecall | None = None,
 ) -> WhyNot:
     """Recall `request` again with a trace (or use `traced`, a trace of it already fetched) and say why not."""

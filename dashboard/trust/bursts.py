@@ -27,10 +27,34 @@ WINDOW = timedelta(hours=24)
 SIMILARITY = 0.8
 SHINGLE = 3
 _MASK = "#"
-_MONTHS = frozenset([
-    "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "sept", "oct", "nov", "dec", "january", "february",
-    "march", "april", "june", "july", "august", "september", "october", "november", "december",
-])
+_MONTHS = frozenset(
+    [
+        "jan",
+        "feb",
+        "mar",
+        "apr",
+        "may",
+        "jun",
+        "jul",
+        "aug",
+        "sep",
+        "sept",
+        "oct",
+        "nov",
+        "dec",
+        "january",
+        "february",
+        "march",
+        "april",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+    ]
+)
 _EDGE_PUNCTUATION = ".,;:!?()[]{}\"'"
 
 
@@ -100,9 +124,7 @@ def template(text: str) -> tuple[str, ...]:
     """The words of a text with the ones that vary between copies masked (runs of masks as one)."""
     words = [w.strip(_EDGE_PUNCTUATION) for w in view(text).text.split()]
     masked = [_MASK if any(c.isdigit() for c in w) else w for w in words if w]
-    masked = [
-        _MASK if w in _MONTHS and _MASK in masked[max(i - 1, 0): i + 2] else w for i, w in enumerate(masked)
-    ]
+    masked = [_MASK if w in _MONTHS and _MASK in masked[max(i - 1, 0) : i + 2] else w for i, w in enumerate(masked)]
     return tuple(w for i, w in enumerate(masked) if not (w == _MASK and i and masked[i - 1] == _MASK))
 
 
@@ -110,7 +132,7 @@ def shingles(text: str) -> frozenset[tuple[str, ...]]:
     words = template(text)
     if len(words) < SHINGLE:
         return frozenset([words])
-    return frozenset(words[i: i + SHINGLE] for i in range(len(words) - SHINGLE + 1))
+    return frozenset(words[i : i + SHINGLE] for i in range(len(words) - SHINGLE + 1))
 
 
 def similarity(a: frozenset, b: frozenset) -> float:
@@ -129,13 +151,20 @@ def _groups(items: Sequence[Item], alike: Collection[frozenset[str]]) -> list[li
     sets = [shingles(item.text) for item in items]
     groups: list[list[int]] = []
     for i, item in enumerate(items):
-        home = next((g for g in groups if items[g[0]].origin == item.origin and similarity(sets[g[0]], sets[i]) >= SIMILARITY), None)
+        home = next(
+            (g for g in groups if items[g[0]].origin == item.origin and similarity(sets[g[0]], sets[i]) >= SIMILARITY),
+            None,
+        )
         if home is None:
             groups.append([i])
         else:
             home.append(i)
-    linked = lambda a, b: items[a[0]].origin == items[b[0]].origin and any(  # noqa: E731
-        frozenset((items[i].id, items[j].id)) in alike for i in a for j in b)
+
+    def linked(a, b):
+        return items[a[0]].origin == items[b[0]].origin and any(
+            frozenset((items[i].id, items[j].id)) in alike for i in a for j in b
+        )
+
     merged: list[list[int]] = []
     for group in groups:
         joined = [m for m in merged if linked(m, group)]
@@ -157,7 +186,7 @@ def _windows(group: list[int], items: Sequence[Item]) -> list[list[int]]:
         while end + 1 < len(ordered) and _utc(items[ordered[end + 1]].at) - _utc(items[ordered[start]].at) <= WINDOW:
             end += 1
         if end - start + 1 >= MIN_BURST:
-            windows.append(sorted(ordered[start: end + 1]))
+            windows.append(sorted(ordered[start : end + 1]))
             start = end + 1
         else:
             start += 1
@@ -189,8 +218,14 @@ def bursts(items: Sequence[Item], alike: Collection[frozenset[str]] = frozenset(
             dated = [_utc(items[i].at) for i in members if items[i].at is not None]
             when = _span_words(dated) if len(dated) == len(members) else "(times not known)"
             origin = items[members[0]].origin
-            found.append((members[0], Burst(
-                ids=tuple(items[i].id for i in members), origin=origin,
-                summary=f"{len(members)} near-identical records from {_origin_words(origin)} {when}",
-            )))
+            found.append(
+                (
+                    members[0],
+                    Burst(
+                        ids=tuple(items[i].id for i in members),
+                        origin=origin,
+                        summary=f"{len(members)} near-identical records from {_origin_words(origin)} {when}",
+                    ),
+                )
+            )
     return [burst for _, burst in sorted(found, key=lambda pair: pair[0])]

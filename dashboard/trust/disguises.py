@@ -31,7 +31,9 @@ def confusables() -> dict[int, str]:
     links to one (through at most three links), and the Latin small capitals and dotless letters by their names."""
     links: dict[str, list[str]] = {
         ch: [h["c"] for h in found]
-        for ch, found in json.loads(resources.files("confusable_homoglyphs").joinpath("confusables.json").read_text("utf-8")).items()
+        for ch, found in json.loads(
+            resources.files("confusable_homoglyphs").joinpath("confusables.json").read_text("utf-8")
+        ).items()
     }
     mapped: dict[int, str] = {}
     for ch in links:
@@ -72,7 +74,8 @@ _B64_MIN = 12  # characters of base64 in a run of pieces: three pieces of four (
 def _encoded_looking(piece: str) -> bool:
     core = piece.rstrip("=")
     return (len(piece) % 4 == 0 or piece.endswith("=")) and (
-        any(c.isdigit() or c in "+/" for c in core) or any(c.isupper() for c in core[1:]))
+        any(c.isdigit() or c in "+/" for c in core) or any(c.isupper() for c in core[1:])
+    )
 
 
 def _reads_as_words(data: bytes) -> str | None:
@@ -91,7 +94,7 @@ def base64_pieces(text: str) -> list[tuple[int, int, str]]:
     found, run = [], []
     pieces = [m for m in _B64_PIECE.finditer(text) if _encoded_looking(m.group())]
     for piece in [*pieces, None]:
-        if piece is not None and run and _B64_GAP.fullmatch(text[run[-1].end(): piece.start()]):
+        if piece is not None and run and _B64_GAP.fullmatch(text[run[-1].end() : piece.start()]):
             run.append(piece)
             continue
         joined = "".join(p.group().rstrip("=") for p in run)
@@ -107,9 +110,21 @@ def base64_pieces(text: str) -> list[tuple[int, int, str]]:
 
 
 # The ROT13 forms of words that steer an agent: a text holding one is read again, turned back.
-_ROT13_STEMS = tuple(codecs.encode(word, "rot13") for word in (
-    "ignore", "disregard", "instruction", "approve", "previous", "supersede", "override", "always", "policy", "agent",
-))
+_ROT13_STEMS = tuple(
+    codecs.encode(word, "rot13")
+    for word in (
+        "ignore",
+        "disregard",
+        "instruction",
+        "approve",
+        "previous",
+        "supersede",
+        "override",
+        "always",
+        "policy",
+        "agent",
+    )
+)
 
 
 def rot13_suspect(folded: str) -> bool:

@@ -31,9 +31,17 @@ from pydantic import BaseModel, ConfigDict
 
 SIGNATURE, SIGNED_AS, SIGNED_WHO = "rr_signature", "rr_origin", "rr_by"  # the metadata keys this dashboard writes
 # ... and, on a reviewer's decision, what it is a decision on (Bound)
-BOUND_KEYS = {"bank": "rr_bank", "case": "rr_case", "revision": "rr_revision", "outcome": "rr_outcome",
-              "document_id": "rr_document", "text_sha256": "rr_text"}
-Kind = Literal["reviewer", "seed", "agent", "migration", "vouched", "unknown"]  # vouched: by two leads (origin/vouching.py)
+BOUND_KEYS = {
+    "bank": "rr_bank",
+    "case": "rr_case",
+    "revision": "rr_revision",
+    "outcome": "rr_outcome",
+    "document_id": "rr_document",
+    "text_sha256": "rr_text",
+}
+Kind = Literal[
+    "reviewer", "seed", "agent", "migration", "vouched", "unknown"
+]  # vouched: by two leads (origin/vouching.py)
 REVIEWER_TAG = "source:reviewer"
 CLAIMING_KEYS = ("reviewer", "authenticated")  # metadata a reviewer's decision carries
 CLAIMING_PREFIXES = ("decision-", "ticket-")  # the document ids of the dashboard's own decisions
@@ -132,7 +140,9 @@ OriginOf = Callable[..., Origin]
 def claims_reviewer(document_id: str | None, tags: Sequence[str], metadata: Mapping[str, str]) -> bool:
     """Whether a record presents itself as a reviewer's decision (by its tags, its id or its metadata)."""
     return (
-        REVIEWER_TAG in tags or metadata.get("source") == "reviewer" or any(k in metadata for k in CLAIMING_KEYS)
+        REVIEWER_TAG in tags
+        or metadata.get("source") == "reviewer"
+        or any(k in metadata for k in CLAIMING_KEYS)
         or (document_id or "").startswith(CLAIMING_PREFIXES)
     )
 
@@ -145,8 +155,15 @@ def _payload(document_id: str | None, tags: Sequence[str], metadata: Mapping[str
     return json.dumps([document, sorted(tags), sorted(signed.items())], ensure_ascii=False).encode()
 
 
-def signed_metadata(key: bytes, document_id: str | None, tags: Sequence[str], metadata: Mapping[str, str],
-                    kind: Kind, who: str | None = None, bound: Bound | None = None) -> dict[str, str]:
+def signed_metadata(
+    key: bytes,
+    document_id: str | None,
+    tags: Sequence[str],
+    metadata: Mapping[str, str],
+    kind: Kind,
+    who: str | None = None,
+    bound: Bound | None = None,
+) -> dict[str, str]:
     """`metadata` with this dashboard's signature: the record was written by it, as `kind` (for `who`); a reviewer's
     decision as what it is `bound` to (origin/provenance.py signs each decision so)."""
     marked = {k: v for k, v in metadata.items() if k not in (SIGNATURE, SIGNED_AS, SIGNED_WHO, *BOUND_KEYS.values())}
@@ -159,8 +176,15 @@ def signed_metadata(key: bytes, document_id: str | None, tags: Sequence[str], me
     return marked
 
 
-def origin_of(key: bytes | None, document_id: str | None, tags: Sequence[str], metadata: Mapping[str, str], *,
-              bank: str | None = None, text: str | None = None) -> Origin:
+def origin_of(
+    key: bytes | None,
+    document_id: str | None,
+    tags: Sequence[str],
+    metadata: Mapping[str, str],
+    *,
+    bank: str | None = None,
+    text: str | None = None,
+) -> Origin:
     """Who wrote the record, as its signature proves (no key: nothing is proven). A reviewer's decision found in
     `bank` with `text` (each checked when given) is void when it is not what it was signed as; one signed before
     revisions were bound is void here: only the review store can confirm it (origin/provenance.py)."""

@@ -51,14 +51,54 @@ _TAG_CHARS = range(0xE0020, 0xE007F)  # Unicode tag characters: an ASCII payload
 _LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
 _WHITESPACE = re.compile(r"\s+")
 # Look-alikes NFKD leaves alone (Cyrillic, Greek), typographic quotes and dashes: mapped for the word rules only.
-_CONFUSABLES = str.maketrans({
-    "а": "a", "в": "b", "е": "e", "о": "o", "р": "p", "с": "c", "у": "y", "х": "x", "і": "i", "ј": "j", "ѕ": "s",
-    "ԁ": "d", "һ": "h", "ӏ": "l", "ԛ": "q", "ԝ": "w", "к": "k", "м": "m", "т": "t", "н": "h",
-    "α": "a", "ε": "e", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p", "τ": "t", "υ": "u", "χ": "x",
-    "\u2018": "'", "\u2019": "'", "\u201b": "'", "\u2032": "'", "\u201c": '"', "\u201d": '"', "\u201e": '"',
-    "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2014": "-", "\u2015": "-", "\u2212": "-",
-})
-
+_CONFUSABLES = str.maketrans(
+    {
+        "а": "a",
+        "в": "b",
+        "е": "e",
+        "о": "o",
+        "р": "p",
+        "с": "c",
+        "у": "y",
+        "х": "x",
+        "і": "i",
+        "ј": "j",
+        "ѕ": "s",
+        "ԁ": "d",
+        "һ": "h",
+        "ӏ": "l",
+        "ԛ": "q",
+        "ԝ": "w",
+        "к": "k",
+        "м": "m",
+        "т": "t",
+        "н": "h",
+        "α": "a",
+        "ε": "e",
+        "ι": "i",
+        "κ": "k",
+        "ν": "v",
+        "ο": "o",
+        "ρ": "p",
+        "τ": "t",
+        "υ": "u",
+        "χ": "x",
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201b": "'",
+        "\u2032": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u201e": '"',
+        "\u2010": "-",
+        "\u2011": "-",
+        "\u2012": "-",
+        "\u2013": "-",
+        "\u2014": "-",
+        "\u2015": "-",
+        "\u2212": "-",
+    }
+)
 
 
 @lru_cache(maxsize=1)
@@ -75,7 +115,9 @@ class Flag(BaseModel):
     rule: str
     label: str
     phrase: str
-    where: str = "text"  # the record's text, or its context, a metadata value ('metadata "note"'), a tag, its document id
+    where: str = (
+        "text"  # the record's text, or its context, a metadata value ('metadata "note"'), a tag, its document id
+    )
 
 
 # --- normalisation, with the way back to the original text -------------------------------------------------------
@@ -116,7 +158,7 @@ def _collapsed(text: str) -> View:
     starts, origins = [0], [0]  # each stretch: where it starts in the view, and in the original
     done = 0
     for run in _WHITESPACE.finditer(text):
-        chars += [text[done: run.start()], "\n" if _LINE_BREAKS.intersection(run.group()) else " "]
+        chars += [text[done : run.start()], "\n" if _LINE_BREAKS.intersection(run.group()) else " "]
         at = starts[-1] + run.start() - origins[-1]  # the collapsed run's index in the view
         starts += [at, at + 1]
         origins += [run.start(), run.end()]
@@ -232,33 +274,122 @@ def _words(*alternatives: str) -> str:
 _AGENT = _words("ai", "a\\.i\\.", "agent", "assistant", "llm", "bot", "chatbot", "copilot", "(?:ai|language) model")
 # Modals that command. "Should have", "always", "never", "cannot" describe (a reviewer's note on what the agent did).
 _MODAL = _words(
-    "must(?! have)", "should(?! have)", "shall", "needs? to", "has to", "have to", "may only", "can only",
-    "must not", "should not", "shall not", "mustn't", "shouldn't",
+    "must(?! have)",
+    "should(?! have)",
+    "shall",
+    "needs? to",
+    "has to",
+    "have to",
+    "may only",
+    "can only",
+    "must not",
+    "should not",
+    "shall not",
+    "mustn't",
+    "shouldn't",
     "(?:is|are) (?:now )?(?:required|instructed|expected|told|supposed|authori[sz]ed|allowed|permitted|not) to",
     "(?:is|are) to",
 )
 # What an agent decides: a command to do one of these is an instruction, whoever else reads it.
 _DECIDE = _words(
-    "approve", "reject", "escalate", "recommend", "ignore", "disregard", "trust", "treat", "cite", "obey", "comply",
-    "override", "bypass", "authori[sz]e", "refund", "release", "pay out", "classify",
+    "approve",
+    "reject",
+    "escalate",
+    "recommend",
+    "ignore",
+    "disregard",
+    "trust",
+    "treat",
+    "cite",
+    "obey",
+    "comply",
+    "override",
+    "bypass",
+    "authori[sz]e",
+    "refund",
+    "release",
+    "pay out",
+    "classify",
 )
-_EARLIER = _words("earlier", "previous", "prior", "older", "other", "existing", "past", "former", "preceding",
-                  "above", "original", "old", "conflicting", "contrary")
+_EARLIER = _words(
+    "earlier",
+    "previous",
+    "prior",
+    "older",
+    "other",
+    "existing",
+    "past",
+    "former",
+    "preceding",
+    "above",
+    "original",
+    "old",
+    "conflicting",
+    "contrary",
+)
 _RECORDS = _words(
-    "instructions?", "entries", "entry", "records?", "precedents?", "decisions?", "rulings?", "rules?", "guidance",
-    "context", "messages?", "prompts?", "memories", "memory", "notes?", "history", "data", "information", "facts?",
-    "evidence", "polic(?:y|ies)", "ones",
+    "instructions?",
+    "entries",
+    "entry",
+    "records?",
+    "precedents?",
+    "decisions?",
+    "rulings?",
+    "rules?",
+    "guidance",
+    "context",
+    "messages?",
+    "prompts?",
+    "memories",
+    "memory",
+    "notes?",
+    "history",
+    "data",
+    "information",
+    "facts?",
+    "evidence",
+    "polic(?:y|ies)",
+    "ones",
 )
 _QUANTIFIERS = "(?:(?:all|any|each|every|the|your|of|these|those|its|my)\\s){0,3}"
 _AUTHORITY = _words(
-    "cfo", "ceo", "coo", "cto", "(?:financial |group )?controller", "comptroller", "finance director",
-    "director of finance", "head of (?:finance|ap|accounts payable|procurement|support|customer success)",
-    "vp\\b(?: of \\w+)?", "vice president(?: of \\w+)?", "(?:senior )?management", "leadership",
-    "executive(?: team)?", "(?:the )?board", "(?:internal |external )?audit(?:ors?| committee)?", "compliance(?: team)?",
-    "legal(?: team)?", "general counsel", "treasury", "security team", "system administrator",
+    "cfo",
+    "ceo",
+    "coo",
+    "cto",
+    "(?:financial |group )?controller",
+    "comptroller",
+    "finance director",
+    "director of finance",
+    "head of (?:finance|ap|accounts payable|procurement|support|customer success)",
+    "vp\\b(?: of \\w+)?",
+    "vice president(?: of \\w+)?",
+    "(?:senior )?management",
+    "leadership",
+    "executive(?: team)?",
+    "(?:the )?board",
+    "(?:internal |external )?audit(?:ors?| committee)?",
+    "compliance(?: team)?",
+    "legal(?: team)?",
+    "general counsel",
+    "treasury",
+    "security team",
+    "system administrator",
 )
-_IN_RECORD = _words("record", "entry", "memory", "note", "history", "ticket", "interaction", "document",
-                    "conversation", "contact", "case", "text")
+_IN_RECORD = _words(
+    "record",
+    "entry",
+    "memory",
+    "note",
+    "history",
+    "ticket",
+    "interaction",
+    "document",
+    "conversation",
+    "contact",
+    "case",
+    "text",
+)
 
 
 @dataclass(frozen=True)
@@ -338,124 +469,281 @@ _ALWAYS_APPROVE_ELSEWHERE = (
 
 
 _HTML_TAGS = _words(
-    "a", "abbr", "audio", "b", "base", "body", "br", "button", "code", "del", "details", "div", "em", "embed", "font",
-    "form", "h[1-6]", "head", "hr", "html", "i", "iframe", "img", "input", "ins", "label", "li", "link", "mark", "math",
-    "meta", "noscript", "object", "ol", "p", "pre", "q", "s", "script", "section", "small", "source", "span", "strong",
-    "style", "sub", "summary", "sup", "svg", "table", "tbody", "td", "template", "textarea", "th", "title", "tr", "u",
-    "ul", "video", "xml",
+    "a",
+    "abbr",
+    "audio",
+    "b",
+    "base",
+    "body",
+    "br",
+    "button",
+    "code",
+    "del",
+    "details",
+    "div",
+    "em",
+    "embed",
+    "font",
+    "form",
+    "h[1-6]",
+    "head",
+    "hr",
+    "html",
+    "i",
+    "iframe",
+    "img",
+    "input",
+    "ins",
+    "label",
+    "li",
+    "link",
+    "mark",
+    "math",
+    "meta",
+    "noscript",
+    "object",
+    "ol",
+    "p",
+    "pre",
+    "q",
+    "s",
+    "script",
+    "section",
+    "small",
+    "source",
+    "span",
+    "strong",
+    "style",
+    "sub",
+    "summary",
+    "sup",
+    "svg",
+    "table",
+    "tbody",
+    "td",
+    "template",
+    "textarea",
+    "th",
+    "title",
+    "tr",
+    "u",
+    "ul",
+    "video",
+    "xml",
 )
 
 RULES: tuple[Rule, ...] = (
-    Rule("instruction", "addresses the agent with an instruction", (
-        _regex(rf"\b(?:the|this|that|any|every|all|our|your|an?)\s(?:\w+\s)?{_AGENT}s?\s{_MODAL}\b"),
-        _regex(rf"\byou\s(?:{_MODAL}|will now|may now|can now|are not to)\s(?:(?:now|always|never|only|also|simply|just)\s)?{_DECIDE}\b"),
-        _regex(rf"\byou\s(?:always|never|only)\s{_DECIDE}\b"),
-        _regex(r"\bas\san?\s(?:ai|ai assistant|ai agent|language model|large language model|llm)\b"),
-        _regex(r"(?m)^\s*(?:system|assistant|developer|system prompt|ai)\s?:"),
-        _regex(r"<\|(?:im_start|im_end|system|user|assistant|endoftext)\|>|\[/?inst\]|<<sys>>|^#{1,4}\s?(?:system|instructions?)\b", flags=re.MULTILINE),
-        _regex(r"\b(?:new|updated|revised|important|additional|hidden|secret|override) (?:system )?instructions?\s?:"),
-        _regex(rf"\binstructions?\s(?:to|for)\s(?:the\s|any\s)?{_AGENT}s?\b"),
-        _regex(r"\b(?:always|only|must|should|shall)\s(?:\w+\s)?(?:respond|reply|answer|say|output|return)\s(?:only\s)?with\b"),
-        _regex(r"\b(?:respond|reply|answer)\s(?:only\s)?with\s(?:exactly|only|the word|the phrase|\"|')"),
-        # Directives that waive a control (release money, skip a check); the demo's "Always reject ..." holds money.
-        _regex(r"\b(?:always|automatically)\s(?:approve|pay|release|accept|refund|grant|authori[sz]e|clear)\b"),
-        _regex(r"\bnever\s(?:reject|escalate|flag|question|query|hold|block|refuse|deny|verify|report)\b"),
-        _regex(r"\b(?:do\snot|don't|dont)\s(?:escalate|flag|reject|question|query|deny|verify|alert|notify)\b"),
-        *(_regex(pattern) for pattern in _ALWAYS_APPROVE_ELSEWHERE),
-    )),
-    Rule("ignore_previous", "tells the agent to ignore earlier records or instructions", (
-        _regex(rf"\b(?:ignore|disregard|forget|discard|set aside|pay no attention to|(?:do not|don't) (?:follow|use|consider|trust|rely on))\s"
-               rf"{_QUANTIFIERS}{_EARLIER}\s(?:\w+\s){{0,2}}?{_RECORDS}\b"),
-        _regex(r"\b(?:ignore|disregard|forget)\s(?:all\s)?(?:of\s)?(?:your|the|any|these|those)\s(?:instructions|system prompt|guidelines|rules)\b"),
-        _regex(r"\b(?:ignore|disregard|forget)\s(?:everything|all|anything)\s(?:above|before|else|prior|previously|you know)\b"),
-        *(_regex(pattern) for pattern in _IGNORE_ELSEWHERE),
-    )),
-    Rule("supersedes", "claims to replace or outrank earlier records", (
-        _regex(rf"\b(?:supersed(?:es?|ed|ing)|overrid(?:es?|ing|den)|replac(?:es?|ing)|invalidat(?:es?|ing)|voids?|cancels?|"
-               rf"revokes?|obsoletes?|nullif(?:y|ies)|trumps?|outranks?)\s{_QUANTIFIERS}{_EARLIER}\s(?:\w+\s){{0,2}}?{_RECORDS}\b"),
-        _regex(r"\b(?:supersed(?:es|ing)|overrid(?:es|ing))\s(?:all|everything|anything)\b"),
-        _regex(r"\b(?:takes?|taking|has|have|gets?)\s(?:\w+\s)?(?:precedence|priority)\s(?:over|above)\b"),
-        _regex(r"\bonly\s(?:valid|correct|authoritative|current|applicable|binding|true|relevant|trusted)\s(?:\w+\s)?"
-               r"(?:precedents?|records?|entry|entries|decisions?|sources?|rulings?|guidance|polic(?:y|ies))\b"),
-        _regex(rf"\b{_EARLIER}\s(?:\w+\s){{0,2}}?(?:entries|records|precedents|decisions|rulings|notes|guidance)\s"
-               r"(?:are|were|is|has been|have been|should be|must be)\s(?:now\s)?(?:all\s)?(?:void|invalid|obsolete|outdated|"
-               r"superseded|wrong|incorrect|revoked|cancell?ed|withdrawn|no longer valid|stale|null|overridden)\b"),
-        _regex(r"\b(?:latest|newest|most recent)\s(?:entry|record|decision|precedent|ruling|note)\s(?:wins|prevails|governs|overrides)\b"),
-    )),
-    Rule("forged_policy", "cites a policy or blanket approval the record cannot prove", (
-        _regex(r"\b(?:new|updated|revised|amended|interim|emergency|temporary|changed)\s(?:\w+\s){0,3}?polic(?:y|ies)\b"),
-        _regex(r"\bpolicy\s(?:update|override|waiver)\b"),
-        _regex(r"\bpre-?\s?(?:approved?|authori[sz]ed)\b"),
-        _regex(r"\bauto-?\s?approv\w*|\bautomatically\sapprov\w*"),
-        _regex(r"\b(?:blanket|standing|permanent)\s(?:approval|exemption|waiver|authori[sz]ation)\b"),
-        _regex(r"\ball\s(?:\w+\s){0,4}?(?:variances?|exceptions?|invoices?|mismatch(?:es)?|discrepanc(?:y|ies)|refunds?|requests?|"
-               r"charges?|differences?|overcharges?)\s(?:\w+\s){0,3}?(?:are|were|is|shall be|should be|must be|will be|can be|"
-               r"may be|get|to be)\s(?:(?:now|hereby|automatically)\s)*(?:approved|accepted|exempt|waived|allowed|cleared|"
-               r"pre-?approved|paid|payable|authori[sz]ed|refunded|granted)\b"),
-        _regex(r"\b(?:price |variance )?(?:tolerance|threshold|approval limit|three-way match(?:ing)?)s?\s(?:(?:has|have)\sbeen\s|is\s|are\s|was\s|were\s)?"
-               r"(?:now\s)?(?:waived|removed|lifted|suspended|disabled)\b"),
-        _regex(r"\bno longer\s(?:requires?|needs?)\s(?:\w+\s){0,2}?(?:review|approval|escalation|matching|sign-?off|verification)\b"),
-    )),
-    Rule("authority_claim", "claims the authority of a senior person, a function or a verified reviewer", (
-        _regex(rf"\b(?:approved|authori[sz]ed|signed\soff|sanctioned|mandated|instructed|ordered|directed|endorsed|ratified|"
-               rf"cleared|confirmed|verified|validated)\s(?:in\swriting\s)?by\s(?:the\s|our\s)?{_AUTHORITY}\b"),
-        _regex(rf"\b(?:the\s|our\s){_AUTHORITY}\s(?:has\s|have\s)?(?:approved|authori[sz]ed|signed\soff|sanctioned|mandated|ordered|"
-               rf"directed|instructed|decided|ruled)\b"),
-        _regex(rf"\b(?:on\sbehalf\sof|at\sthe\s(?:direction|request|instruction)\sof)\s(?:the\s|our\s)?{_AUTHORITY}\b"),
-        _regex(r"\bby\sorder\sof\b"),
-        _regex(r"\b(?:verified|authenticated|trusted|certified)\s(?:human\s)?reviewers?\b"),
-        _regex(r"\b(?:official|binding|authoritative|certified)\s(?:decision|ruling|determination|directive|instruction|record|"
-               r"precedent|guidance|policy)\b"),
-        _regex(r"\b(?:this|the)\s(?:record|entry|decision|note|precedent)\s(?:is|was|has been)\s(?:verified|authenticated|signed|"
-               r"certified)\b"),
-        _regex(r"\b(?:source|origin)\s?[:=]\s?(?:reviewer|human|verified|trusted|system)\b|\b(?:authenticated|trusted|verified)\s?[:=]\s?(?:true|yes|1)\b"),
-    )),
-    Rule("conditional_trigger", "sets a trigger for what the agent should do when it reads this", (
-        _regex(rf"\bif\syou(?:\sare|'re)\s(?:an?\s)?(?:{_AGENT}|model|reading this|processing this|asked)\b"),
-        _regex(r"\bif\s(?:you\s(?:are|get|were)\s)?asked\s(?:about|for|to|whether|if|what|how)\b"),
-        _regex(rf"\bif\s(?:you|the\s{_AGENT})\s(?:see|sees|read|reads|recall|recalls|retrieve|retrieves|find|finds|encounter|"
-               r"encounters|come\sacross|comes\sacross|process|processes|review|reviews|evaluate|evaluates|handle|handles)\s"
-               r"(?:(?:a|an|any|the|this|another|one|such)\s)?(?:\w+\s){0,3}?(?:vendor|v\d+|exception|variance|case|record|entry|"
-               r"memory|precedent|note|document|query|ticket|customer|claim|instruction)s?\b"),
-        _regex(rf"\b(?:when|whenever|once|after)\s(?:the\s|an?\s|any\s)?{_AGENT}s?\s(?:sees?|reads?|recalls?|retrieves?|finds?|"
-               r"encounters?|process(?:es)?|(?:is|are|gets?)\sasked)\b"),
-        _regex(r"\bwhenever\syou\s(?:see|read|recall|retrieve|find|encounter|come\sacross|process|handle|review|evaluate|"
-               r"(?:are|get)\sasked)\b"),
-        _regex(r"\bwhen\syou\s(?:are|get)\sasked\s(?:about|for|to|whether)\b"),
-        _regex(rf"\bupon\s(?:reading|recalling|retrieving|seeing|encountering)\s(?:this|these)\b|\b(?:when|once|after)\s(?:this|these)\s"
-               rf"{_IN_RECORD}s?\s(?:is|are)\s(?:recalled|retrieved|read|seen|found)\b"),
-    )),
-    Rule("encoded_blob", "carries encoded text a person cannot read", (
-        # Base64: 40+ characters mixing upper case, lower case and digits (or + and /); never a plain word.
-        _regex(r"(?<![A-Za-z0-9+/])(?=[A-Za-z0-9+/]*[a-z])(?=[A-Za-z0-9+/]*[A-Z])(?=[A-Za-z0-9+/]*[0-9+/])[A-Za-z0-9+/]{40,}={0,2}",
-               form="plain"),
-        _regex(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{32,}\b"),  # hex: letters and digits, 32+
-        _regex(r"\bdata:[a-z]+/[a-z0-9.+-]+(?:;[a-z0-9=.-]+)*[,;]"),
-        _regex(r"(?:\\u[0-9a-f]{4}|\\u\{[0-9a-f]+\}){3,}|(?:\\x[0-9a-f]{2}){4,}|(?:%[0-9a-f]{2}){4,}|(?:&#x?[0-9a-f]+;){3,}"),
-        _base64_pieces,
-        _rot13,
-    )),
-    Rule("hidden_markup", "hides text in markup or invisible characters", (
-        _hidden_characters,
-        _regex(r"<!--.*?(?:-->|\Z)|<!\[cdata\[|<\?xml", flags=re.DOTALL),  # a comment: the phrase shows what it hides
-        _regex(rf"</?{_HTML_TAGS}(?:\s[^<>\n]{{0,300}})?/?>"),
-        _regex(r"<[a-z][\w-]*\s+[\w-]+\s?=\s?[\"'][^\"'<>]*[\"'][^<>]{0,300}>"),  # any tag with an attribute
-        _regex(r"!\[[^\]\n]{0,200}\]\([^)\n]{1,500}\)"),  # markdown image
-        _regex(r"\[[^\]\n]{1,200}\]\((?:https?:|mailto:|javascript:|data:|#|/|www\.)[^)\n]{0,500}\)"),  # markdown link
-        _regex(r"(?m)^\s*\[[^\]\n]+\]:\s*\S+"),  # markdown reference definition, e.g. "[//]: # (hidden)"
-    )),
-    Rule("identity_claim", "claims to be, or to speak for, a customer", (
-        _second_marker,
-        _regex(rf"\bthis\s{_IN_RECORD}\s(?:belongs\sto|(?:pertains|relates|refers|applies)\sto\s(?:the\s)?(?:customer|client|"
-               r"account\s(?:holder|owner)))\b"),
-        _regex(r"\b(?:treat|consider|file|count|record)\s(?:this|it|these|the following)(?:\s(?:record|entry|note|interaction|memory|"
-               r"history|ticket|text|document)s?)?\s(?:as|under)\s[^.\n]{0,60}?(?:'s?\s(?:history|records?|account|interactions?|"
-               r"tickets?|profile|file|data|contacts?)\b|\bbelong(?:s|ing)\sto\b|\bcustomer\b)"),
-        _regex(r"\bi(?:\sam|'m|\sm)\s(?:the\s|an?\s)?(?:account\s(?:owner|holder|admin(?:istrator)?)|owner\sof\s(?:this|the)\saccount|"
-               r"primary\scontact|billing\sowner|customer\s[a-z])"),
-        _regex(r"\bon\sbehalf\sof\s(?:the\s)?(?:customer|client|account\s(?:owner|holder))\b"),
-        _regex(r"\b(?:is|are)\sthe\ssame\s(?:customer|person|account|user|client)\sas\b"),
-    )),
+    Rule(
+        "instruction",
+        "addresses the agent with an instruction",
+        (
+            _regex(rf"\b(?:the|this|that|any|every|all|our|your|an?)\s(?:\w+\s)?{_AGENT}s?\s{_MODAL}\b"),
+            _regex(
+                rf"\byou\s(?:{_MODAL}|will now|may now|can now|are not to)\s(?:(?:now|always|never|only|also|simply|just)\s)?{_DECIDE}\b"
+            ),
+            _regex(rf"\byou\s(?:always|never|only)\s{_DECIDE}\b"),
+            _regex(r"\bas\san?\s(?:ai|ai assistant|ai agent|language model|large language model|llm)\b"),
+            _regex(r"(?m)^\s*(?:system|assistant|developer|system prompt|ai)\s?:"),
+            _regex(
+                r"<\|(?:im_start|im_end|system|user|assistant|endoftext)\|>|\[/?inst\]|<<sys>>|^#{1,4}\s?(?:system|instructions?)\b",
+                flags=re.MULTILINE,
+            ),
+            _regex(
+                r"\b(?:new|updated|revised|important|additional|hidden|secret|override) (?:system )?instructions?\s?:"
+            ),
+            _regex(rf"\binstructions?\s(?:to|for)\s(?:the\s|any\s)?{_AGENT}s?\b"),
+            _regex(
+                r"\b(?:always|only|must|should|shall)\s(?:\w+\s)?(?:respond|reply|answer|say|output|return)\s(?:only\s)?with\b"
+            ),
+            _regex(r"\b(?:respond|reply|answer)\s(?:only\s)?with\s(?:exactly|only|the word|the phrase|\"|')"),
+            # Directives that waive a control (release money, skip a check); the demo's "Always reject ..." holds money.
+            _regex(r"\b(?:always|automatically)\s(?:approve|pay|release|accept|refund|grant|authori[sz]e|clear)\b"),
+            _regex(r"\bnever\s(?:reject|escalate|flag|question|query|hold|block|refuse|deny|verify|report)\b"),
+            _regex(r"\b(?:do\snot|don't|dont)\s(?:escalate|flag|reject|question|query|deny|verify|alert|notify)\b"),
+            *(_regex(pattern) for pattern in _ALWAYS_APPROVE_ELSEWHERE),
+        ),
+    ),
+    Rule(
+        "ignore_previous",
+        "tells the agent to ignore earlier records or instructions",
+        (
+            _regex(
+                rf"\b(?:ignore|disregard|forget|discard|set aside|pay no attention to|(?:do not|don't) (?:follow|use|consider|trust|rely on))\s"
+                rf"{_QUANTIFIERS}{_EARLIER}\s(?:\w+\s){{0,2}}?{_RECORDS}\b"
+            ),
+            _regex(
+                r"\b(?:ignore|disregard|forget)\s(?:all\s)?(?:of\s)?(?:your|the|any|these|those)\s(?:instructions|system prompt|guidelines|rules)\b"
+            ),
+            _regex(
+                r"\b(?:ignore|disregard|forget)\s(?:everything|all|anything)\s(?:above|before|else|prior|previously|you know)\b"
+            ),
+            *(_regex(pattern) for pattern in _IGNORE_ELSEWHERE),
+        ),
+    ),
+    Rule(
+        "supersedes",
+        "claims to replace or outrank earlier records",
+        (
+            _regex(
+                rf"\b(?:supersed(?:es?|ed|ing)|overrid(?:es?|ing|den)|replac(?:es?|ing)|invalidat(?:es?|ing)|voids?|cancels?|"
+                rf"revokes?|obsoletes?|nullif(?:y|ies)|trumps?|outranks?)\s{_QUANTIFIERS}{_EARLIER}\s(?:\w+\s){{0,2}}?{_RECORDS}\b"
+            ),
+            _regex(r"\b(?:supersed(?:es|ing)|overrid(?:es|ing))\s(?:all|everything|anything)\b"),
+            _regex(r"\b(?:takes?|taking|has|have|gets?)\s(?:\w+\s)?(?:precedence|priority)\s(?:over|above)\b"),
+            _regex(
+                r"\bonly\s(?:valid|correct|authoritative|current|applicable|binding|true|relevant|trusted)\s(?:\w+\s)?"
+                r"(?:precedents?|records?|entry|entries|decisions?|sources?|rulings?|guidance|polic(?:y|ies))\b"
+            ),
+            _regex(
+                rf"\b{_EARLIER}\s(?:\w+\s){{0,2}}?(?:entries|records|precedents|decisions|rulings|notes|guidance)\s"
+                r"(?:are|were|is|has been|have been|should be|must be)\s(?:now\s)?(?:all\s)?(?:void|invalid|obsolete|outdated|"
+                r"superseded|wrong|incorrect|revoked|cancell?ed|withdrawn|no longer valid|stale|null|overridden)\b"
+            ),
+            _regex(
+                r"\b(?:latest|newest|most recent)\s(?:entry|record|decision|precedent|ruling|note)\s(?:wins|prevails|governs|overrides)\b"
+            ),
+        ),
+    ),
+    Rule(
+        "forged_policy",
+        "cites a policy or blanket approval the record cannot prove",
+        (
+            _regex(
+                r"\b(?:new|updated|revised|amended|interim|emergency|temporary|changed)\s(?:\w+\s){0,3}?polic(?:y|ies)\b"
+            ),
+            _regex(r"\bpolicy\s(?:update|override|waiver)\b"),
+            _regex(r"\bpre-?\s?(?:approved?|authori[sz]ed)\b"),
+            _regex(r"\bauto-?\s?approv\w*|\bautomatically\sapprov\w*"),
+            _regex(r"\b(?:blanket|standing|permanent)\s(?:approval|exemption|waiver|authori[sz]ation)\b"),
+            _regex(
+                r"\ball\s(?:\w+\s){0,4}?(?:variances?|exceptions?|invoices?|mismatch(?:es)?|discrepanc(?:y|ies)|refunds?|requests?|"
+                r"charges?|differences?|overcharges?)\s(?:\w+\s){0,3}?(?:are|were|is|shall be|should be|must be|will be|can be|"
+                r"may be|get|to be)\s(?:(?:now|hereby|automatically)\s)*(?:approved|accepted|exempt|waived|allowed|cleared|"
+                r"pre-?approved|paid|payable|authori[sz]ed|refunded|granted)\b"
+            ),
+            _regex(
+                r"\b(?:price |variance )?(?:tolerance|threshold|approval limit|three-way match(?:ing)?)s?\s(?:(?:has|have)\sbeen\s|is\s|are\s|was\s|were\s)?"
+                r"(?:now\s)?(?:waived|removed|lifted|suspended|disabled)\b"
+            ),
+            _regex(
+                r"\bno longer\s(?:requires?|needs?)\s(?:\w+\s){0,2}?(?:review|approval|escalation|matching|sign-?off|verification)\b"
+            ),
+        ),
+    ),
+    Rule(
+        "authority_claim",
+        "claims the authority of a senior person, a function or a verified reviewer",
+        (
+            _regex(
+                rf"\b(?:approved|authori[sz]ed|signed\soff|sanctioned|mandated|instructed|ordered|directed|endorsed|ratified|"
+                rf"cleared|confirmed|verified|validated)\s(?:in\swriting\s)?by\s(?:the\s|our\s)?{_AUTHORITY}\b"
+            ),
+            _regex(
+                rf"\b(?:the\s|our\s){_AUTHORITY}\s(?:has\s|have\s)?(?:approved|authori[sz]ed|signed\soff|sanctioned|mandated|ordered|"
+                rf"directed|instructed|decided|ruled)\b"
+            ),
+            _regex(
+                rf"\b(?:on\sbehalf\sof|at\sthe\s(?:direction|request|instruction)\sof)\s(?:the\s|our\s)?{_AUTHORITY}\b"
+            ),
+            _regex(r"\bby\sorder\sof\b"),
+            _regex(r"\b(?:verified|authenticated|trusted|certified)\s(?:human\s)?reviewers?\b"),
+            _regex(
+                r"\b(?:official|binding|authoritative|certified)\s(?:decision|ruling|determination|directive|instruction|record|"
+                r"precedent|guidance|policy)\b"
+            ),
+            _regex(
+                r"\b(?:this|the)\s(?:record|entry|decision|note|precedent)\s(?:is|was|has been)\s(?:verified|authenticated|signed|"
+                r"certified)\b"
+            ),
+            _regex(
+                r"\b(?:source|origin)\s?[:=]\s?(?:reviewer|human|verified|trusted|system)\b|\b(?:authenticated|trusted|verified)\s?[:=]\s?(?:true|yes|1)\b"
+            ),
+        ),
+    ),
+    Rule(
+        "conditional_trigger",
+        "sets a trigger for what the agent should do when it reads this",
+        (
+            _regex(rf"\bif\syou(?:\sare|'re)\s(?:an?\s)?(?:{_AGENT}|model|reading this|processing this|asked)\b"),
+            _regex(r"\bif\s(?:you\s(?:are|get|were)\s)?asked\s(?:about|for|to|whether|if|what|how)\b"),
+            _regex(
+                rf"\bif\s(?:you|the\s{_AGENT})\s(?:see|sees|read|reads|recall|recalls|retrieve|retrieves|find|finds|encounter|"
+                r"encounters|come\sacross|comes\sacross|process|processes|review|reviews|evaluate|evaluates|handle|handles)\s"
+                r"(?:(?:a|an|any|the|this|another|one|such)\s)?(?:\w+\s){0,3}?(?:vendor|v\d+|exception|variance|case|record|entry|"
+                r"memory|precedent|note|document|query|ticket|customer|claim|instruction)s?\b"
+            ),
+            _regex(
+                rf"\b(?:when|whenever|once|after)\s(?:the\s|an?\s|any\s)?{_AGENT}s?\s(?:sees?|reads?|recalls?|retrieves?|finds?|"
+                r"encounters?|process(?:es)?|(?:is|are|gets?)\sasked)\b"
+            ),
+            _regex(
+                r"\bwhenever\syou\s(?:see|read|recall|retrieve|find|encounter|come\sacross|process|handle|review|evaluate|"
+                r"(?:are|get)\sasked)\b"
+            ),
+            _regex(r"\bwhen\syou\s(?:are|get)\sasked\s(?:about|for|to|whether)\b"),
+            _regex(
+                rf"\bupon\s(?:reading|recalling|retrieving|seeing|encountering)\s(?:this|these)\b|\b(?:when|once|after)\s(?:this|these)\s"
+                rf"{_IN_RECORD}s?\s(?:is|are)\s(?:recalled|retrieved|read|seen|found)\b"
+            ),
+        ),
+    ),
+    Rule(
+        "encoded_blob",
+        "carries encoded text a person cannot read",
+        (
+            # Base64: 40+ characters mixing upper case, lower case and digits (or + and /); never a plain word.
+            _regex(
+                r"(?<![A-Za-z0-9+/])(?=[A-Za-z0-9+/]*[a-z])(?=[A-Za-z0-9+/]*[A-Z])(?=[A-Za-z0-9+/]*[0-9+/])[A-Za-z0-9+/]{40,}={0,2}",
+                form="plain",
+            ),
+            _regex(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{32,}\b"),  # hex: letters and digits, 32+
+            _regex(r"\bdata:[a-z]+/[a-z0-9.+-]+(?:;[a-z0-9=.-]+)*[,;]"),
+            _regex(
+                r"(?:\\u[0-9a-f]{4}|\\u\{[0-9a-f]+\}){3,}|(?:\\x[0-9a-f]{2}){4,}|(?:%[0-9a-f]{2}){4,}|(?:&#x?[0-9a-f]+;){3,}"
+            ),
+            _base64_pieces,
+            _rot13,
+        ),
+    ),
+    Rule(
+        "hidden_markup",
+        "hides text in markup or invisible characters",
+        (
+            _hidden_characters,
+            _regex(
+                r"<!--.*?(?:-->|\Z)|<!\[cdata\[|<\?xml", flags=re.DOTALL
+            ),  # a comment: the phrase shows what it hides
+            _regex(rf"</?{_HTML_TAGS}(?:\s[^<>\n]{{0,300}})?/?>"),
+            _regex(r"<[a-z][\w-]*\s+[\w-]+\s?=\s?[\"'][^\"'<>]*[\"'][^<>]{0,300}>"),  # any tag with an attribute
+            _regex(r"!\[[^\]\n]{0,200}\]\([^)\n]{1,500}\)"),  # markdown image
+            _regex(
+                r"\[[^\]\n]{1,200}\]\((?:https?:|mailto:|javascript:|data:|#|/|www\.)[^)\n]{0,500}\)"
+            ),  # markdown link
+            _regex(r"(?m)^\s*\[[^\]\n]+\]:\s*\S+"),  # markdown reference definition, e.g. "[//]: # (hidden)"
+        ),
+    ),
+    Rule(
+        "identity_claim",
+        "claims to be, or to speak for, a customer",
+        (
+            _second_marker,
+            _regex(
+                rf"\bthis\s{_IN_RECORD}\s(?:belongs\sto|(?:pertains|relates|refers|applies)\sto\s(?:the\s)?(?:customer|client|"
+                r"account\s(?:holder|owner)))\b"
+            ),
+            _regex(
+                r"\b(?:treat|consider|file|count|record)\s(?:this|it|these|the following)(?:\s(?:record|entry|note|interaction|memory|"
+                r"history|ticket|text|document)s?)?\s(?:as|under)\s[^.\n]{0,60}?(?:'s?\s(?:history|records?|account|interactions?|"
+                r"tickets?|profile|file|data|contacts?)\b|\bbelong(?:s|ing)\sto\b|\bcustomer\b)"
+            ),
+            _regex(
+                r"\bi(?:\sam|'m|\sm)\s(?:the\s|an?\s)?(?:account\s(?:owner|holder|admin(?:istrator)?)|owner\sof\s(?:this|the)\saccount|"
+                r"primary\scontact|billing\sowner|customer\s[a-z])"
+            ),
+            _regex(r"\bon\sbehalf\sof\s(?:the\s)?(?:customer|client|account\s(?:owner|holder))\b"),
+            _regex(r"\b(?:is|are)\sthe\ssame\s(?:customer|person|account|user|client)\sas\b"),
+        ),
+    ),
 )
 RULE_LABELS: dict[str, str] = {rule.id: rule.label for rule in RULES}
 
@@ -464,8 +752,14 @@ _OWN_KEYS = ("rr_",)  # what this dashboard writes into metadata (signatures, di
 _SEPARATORS = re.compile(r"[-_:/.=+]+")
 
 
-def screen_record(text: str, *, context: str | None = None, metadata: Mapping[str, str] | None = None,
-                  tags: Sequence[str] = (), document_id: str | None = None) -> list[Flag]:
+def screen_record(
+    text: str,
+    *,
+    context: str | None = None,
+    metadata: Mapping[str, str] | None = None,
+    tags: Sequence[str] = (),
+    document_id: str | None = None,
+) -> list[Flag]:
     """The flags of a record, wherever its words are: its text, its context, each metadata value, each tag and its
     document id (a tag's or an id's separators read as spaces), each flag saying where it was found."""
     flags = screen(text)
@@ -492,5 +786,7 @@ def _screened(text: str) -> tuple[Flag, ...]:
 def _screen(text: str, rules: Sequence[Rule]) -> tuple[Flag, ...]:
     views = Views(text)
     return tuple(
-        Flag(rule=rule.id, label=rule.label, phrase=_phrase(text, *span)) for rule in rules if (span := rule.first(views))
+        Flag(rule=rule.id, label=rule.label, phrase=_phrase(text, *span))
+        for rule in rules
+        if (span := rule.first(views))
     )

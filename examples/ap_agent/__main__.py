@@ -38,18 +38,29 @@ def load_cases(path: Path) -> list[dict]:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m examples.ap_agent", description=__doc__.split("\n\n")[1])
     p.add_argument("--url", default="http://127.0.0.1:8501", help="the Recall Review app (its API is at /api/v1)")
-    p.add_argument("--token", default=os.environ.get("RECALL_REVIEW_API_TOKEN"),
-                   help="an API token with submit,read on finance (default: $RECALL_REVIEW_API_TOKEN)")
-    p.add_argument("--hindsight-url", default=os.environ.get("HINDSIGHT_API_URL") or EMBEDDED_HINDSIGHT,
-                   help=f"the Hindsight server (default: $HINDSIGHT_API_URL, else the embedded {EMBEDDED_HINDSIGHT})")
-    p.add_argument("--bank", default=os.environ.get("RECALL_REVIEW_FINANCE_BANK", "recall-review-finance"),
-                   help="the finance bank the dashboard retains decisions into")
+    p.add_argument(
+        "--token",
+        default=os.environ.get("RECALL_REVIEW_API_TOKEN"),
+        help="an API token with submit,read on finance (default: $RECALL_REVIEW_API_TOKEN)",
+    )
+    p.add_argument(
+        "--hindsight-url",
+        default=os.environ.get("HINDSIGHT_API_URL") or EMBEDDED_HINDSIGHT,
+        help=f"the Hindsight server (default: $HINDSIGHT_API_URL, else the embedded {EMBEDDED_HINDSIGHT})",
+    )
+    p.add_argument(
+        "--bank",
+        default=os.environ.get("RECALL_REVIEW_FINANCE_BANK", "recall-review-finance"),
+        help="the finance bank the dashboard retains decisions into",
+    )
     p.add_argument("--case-file", type=Path, required=True, help="cases to run, CSV or JSON (see cases.json)")
     p.add_argument("--timeout", type=float, default=3600, help="seconds to wait for each decision")
     args = p.parse_args(argv)
     if not args.token:
-        p.error("--token: required (or set RECALL_REVIEW_API_TOKEN); make one with "
-                "`python -m dashboard token create --name ap-agent --kinds finance --scopes submit,read`")
+        p.error(
+            "--token: required (or set RECALL_REVIEW_API_TOKEN); make one with "
+            "`python -m dashboard token create --name ap-agent --kinds finance --scopes submit,read`"
+        )
     if not args.case_file.is_file():
         p.error(f"--case-file: {args.case_file} is not a file")
     return args
@@ -73,10 +84,14 @@ async def run(args: argparse.Namespace, cases: list[dict]) -> int:
                 continue
             state = await agent.start(case)
             p = state["proposal"]
-            say(f"{case_id}: recalled {len(state.get('recalled', []))} precedent(s); proposes {p['recommendation']} "
-                f"(confidence {p['confidence']:.2f}): {p['rationale']}")
-            say(f"{case_id}: handed in ({state['submitted']['status']}); paused at {', '.join(await agent.paused_at(case_id))} "
-                f"until a person decides: {args.url}/exceptions?case={case_id}")
+            say(
+                f"{case_id}: recalled {len(state.get('recalled', []))} precedent(s); proposes {p['recommendation']} "
+                f"(confidence {p['confidence']:.2f}): {p['rationale']}"
+            )
+            say(
+                f"{case_id}: handed in ({state['submitted']['status']}); paused at {', '.join(await agent.paused_at(case_id))} "
+                f"until a person decides: {args.url}/exceptions?case={case_id}"
+            )
             final = await agent.wait_and_resume(case_id, args.timeout)
             if final is None:
                 waiting += 1
@@ -84,8 +99,10 @@ async def run(args: argparse.Namespace, cases: list[dict]) -> int:
                 continue
             d = final["decision"]
             agreed = "as proposed" if d["outcome"] == p["recommendation"] else f"overriding {p['recommendation']}"
-            say(f"{case_id}: {d['reviewer']} decided {d['outcome']} ({agreed}"
-                f"{', ' + d['reason_code'] if d.get('reason_code') else ''}); the agent will {final['action']}")
+            say(
+                f"{case_id}: {d['reviewer']} decided {d['outcome']} ({agreed}"
+                f"{', ' + d['reason_code'] if d.get('reason_code') else ''}); the agent will {final['action']}"
+            )
     finally:
         review.close()
         await hindsight.aclose()

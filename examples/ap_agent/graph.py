@@ -93,17 +93,29 @@ def propose(case: Mapping[str, Any], precedents: list[str], ids_by_text: Mapping
     scope = f"vendor {case['vendor_code']} {case['exception_type'].replace('_', ' ')}"
     voted = [(text, m.group(1)) for text in precedents if (m := DECISION_IN_TEXT.search(text))]
     if not voted:
-        return {"recommendation": "escalate", "confidence": 0.0, "cited": [],
-                "rationale": f"No precedent with a decision for {scope}: escalating for a person to decide."}
+        return {
+            "recommendation": "escalate",
+            "confidence": 0.0,
+            "cited": [],
+            "rationale": f"No precedent with a decision for {scope}: escalating for a person to decide.",
+        }
     votes = Counter(outcome for _text, outcome in voted).most_common()
     (top, count), runner_up = votes[0], votes[1][1] if len(votes) > 1 else 0
     tally = ", ".join(f"{n} {outcome}" for outcome, n in votes)
     if count == runner_up:
-        return {"recommendation": "escalate", "confidence": round(count / len(voted), 2), "cited": [],
-                "rationale": f"The {len(voted)} precedents for {scope} are split ({tally}): escalating."}
+        return {
+            "recommendation": "escalate",
+            "confidence": round(count / len(voted), 2),
+            "cited": [],
+            "rationale": f"The {len(voted)} precedents for {scope} are split ({tally}): escalating.",
+        }
     cited = list(dict.fromkeys(ids_by_text[text] for text, outcome in voted if outcome == top and text in ids_by_text))
-    return {"recommendation": top, "confidence": round(count / len(voted), 2), "cited": cited,
-            "rationale": f"{count} of {len(voted)} precedents for {scope} were decided {top} ({tally})."}
+    return {
+        "recommendation": top,
+        "confidence": round(count / len(voted), 2),
+        "cited": cited,
+        "rationale": f"{count} of {len(voted)} precedents for {scope} were decided {top} ({tally}).",
+    }
 
 
 @dataclass
@@ -135,15 +147,30 @@ class Agent:
         case = state["case"]
         tags = tags_for(case)
         # The integration fixes a recall node's tags when it is built: one node per case (no I/O; the client is reused).
-        node = create_recall_node(client=self.hindsight, bank_id=self.bank, tags=tags, tags_match=TAGS_MATCH,
-                                  budget=self.budget, max_results=MAX_PRECEDENTS, output_key="precedents")
+        node = create_recall_node(
+            client=self.hindsight,
+            bank_id=self.bank,
+            tags=tags,
+            tags_match=TAGS_MATCH,
+            budget=self.budget,
+            max_results=MAX_PRECEDENTS,
+            output_key="precedents",
+        )
         precedents = (await node(state))["precedents"]
         # The integration gives the recalled texts only: it drops each memory's document id, which the agent must cite
         # and hand in with its recall. One direct recall with the same request (the same client, query, tags and
         # budget) gives the ids; each text of the integration's block is matched to its document by its text.
-        direct = await self.hindsight.arecall(bank_id=self.bank, query=query_for(case), budget=self.budget,
-                                              max_tokens=4096, tags=tags, tags_match=TAGS_MATCH)
-        recalled = [{"document_id": r.document_id or r.id, "text": r.text} for r in (direct.results or [])[:MAX_PRECEDENTS]]
+        direct = await self.hindsight.arecall(
+            bank_id=self.bank,
+            query=query_for(case),
+            budget=self.budget,
+            max_tokens=4096,
+            tags=tags,
+            tags_match=TAGS_MATCH,
+        )
+        recalled = [
+            {"document_id": r.document_id or r.id, "text": r.text} for r in (direct.results or [])[:MAX_PRECEDENTS]
+        ]
         return {"precedents": precedents, "recalled": recalled}
 
     def _propose(self, state: APState) -> dict:
@@ -153,25 +180,36 @@ class Agent:
     async def _submit(self, state: APState) -> dict:
         case, proposal = state["case"], state["proposal"]
         part = AgentPart(
-            name=AGENT_NAME, version=AGENT_VERSION, recommendation=proposal["recommendation"],
-            confidence=proposal["confidence"], rationale=proposal["rationale"], cited=proposal["cited"],
-            recall=AgentRecall(query=query_for(case), tags=tags_for(case), tags_match=TAGS_MATCH,
-                               document_ids=[r["document_id"] for r in state.get("recalled", [])]),
+            name=AGENT_NAME,
+            version=AGENT_VERSION,
+            recommendation=proposal["recommendation"],
+            confidence=proposal["confidence"],
+            rationale=proposal["rationale"],
+            cited=proposal["cited"],
+            recall=AgentRecall(
+                query=query_for(case),
+                tags=tags_for(case),
+                tags_match=TAGS_MATCH,
+                document_ids=[r["document_id"] for r in state.get("recalled", [])],
+            ),
         )
         out = await asyncio.to_thread(self.review.submit_case, KIND, case, part)  # the client is synchronous
         return {"submitted": {"status": out.status, "seq": out.seq}}
 
     def _human_review(self, state: APState) -> dict:
         # Runs again from its start when the graph resumes: nothing before interrupt() may have an effect.
-        decision = interrupt({"case_id": state["case"]["id"], "waiting_for": "a person's final decision",
-                              "proposal": state["proposal"]})
+        decision = interrupt(
+            {"case_id": state["case"]["id"], "waiting_for": "a person's final decision", "proposal": state["proposal"]}
+        )
         return {"decision": decision}
 
     def _act(self, state: APState) -> dict:
         decision = state["decision"]
         action = ACTIONS.get(decision["outcome"], "follow the decision {outcome} on {invoice}")
-        return {"outcome": decision["outcome"],
-                "action": action.format(invoice=state["case"]["invoice"], outcome=decision["outcome"])}
+        return {
+            "outcome": decision["outcome"],
+            "action": action.format(invoice=state["case"]["invoice"], outcome=decision["outcome"]),
+        }
 
     # -- running it ----------------------------------------------------------------------------------------------
     @staticmethod
@@ -181,7 +219,9 @@ class Agent:
     async def start(self, case: Mapping[str, Any]) -> dict:
         """Run a case up to the human's decision: the state, paused at human_review (its `__interrupt__` says why)."""
         case = dict(case)
-        return await self.graph.ainvoke({"case": case, "messages": [HumanMessage(query_for(case))]}, self.config(case["id"]))
+        return await self.graph.ainvoke(
+            {"case": case, "messages": [HumanMessage(query_for(case))]}, self.config(case["id"])
+        )
 
     async def paused_at(self, case_id: str) -> tuple[str, ...]:
         """The nodes the case's thread waits to run: ("human_review",) while it waits for a person; () once done."""
@@ -190,8 +230,9 @@ class Agent:
     async def wait_and_resume(self, case_id: str, timeout_s: float = 3600) -> dict | None:
         """Wait (off the event loop) until a person's decision on the case is final AND retained in Hindsight, then
         resume the graph with it: the final state. None when `timeout_s` ran out first (the graph stays paused)."""
-        decided: CaseOut = await asyncio.to_thread(self.review.wait_for_decision, KIND, case_id,
-                                                   timeout_s=timeout_s, in_memory=True)
+        decided: CaseOut = await asyncio.to_thread(
+            self.review.wait_for_decision, KIND, case_id, timeout_s=timeout_s, in_memory=True
+        )
         if not decided.in_memory:
             return None
         resume = {"case_id": case_id, "status": decided.status, **decided.decision.model_dump(mode="json")}

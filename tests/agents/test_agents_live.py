@@ -13,23 +13,43 @@ from dashboard.agents.audit_sync import sync_bank
 from dashboard.agents.findings import case_then_now, find_incidents
 from dashboard.agents.runner import run_exception, run_ticket
 from dashboard.cli.seed import finance_records, support_records
+from dashboard.delivery.outbox import Outbox
 from dashboard.finance.decisions import document_id_for, exception_decision, precedent_record
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import assess
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.store.agent_runs import AgentRunStore
-from dashboard.delivery.outbox import Outbox
 from dashboard.support.models import Ticket
 from tests.conftest import PROVEN, seeded
 
-ANN_LEE = Ticket(id="T-2004", customer="Ann Lee", issue="I was charged twice for the annual plan.", drafted_response="Hi Ann, I have refunded the duplicate charge.", opened_on="2026-11-12")
+ANN_LEE = Ticket(
+    id="T-2004",
+    customer="Ann Lee",
+    issue="I was charged twice for the annual plan.",
+    drafted_response="Hi Ann, I have refunded the duplicate charge.",
+    opened_on="2026-11-12",
+)
 ANN_LEE_OWN = {"SUP-L-001", "SUP-L-002"}  # the only records the ownership rule admits for Ann Lee
 
 
-def _case(case_id: str, vendor: str, etype: str = "price_variance", name: str = "Northwind Industrial Supply", description: str = "Steel brackets billed at 10.24 per unit against PO 9.96, a 2.8% variance.") -> ExceptionCase:
+def _case(
+    case_id: str,
+    vendor: str,
+    etype: str = "price_variance",
+    name: str = "Northwind Industrial Supply",
+    description: str = "Steel brackets billed at 10.24 per unit against PO 9.96, a 2.8% variance.",
+) -> ExceptionCase:
     return ExceptionCase(
-        id=case_id, vendor_code=vendor, vendor_name=name, exception_type=etype, invoice=f"INV-{case_id}", po="PO-1",
-        invoice_amount=5120.0, po_amount=4980.0, description=description, opened_on="2026-11-02",
+        id=case_id,
+        vendor_code=vendor,
+        vendor_name=name,
+        exception_type=etype,
+        invoice=f"INV-{case_id}",
+        po="PO-1",
+        invoice_amount=5120.0,
+        po_amount=4980.0,
+        description=description,
+        opened_on="2026-11-02",
     )
 
 
@@ -51,7 +71,9 @@ def _kinds(incidents, run):
     return {i.kind for i in incidents if i.run_id == run.run_id}
 
 
-def test_naive_support_agent_leaks_another_customers_record_and_the_seed_agent_does_not(hindsight, audited_bank, stores):
+def test_naive_support_agent_leaks_another_customers_record_and_the_seed_agent_does_not(
+    hindsight, audited_bank, stores
+):
     outbox, store = stores
     gw = hindsight.gateway
     gw.retain(audited_bank, support_records())
@@ -78,7 +100,12 @@ def test_naive_finance_agent_is_crowded_out_and_the_seed_agent_is_not(hindsight,
     outbox, store = stores
     gw = hindsight.gateway
     gw.retain(audited_bank, finance_records())
-    case = _case("E-1002", "V02", name="Acme Fasteners", description="Hex bolts billed at 0.49 per unit against a contracted 0.45, a 7.7% variance.")
+    case = _case(
+        "E-1002",
+        "V02",
+        name="Acme Fasteners",
+        description="Hex bolts billed at 0.49 per unit against a contracted 0.45, a 7.7% variance.",
+    )
     naive = run_exception(gw, store, audited_bank, case, "naive")
     seed = run_exception(gw, store, audited_bank, case, "seed")
     assert [s.label for s in naive.recalls] == ["single"] and [s.label for s in seed.recalls] == ["exact", "broader"]
@@ -94,7 +121,14 @@ def test_then_vs_now_after_a_decision_shows_the_decision_and_the_seed_agent_miss
     outbox, store = stores
     gw = hindsight.gateway
     # signed as the demo seed's, with this store's key: records of unknown origin would be escalated, not approved
-    gw.retain(audited_bank, [outbox.provenance.sign(r, "seed") for r in finance_records() if "vendor:V01" in r.tags and "type:price_variance" in r.tags])
+    gw.retain(
+        audited_bank,
+        [
+            outbox.provenance.sign(r, "seed")
+            for r in finance_records()
+            if "vendor:V01" in r.tags and "type:price_variance" in r.tags
+        ],
+    )
     # The decided case shares its vendor and type with E-1101 but none of its description, so for E-1101's
     # query the decision ranks below the twelve older precedents (the seed's k=5 misses it by text, not by ties).
     first = _case("E-1001", "V01", description="Copper cable drums invoiced after a tariff change on imported metals.")
@@ -102,15 +136,33 @@ def test_then_vs_now_after_a_decision_shows_the_decision_and_the_seed_agent_miss
     before = run_exception(gw, store, audited_bank, second, "reviewed")
     assert before.output["action"] == "approve" and before.audit_log and len(before.audit_ids) == 2
 
-    _, rec = assess(two_stage_recall(gw.recall, audited_bank, CaseKey.of(first), first.recall_query(), own_document=document_id_for(first.id)))
-    decision = exception_decision(first, rec, reviewer="Dana", authenticated=False, action="override", outcome="reject",
-                                  reason_code="CONTRACT_AMENDMENT", now=lambda: datetime.now(UTC))
+    _, rec = assess(
+        two_stage_recall(
+            gw.recall, audited_bank, CaseKey.of(first), first.recall_query(), own_document=document_id_for(first.id)
+        )
+    )
+    decision = exception_decision(
+        first,
+        rec,
+        reviewer="Dana",
+        authenticated=False,
+        action="override",
+        outcome="reject",
+        reason_code="CONTRACT_AMENDMENT",
+        now=lambda: datetime.now(UTC),
+    )
     outbox.submit(audited_bank, decision, precedent_record(first, decision, rec), gw.retain)
 
-    now = two_stage_recall(gw.recall, audited_bank, CaseKey.of(second), second.recall_query(), own_document=document_id_for(second.id))
-    view = case_then_now(store, store.latest_run("exception", "E-1101"), [m for m in _memories(gw, audited_bank, now)], True)
+    now = two_stage_recall(
+        gw.recall, audited_bank, CaseKey.of(second), second.recall_query(), own_document=document_id_for(second.id)
+    )
+    view = case_then_now(
+        store, store.latest_run("exception", "E-1101"), [m for m in _memories(gw, audited_bank, now)], True
+    )
     assert view.source == "audit" and "audit log recorded" in view.note
-    assert "decision-E-1001" in [r.ref for r in view.appeared] and "decision-E-1001" not in [r.ref for t in view.then for r in t.results]
+    assert "decision-E-1001" in [r.ref for r in view.appeared] and "decision-E-1001" not in [
+        r.ref for t in view.then for r in t.results
+    ]
 
     seed = run_exception(gw, store, audited_bank, second, "seed")  # the seed's recall: 12 older precedents fill k
     after = run_exception(gw, store, audited_bank, second, "reviewed")
@@ -124,7 +176,10 @@ def _memories(gw, bank, result):
     """The recalled memories behind a two-stage result, as a page's "now" column lists them."""
     from dashboard.hindsight.wire import RecalledMemory
 
-    return [RecalledMemory(id=r.id, text=r.text, tags=r.tags, document_id=r.document_id, metadata=r.metadata) for r in result.records]
+    return [
+        RecalledMemory(id=r.id, text=r.text, tags=r.tags, document_id=r.document_id, metadata=r.metadata)
+        for r in result.records
+    ]
 
 
 def test_audit_log_off_gives_a_labelled_recompute(hindsight, bank_id, stores):
@@ -194,13 +249,33 @@ def test_decide_command_closes_the_loop_for_the_next_case(hindsight, audited_ban
     monkeypatch.setenv("RECALL_REVIEW_DATA_DIR", str(tmp_path))
     assert main(["decide", "--case", "E-1001", "--outcome", "reject", "--reviewer", "Dana", "--json"]) == 2
     assert "--reason" in capsys.readouterr().err  # an override needs a reason code; nothing stored
-    code = main(["decide", "--case", "E-1001", "--outcome", "reject", "--reason", "CONTRACT_AMENDMENT", "--reviewer", "Dana", "--json"])
+    code = main(
+        [
+            "decide",
+            "--case",
+            "E-1001",
+            "--outcome",
+            "reject",
+            "--reason",
+            "CONTRACT_AMENDMENT",
+            "--reviewer",
+            "Dana",
+            "--json",
+        ]
+    )
     decided = json.loads(capsys.readouterr().out)
-    assert code == 0 and decided["state"] == "delivered" and decided["overridden"] and decided["document_id"] == "decision-E-1001"
+    assert (
+        code == 0
+        and decided["state"] == "delivered"
+        and decided["overridden"]
+        and decided["document_id"] == "decision-E-1001"
+    )
 
     outbox = Outbox(tmp_path / "decisions.sqlite3")
     store = AgentRunStore(outbox.engine)
-    run = run_exception(hindsight.gateway, store, audited_bank, _case("E-1101", "V01"), "reviewed", PROVEN)  # the deployment's key
+    run = run_exception(
+        hindsight.gateway, store, audited_bank, _case("E-1101", "V01"), "reviewed", PROVEN
+    )  # the deployment's key
     assert run.output["action"] == "reject" and run.cited == ["decision-E-1001"] and run.output["evidence"][0]["human"]
     own = run_exception(hindsight.gateway, store, audited_bank, _case("E-1001", "V01"), "reviewed")
     assert "decision-E-1001" not in [e["ref"] for e in own.output["evidence"]]  # never its own decision

@@ -13,20 +13,23 @@ from datetime import datetime
 
 import pytest
 
+from benches import audit_fill
 from dashboard.agents import audit_sync
 from dashboard.agents.audit_sync import OVERLAP, project_entry, sync_bank
 from dashboard.agents.runner import run_exception
-from benches import audit_fill
 from dashboard.cli.seed import finance_records
 from dashboard.finance.models import ExceptionCase
 from dashboard.queue_files import load_rows
+from dashboard.settings import load_settings
 from dashboard.store.agent_runs import AgentRunStore
 from dashboard.store.db import make_engine
-from dashboard.settings import load_settings
 from tests.conftest import forget_banks
 
-QUERIES = [("price variance for vendor V02", ["vendor:V02", "type:price_variance"], "all_strict"),
-           ("duplicate invoice vendor V01", ["vendor:V01"], "any_strict"), ("tax mismatch on an invoice", [], "any")]
+QUERIES = [
+    ("price variance for vendor V02", ["vendor:V02", "type:price_variance"], "all_strict"),
+    ("duplicate invoice vendor V01", ["vendor:V01"], "any_strict"),
+    ("tax mismatch on an invoice", [], "any"),
+]
 
 
 class Counting:
@@ -111,8 +114,11 @@ def test_a_new_store_reads_each_entry_once_and_holds_what_a_full_read_holds(live
     # copies as their originals: nothing for V02's exact pass (none of the ten is one), every document for the others
     documents = {r.document_id for r in finance_records()[:10]}
     returned = {(e.query, frozenset(r.document_id for r in e.results)) for e in store.entries(live_long_log)}
-    assert returned == {("price variance for vendor V02", frozenset()), ("duplicate invoice vendor V01", frozenset(documents)),
-                        ("tax mismatch on an invoice", frozenset(documents))}
+    assert returned == {
+        ("price variance for vendor V02", frozenset()),
+        ("duplicate invoice vendor V01", frozenset(documents)),
+        ("tax mismatch on an invoice", frozenset(documents)),
+    }
     assert store.tally([live_long_log]) == (0, 300)
 
 
@@ -161,6 +167,8 @@ def test_an_agent_run_reads_the_entries_of_its_own_time_not_the_log(hindsight, l
     assert run.audit_log and len(run.audit_ids) == len(run.recalls)  # every recall matched to its entry
     assert set(run.audit_ids) <= set(gw.bodies) and len(gw.bodies) < 10  # its own time's few, not the 300 before
     lo, hi = run.started_at - audit_sync.RUN_MARGIN, run.ended_at + audit_sync.RUN_MARGIN
-    assert all(lo <= store.entry(i).started_at <= hi for i in gw.bodies)  # (the fixture's real recalls may be among them)
+    assert all(
+        lo <= store.entry(i).started_at <= hi for i in gw.bodies
+    )  # (the fixture's real recalls may be among them)
     assert store.sync_state(long_log).entries == len(set(gw.bodies))
     assert all(store.entry(i) is not None for i in run.audit_ids)

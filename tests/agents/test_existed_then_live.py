@@ -14,13 +14,13 @@ from dashboard.agents.cause_inputs import explained
 from dashboard.agents.findings import case_then_now, find_incidents
 from dashboard.agents.runner import run_exception
 from dashboard.cli.seed import finance_records
+from dashboard.delivery.outbox import Outbox
 from dashboard.finance.decisions import document_id_for
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import assess
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.hindsight.wire import RecalledMemory
 from dashboard.store.agent_runs import AgentRunStore
-from dashboard.delivery.outbox import Outbox
 from tests.helpers import demo_case, exception_proposal
 
 CASE = demo_case("E-1002")  # V02 price variance: the naive agent's crowd-out in the demo
@@ -55,8 +55,13 @@ def test_a_run_is_judged_on_the_precedents_that_existed_when_it_recalled(hindsig
     assert f"while {len(existing)} existed then" in crowd.summary and later not in crowd.records, crowd.summary
     assert "newer_human_missing" not in {i.kind for i in found}
 
-    now = two_stage_recall(gw.recall, audited_bank, CaseKey.of(CASE), CASE.recall_query(), own_document=document_id_for(CASE.id))
-    memories = [RecalledMemory(id=r.id, text=r.text, tags=r.tags, document_id=r.document_id, metadata=r.metadata) for r in now.records]
+    now = two_stage_recall(
+        gw.recall, audited_bank, CaseKey.of(CASE), CASE.recall_query(), own_document=document_id_for(CASE.id)
+    )
+    memories = [
+        RecalledMemory(id=r.id, text=r.text, tags=r.tags, document_id=r.document_id, metadata=r.metadata)
+        for r in now.records
+    ]
     view = explained(gw, {}, case_then_now(store, naive, memories, True))
     assert later in view.new_since and view.now_mark(later) == "new since then"
     assert not set(view.new_since) & view.recalled_then()  # a record is never both "then" and "new since then"

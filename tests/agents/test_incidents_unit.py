@@ -24,11 +24,26 @@ def ref(doc, vendor="VA", etype="price_variance", **kw) -> ResultRef:
 
 def finance_run(results, cited, action="approve", label="exact", evidence=None, audit_id=None) -> AgentRun:
     return AgentRun(
-        run_id="r1", bank_id="b", case_kind="exception", case_id="E-1", agent="finance", variant="naive",
-        started_at=T0, ended_at=T0, audit_log=True, cited=cited,
+        run_id="r1",
+        bank_id="b",
+        case_kind="exception",
+        case_id="E-1",
+        agent="finance",
+        variant="naive",
+        started_at=T0,
+        ended_at=T0,
+        audit_log=True,
+        cited=cited,
         recalls=[RecallSnapshot(label=label, query="q", results=results, audit_id=audit_id)],
-        output={"action": action, "vendor_code": "VA", "exception_type": "price_variance", "k": 3,
-                "evidence": evidence if evidence is not None else [{"ref": r.ref, "relevant": r.tags[0] == "vendor:VA"} for r in results]},
+        output={
+            "action": action,
+            "vendor_code": "VA",
+            "exception_type": "price_variance",
+            "k": 3,
+            "evidence": evidence
+            if evidence is not None
+            else [{"ref": r.ref, "relevant": r.tags[0] == "vendor:VA"} for r in results],
+        },
     )
 
 
@@ -56,7 +71,13 @@ def test_no_relevant_precedent_must_escalate():
 
 def test_a_newer_human_decision_missing_from_the_evidence():
     run = finance_run([ref("A1")], cited=["A1"])
-    before = HumanDecision(document_id="decision-E-9", case_id="E-9", vendor_code="VA", exception_type="price_variance", decided_at=T0 - timedelta(hours=1))
+    before = HumanDecision(
+        document_id="decision-E-9",
+        case_id="E-9",
+        vendor_code="VA",
+        exception_type="price_variance",
+        decided_at=T0 - timedelta(hours=1),
+    )
     after = before.model_copy(update={"decided_at": T0 + timedelta(hours=1)})
     own = before.model_copy(update={"case_id": "E-1", "document_id": "decision-E-1"})
     other = before.model_copy(update={"vendor_code": "VB"})
@@ -69,11 +90,26 @@ def test_other_customer_records_in_a_bank_wide_recall_and_whether_the_answer_use
     theirs = ResultRef(id="m2", document_id="SUP-2", owner="customer:ann-leeds", marker_name="Ann Leeds")
     nobody = ResultRef(id="m3", document_id="SUP-3")
     run = AgentRun(
-        run_id="s1", bank_id="b", case_kind="ticket", case_id="T-1", agent="support", variant="naive", started_at=T0,
-        ended_at=T0, audit_log=True, cited=["SUP-2"],
-        recalls=[RecallSnapshot(label="tagged", query="q", tags=["customer:ann-lee"]),
-                 RecallSnapshot(label="bank_wide", query="q", results=[mine, theirs, nobody], audit_id="a1")],
-        output={"customer": "Ann Lee", "customer_tag": "customer:ann-lee", "cited": ["SUP-2"], "evidence_ids": ["m1", "m2", "m3"]},
+        run_id="s1",
+        bank_id="b",
+        case_kind="ticket",
+        case_id="T-1",
+        agent="support",
+        variant="naive",
+        started_at=T0,
+        ended_at=T0,
+        audit_log=True,
+        cited=["SUP-2"],
+        recalls=[
+            RecallSnapshot(label="tagged", query="q", tags=["customer:ann-lee"]),
+            RecallSnapshot(label="bank_wide", query="q", results=[mine, theirs, nobody], audit_id="a1"),
+        ],
+        output={
+            "customer": "Ann Lee",
+            "customer_tag": "customer:ann-lee",
+            "cited": ["SUP-2"],
+            "evidence_ids": ["m1", "m2", "m3"],
+        },
     )
     found = other_customer(run)
     assert found.records == ["SUP-2", "SUP-3"] and found.used_in_answer == ["SUP-2"] and "Ann Leeds" in found.summary

@@ -17,13 +17,13 @@ from dashboard.agents.runner import run_exception, run_ticket
 from dashboard.agents.support_agent import run_support_agent
 from dashboard.agents.then_now import ThenNow, then_vs_now
 from dashboard.cli.seed import finance_records, seed_bank, support_records
+from dashboard.delivery.outbox import Outbox
 from dashboard.finance.decisions import document_id_for, exception_decision, precedent_record
 from dashboard.finance.policy import assess
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.queue_files import load_rows
-from dashboard.store.agent_runs import AgentRunStore, ResultRef
 from dashboard.review.curation import Curation
-from dashboard.delivery.outbox import Outbox
+from dashboard.store.agent_runs import AgentRunStore, ResultRef
 from dashboard.support import migration
 from dashboard.support.models import Customer
 from tests.helpers import demo_ticket, exception_case
@@ -52,8 +52,9 @@ def _finance_bank(live) -> str:
 
 def _case_view(gw, store: AgentRunStore, curation: Curation, bank: str) -> ThenNow:
     """Then vs now for E-1101, as its page builds it: today's two-stage evidence, curation, causes."""
-    now = two_stage_recall(gw.recall, bank, CaseKey.of(CASE), CASE.recall_query(),
-                           own_document=document_id_for(CASE.id))
+    now = two_stage_recall(
+        gw.recall, bank, CaseKey.of(CASE), CASE.recall_query(), own_document=document_id_for(CASE.id)
+    )
     view = case_then_now(store, store.latest_run("exception", CASE.id, bank), now.records, True)
     statuses = curation.statuses(bank, view.documents())
     return explained(gw, statuses, view.with_curation(statuses))
@@ -79,8 +80,16 @@ def test_a_decision_retained_after_the_recall_is_named_as_the_cause(live, stores
 
     key, own = CaseKey.of(DECIDED), document_id_for(DECIDED.id)
     _, rec = assess(two_stage_recall(gw.recall, bank, key, DECIDED.recall_query(), own_document=own))
-    decision = exception_decision(DECIDED, rec, reviewer="Dana", authenticated=False, action="override",
-                                  outcome="reject", reason_code="CONTRACT_AMENDMENT", now=lambda: datetime.now(UTC))
+    decision = exception_decision(
+        DECIDED,
+        rec,
+        reviewer="Dana",
+        authenticated=False,
+        action="override",
+        outcome="reject",
+        reason_code="CONTRACT_AMENDMENT",
+        now=lambda: datetime.now(UTC),
+    )
     outbox.submit(bank, decision, precedent_record(DECIDED, decision, rec), gw.retain)
     live.settle(bank)
 
@@ -100,8 +109,9 @@ def test_four_eyes_invalidation_is_named_and_a_removal_outside_the_dashboard_is_
     run = run_exception(gw, store, bank, CASE, "reviewed")
     retired, removed = [e["ref"] for e in run.output["evidence"]][:2]
 
-    proposal = curation.propose(bank, retired, role="reviewer", proposer="Dana",
-                                reason="superseded by the 2026 contract", label="outdated")
+    proposal = curation.propose(
+        bank, retired, role="reviewer", proposer="Dana", reason="superseded by the 2026 contract", label="outdated"
+    )
     _, report = curation.approve(proposal.id, role="lead", lead="Lee")
     assert report.delivered == 1
     live.settle(bank)  # extracting: the observations built from its facts are pruned

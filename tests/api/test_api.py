@@ -13,18 +13,29 @@ import pytest
 import sqlalchemy as sa
 from fastapi.testclient import TestClient
 
+from dashboard.access.limits import ApprovalLimits
 from dashboard.api.context import ApiContext
 from dashboard.api.routes import MAX_BODY_BYTES, api
 from dashboard.finance.kind import FINANCE
 from dashboard.finance.policy import Recommendation
 from dashboard.kinds import cases_of
-from dashboard.access.limits import ApprovalLimits
 from tests.helpers import exception_case, exception_proposal, service_on
 
 REC = Recommendation(action="approve", confidence=0.8, cited=[], rationale="r", policy="precedent")
-AGENT = {"name": "ap-agent", "version": "1.0", "recommendation": "approve", "confidence": 0.7, "rationale": "two precedents",
-         "cited": ["PREC-V02-PRI-01"], "recall": {"query": "price variance V02", "tags": ["vendor:V02", "type:price_variance"],
-                                                 "tags_match": "all_strict", "document_ids": ["PREC-V02-PRI-01"]}}
+AGENT = {
+    "name": "ap-agent",
+    "version": "1.0",
+    "recommendation": "approve",
+    "confidence": 0.7,
+    "rationale": "two precedents",
+    "cited": ["PREC-V02-PRI-01"],
+    "recall": {
+        "query": "price variance V02",
+        "tags": ["vendor:V02", "type:price_variance"],
+        "tags_match": "all_strict",
+        "document_ids": ["PREC-V02-PRI-01"],
+    },
+}
 
 
 def case_body(case_id: str = "E-9001", vendor: str = "V02", **changes) -> dict:
@@ -81,14 +92,17 @@ def test_other_values_for_a_case_id_are_a_conflict_naming_them(client, context, 
     assert in_file.status_code == 409 and in_file.json()["fields"] == ["case.id"]
 
 
-@pytest.mark.parametrize(("body", "field"), [
-    ({"case": case_body(invoice_amount="a lot")}, "case.invoice_amount"),
-    ({"case": {k: v for k, v in case_body().items() if k != "vendor_code"}}, "case.vendor_code"),
-    ({"case": case_body(), "agent": {**AGENT, "confidence": 1.5}}, "agent.confidence"),
-    ({"case": case_body(), "agent": {**AGENT, "recommendation": "pay twice"}}, "agent.recommendation"),
-    ({"case": case_body(), "agent": {**AGENT, "mood": "sure"}}, "agent.mood"),
-    ({"agent": AGENT}, "case"),
-])
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"case": case_body(invoice_amount="a lot")}, "case.invoice_amount"),
+        ({"case": {k: v for k, v in case_body().items() if k != "vendor_code"}}, "case.vendor_code"),
+        ({"case": case_body(), "agent": {**AGENT, "confidence": 1.5}}, "agent.confidence"),
+        ({"case": case_body(), "agent": {**AGENT, "recommendation": "pay twice"}}, "agent.recommendation"),
+        ({"case": case_body(), "agent": {**AGENT, "mood": "sure"}}, "agent.mood"),
+        ({"agent": AGENT}, "case"),
+    ],
+)
 def test_a_bad_body_is_refused_naming_the_field(client, context, agent_token, body, field):
     answer = client.post("/cases/finance", json=body, headers=agent_token)
     assert answer.status_code == 422, answer.text
@@ -180,7 +194,10 @@ def test_pages_and_the_decided_since_cursor(client, context, agent_token):
     decide(context, "E-9104", outcome="approve")
     changed = client.get(f"/cases/finance?decided_since={start['changes_cursor']}", headers=agent_token).json()
     assert [c["case_id"] for c in changed["cases"]] == ["E-9102", "E-9104"]
-    assert client.get(f"/cases/finance?decided_since={changed['changes_cursor']}", headers=agent_token).json()["cases"] == []
+    assert (
+        client.get(f"/cases/finance?decided_since={changed['changes_cursor']}", headers=agent_token).json()["cases"]
+        == []
+    )
     open_ones = client.get("/cases/finance?status=open", headers=agent_token).json()
     assert [c["case_id"] for c in open_ones["cases"]] == ["E-9101", "E-9103", "E-9105"]
     bad = client.get("/cases/finance?status=maybe", headers=agent_token)
@@ -203,7 +220,10 @@ def test_the_reported_recall_is_the_agent_run_then_versus_now_compares(client, c
     runs = context.runs.runs("exception", "E-9001")
     assert len(runs) == 1 and runs[0].variant == "submitted" and runs[0].agent == "finance"
     assert runs[0].recalls[0].tags == ["vendor:V02", "type:price_variance"]
-    now = [ResultRef(id="PREC-V02-PRI-01", document_id="PREC-V02-PRI-01"), ResultRef(id="decision-E-9000", document_id="decision-E-9000")]
+    now = [
+        ResultRef(id="PREC-V02-PRI-01", document_id="PREC-V02-PRI-01"),
+        ResultRef(id="decision-E-9000", document_id="decision-E-9000"),
+    ]
     view = then_vs_now(runs[0], {}, now, audit_log_on=False)  # the agent reported it: no audit log needed
     assert view.source == "agent_run" and "submitting agent ap-agent recalled, as the agent reported it." in view.note
     assert [r.ref for r in view.appeared] == ["decision-E-9000"] and view.left == []
@@ -212,23 +232,32 @@ def test_the_reported_recall_is_the_agent_run_then_versus_now_compares(client, c
 @pytest.mark.parametrize("number", ["Infinity", "-Infinity", "NaN"])
 @pytest.mark.parametrize("field", ["invoice_amount", "po_amount", "tolerance_pct"])
 def test_a_non_finite_number_is_refused_naming_the_field(client, context, agent_token, number, field):
-    raw = json.dumps({"case": {**case_body(), field: 0.0}, "agent": AGENT}).replace(f'"{field}": 0.0', f'"{field}": {number}')
+    raw = json.dumps({"case": {**case_body(), field: 0.0}, "agent": AGENT}).replace(
+        f'"{field}": 0.0', f'"{field}": {number}'
+    )
     assert number in raw  # as a JSON encoder that allows them writes it (Python's json.dumps of inf)
     answer = client.post("/cases/finance", content=raw, headers={**agent_token, "Content-Type": "application/json"})
     assert answer.status_code == 422, answer.text
     assert answer.json()["fields"] == [f"case.{field}"] and "finite" in answer.json()["error"]
-    confidence = json.dumps({"case": case_body(), "agent": {**AGENT, "confidence": 0.5}}).replace('"confidence": 0.5', f'"confidence": {number}')
-    answer = client.post("/cases/finance", content=confidence, headers={**agent_token, "Content-Type": "application/json"})
+    confidence = json.dumps({"case": case_body(), "agent": {**AGENT, "confidence": 0.5}}).replace(
+        '"confidence": 0.5', f'"confidence": {number}'
+    )
+    answer = client.post(
+        "/cases/finance", content=confidence, headers={**agent_token, "Content-Type": "application/json"}
+    )
     assert answer.status_code == 422 and answer.json()["fields"] == ["agent.confidence"], answer.text
     assert context.cases.get("exception", "E-9001") is None
 
 
-@pytest.mark.parametrize("case_id", ["E-80/24", "../etc", "E-1..2", "..", ".hidden", "E 9001", "E-9001?x=1", "E#1", "é-1",
-                                     "-E1", "E" * 65])
+@pytest.mark.parametrize(
+    "case_id", ["E-80/24", "../etc", "E-1..2", "..", ".hidden", "E 9001", "E-9001?x=1", "E#1", "é-1", "-E1", "E" * 65]
+)
 def test_a_case_id_outside_the_pattern_is_refused(client, context, agent_token, case_id):
     answer = submit(client, agent_token, {**case_body(), "id": case_id})
     assert answer.status_code == 422, answer.text
-    assert answer.json()["fields"] == ["case.id"] and ("no '/', no '..'" in answer.json()["error"] or "64" in answer.json()["error"])
+    assert answer.json()["fields"] == ["case.id"] and (
+        "no '/', no '..'" in answer.json()["error"] or "64" in answer.json()["error"]
+    )
     assert context.cases.cases("exception") == ()
 
 
@@ -258,20 +287,33 @@ def test_every_limit_is_in_the_openapi_document(client):
 def test_an_open_case_is_withdrawn_with_who_and_why_and_a_decided_one_never(client, context, agent_token):
     submit(client, agent_token)
     submit(client, agent_token, case_body("E-9002"))
-    withdrawn = client.request("DELETE", "/cases/finance/E-9001", json={"by": "ap-agent", "why": "The vendor sent a credit note."},
-                               headers=agent_token)
+    withdrawn = client.request(
+        "DELETE",
+        "/cases/finance/E-9001",
+        json={"by": "ap-agent", "why": "The vendor sent a credit note."},
+        headers=agent_token,
+    )
     assert withdrawn.status_code == 200, withdrawn.text
     out = withdrawn.json()
     assert (out["status"], out["final"], out["decision"]) == ("withdrawn", False, None)
-    assert out["withdrawal"]["by"] == "ap-agent (api:ap-agent)" and out["withdrawal"]["why"] == "The vendor sent a credit note."
+    assert (
+        out["withdrawal"]["by"] == "ap-agent (api:ap-agent)"
+        and out["withdrawal"]["why"] == "The vendor sent a credit note."
+    )
     assert "E-9001" not in [c.id for c in cases_of(context.settings, FINANCE)]  # out of the queue every page shows
     assert client.get("/cases/finance/E-9001", headers=agent_token).json()["status"] == "withdrawn"
-    assert [c["case_id"] for c in client.get("/cases/finance?status=withdrawn", headers=agent_token).json()["cases"]] == ["E-9001"]
-    again = client.request("DELETE", "/cases/finance/E-9001", json={"by": "someone else", "why": "again"}, headers=agent_token)
+    assert [
+        c["case_id"] for c in client.get("/cases/finance?status=withdrawn", headers=agent_token).json()["cases"]
+    ] == ["E-9001"]
+    again = client.request(
+        "DELETE", "/cases/finance/E-9001", json={"by": "someone else", "why": "again"}, headers=agent_token
+    )
     assert again.status_code == 200 and again.json()["withdrawal"]["by"] == "ap-agent (api:ap-agent)"  # as it was
 
     decide(context, "E-9002", outcome="reject")
-    decided = client.request("DELETE", "/cases/finance/E-9002", json={"by": "ap-agent", "why": "late"}, headers=agent_token)
+    decided = client.request(
+        "DELETE", "/cases/finance/E-9002", json={"by": "ap-agent", "why": "late"}, headers=agent_token
+    )
     assert decided.status_code == 409 and "a decision is recorded on it" in decided.json()["error"]
     assert client.get("/cases/finance/E-9002", headers=agent_token).json()["status"] == "pending delivery"
     no_why = client.request("DELETE", "/cases/finance/E-9002", json={"by": "ap-agent"}, headers=agent_token)
@@ -281,7 +323,9 @@ def test_an_open_case_is_withdrawn_with_who_and_why_and_a_decided_one_never(clie
     missing = client.request("DELETE", "/cases/finance/E-0000", json={"by": "a", "why": "b"}, headers=agent_token)
     assert missing.status_code == 404
     reader, _ = context.tokens.create("auditor", ["finance"], ["read"], "Lead Lee")
-    refused = client.request("DELETE", "/cases/finance/E-9002", json={"by": "a", "why": "b"}, headers={"Authorization": f"Bearer {reader}"})
+    refused = client.request(
+        "DELETE", "/cases/finance/E-9002", json={"by": "a", "why": "b"}, headers={"Authorization": f"Bearer {reader}"}
+    )
     assert refused.status_code == 403
 
 
@@ -300,8 +344,14 @@ def test_a_batch_answers_each_case_on_its_own_and_is_idempotent_per_case(client,
     assert answer.status_code == 200, answer.text
     results = answer.json()["results"]
     assert [(r["index"], r["status"], r["case_id"]) for r in results] == [
-        (0, 201, "E-9001"), (1, 422, "E-9002"), (2, 200, "E-9003"), (3, 409, "E-9003"), (4, 422, "E-80/24"), (5, 422, None),
-        (6, 201, "E-9004")]
+        (0, 201, "E-9001"),
+        (1, 422, "E-9002"),
+        (2, 200, "E-9003"),
+        (3, 409, "E-9003"),
+        (4, 422, "E-80/24"),
+        (5, 422, None),
+        (6, 201, "E-9004"),
+    ]
     assert results[1]["fields"] == ["case.invoice_amount"] and results[3]["fields"] == ["case.invoice_amount"]
     assert results[4]["fields"] == ["case.id"] and results[5]["fields"] == ["case"]
     assert results[0]["case"]["status"] == "open" and results[0]["case"]["agent"]["name"] == "ap-agent"
@@ -309,7 +359,10 @@ def test_a_batch_answers_each_case_on_its_own_and_is_idempotent_per_case(client,
     again = client.post("/cases/finance/batch", json={"cases": items}, headers=agent_token).json()  # a retry
     assert [r["status"] for r in again["results"]] == [200, 422, 200, 409, 422, 422, 200]
     assert [c.case_id for c in context.cases.cases("exception")] == ["E-9003", "E-9001", "E-9004"]
-    too_many = client.post("/cases/finance/batch", json={"cases": [{"case": case_body(f"E-8{n:03d}")} for n in range(101)]},
-                           headers=agent_token)
+    too_many = client.post(
+        "/cases/finance/batch",
+        json={"cases": [{"case": case_body(f"E-8{n:03d}")} for n in range(101)]},
+        headers=agent_token,
+    )
     assert too_many.status_code == 422 and too_many.json()["fields"] == ["cases"]
     assert client.post("/cases/finance/batch", json={"cases": []}, headers=agent_token).status_code == 422

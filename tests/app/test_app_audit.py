@@ -1,11 +1,10 @@
 """The banner and the audit page, through AppTest, with Hindsight unreachable."""
 
-
 from streamlit.testing.v1 import AppTest
 
-from dashboard.reporting.audit_export import AuditFilter, audit_row, to_csv
 from dashboard.delivery.outbox import Outbox
 from dashboard.processes import free_port
+from dashboard.reporting.audit_export import AuditFilter, audit_row, to_csv
 from tests.conftest import APP
 from tests.helpers import numbered_decision
 
@@ -30,11 +29,10 @@ def test_unreachable_server_keeps_decisions_and_shows_them(point_app, tmp_path):
     assert set(table["delivery"]) == {"waiting to be stored"}
 
 
-
 def test_audit_filter_and_csv_are_inert(tmp_path):
     outbox = Outbox(tmp_path / "d.sqlite3")
     decision, memory = numbered_decision(1)
-    outbox.record("fin", decision.model_copy(update={"note": "=HYPERLINK(\"http://x\")"}), memory)
+    outbox.record("fin", decision.model_copy(update={"note": '=HYPERLINK("http://x")'}), memory)
     rows = [audit_row(e) for e in outbox.history()]
     assert AuditFilter(case_kinds=["ticket"]).keeps(rows[0]) is False
     assert AuditFilter(reviewers=["Dana Reviewer"], deliveries=["pending"]).keeps(rows[0]) is True

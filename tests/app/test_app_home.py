@@ -1,11 +1,10 @@
 """The home page, through Streamlit's AppTest, against the real server and against no server."""
 
-
 from streamlit.testing.v1 import AppTest
 
 from dashboard.cli.seed import seed_demo_data
-from dashboard.settings import load_settings
 from dashboard.processes import free_port
+from dashboard.settings import load_settings
 from tests.helpers import open_page
 
 
@@ -23,7 +22,9 @@ def test_home_shows_server_banks_and_queues(hindsight, point_app):
     assert banks.loc["home-fin", "memory entries"] == "61" and banks.loc["home-sup", "memory entries"] == "18"
     assert banks.loc["home-fin", "kept as"] == "each record kept word for word, no summaries across records"
     # the server's own terms stay in the heading's tooltip, for who asks
-    assert "home-fin: texts stored verbatim, observations off" in next(s for s in at.subheader if s.value.startswith("Where")).proto.help.replace("\\", "")
+    assert "home-fin: texts stored verbatim, observations off" in next(
+        s for s in at.subheader if s.value.startswith("Where")
+    ).proto.help.replace("\\", "")
     assert {m.label: m.value for m in at.metric} == {"Finance exceptions": "18", "Support tickets": "12"}
     assert "0 decided, 18 open." in [t.value for t in at.text]  # the Overview's figures, counted by the same function
 

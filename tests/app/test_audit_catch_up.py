@@ -9,10 +9,10 @@ import re
 import threading
 import time
 
+from benches import audit_fill
 from dashboard.agents import audit_sync
 from dashboard.agents.runner import run_exception
 from dashboard.app import audit, resources
-from benches import audit_fill
 from dashboard.store.agent_runs import AgentRunStore
 from tests.conftest import PROVEN
 from tests.helpers import DEMO_CASES, open_page, texts
@@ -35,16 +35,22 @@ def _read_caption(at) -> tuple[int, int]:
     return int(runs), int(read.replace(",", ""))
 
 
-def test_the_overview_draws_while_a_new_store_reads_a_long_log_and_says_how_far(hindsight, point_app, demo_banks, monkeypatch):
+def test_the_overview_draws_while_a_new_store_reads_a_long_log_and_says_how_far(
+    hindsight, point_app, demo_banks, monkeypatch
+):
     gw, fin, sup = hindsight.gateway, demo_banks.finance, demo_banks.support
     for bank in (fin, sup):
         gw.enable_audit_log(bank)
     outbox = point_app(hindsight.env(finance=fin, support=sup))
     store = AgentRunStore(outbox.engine)
     case = next(c for c in DEMO_CASES if c.id == "E-1002")
-    run = run_exception(gw, store, fin, case, "naive", PROVEN)  # its recalls are matched to their entries by its own time
+    run = run_exception(
+        gw, store, fin, case, "naive", PROVEN
+    )  # its recalls are matched to their entries by its own time
     assert run.audit_ids and store.sync_state(fin).entries < 10
-    assert audit_fill.fill(hindsight.settings.pg_port, fin, ENTRIES) == ENTRIES  # the bank's history: copies of its own entries
+    assert (
+        audit_fill.fill(hindsight.settings.pg_port, fin, ENTRIES) == ENTRIES
+    )  # the bank's history: copies of its own entries
     monkeypatch.setattr(audit_sync, "PAGE", 100)  # windows of ~80 entries
 
     held, release = [], threading.Event()
@@ -64,7 +70,9 @@ def test_the_overview_draws_while_a_new_store_reads_a_long_log_and_says_how_far(
         assert not at.exception, at.exception
         progress = [p.proto.text.replace("\\", "") for p in at.get("progress")]  # markdown-escaped text, read as shown
         line = next(t for t in progress if f"audit log of {fin}" in t)
-        read, total = (int(n.replace(",", "")) for n in re.search(r"background: ([\d,]+) of ([\d,]+) entries", line).groups())
+        read, total = (
+            int(n.replace(",", "")) for n in re.search(r"background: ([\d,]+) of ([\d,]+) entries", line).groups()
+        )
         assert read == store.sync_state(fin).entries < 10 and total >= ENTRIES
         assert "Queue status" in texts(at)  # the page drew what it has meanwhile
         metrics = {m.label: m.value for m in at.metric}

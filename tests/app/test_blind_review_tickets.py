@@ -17,12 +17,23 @@ TICKET = demo_ticket("T-2004")  # in the default tenth sampled for a blind secon
 
 def test_a_sampled_ticket_reaches_memory_only_after_a_blind_agreeing_second_review(hindsight, bank_id, point_app):
     seed_bank(hindsight.gateway, bank_id, support_records())
-    outbox = point_app({**hindsight.env(support=bank_id, finance=bank_id + "-fin"), "RECALL_REVIEW_SECOND_REVIEW_SHARE": "0.10"})
+    outbox = point_app(
+        {**hindsight.env(support=bank_id, finance=bank_id + "-fin"), "RECALL_REVIEW_SECOND_REVIEW_SHARE": "0.10"}
+    )
     service = decision_service(outbox, hindsight.gateway.retain, second_review_share=0.10)
-    decision = ticket_decision(TICKET, action="approve", reviewer="Quincy Firstly", authenticated=False,
-                               decided_at=datetime.now(UTC), note="quincy-note-91")
-    first = service.decide(bank_id, "reviewer", Proposal(decision=decision, record=interaction_record(TICKET, decision),
-                                                         scope=customer_tag(TICKET.customer)))
+    decision = ticket_decision(
+        TICKET,
+        action="approve",
+        reviewer="Quincy Firstly",
+        authenticated=False,
+        decided_at=datetime.now(UTC),
+        note="quincy-note-91",
+    )
+    first = service.decide(
+        bank_id,
+        "reviewer",
+        Proposal(decision=decision, record=interaction_record(TICKET, decision), scope=customer_tag(TICKET.customer)),
+    )
     assert first.blind and hindsight.gateway.document(bank_id, first.stored.document_id) is None
 
     at = open_page("views/tickets.py", timeout=120, ticket=TICKET.id)
@@ -42,12 +53,21 @@ def test_a_sampled_ticket_reaches_memory_only_after_a_blind_agreeing_second_revi
 
 def test_a_ticket_whose_reviews_differ_is_settled_by_a_lead_who_sees_both(hindsight, bank_id, point_app):
     seed_bank(hindsight.gateway, bank_id, support_records())
-    outbox = point_app({**hindsight.env(support=bank_id, finance=bank_id + "-fin"), "RECALL_REVIEW_SECOND_REVIEW_SHARE": "0.10"})
+    outbox = point_app(
+        {**hindsight.env(support=bank_id, finance=bank_id + "-fin"), "RECALL_REVIEW_SECOND_REVIEW_SHARE": "0.10"}
+    )
     service = decision_service(outbox, hindsight.gateway.retain, second_review_share=0.10)
 
     def proposal(reviewer: str, action: str, note: str) -> Proposal:
-        d = ticket_decision(TICKET, action=action, reviewer=reviewer, authenticated=False, decided_at=datetime.now(UTC),
-                            response="We refunded the second charge.", note=note)
+        d = ticket_decision(
+            TICKET,
+            action=action,
+            reviewer=reviewer,
+            authenticated=False,
+            decided_at=datetime.now(UTC),
+            response="We refunded the second charge.",
+            note=note,
+        )
         return Proposal(decision=d, record=interaction_record(TICKET, d), scope=customer_tag(TICKET.customer))
 
     first = service.decide(bank_id, "reviewer", proposal("Quincy Firstly", "approve", "quincy-note-91"))

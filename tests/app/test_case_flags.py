@@ -7,22 +7,22 @@ import streamlit as st
 from dashboard.agents.findings import find_incidents, store_incident_kinds
 from dashboard.agents.runner import run_exception, run_ticket
 from dashboard.app import background
+from dashboard.delivery.outbox import Outbox
 from dashboard.finance import flags as finance_flags
 from dashboard.finance import queue as exception_queue
 from dashboard.finance.decisions import document_id_for
 from dashboard.finance.recall import DEFAULT_K, CaseKey, two_stage_recall
 from dashboard.hindsight.write_facts import asker
-from dashboard.store.agent_runs import AgentRunStore
+from dashboard.processes import free_port
 from dashboard.review.casework import Casework
-from dashboard.store.db import make_engine
-from dashboard.delivery.outbox import Outbox
 from dashboard.settings import Settings
+from dashboard.store.agent_runs import AgentRunStore
+from dashboard.store.db import make_engine
 from dashboard.support import flags as ticket_flags
 from dashboard.support.recall import recall_for_ticket
-from dashboard.processes import free_port
-from tests.helpers import QUEUE_OPEN, DEMO_CASES as CASES
+from tests.helpers import DEMO_CASES as CASES
 from tests.helpers import DEMO_TICKETS as TICKETS
-from tests.helpers import TICKET_QUEUE_OPEN, demo_case, demo_ticket, open_page
+from tests.helpers import QUEUE_OPEN, TICKET_QUEUE_OPEN, demo_case, demo_ticket, open_page
 
 
 def _restart_without_hindsight(monkeypatch) -> None:
@@ -47,8 +47,11 @@ def test_flags_written_as_cases_are_recalled_show_in_the_queues_of_a_new_session
     assert set(stored) == {c.id for c in CASES}
     case = demo_case("E-1002")  # V02 price variance: V01's twelve crowd a single pass
     expected = finance_flags.finance_flags(  # the bank's server asked about bursts, as the case page asks it
-        two_stage_recall(gw.recall, fin, CaseKey.of(case), case.recall_query(), k=DEFAULT_K, own_document=document_id_for(case.id)),
-        None, asker(gw, fin),
+        two_stage_recall(
+            gw.recall, fin, CaseKey.of(case), case.recall_query(), k=DEFAULT_K, own_document=document_id_for(case.id)
+        ),
+        None,
+        asker(gw, fin),
     )
     assert stored["E-1002"] == expected and expected.crowd_out_lost and expected.exact >= 1
 
@@ -57,7 +60,9 @@ def test_flags_written_as_cases_are_recalled_show_in_the_queues_of_a_new_session
     tickets_stored = store.flags(sup, "ticket")
     assert set(tickets_stored) == {"T-2004"}  # only the ticket that was recalled
     recall = recall_for_ticket(gw.recall, sup, ticket.customer, ticket.issue)
-    assert ticket_flags.stored(tickets_stored["T-2004"]) == ticket_flags.ticket_flags(recall) and recall.path == "legacy"
+    assert (
+        ticket_flags.stored(tickets_stored["T-2004"]) == ticket_flags.ticket_flags(recall) and recall.path == "legacy"
+    )
 
     _restart_without_hindsight(monkeypatch)
     at = open_page("views/exceptions.py", timeout=120, state=QUEUE_OPEN)
@@ -77,8 +82,15 @@ def test_flags_written_as_cases_are_recalled_show_in_the_queues_of_a_new_session
 def test_the_demo_seed_measures_every_case_and_the_incidents(hindsight, demo_banks, tmp_path, review_store_url):
     from dashboard.cli.seed import seed_flags
 
-    settings = Settings(**{**hindsight.settings.model_dump(), "finance_bank": demo_banks.finance, "support_bank": demo_banks.support,
-                           "data_dir": tmp_path, "database_url": review_store_url})
+    settings = Settings(
+        **{
+            **hindsight.settings.model_dump(),
+            "finance_bank": demo_banks.finance,
+            "support_bank": demo_banks.support,
+            "data_dir": tmp_path,
+            "database_url": review_store_url,
+        }
+    )
     outbox = Outbox(make_engine(settings.store_url, settings.data_dir))
     runs = AgentRunStore(outbox.engine)
     gw = hindsight.gateway
@@ -91,7 +103,9 @@ def test_the_demo_seed_measures_every_case_and_the_incidents(hindsight, demo_ban
     store = Casework(outbox.engine)
     finance = store.flags(demo_banks.finance, "exception")
     assert all(finance_flags.stored(finance[c.id]).crowd_out_lost is not None for c in CASES)  # every case checked
-    expected = find_incidents(gw, runs, outbox, runs.runs(bank_id=demo_banks.finance) + runs.runs(bank_id=demo_banks.support))
+    expected = find_incidents(
+        gw, runs, outbox, runs.runs(bank_id=demo_banks.finance) + runs.runs(bank_id=demo_banks.support)
+    )
     kinds = {(i.case_kind, i.case_id): set() for i in expected}
     for i in expected:
         kinds[(i.case_kind, i.case_id)].add(i.kind)

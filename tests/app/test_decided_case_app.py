@@ -8,7 +8,10 @@ from components.decision_form import OVERRIDE, REVISE_LABEL, field_keys
 from dashboard.app import ticket_case
 from tests.helpers import open_page, texts
 
-EXC, TIC = "views/exceptions.py", "views/tickets.py"  # one test each: E-1006 in the finance bank, T-2001 in the support bank
+EXC, TIC = (
+    "views/exceptions.py",
+    "views/tickets.py",
+)  # one test each: E-1006 in the finance bank, T-2001 in the support bank
 
 
 def _run(at: AppTest) -> AppTest:
@@ -40,7 +43,11 @@ def test_a_decided_exception_takes_no_stray_decision_and_revise_records_revision
     at.text_input(key="reviewer_name").input("Dana")
     at = _override(_run(at), "E-1006", "reject", "Vendor disputes the quantity")  # the agent recommends escalate
     first = outbox.latest("exception", "E-1006")
-    assert (first.revision, first.decision.outcome, first.decision.note) == (1, "reject", "Vendor disputes the quantity")
+    assert (first.revision, first.decision.outcome, first.decision.note) == (
+        1,
+        "reject",
+        "Vendor disputes the quantity",
+    )
 
     at.button(key="exc_accept").click()  # a stray A on the decided case
     at = _run(at)
@@ -55,8 +62,14 @@ def test_a_decided_exception_takes_no_stray_decision_and_revise_records_revision
 
     at = _override(at, "E-1006", "approve", "Quantity confirmed", revise="The goods receipt arrived")
     revised = outbox.latest("exception", "E-1006")
-    assert (revised.revision, revised.decision.outcome, revised.decision.revision_reason) == (2, "approve", "The goods receipt arrived")
-    assert any(f"E-1006 revised: approve for payment (revision 2, decision #{revised.id})" in s.value for s in at.success)
+    assert (revised.revision, revised.decision.outcome, revised.decision.revision_reason) == (
+        2,
+        "approve",
+        "The goods receipt arrived",
+    )
+    assert any(
+        f"E-1006 revised: approve for payment (revision 2, decision #{revised.id})" in s.value for s in at.success
+    )
     shown = texts(at)
     assert "Revision 2, decision #" in shown and "Revision 1, decision #" in shown  # both kept, on the case
     assert "Revised because: The goods receipt arrived" in shown and "Vendor disputes the quantity" in shown

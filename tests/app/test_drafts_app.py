@@ -16,8 +16,12 @@ def _run(at: AppTest) -> AppTest:
 
 def _fields(at: AppTest, case_id: str) -> tuple:
     keys = field_keys(case_id)
-    return (at.radio(key=keys["choice"]).value, at.selectbox(key=keys["outcome"]).value, at.radio(key=keys["reason"]).value,
-            at.text_area(key=keys["note"]).value)
+    return (
+        at.radio(key=keys["choice"]).value,
+        at.selectbox(key=keys["outcome"]).value,
+        at.radio(key=keys["reason"]).value,
+        at.text_area(key=keys["note"]).value,
+    )
 
 
 def test_an_unsent_override_is_kept_per_case_and_never_shown_on_another(demo_app):
@@ -27,7 +31,9 @@ def test_an_unsent_override_is_kept_per_case_and_never_shown_on_another(demo_app
     keys = field_keys("E-1003")
     at.radio(key=keys["choice"]).set_value(OVERRIDE)
     at = _run(at)
-    outcome = "reject" if "reject" in at.selectbox(key=keys["outcome"]).options else "approve"  # not the recommended one
+    outcome = (
+        "reject" if "reject" in at.selectbox(key=keys["outcome"]).options else "approve"
+    )  # not the recommended one
     at.selectbox(key=keys["outcome"]).set_value(outcome)
     at = _run(at)
     at.radio(key=keys["reason"]).set_value("CONTRACT_AMENDMENT")
@@ -54,5 +60,7 @@ def test_an_unsent_override_is_kept_per_case_and_never_shown_on_another(demo_app
     at.button(key="decision_submit_E-1003").click()
     at = _run(at)
     stored = outbox.latest("exception", "E-1003")
-    assert stored is not None and stored.decision.note == "Half-written: PO 1003 amended on" and stored.decision.overridden
+    assert (
+        stored is not None and stored.decision.note == "Half-written: PO 1003 amended on" and stored.decision.overridden
+    )
     assert "Unsent draft" not in texts(at)  # recorded: no draft any more

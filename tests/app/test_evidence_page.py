@@ -47,7 +47,9 @@ def test_ab_tab_compares_graph_off_on_clones_and_shows_the_summary(point_app, hi
     assert not [b for b in bank_ids(hindsight.gateway) if b.startswith("ab-b-")]  # clones deleted
 
 
-def test_ab_tab_compares_a_whatif_with_the_server_and_says_which_trace_a_knob_needs(point_app, hindsight, demo_banks_read_only):
+def test_ab_tab_compares_a_whatif_with_the_server_and_says_which_trace_a_knob_needs(
+    point_app, hindsight, demo_banks_read_only
+):
     point_app(hindsight.env(finance=demo_banks_read_only.finance, support=demo_banks_read_only.support))
     at = AppTest.from_file(APP, default_timeout=300).run()
     at.switch_page("views/traces.py").run()
@@ -61,7 +63,9 @@ def test_ab_tab_compares_a_whatif_with_the_server_and_says_which_trace_a_knob_ne
     at.button(key="ab_run").click().run()
     assert not at.exception, at.exception
     summary = next(t.value for t in at.text if t.value.startswith("under B ("))
-    assert summary.startswith("under B (what-if: graph arm weight 0): ") and "latency not compared (predicted)" in summary
+    assert (
+        summary.startswith("under B (what-if: graph arm weight 0): ") and "latency not compared (predicted)" in summary
+    )
     check = next(t.value for t in at.text if t.value.startswith("Check: predicted with the server's settings"))
     recalls = int(check.split(" of ")[1].split()[0])
     assert recalls > 0 and f"settings, {recalls} of {recalls} recalls return exactly" in check

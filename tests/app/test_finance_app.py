@@ -4,10 +4,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from components.decision_form import ACCEPT, OVERRIDE, field_keys
+from components.safe_text import md
 from components.submission import Submitted
 from dashboard.finance.models import OUTCOME_WORDS
 from dashboard.store.decision import OUTCOMES, Shown
-from components.safe_text import md
 from tests.conftest import APP, forget_banks, seeded_finance_bank
 from tests.helpers import QUEUE_OPEN, QUEUE_PANEL, RECALL_DETAILS_OPEN, auth_section, id_claims, open_page
 
@@ -39,13 +39,18 @@ def _select(at: AppTest, case_id: str) -> AppTest:
 
 def _evidence(at: AppTest, pass_: str):
     """The evidence table of one section (display-only dataframes have no key in AppTest)."""
-    frames = [d.value for d in at.dataframe if "pass" in d.value.columns and len(d.value) and set(d.value["pass"]) == {pass_}]
+    frames = [
+        d.value for d in at.dataframe if "pass" in d.value.columns and len(d.value) and set(d.value["pass"]) == {pass_}
+    ]
     assert len(frames) == 1, f"{len(frames)} {pass_} tables"
     return frames[0]
 
 
 def _texts(at: AppTest) -> str:
-    return "\n".join(e.value for e in [*at.subheader, *at.header, *at.text, *at.caption, *at.success, *at.warning, *at.error, *at.info])
+    return "\n".join(
+        e.value
+        for e in [*at.subheader, *at.header, *at.text, *at.caption, *at.success, *at.warning, *at.error, *at.info]
+    )
 
 
 def _notices(at: AppTest) -> str:
@@ -99,18 +104,37 @@ def test_queue_select_a_case_see_both_sections_approve_then_override(exceptions_
     queue = at.dataframe(key="exception_queue").value.set_index("case")
     assert (queue.loc["E-1002", "status"], queue.loc["E-1002", "decision"]) == ("decided", "reject")
 
-    at = _submit(at, "E-1002", choice=OVERRIDE, outcome="approve", reason="PRICE_AGREED", note="New price list from 1 Nov",
-                 revise="Rejected by mistake")
+    at = _submit(
+        at,
+        "E-1002",
+        choice=OVERRIDE,
+        outcome="approve",
+        reason="PRICE_AGREED",
+        note="New price list from 1 Nov",
+        revise="Rejected by mistake",
+    )
     assert "E-1002 revised: approve for payment (revision 2," in _notices(at)
-    decided = ("Outcome: approve for payment, an override of the agent's reject. Reason: PRICE_AGREED (Price change agreed with the vendor). "
-               "Note: New price list from 1 Nov Revised because: Rejected by mistake")
+    decided = (
+        "Outcome: approve for payment, an override of the agent's reject. Reason: PRICE_AGREED (Price change agreed with the vendor). "
+        "Note: New price list from 1 Nov Revised because: Rejected by mistake"
+    )
     assert decided in _texts(at)  # the confirmation names outcome, override, reason and note
     at = _select(at, "E-1002")
     assert decided in _texts(at)  # and so does the Decided box
     stored = outbox.latest("exception", "E-1002")
-    assert (stored.decision.outcome, stored.decision.overridden, stored.decision.reason_code) == ("approve", True, "PRICE_AGREED")
-    assert stored.decision.reviewer == "Dana Reviewer" and stored.decision.authenticated is False and stored.state == "delivered"
-    memories = hindsight.gateway.list_memories(bank, tags=["vendor:V02", "type:price_variance"], tags_match="all_strict")["items"]
+    assert (stored.decision.outcome, stored.decision.overridden, stored.decision.reason_code) == (
+        "approve",
+        True,
+        "PRICE_AGREED",
+    )
+    assert (
+        stored.decision.reviewer == "Dana Reviewer"
+        and stored.decision.authenticated is False
+        and stored.state == "delivered"
+    )
+    memories = hindsight.gateway.list_memories(
+        bank, tags=["vendor:V02", "type:price_variance"], tags_match="all_strict"
+    )["items"]
     mine = [m for m in memories if m["document_id"] == "decision-E-1002"]
     assert len(mine) == 1 and "Decision: approve" in mine[0]["text"]
 
@@ -131,7 +155,9 @@ def test_deep_link_opens_a_case_and_a_guard_case_escalates(exceptions_page):
     start, _bank, _outbox = exceptions_page
     at = start(case="E-1001")  # V01 price variance: 12 exact precedents fill k, pass 2 is skipped
     text = _texts(at)
-    assert "E-1001: V01 price variance" in text and text.count("Pass 2 skipped") == 1  # once, in "How this was recalled"
+    assert (
+        "E-1001: V01 price variance" in text and text.count("Pass 2 skipped") == 1
+    )  # once, in "How this was recalled"
     assert "Not searched: the exact precedents already fill the list." in text
     assert len(_evidence(at, "exact")) == 5
     queue = at.dataframe(key="exception_queue").value
@@ -175,10 +201,17 @@ def test_signed_in_reviewer_is_recorded_as_authenticated(exceptions_page, oidc):
     assert not [w for w in at.text_input if w.key == "reviewer_name"]  # no name to type when signed in
     at.button(key="decision_submit_E-1001").click().run()
     d = outbox.latest("exception", "E-1001").decision
-    assert (d.reviewer, d.authenticated, d.reviewer_subject, d.reviewer_issuer) == ("Dana Signed", True, "u-dana", oidc.issuer)
+    assert (d.reviewer, d.authenticated, d.reviewer_subject, d.reviewer_issuer) == (
+        "Dana Signed",
+        True,
+        "u-dana",
+        oidc.issuer,
+    )
 
 
-def test_a_viewer_who_posts_a_decision_by_hand_is_refused_in_words_and_nothing_is_recorded(exceptions_page, oidc, monkeypatch):
+def test_a_viewer_who_posts_a_decision_by_hand_is_refused_in_words_and_nothing_is_recorded(
+    exceptions_page, oidc, monkeypatch
+):
     _start, _bank, outbox = exceptions_page
     monkeypatch.setenv("RECALL_REVIEW_ROLES", '{"reviewer": ["group:ap-reviewers"], "signed_in": "viewer"}')
     at = _app(id_claims(oidc, "Vic Viewer", sub="u-vic"), oidc).run()
@@ -199,7 +232,9 @@ def test_a_viewer_who_posts_a_decision_by_hand_is_refused_in_words_and_nothing_i
     at.user = id_claims(oidc, "Vic Viewer", sub="u-vic")  # ... pressed once the session is a viewer's again
     accept.click().run()
     assert not at.exception
-    assert any(e.value == md("Not recorded: your role (viewer) may not decide cases.") for e in at.error), [e.value for e in at.error]
+    assert any(e.value == md("Not recorded: your role (viewer) may not decide cases.") for e in at.error), [
+        e.value for e in at.error
+    ]
     assert outbox.latest("exception", "E-1001") is None
 
 
@@ -219,7 +254,9 @@ def test_required_login_without_auth_configured_says_so(exceptions_page, monkeyp
     assert not at.title
 
 
-def test_a_long_note_is_kept_up_to_the_limit_with_what_was_cut_shown_and_override_offers_only_other_outcomes(exceptions_page):
+def test_a_long_note_is_kept_up_to_the_limit_with_what_was_cut_shown_and_override_offers_only_other_outcomes(
+    exceptions_page,
+):
     start, _bank, outbox = exceptions_page
     at = _select(start(), "E-1001")
     keys = field_keys("E-1001")
@@ -245,20 +282,29 @@ def test_a_submit_made_on_another_case_screen_is_refused_in_words_and_nothing_is
     start, _bank, outbox = exceptions_page
     at = start(case="E-1002")
     at.text_input(key="reviewer_name").input("Dana").run()
-    at.session_state["exceptions_submitted"] = Submitted(shown=Shown(case_id="E-1001", recommendation="approve", evidence="0" * 64), origin="key")
+    at.session_state["exceptions_submitted"] = Submitted(
+        shown=Shown(case_id="E-1001", recommendation="approve", evidence="0" * 64), origin="key"
+    )
     at.run()
     assert not at.exception, at.exception
-    assert any(e.value.startswith(md("Not recorded: This decision was made on E-1001, but E-1002 is open now.")) for e in at.error)
+    assert any(
+        e.value.startswith(md("Not recorded: This decision was made on E-1001, but E-1002 is open now."))
+        for e in at.error
+    )
     assert outbox.history() == []
 
 
-def test_a_signed_in_reviewer_makes_a_token_that_acts_as_them_sees_it_once_and_revokes_it(exceptions_page, oidc, monkeypatch, tmp_path):
-    from dashboard.kinds import configured, handed_in
+def test_a_signed_in_reviewer_makes_a_token_that_acts_as_them_sees_it_once_and_revokes_it(
+    exceptions_page, oidc, monkeypatch, tmp_path
+):
     from dashboard.access.api_tokens import ApiTokens
+    from dashboard.kinds import configured, handed_in
     from dashboard.settings import load_settings
 
     monkeypatch.setenv("RECALL_REVIEW_DATA_DIR", str(tmp_path / "store"))
-    at = _app(id_claims(oidc, "Dana Signed", sub="u-dana", email="dana@example.com"), oidc).run()  # Home; signed_in: reviewer
+    at = _app(
+        id_claims(oidc, "Dana Signed", sub="u-dana", email="dana@example.com"), oidc
+    ).run()  # Home; signed_in: reviewer
     at.text_input[0].input("dana-script")
     at.multiselect[0].select("finance")
     at.multiselect[1].select("decide")
@@ -267,7 +313,11 @@ def test_a_signed_in_reviewer_makes_a_token_that_acts_as_them_sees_it_once_and_r
     (shown,) = [c.value for c in at.code]
     (token,) = ApiTokens(handed_in(configured(load_settings())).engine).all()
     assert shown.startswith("rr_") and (token.created_by, token.person_id, token.role, token.scopes) == (
-        "Dana Signed", f"{oidc.issuer} u-dana", "reviewer", ("decide",))
+        "Dana Signed",
+        f"{oidc.issuer} u-dana",
+        "reviewer",
+        ("decide",),
+    )
     at.run()
     assert not at.code  # shown once
     assert any(t.value.startswith("dana-script: decide on finance, as reviewer; never used") for t in at.text)
@@ -289,7 +339,9 @@ def test_served_beyond_this_machine_with_the_allowance_an_anonymous_visitor_is_a
         at = _select(at, "E-1001")
     finally:
         config.set_option("server.address", address)
-    assert any("open to anyone who reaches this address" in c.value and "**viewer**" in c.value for c in at.sidebar.caption)
+    assert any(
+        "open to anyone who reaches this address" in c.value and "**viewer**" in c.value for c in at.sidebar.caption
+    )
     assert next(b for b in at.button if b.label.startswith("Accept: ")).disabled
     assert any(i.value == "Your role (viewer) can read this case but not decide it." for i in at.info)
 

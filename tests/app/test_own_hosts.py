@@ -20,8 +20,18 @@ from dashboard.settings import Settings, settings_problem
 from tests.warm_app import start_warmed
 
 FOREIGN = "rebind.attacker.example"
-ROUTES = ("/", "/exceptions?case=E-1002", "/_stcore/host-config", "/_stcore/script-health-check", "/static/favicon.png",
-          "/oauth2callback", "/auth/login", "/api/v1/openapi.json", "/api/v1/cases/finance", "/api/v1/mcp")
+ROUTES = (
+    "/",
+    "/exceptions?case=E-1002",
+    "/_stcore/host-config",
+    "/_stcore/script-health-check",
+    "/static/favicon.png",
+    "/oauth2callback",
+    "/auth/login",
+    "/api/v1/openapi.json",
+    "/api/v1/cases/finance",
+    "/api/v1/mcp",
+)
 
 
 def test_on_loopback_it_answers_this_machines_names_and_elsewhere_only_the_names_configured():
@@ -33,19 +43,35 @@ def test_on_loopback_it_answers_this_machines_names_and_elsewhere_only_the_names
             own_hosts([], address)
 
 
-@pytest.mark.parametrize(("host", "allowed"), [
-    ("127.0.0.1:8501", True), ("localhost", True), ("LOCALHOST.:8501", True), ("[::1]:8501", True),
-    ("review.example.com", True), ("a.b.example.com:443", True), ("example.com", False),  # *.example.com: subdomains
-    (f"{FOREIGN}:8501", False), ("127.0.0.1.nip.io", False), ("evil.com#@127.0.0.1", False), ("127.0.0.1:bad", False),
-    ("user@127.0.0.1", False), ("", False), (None, False),
-])
+@pytest.mark.parametrize(
+    ("host", "allowed"),
+    [
+        ("127.0.0.1:8501", True),
+        ("localhost", True),
+        ("LOCALHOST.:8501", True),
+        ("[::1]:8501", True),
+        ("review.example.com", True),
+        ("a.b.example.com:443", True),
+        ("example.com", False),  # *.example.com: subdomains
+        (f"{FOREIGN}:8501", False),
+        ("127.0.0.1.nip.io", False),
+        ("evil.com#@127.0.0.1", False),
+        ("127.0.0.1:bad", False),
+        ("user@127.0.0.1", False),
+        ("", False),
+        (None, False),
+    ],
+)
 def test_a_host_header_is_allowed_only_when_it_names_an_own_host(host, allowed):
     assert host_allowed(host, ["localhost", "127.0.0.1", "::1", "review.example.com", "*.example.com"]) is allowed
 
 
 def test_the_setting_takes_a_list_of_names_and_refuses_what_is_not_a_name():
     assert Settings(RECALL_REVIEW_ALLOWED_HOSTS="Review.Example.com, *.corp.example,[::1]").allowed_hosts == [
-        "review.example.com", "*.corp.example", "::1"]
+        "review.example.com",
+        "*.corp.example",
+        "::1",
+    ]
     assert Settings(RECALL_REVIEW_ALLOWED_HOSTS='["a.example"]').allowed_hosts == ["a.example"]
     for bad in ("*", "https://review.example.com", "review.example.com:8501", "review.example.com/x", "a b"):
         with pytest.raises(ValidationError) as caught:
@@ -68,12 +94,26 @@ def _get(port: int, path: str, host: str, **headers: str) -> tuple[int, str, str
 
 def _mcp_initialize(port: int, host: str) -> tuple[int, str]:
     """An MCP client's first request to the agents' MCP tools, naming `host`."""
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}})
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "probe", "version": "1"},
+            },
+        }
+    )
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     conn.putrequest("POST", "/api/v1/mcp", skip_host=True)
-    for name, value in (("Host", host), ("Content-Type", "application/json"),
-                        ("Accept", "application/json, text/event-stream"), ("Content-Length", str(len(body)))):
+    for name, value in (
+        ("Host", host),
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+        ("Content-Length", str(len(body))),
+    ):
         conn.putheader(name, value)
     conn.endheaders(body.encode())
     answer = conn.getresponse()
@@ -85,8 +125,16 @@ def _mcp_initialize(port: int, host: str) -> tuple[int, str]:
 def _websocket_status(port: int, host: str) -> int:
     """The status of a WebSocket handshake to the app's stream (101: opened) from a page on `host`."""
     key = base64.b64encode(os.urandom(16)).decode()
-    status, _, _ = _get(port, "/_stcore/stream", host, Upgrade="websocket", Connection="Upgrade",
-                        Sec_WebSocket_Key=key, Sec_WebSocket_Version="13", Origin=f"http://{host}")
+    status, _, _ = _get(
+        port,
+        "/_stcore/stream",
+        host,
+        Upgrade="websocket",
+        Connection="Upgrade",
+        Sec_WebSocket_Key=key,
+        Sec_WebSocket_Version="13",
+        Origin=f"http://{host}",
+    )
     return status
 
 
@@ -101,7 +149,9 @@ def test_every_route_of_the_served_app_refuses_a_foreign_host_and_answers_its_ow
         for path in ROUTES:
             status, kind, body = _get(port, path, f"{FOREIGN}:{port}")
             assert status == 421, path
-            assert f"does not answer to the host name '{FOREIGN}:{port}'" in body and "RECALL_REVIEW_ALLOWED_HOSTS" in body
+            assert (
+                f"does not answer to the host name '{FOREIGN}:{port}'" in body and "RECALL_REVIEW_ALLOWED_HOSTS" in body
+            )
             assert "<html" not in body.lower()  # never the app's page
             if path.startswith("/api/"):
                 assert kind == "application/json" and json.loads(body)["status"] == 421
@@ -109,7 +159,11 @@ def test_every_route_of_the_served_app_refuses_a_foreign_host_and_answers_its_ow
                 assert kind.startswith("text/plain")
         assert _websocket_status(port, f"{FOREIGN}:{port}") == 403  # closed before it is accepted: no session
         assert _get(port, "/api/v1/openapi.json", "")[0] == 421  # no Host at all is no own host either
-        for probe in (f"{FOREIGN}:{port}", "10.0.0.7:8501", ""):  # a load balancer's or a pod's probe: "ok", nothing else
+        for probe in (
+            f"{FOREIGN}:{port}",
+            "10.0.0.7:8501",
+            "",
+        ):  # a load balancer's or a pod's probe: "ok", nothing else
             assert _get(port, "/_stcore/health", probe)[:1] == (200,)
         assert "answers to the host names localhost, 127.0.0.1, ::1" in (tmp_path / "streamlit.log").read_text()
 
@@ -117,20 +171,42 @@ def test_every_route_of_the_served_app_refuses_a_foreign_host_and_answers_its_ow
 def test_served_beyond_this_machine_without_its_host_names_it_refuses_to_start_naming_the_setting():
     env = {**os.environ, "HINDSIGHT_API_URL": "http://127.0.0.1:9", "RECALL_REVIEW_ALLOW_ANONYMOUS": "true"}
     env.pop("RECALL_REVIEW_ALLOWED_HOSTS", None)
-    done = subprocess.run([sys.executable, "-m", "streamlit", "run", "dashboard/app/streamlit_app.py", "--server.headless", "true",
-                           "--server.address", "0.0.0.0", "--server.port", "0"], cwd=REPO, env=env, capture_output=True,
-                          text=True, timeout=120)  # a start that served would be killed here and fail the test
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            "dashboard/app/streamlit_app.py",
+            "--server.headless",
+            "true",
+            "--server.address",
+            "0.0.0.0",
+            "--server.port",
+            "0",
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )  # a start that served would be killed here and fail the test
     assert done.returncode == 2
     assert "would serve 0.0.0.0 and answer to any host name" in done.stderr
     assert "Set RECALL_REVIEW_ALLOWED_HOSTS" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_served_beyond_this_machine_it_answers_the_names_configured_and_no_other(tmp_path):
-    env = {**os.environ, "HINDSIGHT_API_URL": "http://127.0.0.1:9", "RECALL_REVIEW_ALLOW_ANONYMOUS": "true",
-           "RECALL_REVIEW_ALLOWED_HOSTS": "review.example.com,127.0.0.1"}
+    env = {
+        **os.environ,
+        "HINDSIGHT_API_URL": "http://127.0.0.1:9",
+        "RECALL_REVIEW_ALLOW_ANONYMOUS": "true",
+        "RECALL_REVIEW_ALLOWED_HOSTS": "review.example.com,127.0.0.1",
+    }
     # A fork of the worker's warmed app (test_every_route_...): the same launcher, without a new interpreter's imports.
-    with serve_app(env, tmp_path, start=lambda options, env, log: start_warmed(
-            [*options, "--server.address", "0.0.0.0"], env, log)) as url:
+    with serve_app(
+        env, tmp_path, start=lambda options, env, log: start_warmed([*options, "--server.address", "0.0.0.0"], env, log)
+    ) as url:
         port = int(url.rsplit(":", 1)[1])
         assert _get(port, "/api/v1/openapi.json", "review.example.com")[0] == 200
         assert _mcp_initialize(port, "review.example.com")[0] == 200  # the MCP tools answer the configured name too

@@ -11,15 +11,19 @@ from tests.conftest import APP
 from tests.helpers import DEMO_CASES, QUEUE_OPEN, open_page, texts
 
 VIEWS = sorted(p.name for p in (Path(APP).parent / "views").glob("*.py") if p.name != "__init__.py")
-BANNER = ("Hindsight at {url} is unreachable: recalls and traces cannot load. Queues, decisions and the audit log "
-          "still work: a decision is saved in the review store and delivered when Hindsight is back.")
+BANNER = (
+    "Hindsight at {url} is unreachable: recalls and traces cannot load. Queues, decisions and the audit log "
+    "still work: a decision is saved in the review store and delivered when Hindsight is back."
+)
 # What each page itself says (or still does) without a server, beside the banner.
 OWN_MESSAGE = {
     "home.py": "Hindsight at {url} (embedded, started by this project) is not reachable.",
     "migration.py": "Hindsight at {url} could not be read.",
     "overview.py": "Coverage unavailable: Hindsight is not reachable.",
-    "tickets.py": ("Evidence is unavailable: the recall from Hindsight at {url} failed. You can still record a decision; it is "
-                   "saved in the review store and delivered when Hindsight is back."),  # the first open ticket, decidable
+    "tickets.py": (
+        "Evidence is unavailable: the recall from Hindsight at {url} failed. You can still record a decision; it is "
+        "saved in the review store and delivered when Hindsight is back."
+    ),  # the first open ticket, decidable
     "traces.py": "Run a query above, or open a trace from a recall on another page.",
     "audit.py": "No decisions recorded yet.",
     "incidents.py": "0 case(s) with incidents (0 incident(s)).",
@@ -37,7 +41,9 @@ def offline_url(point_app, tmp_path) -> str:
 
 @pytest.mark.parametrize("view", VIEWS)
 def test_page_renders_without_hindsight(offline_url, view):
-    at = open_page(f"views/{view}", state=QUEUE_OPEN if view == "exceptions.py" else None)  # fails on an uncaught exception
+    at = open_page(
+        f"views/{view}", state=QUEUE_OPEN if view == "exceptions.py" else None
+    )  # fails on an uncaught exception
     banners = [w.value for w in at.warning if "unreachable" in w.value]
     assert banners == [BANNER.format(url=md(offline_url))], banners  # the URL escaped for markdown
     shown = texts(at)

@@ -6,15 +6,15 @@ import json
 import os
 import subprocess
 import sys
-import time
 import threading
+import time
 from pathlib import Path
 
 import pytest
 import streamlit as st
 
-from dashboard.app import background, finance_recalls, resources
 from benches import data as bench_data
+from dashboard.app import background, finance_recalls, resources
 from dashboard.finance.decisions import document_id_for
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.review.freshness import Freshness
@@ -41,12 +41,21 @@ def counted(hindsight, bank_id, monkeypatch, tmp_path):
     st.cache_resource.clear()
     # pass 1 fills k=5; each RICH-i shares fewer of the query's words than RICH-(i-1), so the sixth is last by text
     words = "Brackets billed above the PO price".split()
-    records = [precedent(f"RICH-{i}", "V01", "price_variance", text=f"Vendor V01 price variance: {' '.join(words[:5 - i])}.")
-               for i in range(6)]
+    records = [
+        precedent(f"RICH-{i}", "V01", "price_variance", text=f"Vendor V01 price variance: {' '.join(words[: 5 - i])}.")
+        for i in range(6)
+    ]
     records += [precedent("THIN-1", "V02", "price_variance"), precedent("THIN-2", "V02", "tax_mismatch")]
     # the OTHER-i too, in their own words: identical texts tie, and the server breaks ties differently call to call
-    records += [precedent(f"OTHER-{i}", "V03", "price_variance", text=f"Supplier V03 invoice over its order: {' '.join(words[:4 - i])}.")
-                for i in range(4)]
+    records += [
+        precedent(
+            f"OTHER-{i}",
+            "V03",
+            "price_variance",
+            text=f"Supplier V03 invoice over its order: {' '.join(words[: 4 - i])}.",
+        )
+        for i in range(4)
+    ]
     gw.retain(bank_id, records)
     yield gw, calls
     st.cache_resource.clear()
@@ -64,10 +73,14 @@ def test_queue_load_fills_the_cache_without_traces_and_with_at_most_two_calls(co
 
     calls.clear()
     for case in (rich, thin):
-        result = finance_recalls.recall_case(bank_id, CaseKey.of(case), case.recall_query(), 5, document_id_for(case.id))
+        result = finance_recalls.recall_case(
+            bank_id, CaseKey.of(case), case.recall_query(), 5, document_id_for(case.id)
+        )
         assert result.records
     assert calls == []  # opening a cached case makes no network call
-    assert finance_recalls.recall_case(bank_id, CaseKey.of(thin), thin.recall_query(), 5, document_id_for(thin.id), check=True).crowd_out.reused_pass2
+    assert finance_recalls.recall_case(
+        bank_id, CaseKey.of(thin), thin.recall_query(), 5, document_id_for(thin.id), check=True
+    ).crowd_out.reused_pass2
     assert calls == []  # pass 2 ran: the crowd-out check reuses it
 
     resources.freshness().bump(bank_id, CaseKey.of(thin).scope)  # a decision was recorded for V02 / price_variance
@@ -135,13 +148,17 @@ def asked(counted, monkeypatch) -> list[str]:
     return queries
 
 
-def test_the_background_job_keys_the_queue_a_chunk_at_a_time_from_the_case_after_the_open_one(asked, bank_id, monkeypatch):
+def test_the_background_job_keys_the_queue_a_chunk_at_a_time_from_the_case_after_the_open_one(
+    asked, bank_id, monkeypatch
+):
     monkeypatch.setattr(finance_recalls, "BACKGROUND_CHUNK", 2)
     cases = [exception_case(f"E-{i}", vendor) for i, vendor in enumerate(("V01", "V02", "V03", "V04", "V05"))]
     finance_recalls.recall_case(bank_id, CaseKey.of(cases[1]), cases[1].recall_query(), 5, document_id_for(cases[1].id))
     asked.clear()
     keyed, stamps = [], Freshness.stamps
-    monkeypatch.setattr(Freshness, "stamps", lambda self, bank, scopes: keyed.append(len(set(scopes))) or stamps(self, bank, scopes))
+    monkeypatch.setattr(
+        Freshness, "stamps", lambda self, bank, scopes: keyed.append(len(set(scopes))) or stamps(self, bank, scopes)
+    )
 
     counts = finance_recalls.prefetch_queue(bank_id, cases, 5, after="E-1").result(60)
 
@@ -208,16 +225,24 @@ def test_after_the_first_cases_the_background_waits_until_no_page_has_run_for_a_
 
 def test_queue_load_gives_what_the_sequential_two_stage_recall_gives(counted, bank_id):
     gw, _calls = counted
-    cases = [exception_case("E-1", "V01"), exception_case("E-2", "V02"), exception_case("E-3", "V02", "tax_mismatch"),
-             exception_case("E-4", "V03"), exception_case("E-5", "V09", "missing_receipt")]
+    cases = [
+        exception_case("E-1", "V01"),
+        exception_case("E-2", "V02"),
+        exception_case("E-3", "V02", "tax_mismatch"),
+        exception_case("E-4", "V03"),
+        exception_case("E-5", "V09", "missing_receipt"),
+    ]
     assert finance_recalls.load_queue(bank_id, cases, 5) == {"cached": 0, "loaded": 5, "failed": 0}
     loaded = [finance_recalls.recall_case(bank_id, CaseKey.of(c), c.recall_query(), 5) for c in cases]  # from the cache
     sequential = [two_stage_recall(gw.recall, bank_id, CaseKey.of(c), c.recall_query(), k=5) for c in cases]
 
     def shape(result):
         # the same documents in each pass; the order among near-equal scores is the server's to break
-        return (sorted((e.pass_, e.id) for e in result.records), result.calls,
-                None if result.crowd_out is None else (result.crowd_out.single_pass_ids, result.crowd_out.lost))
+        return (
+            sorted((e.pass_, e.id) for e in result.records),
+            result.calls,
+            None if result.crowd_out is None else (result.crowd_out.single_pass_ids, result.crowd_out.lost),
+        )
 
     assert [shape(r) for r in loaded] == [shape(r) for r in sequential]
     assert [len(r.records) for r in loaded] == [5, 5, 2, 5, 0]  # V02 tax: its two records; no missing_receipt at all
@@ -249,7 +274,10 @@ def test_lean_requests_keep_the_exact_precedents(hindsight, bank_id):
         return gw.recall(bank, q, **kw)
 
     for k in (3, 5, 10):
-        lean, full = two_stage_recall(gw.recall, bank_id, key, query, k=k), two_stage_recall(default, bank_id, key, query, k=k)
+        lean, full = (
+            two_stage_recall(gw.recall, bank_id, key, query, k=k),
+            two_stage_recall(default, bank_id, key, query, k=k),
+        )
         assert lean.pass1.budget == "mid" and lean.pass1.max_tokens < 4096
         assert len(lean.exact) == min(k, 3) and {e.document_id for e in lean.exact} <= {"MINE-0", "MINE-1", "MINE-2"}
         assert {e.id for e in lean.exact} == {e.id for e in full.exact}
@@ -262,20 +290,52 @@ def test_bench_smoke(hindsight):
     env = {**os.environ, **hindsight.env()}
     env.pop("HINDSIGHT_API_URL", None)
     done = subprocess.run(
-        [sys.executable, "-m", "benches", "recall", "--sizes", "40", "--repeat", "1", "--queues", "2,3", "--page-cases", "25", "--json"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, check=False,
+        [
+            sys.executable,
+            "-m",
+            "benches",
+            "recall",
+            "--sizes",
+            "40",
+            "--repeat",
+            "1",
+            "--queues",
+            "2,3",
+            "--page-cases",
+            "25",
+            "--json",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(done.stdout)
     names = " | ".join(r["name"] for r in report["rows"])
-    for row in ("lean study, two-stage default", "lean study, two-stage low", "two-stage recall, lean (dashboard)",
-                "one default any_strict recall", "the same two-stage calls, raw client", "queue of 2: dashboard load",
-                "queue of 3: 3 default single recalls", "parse a", "parse + analyse", "warm rerun",
-                "replay over 300 candidates", "replay over 3,000 candidates"):
+    for row in (
+        "lean study, two-stage default",
+        "lean study, two-stage low",
+        "two-stage recall, lean (dashboard)",
+        "one default any_strict recall",
+        "the same two-stage calls, raw client",
+        "queue of 2: dashboard load",
+        "queue of 3: 3 default single recalls",
+        "parse a",
+        "parse + analyse",
+        "warm rerun",
+        "replay over 300 candidates",
+        "replay over 3,000 candidates",
+    ):
         assert row in names, row
     ratios = {r["name"] for r in report["ratios"]}
     # the labels follow the flags (queues 2,3; 25 page cases), not fixed figures
-    assert {"queue of 2, cold, vs 2 sequential default recalls (largest bank)", "warm rerun, Exceptions page, 25 cases"} <= ratios
+    assert {
+        "queue of 2, cold, vs 2 sequential default recalls (largest bank)",
+        "warm rerun, Exceptions page, 25 cases",
+    } <= ratios
     for row in report["rows"]:
         assert 1 <= row["n"] and 0 <= row["median_ms"] <= row["p95_ms"], row  # a p95 below its median is a bug
     for ratio in report["ratios"]:  # a verdict is earned against its target, never a fixed word

@@ -9,14 +9,14 @@ from types import SimpleNamespace
 
 import pytest
 
-from dashboard.finance.models import ExceptionCase
 from dashboard.app.recall_cache import RecallCache
+from dashboard.delivery.outbox import Outbox
+from dashboard.finance.models import ExceptionCase
 from dashboard.finance.recall import CaseKey
 from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.hindsight.wire import RecallResponse
 from dashboard.queue_files import load_rows
 from dashboard.review.freshness import EVERYTHING, Freshness
-from dashboard.delivery.outbox import Outbox
 from dashboard.traces.request import TracedRecall, TraceRequest, TraceStore
 from tests.helpers import someone_waits_in_flight
 
@@ -83,7 +83,10 @@ def test_sessions_asking_the_same_recall_at_once_share_one_computation(monkeypat
         return "the recall"
 
     got = []
-    sessions = [threading.Thread(target=lambda: got.append(cache.get_or_compute(key, slow_recall, wait_s=600))) for _ in range(8)]
+    sessions = [
+        threading.Thread(target=lambda: got.append(cache.get_or_compute(key, slow_recall, wait_s=600)))
+        for _ in range(8)
+    ]
     for s in sessions:
         s.start()
     for _ in range(7):
@@ -100,7 +103,9 @@ def test_a_decision_moves_only_its_scope_and_a_late_delivery_moves_every_scope(t
     assert fresh.stamps("bank", [A.scope, B.scope]) == {A.scope: 0, B.scope: 0}
     fresh.bump("bank", A.scope)
     fresh.bump("bank", A.scope)
-    assert fresh.stamps("bank", [A.scope, B.scope]) == {A.scope: 2, B.scope: 0} and fresh.stamp("other bank", A.scope) == 0
+    assert (
+        fresh.stamps("bank", [A.scope, B.scope]) == {A.scope: 2, B.scope: 0} and fresh.stamp("other bank", A.scope) == 0
+    )
     fresh.bump("bank", EVERYTHING)
     assert fresh.stamps("bank", [A.scope, B.scope]) == {A.scope: 3, B.scope: 1}
 

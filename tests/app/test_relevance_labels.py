@@ -13,12 +13,12 @@ import pytest
 
 from dashboard.agents.runner import run_exception
 from dashboard.app import labelling
+from dashboard.delivery.outbox import Outbox
 from dashboard.finance.recall import CaseKey, two_stage_recall
+from dashboard.review.relevance import RelevanceLabels
 from dashboard.store.agent_runs import AgentRunStore
 from dashboard.store.db import make_engine
-from dashboard.delivery.outbox import Outbox
 from dashboard.store.errors import NotAllowed
-from dashboard.review.relevance import RelevanceLabels
 from tests.conftest import review_database
 from tests.helpers import demo_case, open_page, run_command, texts
 
@@ -89,7 +89,12 @@ def test_labels_from_three_cases_feed_the_bench_the_export_and_the_overview(
     assert not at.exception, at.exception
     assert "Labelled relevant by Dana on " in texts(at).replace("\\", "")
     [clicked] = labels.latest(case=(bank, "exception", PAGE_ONLY))
-    assert (clicked.document_id, clicked.label, clicked.reviewer, clicked.tags_match) == (c0, "relevant", "Dana", "all_strict")
+    assert (clicked.document_id, clicked.label, clicked.reviewer, clicked.tags_match) == (
+        c0,
+        "relevant",
+        "Dana",
+        "all_strict",
+    )
     c, c_contexts = cards(PAGE_ONLY)
     assert c[0] == c0
     label(PAGE_ONLY, c_contexts, c[1], "not_relevant", "Lee")
@@ -104,11 +109,17 @@ def test_labels_from_three_cases_feed_the_bench_the_export_and_the_overview(
     labelled = {entry["case"]: entry for entry in report["labelled_set"]}
     assert {case: set(entry["expected_document_ids"]) for case, entry in labelled.items()} == expected
     assert {case: entry["request_from"] for case, entry in labelled.items()} == {
-        AUDITED: "audit log", RUN_ONLY: "agent run", PAGE_ONLY: "dashboard"
+        AUDITED: "audit log",
+        RUN_ONLY: "agent run",
+        PAGE_ONLY: "dashboard",
     }
     for case_id, run in ((AUDITED, audited), (RUN_ONLY, run_only)):
         exact = _exact(run)
-        assert (labelled[case_id]["query"], labelled[case_id]["tags"], labelled[case_id]["tags_match"]) == (exact.query, exact.tags, "all_strict")
+        assert (labelled[case_id]["query"], labelled[case_id]["tags"], labelled[case_id]["tags_match"]) == (
+            exact.query,
+            exact.tags,
+            "all_strict",
+        )
     assert labelled[PAGE_ONLY]["tags"] == c_contexts[c0].tags
 
     k, precisions, reciprocal_ranks, hits = report["k"], [], [], 0
@@ -121,7 +132,10 @@ def test_labels_from_three_cases_feed_the_bench_the_export_and_the_overview(
         precisions.append(sum(d in relevant for d in top) / len(top))
         reciprocal_ranks.append(1 / first if first else 0.0)
         hits += any(d in relevant for d in top)
-        assert (figures["precision_at_k"], figures["reciprocal_rank"]) == (pytest.approx(precisions[-1]), pytest.approx(reciprocal_ranks[-1]))
+        assert (figures["precision_at_k"], figures["reciprocal_rank"]) == (
+            pytest.approx(precisions[-1]),
+            pytest.approx(reciprocal_ranks[-1]),
+        )
     assert report["precision_at_k"] == pytest.approx(sum(precisions) / 3)
     assert report["mrr"] == pytest.approx(sum(reciprocal_ranks) / 3)
     assert report["evidence_at_k"] == hits
@@ -136,7 +150,12 @@ def test_labels_from_three_cases_feed_the_bench_the_export_and_the_overview(
     changed = [row for row in exported if row["case_id"] == RUN_ONLY and row["document_id"] == b[0]]
     assert [row["label"] for row in changed] == ["relevant", "wrong"]
     row = changed[0]
-    assert (row["case_kind"], row["reviewer"], row["role"], row["tags_match"]) == ("exception", "Dana", "reviewer", "all_strict")
+    assert (row["case_kind"], row["reviewer"], row["role"], row["tags_match"]) == (
+        "exception",
+        "Dana",
+        "reviewer",
+        "all_strict",
+    )
     assert row["query"] == demo_case(RUN_ONLY).recall_query() and "vendor:V03" in row["tags"]
     assert datetime.fromisoformat(row["created_at"]) <= datetime.now(UTC)
     code, out, _ = run_command(monkeypatch, capsys, hindsight, bank, "labels-export", "--csv")
@@ -144,12 +163,18 @@ def test_labels_from_three_cases_feed_the_bench_the_export_and_the_overview(
     assert code == 0 and len(table) == 12 and json.loads(table[0]["tags"]) == exported[0]["tags"]
 
     # The Overview: this week's label figures over the three cases, from the lists their requests returned.
-    lists = {AUDITED: _documents(_exact(audited).results), RUN_ONLY: _documents(_exact(run_only).results), PAGE_ONLY: c_contexts[c0].ranked}
+    lists = {
+        AUDITED: _documents(_exact(audited).results),
+        RUN_ONLY: _documents(_exact(run_only).results),
+        PAGE_ONLY: c_contexts[c0].ranked,
+    }
     top5 = {case: documents[:5] for case, documents in lists.items()}
     precision5 = sum(sum(d in expected[case] for d in top) / len(top) for case, top in top5.items()) / 3
     mrr = sum(1 / next(i for i, d in enumerate(lists[case], 1) if d in expected[case]) for case in lists) / 3
     at = open_page("views/overview.py")
-    [frame] = [d.value for d in at.dataframe if "precision@5" in d.value.columns]  # display-only tables have no key in AppTest
+    [frame] = [
+        d.value for d in at.dataframe if "precision@5" in d.value.columns
+    ]  # display-only tables have no key in AppTest
     everything = frame[frame["by"] == "all"].iloc[0]
     assert (everything["cases"], everything["labels"], everything["relevant documents"]) == (3, 11, 4)
     assert (everything["precision@5"], everything["MRR"]) == (round(precision5, 3), round(mrr, 3))
@@ -167,7 +192,12 @@ def test_a_tickets_record_is_labelled_by_a_click_and_the_fusion_lab_runs_on_the_
     at.segmented_control(key="relevance_ticket_T-2003_SUP-T-005_Dana").set_value("relevant").run()
     assert not at.exception, at.exception
     [stored] = RelevanceLabels(engine).latest(case=(demo_banks.support, "ticket", "T-2003"))
-    assert (stored.document_id, stored.label, stored.reviewer, stored.tags_match) == ("SUP-T-005", "relevant", "Dana", "any_strict")
+    assert (stored.document_id, stored.label, stored.reviewer, stored.tags_match) == (
+        "SUP-T-005",
+        "relevant",
+        "Dana",
+        "any_strict",
+    )
     assert stored.tags and "SUP-T-005" in stored.ranked
 
     at = open_page("views/traces.py")

@@ -7,8 +7,8 @@ from dashboard.finance.decisions import document_id_for
 from dashboard.finance.policy import assess
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.review.decisions import decision_service
-from tests.helpers import demo_case, exception_proposal, open_page
 from tests.conftest import PROVEN
+from tests.helpers import demo_case, exception_proposal, open_page
 
 PAGE = "views/overview.py"
 
@@ -27,8 +27,16 @@ def test_agreement_and_calibration_on_the_overview_equal_a_hand_computation(hind
     recs = {}
     for case_id in ("E-1001", "E-1002", "E-1003", "E-1004"):
         case = demo_case(case_id)
-        _, recs[case_id] = assess(two_stage_recall(hindsight.gateway.recall, demo_banks.finance, CaseKey.of(case),
-                                                   case.recall_query(), own_document=document_id_for(case.id)), PROVEN)
+        _, recs[case_id] = assess(
+            two_stage_recall(
+                hindsight.gateway.recall,
+                demo_banks.finance,
+                CaseKey.of(case),
+                case.recall_query(),
+                own_document=document_id_for(case.id),
+            ),
+            PROVEN,
+        )
 
     def blind(case_id: str, first: tuple[str, str], second: tuple[str, str]) -> None:
         case = demo_case(case_id)
@@ -37,7 +45,9 @@ def test_agreement_and_calibration_on_the_overview_equal_a_hand_computation(hind
 
     blind("E-1001", ("Dana", "approve"), ("Lee", "approve"))
     blind("E-1002", ("Dana", "approve"), ("Lee", "reject"))
-    service.lead_decision(demo_banks.finance, "lead", exception_proposal(demo_case("E-1002"), recs["E-1002"], "Max", "escalate"))
+    service.lead_decision(
+        demo_banks.finance, "lead", exception_proposal(demo_case("E-1002"), recs["E-1002"], "Max", "escalate")
+    )
     blind("E-1003", ("Lee", "reject"), ("Dana", "reject"))
     blind("E-1004", ("Kim", "approve"), ("Lee", "approve"))
 

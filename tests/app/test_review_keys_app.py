@@ -49,7 +49,9 @@ def test_exceptions_next_previous_override_and_approve_keys(start):
     at = _click(at, "exc_accept")  # no reviewer name yet: refused, nothing recorded
     assert any("reviewer name is required" in e.value for e in at.error) and start.outbox.history() == []
     at.text_input(key="reviewer_name").input("Kay Reviewer").run()
-    at = _click(at, "exc_accept")  # it records the recommendation (the button names it), not the override chosen in the form
+    at = _click(
+        at, "exc_accept"
+    )  # it records the recommendation (the button names it), not the override chosen in the form
     stored = start.outbox.latest("exception", "E-1002")
     assert stored is not None and stored.decision.overridden is False and stored.decision.reviewer == "Kay Reviewer"
     assert stored.decision.outcome == stored.decision.agent_recommendation
@@ -75,7 +77,9 @@ def test_with_the_queue_panel_closed_the_keys_walk_the_queue_and_no_table_is_dra
     at = start("views/exceptions.py", case=ids[0])
     assert _drawn(at) == (False, False)  # closed: neither the table nor the bulk approval is drawn
     captions = [c.value for c in at.caption]
-    assert f"{len(ids)} of {len(ids)} exceptions shown: 0 decided, {len(ids)} open." in captions  # above the closed panel
+    assert (
+        f"{len(ids)} of {len(ids)} exceptions shown: 0 decided, {len(ids)} open." in captions
+    )  # above the closed panel
     assert f"{ids[0]} is open: J / K move through the queue, or open it to pick one." in captions  # above the case
     for key, expected in (("exc_next", ids[1]), ("exc_next", ids[2]), ("exc_prev", ids[1]), ("exc_next_open", ids[2])):
         at = _click(at, key)

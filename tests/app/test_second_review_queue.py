@@ -27,7 +27,9 @@ def test_the_second_review_and_lead_queues_keep_the_cases_each_reviewer_may_act_
     outbox = point_app({**env, "RECALL_REVIEW_SECOND_REVIEW_SHARE": "0.10"})
     service = decision_service(outbox, None, second_review_share=0.10)
     for case in (BLIND, SPLIT):
-        assert service.decide(demo_banks.finance, "reviewer", exception_proposal(case, REC, "Dana", note=f"note-{case.id}")).blind
+        assert service.decide(
+            demo_banks.finance, "reviewer", exception_proposal(case, REC, "Dana", note=f"note-{case.id}")
+        ).blind
     service.second_review(demo_banks.finance, "reviewer", exception_proposal(SPLIT, REC, "Lee", "approve"))
 
     at = open_page("views/exceptions.py", state=QUEUE_OPEN)
@@ -39,11 +41,16 @@ def test_the_second_review_and_lead_queues_keep_the_cases_each_reviewer_may_act_
     assert at.dataframe(key="exception_queue").value.set_index("case").loc[SPLIT.id, "status"] == "awaiting lead"
     assert _cases(at, "exceptions_lead_queue", "Lee") == []  # he decided it: the lead must be neither
     # an empty queue shows no case, so no name field: the next name is typed on a fresh page
-    assert _cases(open_page("views/exceptions.py", state=QUEUE_OPEN), "exceptions_needs_second", "Dana") == []  # her own first decision
+    assert (
+        _cases(open_page("views/exceptions.py", state=QUEUE_OPEN), "exceptions_needs_second", "Dana") == []
+    )  # her own first decision
 
     audit = open_page("views/audit.py")  # what the second reviewer could read there
     table = next(d.value for d in audit.dataframe if "case_id" in d.value.columns).set_index("case_id")
-    assert (table.loc[BLIND.id, "reviewer"], table.loc[BLIND.id, "note"]) == ("(hidden until the blind second review)", "")
+    assert (table.loc[BLIND.id, "reviewer"], table.loc[BLIND.id, "note"]) == (
+        "(hidden until the blind second review)",
+        "",
+    )
     assert "Dana" not in "\n".join(t.value for t in audit.text if BLIND.id in t.value)
     assert f"note-{BLIND.id}" not in texts(audit) + table.to_string() and f"note-{SPLIT.id}" in texts(audit)
     assert set(table.loc[SPLIT.id, "reviewer"]) == {"Dana", "Lee"}  # both reviews given: the lead reads both

@@ -1,15 +1,14 @@
 """The Tickets and Migration pages through AppTest, against the real server with demo support data."""
 
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from components.safe_text import md
+from dashboard.app.ticket_evidence import DETAILS_OPEN
 from dashboard.cli.seed import seed_bank, support_records
+from dashboard.delivery.outbox import Outbox
 from dashboard.support import migration
 from dashboard.support.recall import recall_for_ticket
-from dashboard.delivery.outbox import Outbox
-from dashboard.app.ticket_evidence import DETAILS_OPEN
 from tests.conftest import APP
 from tests.helpers import TICKET_QUEUE_OPEN, auth_section, id_claims, open_page, record_cards
 from tests.support.test_migration import CUSTOMERS
@@ -48,7 +47,9 @@ def test_tickets_page_shows_legacy_evidence_with_reasons_and_a_decision_lands_on
     assert any("no tagged history yet: old untagged records were searched" in w.value for w in at.warning)
     verdicts = _verdicts(at)  # every record a card of wrapped text: id, verdict, why, text in full
     assert {r for r, v in verdicts.items() if v == "used"} == {"SUP-L-001", "SUP-L-002"}
-    assert {"SUP-L-003", "SUP-L-004", "SUP-L-005", "SUP-L-006"} <= {r for r, v in verdicts.items() if v.startswith("not used")}
+    assert {"SUP-L-003", "SUP-L-004", "SUP-L-005", "SUP-L-006"} <= {
+        r for r, v in verdicts.items() if v.startswith("not used")
+    }
     whys = [why for _ref, _status, why in record_cards(at)]
     assert all(whys)  # a reason on every verdict
     assert "not used: names another customer" in verdicts.values()
@@ -61,7 +62,9 @@ def test_tickets_page_shows_legacy_evidence_with_reasons_and_a_decision_lands_on
     # no reviewer name: refused, nothing recorded
     submit = next(b for b in at.button if b.label == "Record decision")
     submit.click().run()
-    assert [e.value for e in at.error if e.value.startswith("Not recorded")] == ["Not recorded: a reviewer name is required"]
+    assert [e.value for e in at.error if e.value.startswith("Not recorded")] == [
+        "Not recorded: a reviewer name is required"
+    ]
 
     at.text_input(key="ticket_reviewer").input("Rita Reviewer")
     at.radio(key="ticket_action_T-2004").set_value("edit_and_approve")
@@ -72,7 +75,9 @@ def test_tickets_page_shows_legacy_evidence_with_reasons_and_a_decision_lands_on
     at.button(key="tic_prev").click().run()
     assert not at.exception, at.exception
     assert any("saved to the agents' memory" in s.value for s in at.success), _texts(at)
-    assert any("Used this customer's tagged history" in s.value for s in at.success)  # cache invalidated: the new recall is tagged
+    assert any(
+        "Used this customer's tagged history" in s.value for s in at.success
+    )  # cache invalidated: the new recall is tagged
     assert [r for r, v in _verdicts(at).items() if v == "used"] == ["ticket-T-2004"]
     assert "By Rita Reviewer (unauthenticated)" in _texts(at)
     row = at.dataframe(key="ticket_queue").value.set_index("ticket").loc["T-2004"]
@@ -95,8 +100,12 @@ def test_deep_link_opens_a_ticket_on_the_tagged_path(hindsight, app_env):
 
 
 def test_how_this_was_recalled_is_drawn_while_open_and_stays_open_from_ticket_to_ticket(hindsight, app_env):
-    at = open_page("views/tickets.py", state={**TICKET_QUEUE_OPEN, DETAILS_OPEN: True}, ticket="T-2004")  # Ann Lee: legacy
-    assert "Customer tag: " in _texts(at) and "so old records were searched (the legacy fallback), proposing" in _texts(at)
+    at = open_page(
+        "views/tickets.py", state={**TICKET_QUEUE_OPEN, DETAILS_OPEN: True}, ticket="T-2004"
+    )  # Ann Lee: legacy
+    assert "Customer tag: " in _texts(at) and "so old records were searched (the legacy fallback), proposing" in _texts(
+        at
+    )
 
     at.session_state["ticket_queue"] = {"selection": {"rows": [2], "columns": [], "cells": []}}  # T-2003: tagged
     at.run()
@@ -112,7 +121,9 @@ def test_an_unknown_ticket_link_says_so_once_and_opens_the_first_unreviewed_tick
     assert not at.exception, at.exception
     assert [w.value for w in at.warning] == [md("No ticket 'T-NOPE' in the queue (or it is filtered out).")]
     at.button(key="ticket_goto_first").click().run()
-    assert at.query_params["ticket"] in ("T-2001", ["T-2001"]) and any(h.value == md("T-2001: Maria Gonzalez") for h in at.header)
+    assert at.query_params["ticket"] in ("T-2001", ["T-2001"]) and any(
+        h.value == md("T-2001: Maria Gonzalez") for h in at.header
+    )
 
 
 def test_migration_page_dry_run_then_apply(hindsight, app_env):
@@ -180,13 +191,24 @@ def test_tickets_page_reads_the_newest_decisions_in_one_query_per_run(support_ap
 
 def test_a_ticket_an_agent_handed_in_shows_its_part_and_where_its_citations_differ(hindsight, app_env):
     from dashboard.kinds import configured, handed_in
-    from dashboard.store.agent_part import AgentPart
     from dashboard.settings import load_settings
+    from dashboard.store.agent_part import AgentPart
 
-    ticket = {"id": "T-9001", "customer": "Ann Lee", "issue": "I was charged twice again.", "drafted_response": "Hi Ann, refunded.",
-              "opened_on": "2026-12-01"}
-    agent = AgentPart(name="support-bot", version="2.1", draft="Hi Ann, refunded.", confidence=0.6,
-                      rationale="Her earlier duplicate charge was refunded.", cited=["SUP-L-001", "SUP-L-003"])
+    ticket = {
+        "id": "T-9001",
+        "customer": "Ann Lee",
+        "issue": "I was charged twice again.",
+        "drafted_response": "Hi Ann, refunded.",
+        "opened_on": "2026-12-01",
+    }
+    agent = AgentPart(
+        name="support-bot",
+        version="2.1",
+        draft="Hi Ann, refunded.",
+        confidence=0.6,
+        rationale="Her earlier duplicate charge was refunded.",
+        cited=["SUP-L-001", "SUP-L-003"],
+    )
     handed_in(configured(load_settings())).submit("ticket", "T-9001", ticket, agent, "api:support-bot")
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params["ticket"] = "T-9001"
@@ -197,5 +219,7 @@ def test_a_ticket_an_agent_handed_in_shows_its_part_and_where_its_citations_diff
     assert "support-bot 2.1, confidence 0.60" in texts and "Its draft: Hi Ann, refunded." in texts
     assert "It cited: SUP-L-001, SUP-L-003" in texts
     differs = [line for line in texts.splitlines() if line.startswith("Differs: ")]
-    assert len(differs) == 2 and differs[0].startswith("Differs: The agent cited SUP-L-003, ")  # not admitted, with the rule's reason
+    assert len(differs) == 2 and differs[0].startswith(
+        "Differs: The agent cited SUP-L-003, "
+    )  # not admitted, with the rule's reason
     assert "another customer" in differs[0] and differs[1].startswith("Differs: The agent did not cite SUP-L-002")

@@ -12,8 +12,8 @@ from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import assess
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.queue_files import load_rows
-from dashboard.store.agent_runs import AgentRunStore
 from dashboard.settings import load_settings
+from dashboard.store.agent_runs import AgentRunStore
 from dashboard.support.models import Ticket
 from tests.conftest import PROVEN, seeded
 from tests.helpers import open_page, record_cards, texts
@@ -49,8 +49,21 @@ def test_case_and_ticket_show_what_the_agent_recalled_then_and_the_incidents_pag
     assert len(pri02) >= 2 and all(line.endswith("; origin: the demo seed") for line in pri02), pri02
 
     # the reviewer overrides: the case's own decision is what changed since the agent's recall, never evidence
-    _, rec = assess(two_stage_recall(hindsight.gateway.recall, fin, CaseKey.of(case), case.recall_query(), own_document="decision-E-1002"), PROVEN)
-    decision = exception_decision(case, rec, reviewer="Dana", authenticated=False, action="override", outcome="escalate", reason_code="NEEDS_APPROVER")
+    _, rec = assess(
+        two_stage_recall(
+            hindsight.gateway.recall, fin, CaseKey.of(case), case.recall_query(), own_document="decision-E-1002"
+        ),
+        PROVEN,
+    )
+    decision = exception_decision(
+        case,
+        rec,
+        reviewer="Dana",
+        authenticated=False,
+        action="override",
+        outcome="escalate",
+        reason_code="NEEDS_APPROVER",
+    )
     outbox.submit(fin, decision, precedent_record(case, decision, rec), hindsight.gateway.retain)
     st.cache_resource.clear()
     st.cache_data.clear()
@@ -89,7 +102,10 @@ def test_with_the_audit_log_off_the_case_shows_a_labelled_recompute(hindsight, p
     point_app(hindsight.env(finance=fin, support=sup))
     at = open_page("views/exceptions.py", timeout=90, case="E-1001")
     text = texts(at)
-    assert "Hindsight keeps no log of the agents' searches here (its audit log is off): showing today's recompute, not what the agent saw." in text
+    assert (
+        "Hindsight keeps no log of the agents' searches here (its audit log is off): showing today's recompute, not what the agent saw."
+        in text
+    )
     assert "Now (today's recompute)" in text
     at = open_page("views/incidents.py", timeout=90)
     assert "The audit log is off for a configured bank" in texts(at)
@@ -109,9 +125,13 @@ def test_an_incident_banner_names_whose_run_it_was_and_whether_the_page_is_affec
     said = [w.value.replace("\\", "") for w in at.warning if "Incident in " in w.value]
     assert said, texts(at)
     leak = next(s for s in said if "another customer's records reached the answer" in s)
-    assert leak.startswith("Incident in a run of the deliberately naive support agent, which the demo runs to show what goes wrong "
-                           f"(run {naive.run_id[:8]}, ")
+    assert leak.startswith(
+        "Incident in a run of the deliberately naive support agent, which the demo runs to show what goes wrong "
+        f"(run {naive.run_id[:8]}, "
+    )
     assert "What this page shows is not affected: none of its records (" in leak
     used = {c[0] for c in record_cards(at) if c[1] == "used"}
     assert used == {"SUP-L-001", "SUP-L-002"}  # Ann Lee's, by their first sentence
-    assert not [e.value for e in at.error if "Incident in " in e.value]  # an affected page says it in red; this one is not
+    assert not [
+        e.value for e in at.error if "Incident in " in e.value
+    ]  # an affected page says it in red; this one is not

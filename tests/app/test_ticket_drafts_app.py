@@ -23,8 +23,11 @@ def _run(at: AppTest) -> AppTest:
 
 
 def _fields(at: AppTest, ticket: str) -> tuple:
-    return (at.radio(key=f"ticket_action_{ticket}").value, at.text_area(key=f"ticket_response_{ticket}").value,
-            at.text_area(key=f"ticket_note_{ticket}").value)
+    return (
+        at.radio(key=f"ticket_action_{ticket}").value,
+        at.text_area(key=f"ticket_response_{ticket}").value,
+        at.text_area(key=f"ticket_note_{ticket}").value,
+    )
 
 
 def _badged(at: AppTest) -> bool:
@@ -87,5 +90,9 @@ def test_an_unsent_ticket_decision_is_kept_per_ticket_and_never_shown_on_another
     at.button(key="ticket_submit_T-2004").click()
     at = _run(at)
     stored = outbox.latest("ticket", "T-2004")
-    assert stored is not None and stored.decision.action == "edit_and_approve" and stored.decision.details["response"] == EDIT
+    assert (
+        stored is not None
+        and stored.decision.action == "edit_and_approve"
+        and stored.decision.details["response"] == EDIT
+    )
     assert "Unsent draft" not in texts(at)  # recorded: no draft any more

@@ -30,8 +30,12 @@ def trace_bank(hindsight):
         f"Vendor V06 price variance note {INJECTION}",
     ]
     records = [
-        MemoryRecord(document_id=f"tp-{i}", content=t, tags=["vendor:" + t.split()[1]],
-                     timestamp=datetime(2026, 3, 2 + i, tzinfo=UTC))
+        MemoryRecord(
+            document_id=f"tp-{i}",
+            content=t,
+            tags=["vendor:" + t.split()[1]],
+            timestamp=datetime(2026, 3, 2 + i, tzinfo=UTC),
+        )
         for i, t in enumerate(texts)
     ]
     hindsight.gateway.retain(bank, records)
@@ -137,7 +141,9 @@ def open_linked(point_app, hindsight, demo_banks_read_only, request: TraceReques
     return at
 
 
-def test_opened_from_a_case_the_verdict_counts_its_exact_precedents_and_links_back(point_app, hindsight, demo_banks_read_only):
+def test_opened_from_a_case_the_verdict_counts_its_exact_precedents_and_links_back(
+    point_app, hindsight, demo_banks_read_only
+):
     case = DEMO_CASES[0]
     request = TraceRequest(bank=demo_banks_read_only.finance, query=case.recall_query())  # untagged: every arm competes
     at = open_linked(point_app, hindsight, demo_banks_read_only, request, case=case.id)
@@ -155,8 +161,15 @@ def test_opened_from_a_case_the_verdict_counts_its_exact_precedents_and_links_ba
     assert exact_total >= 1  # V01's price-variance precedents are in the pool (other vendors may crowd the top)
     sentence = at.info[0].value.replace("\\", "")  # escaped for markdown: read it as the screen shows it
     assert " % of the top-10 score; " in sentence and sentence.split(" supplied ")[0] in {
-        "The meaning-match arm (semantic)", "The keyword arm (BM25)", "The linked-memories arm (graph)", "The date arm (temporal)"}
-    assert f"{exact_in_top} of the top 10 are this case's exact precedents ({exact_total} among all candidates)" in sentence
+        "The meaning-match arm (semantic)",
+        "The keyword arm (BM25)",
+        "The linked-memories arm (graph)",
+        "The date arm (temporal)",
+    }
+    assert (
+        f"{exact_in_top} of the top 10 are this case's exact precedents ({exact_total} among all candidates)"
+        in sentence
+    )
     # candidates by document id, the exact ones marked, no memory id shown as a name
     results = frame_with(at, "candidate")
     assert {m.document_id for m in top} <= set(results["candidate"])
@@ -176,16 +189,22 @@ def test_opened_from_a_ticket_it_links_back_to_the_ticket(point_app, hindsight, 
     assert not [link for link in at.page_link if link.value.startswith("Back to")]
 
 
-def test_opened_from_t2004_it_stars_the_old_records_the_ticket_admits_and_why_not_says_whose(point_app, hindsight, demo_banks_read_only):
+def test_opened_from_t2004_it_stars_the_old_records_the_ticket_admits_and_why_not_says_whose(
+    point_app, hindsight, demo_banks_read_only
+):
     """T-2004's page admits SUP-L-001 and SUP-L-002 by their first sentence: the trace of its candidate search stars
     exactly those of the customer's, says how, and "Why not this one?" calls them Ann Lee's by the same rule."""
     from dashboard.support.recall import recall_for_ticket
     from tests.helpers import demo_ticket
 
     ticket, bank = demo_ticket("T-2004"), demo_banks_read_only.support
-    found = recall_for_ticket(hindsight.gateway.recall, bank, ticket.customer, ticket.issue, read_document=hindsight.gateway.document)
+    found = recall_for_ticket(
+        hindsight.gateway.recall, bank, ticket.customer, ticket.issue, read_document=hindsight.gateway.document
+    )
     sent = found.requests[1]  # the candidate search the page links to
-    request = TraceRequest(bank=bank, query=sent.query, tags=tuple(sent.tags), tags_match=sent.tags_match, max_tokens=sent.max_tokens)
+    request = TraceRequest(
+        bank=bank, query=sent.query, tags=tuple(sent.tags), tags_match=sent.tags_match, max_tokens=sent.max_tokens
+    )
     at = open_linked(point_app, hindsight, demo_banks_read_only, request, ticket=ticket.id)
     at.button(key="trace_run").click().run()
     assert not at.exception, at.exception
@@ -195,7 +214,9 @@ def test_opened_from_t2004_it_stars_the_old_records_the_ticket_admits_and_why_no
     assert all(why.startswith("by its first sentence") for why in starred.values())
     traced = at.session_state["trace_store"].get(request)
     in_top = sum(1 for m in traced.response.results[:10] if m.document_id in starred)
-    assert in_top >= 1 and f"{in_top} of the top 10 are this customer's own records" in at.info[0].value.replace("\\", "")
+    assert in_top >= 1 and f"{in_top} of the top 10 are this customer's own records" in at.info[0].value.replace(
+        "\\", ""
+    )
 
     at.text_input(key="why_not_search").input("SUP-L-002").run()
     at.button(key="why_not_run").click().run()

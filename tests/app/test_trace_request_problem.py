@@ -26,8 +26,13 @@ def test_each_fault_is_one_plain_sentence_naming_the_field():
     assert _problem(bank="") == "Bank is empty: fill it in to trace a recall."
     assert _problem(query="x" * 4001) == "Query is 4,001 characters long; a trace takes at most 4,000."
     assert _problem(max_tokens=0) == "max_tokens must be at least 1."
-    assert _problem(tags_match="some") == "tags_match must be one of 'any', 'all', 'any_strict', 'all_strict' or 'exact'."
-    assert _problem(budget="high") == "Budget: budget 'high' is above what a trace may cost here; use one of ['low', 'mid']."
+    assert (
+        _problem(tags_match="some") == "tags_match must be one of 'any', 'all', 'any_strict', 'all_strict' or 'exact'."
+    )
+    assert (
+        _problem(budget="high")
+        == "Budget: budget 'high' is above what a trace may cost here; use one of ['low', 'mid']."
+    )
     for sentence in (_problem(query=""), _problem(max_tokens=0), _problem(types=("nope",))):
         assert "validation error" not in sentence and "pydantic" not in sentence and "\n" not in sentence
 

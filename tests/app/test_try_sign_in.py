@@ -16,8 +16,13 @@ from dashboard.processes import free_port
 
 def test_the_documented_command_serves_the_provider_and_prints_the_sections_to_paste():
     port, app_port = free_port(), free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "tests.oidc_provider", "--port", str(port), "--app-port", str(app_port)],
-                            cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.oidc_provider", "--port", str(port), "--app-port", str(app_port)],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         lines = []
         deadline = time.monotonic() + 60
@@ -26,7 +31,7 @@ def test_the_documented_command_serves_the_provider_and_prints_the_sections_to_p
         printed = "".join(lines)
         users = json.loads((REPO / "examples" / "sign-in" / "users.json").read_text())
         assert all(f"{u['login']} / {u['password']}" in printed for u in users)  # the users file, as documented
-        secrets = tomllib.loads(printed[printed.index("[auth]"):])
+        secrets = tomllib.loads(printed[printed.index("[auth]") :])
         assert secrets["auth"]["redirect_uri"] == f"http://127.0.0.1:{app_port}/oauth2callback"
         assert secrets["roles"]["lead"] == ["group:ap-leads"]
         with urllib.request.urlopen(secrets["auth"]["server_metadata_url"], timeout=10) as answer:

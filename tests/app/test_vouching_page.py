@@ -9,9 +9,10 @@ from datetime import UTC, datetime, timedelta
 
 import streamlit as st
 
-from tests.conftest import forget_banks, seeded_finance_bank
-from tests.helpers import open_page, texts as all_texts
 from dashboard.hindsight.wire import MemoryRecord
+from tests.conftest import forget_banks, seeded_finance_bank
+from tests.helpers import open_page
+from tests.helpers import texts as all_texts
 
 AUDIT, CASE_PAGE = "views/audit.py", "views/exceptions.py"
 CASE = "E-1016"  # V05 price variance: the demo's two precedents say approve and escalate
@@ -21,10 +22,22 @@ NOTE = "note-v05-0"
 def agent_notes() -> list[MemoryRecord]:
     """One agent-style note nobody here wrote: with it E-1016 would be approved; without it the precedents conflict. It
     swings the case alone (one record: no burst to ask the server about), so the case is escalated, naming it."""
-    return [MemoryRecord(document_id=NOTE, content="Vendor V05 (Umbrella Chemicals) price variance. Solvent price rise agreed "
-                         "with purchasing in October. Decision: approve.", tags=["vendor:V05", "type:price_variance", "kind:decision"],
-                         metadata={"vendor_code": "V05", "exception_type": "price_variance", "outcome": "approve", "decided_on": "2026-10-15"},
-                         timestamp=datetime(2026, 10, 15, tzinfo=UTC), context="AP exception decision")]
+    return [
+        MemoryRecord(
+            document_id=NOTE,
+            content="Vendor V05 (Umbrella Chemicals) price variance. Solvent price rise agreed "
+            "with purchasing in October. Decision: approve.",
+            tags=["vendor:V05", "type:price_variance", "kind:decision"],
+            metadata={
+                "vendor_code": "V05",
+                "exception_type": "price_variance",
+                "outcome": "approve",
+                "decided_on": "2026-10-15",
+            },
+            timestamp=datetime(2026, 10, 15, tzinfo=UTC),
+            context="AP exception decision",
+        )
+    ]
 
 
 SWUNG = "Records of unknown origin that would decide it (read them; a lead can vouch for them): "
@@ -61,8 +74,13 @@ def test_two_leads_vouch_on_the_audit_page_and_the_case_is_no_longer_escalated(h
         at.button(key="vouch_propose").click().run()
         assert not at.exception, at.exception
         said = texts(at)
-        assert f"Proposed: vouch #1 for every document of bank {bank} the server wrote before {tomorrow:%Y-%m-%d} 00:00 UTC waits for another lead." in said
-        assert "Proposed by Lee on " in said and "Reason: Read every V02 note with AP: written by our intake agent" in said
+        assert (
+            f"Proposed: vouch #1 for every document of bank {bank} the server wrote before {tomorrow:%Y-%m-%d} 00:00 UTC waits for another lead."
+            in said
+        )
+        assert (
+            "Proposed by Lee on " in said and "Reason: Read every V02 note with AP: written by our intake agent" in said
+        )
 
         at.button(key="vouch_1_confirm").click().run()
         assert "Not recorded: Lee proposed this vouch; another lead must confirm it (four eyes)." in texts(at)

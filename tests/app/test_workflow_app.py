@@ -72,12 +72,14 @@ def test_first_open_case_opens_and_next_unreviewed_skips_decided_cases(app):
     assert any(h.value.startswith("E-1002:") for h in at.header)
     assert any("Exact: this vendor AND this type (2)" == s.value for s in at.subheader)
     started = list(background.background().started)  # the rest of the queue: one background job, started after the case
-    assert [queue for (_bank, queue, _k, _stride, _generation) in started] == [finance_recalls.queue_fingerprint([c.id for c in DEMO_CASES])]
+    assert [queue for (_bank, queue, _k, _stride, _generation) in started] == [
+        finance_recalls.queue_fingerprint([c.id for c in DEMO_CASES])
+    ]
     at = _click(at, "exc_next_open")
     assert _case(at) == "E-1005" and any(h.value.startswith("E-1005:") for h in at.header)
     at = _click(at, "exc_prev")
     assert _case(at) == "E-1004"  # J / K still walk every case; N skips the decided ones
-    again = background.background().started[len(started):]  # clicks and reruns never start it again; only a new
+    again = background.background().started[len(started) :]  # clicks and reruns never start it again; only a new
     assert all(job[-1] > started[-1][-1] for job in again)  # freshness generation does (a decision delivered meanwhile)
     assert len(set(background.background().started)) == len(background.background().started)
 
@@ -86,7 +88,9 @@ def test_with_background_recall_off_a_case_open_recalls_that_case_only(hindsight
     point_app(hindsight.env(finance=demo_banks_read_only.finance))  # background recall off
     at = _name(open_page(EXC, timeout=120, case="E-1002", state=QUEUE_OPEN), "Bea Bulk")
     assert background.background().started == []
-    assert any(c.value.startswith("17 open case(s) not recalled yet (background recall is off)") for c in at.caption), at.caption
+    assert any(c.value.startswith("17 open case(s) not recalled yet (background recall is off)") for c in at.caption), (
+        at.caption
+    )
     at = _click(at, "bulk_open")  # only what was opened is offered: E-1002, not well supported (the queue has several)
     assert [e.value for e in at.error] == ["No open case has a well-supported recommendation at hand yet."]
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from dashboard.finance.decisions import document_id_for
-from dashboard.finance.policy import as_they_claim, assess, recommend
 from dashboard.finance.models import OUTCOME_WORDS
+from dashboard.finance.policy import as_they_claim, assess, recommend
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.hindsight.write_facts import SAME_MEANING, asker, server_view
 from dashboard.support.recall import recall_for_ticket
@@ -27,16 +27,23 @@ def _row(live, technique: str, by_writer, by_server) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / f"bursts-{technique}-{live.mode}.md").write_text(
         f"| {technique} | AP exception E-1002 | {words(recommend(as_they_claim(by_writer), untrusted_decides=True))} "
-        f"| writer's time and words: {words(recommend(by_writer))}; server's: {words(recommend(by_server))} |\n")
+        f"| writer's time and words: {words(recommend(by_writer))}; server's: {words(recommend(by_server))} |\n"
+    )
 
 
 def _case(live, bank: str, ask_server=None):
-    result = two_stage_recall(live.gateway.recall, bank, CaseKey.of(CASE), CASE.recall_query(), own_document=document_id_for(CASE.id))
+    result = two_stage_recall(
+        live.gateway.recall, bank, CaseKey.of(CASE), CASE.recall_query(), own_document=document_id_for(CASE.id)
+    )
     return assess(result, PROVEN, ask_server=ask_server)
 
 
 def _repeats(result, documents: list[str]) -> list[str]:
-    return [r.set_aside for r in result.records if r.document_id in documents and (r.set_aside or "").startswith("one of a burst")]
+    return [
+        r.set_aside
+        for r in result.records
+        if r.document_id in documents and (r.set_aside or "").startswith("one of a burst")
+    ]
 
 
 def test_notes_months_apart_by_their_own_timestamps_written_in_one_burst_are_one(live, live_demo_banks):
@@ -53,7 +60,9 @@ def test_notes_months_apart_by_their_own_timestamps_written_in_one_burst_are_one
     by_server, rec = _case(live, bank, asker(live.gateway, bank))
     repeats = _repeats(by_server, documents)
     assert len(repeats) == len(recalled) - 1, [r.set_aside for r in by_server.records]  # the burst votes once
-    assert all(f"{len(recalled)} near-identical records from unknown origin within" in r and "minute" in r for r in repeats), repeats
+    assert all(
+        f"{len(recalled)} near-identical records from unknown origin within" in r and "minute" in r for r in repeats
+    ), repeats
     assert rec.action != "approve", rec.rationale
     _row(live, "notes spread over six months", by_writer, by_server)
 
@@ -88,9 +97,20 @@ def test_distinct_records_written_together_are_no_burst(live, live_demo_banks):
         "note-rounding": "Price variance on V02 hex bolts is a unit-of-measure error: the invoice bills boxes of 100, the PO single bolts.",
     }
     from dashboard.hindsight.wire import MemoryRecord
-    live.gateway.retain(bank, [MemoryRecord(document_id=doc, content=text, tags=["vendor:V02", "type:price_variance", "kind:decision"],
-                                            metadata={"vendor_code": "V02", "exception_type": "price_variance"}, context="AP exception decision")
-                               for doc, text in texts.items()])
+
+    live.gateway.retain(
+        bank,
+        [
+            MemoryRecord(
+                document_id=doc,
+                content=text,
+                tags=["vendor:V02", "type:price_variance", "kind:decision"],
+                metadata={"vendor_code": "V02", "exception_type": "price_variance"},
+                context="AP exception decision",
+            )
+            for doc, text in texts.items()
+        ],
+    )
     result, _ = _case(live, bank)
     recalled = [r for r in result.records if r.document_id in texts]
     assert len(recalled) == 3, [r.document_id for r in result.records]
@@ -105,7 +125,9 @@ def test_a_tickets_paraphrased_burst_is_said_on_each_card_by_the_server(live, li
     bank, attack = live_demo_banks.support, poison("repetition", "ticket")
     live.gateway.retain(bank, attack.records())
     documents = {doc for doc, _ in attack.documents()}
-    recall = recall_for_ticket(live.gateway.recall, bank, TICKET.customer, TICKET.issue, read_document=live.gateway.document)
+    recall = recall_for_ticket(
+        live.gateway.recall, bank, TICKET.customer, TICKET.issue, read_document=live.gateway.document
+    )
     recalled = [e for e in [*recall.evidence, *recall.legacy_rejected] if e.document_id in documents]
     assert len(recalled) >= 3
     words = origins_in_words(recalled, PROVEN, bank, asker(live.gateway, bank))
@@ -127,16 +149,17 @@ class _Counting:
         return self.gateway.recall(*args, **kwargs)
 
 
-def test_the_agents_and_the_queues_flags_judge_bursts_on_the_servers_time_and_ask_it_once(live, live_demo_banks, tmp_path):
+def test_the_agents_and_the_queues_flags_judge_bursts_on_the_servers_time_and_ask_it_once(
+    live, live_demo_banks, tmp_path
+):
     """The notes months apart by their own timestamps, written in one burst: the finance agent's run and the queue's
     flags (what bulk approval and the Overview read) set them aside as one burst, as the case page does; the server is
     asked once for the same records of the same bank, not on every judgement."""
     from dashboard.agents.runner import run_exception
     from dashboard.finance import flags as finance_flags
-    from dashboard.store.agent_runs import AgentRunStore
     from dashboard.review.casework import Casework
+    from dashboard.store.agent_runs import AgentRunStore
     from dashboard.store.db import make_engine
-    from dashboard.origin.provenance import Provenance
 
     bank, notes = live_demo_banks.finance, poison("notes_spread_over_six_months", "exception")
     live.gateway.retain(bank, notes.records())
@@ -144,20 +167,30 @@ def test_the_agents_and_the_queues_flags_judge_bursts_on_the_servers_time_and_as
     engine = make_engine(f"sqlite:///{tmp_path / 'store.sqlite3'}", tmp_path)
 
     run = run_exception(live.gateway, AgentRunStore(engine), bank, CASE, "reviewed", origin=PROVEN)
-    bursts = [e for e in run.output["evidence"] if e["id"] in documents and (e["set_aside"] or "").startswith("one of a burst")]
+    bursts = [
+        e
+        for e in run.output["evidence"]
+        if e["id"] in documents and (e["set_aside"] or "").startswith("one of a burst")
+    ]
     assert len(bursts) >= 2 and run.output["action"] != "approve", run.output["rationale"]
 
-    result = two_stage_recall(live.gateway.recall, bank, CaseKey.of(CASE), CASE.recall_query(), own_document=document_id_for(CASE.id))
+    result = two_stage_recall(
+        live.gateway.recall, bank, CaseKey.of(CASE), CASE.recall_query(), own_document=document_id_for(CASE.id)
+    )
     counting = _Counting(live.gateway)
     casework = Casework(engine)
     finance_flags.keep(casework, bank, {CASE.id: result}, PROVEN, asker(counting, bank))
     flags = finance_flags.stored(casework.flags(bank, "exception", [CASE.id]).get(CASE.id))
-    assert flags is not None and len([ref for ref in flags.set_aside if any(doc in ref for doc in documents)]) == len(bursts)
+    assert flags is not None and len([ref for ref in flags.set_aside if any(doc in ref for doc in documents)]) == len(
+        bursts
+    )
     assert flags.action != "approve"
     asked = counting.asked
     finance_flags.keep(casework, bank, {CASE.id: result}, PROVEN, asker(counting, bank))  # the queue judged again
     assert counting.asked == asked  # the same records of the same bank: what the server said is reused
     fresh = [r for r in result.records if r.document_id in documents]
-    server_view(counting, f"{bank}-another", [Candidate(r.id, r.document_id, r.text) for r in fresh])  # another bank: asked
+    server_view(
+        counting, f"{bank}-another", [Candidate(r.id, r.document_id, r.text) for r in fresh]
+    )  # another bank: asked
     assert counting.asked > 0
     engine.dispose()

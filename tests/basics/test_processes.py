@@ -24,7 +24,9 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_a_child_and_everything_it_started_are_stopped_together(tmp_path):
     script = "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)']); time.sleep(300)"
-    child = Child([sys.executable, "-c", script], env=dict(os.environ), log=tmp_path / "child.log", cwd=tmp_path, name="sleeper")
+    child = Child(
+        [sys.executable, "-c", script], env=dict(os.environ), log=tmp_path / "child.log", cwd=tmp_path, name="sleeper"
+    )
     child.wait_until(lambda: len(child.process.children()) == 1, timeout=30)
     grandchild = child.process.children()[0]
     child.stop(timeout=10)
@@ -32,8 +34,13 @@ def test_a_child_and_everything_it_started_are_stopped_together(tmp_path):
 
 
 def test_a_child_that_exits_during_start_up_fails_at_once_with_its_log(tmp_path):
-    child = Child([sys.executable, "-c", "print('no such config'); raise SystemExit(3)"], env=dict(os.environ),
-                  log=tmp_path / "child.log", cwd=tmp_path, name="broken")
+    child = Child(
+        [sys.executable, "-c", "print('no such config'); raise SystemExit(3)"],
+        env=dict(os.environ),
+        log=tmp_path / "child.log",
+        cwd=tmp_path,
+        name="broken",
+    )
     started = time.monotonic()
     with pytest.raises(ProcessFailed, match="broken exited during start-up(.|\n)*no such config"):
         child.wait_until(lambda: False, timeout=60)
@@ -41,7 +48,13 @@ def test_a_child_that_exits_during_start_up_fails_at_once_with_its_log(tmp_path)
 
 
 def test_a_child_that_never_answers_is_stopped_after_its_timeout(tmp_path):
-    child = Child([sys.executable, "-c", "import time; time.sleep(300)"], env=dict(os.environ), log=tmp_path / "c.log", cwd=tmp_path, name="mute")
+    child = Child(
+        [sys.executable, "-c", "import time; time.sleep(300)"],
+        env=dict(os.environ),
+        log=tmp_path / "c.log",
+        cwd=tmp_path,
+        name="mute",
+    )
     with pytest.raises(ProcessFailed, match="mute not healthy after 1 s"):
         child.wait_until(lambda: False, timeout=1)
     assert not child.running()
@@ -51,7 +64,13 @@ def test_stop_all_stops_the_children_still_running_and_runs_the_stoppers(tmp_pat
     # a registry of this test's own: the real one holds this worker's session server
     monkeypatch.setattr(processes, "_children", {})
     monkeypatch.setattr(processes, "_stoppers", [])
-    child = Child([sys.executable, "-c", "import time; time.sleep(300)"], env=dict(os.environ), log=tmp_path / "c.log", cwd=tmp_path, name="c")
+    child = Child(
+        [sys.executable, "-c", "import time; time.sleep(300)"],
+        env=dict(os.environ),
+        log=tmp_path / "c.log",
+        cwd=tmp_path,
+        name="c",
+    )
     ran = []
     processes.on_exit(lambda: ran.append("stopped"))
     forget = processes.on_exit(lambda: ran.append("forgotten"))
@@ -86,7 +105,9 @@ print(came)
 
 
 def test_a_stop_signalled_while_a_child_starts_waits_until_it_is_registered():
-    run = subprocess.run([sys.executable, "-c", HOLDS_A_SIGNAL], cwd=REPO, capture_output=True, text=True, timeout=60, check=True)
+    run = subprocess.run(
+        [sys.executable, "-c", HOLDS_A_SIGNAL], cwd=REPO, capture_output=True, text=True, timeout=60, check=True
+    )
     assert run.stdout.strip() == "['once registered']"
 
 
@@ -106,7 +127,9 @@ def _written_by(proc: subprocess.Popen, path: Path, timeout: float):
     """The JSON `proc` writes to `path` once it is ready (polled: the signal sent after is what is tested)."""
     deadline = time.monotonic() + timeout
     while not (path.exists() and path.read_text()):
-        assert proc.poll() is None, f"exited before writing {path.name}: {proc.stdout.read().decode()[-3000:] if proc.stdout else ''}"
+        assert proc.poll() is None, (
+            f"exited before writing {path.name}: {proc.stdout.read().decode()[-3000:] if proc.stdout else ''}"
+        )
         assert time.monotonic() < deadline, f"{path.name} never appeared"
         time.sleep(0.1)
     return json.loads(path.read_text())
@@ -126,7 +149,15 @@ def test_a_process_stopped_by_a_signal_stops_its_children(tmp_path, sig):
 def test_a_test_session_stopped_by_sigterm_stops_every_server_it_started(tmp_path):
     """The real case (a CI timeout): a pytest session holding an embedded Hindsight; SIGINT takes the same handler."""
     probe = tmp_path / "servers.json"
-    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(REPO / "tests" / "probes" / "holds_a_server.py")]
+    argv = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        str(REPO / "tests" / "probes" / "holds_a_server.py"),
+    ]
     env = {**os.environ, "RECALL_REVIEW_PROBE_FILE": str(probe)}
     with _started(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT) as session:
         servers = _written_by(session, probe, timeout=180)

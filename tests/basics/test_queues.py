@@ -20,7 +20,10 @@ def test_demo_queues_load():
 @pytest.mark.parametrize(
     "content, expected",
     [
-        (HEADER + GOOD + GOOD.replace("E-1", "E-2").replace("price_variance", "late_fee"), "row 2 (line 3), field 'exception_type'"),
+        (
+            HEADER + GOOD + GOOD.replace("E-1", "E-2").replace("price_variance", "late_fee"),
+            "row 2 (line 3), field 'exception_type'",
+        ),
         (HEADER + GOOD.replace("105.00", "lots"), "row 1 (line 2), field 'invoice_amount'"),
         (HEADER + GOOD.replace(",V01,", ",,"), "row 1 (line 2), field 'vendor_code'"),
         (HEADER + GOOD + GOOD, "row 2 (line 3), field 'id': duplicate value 'E-1' (first on row 1)"),
@@ -45,7 +48,11 @@ def test_a_queue_file_read_again_unchanged_is_not_validated_again_and_a_changed_
     path.write_text(HEADER + GOOD)
     validated = []
     validate = ExceptionCase.model_validate
-    monkeypatch.setattr(ExceptionCase, "model_validate", classmethod(lambda cls, cells: validated.append(cells["id"]) or validate(cells)))
+    monkeypatch.setattr(
+        ExceptionCase,
+        "model_validate",
+        classmethod(lambda cls, cells: validated.append(cells["id"]) or validate(cells)),
+    )
 
     first, again = load_rows(path, ExceptionCase), load_rows(path, ExceptionCase)
     path.write_text(HEADER + GOOD.replace("105.00", "106.00"))  # same size, same name: only the bytes differ
@@ -85,6 +92,8 @@ def test_non_utf8_names_the_line():
 
 
 def test_json_queue_errors_name_the_item():
-    data = b'[{"id": "T-1", "customer": "Ann Lee", "issue": "x", "drafted_response": "y", "opened_on": "2026-11-02"}, 3]'
+    data = (
+        b'[{"id": "T-1", "customer": "Ann Lee", "issue": "x", "drafted_response": "y", "opened_on": "2026-11-02"}, 3]'
+    )
     with pytest.raises(QueueFileError, match="row 2: expected an object"):
         parse_rows("tickets.json", data, Ticket)

@@ -4,10 +4,21 @@ from pydantic import ValidationError
 from dashboard.settings import load_settings, settings_problem
 
 ENV_NAMES = (
-    "HINDSIGHT_API_URL", "HINDSIGHT_API_KEY", "RECALL_REVIEW_FINANCE_BANK", "RECALL_REVIEW_ALLOW_INSECURE_HTTP",
-    "RECALL_REVIEW_DATABASE_URL", "RECALL_REVIEW_ROLE", "RECALL_REVIEW_ROLES", "RECALL_REVIEW_APPROVAL_LIMITS",
-    "RECALL_REVIEW_SECOND_REVIEW_SHARE", "RECALL_REVIEW_REASON_CODES", "RECALL_REVIEW_QUEUES", "RECALL_REVIEW_KINDS",
-    "RECALL_REVIEW_SUPPORT_BANK", "RECALL_REVIEW_EXCEPTIONS_FILE", "RECALL_REVIEW_TICKETS_FILE",
+    "HINDSIGHT_API_URL",
+    "HINDSIGHT_API_KEY",
+    "RECALL_REVIEW_FINANCE_BANK",
+    "RECALL_REVIEW_ALLOW_INSECURE_HTTP",
+    "RECALL_REVIEW_DATABASE_URL",
+    "RECALL_REVIEW_ROLE",
+    "RECALL_REVIEW_ROLES",
+    "RECALL_REVIEW_APPROVAL_LIMITS",
+    "RECALL_REVIEW_SECOND_REVIEW_SHARE",
+    "RECALL_REVIEW_REASON_CODES",
+    "RECALL_REVIEW_QUEUES",
+    "RECALL_REVIEW_KINDS",
+    "RECALL_REVIEW_SUPPORT_BANK",
+    "RECALL_REVIEW_EXCEPTIONS_FILE",
+    "RECALL_REVIEW_TICKETS_FILE",
 )
 
 
@@ -87,7 +98,7 @@ def test_bad_store_url_role_and_bank_name_the_setting(tmp_path, env):
 
 def test_approval_limits_from_the_environment_or_secrets_and_a_bad_value_names_the_setting(tmp_path, env):
     secrets = tmp_path / "secrets.toml"
-    secrets.write_text('[approval_limits]\nreviewer = 10000\nDana = 20000\n')
+    secrets.write_text("[approval_limits]\nreviewer = 10000\nDana = 20000\n")
     assert load_settings(secrets_file=secrets).approval_limits == {"reviewer": 10000, "Dana": 20000}
     env(RECALL_REVIEW_APPROVAL_LIMITS='{"lead": 50000}')
     assert load_settings(secrets_file=secrets).approval_limits == {"lead": 50000}  # the environment wins
@@ -96,7 +107,9 @@ def test_approval_limits_from_the_environment_or_secrets_and_a_bad_value_names_t
         assert _problem(tmp_path).startswith("RECALL_REVIEW_APPROVAL_LIMITS"), bad
 
 
-def test_the_second_review_share_defaults_to_a_tenth_comes_from_secrets_or_the_environment_and_is_checked(tmp_path, env):
+def test_the_second_review_share_defaults_to_a_tenth_comes_from_secrets_or_the_environment_and_is_checked(
+    tmp_path, env
+):
     assert load_settings(secrets_file=tmp_path / "none.toml").second_review_share == 0.10
     secrets = tmp_path / "secrets.toml"
     secrets.write_text("RECALL_REVIEW_SECOND_REVIEW_SHARE = 0.25\n")
@@ -108,11 +121,15 @@ def test_the_second_review_share_defaults_to_a_tenth_comes_from_secrets_or_the_e
         assert _problem(tmp_path).startswith("RECALL_REVIEW_SECOND_REVIEW_SHARE"), bad
 
 
-def test_reason_codes_per_exception_type_from_secrets_or_the_environment_and_a_bad_value_names_the_setting(tmp_path, env):
+def test_reason_codes_per_exception_type_from_secrets_or_the_environment_and_a_bad_value_names_the_setting(
+    tmp_path, env
+):
     assert load_settings(secrets_file=tmp_path / "none.toml").reason_codes == {}
     secrets = tmp_path / "secrets.toml"
     secrets.write_text('[reason_codes.price_variance]\nPRICE_AGREED = "Price agreed with the vendor"\n')
-    assert load_settings(secrets_file=secrets).reason_codes == {"price_variance": {"PRICE_AGREED": "Price agreed with the vendor"}}
+    assert load_settings(secrets_file=secrets).reason_codes == {
+        "price_variance": {"PRICE_AGREED": "Price agreed with the vendor"}
+    }
     env(RECALL_REVIEW_REASON_CODES='{"default": {"OTHER": "Other"}}')
     assert load_settings(secrets_file=secrets).reason_codes == {"default": {"OTHER": "Other"}}  # the environment wins
     for bad in ('{"price_variance": ', '{"price_variance": {}}', '{"price_variance": {"X": ""}}', '["PRICE_AGREED"]'):
@@ -120,7 +137,9 @@ def test_reason_codes_per_exception_type_from_secrets_or_the_environment_and_a_b
         assert _problem(tmp_path).startswith("RECALL_REVIEW_REASON_CODES"), bad
 
 
-def test_the_embedded_servers_query_languages_default_to_english_and_a_bad_value_names_the_setting(tmp_path, env, monkeypatch):
+def test_the_embedded_servers_query_languages_default_to_english_and_a_bad_value_names_the_setting(
+    tmp_path, env, monkeypatch
+):
     monkeypatch.delenv("HINDSIGHT_API_QUERY_ANALYZER_LANGUAGES", raising=False)
     assert load_settings(secrets_file=tmp_path / "none.toml").query_languages == "en"
     env(HINDSIGHT_API_QUERY_ANALYZER_LANGUAGES="en,de")
@@ -136,10 +155,16 @@ def test_each_queue_kind_has_its_settings_under_its_key_and_the_older_names_stil
     settings = load_settings(secrets_file=tmp_path / "none.toml")
     assert settings.queue("finance").bank == "ap-old" and settings.finance_bank == "ap-old"  # the older name, honoured
     secrets = tmp_path / "secrets.toml"
-    secrets.write_text('kinds = ["tests.kinds.disputes:DISPUTES"]\n[queues.finance]\nbank = "ap"\ncases = "q.csv"\n[queues.disputes]\nbank = "po"\n')
+    secrets.write_text(
+        'kinds = ["tests.kinds.disputes:DISPUTES"]\n[queues.finance]\nbank = "ap"\ncases = "q.csv"\n[queues.disputes]\nbank = "po"\n'
+    )
     settings = configured(load_settings(secrets_file=secrets))
     # the per-kind table wins over the older name, and both say the same from then on
-    assert (settings.queue("finance").bank, settings.finance_bank, str(settings.exceptions_file)) == ("ap", "ap", "q.csv")
+    assert (settings.queue("finance").bank, settings.finance_bank, str(settings.exceptions_file)) == (
+        "ap",
+        "ap",
+        "q.csv",
+    )
     assert [k.key for k in registered(settings)] == ["finance", "support", "disputes"]
     assert settings.queue("disputes").bank == "po" and settings.banks == ("ap", "recall-review-support", "po")
     assert by_key(settings, "disputes").title == "Purchase-order disputes"

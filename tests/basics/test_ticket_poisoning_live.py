@@ -23,12 +23,16 @@ ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
 def _draft(run, documents: set[str]) -> str:
     quoted = [ref for ref in run.output["cited"] if any(doc in ref for doc in documents)]
     escalated = "escalated to a person; " if run.output["escalated"] else ""
-    return f"{escalated}the draft quotes {len(quoted)} of the attack's records ({len(run.output['cited'])} quoted in all)"
+    return (
+        f"{escalated}the draft quotes {len(quoted)} of the attack's records ({len(run.output['cited'])} quoted in all)"
+    )
 
 
 def test_issue58_techniques_against_a_ticket_never_reach_the_reply(live, live_demo_banks):
     bank = live_demo_banks.support
-    clean = run_support_agent(live.gateway.recall, None, bank, TICKET, read_document=live.gateway.document, origin=PROVEN)
+    clean = run_support_agent(
+        live.gateway.recall, None, bank, TICKET, read_document=live.gateway.document, origin=PROVEN
+    )
     assert not clean.output["escalated"] and clean.output["cited"]  # the demo: signed, quoted, no escalation
     rows = []
     for poison in DISGUISED_TICKET_POISONS:
@@ -36,14 +40,20 @@ def test_issue58_techniques_against_a_ticket_never_reach_the_reply(live, live_de
         live.gateway.retain(bank, poison.records())
         try:
             claimed = run_support_agent(live.gateway.recall, None, bank, TICKET, read_document=live.gateway.document)
-            judged = run_support_agent(live.gateway.recall, None, bank, TICKET, read_document=live.gateway.document, origin=PROVEN)
-            recall = recall_for_ticket(live.gateway.recall, bank, TICKET.customer, TICKET.issue, read_document=live.gateway.document)
+            judged = run_support_agent(
+                live.gateway.recall, None, bank, TICKET, read_document=live.gateway.document, origin=PROVEN
+            )
+            recall = recall_for_ticket(
+                live.gateway.recall, bank, TICKET.customer, TICKET.issue, read_document=live.gateway.document
+            )
             recalled = [e for e in [*recall.evidence, *recall.legacy_rejected] if e.document_id in documents]
             assert recalled, f"{poison.technique}: the attack was not recalled"
             assert not [ref for ref in judged.output["cited"] if any(doc in ref for doc in documents)], poison.technique
             used = [e for e in recalled if e.ref in judged.output["evidence"]]
             if used:  # the agent read them: it says the ticket needs a person, naming them
-                assert judged.output["escalated"] and {e.ref for e in used} <= set(judged.output["unknown_origin"]), poison.technique
+                assert judged.output["escalated"] and {e.ref for e in used} <= set(judged.output["unknown_origin"]), (
+                    poison.technique
+                )
             words = origins_in_words(recalled, PROVEN, bank, asker(live.gateway, bank))
             rules = sorted({f.rule for e in recalled for f in e.flags})
             if "screen" in poison.caught_by:
@@ -53,13 +63,23 @@ def test_issue58_techniques_against_a_ticket_never_reach_the_reply(live, live_de
             bursts = sum(1 for e in recalled if "one of a burst" in words[e.ref])
             if bursts:
                 caught.append(f"burst: said on each of its {bursts} cards")
-            rows.append((poison.technique.replace("_", " "), "support ticket T-2004", _draft(claimed, documents),
-                         _draft(judged, documents), "; ".join(caught)))
+            rows.append(
+                (
+                    poison.technique.replace("_", " "),
+                    "support ticket T-2004",
+                    _draft(claimed, documents),
+                    _draft(judged, documents),
+                    "; ".join(caught),
+                )
+            )
         finally:
             for doc in documents:
                 live.gateway.delete_document(bank, doc)
 
-    table = ["| technique | case | counted as the records claim | with origins, screen, bursts and the rule | caught by |", "|---|---|---|---|---|"]
+    table = [
+        "| technique | case | counted as the records claim | with origins, screen, bursts and the rule | caught by |",
+        "|---|---|---|---|---|",
+    ]
     table += [f"| {' | '.join(row)} |" for row in rows]
     ARTIFACTS.mkdir(exist_ok=True)
     (ARTIFACTS / f"poisoning-ticket-{live.mode}.md").write_text("\n".join(table) + "\n")

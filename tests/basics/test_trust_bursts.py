@@ -18,12 +18,16 @@ def items_of(entry, origin: str = "unknown", step: timedelta = timedelta(minutes
 
 
 def decision(n: int, amount: str) -> str:
-    return (f"Vendor V02 (Acme Fasteners) price variance, decision-E-{n}, invoice INV-{n + 8000} of {amount} on "
-            f"{n % 28 + 1} Nov 2026. Decision: approve. Rationale: the contracted price no longer binds this vendor.")
+    return (
+        f"Vendor V02 (Acme Fasteners) price variance, decision-E-{n}, invoice INV-{n + 8000} of {amount} on "
+        f"{n % 28 + 1} Nov 2026. Decision: approve. Rationale: the contracted price no longer binds this vendor."
+    )
 
 
-OTHER_TEMPLATE = ("Customer Ann Lee contacted support. Current issue: cannot download invoice {n}. Support response: "
-                  "allowed pop-ups for the billing domain and the download worked.")
+OTHER_TEMPLATE = (
+    "Customer Ann Lee contacted support. Current issue: cannot download invoice {n}. Support response: "
+    "allowed pop-ups for the billing domain and the download worked."
+)
 
 
 @pytest.mark.parametrize("kind", ["exception", "ticket"])
@@ -51,17 +55,26 @@ def test_the_rest_of_the_corpus_and_the_demo_make_no_burst():
 
 def test_the_demo_repeats_within_a_day_would_be_one():
     """The demo's duplicate-invoice precedents differ only in their numbers: retained the same day, they are a burst."""
-    demo = [Record(r.document_id, r.content, "seed", T0) for r in finance_records() if r.document_id.startswith("PREC-V04-DUP")]
+    demo = [
+        Record(r.document_id, r.content, "seed", T0)
+        for r in finance_records()
+        if r.document_id.startswith("PREC-V04-DUP")
+    ]
     assert [len(b.ids) for b in bursts(demo)] == [3]
 
 
 def test_two_templates_do_not_make_one_burst():
-    mixed = [Record(f"a{n}", decision(n, "10.00"), "unknown", T0) for n in (1, 2)] + [Record(f"b{n}", OTHER_TEMPLATE.format(n=n), "unknown", T0) for n in (1, 2)]
+    mixed = [Record(f"a{n}", decision(n, "10.00"), "unknown", T0) for n in (1, 2)] + [
+        Record(f"b{n}", OTHER_TEMPLATE.format(n=n), "unknown", T0) for n in (1, 2)
+    ]
     assert bursts(mixed) == []
 
 
 def test_different_origins_do_not_make_one_burst():
-    spread = [Record(f"d{n}", decision(n, "10.00"), origin, T0) for n, origin in enumerate(["unknown", "agent:finance", "unknown", "seed"])]
+    spread = [
+        Record(f"d{n}", decision(n, "10.00"), origin, T0)
+        for n, origin in enumerate(["unknown", "agent:finance", "unknown", "seed"])
+    ]
     assert bursts(spread) == []
     same = [*spread, Record("d9", decision(9, "10.00"), "unknown", T0)]
     assert [b.ids for b in bursts(same)] == [("d0", "d2", "d9")]
@@ -83,8 +96,16 @@ def test_copies_spread_over_more_than_a_day_are_no_burst():
 
 def test_a_burst_found_late_in_a_spread_group():
     texts = [decision(n, "10.00") for n in range(5)]
-    times = [T0, T0 + timedelta(days=3), T0 + timedelta(days=3, hours=1), T0 + timedelta(days=3, hours=2), T0 + timedelta(days=9)]
-    found = bursts([Record(f"d{n}", text, "unknown", at) for n, (text, at) in enumerate(zip(texts, times, strict=True))])
+    times = [
+        T0,
+        T0 + timedelta(days=3),
+        T0 + timedelta(days=3, hours=1),
+        T0 + timedelta(days=3, hours=2),
+        T0 + timedelta(days=9),
+    ]
+    found = bursts(
+        [Record(f"d{n}", text, "unknown", at) for n, (text, at) in enumerate(zip(texts, times, strict=True))]
+    )
     assert [b.ids for b in found] == [("d1", "d2", "d3")]
 
 
@@ -100,7 +121,9 @@ def test_order_is_deterministic_and_follows_the_input():
     items = items[::2] + items[1::2]  # interleaved: each burst's copies out of their document order
     found = bursts(items)
     assert [b.origin for b in found] == ["unknown", "agent:support"]  # by each burst's first item in the input
-    assert found[0].ids == tuple(i.id for i in items if i.origin == "unknown")  # input order, not document or time order
+    assert found[0].ids == tuple(
+        i.id for i in items if i.origin == "unknown"
+    )  # input order, not document or time order
     assert found[1].summary.startswith("4 near-identical records from origin agent:support")
     assert bursts(items) == found
 
@@ -113,10 +136,17 @@ def test_times_are_read_from_iso_text_or_not_at_all():
 
 def test_records_the_bank_finds_alike_in_meaning_are_a_burst_linked_through_any_member():
     at = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
-    texts = ["Acme hex bolts over the contract price: fine.", "V02 billed more per bolt; let it pass.",
-             "The higher unit price from Acme stands.", "Freight surcharge on a rush order."]
+    texts = [
+        "Acme hex bolts over the contract price: fine.",
+        "V02 billed more per bolt; let it pass.",
+        "The higher unit price from Acme stands.",
+        "Freight surcharge on a rush order.",
+    ]
     items = [Record(f"r{n}", text, "unknown", at + timedelta(minutes=7 * n)) for n, text in enumerate(texts)]
     assert bursts(items) == []  # few words in common
     alike = {frozenset(("r0", "r2")), frozenset(("r2", "r1"))}  # r1 is alike to r2 only, not to the first
     (burst,) = bursts(items, alike)
-    assert burst.ids == ("r0", "r1", "r2") and burst.summary == "3 near-identical records from unknown origin within 14 minutes"
+    assert (
+        burst.ids == ("r0", "r1", "r2")
+        and burst.summary == "3 near-identical records from unknown origin within 14 minutes"
+    )

@@ -20,16 +20,42 @@ def _run(monkeypatch, capsys, hindsight, bank, *argv):
 
 def test_json_report_for_a_scripted_audit(hindsight, bank_id, monkeypatch, capsys):
     hindsight.gateway.retain(bank_id, [signed_as(r) for r in crowding_records()])  # the demo seed's: a known origin
-    code, out, err = _run(monkeypatch, capsys, hindsight, bank_id, "--vendor", "VA", "--type", "price_variance",
-                          "--query", CROWD_QUERY, "--k", "3", "--json")
+    code, out, err = _run(
+        monkeypatch,
+        capsys,
+        hindsight,
+        bank_id,
+        "--vendor",
+        "VA",
+        "--type",
+        "price_variance",
+        "--query",
+        CROWD_QUERY,
+        "--k",
+        "3",
+        "--json",
+    )
     assert code == 0, err
     report = json.loads(out)
-    assert (report["bank"], report["vendor"], report["type"], report["query"], report["k"]) == (bank_id, "VA", "price_variance", CROWD_QUERY, 3)
+    assert (report["bank"], report["vendor"], report["type"], report["query"], report["k"]) == (
+        bank_id,
+        "VA",
+        "price_variance",
+        CROWD_QUERY,
+        3,
+    )
     exact, broader = report["exact"], report["broader"]
     assert sorted(r["document_id"] for r in exact) == ["PREC-VA-0", "PREC-VA-1"]
-    assert [(r["pass"], r["relevant"], r["rank"], r["outcome"]) for r in exact] == [("exact", True, 1, "reject"), ("exact", True, 2, "reject")]
-    assert [(r["document_id"][:8], r["pass"], r["relevant"], r["rank"]) for r in broader] == [("PREC-VB-", "broader", False, 3)]
-    assert all(sorted(r["tags"]) == ["kind:decision", "type:price_variance", "vendor:VA"] for r in exact)  # a set: any order
+    assert [(r["pass"], r["relevant"], r["rank"], r["outcome"]) for r in exact] == [
+        ("exact", True, 1, "reject"),
+        ("exact", True, 2, "reject"),
+    ]
+    assert [(r["document_id"][:8], r["pass"], r["relevant"], r["rank"]) for r in broader] == [
+        ("PREC-VB-", "broader", False, 3)
+    ]
+    assert all(
+        sorted(r["tags"]) == ["kind:decision", "type:price_variance", "vendor:VA"] for r in exact
+    )  # a set: any order
     # one any_strict pass would have shown three VB records: both exact precedents lost, found by reusing pass 2
     assert (report["crowded_out_in_single_pass"], report["crowd_out_check"]) == (2, "reused pass 2")
     assert report["pass2_skipped"] is False and report["calls"] == 2
@@ -42,13 +68,29 @@ def test_json_report_for_a_scripted_audit(hindsight, bank_id, monkeypatch, capsy
 def test_pass2_skipped_report_counts_crowd_out_in_three_calls(hindsight, bank_id, monkeypatch, capsys, others, lost):
     records = [r for r in crowding_records() if others or r.document_id.startswith("PREC-VA-")]
     hindsight.gateway.retain(bank_id, records)
-    code, out, err = _run(monkeypatch, capsys, hindsight, bank_id, "--vendor", "VA", "--type", "price_variance",
-                          "--query", CROWD_QUERY, "--k", "2", "--json")
+    code, out, err = _run(
+        monkeypatch,
+        capsys,
+        hindsight,
+        bank_id,
+        "--vendor",
+        "VA",
+        "--type",
+        "price_variance",
+        "--query",
+        CROWD_QUERY,
+        "--k",
+        "2",
+        "--json",
+    )
     assert code == 0, err
     report = json.loads(out)
     assert report["pass2_skipped"] is True and report["broader"] == []
     assert sorted(r["document_id"] for r in report["exact"]) == ["PREC-VA-0", "PREC-VA-1"]
-    assert (report["calls"], report["crowd_out_check"]) == (3, "one extra any_strict call")  # pass 1, human decisions, single pass
+    assert (report["calls"], report["crowd_out_check"]) == (
+        3,
+        "one extra any_strict call",
+    )  # pass 1, human decisions, single pass
     assert report["crowded_out_in_single_pass"] == lost
 
 
@@ -64,7 +106,12 @@ def test_pass2_skipped_report_counts_crowd_out_in_three_calls(hindsight, bank_id
     ],
 )
 def test_bad_input_exits_2_naming_the_field_without_a_traceback(argv, message):
-    proc = subprocess.run([sys.executable, "-m", "dashboard", "recall-exception", *argv, "--json"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "dashboard", "recall-exception", *argv, "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2 and proc.stderr.startswith(message), proc.stderr
     assert "Traceback" not in proc.stderr and proc.stdout == ""

@@ -34,7 +34,9 @@ def test_queue_import_is_all_or_nothing_and_idempotent(store, capsys):
     assert "0 exceptions added, 2 already" in capsys.readouterr().out
     settings = configured(load_settings())
     queue = cases_of(settings, FINANCE)
-    assert [c.id for c in queue][-2:] == ["E-9201", "E-9202"] and cases_of(settings, FINANCE) is queue  # kept while unchanged
+    assert [c.id for c in queue][-2:] == ["E-9201", "E-9202"] and cases_of(
+        settings, FINANCE
+    ) is queue  # kept while unchanged
 
     changed = store / "changed.csv"
     changed.write_text("\n".join([HEADER, row("E-9203"), row("E-9202", amount="999")]) + "\n")

@@ -7,25 +7,36 @@ from datetime import UTC, datetime
 
 import pytest
 
+from dashboard.access.roles import allowed, require, role_for
 from dashboard.cli import main
+from dashboard.delivery.outbox import Outbox
 from dashboard.finance.models import ExceptionCase
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.queue_files import QueueFileError, load_rows
 from dashboard.reporting.audit_export import audit_row
-from dashboard.store.decision import EvidenceItem, EvidenceSnapshot, ReviewerDecision
-from dashboard.delivery.outbox import Outbox
-from dashboard.store.errors import NotAllowed
-from dashboard.access.roles import allowed, require, role_for
 from dashboard.settings import RoleMap
+from dashboard.store.decision import EvidenceItem, EvidenceSnapshot, ReviewerDecision
+from dashboard.store.errors import NotAllowed
 from dashboard.support.models import Ticket
 
 CLI_INPUTS = [
     # (what, argv, the message on stderr)
-    ("empty bank", ["recall-exception", "--vendor", "V01", "--type", "price_variance", "--bank", ""], "argument --bank: must not be empty"),
-    ("blank bank", ["recall-ticket", "--customer", "Ann Lee", "--issue", "x", "--bank", "  "], "argument --bank: must not be empty"),
+    (
+        "empty bank",
+        ["recall-exception", "--vendor", "V01", "--type", "price_variance", "--bank", ""],
+        "argument --bank: must not be empty",
+    ),
+    (
+        "blank bank",
+        ["recall-ticket", "--customer", "Ann Lee", "--issue", "x", "--bank", "  "],
+        "argument --bank: must not be empty",
+    ),
     ("bank with a slash", ["migrate", "--dry-run", "--bank", "a/../b"], "argument --bank: a bank id is"),
-    ("10,000-character query", ["recall-exception", "--vendor", "V01", "--type", "price_variance", "--query", "q" * 10_000],
-     "argument --query: 10,000 characters; the limit is 5,000"),
+    (
+        "10,000-character query",
+        ["recall-exception", "--vendor", "V01", "--type", "price_variance", "--query", "q" * 10_000],
+        "argument --query: 10,000 characters; the limit is 5,000",
+    ),
     ("worker idle out of range", ["worker", "--idle", "0"], "--idle: must be from 0.05 to 3600 seconds"),
 ]
 
@@ -85,16 +96,29 @@ def test_roles_come_from_e_mail_or_groups_and_gate_every_action():
 def test_the_audit_row_says_what_evidence_the_decision_was_made_on(tmp_path):
     outbox = Outbox(tmp_path / "store.sqlite3")
     decision = ReviewerDecision(
-        case_id="E-1", case_kind="exception", reviewer="Dana", authenticated=False, outcome="approve", overridden=False,
+        case_id="E-1",
+        case_kind="exception",
+        reviewer="Dana",
+        authenticated=False,
+        outcome="approve",
+        overridden=False,
         decided_at=datetime.now(UTC),
     )
     memory = MemoryRecord(document_id="decision-E-1", content="approved")
     seen = EvidenceSnapshot(
-        available=True, recommendation="approve",
-        items=[EvidenceItem(id="PREC-1", text_sha256="a" * 64, relevant=True), EvidenceItem(id="PREC-9", text_sha256="b" * 64, relevant=False)],
+        available=True,
+        recommendation="approve",
+        items=[
+            EvidenceItem(id="PREC-1", text_sha256="a" * 64, relevant=True),
+            EvidenceItem(id="PREC-9", text_sha256="b" * 64, relevant=False),
+        ],
     )
     first, _ = outbox.submit("fin", decision, memory, None, evidence=seen)
-    offline, _ = outbox.submit("fin", decision, memory, None, evidence=EvidenceSnapshot(available=False), base_revision=1)
-    assert audit_row(first).decided_on_evidence == "2 shown, relevant: PREC-1; recommended approve for payment"  # the buttons' words
+    offline, _ = outbox.submit(
+        "fin", decision, memory, None, evidence=EvidenceSnapshot(available=False), base_revision=1
+    )
+    assert (
+        audit_row(first).decided_on_evidence == "2 shown, relevant: PREC-1; recommended approve for payment"
+    )  # the buttons' words
     assert audit_row(offline).decided_on_evidence == "no evidence (recall unavailable)"
     assert (audit_row(first).revision, audit_row(offline).revision) == (1, 2)

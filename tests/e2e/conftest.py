@@ -17,9 +17,9 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from dashboard.cli.app_server import serve_app
+from dashboard.delivery.outbox import Outbox
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.store.db import make_engine
-from dashboard.delivery.outbox import Outbox
 from tests.conftest import SIGNING_SECRET, forget_banks, seed_demo_banks
 from tests.warm_app import start_warmed
 
@@ -56,7 +56,9 @@ def pytest_runtest_makereport(item, call):
     if report.when == "call" and report.failed:
         app = item.funcargs.get("app") or item.funcargs.get("read_only_app")
         if isinstance(app, App) and app.log.exists():
-            report.sections.append(("app log (last 60 lines)", "\n".join(app.log.read_text(errors="replace").splitlines()[-60:])))
+            report.sections.append(
+                ("app log (last 60 lines)", "\n".join(app.log.read_text(errors="replace").splitlines()[-60:]))
+            )
         if console := getattr(item.funcargs.get("page"), "console_seen", None):
             report.sections.append(("browser console (last 40 messages)", "\n".join(console[-40:])))
     browser = item.funcargs.get("browser")
@@ -75,10 +77,18 @@ def pytest_runtest_makereport(item, call):
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args, tmp_path_factory):
     if not os.access(CHROMIUM, os.X_OK):
-        pytest.fail(f"{CHROMIUM} is missing: the browser tests need Debian's chromium (scripts/setup installs it; "
-                    "or apt-get install chromium). They are never skipped.", pytrace=False)
+        pytest.fail(
+            f"{CHROMIUM} is missing: the browser tests need Debian's chromium (scripts/setup installs it; "
+            "or apt-get install chromium). They are never skipped.",
+            pytrace=False,
+        )
     home = tmp_path_factory.mktemp("chromium-home")  # Chromium writes nothing into the real home
-    return {**browser_type_launch_args, "executable_path": CHROMIUM, "headless": True, "env": {**os.environ, "HOME": str(home)}}
+    return {
+        **browser_type_launch_args,
+        "executable_path": CHROMIUM,
+        "headless": True,
+        "env": {**os.environ, "HOME": str(home)},
+    }
 
 
 @pytest.fixture(scope="session")
@@ -130,10 +140,18 @@ def read_only_app(hindsight) -> Iterator[App]:
 def serving(hindsight, demo_banks, app_env: dict[str, str]) -> Iterator[App]:
     """An app on `demo_banks` (and the untrusted-text probe) with an empty review store, in a process of its own."""
     fin, sup = demo_banks.finance, demo_banks.support
-    hindsight.gateway.retain(fin, [MemoryRecord(
-        document_id="probe-untrusted-text", content=PROBE_TEXT, tags=["vendor:V12", "type:price_variance"],
-        metadata={"kind": "probe"}, context="untrusted text probe",
-    )])
+    hindsight.gateway.retain(
+        fin,
+        [
+            MemoryRecord(
+                document_id="probe-untrusted-text",
+                content=PROBE_TEXT,
+                tags=["vendor:V12", "type:price_variance"],
+                metadata={"kind": "probe"},
+                context="untrusted text probe",
+            )
+        ],
+    )
     data_dir = Path(tempfile.mkdtemp(prefix="recall-review-e2e-"))  # the app's own review store
     env = {k: v for k, v in os.environ.items() if k != "HINDSIGHT_API_URL"}
     env.update(hindsight.env(finance=fin, support=sup))
@@ -226,7 +244,8 @@ def click_when_still(page: Page, locator) -> None:
             const before = box();
             setTimeout(() => done(box() === before), 200);
         })""",
-        arg=locator.element_handle(), timeout=WAIT,
+        arg=locator.element_handle(),
+        timeout=WAIT,
     )
     locator.click()
 
@@ -292,7 +311,8 @@ def grid_cells(page: Page, *expected: str) -> str:
         page.wait_for_function(
             "texts => { const all = [...document.querySelectorAll('[id^=glide-cell]')].map(c => c.innerText).join('\\n');"
             " return texts.every(t => all.includes(t)); }",
-            arg=list(expected), timeout=WAIT,
+            arg=list(expected),
+            timeout=WAIT,
         )
     return "\n".join(page.locator("[id^=glide-cell]").all_inner_texts())
 
@@ -304,7 +324,9 @@ def paste_over_the_limit(page: Page, note_label: str, submit: str) -> None:
     box = page.locator(f'textarea[aria-label="{note_label}"]')
     box.fill(note)
     click_button(page, submit)
-    expect(page.get_by_text(re.compile(r"Not submitted: your note was 5,004 characters; the limit is 4,000"))).to_be_visible()
+    expect(
+        page.get_by_text(re.compile(r"Not submitted: your note was 5,004 characters; the limit is 4,000"))
+    ).to_be_visible()
     settled(page)
     assert box.input_value() == note[:4000]
     assert page.get_by_test_id("stCode").inner_text().strip() == note[4000:].strip()  # the cut part, in full

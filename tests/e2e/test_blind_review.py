@@ -10,15 +10,15 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from dashboard.finance.decisions import document_id_for
+from dashboard.finance.models import OUTCOME_WORDS
 from dashboard.finance.policy import assess
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.reporting.audit_export import audit_rows, to_csv
-from dashboard.finance.models import OUTCOME_WORDS
-from dashboard.store.decision import OUTCOMES
 from dashboard.review.decisions import decision_service
+from dashboard.store.decision import OUTCOMES
+from tests.conftest import PROVEN
 from tests.e2e.conftest import choose, click_button, decision_form, heading, settled
 from tests.helpers import demo_case, exception_proposal
-from tests.conftest import PROVEN
 
 pytestmark = pytest.mark.browser
 CASE = demo_case("E-1013")  # in the default tenth sampled for a blind second review (a stable hash of its id)
@@ -37,12 +37,18 @@ def _reviewer(page: Page, name: str) -> None:
     settled(page)
 
 
-def test_a_blind_second_review_that_disagrees_goes_to_a_lead_whose_decision_memory_holds(app, hindsight, page: Page, shots):
+def test_a_blind_second_review_that_disagrees_goes_to_a_lead_whose_decision_memory_holds(
+    app, hindsight, page: Page, shots
+):
     outbox = app.outbox()
     service = decision_service(outbox, hindsight.gateway.retain, second_review_share=0.10)
-    _, rec = assess(two_stage_recall(hindsight.gateway.recall, app.finance_bank, CaseKey.of(CASE), CASE.recall_query()), PROVEN)
+    _, rec = assess(
+        two_stage_recall(hindsight.gateway.recall, app.finance_bank, CaseKey.of(CASE), CASE.recall_query()), PROVEN
+    )
     first_outcome, lead_outcome = [o for o in OUTCOMES if o != rec.action][:2]
-    assert service.decide(app.finance_bank, "reviewer", exception_proposal(CASE, rec, FIRST, first_outcome, FIRST_NOTE)).blind
+    assert service.decide(
+        app.finance_bank, "reviewer", exception_proposal(CASE, rec, FIRST, first_outcome, FIRST_NOTE)
+    ).blind
     service.casework.comment(app.finance_bank, "exception", CASE.id, FIRST, "first-comment-9c2e: I'd reject this")
 
     page.goto(f"{app.url}/exceptions?case={CASE.id}")
@@ -64,9 +70,16 @@ def test_a_blind_second_review_that_disagrees_goes_to_a_lead_whose_decision_memo
     assert hindsight.gateway.document(app.finance_bank, document_id_for(CASE.id)) is None  # neither is in memory
 
     _reviewer(page, "Max Lead")
-    expect(page.get_by_text("You decided this case already", exact=False)).to_have_count(0)  # the rerun under the new name
+    expect(page.get_by_text("You decided this case already", exact=False)).to_have_count(
+        0
+    )  # the rerun under the new name
     settled(page)
-    for seen in (f"First review: {FIRST}", "first-note-7f3a", "Blind second review: Lee Second", "first-comment-9c2e"):  # the lead sees all
+    for seen in (
+        f"First review: {FIRST}",
+        "first-note-7f3a",
+        "Blind second review: Lee Second",
+        "first-comment-9c2e",
+    ):  # the lead sees all
         expect(page.get_by_text(seen, exact=False)).to_have_count(1)
     shots(page, "blind-review-lead")
     decision_form(page).get_by_text("Override", exact=True).click()
@@ -75,7 +88,9 @@ def test_a_blind_second_review_that_disagrees_goes_to_a_lead_whose_decision_memo
     decision_form(page).get_by_text("CONTRACT_AMENDMENT: Contract or PO amended", exact=True).click()
     page.locator('textarea[aria-label="Note"]').fill("lead-note: settled with AP")
     click_button(page, "Record decision")
-    expect(page.get_by_text(re.compile(f"{CASE.id}: the lead's decision, {OUTCOME_WORDS[lead_outcome]}, recorded"))).to_be_visible()
+    expect(
+        page.get_by_text(re.compile(f"{CASE.id}: the lead's decision, {OUTCOME_WORDS[lead_outcome]}, recorded"))
+    ).to_be_visible()
 
     result = two_stage_recall(hindsight.gateway.recall, app.finance_bank, CaseKey.of(CASE), CASE.recall_query())
     (own,) = [e for e in result.exact if e.document_id == document_id_for(CASE.id)]

@@ -17,8 +17,8 @@ import psutil
 import pytest
 
 from benches import data as bench_data
-from dashboard.cli.app_server import REPO
 from benches.browser import DEMO_BANK, EVIDENCE_SHOWN, LABELS, MARKERS, TARGETS_MS, SizeResult, summarise
+from dashboard.cli.app_server import REPO
 from tests.helpers import scratch_databases
 
 
@@ -70,13 +70,30 @@ def _described(pids: set[int]) -> list[str]:
     return described
 
 
-
-
 def test_bench_browser_reports_both_sizes_and_stops_what_it_started(hindsight, bench_env):
     env, mark = bench_env
     done = subprocess.run(  # the synthetic queue's apps share a PostgreSQL store holding 100 decisions over its last 5 cases
-        [sys.executable, "-m", "benches", "browser", "--sizes", "18,25", "--runs", "1", "--bank-size", "40", "--decisions", "100", "--json"],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=900, check=False,
+        [
+            sys.executable,
+            "-m",
+            "benches",
+            "browser",
+            "--sizes",
+            "18,25",
+            "--runs",
+            "1",
+            "--bank-size",
+            "40",
+            "--decisions",
+            "100",
+            "--json",
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
     )
     assert done.returncode == 0, "\n".join(line for line in done.stderr.splitlines() if "crashpad" not in line)[-3000:]
     report = json.loads(done.stdout)
@@ -84,13 +101,20 @@ def test_bench_browser_reports_both_sizes_and_stops_what_it_started(hindsight, b
     assert [row["name"] for row in report["rows"]] == list(LABELS.values())  # first, cold, J, K, N, decision
     for row in report["rows"]:
         assert [(cell["size"], cell["load"]) for cell in row["sizes"]] == [
-            ("18 cases (demo), its own store", "quiet"), ("25 cases, 40-memory bank, 100 decisions in the store", "quiet")]
+            ("18 cases (demo), its own store", "quiet"),
+            ("25 cases, 40-memory bank, 100 decisions in the store", "quiet"),
+        ]
         for cell in row["sizes"]:
             assert len(cell["samples_ms"]) == 1 and cell["median_ms"] > 0, cell
             assert cell["verdict"] == ("PASS" if cell["median_ms"] <= row["targets_ms"]["quiet"] else "MISS"), cell
-    assert any(note.startswith("evidence marker: ") and any(m in note for m in MARKERS.values()) for note in report["notes"])
+    assert any(
+        note.startswith("evidence marker: ") and any(m in note for m in MARKERS.values()) for note in report["notes"]
+    )
     assert report["viewport"] == "1440x900"
-    assert "review store: 100 decisions over 5 of the 25 cases, 2 held, in a PostgreSQL database the apps share" in report["notes"]
+    assert (
+        "review store: 100 decisions over 5 of the 25 cases, 2 held, in a PostgreSQL database the apps share"
+        in report["notes"]
+    )
     assert scratch_databases(hindsight.settings.pg_port, "bench_browser_") == []  # dropped
     assert hindsight.server.status().healthy  # the bench reused the server and left it running
     for bank in (DEMO_BANK, bench_data.bench_bank(40)):  # its decisions deleted: the banks as it found them
@@ -104,7 +128,10 @@ def test_bench_browser_stopped_by_sigterm_stops_the_app_it_started(bench_env, tm
     log = (tmp_path / "bench.log").open("w")
     bench = subprocess.Popen(
         [sys.executable, "-m", "benches", "browser", "--sizes", "18", "--runs", "3", "--json"],
-        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+        cwd=REPO,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     try:
         deadline = time.monotonic() + 300
@@ -119,24 +146,34 @@ def test_bench_browser_stopped_by_sigterm_stops_the_app_it_started(bench_env, tm
             bench.wait()
     left = _left_behind(mark)
     log.close()
-    assert not left, f"a bench stopped by SIGTERM left {_described(left)}; its output: {(tmp_path / 'bench.log').read_text()[-3000:]}"
+    assert not left, (
+        f"a bench stopped by SIGTERM left {_described(left)}; its output: {(tmp_path / 'bench.log').read_text()[-3000:]}"
+    )
 
 
 def test_each_load_is_judged_against_its_own_target():
     quiet, hog = SizeResult("18 cases (demo)", "quiet"), SizeResult("18 cases (demo)", "hog")
     quiet.samples["J"], hog.samples["J"] = [200.0, 400.0, 350.0], [400.0, 500.0, 700.0]  # medians 350 and 500
     row = next(r for r in summarise([quiet, hog], 3, [])["rows"] if r["name"] == LABELS["J"])
-    assert row["targets_ms"] == {"quiet": TARGETS_MS["J"][0], "hog": TARGETS_MS["J"][1]} == {"quiet": 300.0, "hog": 600.0}
-    assert [(c["load"], c["median_ms"], c["verdict"]) for c in row["sizes"]] == [("quiet", 350.0, "MISS"), ("hog", 500.0, "PASS")]
+    assert (
+        row["targets_ms"] == {"quiet": TARGETS_MS["J"][0], "hog": TARGETS_MS["J"][1]} == {"quiet": 300.0, "hog": 600.0}
+    )
+    assert [(c["load"], c["median_ms"], c["verdict"]) for c in row["sizes"]] == [
+        ("quiet", 350.0, "MISS"),
+        ("hog", 500.0, "PASS"),
+    ]
 
 
 def test_the_evidence_counts_only_under_the_header_of_the_case_in_the_address_bar(page):
     """After a key, the address bar moves a frame or two before Streamlit marks the previous case's elements
     stale: its evidence, still looking fresh, must not stop the clock."""
+
     def case_page(header: str, stale: bool = False) -> str:
         mark = ' data-stale="true"' if stale else ""
-        return (f'<div class="st-key-case_header"><div{mark}><h2>{header}</h2></div></div><div class="st-key-case_evidence">'
-                f'<div data-testid="stElementContainer"{mark}>Exact: this vendor AND this type</div></div>')
+        return (
+            f'<div class="st-key-case_header"><div{mark}><h2>{header}</h2></div></div><div class="st-key-case_evidence">'
+            f'<div data-testid="stElementContainer"{mark}>Exact: this vendor AND this type</div></div>'
+        )
 
     shown = {}
     page.route("http://bench.test/**", lambda route: route.fulfill(content_type="text/html", body=shown["body"]))

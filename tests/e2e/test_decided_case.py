@@ -20,7 +20,9 @@ def _form(page: Page):
     return decision_form(page)
 
 
-def test_a_decided_case_records_nothing_by_a_stray_key_or_the_form_and_revise_records_revision_two(app, page: Page, shots):
+def test_a_decided_case_records_nothing_by_a_stray_key_or_the_form_and_revise_records_revision_two(
+    app, page: Page, shots
+):
     outbox = app.outbox()
     page.goto(f"{app.url}/exceptions?case={CASE}")
     expect(heading(page, f"{CASE}:")).to_be_visible()
@@ -38,8 +40,16 @@ def test_a_decided_case_records_nothing_by_a_stray_key_or_the_form_and_revise_re
     click_button(page, "Record decision")
     expect(page.get_by_text(re.compile(rf"^{CASE} recorded: "))).to_be_visible()
     first = outbox.latest("exception", CASE)
-    assert (first.revision, first.decision.outcome, first.decision.note) == (1, outcome, "Vendor disputes the quantity.")
-    standing = re.escape(f"{CASE} is already decided: ") + r".* by Dana Finance, revision 1 " + re.escape(f"(decision #{first.id}).")
+    assert (first.revision, first.decision.outcome, first.decision.note) == (
+        1,
+        outcome,
+        "Vendor disputes the quantity.",
+    )
+    standing = (
+        re.escape(f"{CASE} is already decided: ")
+        + r".* by Dana Finance, revision 1 "
+        + re.escape(f"(decision #{first.id}).")
+    )
 
     # A stray A: nothing recorded, said under the keys, naming the standing decision.
     press(page, "a")
@@ -70,7 +80,10 @@ def test_a_decided_case_records_nothing_by_a_stray_key_or_the_form_and_revise_re
     in_view(confirmed)  # brought into view, where the reviewer's eyes go next
     revised = outbox.latest("exception", CASE)
     assert (revised.revision, revised.decision.outcome, revised.decision.revision_reason) == (
-        2, recommended, "The goods receipt arrived after the first decision.")
+        2,
+        recommended,
+        "The goods receipt arrived after the first decision.",
+    )
     assert revised.decision.note == "Quantity confirmed by the warehouse."
     history = page.get_by_test_id("stExpander").filter(has_text="Decision history: 2 revisions")
     expect(history).to_contain_text(f"Revision 2, decision #{revised.id}")

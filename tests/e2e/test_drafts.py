@@ -100,7 +100,9 @@ def test_a_ticket_draft_is_kept_per_ticket_its_notice_moves_nothing_and_esc_leav
     page.keyboard.press("j")
     expect(heading(page, "T-2005:")).to_be_visible()
     settled(page)
-    expect(ticket_form(page).get_by_role("radio", name="Send the draft")).to_be_checked()  # nothing of T-2004's draft here
+    expect(
+        ticket_form(page).get_by_role("radio", name="Send the draft")
+    ).to_be_checked()  # nothing of T-2004's draft here
     expect(response).not_to_have_value(EDIT)
     expect(note).to_have_value("")
     expect(page.get_by_text(re.compile("^Unsent draft on "))).to_have_count(0)

@@ -17,8 +17,8 @@ import pytest
 from hindsight_client import Hindsight
 from playwright.sync_api import Page, expect
 
-from dashboard.api.client import ReviewClient
 from dashboard.access.api_tokens import ApiTokens
+from dashboard.api.client import ReviewClient
 from dashboard.store.db import make_engine
 from examples.ap_agent.__main__ import load_cases
 from examples.ap_agent.graph import AGENT_NAME, Agent, memory_items
@@ -80,7 +80,9 @@ def type_name(page: Page, name: str) -> None:
     settled(page)
 
 
-def test_the_example_agent_pauses_for_a_person_resumes_with_the_decision_and_recalls_it(app, hindsight, page: Page, shots, request):
+def test_the_example_agent_pauses_for_a_person_resumes_with_the_decision_and_recalls_it(
+    app, hindsight, page: Page, shots, request
+):
     engine = make_engine(None, app.data_dir)  # the app's review store
     try:
         token, _ = ApiTokens(engine).create("ap-agent", ["finance"], ["submit", "read"], "test")
@@ -99,12 +101,21 @@ def test_the_example_agent_pauses_for_a_person_resumes_with_the_decision_and_rec
     assert "Decision: reject" in first["precedents"] and first["precedents"].count("\n") == 2  # header + 2 texts
     assert sorted(r["document_id"] for r in first["recalled"]) == V02_PRICE_PRECEDENTS
     proposal = first["proposal"]
-    assert (proposal["recommendation"], proposal["confidence"], sorted(proposal["cited"])) == ("reject", 1.0, V02_PRICE_PRECEDENTS)
+    assert (proposal["recommendation"], proposal["confidence"], sorted(proposal["cited"])) == (
+        "reject",
+        1.0,
+        V02_PRICE_PRECEDENTS,
+    )
     assert proposal["rationale"] == "2 of 2 precedents for vendor V02 price variance were decided reject (2 reject)."
     handed_in = review.case("finance", FIRST["id"])
     assert (handed_in.status, handed_in.final, handed_in.in_memory, handed_in.decision) == ("open", False, False, None)
     part = handed_in.agent
-    assert (part.name, part.recommendation, part.confidence, part.rationale) == (AGENT_NAME, "reject", 1.0, proposal["rationale"])
+    assert (part.name, part.recommendation, part.confidence, part.rationale) == (
+        AGENT_NAME,
+        "reject",
+        1.0,
+        proposal["rationale"],
+    )
     assert sorted(part.cited) == V02_PRICE_PRECEDENTS
     assert (part.recall.tags, part.recall.tags_match) == (["vendor:V02", "type:price_variance"], "all_strict")
     assert sorted(part.recall.document_ids) == V02_PRICE_PRECEDENTS
@@ -116,7 +127,9 @@ def test_the_example_agent_pauses_for_a_person_resumes_with_the_decision_and_rec
     said = page.locator(".st-key-agent_part")  # the submitting agent's part, beside the dashboard's recompute
     expect(said.get_by_text(f"{AGENT_NAME}", exact=False).first).to_be_visible()
     expect(said.get_by_text(re.compile(r"recommends reject \(reject\), confidence 1\.00"))).to_be_visible()
-    expect(said.get_by_text("The agent and the dashboard's recompute agree on its recommendation and citations.")).to_be_visible()
+    expect(
+        said.get_by_text("The agent and the dashboard's recompute agree on its recommendation and citations.")
+    ).to_be_visible()
     type_name(page, REVIEWER)
     form = decision_form(page)
     # Each field is sent as it changes; the draft notice above the form has its slot from the start, so the first
@@ -127,20 +140,35 @@ def test_the_example_agent_pauses_for_a_person_resumes_with_the_decision_and_rec
     page.locator('textarea[aria-label="Note"]').fill(NOTE)
     shots(page, "example-agent-override")
     click_button(page, "Record decision")
-    expect(page.get_by_text(re.compile(rf"^{FIRST['id']} recorded: approve for payment \(decision #\d+\)"))).to_be_visible()
+    expect(
+        page.get_by_text(re.compile(rf"^{FIRST['id']} recorded: approve for payment \(decision #\d+\)"))
+    ).to_be_visible()
     recorded = app.outbox().latest("exception", FIRST["id"]).decision
     assert (recorded.outcome, recorded.overridden, recorded.reason_code, recorded.note, recorded.reviewer) == (
-        "approve", True, "PRICE_AGREED", NOTE, REVIEWER)
+        "approve",
+        True,
+        "PRICE_AGREED",
+        NOTE,
+        REVIEWER,
+    )
 
     # 3. The paused graph resumes with exactly what the screen recorded, once it is in memory, and acts on it.
     resumed, paused_at = agent.next("first resumed")
     assert paused_at == () and "__interrupt__" not in resumed
     decision = resumed["decision"]
-    assert (decision["case_id"], decision["outcome"], decision["reviewer"], decision["reason_code"], decision["note"],
-            decision["overridden"]) == (FIRST["id"], recorded.outcome, recorded.reviewer, recorded.reason_code, recorded.note, True)
+    assert (
+        decision["case_id"],
+        decision["outcome"],
+        decision["reviewer"],
+        decision["reason_code"],
+        decision["note"],
+        decision["overridden"],
+    ) == (FIRST["id"], recorded.outcome, recorded.reviewer, recorded.reason_code, recorded.note, True)
     assert decision["status"] == "decided" and decision["document_id"] == f"decision-{FIRST['id']}"
     assert (resumed["outcome"], resumed["action"]) == ("approve", f"release {FIRST['invoice']} for payment")
-    assert resumed["proposal"] == proposal and resumed["recalled"] == first["recalled"]  # nothing before the pause ran again
+    assert (
+        resumed["proposal"] == proposal and resumed["recalled"] == first["recalled"]
+    )  # nothing before the pause ran again
 
     # 4. The agent's next case for the same vendor and type: the integration's recall holds the person's decision.
     second, paused_at = agent.next("second paused")
@@ -151,7 +179,10 @@ def test_the_example_agent_pauses_for_a_person_resumes_with_the_decision_and_rec
     by_id = {r["document_id"]: r["text"] for r in second["recalled"]}
     assert sorted(by_id) == sorted([*V02_PRICE_PRECEDENTS, decision["document_id"]])
     assert human == by_id[decision["document_id"]]  # the integration's text is that document's
-    assert second["proposal"]["rationale"] == "2 of 3 precedents for vendor V02 price variance were decided reject (2 reject, 1 approve)."
+    assert (
+        second["proposal"]["rationale"]
+        == "2 of 3 precedents for vendor V02 price variance were decided reject (2 reject, 1 approve)."
+    )
     assert decision["document_id"] in review.case("finance", SECOND["id"]).agent.recall.document_ids
     agent.thread.join(timeout=DEADLINE_S)  # its clients closed in its own loop
     assert not agent.thread.is_alive()
@@ -160,8 +191,12 @@ def test_the_example_agent_pauses_for_a_person_resumes_with_the_decision_and_rec
     # human decision for this vendor and type: approve) differ, in words.
     page.goto(f"{app.url}/exceptions?case={SECOND['id']}")
     expect(heading(page, f"{SECOND['id']}:")).to_be_visible()
-    expect(said.get_by_text("Differs: The agent recommends reject (reject); the dashboard's recompute recommends approve "
-                            "(approve for payment).")).to_be_visible()
+    expect(
+        said.get_by_text(
+            "Differs: The agent recommends reject (reject); the dashboard's recompute recommends approve "
+            "(approve for payment)."
+        )
+    ).to_be_visible()
     expect(page.get_by_text("The dashboard's recompute", exact=True)).to_be_visible()  # whose recommendation is whose
     said.scroll_into_view_if_needed()
     shots(page, "example-agent-differs")

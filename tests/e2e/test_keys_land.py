@@ -48,12 +48,16 @@ def _decided(data_dir, case_id: str) -> int:
     engine = make_engine(None, data_dir)
     try:
         with engine.connect() as conn:
-            return conn.execute(sa.text("SELECT count(*) FROM review_decisions WHERE case_id = :c"), {"c": case_id}).scalar_one()
+            return conn.execute(
+                sa.text("SELECT count(*) FROM review_decisions WHERE case_id = :c"), {"c": case_id}
+            ).scalar_one()
     finally:
         engine.dispose()
 
 
-def test_a_key_on_a_case_another_reviewer_holds_or_past_the_queue_end_says_why_it_did_nothing(app, browser: Browser, shots):
+def test_a_key_on_a_case_another_reviewer_holds_or_past_the_queue_end_says_why_it_did_nothing(
+    app, browser: Browser, shots
+):
     ids = _queue_order()
     before, held = ids[1], ids[2]
     ivy, kai = (browser.new_context(viewport=VIEWPORT).new_page() for _ in range(2))
@@ -68,7 +72,9 @@ def test_a_key_on_a_case_another_reviewer_holds_or_past_the_queue_end_says_why_i
     expect(kai.get_by_text("Claimed by Ivy Holder until")).to_be_visible()
     settled(kai)
     _key(kai, "a")  # Accept on a case someone else holds: drawn disabled before, and its key vanished
-    expect(kai.get_by_text(f"Not recorded: {held}: someone else holds it (see who above).")).to_be_visible(timeout=SAID_WITHIN_MS)
+    expect(kai.get_by_text(f"Not recorded: {held}: someone else holds it (see who above).")).to_be_visible(
+        timeout=SAID_WITHIN_MS
+    )
     shots(kai, "keys-land-held-case")
     assert _decided(app.data_dir, held) == 0  # said, and nothing recorded
 
@@ -76,7 +82,9 @@ def test_a_key_on_a_case_another_reviewer_holds_or_past_the_queue_end_says_why_i
     expect(kai.get_by_role("heading", name=re.compile(f"^{re.escape(ids[-1])}:"))).to_be_visible(timeout=60_000)
     settled(kai)
     _key(kai, "j")  # past the queue's end: nowhere to go, and it says so
-    expect(kai.get_by_text(f"{ids[-1]} is the last case of the queue shown: there is no next one.")).to_be_visible(timeout=SAID_WITHIN_MS)
+    expect(kai.get_by_text(f"{ids[-1]} is the last case of the queue shown: there is no next one.")).to_be_visible(
+        timeout=SAID_WITHIN_MS
+    )
     assert re.search(rf"case={re.escape(ids[-1])}\b", kai.url)
     _key(kai, "k")  # and the next key moves as before
     expect(kai.get_by_role("heading", name=re.compile(f"^{re.escape(ids[-2])}:"))).to_be_visible(timeout=SAID_WITHIN_MS)

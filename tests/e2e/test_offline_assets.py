@@ -36,8 +36,12 @@ def test_no_request_leaves_the_machine(app, page: Page):
     _open(page, app.url, "Recall Review")
     _open(page, f"{app.url}/overview", "Overview")
     _open(page, f"{app.url}/exceptions?case=E-1002", "E-1002:", "Exact")
-    trace = TraceRequest(bank=app.finance_bank, query="price variance V02", tags=("vendor:V02", "type:price_variance"),
-                         tags_match="all_strict")
+    trace = TraceRequest(
+        bank=app.finance_bank,
+        query="price variance V02",
+        tags=("vendor:V02", "type:price_variance"),
+        tags_match="all_strict",
+    )
     _open(page, trace_url(trace, app.url), "Recall traces")
     click_button(page, re.compile("Run this recall"))
     expect(page.get_by_test_id("stPlotlyChart").first).to_be_visible(timeout=WAIT)  # the charts drawn too

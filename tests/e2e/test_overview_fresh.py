@@ -28,8 +28,15 @@ def test_a_fresh_demo_start_shows_overview_figures_without_pressing_anything(hin
     env.update(hindsight.env(finance=f"fresh-fin-{suffix}", support=f"fresh-sup-{suffix}"))
     env["RECALL_REVIEW_DATA_DIR"] = str(data_dir)
     try:
-        seeded = subprocess.run([sys.executable, "-m", "dashboard", "seed", "--json"], cwd=REPO, env=env, capture_output=True,
-                                text=True, timeout=600, check=False)
+        seeded = subprocess.run(
+            [sys.executable, "-m", "dashboard", "seed", "--json"],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
         assert seeded.returncode == 0, seeded.stderr[-3000:]
         assert json.loads(seeded.stdout)["case_flags"]["exceptions"] == 18
         with serve_app(env, data_dir, start=start_warmed) as url:
@@ -37,10 +44,16 @@ def test_a_fresh_demo_start_shows_overview_figures_without_pressing_anything(hin
             expect(page.get_by_role("heading", name="Overview")).to_be_visible(timeout=60_000)
             expect(page.get_by_text(re.compile(r"^18 of 18 queued cases measured"))).to_be_visible(timeout=60_000)
             expect(page.get_by_text(re.compile(r"^12 of 12 tickets measured"))).to_be_visible()
-            headline = page.get_by_role("heading", name=re.compile(r"^30 cases \(18 exceptions, 12 tickets\): 0 decided, 30 open\. "))
+            headline = page.get_by_role(
+                "heading", name=re.compile(r"^30 cases \(18 exceptions, 12 tickets\): 0 decided, 30 open\. ")
+            )
             expect(headline).to_be_visible()
             # the demo's naive agents leaked another customer's records into T-2004 and T-2010, and were crowded out: said so
-            wrong = page.get_by_text(re.compile(r"^What went wrong: \d+ cases with incidents, all from the deliberately naive agents the demo runs"))
+            wrong = page.get_by_text(
+                re.compile(
+                    r"^What went wrong: \d+ cases with incidents, all from the deliberately naive agents the demo runs"
+                )
+            )
             expect(wrong).to_contain_text("2 tickets (T-2004, T-2010): another customer's records reached the answer")
             expect(metric(page, "Exceptions saved")).to_have_text(re.compile(r"^[1-9]\d*$"))
             expect(metric(page, "Cases with incidents")).to_have_text(re.compile(r"^[1-9]\d*$"))
@@ -48,7 +61,9 @@ def test_a_fresh_demo_start_shows_overview_figures_without_pressing_anything(hin
             audited = re.compile(r"from [1-9]\d* agent runs and [1-9]\d* recalls read from Hindsight's audit log")
             expect(page.get_by_text(audited)).to_be_visible()  # the audit log's projection, in the store since the seed
             expect(page.get_by_test_id("stVegaLiteChart").first).to_be_visible()
-            assert page.get_by_text("Measuring the cases no one has recalled yet").count() == 0  # the seed measured them
+            assert (
+                page.get_by_text("Measuring the cases no one has recalled yet").count() == 0
+            )  # the seed measured them
             body = page.inner_text("body")
             assert "n/a" not in body and "kind=" not in body and "queue=" not in body
             assert "p50_ms" not in body and "crowd-outs" not in body.lower()  # plain words
@@ -68,11 +83,20 @@ def test_a_fresh_demo_start_shows_overview_figures_without_pressing_anything(hin
                     rows.add(round(box["y"]))
                 assert len(rows) == 1, (width, rows)  # one row: read together
                 charts = page.get_by_test_id("stVegaLiteChart").count()
-                takeaways = page.get_by_text(re.compile(r"^(Reviewers kept|Most |\d+ kinds, |The two-step search saved|The agent most often|"
-                                                        r"\d+ of \d+ cases are decided|\d+ old record|\d+% of \d+ support records|9 in 10 recalls)"))
-                assert takeaways.count() >= charts - 1 >= 5, (charts, takeaways.all_inner_texts())  # agreement: one takeaway, two panels
+                takeaways = page.get_by_text(
+                    re.compile(
+                        r"^(Reviewers kept|Most |\d+ kinds, |The two-step search saved|The agent most often|"
+                        r"\d+ of \d+ cases are decided|\d+ old record|\d+% of \d+ support records|9 in 10 recalls)"
+                    )
+                )
+                assert takeaways.count() >= charts - 1 >= 5, (
+                    charts,
+                    takeaways.all_inner_texts(),
+                )  # agreement: one takeaway, two panels
                 page.mouse.move(0, 0)
-                page.screenshot(path=str((README_SHOTS if UPDATE_SHOTS else ARTIFACTS) / f"overview-{width}x{height}.png"))
+                page.screenshot(
+                    path=str((README_SHOTS if UPDATE_SHOTS else ARTIFACTS) / f"overview-{width}x{height}.png")
+                )
             page.set_viewport_size(VIEWPORT)
 
             # the Incidents page counts them in the same words, and reads each summary in full as text
@@ -80,7 +104,9 @@ def test_a_fresh_demo_start_shows_overview_figures_without_pressing_anything(hin
             count = page.get_by_text(re.compile(r"^\d+ case\(s\) with incidents \(\d+ incident\(s\)\)\.$"))
             expect(count).to_be_visible(timeout=60_000)
             assert count.inner_text().startswith(f"{cases_with_incidents} case(s) with incidents")
-            expect(page.get_by_text(re.compile(r"^T-2004: another customer's records reached the answer")).first).to_be_visible()
+            expect(
+                page.get_by_text(re.compile(r"^T-2004: another customer's records reached the answer")).first
+            ).to_be_visible()
             settled(page)
             shots(page, "incidents", readme=True)
 

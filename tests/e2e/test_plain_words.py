@@ -26,7 +26,9 @@ def raw_terms(text: str) -> list[str]:
 
 def test_raw_terms_are_caught():
     assert raw_terms("Tags: customer:ann-lee (any_strict)\nfine line\nthe keyword arm (BM25)") == [
-        "'any_strict' in 'Tags: customer:ann-lee (any_strict)'", "'arm' in 'the keyword arm (BM25)'"]
+        "'any_strict' in 'Tags: customer:ann-lee (any_strict)'",
+        "'arm' in 'the keyword arm (BM25)'",
+    ]
     assert not raw_terms("Armstrong banked on embarking")  # whole words only
 
 

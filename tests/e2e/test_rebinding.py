@@ -93,7 +93,8 @@ def test_sign_in_off_a_rebound_name_records_nothing_and_127_0_0_1_records_the_de
 
 
 def test_sign_in_on_a_rebound_name_is_refused_and_a_signed_in_reviewer_on_127_0_0_1_records_the_decision(
-        signed_in_app, rebinding_browser):  # noqa: F811
+    signed_in_app, rebinding_browser
+):  # noqa: F811
     app = signed_in_app
     token = _read_token(app.data_dir)
     _refused_on_the_rebound_name(rebinding_browser, app.url, token)

@@ -12,10 +12,10 @@ from playwright.sync_api import Page, expect
 
 from dashboard.agents.findings import find_incidents, store_incident_kinds
 from dashboard.agents.runner import run_ticket
-from dashboard.store.agent_runs import AgentRunStore
+from dashboard.finance.models import OUTCOME_WORDS
 from dashboard.review.casework import Casework
 from dashboard.review.curation import Curation
-from dashboard.finance.models import OUTCOME_WORDS
+from dashboard.store.agent_runs import AgentRunStore
 from tests.e2e.conftest import click_button, decision_form, heading, metric, open_select, press, settled, ticket_form
 from tests.helpers import demo_ticket
 
@@ -63,8 +63,12 @@ def form_starts_clean(page: Page) -> None:
     settled(page)
     current = page.locator('[data-testid="stElementContainer"][data-stale="false"]')
     expect(current.get_by_role("radio", name=re.compile(r"^Accept: "))).to_be_checked()
-    expect(current.get_by_test_id("stSelectbox").filter(has_text="Override outcome")).to_have_text(re.compile(r"^Override outcome\s*$"))  # none chosen
-    expect(current.get_by_role("radiogroup", name=re.compile("^Reason code")).get_by_role("radio", checked=True)).to_have_count(0)
+    expect(current.get_by_test_id("stSelectbox").filter(has_text="Override outcome")).to_have_text(
+        re.compile(r"^Override outcome\s*$")
+    )  # none chosen
+    expect(
+        current.get_by_role("radiogroup", name=re.compile("^Reason code")).get_by_role("radio", checked=True)
+    ).to_have_count(0)
     expect(current.locator('textarea[aria-label="Note"]')).to_have_value("")
 
 
@@ -100,7 +104,9 @@ def test_a_finance_reviewer_records_exactly_what_each_case_showed(app, page: Pag
     # 1. A on E-1012: it records the recommendation the button names, and says where the page moved on.
     recommended = shown_recommendation(page)
     press(page, "a")
-    moved_on(page, rf"^E-1012 recorded: {re.escape(OUTCOME_WORDS[recommended])} \(decision #\d+\).* Now E-1013: ", "E-1013:")
+    moved_on(
+        page, rf"^E-1012 recorded: {re.escape(OUTCOME_WORDS[recommended])} \(decision #\d+\).* Now E-1013: ", "E-1013:"
+    )
     decided = outbox.latest("exception", "E-1012").decision
     assert (decided.outcome, decided.overridden, decided.reason_code, decided.note) == (recommended, False, None, "")
     assert decided.agent_recommendation == recommended
@@ -116,9 +122,18 @@ def test_a_finance_reviewer_records_exactly_what_each_case_showed(app, page: Pag
     page.locator('textarea[aria-label="Note"]').fill("E-1013: PO 7713 amended on 2 Dec.")
     shots(page, "journey-finance-override")
     click_button(page, "Record decision")
-    expect(page.get_by_text(re.compile(rf"^E-1013 recorded: {re.escape(OUTCOME_WORDS[outcome])} \(decision #\d+\).* Now E-1014: "))).to_be_visible()
+    expect(
+        page.get_by_text(
+            re.compile(rf"^E-1013 recorded: {re.escape(OUTCOME_WORDS[outcome])} \(decision #\d+\).* Now E-1014: ")
+        )
+    ).to_be_visible()
     decided = outbox.latest("exception", "E-1013").decision
-    assert (decided.outcome, decided.overridden, decided.reason_code, decided.note) == (outcome, True, "CONTRACT_AMENDMENT", "E-1013: PO 7713 amended on 2 Dec.")
+    assert (decided.outcome, decided.overridden, decided.reason_code, decided.note) == (
+        outcome,
+        True,
+        "CONTRACT_AMENDMENT",
+        "E-1013: PO 7713 amended on 2 Dec.",
+    )
     assert decided.agent_recommendation == recommended
     expect(heading(page, "E-1014:")).to_be_visible()
     form_starts_clean(page)
@@ -130,14 +145,18 @@ def test_a_finance_reviewer_records_exactly_what_each_case_showed(app, page: Pag
     decided = outbox.latest("exception", "E-1014").decision
     assert (decided.outcome, decided.overridden, decided.reason_code, decided.note) == (recommended, False, None, "")
 
-    assert outbox.latest("exception", "E-1010") is None and outbox.latest("exception", "E-1011") is None  # abandoned: nothing
+    assert (
+        outbox.latest("exception", "E-1010") is None and outbox.latest("exception", "E-1011") is None
+    )  # abandoned: nothing
     assert [h.case_id for h in outbox.history("exception")] == ["E-1014", "E-1013", "E-1012"]
     expect(heading(page, "E-1015:")).to_be_visible()  # moved on after E-1014
     press(page, "k")
     expect(heading(page, "E-1014:")).to_be_visible()
     press(page, "k")  # back to E-1013: its form starts clean too, under the decision it shows
     expect(heading(page, "E-1013:")).to_be_visible()
-    expect(page.get_by_text(re.compile(rf"^Decided: {re.escape(OUTCOME_WORDS[outcome])} \(override of "))).to_be_visible()
+    expect(
+        page.get_by_text(re.compile(rf"^Decided: {re.escape(OUTCOME_WORDS[outcome])} \(override of "))
+    ).to_be_visible()
     form_starts_clean(page)
     shots(page, "journey-finance-decided")
 
@@ -157,15 +176,21 @@ def test_a_support_lead_decides_a_legacy_ticket_with_its_form_in_view(app, hinds
     page.goto(f"{app.url}/tickets?ticket=T-2004")
     expect(heading(page, "T-2004: Ann Lee")).to_be_visible()
     settled(page)
-    incident = page.get_by_text(re.compile(r"^Incident in .+ run .*: another customer's records reached the answer\."))  # whose run
-    legacy = page.get_by_text(re.compile("^This customer has no tagged history yet: old untagged records were searched"))
+    incident = page.get_by_text(
+        re.compile(r"^Incident in .+ run .*: another customer's records reached the answer\.")
+    )  # whose run
+    legacy = page.get_by_text(
+        re.compile("^This customer has no tagged history yet: old untagged records were searched")
+    )
     response = page.locator('textarea[aria-label="Response to send"]')
     record = page.get_by_role("button", name="Record decision")
     scrolled_to_top(page)
     for seen in (incident, legacy, response, record):  # at 1440x900, nothing scrolled
         expect(seen).to_be_visible()
         in_view(seen)
-    expect(page.get_by_text(re.compile(r"^Not used because: names another customer \(\d+\)"))).to_be_visible()  # folded, counted
+    expect(
+        page.get_by_text(re.compile(r"^Not used because: names another customer \(\d+\)"))
+    ).to_be_visible()  # folded, counted
     shots(page, "tickets", readme=True)
 
     type_name(page, "Rita Lead")
@@ -173,7 +198,11 @@ def test_a_support_lead_decides_a_legacy_ticket_with_its_form_in_view(app, hinds
     edited = "Hi Ann, the duplicate November charge is refunded; it shows on your card in 5-7 business days."
     response.fill(edited)
     click_button(page, "Record decision")
-    moved_on(page, r"^T-2004 recorded: the drafted response edited, then sent \(decision #\d+\).* Now T-2005, Ann Leeds\.$", "T-2005: Ann Leeds")
+    moved_on(
+        page,
+        r"^T-2004 recorded: the drafted response edited, then sent \(decision #\d+\).* Now T-2005, Ann Leeds\.$",
+        "T-2005: Ann Leeds",
+    )
     shots(page, "journey-support-moved-on")
     decided = app.outbox().latest("ticket", "T-2004").decision
     assert (decided.action, decided.details["response"], decided.reviewer) == ("edit_and_approve", edited, "Rita Lead")

@@ -22,10 +22,10 @@ from itsdangerous import URLSafeTimedSerializer
 from playwright.sync_api import Browser, Page, expect
 
 from dashboard.cli.app_server import serve_app
+from dashboard.delivery.outbox import Outbox
 from dashboard.processes import free_port
 from dashboard.review.approvals import Approvals
 from dashboard.store.db import make_engine
-from dashboard.delivery.outbox import Outbox
 from tests.conftest import SIGNING_SECRET, seed_demo_banks
 from tests.e2e.conftest import ARTIFACTS, VIEWPORT, WAIT, click_button, heading, settled
 from tests.oidc_provider import Provider, auth_secrets, client_for, oidc_provider
@@ -33,23 +33,65 @@ from tests.warm_app import start_warmed
 
 pytestmark = pytest.mark.browser
 
-DANA = {"login": "dana", "password": "dana-pw-1", "sub": "u-dana-7c1", "name": "Dana Reviewer", "email": "dana@example.com",
-        "groups": ["ap-reviewers"]}
-RAY = {"login": "ray", "password": "ray-pw-2", "sub": "u-ray-3f9", "name": "Ray Second", "email": "ray@example.com",
-       "groups": ["ap-reviewers"]}
-LEE = {"login": "lee", "password": "lee-pw-3", "sub": "u-lee-5b2", "name": "Lee Lead", "email": "lee@example.com",
-       "groups": ["ap-leads"]}
-VIC = {"login": "vic", "password": "vic-pw-4", "sub": "u-vic-9d0", "name": "Vic Viewer", "email": "vic@example.com",
-       "groups": ["stakeholders"]}
-BRIEF = {"login": "brief", "password": "brief-pw-5", "sub": "u-brief-2a4", "name": "Bea Brief", "email": "bea@example.com",
-         "groups": ["ap-reviewers"], "id_token_ttl": 12}
+DANA = {
+    "login": "dana",
+    "password": "dana-pw-1",
+    "sub": "u-dana-7c1",
+    "name": "Dana Reviewer",
+    "email": "dana@example.com",
+    "groups": ["ap-reviewers"],
+}
+RAY = {
+    "login": "ray",
+    "password": "ray-pw-2",
+    "sub": "u-ray-3f9",
+    "name": "Ray Second",
+    "email": "ray@example.com",
+    "groups": ["ap-reviewers"],
+}
+LEE = {
+    "login": "lee",
+    "password": "lee-pw-3",
+    "sub": "u-lee-5b2",
+    "name": "Lee Lead",
+    "email": "lee@example.com",
+    "groups": ["ap-leads"],
+}
+VIC = {
+    "login": "vic",
+    "password": "vic-pw-4",
+    "sub": "u-vic-9d0",
+    "name": "Vic Viewer",
+    "email": "vic@example.com",
+    "groups": ["stakeholders"],
+}
+BRIEF = {
+    "login": "brief",
+    "password": "brief-pw-5",
+    "sub": "u-brief-2a4",
+    "name": "Bea Brief",
+    "email": "bea@example.com",
+    "groups": ["ap-reviewers"],
+    "id_token_ttl": 12,
+}
 MARKUP = "<img src=x onerror=alert(1)> **Mal** [x](javascript:alert(1))"
-MAL = {"login": "mal", "password": "mal-pw-6", "sub": "u-mal-0e7", "name": MARKUP, "email": "mal@example.com",
-       "groups": ["ap-reviewers"]}
+MAL = {
+    "login": "mal",
+    "password": "mal-pw-6",
+    "sub": "u-mal-0e7",
+    "name": MARKUP,
+    "email": "mal@example.com",
+    "groups": ["ap-reviewers"],
+}
 USERS = [DANA, RAY, LEE, VIC, BRIEF, MAL]
 COOKIE = "_streamlit_user"  # Streamlit's session cookie: the ID token's claims, signed
 COOKIE_SECRET = "test-cookie-secret-0123456789abcdef"  # tests/oidc_provider.auth_secrets's default
-ROLES = {"lead": ["group:ap-leads"], "reviewer": ["group:ap-reviewers"], "viewer": ["group:stakeholders"], "signed_in": "viewer"}
+ROLES = {
+    "lead": ["group:ap-leads"],
+    "reviewer": ["group:ap-reviewers"],
+    "viewer": ["group:stakeholders"],
+    "signed_in": "viewer",
+}
 
 
 @dataclass
@@ -74,9 +116,14 @@ def signed_in_app(hindsight, tmp_path_factory) -> Iterator[SignedInApp]:
     data_dir = Path(tempfile.mkdtemp(prefix="recall-review-sign-in-"))
     env = {k: v for k, v in os.environ.items() if k != "HINDSIGHT_API_URL"}
     env.update(hindsight.env(finance=banks.finance, support=banks.support))
-    env.update({"RECALL_REVIEW_REQUIRE_LOGIN": "true", "RECALL_REVIEW_ROLES": json.dumps(ROLES),
-                "RECALL_REVIEW_APPROVAL_LIMITS": json.dumps({"reviewer": 10000, "lead": 50000}),
-                "RECALL_REVIEW_SECOND_REVIEW_SHARE": "0.10"})
+    env.update(
+        {
+            "RECALL_REVIEW_REQUIRE_LOGIN": "true",
+            "RECALL_REVIEW_ROLES": json.dumps(ROLES),
+            "RECALL_REVIEW_APPROVAL_LIMITS": json.dumps({"reviewer": 10000, "lead": 50000}),
+            "RECALL_REVIEW_SECOND_REVIEW_SHARE": "0.10",
+        }
+    )
     try:
         with oidc_provider(tmp_path_factory.mktemp("oidc"), USERS, [client]) as provider:
             (data_dir / ".streamlit").mkdir(parents=True)
@@ -140,7 +187,9 @@ def cannot_decide(page: Page) -> None:
     assert page.get_by_role("button", name="Record decision").count() == 0
 
 
-def test_a_reviewer_signs_in_on_the_providers_page_and_the_decision_records_who_the_provider_said(signed_in_app, new_page, shots):
+def test_a_reviewer_signs_in_on_the_providers_page_and_the_decision_records_who_the_provider_said(
+    signed_in_app, new_page, shots
+):
     app, page = signed_in_app, new_page()
     page.goto(app.url + "/exceptions?case=E-1002")
     expect(page.get_by_text("Sign in to review.")).to_be_visible()  # nothing of the queue before sign-in
@@ -163,14 +212,21 @@ def test_a_reviewer_signs_in_on_the_providers_page_and_the_decision_records_who_
     expect(page.get_by_text(re.compile("E-1002 recorded"))).to_be_visible()
     (stored,) = app.decisions("E-1002")
     d = stored.decision
-    assert (d.reviewer, d.authenticated, d.reviewer_subject, d.reviewer_issuer) == ("Dana Reviewer", True, DANA["sub"], app.provider.issuer)
+    assert (d.reviewer, d.authenticated, d.reviewer_subject, d.reviewer_issuer) == (
+        "Dana Reviewer",
+        True,
+        DANA["sub"],
+        app.provider.issuer,
+    )
 
     sign_out(page)
     page.goto(app.url + "/exceptions?case=E-1002")
     expect(page.get_by_text("Sign in to review.")).to_be_visible()
 
 
-def test_a_deep_link_to_a_case_signs_in_and_lands_on_that_case_and_the_decision_keeps_subject_issuer_and_role(signed_in_app, new_page, shots):
+def test_a_deep_link_to_a_case_signs_in_and_lands_on_that_case_and_the_decision_keeps_subject_issuer_and_role(
+    signed_in_app, new_page, shots
+):
     app, page = signed_in_app, new_page()
     page.goto(app.url + "/exceptions?case=E-1017")
     expect(page.get_by_text("Sign in to review.")).to_be_visible()
@@ -191,7 +247,9 @@ def test_a_deep_link_to_a_case_signs_in_and_lands_on_that_case_and_the_decision_
     assert not any(c["name"] == "recall_review_return_to" for c in page.context.cookies())  # used once, then gone
 
 
-def test_a_viewer_cannot_decide_and_a_reviewer_taken_out_of_the_group_is_a_viewer_at_the_next_sign_in(signed_in_app, new_page):
+def test_a_viewer_cannot_decide_and_a_reviewer_taken_out_of_the_group_is_a_viewer_at_the_next_sign_in(
+    signed_in_app, new_page
+):
     app = signed_in_app
     vic = new_page()
     sign_in(vic, app, VIC)
@@ -214,7 +272,9 @@ def test_a_viewer_cannot_decide_and_a_reviewer_taken_out_of_the_group_is_a_viewe
     assert app.decisions("E-1005") == []
 
 
-def test_an_approval_above_the_limit_is_released_by_another_signed_in_person_never_by_its_proposer_under_another_name(signed_in_app, new_page, shots):
+def test_an_approval_above_the_limit_is_released_by_another_signed_in_person_never_by_its_proposer_under_another_name(
+    signed_in_app, new_page, shots
+):
     app = signed_in_app
     dana = new_page()
     sign_in(dana, app, DANA)
@@ -223,11 +283,15 @@ def test_an_approval_above_the_limit_is_released_by_another_signed_in_person_nev
     expect(dana.get_by_text(re.compile("E-1004 recorded: .* awaiting a second approval"))).to_be_visible()
 
     sign_out(dana)  # the provider now calls her something else: still one person, her subject
-    app.provider.set_users([{**DANA, "name": "Dana R. Smith", "groups": ["ap-leads"]} if u is DANA else u for u in USERS])
+    app.provider.set_users(
+        [{**DANA, "name": "Dana R. Smith", "groups": ["ap-leads"]} if u is DANA else u for u in USERS]
+    )
     try:
         sign_in(dana, app, {**DANA, "name": "Dana R. Smith"})
         open_case(dana, app, "E-1004")
-        expect(dana.get_by_text(re.compile("You cannot give the second approval: Dana Reviewer proposed this decision"))).to_be_visible()
+        expect(
+            dana.get_by_text(re.compile("You cannot give the second approval: Dana Reviewer proposed this decision"))
+        ).to_be_visible()
         expect(dana.get_by_role("button", name="Confirm and release to memory")).to_be_disabled()
     finally:
         app.provider.set_users(USERS)
@@ -253,7 +317,9 @@ def test_a_blind_second_review_is_refused_to_the_first_reviewer(signed_in_app, n
     click_button(dana, "Record decision")
     expect(dana.get_by_text(re.compile("E-1013 recorded: .* held for a blind second review"))).to_be_visible()
     open_case(dana, app, "E-1013")
-    expect(dana.get_by_text("You cannot decide it here: You made the first decision on this case", exact=False)).to_be_visible()
+    expect(
+        dana.get_by_text("You cannot decide it here: You made the first decision on this case", exact=False)
+    ).to_be_visible()
     expect(dana.get_by_role("button", name="Record decision")).to_be_disabled()
 
     ray = new_page()
@@ -287,9 +353,20 @@ def _signed(claims: dict, secret: str = COOKIE_SECRET) -> str:
 
 def _claims(app: SignedInApp, user: dict, **changed) -> dict:
     now = int(time.time())
-    return {"iss": app.provider.issuer, "aud": "recall-review", "sub": user["sub"], "name": user["name"], "email": user["email"],
-            "groups": user["groups"], "iat": now, "exp": now + 3600, "is_logged_in": True, "provider": "default",
-            "origin": app.url, **changed}
+    return {
+        "iss": app.provider.issuer,
+        "aud": "recall-review",
+        "sub": user["sub"],
+        "name": user["name"],
+        "email": user["email"],
+        "groups": user["groups"],
+        "iat": now,
+        "exp": now + 3600,
+        "is_logged_in": True,
+        "provider": "default",
+        "origin": app.url,
+        **changed,
+    }
 
 
 def _with_cookie(page: Page, app: SignedInApp, value: str) -> None:
@@ -304,8 +381,10 @@ def test_a_forged_or_altered_session_cookie_signs_no_one_in(signed_in_app, new_p
     (real,) = [c for c in page.context.cookies() if c["name"] == COOKIE]
     payload, stamp, signature = real["value"].rsplit(".", 2)
     lee = URLSafeTimedSerializer("x", salt=COOKIE).dumps(json.dumps(_claims(app, LEE))).rsplit(".", 2)[0]
-    for forged in (f"{lee}.{stamp}.{signature}",  # Dana's signature on Lee's claims
-                   _signed(_claims(app, LEE), secret="not-the-deployments-secret-0123456789")):
+    for forged in (
+        f"{lee}.{stamp}.{signature}",  # Dana's signature on Lee's claims
+        _signed(_claims(app, LEE), secret="not-the-deployments-secret-0123456789"),
+    ):
         _with_cookie(page, app, forged)
         expect(page.get_by_text("Sign in to review.")).to_be_visible()
         expect(page.get_by_text("Signed in as", exact=False)).to_have_count(0)
@@ -320,8 +399,13 @@ def test_a_session_from_another_issuer_or_for_another_application_is_refused_in_
     app, page = signed_in_app, new_page()
     _with_cookie(page, app, _signed(_claims(app, LEE)))  # the same cookie with this provider's claims does sign in
     expect(page.get_by_text("Signed in as Lee Lead", exact=True)).to_be_visible()
-    for changed, said in (({"iss": "http://127.0.0.1:9/another-provider"}, "This sign-in was issued by 'http://127.0.0.1:9/another-provider'"),
-                          ({"aud": "another-app"}, "This sign-in was issued for another application ('another-app')")):
+    for changed, said in (
+        (
+            {"iss": "http://127.0.0.1:9/another-provider"},
+            "This sign-in was issued by 'http://127.0.0.1:9/another-provider'",
+        ),
+        ({"aud": "another-app"}, "This sign-in was issued for another application ('another-app')"),
+    ):
         _with_cookie(page, app, _signed(_claims(app, LEE, **changed)))
         expect(page.get_by_text(said, exact=False)).to_be_visible()
         expect(page.get_by_text("Sign in to review.")).to_be_visible()
@@ -332,11 +416,17 @@ def test_a_session_from_another_issuer_or_for_another_application_is_refused_in_
 def test_a_replayed_or_stateless_callback_signs_no_one_in(signed_in_app, new_page):
     app, page = signed_in_app, new_page()
     callbacks: list[str] = []
-    page.on("request", lambda request: callbacks.append(request.url) if "/oauth2callback?code=" in request.url else None)
+    page.on(
+        "request", lambda request: callbacks.append(request.url) if "/oauth2callback?code=" in request.url else None
+    )
     sign_in(page, app, DANA)
     sign_out(page)
     (callback,) = callbacks
-    for url in (callback, f"{app.url}/oauth2callback?code=made-up", f"{app.url}/oauth2callback?code=made-up&state=made-up"):
+    for url in (
+        callback,
+        f"{app.url}/oauth2callback?code=made-up",
+        f"{app.url}/oauth2callback?code=made-up&state=made-up",
+    ):
         page.goto(url)
         expect(page.get_by_role("button", name="Sign in")).to_be_visible()
         expect(page.get_by_text("Signed in as", exact=False)).to_have_count(0)
@@ -365,7 +455,9 @@ def test_the_audit_log_names_the_provider_subject_of_each_signed_in_decision(sig
     click_button(page, "Record decision")
     expect(page.get_by_text(re.compile("E-1016 recorded"))).to_be_visible()
     page.goto(app.url + "/audit")
-    expect(page.get_by_text(f"by Lee Lead (subject {LEE['sub']} at {app.provider.issuer})", exact=False)).to_be_visible()
+    expect(
+        page.get_by_text(f"by Lee Lead (subject {LEE['sub']} at {app.provider.issuer})", exact=False)
+    ).to_be_visible()
     (row,) = [r for r in audit_rows(app.outbox().history(), {}) if r.case_id == "E-1016"]
     assert (row.reviewer, row.reviewer_subject, row.reviewer_issuer) == ("Lee Lead", LEE["sub"], app.provider.issuer)
     assert f"Lee Lead,True,{LEE['sub']},{app.provider.issuer}" in to_csv([row])

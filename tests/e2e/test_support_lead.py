@@ -20,7 +20,9 @@ def _words(text: str) -> str:
 
 def test_every_record_found_but_not_used_reads_in_full(app, hindsight, page: Page, shots):
     gateway = hindsight.gateway
-    rejected = recall_for_ticket(gateway.recall, app.support_bank, "Ann Lee", demo_ticket("T-2004").issue, read_document=gateway.document).legacy_rejected
+    rejected = recall_for_ticket(
+        gateway.recall, app.support_bank, "Ann Lee", demo_ticket("T-2004").issue, read_document=gateway.document
+    ).legacy_rejected
     page.goto(f"{app.url}/tickets?ticket=T-2004")
     title = page.get_by_text(f"Records found but not used ({len(rejected)})", exact=True)
     expect(title).to_be_visible(timeout=WAIT)
@@ -38,13 +40,17 @@ def test_every_record_found_but_not_used_reads_in_full(app, hindsight, page: Pag
         line = page.get_by_text(text, exact=False).first
         line.scroll_into_view_if_needed()
         box = line.bounding_box()
-        assert box is not None and box["x"] + box["width"] <= VIEWPORT["width"], text  # wrapped within the page, never cut off
+        assert box is not None and box["x"] + box["width"] <= VIEWPORT["width"], (
+            text
+        )  # wrapped within the page, never cut off
     shots(page, "tickets-legacy-not-used")
 
 
 def test_a_lead_migrates_the_legacy_records_a_tagged_recall_left_out(app, hindsight, page: Page, shots):
     ticket = demo_ticket("T-2004")  # approved: Ann Lee now has a tagged record
-    decision = ticket_decision(ticket, action="approve", reviewer="Rita", authenticated=False, decided_at=datetime(2026, 11, 13, tzinfo=UTC))
+    decision = ticket_decision(
+        ticket, action="approve", reviewer="Rita", authenticated=False, decided_at=datetime(2026, 11, 13, tzinfo=UTC)
+    )
     hindsight.gateway.retain(app.support_bank, [interaction_record(ticket, decision)])
 
     page.goto(f"{app.url}/tickets?ticket=T-2012")

@@ -18,8 +18,8 @@ import pytest
 import sqlalchemy as sa
 from playwright.sync_api import Browser, Page, expect
 
-from dashboard.store.db import make_engine
 from dashboard.processes import free_port
+from dashboard.store.db import make_engine
 from tests.e2e.conftest import click_button, serve_app, settled
 from tests.warm_app import start_warmed
 
@@ -62,7 +62,11 @@ def _decide(page: Page, url: str, case: str, reviewer: str) -> None:
     page.locator('input[aria-label="Reviewer name"]').press("Tab")
     settled(page)
     click_button(page, "Record decision")
-    expect(page.get_by_text(re.compile(r"recorded: \w+ \(decision #\d+\); it is saved to the agents' memory when Hindsight answers"))).to_be_visible()
+    expect(
+        page.get_by_text(
+            re.compile(r"recorded: \w+ \(decision #\d+\); it is saved to the agents' memory when Hindsight answers")
+        )
+    ).to_be_visible()
 
 
 def test_with_hindsight_down_and_an_empty_cache_a_finance_decision_is_recorded(page: Page, shots):
@@ -106,7 +110,9 @@ def test_a_viewer_cannot_decide(page: Page):
     with serve(RECALL_REVIEW_ROLE="viewer", **hindsight_down()) as (url, data_dir):
         page.goto(f"{url}/exceptions?case=E-1002")
         expect(page.get_by_text("Your role (viewer) can read this case but not decide it.")).to_be_visible()
-        expect(page.get_by_text("Sign-in is off (one-person mode, served on this machine only): everyone acts as viewer")).to_be_visible()
+        expect(
+            page.get_by_text("Sign-in is off (one-person mode, served on this machine only): everyone acts as viewer")
+        ).to_be_visible()
         assert page.get_by_role("button", name="Record decision").count() == 0
         page.keyboard.press("a")  # the accept shortcut records nothing either
         settled(page)
@@ -115,7 +121,10 @@ def test_a_viewer_cannot_decide(page: Page):
 
 def test_a_reviewer_cannot_apply_the_migration(hindsight, page: Page):
     hindsight.gateway.ensure_bank("team-e2e-sup")
-    with serve(RECALL_REVIEW_ROLE="reviewer", **hindsight.env(finance="team-e2e-fin", support="team-e2e-sup")) as (url, _d):
+    with serve(RECALL_REVIEW_ROLE="reviewer", **hindsight.env(finance="team-e2e-fin", support="team-e2e-sup")) as (
+        url,
+        _d,
+    ):
         page.goto(f"{url}/migration")
         expect(page.get_by_text("migrating needs the lead role")).to_be_visible()
         assert page.get_by_role("button", name="Apply migration").count() == 0

@@ -65,7 +65,10 @@ def _case(page: Page) -> str:
 
 def test_two_reviewers_at_once_keep_each_typed_name_and_every_key(app, browser):
     ids = _queue_order()
-    team = {"Ivy Typed": browser.new_context(viewport=VIEWPORT).new_page(), "Kai Typed": browser.new_context(viewport=VIEWPORT).new_page()}
+    team = {
+        "Ivy Typed": browser.new_context(viewport=VIEWPORT).new_page(),
+        "Kai Typed": browser.new_context(viewport=VIEWPORT).new_page(),
+    }
     for (name, page), start in zip(team.items(), (ids[0], ids[8])):
         _open(page, app.url, start)
     for name, page in team.items():  # both type at once, and press on without waiting for the page
@@ -80,9 +83,13 @@ def test_two_reviewers_at_once_keep_each_typed_name_and_every_key(app, browser):
         for name, page in team.items():
             case, key = pressed[name]
             if key == "j":
-                expect(_heading(page, ids[ids.index(case) + 1]), f"{name}'s J #{step} on {case}").to_be_visible(timeout=LANDS_WITHIN_MS)
+                expect(_heading(page, ids[ids.index(case) + 1]), f"{name}'s J #{step} on {case}").to_be_visible(
+                    timeout=LANDS_WITHIN_MS
+                )
             else:
-                expect(page.get_by_text(re.compile(rf"^{re.escape(case)} recorded: ")), f"{name}'s A on {case}").to_be_visible(timeout=LANDS_WITHIN_MS)
+                expect(
+                    page.get_by_text(re.compile(rf"^{re.escape(case)} recorded: ")), f"{name}'s A on {case}"
+                ).to_be_visible(timeout=LANDS_WITHIN_MS)
             expect(page.locator(NAME), f"{name}'s name after step {step}").to_have_value(name)
         page.wait_for_timeout(1_500)
     for page in team.values():
@@ -123,7 +130,10 @@ def test_a_name_typed_and_the_first_j_land_though_another_reviewers_decision_cha
         _a_records(kai, ids[10], "Kai Typed")
         settled(kai)
         expect(kai.locator(NAME)).to_have_value("Kai Typed")
-        assert {(row["case_id"], row["reviewer"]) for row in _stored(data_dir)} >= {(ids[0], "Ivy Typed"), (ivys_next, "Ivy Typed"),
-                                                                              (ids[10], "Kai Typed")}
+        assert {(row["case_id"], row["reviewer"]) for row in _stored(data_dir)} >= {
+            (ids[0], "Ivy Typed"),
+            (ivys_next, "Ivy Typed"),
+            (ids[10], "Kai Typed"),
+        }
         ivy.context.close()
         kai.context.close()

@@ -10,8 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from dashboard import demo_data
 from benches.team import ACCEPT_EVERY, _agent_reviewer, _cell, _check_decisions
+from dashboard import demo_data
 from dashboard.finance import queue as exception_queue
 from dashboard.finance.models import ExceptionCase
 from dashboard.queue_files import load_rows
@@ -32,7 +32,11 @@ def test_two_reviewers_through_the_agent_api_land_every_key_and_the_store_holds_
     assert len(presses) == 2 * KEYS
     assert [p for p in presses if p.seconds is None] == []  # no key lost
     accepts = [p for p in presses if p.key == "A"]
-    assert len(accepts) == 4 and {p.how for p in accepts} <= {"moved", "refused"} and any(p.how == "moved" for p in accepts)
+    assert (
+        len(accepts) == 4
+        and {p.how for p in accepts} <= {"moved", "refused"}
+        and any(p.how == "moved" for p in accepts)
+    )
     assert all(p.how == "moved" and p.after != p.case for p in presses if p.key == "J")
     decided, verdict = _check_decisions(app.data_dir, app.finance_bank, presses)
     assert verdict.startswith("the ") and "MISMATCH" not in verdict, verdict

@@ -19,8 +19,8 @@ import pytest
 from playwright.sync_api import Browser, BrowserContext, Page, Response, expect
 
 from dashboard import demo_data
-from dashboard.store.db import make_engine
 from dashboard.delivery.outbox import Outbox, StoredDecision
+from dashboard.store.db import make_engine
 from tests.conftest import SIGNING_SECRET, DemoBanks, review_database, seed_demo_banks
 from tests.e2e.conftest import VIEWPORT, WAIT, click_button, heading, press, serve_app, settled
 from tests.load_balancer import COOKIE, INSTANCE_HEADER, Balancer, load_balancer
@@ -57,7 +57,9 @@ def team(hindsight, browser: Browser, tmp_path_factory) -> Iterator[Team]:
     queue_file = folder / "exceptions.csv"  # the demo queue plus a second Acme Fasteners price variance
     rows = demo_data.EXCEPTIONS.read_text().splitlines()
     e1002 = next(r for r in rows if r.startswith("E-1002,"))
-    queue_file.write_text("\n".join([*rows, e1002.replace("E-1002,", f"{SIBLING},", 1).replace("INV-9101", "INV-9901")]) + "\n")
+    queue_file.write_text(
+        "\n".join([*rows, e1002.replace("E-1002,", f"{SIBLING},", 1).replace("INV-9101", "INV-9901")]) + "\n"
+    )
     with review_database(hindsight.settings) as store_url, ExitStack() as stack:
         env = {k: v for k, v in os.environ.items() if k != "HINDSIGHT_API_URL"}
         env.update(hindsight.env(finance=banks.finance, support=banks.support))
@@ -165,7 +167,9 @@ def test_two_instances_behind_haproxy_sticky_sessions_fresh_evidence_and_one_dec
     # sibling (J) and comes back (K), in the same session, on the instance that cached its recall before the decision.
     ivy.type_name()
     click_button(ivy.page, "Record decision")
-    expect(ivy.page.get_by_text(re.compile(r"E-1002 recorded: \w+ \(decision #\d+\), saved to the agents' memory"))).to_be_visible()
+    expect(
+        ivy.page.get_by_text(re.compile(r"E-1002 recorded: \w+ \(decision #\d+\), saved to the agents' memory"))
+    ).to_be_visible()
     kai.cases.append(SIBLING)
     ivy.cases.append(open_case(ivy.page))  # auto-advance opened the next unreviewed case
     walk([kai, ivy], "j")
@@ -193,8 +197,14 @@ def test_two_instances_behind_haproxy_sticky_sessions_fresh_evidence_and_one_dec
     click_button(ivy.page, "Record decision")
     expect(ivy.page.get_by_text(re.compile(rf"{CONTESTED} recorded: \w+ \(decision #\d+\)"))).to_be_visible()
     click_button(kai.page, "Record decision")
-    expect(kai.page.get_by_text(re.compile(r"Not recorded yet: Ivy Instance decided this case meanwhile \(.+, decision #\d+, "
-                                           r"revision 1\)\. Nothing was overwritten: choose\."))).to_be_visible()
+    expect(
+        kai.page.get_by_text(
+            re.compile(
+                r"Not recorded yet: Ivy Instance decided this case meanwhile \(.+, decision #\d+, "
+                r"revision 1\)\. Nothing was overwritten: choose\."
+            )
+        )
+    ).to_be_visible()
     expect(kai.page.get_by_role("button", name="Keep theirs")).to_be_visible()
     stored = team.decisions(CONTESTED)  # the shared review store: one decision, Ivy's
     assert [(d.decision.reviewer, d.revision) for d in stored] == [("Ivy Instance", 1)], stored
@@ -211,4 +221,6 @@ def test_two_instances_behind_haproxy_sticky_sessions_fresh_evidence_and_one_dec
         assert [r.status for r in logged if r.uri.startswith("/_stcore/stream")] == [101, 101, 101], logged
         assert len(reviewer.sockets) == 3, reviewer.sockets
     servers = team.balancer.servers()  # HAProxy's own counters: both instances served sessions and passed their checks
-    assert all(int(servers[name]["stot"]) > 0 and servers[name]["check_status"] == "L7OK" for name in team.instances), servers
+    assert all(int(servers[name]["stot"]) > 0 and servers[name]["check_status"] == "L7OK" for name in team.instances), (
+        servers
+    )

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.e2e.conftest import VIEWPORT, WAIT, click_button, settled
 from tests.app.test_vouching_page import CASE, NOTE, SWUNG, agent_notes
+from tests.e2e.conftest import VIEWPORT, WAIT, click_button, settled
 
 pytestmark = pytest.mark.browser
 
@@ -24,7 +24,9 @@ def _open_vouching(page: Page, url: str, name: str) -> None:
     settled(page)
 
 
-def test_a_lead_proposes_another_confirms_in_her_own_session_and_the_case_is_decided(app, hindsight, browser: Browser, page: Page, shots):
+def test_a_lead_proposes_another_confirms_in_her_own_session_and_the_case_is_decided(
+    app, hindsight, browser: Browser, page: Page, shots
+):
     hindsight.gateway.retain(app.finance_bank, agent_notes())
     hindsight.settle(app.finance_bank)
     page.goto(f"{app.url}/exceptions?case={CASE}")
@@ -33,7 +35,8 @@ def test_a_lead_proposes_another_confirms_in_her_own_session_and_the_case_is_dec
     _open_vouching(page, app.url, "Lee")
     page.get_by_label("Document (for one document)").fill(NOTE)
     page.get_by_label("What you reviewed, and why the records can be trusted (at most 500 characters)").fill(
-        "Read the V05 note with AP: written by our intake agent")
+        "Read the V05 note with AP: written by our intake agent"
+    )
     click_button(page, "Propose vouching")
     expect(page.get_by_text(f"Proposed: vouch #1 for document {NOTE} of bank", exact=False)).to_be_visible(timeout=WAIT)
     shots(page, "vouch-proposed")
@@ -43,11 +46,17 @@ def test_a_lead_proposes_another_confirms_in_her_own_session_and_the_case_is_dec
         _open_vouching(other, app.url, "Dana")
         expect(other.get_by_text("Proposed by Lee on ", exact=False)).to_be_visible(timeout=WAIT)
         click_button(other, "Confirm")
-        expect(other.get_by_text("1 document(s) of " + app.finance_bank + " now of known origin (Lee, confirmed by Dana).", exact=False)).to_be_visible(timeout=WAIT)
+        expect(
+            other.get_by_text(
+                "1 document(s) of " + app.finance_bank + " now of known origin (Lee, confirmed by Dana).", exact=False
+            )
+        ).to_be_visible(timeout=WAIT)
         shots(other, "vouch-confirmed")
 
         other.goto(f"{app.url}/exceptions?case={CASE}")
-        expect(other.get_by_text("vouched for by Lee, confirmed by Dana after review", exact=False).first).to_be_visible(timeout=WAIT)
+        expect(
+            other.get_by_text("vouched for by Lee, confirmed by Dana after review", exact=False).first
+        ).to_be_visible(timeout=WAIT)
         expect(other.get_by_text(SWUNG, exact=False)).to_have_count(0)
         shots(other, "vouched-case")
     finally:

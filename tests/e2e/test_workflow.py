@@ -14,7 +14,17 @@ from dashboard.app import finance_recalls
 from dashboard.finance.policy import Recommendation
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.casework import Casework
-from tests.e2e.conftest import VIEWPORT, WAIT, click_button, decision_form, heading, open_select, paste_over_the_limit, press, settled
+from tests.e2e.conftest import (
+    VIEWPORT,
+    WAIT,
+    click_button,
+    decision_form,
+    heading,
+    open_select,
+    paste_over_the_limit,
+    press,
+    settled,
+)
 from tests.helpers import demo_case, record_exception_decision
 
 pytestmark = pytest.mark.browser
@@ -57,7 +67,9 @@ def test_a_key_redraws_the_case_and_a_decision_made_meanwhile_redraws_the_queue_
     record_exception_decision(app.outbox(), app.finance_bank, demo_case("E-1004"), REC)  # another reviewer, meanwhile
     press(page, "j")
     expect(heading(page, "E-1004:")).to_be_visible()
-    expect(counts).to_have_text(re.compile(r"^18 of 18 exceptions shown: 1 decided( \(1 not yet stored in memory\))?, 17 open\.$"))
+    expect(counts).to_have_text(
+        re.compile(r"^18 of 18 exceptions shown: 1 decided( \(1 not yet stored in memory\))?, 17 open\.$")
+    )
     expect(page.locator(".st-key-case_header")).to_contain_text(re.compile(r"(pending delivery|decided): reject"))
 
 
@@ -92,14 +104,18 @@ def test_bulk_acceptance_records_one_decision_per_case(app, page: Page, shots):
     expect(page.locator(".st-key-case_evidence")).to_contain_text("Exact: this vendor AND this type")
     settled(page)
     _name(page, "Bea Bulk")
-    expect(page.get_by_text(re.compile(r"^18 of 18 exceptions shown: \d+ decided"))).to_be_visible()  # above the closed panel
+    expect(
+        page.get_by_text(re.compile(r"^18 of 18 exceptions shown: \d+ decided"))
+    ).to_be_visible()  # above the closed panel
     page.locator(".st-key-exception_queue_open summary").click()
     button = page.get_by_role("button", name="Accept well-supported recommendations")
     expect(button).to_be_visible()  # the panel's table and bulk acceptance are drawn once it is open
     settled(page)
     still = page.get_by_text(re.compile(r"still being recalled in the background"))
     deadline = time.monotonic() + WAIT / 1000
-    while still.count() and time.monotonic() < deadline:  # the prefetch fills the cache; a rerun (R) shows what is ready
+    while (
+        still.count() and time.monotonic() < deadline
+    ):  # the prefetch fills the cache; a rerun (R) shows what is ready
         page.wait_for_timeout(finance_recalls.QUIET_S * 1000 + 500)  # each rerun holds the background back for QUIET_S
         press(page, "r")
         settled(page)
@@ -120,14 +136,24 @@ def test_bulk_acceptance_records_one_decision_per_case(app, page: Page, shots):
 
 def test_a_long_precedent_is_readable_in_full(app, hindsight, page: Page, shots):
     ending = "and the credit note was issued on the same day (END-OF-LONG-PRECEDENT)."
-    text = ("Brightline Freight price variance precedent: the linehaul rate was billed above the PO because the fuel "
-            "surcharge table changed mid-quarter; the buyer confirmed the new table in writing, ") * 3
+    text = (
+        "Brightline Freight price variance precedent: the linehaul rate was billed above the PO because the fuel "
+        "surcharge table changed mid-quarter; the buyer confirmed the new table in writing, "
+    ) * 3
     text = (text + ending).strip()
     assert len(text) >= 600
-    hindsight.gateway.retain(app.finance_bank, [MemoryRecord(
-        document_id="long-precedent", content=text, tags=["vendor:V12", "type:price_variance"],
-        metadata={"outcome": "approve", "decided_on": "2026-10-01"}, context="long precedent",
-    )])
+    hindsight.gateway.retain(
+        app.finance_bank,
+        [
+            MemoryRecord(
+                document_id="long-precedent",
+                content=text,
+                tags=["vendor:V12", "type:price_variance"],
+                metadata={"outcome": "approve", "decided_on": "2026-10-01"},
+                context="long precedent",
+            )
+        ],
+    )
     page.goto(f"{app.url}/exceptions?case=E-1015")
     evidence = page.locator(".st-key-case_evidence")
     end = evidence.get_by_text("END-OF-LONG-PRECEDENT", exact=False)
@@ -136,7 +162,9 @@ def test_a_long_precedent_is_readable_in_full(app, hindsight, page: Page, shots)
     shown = evidence.inner_text()
     assert ending in shown and "…" not in shown  # wrapped, never cut
     box = end.bounding_box()
-    assert box is not None and box["x"] + box["width"] <= VIEWPORT["width"]  # within the page, not clipped off to the right
+    assert (
+        box is not None and box["x"] + box["width"] <= VIEWPORT["width"]
+    )  # within the page, not clipped off to the right
     shots(page, "exceptions-long-precedent")
 
 
@@ -144,7 +172,9 @@ def test_an_unknown_link_offers_the_first_unreviewed_case(app, page: Page):
     page.goto(f"{app.url}/exceptions?case=NOPE")
     expect(page.get_by_text("No exception 'NOPE' in the queue (or it is filtered out).")).to_be_visible()
     settled(page)
-    assert page.get_by_text("in the queue", exact=False).count() == 1 and page.get_by_text("queue is empty").count() == 0
+    assert (
+        page.get_by_text("in the queue", exact=False).count() == 1 and page.get_by_text("queue is empty").count() == 0
+    )
     click_button(page, "Open E-1001, the first unreviewed exception")
     expect(heading(page, "E-1001:")).to_be_visible()
     assert page.url.endswith("case=E-1001")
@@ -157,7 +187,10 @@ def test_a_pasted_long_note_is_kept_up_to_the_limit_and_the_override_offers_only
     page.get_by_test_id("stRadioGroup").get_by_text("Override", exact=True).click()
     open_select(page, "Override outcome")
     offered = page.get_by_role("option")
-    assert sorted(o.strip() for o in offered.all_inner_texts()) == ["approve for payment", "escalate"]  # never the recommended outcome
+    assert sorted(o.strip() for o in offered.all_inner_texts()) == [
+        "approve for payment",
+        "escalate",
+    ]  # never the recommended outcome
     page.get_by_role("option").filter(has_text="approve for payment").first.click()
     decision_form(page).get_by_text("OTHER: Other (explain in the note)", exact=True).click()
     paste_over_the_limit(page, "Note", "Record decision")

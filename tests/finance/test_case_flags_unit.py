@@ -10,8 +10,8 @@ from dashboard.finance.flags import FinanceFlags, finance_flags, keep_crowd_out,
 from dashboard.finance.recall import CaseKey, check_crowd_out, two_stage_recall
 from dashboard.reporting import overview
 from dashboard.reporting.headline import headline
-from dashboard.store.agent_runs import AgentRun
 from dashboard.review.flag_counts import FinanceCounts, IncidentCounts
+from dashboard.store.agent_runs import AgentRun
 from dashboard.support.flags import TicketFlags, history_used, ticket_flags
 from dashboard.support.overview import legacy_summary
 from dashboard.support.recall import TicketEvidence, TicketRecall
@@ -28,7 +28,11 @@ def test_finance_flags_count_exact_and_relevant_records_and_carry_the_recommenda
     result = two_stage_recall(recall, "b", CaseKey(vendor_code="VA", exception_type="price_variance"), CROWD_QUERY, k=3)
     flags = finance_flags(result, PROVEN)
     assert (flags.k, flags.exact, flags.broader, flags.relevant) == (3, 2, 1, 2)
-    assert (flags.action, flags.policy, flags.crowd_out_lost) == ("reject", "precedent", 2)  # pass 2 ran: checked for free
+    assert (flags.action, flags.policy, flags.crowd_out_lost) == (
+        "reject",
+        "precedent",
+        2,
+    )  # pass 2 ran: checked for free
     assert flags.exact_ids == [r.id for r in result.exact] and flags.crowd_out == "2 exact precedent(s)"
     assert stored({"recall": flags.model_dump(mode="json")}) == flags  # what the store holds reads back the same
     assert stored(None) is None and stored({"incidents": []}) is None and stored({"recall": {"k": "x"}}) is None
@@ -45,29 +49,48 @@ def test_a_recall_made_again_without_the_check_keeps_the_earlier_check_while_the
     assert keep_crowd_out(unchecked, None).crowd_out_lost is None
     moved = unchecked.model_copy(update={"exact_ids": ["another"]})
     assert keep_crowd_out(moved, checked).crowd_out_lost is None  # other evidence: the old check no longer holds
-    assert keep_crowd_out(checked.model_copy(update={"crowd_out_lost": 1}), checked).crowd_out_lost == 1  # a new check wins
+    assert (
+        keep_crowd_out(checked.model_copy(update={"crowd_out_lost": 1}), checked).crowd_out_lost == 1
+    )  # a new check wins
 
 
 def _evidence(ref: str, admitted: bool, verdict: str, tags=()) -> TicketEvidence:
-    return TicketEvidence(id=ref, document_id=ref, text="t", tags=list(tags), admitted=admitted, verdict=verdict, reason="r")
+    return TicketEvidence(
+        id=ref, document_id=ref, text="t", tags=list(tags), admitted=admitted, verdict=verdict, reason="r"
+    )
 
 
 def test_ticket_flags_name_the_legacy_records_not_the_judgements():
     legacy = TicketRecall(
-        customer="Ann Lee", tag="customer:ann-lee", path="legacy",
+        customer="Ann Lee",
+        tag="customer:ann-lee",
+        path="legacy",
         legacy_admitted=[_evidence("SUP-L-001", True, "admitted")],
-        legacy_rejected=[_evidence("SUP-L-002", False, "other_customer_marker"), _evidence("SUP-T-001", False, "tagged_for_other", ["customer:bo"])],
+        legacy_rejected=[
+            _evidence("SUP-L-002", False, "other_customer_marker"),
+            _evidence("SUP-T-001", False, "tagged_for_other", ["customer:bo"]),
+        ],
     )
     flags = ticket_flags(legacy)
     assert (flags.path, flags.admitted, flags.rejected, flags.tagged_candidates) == (
-        "legacy", ["SUP-L-001"], {"SUP-L-002": "other_customer_marker"}, ["SUP-T-001"]
+        "legacy",
+        ["SUP-L-001"],
+        {"SUP-L-002": "other_customer_marker"},
+        ["SUP-T-001"],
     )
     assert history_used(flags) == "legacy (1 admitted)" and history_used(None) == ""
-    tagged = ticket_flags(TicketRecall(customer="Bo", tag="customer:bo", path="tagged", tagged=[_evidence("SUP-T-001", True, "admitted")]))
+    tagged = ticket_flags(
+        TicketRecall(customer="Bo", tag="customer:bo", path="tagged", tagged=[_evidence("SUP-T-001", True, "admitted")])
+    )
     assert history_used(tagged) == "tagged (1 document)" and history_used(TicketFlags(path="none", tagged=0)) == "none"
 
     # Ann Leeds' ticket rejects Ann Lee's record and admits her own: each record is counted once
-    leeds = TicketFlags(path="legacy", tagged=0, admitted=["SUP-L-002"], rejected={"SUP-L-001": "other_customer_marker", "SUP-L-009": "no_marker"})
+    leeds = TicketFlags(
+        path="legacy",
+        tagged=0,
+        admitted=["SUP-L-002"],
+        rejected={"SUP-L-001": "other_customer_marker", "SUP-L-009": "no_marker"},
+    )
     none = TicketFlags(path="none", tagged=0, rejected={"SUP-L-009": "no_marker"})
     tickets = [type("T", (), {"id": i})() for i in ("T-1", "T-2", "T-3", "T-4")]
     summary = legacy_summary(tickets, {"T-1": flags, "T-2": leeds, "T-3": none})
@@ -76,36 +99,85 @@ def test_ticket_flags_name_the_legacy_records_not_the_judgements():
 
 
 def _run(case_kind: str, case_id: str) -> AgentRun:
-    return AgentRun(run_id=case_id, bank_id="b", case_kind=case_kind, case_id=case_id, agent="support" if case_kind == "ticket" else "finance",
-                    variant="naive", started_at=T0, ended_at=T0, audit_log=True)
+    return AgentRun(
+        run_id=case_id,
+        bank_id="b",
+        case_kind=case_kind,
+        case_id=case_id,
+        agent="support" if case_kind == "ticket" else "finance",
+        variant="naive",
+        started_at=T0,
+        ended_at=T0,
+        audit_log=True,
+    )
 
 
 def _incident(kind: str, case_kind: str, case_id: str) -> Incident:
-    return Incident(kind=kind, case_kind=case_kind, case_id=case_id, run_id=case_id, agent="x", variant="naive", bank_id="b", at=T0, summary="s")
+    return Incident(
+        kind=kind,
+        case_kind=case_kind,
+        case_id=case_id,
+        run_id=case_id,
+        agent="x",
+        variant="naive",
+        bank_id="b",
+        at=T0,
+        summary="s",
+    )
 
 
 def test_incident_kinds_per_case_and_their_queue_cells():
     runs = [_run("exception", "E-1"), _run("exception", "E-2"), _run("ticket", "T-1")]
-    found = [_incident("crowded_out", "exception", "E-1"), _incident("non_relevant_citation", "exception", "E-1"),
-             _incident("crowded_out", "exception", "E-1"), _incident("other_customer", "ticket", "T-1")]
+    found = [
+        _incident("crowded_out", "exception", "E-1"),
+        _incident("non_relevant_citation", "exception", "E-1"),
+        _incident("crowded_out", "exception", "E-1"),
+        _incident("other_customer", "ticket", "T-1"),
+    ]
     kinds = kinds_by_case(runs, found)
-    assert kinds == {("b", "exception", "E-1"): ["crowded_out", "non_relevant_citation"], ("b", "exception", "E-2"): [],
-                     ("b", "ticket", "T-1"): ["other_customer"]}
+    assert kinds == {
+        ("b", "exception", "E-1"): ["crowded_out", "non_relevant_citation"],
+        ("b", "exception", "E-2"): [],
+        ("b", "ticket", "T-1"): ["other_customer"],
+    }
     assert incident_text({"incidents": kinds[("b", "exception", "E-1")]}) == "crowd-out, cites another vendor or type"
-    assert incident_text({"incidents": []}) == "none" and incident_text({"recall": {}}) == "" and incident_text(None) == ""
-    summary = overview.incident_summary({"exception": IncidentCounts(2, 1, (("crowded_out", 1), ("non_relevant_citation", 1))),
-                                         "ticket": IncidentCounts(1, 1, (("other_customer", 1),))}, found=by_case(runs, found).values())
+    assert (
+        incident_text({"incidents": []}) == "none" and incident_text({"recall": {}}) == "" and incident_text(None) == ""
+    )
+    summary = overview.incident_summary(
+        {
+            "exception": IncidentCounts(2, 1, (("crowded_out", 1), ("non_relevant_citation", 1))),
+            "ticket": IncidentCounts(1, 1, (("other_customer", 1),)),
+        },
+        found=by_case(runs, found).values(),
+    )
     assert (summary.checked, summary.cases, summary.leaks) == (3, 2, 1)
     assert summary.by_kind == {"crowded_out": 1, "non_relevant_citation": 1, "other_customer": 1}
 
 
 def test_queue_table_shows_the_flags_in_plain_words_and_blank_when_not_measured():
     cases = [exception_case("E-1", "VA"), exception_case("E-2", "VB")]
-    flags = FinanceFlags(k=5, exact=2, relevant=2, broader=3, action="reject", confidence=0.67, policy="precedent", crowd_out_lost=2,
-                         exact_ids=["a", "b"])
-    frame = exception_queue.queue_frame(cases, {}, date(2026, 1, 10), {"E-1": {"recall": flags.model_dump(mode="json")}}, {"E-1": "crowd-out"})
+    flags = FinanceFlags(
+        k=5,
+        exact=2,
+        relevant=2,
+        broader=3,
+        action="reject",
+        confidence=0.67,
+        policy="precedent",
+        crowd_out_lost=2,
+        exact_ids=["a", "b"],
+    )
+    frame = exception_queue.queue_frame(
+        cases, {}, date(2026, 1, 10), {"E-1": {"recall": flags.model_dump(mode="json")}}, {"E-1": "crowd-out"}
+    )
     first, second = frame.iloc[0], frame.iloc[1]
-    assert (first["exact precedents"], first["agent recommends"], first[exception_queue.PLAIN_SEARCH_MISSES], first["incident"]) == (2, "reject (67%)", "2 exact precedent(s)", "crowd-out")
+    assert (
+        first["exact precedents"],
+        first["agent recommends"],
+        first[exception_queue.PLAIN_SEARCH_MISSES],
+        first["incident"],
+    ) == (2, "reject (67%)", "2 exact precedent(s)", "crowd-out")
     assert frame["exact precedents"].isna().tolist() == [False, True]
     assert (second["agent recommends"], second[exception_queue.PLAIN_SEARCH_MISSES], second["incident"]) == ("", "", "")
 
@@ -113,12 +185,25 @@ def test_queue_table_shows_the_flags_in_plain_words_and_blank_when_not_measured(
 def test_headline_tells_the_story_in_one_line():
     ticket = DEMO_TICKETS[0]
     m = overview.build(
-        standing={}, states={}, latencies=[],
-        **built_in_overview([exception_case("E-1", "VA"), exception_case("E-2", "VB")], [ticket], ticket_flags={},
-                   finance=FinanceCounts(recalled=1, checked=1, prevented=1, precedents_saved=2, recommendations=(("reject", 1),))),
-        incidents={"ticket": IncidentCounts(1, 1, (("other_customer", 1),)), "exception": IncidentCounts(1, 1, (("crowded_out", 1),))},
-        incident_cases={"ticket": [CaseIncidents("ticket", ticket.id, ("other_customer",), ("naive",))],
-                        "exception": [CaseIncidents("exception", "E-2", ("crowded_out",), ("reviewed",))]},
+        standing={},
+        states={},
+        latencies=[],
+        **built_in_overview(
+            [exception_case("E-1", "VA"), exception_case("E-2", "VB")],
+            [ticket],
+            ticket_flags={},
+            finance=FinanceCounts(
+                recalled=1, checked=1, prevented=1, precedents_saved=2, recommendations=(("reject", 1),)
+            ),
+        ),
+        incidents={
+            "ticket": IncidentCounts(1, 1, (("other_customer", 1),)),
+            "exception": IncidentCounts(1, 1, (("crowded_out", 1),)),
+        },
+        incident_cases={
+            "ticket": [CaseIncidents("ticket", ticket.id, ("other_customer",), ("naive",))],
+            "exception": [CaseIncidents("exception", "E-2", ("crowded_out",), ("reviewed",))],
+        },
     )
     assert headline(m) == (
         "3 cases (2 exceptions, 1 ticket): 0 decided, 3 open. No decision made in the date range yet. What went wrong: 2 cases "
@@ -126,7 +211,12 @@ def test_headline_tells_the_story_in_one_line():
         "broad search, no relevance or ownership check): 1 exception (E-2): a broad recall missed this vendor's precedents; "
         f"1 ticket ({ticket.id}): another customer's records reached the answer."
     )
-    assert (m.crowd_out.recalled, m.crowd_out.prevented, m.crowd_out.recommendations, m.crowd_out.no_relevant) == (1, 1, {"reject": 1}, 0)
+    assert (m.crowd_out.recalled, m.crowd_out.prevented, m.crowd_out.recommendations, m.crowd_out.no_relevant) == (
+        1,
+        1,
+        {"reject": 1},
+        0,
+    )
     quiet = overview.build(standing={}, states={}, latencies=[], **built_in_overview([], [], ticket_flags={}))
     assert headline(quiet) == (
         "0 cases (0 exceptions, 0 tickets): 0 decided, 0 open. No decision made in the date range yet. "

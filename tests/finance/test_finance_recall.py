@@ -17,7 +17,9 @@ QUERY = "price variance for vendor VA Alpha Tools steel brackets billed above th
 # -- with a double: exact call counts and orderings --------------------------------------
 def test_pass2_runs_when_pass1_is_short_and_its_response_is_reused_for_crowd_out():
     # The single any_strict ranking puts four B records above A's only record.
-    ranking = [precedent(f"B{i}", "VB", "price_variance") for i in range(4)] + [precedent("A0", "VA", "price_variance", "reject")]
+    ranking = [precedent(f"B{i}", "VB", "price_variance") for i in range(4)] + [
+        precedent("A0", "VA", "price_variance", "reject")
+    ]
     recall = FakeRecall(ranking)
     result = two_stage_recall(recall, "bank", A, QUERY, k=3)
     assert [e.document_id for e in result.exact] == ["A0"]
@@ -47,7 +49,11 @@ def test_pass2_is_skipped_when_pass1_fills_k_and_crowd_out_is_checked_only_on_de
 
 
 def test_no_record_appears_twice():
-    ranking = [precedent("A0", "VA", "price_variance"), precedent("B0", "VB", "price_variance"), precedent("A1", "VA", "tax_mismatch")]
+    ranking = [
+        precedent("A0", "VA", "price_variance"),
+        precedent("B0", "VB", "price_variance"),
+        precedent("A1", "VA", "tax_mismatch"),
+    ]
     result = two_stage_recall(FakeRecall(ranking), "bank", A, QUERY, k=5)
     ids = [e.id for e in result.records]
     assert len(ids) == len(set(ids)) == 3
@@ -56,7 +62,10 @@ def test_no_record_appears_twice():
 
 def test_a_document_of_several_facts_is_one_precedent_with_one_vote():
     # an extracting server returns each document as several facts: counted, voted and cited once
-    ranking = [precedent("A0", "VA", "price_variance", "reject"), precedent("A1", "VA", "price_variance", "approve", "2025-05-01")]
+    ranking = [
+        precedent("A0", "VA", "price_variance", "reject"),
+        precedent("A1", "VA", "price_variance", "approve", "2025-05-01"),
+    ]
     ranking += [precedent(f"B{i}", "VB", "price_variance") for i in range(3)]
     result, rec = assess(two_stage_recall(FakeRecall(ranking, facts=3), "bank", A, QUERY, k=4))
     assert [e.ref for e in result.exact] == ["A0", "A1"] and [e.ref for e in result.broader] == ["B0", "B1"]
@@ -80,7 +89,10 @@ def test_an_observation_is_never_a_precedent_and_never_takes_a_slot():
 
 
 def test_an_observation_derived_from_the_case_s_own_decision_is_dropped_like_the_decision():
-    ranking = [precedent("decision-E-1", "VA", "price_variance", "approve"), precedent("A0", "VA", "price_variance", "reject")]
+    ranking = [
+        precedent("decision-E-1", "VA", "price_variance", "approve"),
+        precedent("A0", "VA", "price_variance", "reject"),
+    ]
     fact = RecalledMemory(id="f-own", document_id="decision-E-1", text="E-1 was approved")
     own = RecalledMemory(id="o-own", type="observation", text="E-1 approved", tags=A.tags, source_fact_ids=["f-own"])
     other = RecalledMemory(id="o-other", type="observation", text="VA rejected", tags=A.tags, source_fact_ids=["f-a0"])
@@ -92,7 +104,9 @@ def test_an_observation_derived_from_the_case_s_own_decision_is_dropped_like_the
 
 
 def test_a_pass_cut_by_its_token_budget_before_k_documents_asks_again_with_more():
-    ranking = [precedent(f"A{i}", "VA", "price_variance", text=f"A{i} " + "long precedent text " * 80) for i in range(6)]
+    ranking = [
+        precedent(f"A{i}", "VA", "price_variance", text=f"A{i} " + "long precedent text " * 80) for i in range(6)
+    ]
 
     class Budgeted(FakeRecall):  # the server stops adding facts when the next would overrun max_tokens
         def __call__(self, bank_id, query, **kwargs):
@@ -135,8 +149,18 @@ def test_bad_input_names_the_field():
     with pytest.raises(InvalidCase, match="^k: "):
         two_stage_recall(FakeRecall([]), "bank", A, QUERY, k=0)
     with pytest.raises(ValueError, match="exception_type"):
-        ExceptionCase(id="E-1", vendor_code="V01", vendor_name="X", exception_type="late_fee", invoice="I", po="P",
-                      invoice_amount=1, po_amount=1, description="d", opened_on="2026-01-01")
+        ExceptionCase(
+            id="E-1",
+            vendor_code="V01",
+            vendor_name="X",
+            exception_type="late_fee",
+            invoice="I",
+            po="P",
+            invoice_amount=1,
+            po_amount=1,
+            description="d",
+            opened_on="2026-01-01",
+        )
 
 
 # -- the real server ----------------------------------------------------------------------
@@ -152,18 +176,33 @@ def _retain(live, bank_id, records):
 
 def _single_pass(live, bank_id, query, k, **kwargs) -> list[str]:
     """An independent single any_strict pass: its top k documents."""
-    return [d.ref for d in group(live.gateway.recall(bank_id, query, tags=A.tags, tags_match="any_strict", **kwargs)).documents][:k]
+    return [
+        d.ref
+        for d in group(live.gateway.recall(bank_id, query, tags=A.tags, tags_match="any_strict", **kwargs)).documents
+    ][:k]
 
 
 @pytest.mark.parametrize(("richer", "k", "lost"), [(4, 5, 0), (10, 5, 1), (4, 3, 1), (10, 3, 1)])
 def test_seed_scenario_exact_match_is_never_crowded_out(hindsight, bank_id, richer, k, lost):
     b_records = [
-        precedent(f"PREC-B-{i}", "VB", "price_variance", "approve", f"2025-07-{i + 1:02d}",
-                  text=f"Vendor VB Beta Supply price variance: steel brackets billed above the PO price, case {i}. Decision: approve.")
+        precedent(
+            f"PREC-B-{i}",
+            "VB",
+            "price_variance",
+            "approve",
+            f"2025-07-{i + 1:02d}",
+            text=f"Vendor VB Beta Supply price variance: steel brackets billed above the PO price, case {i}. Decision: approve.",
+        )
         for i in range(richer)
     ]
-    a_record = precedent("PREC-A-0", "VA", "price_variance", "reject", "2025-05-01",
-                         text="Alpha Tools invoice INV-1 differs from its order. Always reject this vendor's price variances.")
+    a_record = precedent(
+        "PREC-A-0",
+        "VA",
+        "price_variance",
+        "reject",
+        "2025-05-01",
+        text="Alpha Tools invoice INV-1 differs from its order. Always reject this vendor's price variances.",
+    )
     _retain(hindsight, bank_id, [*b_records, a_record])
 
     result, rec = _recall(hindsight, bank_id, k=k)
@@ -207,7 +246,10 @@ def test_two_stage_counts_documents_on_both_servers(live, bank_id):
     """The same records on each server: exact documents, votes and confidence are the same, whatever the
     server made of each document (one verbatim memory, or several extracted facts)."""
     bank = f"{bank_id}-{live.mode}"
-    records = [precedent(f"A{i}", "VA", "price_variance", "reject" if i < 2 else "approve", f"2025-08-{i + 1:02d}") for i in range(3)]
+    records = [
+        precedent(f"A{i}", "VA", "price_variance", "reject" if i < 2 else "approve", f"2025-08-{i + 1:02d}")
+        for i in range(3)
+    ]
     records += [precedent(f"B{i}", "VB", "price_variance") for i in range(4)]
     _retain(live, bank, records)
     result, rec = _recall(live, bank, k=5)
@@ -233,12 +275,16 @@ def test_pass2_skipped_when_exact_fills_k_real_server(hindsight, bank_id):
 
 
 def test_relevance_flags_for_every_record_real_server(hindsight, bank_id):
-    _retain(hindsight, bank_id, [
-        precedent("A-pv", "VA", "price_variance"),
-        precedent("A-tax", "VA", "tax_mismatch"),
-        precedent("B-pv", "VB", "price_variance"),
-        precedent("C-qty", "VC", "quantity_mismatch"),
-    ])
+    _retain(
+        hindsight,
+        bank_id,
+        [
+            precedent("A-pv", "VA", "price_variance"),
+            precedent("A-tax", "VA", "tax_mismatch"),
+            precedent("B-pv", "VB", "price_variance"),
+            precedent("C-qty", "VC", "quantity_mismatch"),
+        ],
+    )
     result, _ = _recall(hindsight, bank_id, k=10)
     flags = {e.document_id: (e.relevant, e.pass_) for e in result.records}
     assert flags == {"A-pv": (True, "exact"), "A-tax": (False, "broader"), "B-pv": (False, "broader")}

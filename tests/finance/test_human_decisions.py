@@ -5,38 +5,56 @@ its own decision. Pure logic on a recall double, then the loop on the real serve
 from datetime import UTC, datetime
 
 from dashboard.cli.seed import finance_records
+from dashboard.delivery.outbox import Outbox
 from dashboard.finance.decisions import document_id_for, exception_decision, precedent_record
 from dashboard.finance.models import REVIEWER_TAG, ExceptionCase
 from dashboard.finance.policy import assess
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.hindsight.wire import MemoryRecord
-from dashboard.delivery.outbox import Outbox
 from tests.conftest import SIGNING_SECRET, signed_as
 from tests.finance_helpers import PROVEN, FakeRecall, precedent, signed
 
 
 def _case(case_id: str, vendor: str = "V01", etype: str = "price_variance") -> ExceptionCase:
     return ExceptionCase(
-        id=case_id, vendor_code=vendor, vendor_name="Northwind Industrial Supply", exception_type=etype,
-        invoice=f"INV-{case_id}", po="PO-1", invoice_amount=5120.0, po_amount=4980.0,
-        description="Steel brackets billed at 10.24 per unit against PO 9.96, a 2.8% variance.", opened_on="2026-11-02",
+        id=case_id,
+        vendor_code=vendor,
+        vendor_name="Northwind Industrial Supply",
+        exception_type=etype,
+        invoice=f"INV-{case_id}",
+        po="PO-1",
+        invoice_amount=5120.0,
+        po_amount=4980.0,
+        description="Steel brackets billed at 10.24 per unit against PO 9.96, a 2.8% variance.",
+        opened_on="2026-11-02",
     )
 
 
 def _human(doc: str, vendor: str, outcome: str, decided_at: str, etype: str = "price_variance") -> MemoryRecord:
     """A reviewer's decision as this dashboard records it: signed (only a signed one has a reviewer's authority)."""
     record = precedent(doc, vendor, etype, outcome, decided_at[:10])
-    return signed(record.model_copy(
-        update={
-            "tags": [*record.tags, REVIEWER_TAG],
-            "metadata": {**record.metadata, "source": "reviewer", "decided_at": decided_at, "reviewer": "Dana",
-                         "overridden": "true", "agent_recommendation": "approve"},
-        }
-    ))
+    return signed(
+        record.model_copy(
+            update={
+                "tags": [*record.tags, REVIEWER_TAG],
+                "metadata": {
+                    **record.metadata,
+                    "source": "reviewer",
+                    "decided_at": decided_at,
+                    "reviewer": "Dana",
+                    "overridden": "true",
+                    "agent_recommendation": "approve",
+                },
+            }
+        )
+    )
 
 
 KEY = CaseKey(vendor_code="VA", exception_type="price_variance")
-OLD = [signed(precedent(f"P{i}", "VA", "price_variance", "approve", f"2025-06-{i + 1:02d}"), "seed", None) for i in range(12)]
+OLD = [
+    signed(precedent(f"P{i}", "VA", "price_variance", "approve", f"2025-06-{i + 1:02d}"), "seed", None)
+    for i in range(12)
+]
 
 
 def test_a_human_decision_ranked_last_is_first_in_the_exact_evidence_and_decides():
@@ -73,7 +91,9 @@ def test_a_precedent_decided_after_the_human_decision_brings_back_the_vote():
 
 def test_a_case_never_cites_its_own_decision():
     ranking = [_human("decision-E-1", "VA", "reject", "2026-11-29T10:00:00+00:00")] + OLD[:2]
-    result, rec = assess(two_stage_recall(FakeRecall(ranking), "bank", KEY, "q", k=5, own_document="decision-E-1"), PROVEN)
+    result, rec = assess(
+        two_stage_recall(FakeRecall(ranking), "bank", KEY, "q", k=5, own_document="decision-E-1"), PROVEN
+    )
     assert "decision-E-1" not in [e.document_id for e in result.records]
     assert result.own_decision is not None and result.own_decision.document_id == "decision-E-1"
     assert "decision-E-1" not in rec.cited and rec.action == "approve"
@@ -96,14 +116,22 @@ def test_an_override_reaches_the_next_case_past_twelve_precedents_real_server(hi
     recall, outbox = hindsight.gateway.recall, Outbox(tmp_path / "d.sqlite3", signing_key=SIGNING_SECRET)
 
     def review(case):  # a decision's authority is proven by the store that recorded it
-        result = two_stage_recall(recall, bank_id, CaseKey.of(case), case.recall_query(), own_document=document_id_for(case.id))
+        result = two_stage_recall(
+            recall, bank_id, CaseKey.of(case), case.recall_query(), own_document=document_id_for(case.id)
+        )
         return assess(result, outbox.provenance.origin)
 
     _, before = review(second)
     assert before.action == "approve"
     _, rec = review(first)
     decision = exception_decision(
-        first, rec, reviewer="Dana", authenticated=False, action="override", outcome="escalate", reason_code="NEEDS_APPROVER",
+        first,
+        rec,
+        reviewer="Dana",
+        authenticated=False,
+        action="override",
+        outcome="escalate",
+        reason_code="NEEDS_APPROVER",
         now=lambda: datetime.now(UTC),
     )
     stored, report = outbox.submit(bank_id, decision, precedent_record(first, decision, rec), hindsight.gateway.retain)

@@ -2,8 +2,8 @@
 and what the file does not give said to be unknown, never guessed."""
 
 from dashboard.finance.matching import match_status
-from dashboard.queue_files import parse_rows
 from dashboard.finance.models import ExceptionCase
+from dashboard.queue_files import parse_rows
 
 HEADER = "id,vendor_code,vendor_name,exception_type,invoice,po,invoice_amount,po_amount,description,opened_on"
 
@@ -28,10 +28,15 @@ def test_without_receipt_or_tolerance_it_is_a_2_way_match_and_says_what_is_unkno
 
 
 def test_a_3_way_match_names_each_tolerance_that_failed():
-    status = match_status(_case(invoiced_quantity="100", received_quantity="90", received_amount="1050", tolerance_pct="2"))
+    status = match_status(
+        _case(invoiced_quantity="100", received_quantity="90", received_amount="1050", tolerance_pct="2")
+    )
     assert status.kind == "3-way" and status.failed == ["price", "quantity"]
     assert status.headline == "3-way match: the price and quantity tolerances failed"
-    assert status.lines[1] == "Invoice against goods received: 1,050.00 against 1,050.00, the same; the tolerance is 2%: the receipt amount tolerance holds."
+    assert (
+        status.lines[1]
+        == "Invoice against goods received: 1,050.00 against 1,050.00, the same; the tolerance is 2%: the receipt amount tolerance holds."
+    )
     assert status.lines[2].endswith("11.1% above; the tolerance is 2%: the quantity tolerance failed.")
     assert match_status(_case(received_quantity="90", tolerance_pct="5")).lines[1] == (
         "Received 90.00 units; the invoiced quantity is not in the queue file."

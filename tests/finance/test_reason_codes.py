@@ -13,8 +13,13 @@ from dashboard.finance.policy import Recommendation
 from dashboard.store.errors import DecisionInputError
 from tests.helpers import demo_case, open_page
 
-CONFIGURED = {"price_variance": {"PRICE_AGREED": "Price agreed with the vendor", "SUPPLIER_INDEX": "Indexed to the supplier's list"},
-              "default": {"OTHER": "Other (explain in the note)", "NEEDS_APPROVER": "Needs a budget holder"}}
+CONFIGURED = {
+    "price_variance": {
+        "PRICE_AGREED": "Price agreed with the vendor",
+        "SUPPLIER_INDEX": "Indexed to the supplier's list",
+    },
+    "default": {"OTHER": "Other (explain in the note)", "NEEDS_APPROVER": "Needs a budget holder"},
+}
 REC = Recommendation(action="reject", confidence=0.9, cited=[], rationale="r", policy="precedent")
 PRICE, RECEIPT = demo_case("E-1002"), demo_case("E-1013")  # a price variance, a missing receipt
 
@@ -27,15 +32,38 @@ def test_each_type_gets_its_list_else_the_default_else_the_built_in_one():
 
 def test_a_code_outside_the_types_list_is_refused_and_the_memory_carries_the_configured_label():
     reasons = reasons_for(PRICE.exception_type, CONFIGURED)
-    with pytest.raises(DecisionInputError, match="Unknown reason code 'NEEDS_APPROVER'; choose one of PRICE_AGREED, SUPPLIER_INDEX"):
-        exception_decision(PRICE, REC, reviewer="Dana", authenticated=False, action="override", outcome="approve",
-                           reason_code="NEEDS_APPROVER", reasons=reasons)
-    decision = exception_decision(PRICE, REC, reviewer="Dana", authenticated=False, action="override", outcome="approve",
-                                  reason_code="SUPPLIER_INDEX", reasons=reasons)
-    assert "Reason: Indexed to the supplier's list (SUPPLIER_INDEX)." in precedent_record(PRICE, decision, REC, reasons).content
+    with pytest.raises(
+        DecisionInputError, match="Unknown reason code 'NEEDS_APPROVER'; choose one of PRICE_AGREED, SUPPLIER_INDEX"
+    ):
+        exception_decision(
+            PRICE,
+            REC,
+            reviewer="Dana",
+            authenticated=False,
+            action="override",
+            outcome="approve",
+            reason_code="NEEDS_APPROVER",
+            reasons=reasons,
+        )
+    decision = exception_decision(
+        PRICE,
+        REC,
+        reviewer="Dana",
+        authenticated=False,
+        action="override",
+        outcome="approve",
+        reason_code="SUPPLIER_INDEX",
+        reasons=reasons,
+    )
+    assert (
+        "Reason: Indexed to the supplier's list (SUPPLIER_INDEX)."
+        in precedent_record(PRICE, decision, REC, reasons).content
+    )
 
 
-def test_the_form_offers_each_exception_type_its_configured_codes_and_labels(hindsight, point_app, demo_banks_read_only):
+def test_the_form_offers_each_exception_type_its_configured_codes_and_labels(
+    hindsight, point_app, demo_banks_read_only
+):
     env = hindsight.env(finance=demo_banks_read_only.finance, support=demo_banks_read_only.support)
     point_app({**env, "RECALL_REVIEW_REASON_CODES": json.dumps(CONFIGURED)})
     for case, expected in ((PRICE, CONFIGURED["price_variance"]), (RECEIPT, CONFIGURED["default"])):

@@ -7,12 +7,20 @@ from dashboard.finance.models import ExceptionCase
 from dashboard.hindsight.errors import HindsightRequestRejected, HindsightUnavailable
 from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.hindsight.wire import MemoryRecord
-from dashboard.support.customers import customer_tag
 from dashboard.processes import free_port
+from dashboard.support.customers import customer_tag
 
 CASE = dict(
-    id="E-1", vendor_code="V01", vendor_name="Northwind", exception_type="price_variance", invoice="INV-1",
-    po="PO-1", invoice_amount=105.0, po_amount=100.0, description="Billed over PO", opened_on="2026-11-02",
+    id="E-1",
+    vendor_code="V01",
+    vendor_name="Northwind",
+    exception_type="price_variance",
+    invoice="INV-1",
+    po="PO-1",
+    invoice_amount=105.0,
+    po_amount=100.0,
+    description="Billed over PO",
+    opened_on="2026-11-02",
 )
 
 RECALL_INPUTS = [
@@ -39,11 +47,31 @@ def test_recall_inputs_are_refused_before_any_request(what, query, tags, expecte
 
 
 MODEL_INPUTS = [
-    ("vendor code with a space", lambda: ExceptionCase(**{**CASE, "vendor_code": "V 01"}), "vendor_code", "must be 1-20 of A-Z"),
-    ("unknown exception type", lambda: ExceptionCase(**{**CASE, "exception_type": "late_fee"}), "exception_type", "price_variance"),
-    ("missing vendor", lambda: ExceptionCase(**{k: v for k, v in CASE.items() if k != "vendor_code"}), "vendor_code", "Field required"),
+    (
+        "vendor code with a space",
+        lambda: ExceptionCase(**{**CASE, "vendor_code": "V 01"}),
+        "vendor_code",
+        "must be 1-20 of A-Z",
+    ),
+    (
+        "unknown exception type",
+        lambda: ExceptionCase(**{**CASE, "exception_type": "late_fee"}),
+        "exception_type",
+        "price_variance",
+    ),
+    (
+        "missing vendor",
+        lambda: ExceptionCase(**{k: v for k, v in CASE.items() if k != "vendor_code"}),
+        "vendor_code",
+        "Field required",
+    ),
     ("negative amount", lambda: ExceptionCase(**{**CASE, "po_amount": -1}), "po_amount", "greater than or equal to 0"),
-    ("tag with a tab", lambda: MemoryRecord(document_id="d", content="x", tags=["a\tb"]), "tags", "no tabs or newlines"),
+    (
+        "tag with a tab",
+        lambda: MemoryRecord(document_id="d", content="x", tags=["a\tb"]),
+        "tags",
+        "no tabs or newlines",
+    ),
 ]
 
 

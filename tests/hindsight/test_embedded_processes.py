@@ -20,8 +20,8 @@ import psutil
 import pytest
 
 from dashboard.hindsight.embedded import EmbeddedServer, started
-from dashboard.settings import Settings
 from dashboard.processes import free_port
+from dashboard.settings import Settings
 
 
 @pytest.fixture
@@ -29,7 +29,9 @@ def server() -> Iterator[EmbeddedServer]:
     """An embedded server on a data directory of its own, never started (ports nobody listens on)."""
     data_dir = Path(tempfile.mkdtemp(prefix="recall-review-proc-"))
     os.chmod(data_dir, 0o755)  # as root, pg_home must stay inside it (reachable by `nobody`)
-    embedded = EmbeddedServer(Settings(data_dir=data_dir, api_port=free_port(), pg_port=free_port()), log=lambda _m: None)
+    embedded = EmbeddedServer(
+        Settings(data_dir=data_dir, api_port=free_port(), pg_port=free_port()), log=lambda _m: None
+    )
     embedded.home.mkdir(parents=True)
     try:
         yield embedded
@@ -49,7 +51,9 @@ def stranger() -> Iterator[psutil.Process]:
 
 
 def _write_state(server: EmbeddedServer, pid: int, started_at: float) -> None:
-    server.state_file.write_text(json.dumps({"api_pid": pid, "api_started": started_at, "pg_pid": None, "url": server.url}))
+    server.state_file.write_text(
+        json.dumps({"api_pid": pid, "api_started": started_at, "pg_pid": None, "url": server.url})
+    )
 
 
 def _write_postmaster_pid(server: EmbeddedServer, pid: int) -> None:

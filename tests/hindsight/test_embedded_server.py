@@ -78,7 +78,6 @@ def test_servers_listen_on_loopback_only(hindsight):
         assert _listening_addresses(port) == {loopback_v4}, port
 
 
-
 def test_the_server_reads_dates_in_the_configured_languages_only(hindsight, bank_id):
     """`HINDSIGHT_API_QUERY_ANALYZER_LANGUAGES` (default `en`; unset, hindsight-api tries ~200 locales on every
     recall) reaches the running hindsight-api, and a date in a query is still read."""

@@ -8,13 +8,22 @@ from dashboard.hindsight.wire import MemoryRecord
 
 def test_one_gateway_serves_fresh_threads_one_after_another_and_at_once(hindsight, bank_id):
     gateway = hindsight.gateway
-    gateway.retain(bank_id, [MemoryRecord(document_id="t-1", content="Vendor V09 missing receipt", tags=["vendor:V09"])])
+    gateway.retain(
+        bank_id, [MemoryRecord(document_id="t-1", content="Vendor V09 missing receipt", tags=["vendor:V09"])]
+    )
 
     results, errors = [], []
 
     def recall_once():
         try:
-            results.append([r.document_id for r in gateway.recall(bank_id, "missing receipt", tags=["vendor:V09"], tags_match="any_strict").results])
+            results.append(
+                [
+                    r.document_id
+                    for r in gateway.recall(
+                        bank_id, "missing receipt", tags=["vendor:V09"], tags_match="any_strict"
+                    ).results
+                ]
+            )
         except Exception as exc:  # the bug this guards against: "Timeout context manager should be used inside a task"
             errors.append(repr(exc))
 

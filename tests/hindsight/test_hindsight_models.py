@@ -20,7 +20,9 @@ def test_recorded_response_parses(path):
     assert len(trace.rrf_merged) == len(raw["trace"]["rrf_merged"])
     assert {r.method_name for r in trace.retrieval_results} <= {"semantic", "bm25", "graph", "temporal"}
     for candidate, original in zip(trace.rrf_merged, raw["trace"]["rrf_merged"]):
-        assert candidate.source_ranks.as_dict() == {k.removesuffix("_rank"): v for k, v in original["source_ranks"].items() if v is not None}
+        assert candidate.source_ranks.as_dict() == {
+            k.removesuffix("_rank"): v for k, v in original["source_ranks"].items() if v is not None
+        }
 
 
 def test_tag_value_reads_the_first_tag_with_exactly_that_prefix():

@@ -15,12 +15,12 @@ from urllib.parse import parse_qs
 import pytest
 
 from dashboard.cli.seed import seed_bank
-from dashboard.reporting.audit_export import audit_rows
-from dashboard.store.decision import decision_summary
-from dashboard.review.decisions import decision_service
-from dashboard.store.errors import InputError
 from dashboard.delivery.outbox import Outbox
+from dashboard.reporting.audit_export import audit_rows
+from dashboard.review.decisions import decision_service
 from dashboard.review.queue_kind import Choice
+from dashboard.store.decision import decision_summary
+from dashboard.store.errors import InputError
 from tests.conftest import APP, PROVEN, SIGNING_SECRET, seeded
 from tests.helpers import open_page, texts
 from tests.kinds.disputes import DISPUTES
@@ -60,14 +60,18 @@ def test_a_kind_recalls_on_its_tags_refuses_an_unexplained_override_and_recalls_
     choice = Choice(reviewer="Pat", outcome=outcome, decided_at=datetime.now(UTC), shown=view.shown(), base_revision=0)
     with pytest.raises(InputError, match="an override needs a reason code"):
         kind.propose(case, view, choice)
-    proposal = kind.propose(case, view, choice.model_copy(update={"reason_code": "OTHER", "note": "Seen on the photos."}))
+    proposal = kind.propose(
+        case, view, choice.model_copy(update={"reason_code": "OTHER", "note": "Seen on the photos."})
+    )
     service = decision_service(Outbox(tmp_path / "store.sqlite3", signing_key=SIGNING_SECRET), live.gateway.retain)
     done = service.decide(bank, "reviewer", proposal)
     assert done.delivered
 
     # in the kind's own words wherever it is read back
     said, recommended = kind.outcomes[outcome], kind.outcomes[view.recommendation]
-    assert decision_summary(done.stored.decision).startswith(f"Outcome: {said}, an override of the agent's {recommended}.")
+    assert decision_summary(done.stored.decision).startswith(
+        f"Outcome: {said}, an override of the agent's {recommended}."
+    )
     row = next(r for r in audit_rows(service.outbox.history(), {}, {}) if r.case_id == case.id)
     assert (row.decision, row.agent_recommendation_words) == (said, recommended)
     assert row.decided_on_evidence.endswith(f"; recommended {recommended}")
@@ -84,9 +88,15 @@ def test_its_page_traces_the_case_and_every_page_says_its_words(key, hindsight, 
     line, kind = KINDS[key]
     bank = seeded_bank(hindsight, kind)
     (tmp_path / "none.csv").write_text("id\n")
-    point_app({**hindsight.env(finance=bank + "-fin", support=bank + "-sup"), "RECALL_REVIEW_KINDS": line,
-               "RECALL_REVIEW_QUEUES": json.dumps({kind.key: {"bank": bank}}),
-               "RECALL_REVIEW_EXCEPTIONS_FILE": str(tmp_path / "none.csv"), "RECALL_REVIEW_TICKETS_FILE": str(tmp_path / "none.csv")})
+    point_app(
+        {
+            **hindsight.env(finance=bank + "-fin", support=bank + "-sup"),
+            "RECALL_REVIEW_KINDS": line,
+            "RECALL_REVIEW_QUEUES": json.dumps({kind.key: {"bank": bank}}),
+            "RECALL_REVIEW_EXCEPTIONS_FILE": str(tmp_path / "none.csv"),
+            "RECALL_REVIEW_TICKETS_FILE": str(tmp_path / "none.csv"),
+        }
+    )
     page = os.path.relpath(kind.page, Path(APP).parent)
     case = kind.load(kind.default_cases)[0]
     at = open_page(page)
@@ -106,12 +116,16 @@ def test_its_page_traces_the_case_and_every_page_says_its_words(key, hindsight, 
     at.text_area(key=f"{kind.key}_note_{case.id}").input("Seen on the photos.")
     next(b for b in at.button if b.label == "Record the decision").click().run()
     assert not at.exception, at.exception
-    assert any(s.value.startswith(f"{case.id} recorded: {said} (decision #") for s in at.success), [s.value for s in at.success]
+    assert any(s.value.startswith(f"{case.id} recorded: {said} (decision #") for s in at.success), [
+        s.value for s in at.success
+    ]
     assert f"Outcome: {said}, an override of the agent's {recommended}. Reason: OTHER" in texts(at)
 
     audit = texts(open_page("views/audit.py"))
     assert f"{case.id}: {said} (overrode the agent's {recommended}, reason OTHER), by Pat Buyer" in audit
     overview = open_page("views/overview.py")
     assert not overview.exception, overview.exception
-    assert f"{kind.title}: overrides by {next(iter(kind.scope_tags))} and reason code" in [s.value for s in overview.subheader]
+    assert f"{kind.title}: overrides by {next(iter(kind.scope_tags))} and reason code" in [
+        s.value for s in overview.subheader
+    ]
     assert not [s.value for s in overview.subheader if "by vendor" in s.value]  # no other kind's panel

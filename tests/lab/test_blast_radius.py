@@ -6,6 +6,7 @@ from __future__ import annotations
 from streamlit.testing.v1 import AppTest
 
 from dashboard import demo_data
+from dashboard.delivery.outbox import Outbox
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.policy import assess
 from dashboard.finance.recall import CaseKey, two_stage_recall
@@ -14,7 +15,6 @@ from dashboard.lab.blast_radius import decided_changes
 from dashboard.lab.fix_reach import altered, fix_report
 from dashboard.lab.whatif import WhatIf
 from dashboard.queue_files import load_rows
-from dashboard.delivery.outbox import Outbox
 from dashboard.traces.request import TraceRequest, fetch_trace
 from dashboard.traces.scoring import server_knobs
 from dashboard.traces.why_not import explain, load_document
@@ -26,19 +26,39 @@ CASES = load_rows(demo_data.EXCEPTIONS, ExceptionCase)
 # With the keyword arm alone, a precedent sharing no word with its case's query has no score left (see
 # test_lab_whatif): V12's second precedent says what E-1015 says in other words, so E-1015 loses it.
 V12 = [
-    precedent("PREC-V12-PRI-01", "V12", "price_variance", "approve",
-              text="Brightline Freight linehaul billed above the quoted lane rate: approved."),
-    precedent("PREC-V12-PRI-02", "V12", "price_variance", "reject",
-              text="Haulage charges invoiced over agreed route tariff: declined."),
+    precedent(
+        "PREC-V12-PRI-01",
+        "V12",
+        "price_variance",
+        "approve",
+        text="Brightline Freight linehaul billed above the quoted lane rate: approved.",
+    ),
+    precedent(
+        "PREC-V12-PRI-02",
+        "V12",
+        "price_variance",
+        "reject",
+        text="Haulage charges invoiced over agreed route tariff: declined.",
+    ),
 ]
 KEYWORDS_ONLY = WhatIf.parse("semantic=0,graph=0,temporal=0")
 
 
 def _diff(case_id: str, exact_a, exact_b, rec_a="approve", rec_b="approve", kind="exception", error=None) -> CaseDiff:
     return CaseDiff(
-        case_id, kind, gained=sorted(set(exact_b) - set(exact_a)), lost=sorted(set(exact_a) - set(exact_b)),
-        recommendation_a=rec_a, recommendation_b=rec_b, legacy_gained=[], legacy_lost=[], latency_a_ms=0,
-        latency_b_ms=0, error=error, exact_a=exact_a, exact_b=exact_b,
+        case_id,
+        kind,
+        gained=sorted(set(exact_b) - set(exact_a)),
+        lost=sorted(set(exact_a) - set(exact_b)),
+        recommendation_a=rec_a,
+        recommendation_b=rec_b,
+        legacy_gained=[],
+        legacy_lost=[],
+        latency_a_ms=0,
+        latency_b_ms=0,
+        error=error,
+        exact_a=exact_a,
+        exact_b=exact_b,
     )
 
 
@@ -74,8 +94,15 @@ def test_a_whatif_on_the_demo_queue_lists_the_decided_case_it_changes_and_no_oth
     decided = outbox.decided_cases(demo_banks.finance, "exception")
     assert decided == {"E-1015", "E-1002"}
 
-    report = compare(gw, demo_banks.finance, demo_banks.support, CASES, [], Variant(name="a"),
-                     Variant(name="b", kind="whatif", whatif=KEYWORDS_ONLY))
+    report = compare(
+        gw,
+        demo_banks.finance,
+        demo_banks.support,
+        CASES,
+        [],
+        Variant(name="a"),
+        Variant(name="b", kind="whatif", whatif=KEYWORDS_ONLY),
+    )
     changes = decided_changes(report.diffs, decided)
     assert [c.case_id for c in changes] == ["E-1015"], [c.sentence for c in changes]
     e1015 = changes[0]
@@ -110,8 +137,9 @@ def test_a_why_not_fix_that_is_a_server_setting_lists_the_decided_cases_it_would
     banks = shared_demo_of(hindsight)  # read only: the decisions below are recorded, not delivered
     gw = hindsight.gateway
     case = demo_case("E-1004")
-    request = TraceRequest(bank=banks.finance, query=case.recall_query(), tags=tuple(case.tags),
-                           tags_match="all_strict")
+    request = TraceRequest(
+        bank=banks.finance, query=case.recall_query(), tags=tuple(case.tags), tags_match="all_strict"
+    )
     trace = fetch_trace(gw, request)
     last = max(trace.response.trace.rrf_merged, key=lambda c: c.final_rrf_rank)  # its last exact precedent by fusion
     document = load_document(gw, banks.finance, trace.labels[last.node_id].document_id)

@@ -65,8 +65,13 @@ def test_evidence_bench_on_the_demo_finance_set(hindsight, bank_id, monkeypatch,
     # switching it off (or capping every arm) brings the evidence into the top k more often.
     graph = report["per_arm"]["graph"]
     assert graph["share_of_top_k"] > 0.5 and graph["in_top_k"] < report["cases"]
-    graph_off = next(g for g in grid if g["weights"] == {"semantic": 1, "bm25": 1, "graph": 0, "temporal": 1}
-                     and g["cap"] is None and g["min_bm25"] is None)
+    graph_off = next(
+        g
+        for g in grid
+        if g["weights"] == {"semantic": 1, "bm25": 1, "graph": 0, "temporal": 1}
+        and g["cap"] is None
+        and g["min_bm25"] is None
+    )
     assert graph_off["evidence_at_k"] > report["evidence_at_k"]
 
     code, text, _ = _bench(monkeypatch, capsys, hindsight, bank_id, "--finance", "--k", "5", "--no-grid")

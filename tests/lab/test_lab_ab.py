@@ -63,7 +63,11 @@ def test_graph_off_on_a_clone_shows_which_cases_change_and_the_clone_is_gone(hin
 def test_a_starved_candidate_budget_on_a_clone_loses_exact_precedents(hindsight, demo_banks):
     """B that must change cases: two candidates per arm cannot fill k=5 from V01's twelve price-variance precedents."""
     finance, support = demo_banks
-    cases = [c for c in load_rows(demo_data.EXCEPTIONS, ExceptionCase) if (c.vendor_code, c.exception_type) == ("V01", "price_variance")]
+    cases = [
+        c
+        for c in load_rows(demo_data.EXCEPTIONS, ExceptionCase)
+        if (c.vendor_code, c.exception_type) == ("V01", "price_variance")
+    ]
     assert cases
     b = Variant(name="starved", kind="bank_config", bank_config={"recall_budget_fixed_mid": 2})
     report = compare(hindsight.gateway, finance, support, cases, [], Variant(name="a"), b)

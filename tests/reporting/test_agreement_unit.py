@@ -14,8 +14,13 @@ def test_kappa_and_percent_agreement_equal_the_hand_computation():
     # Dana's outcomes: approve 6, reject 3, escalate 1; Lee's: approve 6, reject 3, escalate 1
     # chance pe = (6*6 + 3*3 + 1*1) / 10^2 = 46 / 100 = 0.46
     # kappa = (0.8 - 0.46) / (1 - 0.46) = 0.34 / 0.54 = 0.6296...
-    table = {("approve", "approve"): 5, ("reject", "reject"): 2, ("escalate", "escalate"): 1,
-             ("approve", "reject"): 1, ("reject", "approve"): 1}
+    table = {
+        ("approve", "approve"): 5,
+        ("reject", "reject"): 2,
+        ("escalate", "escalate"): 1,
+        ("approve", "reject"): 1,
+        ("reject", "approve"): 1,
+    }
     observed, kappa = cohen_kappa(table)
     assert observed == pytest.approx(0.8) and kappa == pytest.approx(0.34 / 0.54)
 
@@ -32,8 +37,12 @@ def test_pairs_are_unordered_and_the_overall_row_counts_every_case():
     # as (Dana, Lee): (approve, approve) 1, (reject, reject) 1, (reject, approve) 1:
     #   po = 2/3, Dana: approve 1, reject 2; Lee: approve 2, reject 1; pe = (1*2 + 2*1) / 9 = 4/9
     #   kappa = (2/3 - 4/9) / (5/9) = (2/9) / (5/9) = 0.4
-    counts = [("Dana", "Lee", "approve", "approve", 1), ("Dana", "Lee", "reject", "reject", 1),
-              ("Lee", "Dana", "approve", "reject", 1), ("Kim", "Lee", "approve", "approve", 1)]
+    counts = [
+        ("Dana", "Lee", "approve", "approve", 1),
+        ("Dana", "Lee", "reject", "reject", 1),
+        ("Lee", "Dana", "approve", "reject", 1),
+        ("Kim", "Lee", "approve", "approve", 1),
+    ]
     rows = {r.pair: r for r in agreements(counts)}
     assert set(rows) == {"Dana and Lee", "Kim and Lee", OVERALL}
     assert rows["Dana and Lee"].cases == 3 and rows["Dana and Lee"].percent == pytest.approx(200 / 3)
@@ -45,5 +54,8 @@ def test_pairs_are_unordered_and_the_overall_row_counts_every_case():
 def test_calibration_lists_every_band_in_order():
     rows = calibration({">=0.9": (4, 3), "<0.5": (2, 0)})
     assert [(r.band, r.decisions, r.kept, r.kept_percent) for r in rows] == [
-        ("<0.5", 2, 0, 0.0), ("0.5-0.7", 0, 0, None), ("0.7-0.9", 0, 0, None), (">=0.9", 4, 3, 75.0)
+        ("<0.5", 2, 0, 0.0),
+        ("0.5-0.7", 0, 0, None),
+        ("0.7-0.9", 0, 0, None),
+        (">=0.9", 4, 3, 75.0),
     ]

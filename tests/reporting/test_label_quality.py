@@ -10,10 +10,10 @@ import pytest
 from dashboard.agents.labelled_cases import LabelledCase, labelled_case
 from dashboard.finance.kind import FINANCE
 from dashboard.reporting.label_quality import case_attributes, label_quality, week_of
+from dashboard.review.relevance import RecallContext, RelevanceLabels, case_verdicts
 from dashboard.store.agent_runs import AgentRun, AgentRunStore, RecallSnapshot, ResultRef
 from dashboard.store.db import make_engine
 from dashboard.store.errors import LabelInputError, NotAllowed
-from dashboard.review.relevance import RecallContext, RelevanceLabels, case_verdicts
 from dashboard.support.kind import segments_of
 from dashboard.support.models import Customer
 from dashboard.traces.ranking import rank_figures
@@ -32,7 +32,9 @@ def test_rank_figures_over_documents():
 
 def test_every_click_is_kept_the_latest_per_reviewer_counts_and_most_reviewers_decide(tmp_path):
     store = RelevanceLabels(make_engine(None, tmp_path))
-    exact = RecallContext(query="q", tags=["vendor:V02", "type:price_variance"], tags_match="all_strict", ranked=["d1", "d2", "d3"])
+    exact = RecallContext(
+        query="q", tags=["vendor:V02", "type:price_variance"], tags_match="all_strict", ranked=["d1", "d2", "d3"]
+    )
 
     def label(document: str, value: str, who: str, context: RecallContext | None = exact) -> None:
         store.record(*CASE, document, value, role="reviewer", reviewer=who, context=context)
@@ -43,11 +45,17 @@ def test_every_click_is_kept_the_latest_per_reviewer_counts_and_most_reviewers_d
     label("d1", "relevant", "Kim")
     label("d2", "relevant", "Dana")
     label("d2", "not_relevant", "Lee")  # one of two: no majority
-    label("d3", "relevant", "Dana", RecallContext(query="q", tags=["vendor:V02"], tags_match="any_strict", ranked=["d3"]))
+    label(
+        "d3", "relevant", "Dana", RecallContext(query="q", tags=["vendor:V02"], tags_match="any_strict", ranked=["d3"])
+    )
     assert len(store.history()) == 7
     latest = store.latest()
     assert len(latest) == 6 and ("d1", "Dana", "wrong") in {(x.document_id, x.reviewer, x.label) for x in latest}
-    assert {d: x.label for d, x in store.mine(CASE, "Dana").items()} == {"d1": "wrong", "d2": "relevant", "d3": "relevant"}
+    assert {d: x.label for d, x in store.mine(CASE, "Dana").items()} == {
+        "d1": "wrong",
+        "d2": "relevant",
+        "d3": "relevant",
+    }
 
     [verdict] = case_verdicts(latest)
     assert verdict.votes == {"d1": (2, 3), "d2": (1, 2), "d3": (1, 1)}
@@ -68,8 +76,18 @@ def test_a_viewer_cannot_label_and_a_bad_input_names_its_field(tmp_path):
 
 def _case(kind: str, case_id: str, ranked: list[str], relevant: list[str], when: datetime) -> LabelledCase:
     return LabelledCase(
-        bank_id="b", case_kind=kind, case_id=case_id, source="agent run", query="q", tags=[], tags_match="any",
-        ranked=ranked, relevant=relevant, labelled=sorted(set(ranked) | set(relevant)), labels=len(ranked), labelled_at=when,
+        bank_id="b",
+        case_kind=kind,
+        case_id=case_id,
+        source="agent run",
+        query="q",
+        tags=[],
+        tags_match="any",
+        ranked=ranked,
+        relevant=relevant,
+        labelled=sorted(set(ranked) | set(relevant)),
+        labels=len(ranked),
+        labelled_at=when,
     )
 
 
@@ -84,9 +102,19 @@ def test_label_quality_per_week_vendor_type_and_segment():
     ]
     queued = [demo_case("E-1002"), demo_case("E-1013"), demo_case("E-1001"), demo_case("E-1005")]
     tickets = [demo_ticket("T-2001"), demo_ticket("T-2002")]
-    attributes = case_attributes({"exception": lambda ids: FINANCE.label_groups(ids, queued),
-                                  "ticket": lambda ids: segments_of(ids, tickets, customers)}, cases)
-    assert set(attributes) == {("exception", "E-1002"), ("exception", "E-1013"), ("exception", "E-1001"), ("ticket", "T-2001")}  # the labelled only
+    attributes = case_attributes(
+        {
+            "exception": lambda ids: FINANCE.label_groups(ids, queued),
+            "ticket": lambda ids: segments_of(ids, tickets, customers),
+        },
+        cases,
+    )
+    assert set(attributes) == {
+        ("exception", "E-1002"),
+        ("exception", "E-1013"),
+        ("exception", "E-1001"),
+        ("ticket", "T-2001"),
+    }  # the labelled only
     rows = label_quality(cases, attributes, k=5)
     this_week = {(r.by, r.group): r for r in rows if r.week == week_of(monday)}
     everything = this_week[("all", "all")]
@@ -94,7 +122,12 @@ def test_label_quality_per_week_vendor_type_and_segment():
     assert everything.precision_at_k == pytest.approx((1 / 3 + 0 + 1) / 3)
     assert everything.mrr == pytest.approx((1 / 2 + 0 + 1) / 3)
     v02 = this_week[("vendor", "V02")]
-    assert (v02.cases, v02.evidence_at_k, v02.precision_at_k, v02.mrr) == (2, 1, pytest.approx(1 / 6), pytest.approx(1 / 4))
+    assert (v02.cases, v02.evidence_at_k, v02.precision_at_k, v02.mrr) == (
+        2,
+        1,
+        pytest.approx(1 / 6),
+        pytest.approx(1 / 4),
+    )
     assert (this_week[("type", "price_variance")].cases, this_week[("type", "missing_receipt")].evidence_at_k) == (1, 0)
     assert this_week[("segment", "enterprise")].mrr == 1.0
     assert rows[0].week == week_of(monday) and rows[0].by == "all"  # newest week first, "all" first in a week
@@ -117,11 +150,24 @@ def test_a_cases_request_is_the_agents_recall_that_returned_most_relevant_docume
     assert (case.source, case.query, case.ranked, case.relevant) == ("dashboard", "shown", ["d1", "d2"], ["d1"])
 
     now = datetime.now(UTC)
-    exact, broader = _snapshot("exact", "all_strict", ["d1", "d2"]), _snapshot("broader", "any_strict", ["d3", "d4", "d1"])
+    exact, broader = (
+        _snapshot("exact", "all_strict", ["d1", "d2"]),
+        _snapshot("broader", "any_strict", ["d3", "d4", "d1"]),
+    )
     run = AgentRun(
-        run_id="r1", bank_id="fin", case_kind="exception", case_id="E-1002", agent="finance", variant="reviewed",
-        started_at=now, ended_at=now, audit_log=False, recalls=[exact, broader],
+        run_id="r1",
+        bank_id="fin",
+        case_kind="exception",
+        case_id="E-1002",
+        agent="finance",
+        variant="reviewed",
+        started_at=now,
+        ended_at=now,
+        audit_log=False,
+        recalls=[exact, broader],
     )
     runs.record_run(run)
-    case = labelled_case(runs, verdict)  # both returned the one relevant document: the earlier recall, though the other has more labelled
+    case = labelled_case(
+        runs, verdict
+    )  # both returned the one relevant document: the earlier recall, though the other has more labelled
     assert (case.source, case.tags_match, case.ranked) == ("agent run", "all_strict", ["d1", "d2"])

@@ -1,8 +1,8 @@
 """Where the submitting agent and the dashboard's recompute differ, in words (review/agent_compare.py)."""
 
 from dashboard.review.agent_compare import differences
-from dashboard.store.agent_part import AgentPart
 from dashboard.review.queue_kind import EvidenceRecord
+from dashboard.store.agent_part import AgentPart
 
 WORDS = {"approve": "approve for payment", "reject": "reject", "escalate": "escalate"}
 EVIDENCE = [
@@ -18,7 +18,9 @@ def test_agreement_says_nothing():
 
 
 def test_each_difference_in_words():
-    agent = AgentPart(name="ap", recommendation="reject", cited=["PREC-V11-PRI-01", "PREC-V09-DUP-03", "PREC-V02-PRI-01"])
+    agent = AgentPart(
+        name="ap", recommendation="reject", cited=["PREC-V11-PRI-01", "PREC-V09-DUP-03", "PREC-V02-PRI-01"]
+    )
     assert differences(agent, "approve", EVIDENCE, WORDS) == [
         "The agent recommends reject (reject); the dashboard's recompute recommends approve (approve for payment).",
         "The agent cited PREC-V11-PRI-01, another vendor's precedent.",

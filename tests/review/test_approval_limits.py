@@ -11,23 +11,30 @@ from datetime import UTC, datetime
 
 import pytest
 
+from dashboard.access.limits import ApprovalLimits, in_words
 from dashboard.agents.findings import human_decisions
+from dashboard.delivery.outbox import Outbox
 from dashboard.finance.decisions import document_id_for, exception_decision, precedent_record
 from dashboard.finance.models import ExceptionCase
 from dashboard.finance.recall import CaseKey, two_stage_recall
-from dashboard.store.db import make_engine
 from dashboard.review.decisions import Proposal, decision_service
+from dashboard.store.db import make_engine
 from dashboard.store.errors import NotAllowed, Refused
-from dashboard.access.limits import ApprovalLimits, in_words
-from dashboard.delivery.outbox import Outbox
 from tests.conftest import review_database
 from tests.finance_helpers import precedent
 from tests.helpers import built_in_overview, demo_case, recalled_proposal, run_command, service_on
 
 LIMITS = ApprovalLimits({"reviewer": 10_000, "lead": 50_000, "Dana": 20_000})
 CASE = ExceptionCase(
-    id="E-8001", vendor_code="VL", vendor_name="Large Orders Ltd", exception_type="price_variance", invoice="INV-8",
-    po="PO-8", invoice_amount=42_000.0, po_amount=40_000.0, description="Turbine parts billed 5% above the PO price.",
+    id="E-8001",
+    vendor_code="VL",
+    vendor_name="Large Orders Ltd",
+    exception_type="price_variance",
+    invoice="INV-8",
+    po="PO-8",
+    invoice_amount=42_000.0,
+    po_amount=40_000.0,
+    description="Turbine parts billed 5% above the PO price.",
     opened_on="2026-11-02",
 )
 
@@ -38,12 +45,13 @@ def test_a_named_reviewer_wins_over_the_role_and_a_role_without_entry_has_no_lim
     assert LIMITS.limit_for("Lee", "reviewer").amount == 10_000 and LIMITS.limit_for("Lee", "lead").amount == 50_000
     assert ApprovalLimits({"reviewer": 1}).limit_for("Lee", "lead").amount is None
     assert LIMITS.covers("Dana", "reviewer", 20_000) and not LIMITS.covers("Dana", "reviewer", 20_000.01)
-    assert in_words("Dana", LIMITS.limit_for("Dana", "reviewer"), 42_000) == "Dana's own limit is 20,000.00; this invoice is 42,000.00, above it."
+    assert (
+        in_words("Dana", LIMITS.limit_for("Dana", "reviewer"), 42_000)
+        == "Dana's own limit is 20,000.00; this invoice is 42,000.00, above it."
+    )
 
 
 # -- two instances on one store, the real server ----------------------------------------------------------
-
-
 
 
 def _in_memory(hindsight, bank: str, case: ExceptionCase) -> bool:
@@ -58,14 +66,19 @@ def test_above_the_limit_memory_holds_nothing_until_a_different_eligible_approve
     live.gateway.retain(bank_id, [precedent("PREC-L-1", "VL", "price_variance", "approve", "2025-03-01")])
     live.settle(bank_id)
     with review_database(live.settings) as url:
-        first, second = service_on(make_engine(url, tmp_path / "a"), live.gateway.retain, limits=LIMITS), service_on(make_engine(url, tmp_path / "b"), live.gateway.retain, limits=LIMITS)
+        first, second = (
+            service_on(make_engine(url, tmp_path / "a"), live.gateway.retain, limits=LIMITS),
+            service_on(make_engine(url, tmp_path / "b"), live.gateway.retain, limits=LIMITS),
+        )
         done = first.decide(bank_id, "reviewer", recalled_proposal(live, bank_id, CASE, "Dana"))
         assert done.stored.state == "awaiting_approval" and not done.delivered and done.report.delivered == 0
         assert done.held_because == "Dana's own limit is 20,000.00; this invoice is 42,000.00, above it."
         # no instance delivers it, and nothing reads it as a human decision
         assert second.outbox.deliver_due(live.gateway.retain).delivered == 0
         assert live.gateway.document(bank_id, document_id_for(CASE.id)) is None and not _in_memory(live, bank_id, CASE)
-        assert second.outbox.latest_per_case(bank_id, "exception") == {} and human_decisions(second.outbox, bank_id) == []
+        assert (
+            second.outbox.latest_per_case(bank_id, "exception") == {} and human_decisions(second.outbox, bank_id) == []
+        )
         # nobody decides it again meanwhile, on either instance
         with pytest.raises(Refused, match="awaits a second approval"):
             second.decide(bank_id, "lead", recalled_proposal(live, bank_id, CASE, "Lee"))
@@ -84,9 +97,12 @@ def test_above_the_limit_memory_holds_nothing_until_a_different_eligible_approve
         assert first.outbox.latest_per_case(bank_id, "exception")[CASE.id].decision.reviewer == "Dana"
         with pytest.raises(Refused, match="no decision awaiting"):  # confirmed once, on whichever instance
             first.second_approval(bank_id, "lead", "exception", CASE.id, "Kim", confirm=True)
-        (trail,) = first.approvals.trail(bank_id, "exception", CASE.id)  # the audit of every step: who, role, limit, when
+        (trail,) = first.approvals.trail(
+            bank_id, "exception", CASE.id
+        )  # the audit of every step: who, role, limit, when
         assert [(s.step, s.actor, s.role, s.limit) for s in trail.steps] == [
-            ("proposed", "Dana", "reviewer", 20_000), ("confirmed", "Lee", "lead", 50_000)
+            ("proposed", "Dana", "reviewer", 20_000),
+            ("confirmed", "Lee", "lead", 50_000),
         ]
         assert trail.steps[0].at <= trail.steps[1].at and trail.stored.state == "delivered"
 
@@ -99,24 +115,46 @@ def test_a_rejected_second_approval_returns_the_case_to_the_queue_naming_both(tm
     rec = Recommendation(action="approve", confidence=0.9, cited=["P-1"], rationale="r", policy="precedent")
 
     def proposal(reviewer: str, base: int) -> Proposal:
-        decision = exception_decision(CASE, rec, reviewer=reviewer, authenticated=False, action="accept_recommendation",
-                                      now=lambda: datetime(2026, 11, 30, 9, 0, tzinfo=UTC))
-        return Proposal(decision=decision, record=precedent_record(CASE, decision, rec), scope="s", base_revision=base,
-                        amount=CASE.invoice_amount)
+        decision = exception_decision(
+            CASE,
+            rec,
+            reviewer=reviewer,
+            authenticated=False,
+            action="accept_recommendation",
+            now=lambda: datetime(2026, 11, 30, 9, 0, tzinfo=UTC),
+        )
+        return Proposal(
+            decision=decision,
+            record=precedent_record(CASE, decision, rec),
+            scope="s",
+            base_revision=base,
+            amount=CASE.invoice_amount,
+        )
 
     recorded, skipped = service.decide_many("fin", "reviewer", [proposal("Dana", 0)])  # bulk approval holds it too
     assert skipped == [] and recorded[0].stored.state == "awaiting_approval"
     service.second_approval("fin", "lead", "exception", CASE.id, "Lee", confirm=False, note="PO amendment missing")
     held = service.held("fin", "exception", CASE.id)
-    assert held.stored.state == "returned" and outbox.pending_count() == 0 and outbox.latest_per_case("fin", "exception") == {}
-    assert held.summary().startswith("Dana decided approve on 42,000.00 at ") and "; Lee rejected it at " in held.summary()
+    assert (
+        held.stored.state == "returned"
+        and outbox.pending_count() == 0
+        and outbox.latest_per_case("fin", "exception") == {}
+    )
+    assert (
+        held.summary().startswith("Dana decided approve on 42,000.00 at ") and "; Lee rejected it at " in held.summary()
+    )
     assert held.settled.note == "PO amendment missing"
     assert [(s["step"], s["actor"], s["case_id"]) for s in service.approvals.log()] == [
-        ("rejected", "Lee", CASE.id), ("proposed", "Dana", CASE.id)
+        ("rejected", "Lee", CASE.id),
+        ("proposed", "Dana", CASE.id),
     ]
     # back in the queue: the next decision is made on the case's current revision; a lead's limit covers it
     again = service.decide("fin", "lead", proposal("Lee", held.stored.revision))
-    assert again.stored.state == "pending" and again.held_because is None and service.held("fin", "exception", CASE.id) is None
+    assert (
+        again.stored.state == "pending"
+        and again.held_because is None
+        and service.held("fin", "exception", CASE.id) is None
+    )
 
 
 def test_the_decide_command_holds_then_releases_on_a_second_approval(hindsight, demo_banks, monkeypatch, capsys):
@@ -133,7 +171,10 @@ def test_the_decide_command_holds_then_releases_on_a_second_approval(hindsight, 
         code, out, err = decide("--outcome", "reject", "--reason", "CONTRACT_AMENDMENT", "--reviewer", "Dana", "--json")
         assert code == 0, err
         payload = json.loads(out)
-        assert payload["state"] == "awaiting_approval" and "limit is 1,000.00; this invoice is 5,120.00, above it" in payload["held_because"]
+        assert (
+            payload["state"] == "awaiting_approval"
+            and "limit is 1,000.00; this invoice is 5,120.00, above it" in payload["held_because"]
+        )
         assert hindsight.gateway.document(demo_banks.finance, document) is None
 
         code, _, err = decide("--second-approval", "confirm", "--reviewer", "Dana")
@@ -159,16 +200,29 @@ def test_the_overview_lists_approvals_waiting_with_their_age_and_counts_no_held_
     service = decision_service(outbox, None, limits=LIMITS)
     rec = Recommendation(action="approve", confidence=0.9, cited=[], rationale="r", policy="precedent")
     decision = exception_decision(CASE, rec, reviewer="Dana", authenticated=False, action="accept_recommendation")
-    service.decide("fin", "reviewer", Proposal(decision=decision, record=precedent_record(CASE, decision, rec), scope="s",
-                                               amount=CASE.invoice_amount))
+    service.decide(
+        "fin",
+        "reviewer",
+        Proposal(
+            decision=decision, record=precedent_record(CASE, decision, rec), scope="s", amount=CASE.invoice_amount
+        ),
+    )
     (waiting,) = service.approvals.waiting(limit=1)
     held = {c: h.status for c, h in service.approvals.held("fin", "exception").items()}
     metrics = overview.build(
-        standing={"exception": outbox.standing_counts("fin", "exception")}, states={"exception": outbox.decision_states("fin", "exception")},
-        held={"exception": held}, **built_in_overview([CASE], [], ticket_flags={}), latencies=[], waiting=[waiting],
+        standing={"exception": outbox.standing_counts("fin", "exception")},
+        states={"exception": outbox.decision_states("fin", "exception")},
+        held={"exception": held},
+        **built_in_overview([CASE], [], ticket_flags={}),
+        latencies=[],
+        waiting=[waiting],
         now=waiting.proposed.at + timedelta(hours=5),
     )
-    assert metrics.decisions_in_range == 0 and (metrics.queues[0].open, metrics.queues[0].decided, metrics.queues[0].held_for_approver) == (0, 0, 1)
+    assert metrics.decisions_in_range == 0 and (
+        metrics.queues[0].open,
+        metrics.queues[0].decided,
+        metrics.queues[0].held_for_approver,
+    ) == (0, 0, 1)
     assert [(w.case_id, w.proposer, w.amount, w.limit, w.age_hours) for w in metrics.approvals_waiting] == [
         (CASE.id, "Dana", 42_000, 20_000, 5.0)
     ]

@@ -25,7 +25,12 @@ def test_entries_read_are_counted_as_written_and_the_cursor_only_moves_on(review
     assert store.record_read("fin", [_entry(n) for n in range(5)], log_entries=12) == 5
     assert store.record_read("fin", [_entry(n) for n in range(3, 8)], until=_entry(7).started_at) == 3  # 3 and 4 known
     state = store.sync_state("fin")
-    assert (state.entries, state.log_entries, state.synced_until, state.caught_up_at) == (8, 12, _entry(7).started_at, None)
+    assert (state.entries, state.log_entries, state.synced_until, state.caught_up_at) == (
+        8,
+        12,
+        _entry(7).started_at,
+        None,
+    )
     assert state.catching_up and state.behind == 4
     store.record_read("fin", [], until=_entry(2).started_at)  # an overlap read again: the cursor stays
     assert store.synced_until("fin") == _entry(7).started_at

@@ -12,6 +12,8 @@ import sqlalchemy as sa
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 
+from dashboard.delivery.outbox import Outbox
+from dashboard.delivery.worker import DeliveryWorker
 from dashboard.hindsight.documents import group
 from dashboard.hindsight.errors import HindsightRequestRejected
 from dashboard.hindsight.gateway import HindsightGateway
@@ -19,8 +21,6 @@ from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.curation import Curation
 from dashboard.store.db import metadata
 from dashboard.store.errors import CurationInputError, NotAllowed, Refused
-from dashboard.delivery.outbox import Outbox
-from dashboard.delivery.worker import DeliveryWorker
 from tests.helpers import run_command
 from tests.outage import Outage
 
@@ -32,7 +32,8 @@ PLANTED = MemoryRecord(
     tags=["vendor:V90", "type:price_variance", "kind:decision"],
 )
 OTHER = MemoryRecord(
-    document_id="precedent-V90-2", content="Vendor V90 price variance on bolts was rejected. No contract covered it.",
+    document_id="precedent-V90-2",
+    content="Vendor V90 price variance on bolts was rejected. No contract covered it.",
     tags=["vendor:V90", "type:price_variance", "kind:decision"],
 )
 
@@ -47,7 +48,9 @@ def planted_bank(live) -> str:
 
 def recalled(gateway, bank: str) -> set[str]:
     grouped = group(gateway.recall(bank, QUERY, tags=["vendor:V90"], tags_match="any_strict"))
-    return {d.document_id for d in grouped.documents} | {f"observation of {s}" for o in grouped.observations for s in o.source_documents}
+    return {d.document_id for d in grouped.documents} | {
+        f"observation of {s}" for o in grouped.observations for s in o.source_documents
+    }
 
 
 def test_a_lead_approves_a_proposal_the_document_leaves_recall_and_a_revert_brings_it_back(live, tmp_path):
@@ -72,11 +75,19 @@ def test_a_lead_approves_a_proposal_the_document_leaves_recall_and_a_revert_brin
     assert OTHER.document_id in now
     retired = live.gateway.list_memories(bank, document_id=PLANTED.document_id, state="invalidated")["items"]
     assert len(retired) == facts
-    assert all(m["invalidation_reason"] == "outdated: supplier contract ended (proposed by Dana, approved by Lee)" for m in retired)
+    assert all(
+        m["invalidation_reason"] == "outdated: supplier contract ended (proposed by Dana, approved by Lee)"
+        for m in retired
+    )
     status = curation.status(bank, PLANTED.document_id)
-    assert status.sentence == f"invalidated by Lee on {approval.created_at:%Y-%m-%d}: supplier contract ended (outdated, proposed by Dana)"
+    assert (
+        status.sentence
+        == f"invalidated by Lee on {approval.created_at:%Y-%m-%d}: supplier contract ended (outdated, proposed by Dana)"
+    )
 
-    revert = curation.propose(bank, PLANTED.document_id, role="reviewer", proposer="Lee", change="revert", reason="contract renewed")
+    revert = curation.propose(
+        bank, PLANTED.document_id, role="reviewer", proposer="Lee", change="revert", reason="contract renewed"
+    )
     with pytest.raises(Refused, match="four eyes"):
         curation.approve(revert.id, role="lead", lead="Lee")
     back, _ = curation.approve(revert.id, role="lead", lead="Kim")
@@ -106,7 +117,9 @@ def test_an_approval_made_while_hindsight_is_unreachable_is_delivered_later_exac
             return changed
 
         curation = Curation(store, counting)
-        proposal = curation.propose(bank, PLANTED.document_id, role="reviewer", proposer="Dana", label="wrong", reason="not our contract")
+        proposal = curation.propose(
+            bank, PLANTED.document_id, role="reviewer", proposer="Dana", label="wrong", reason="not our contract"
+        )
         path.down()
         approval, report = curation.approve(proposal.id, role="lead", lead="Lee")
         assert approval.state == "pending" and "unreachable" in report.error
@@ -133,7 +146,9 @@ def test_a_refused_curation_is_parked_and_an_undone_one_is_never_sent(tmp_path):
             raise HindsightRequestRejected("Hindsight refused the request: Invalid memory_id")
 
     curation = Curation(tmp_path / "store.sqlite3")  # no curate: the worker delivers
-    refused = curation.propose("b", "doc-refused", role="reviewer", proposer="Dana", label="duplicate", reason="same as doc-1")
+    refused = curation.propose(
+        "b", "doc-refused", role="reviewer", proposer="Dana", label="duplicate", reason="same as doc-1"
+    )
     parked, _ = curation.approve(refused.id, role="lead", lead="Lee")
     first = curation.propose("b", "doc-2", role="reviewer", proposer="Dana", label="wrong", reason="misfiled")
     invalidation, _ = curation.approve(first.id, role="lead", lead="Lee")
@@ -168,7 +183,10 @@ def test_inputs_are_refused_naming_the_field_and_nothing_is_recorded(tmp_path):
     curation.reject(proposal.id, role="lead", lead="Lee")
     with pytest.raises(Refused, match="already approved or rejected"):
         curation.approve(proposal.id, role="lead", lead="Kim")
-    assert [(e.action, e.after) for e in curation.history()] == [("reject", "valid"), ("propose", "invalidation proposed")]
+    assert [(e.action, e.after) for e in curation.history()] == [
+        ("reject", "valid"),
+        ("propose", "invalidation proposed"),
+    ]
 
 
 def test_the_curation_log_migrates_and_counts_in_sql_on_both_engines(review_engine):
@@ -192,27 +210,80 @@ def test_the_curation_log_migrates_and_counts_in_sql_on_both_engines(review_engi
 
 def test_the_curate_command(monkeypatch, capsys, hindsight, bank_id):
     hindsight.gateway.retain(bank_id, [PLANTED])
-    code, out, err = run_command(monkeypatch, capsys, hindsight, bank_id, "curate", "propose", "--document", PLANTED.document_id, "--by", "Dana")
+    code, out, err = run_command(
+        monkeypatch, capsys, hindsight, bank_id, "curate", "propose", "--document", PLANTED.document_id, "--by", "Dana"
+    )
     assert code == 2 and "--label: required by propose" in err
     code, out, err = run_command(
-        monkeypatch, capsys, hindsight, bank_id, "curate", "propose", "--document", PLANTED.document_id, "--label", "wrong",
-        "--reason", "x" * 600, "--by", "Dana",
+        monkeypatch,
+        capsys,
+        hindsight,
+        bank_id,
+        "curate",
+        "propose",
+        "--document",
+        PLANTED.document_id,
+        "--label",
+        "wrong",
+        "--reason",
+        "x" * 600,
+        "--by",
+        "Dana",
     )
     assert code == 2 and "--reason: 600 characters; the limit is 500" in err
     code, out, err = run_command(
-        monkeypatch, capsys, hindsight, bank_id, "curate", "propose", "--document", "PRECEDENT-TYPO", "--label", "wrong",
-        "--reason", "r", "--by", "Dana",
+        monkeypatch,
+        capsys,
+        hindsight,
+        bank_id,
+        "curate",
+        "propose",
+        "--document",
+        "PRECEDENT-TYPO",
+        "--label",
+        "wrong",
+        "--reason",
+        "r",
+        "--by",
+        "Dana",
     )
     assert code == 2 and f"--document: 'PRECEDENT-TYPO' is not a document of bank {bank_id}" in err
     code, out, _ = run_command(
-        monkeypatch, capsys, hindsight, bank_id, "curate", "propose", "--document", PLANTED.document_id, "--label", "wrong",
-        "--reason", "another vendor's contract", "--by", "Dana", "--json",
+        monkeypatch,
+        capsys,
+        hindsight,
+        bank_id,
+        "curate",
+        "propose",
+        "--document",
+        PLANTED.document_id,
+        "--label",
+        "wrong",
+        "--reason",
+        "another vendor's contract",
+        "--by",
+        "Dana",
+        "--json",
     )
     proposal = json.loads(out)["event"]
     assert code == 0 and proposal["action"] == "propose"
-    code, _, err = run_command(monkeypatch, capsys, hindsight, bank_id, "curate", "approve", "--proposal", str(proposal["id"]), "--by", "Dana")
+    code, _, err = run_command(
+        monkeypatch, capsys, hindsight, bank_id, "curate", "approve", "--proposal", str(proposal["id"]), "--by", "Dana"
+    )
     assert code == 1 and "four eyes" in err
-    code, out, _ = run_command(monkeypatch, capsys, hindsight, bank_id, "curate", "approve", "--proposal", str(proposal["id"]), "--by", "Lee", "--json")
+    code, out, _ = run_command(
+        monkeypatch,
+        capsys,
+        hindsight,
+        bank_id,
+        "curate",
+        "approve",
+        "--proposal",
+        str(proposal["id"]),
+        "--by",
+        "Lee",
+        "--json",
+    )
     answer = json.loads(out)
     assert code == 0 and (answer["status"], answer["event"]["state"]) == ("invalidated", "delivered")
     assert answer["sentence"].startswith("invalidated by Lee on ")

@@ -27,8 +27,13 @@ def test_the_audit_page_says_the_role_each_decision_was_made_with(point_app, tmp
     from tests.conftest import APP
     from tests.helpers import service_on
 
-    outbox = point_app({"RECALL_REVIEW_DATA_DIR": str(tmp_path), "RECALL_REVIEW_API_PORT": str(free_port()),
-                        "RECALL_REVIEW_DELIVERY_WORKER": "false"})
+    outbox = point_app(
+        {
+            "RECALL_REVIEW_DATA_DIR": str(tmp_path),
+            "RECALL_REVIEW_API_PORT": str(free_port()),
+            "RECALL_REVIEW_DELIVERY_WORKER": "false",
+        }
+    )
     service_on(outbox.engine).decide(BANK, "lead", _proposal("E-83"))
     at = AppTest.from_file(APP, default_timeout=60).run()
     at.switch_page("views/audit.py").run()

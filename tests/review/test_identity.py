@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import pytest
 
+from dashboard.access.limits import ApprovalLimits
 from dashboard.finance.policy import Recommendation
 from dashboard.review.casework import Casework
 from dashboard.review.curation import Curation
 from dashboard.store.db import make_engine
 from dashboard.store.errors import Refused
 from dashboard.store.identity import Person, SignedIn, same_person, signed_in_person
-from dashboard.access.limits import ApprovalLimits
 from tests.helpers import demo_case, exception_proposal
 
 ISSUER, OTHER = "https://id.example.com", "https://id.other.example"
@@ -23,8 +23,16 @@ NOW = 1_800_000_000
 
 
 def claims(**changed) -> dict:
-    return {"iss": ISSUER, "aud": "recall-review", "sub": "u-1", "exp": NOW + 60, "name": "Dana Reviewer",
-            "email": "dana@example.com", "groups": ["ap-reviewers"], **changed}
+    return {
+        "iss": ISSUER,
+        "aud": "recall-review",
+        "sub": "u-1",
+        "exp": NOW + 60,
+        "name": "Dana Reviewer",
+        "email": "dana@example.com",
+        "groups": ["ap-reviewers"],
+        **changed,
+    }
 
 
 def accepted(**changed) -> SignedIn | str:
@@ -43,7 +51,10 @@ def test_one_subject_is_one_person_whatever_its_name_and_one_name_is_two_people_
 def test_a_sessions_claims_name_the_person_or_say_why_not():
     me = accepted()
     assert isinstance(me, SignedIn) and me.person == DANA and me.groups == ("ap-reviewers",)
-    assert accepted(iss=OTHER) == f"This sign-in was issued by {OTHER!r}, not by this dashboard's provider ({ISSUER}). Sign in again."
+    assert (
+        accepted(iss=OTHER)
+        == f"This sign-in was issued by {OTHER!r}, not by this dashboard's provider ({ISSUER}). Sign in again."
+    )
     assert accepted(aud=["another-app"]).startswith("This sign-in was issued for another application (['another-app'])")
     assert isinstance(accepted(aud=["another-app", "recall-review"]), SignedIn)
     assert accepted(exp=NOW) == "Your session has ended (its sign-in expired). Sign in again."
@@ -64,15 +75,26 @@ def test_a_second_approval_compares_subjects_and_a_limit_can_name_an_email(scrat
     proposal = exception_proposal(demo_case("E-1004"), rec, DANA_RENAMED.name).by(DANA_RENAMED)  # 14,250.00
     assert service.decide("bank", "reviewer", proposal).held_because  # the name has no limit of its own
     held = service.held("bank", "exception", "E-1004")
-    assert service.approval_problem(held, DANA, "lead") == "Dana R. Smith proposed this decision; the second approver must be someone else."
+    assert (
+        service.approval_problem(held, DANA, "lead")
+        == "Dana R. Smith proposed this decision; the second approver must be someone else."
+    )
     with pytest.raises(Refused, match="the second approver must be someone else"):
         service.second_approval("bank", "lead", "exception", "E-1004", DANA, confirm=True)
     assert service.approval_problem(held, ANOTHER_DANA, "lead") is None
-    assert service.second_approval("bank", "lead", "exception", "E-1004", ANOTHER_DANA, confirm=True).stored.state != "awaiting_approval"
+    assert (
+        service.second_approval("bank", "lead", "exception", "E-1004", ANOTHER_DANA, confirm=True).stored.state
+        != "awaiting_approval"
+    )
     steps = service.approvals.trail("bank", "exception", "E-1004")[0].steps
-    assert [(s.actor, s.person_id) for s in steps] == [("Dana R. Smith", f"{ISSUER} u-1"), ("Dana Reviewer", f"{ISSUER} u-2")]
+    assert [(s.actor, s.person_id) for s in steps] == [
+        ("Dana R. Smith", f"{ISSUER} u-1"),
+        ("Dana Reviewer", f"{ISSUER} u-2"),
+    ]
     limits = ApprovalLimits({"dana@example.com": 50000})
-    assert limits.limit_for(DANA, "reviewer").amount == 50000 and limits.limit_for(ANOTHER_DANA, "reviewer").amount is None
+    assert (
+        limits.limit_for(DANA, "reviewer").amount == 50000 and limits.limit_for(ANOTHER_DANA, "reviewer").amount is None
+    )
 
 
 def test_curation_and_claims_compare_subjects(tmp_path):
@@ -87,4 +109,6 @@ def test_curation_and_claims_compare_subjects(tmp_path):
     casework = Casework(engine)
     assert casework.claim("bank", "exception", "E-1", DANA).held_by(DANA_RENAMED)
     assert not casework.claim("bank", "exception", "E-1", ANOTHER_DANA).held_by(ANOTHER_DANA)  # Dana's lease holds
-    assert not casework.release("bank", "exception", "E-1", ANOTHER_DANA) and casework.release("bank", "exception", "E-1", DANA_RENAMED)
+    assert not casework.release("bank", "exception", "E-1", ANOTHER_DANA) and casework.release(
+        "bank", "exception", "E-1", DANA_RENAMED
+    )

@@ -7,33 +7,54 @@ import pytest
 import sqlalchemy as sa
 
 from benches.scale import latest_in_history
+from dashboard.delivery.outbox import Outbox
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.approvals import Approvals
 from dashboard.store.db import make_engine
 from dashboard.store.decision import Hold, ReviewerDecision
-from dashboard.delivery.outbox import Outbox
 from dashboard.store.schema import approvals as approvals_table
 from dashboard.store.schema import decisions
 from dashboard.store.standing import DecisionState
 
 
-def _decide(outbox: Outbox, bank: str, case_id: str, outcome: str, *, kind: str = "exception", hold: Hold | None = None,
-            action: str | None = None) -> int:
-    decision = ReviewerDecision(case_id=case_id, case_kind=kind, reviewer="Dana", authenticated=False, outcome=outcome,
-                                overridden=action == "override", action=action,
-                                decided_at=datetime(2026, 12, 3, tzinfo=UTC))
-    return outbox.record(bank, decision, MemoryRecord(document_id=f"decision-{case_id}", content=outcome, tags=[]), hold=hold)
+def _decide(
+    outbox: Outbox,
+    bank: str,
+    case_id: str,
+    outcome: str,
+    *,
+    kind: str = "exception",
+    hold: Hold | None = None,
+    action: str | None = None,
+) -> int:
+    decision = ReviewerDecision(
+        case_id=case_id,
+        case_kind=kind,
+        reviewer="Dana",
+        authenticated=False,
+        outcome=outcome,
+        overridden=action == "override",
+        action=action,
+        decided_at=datetime(2026, 12, 3, tzinfo=UTC),
+    )
+    return outbox.record(
+        bank, decision, MemoryRecord(document_id=f"decision-{case_id}", content=outcome, tags=[]), hold=hold
+    )
 
 
 def test_the_newest_decision_per_case_skips_held_ones_other_banks_and_other_kinds(review_engine):
     outbox = Outbox(review_engine)
     _decide(outbox, "fin", "E-1", "approve")
     newest = _decide(outbox, "fin", "E-1", "reject")
-    _decide(outbox, "fin", "E-1", "approve", hold=Hold(role="ap_clerk", amount=90_000, limit=10_000, scope="vendor V01"))
+    _decide(
+        outbox, "fin", "E-1", "approve", hold=Hold(role="ap_clerk", amount=90_000, limit=10_000, scope="vendor V01")
+    )
     _decide(outbox, "fin", "E-2", "escalate")
     _decide(outbox, "other-bank", "E-3", "approve")
     _decide(outbox, "fin", "T-1", "approve", kind="ticket")
-    _decide(outbox, "fin", "E-4", "approve", hold=Hold(role="ap_clerk", amount=90_000, limit=10_000, scope="vendor V01"))
+    _decide(
+        outbox, "fin", "E-4", "approve", hold=Hold(role="ap_clerk", amount=90_000, limit=10_000, scope="vendor V01")
+    )
 
     latest = outbox.latest_per_case("fin", "exception")
 
@@ -41,7 +62,9 @@ def test_the_newest_decision_per_case_skips_held_ones_other_banks_and_other_kind
     assert latest["E-1"].id == newest
     # the same answer as reading the whole log in Python, which is what it replaces
     by_log = latest_in_history(outbox.history("exception"), {"exception": "fin"})
-    assert {case: stored.id for (_kind, case), stored in by_log.items()} == {case: stored.id for case, stored in latest.items()}
+    assert {case: stored.id for (_kind, case), stored in by_log.items()} == {
+        case: stored.id for case, stored in latest.items()
+    }
 
 
 def test_a_queue_reads_each_cases_newest_state_and_outcome_as_the_full_read_has_them(review_engine):
@@ -50,19 +73,29 @@ def test_a_queue_reads_each_cases_newest_state_and_outcome_as_the_full_read_has_
     outbox.deliver_due(lambda bank, records: None)
     _decide(outbox, "fin", "E-1", "approve")
     _decide(outbox, "fin", "E-1", "reject")
-    _decide(outbox, "fin", "E-1", "approve", hold=Hold(role="ap_clerk", amount=90_000, limit=10_000, scope="vendor V01"))
-    _decide(outbox, "fin", "E-3", "approve", hold=Hold(role="ap_clerk", amount=90_000, limit=10_000, scope="vendor V01"))
+    _decide(
+        outbox, "fin", "E-1", "approve", hold=Hold(role="ap_clerk", amount=90_000, limit=10_000, scope="vendor V01")
+    )
+    _decide(
+        outbox, "fin", "E-3", "approve", hold=Hold(role="ap_clerk", amount=90_000, limit=10_000, scope="vendor V01")
+    )
     _decide(outbox, "fin", "T-1", "approve", kind="ticket", action="override")
 
     states = outbox.decision_states("fin", "exception")
 
     assert states == {"E-1": DecisionState("pending", "reject"), "E-2": DecisionState("delivered", "escalate")}
-    assert states == {case: DecisionState(s.state, s.decision.outcome) for case, s in outbox.latest_per_case("fin", "exception").items()}
+    assert states == {
+        case: DecisionState(s.state, s.decision.outcome)
+        for case, s in outbox.latest_per_case("fin", "exception").items()
+    }
     assert outbox.decision_states("fin", "ticket") == {"T-1": DecisionState("pending", "approve", "override")}
     # the page builds in full only the open case's decision: the newest one that is not held
     assert outbox.latest_decided("fin", "exception", "E-1").decision.outcome == "reject"
     assert outbox.latest_decided("fin", "exception", "E-2").id == delivered
-    assert outbox.latest_decided("fin", "exception", "E-3") is None and outbox.latest_decided("other", "exception", "E-1") is None
+    assert (
+        outbox.latest_decided("fin", "exception", "E-3") is None
+        and outbox.latest_decided("other", "exception", "E-1") is None
+    )
 
 
 def test_the_newest_decision_per_case_is_indexed(review_engine):
@@ -74,12 +107,19 @@ def test_the_newest_decision_per_case_is_indexed(review_engine):
 def _reads(engine) -> list[str]:
     """The SELECTs sent on `engine` from now on."""
     seen: list[str] = []
-    sa.event.listen(engine, "before_cursor_execute",
-                    lambda conn, cursor, statement, *args: seen.append(statement) if statement.lstrip().startswith("SELECT") else None)
+    sa.event.listen(
+        engine,
+        "before_cursor_execute",
+        lambda conn, cursor, statement, *args: (
+            seen.append(statement) if statement.lstrip().startswith("SELECT") else None
+        ),
+    )
     return seen
 
 
-def test_the_queue_states_are_read_again_only_after_the_log_changed_on_any_instance(review_engine, review_store_url, tmp_path):
+def test_the_queue_states_are_read_again_only_after_the_log_changed_on_any_instance(
+    review_engine, review_store_url, tmp_path
+):
     page, other = Outbox(review_engine), Outbox(make_engine(review_store_url, tmp_path / "store"))  # two app instances
     first = _decide(other, "fin", "E-1", "approve")
     assert page.decision_states("fin", "exception") == {"E-1": DecisionState("pending", "approve")}
@@ -105,13 +145,18 @@ def test_the_queue_states_are_read_again_only_after_the_log_changed_on_any_insta
     other.engine.dispose()
 
 
-def test_the_held_cases_are_read_again_only_after_the_log_or_its_steps_changed(review_engine, review_store_url, tmp_path):
+def test_the_held_cases_are_read_again_only_after_the_log_or_its_steps_changed(
+    review_engine, review_store_url, tmp_path
+):
     page, other = Approvals(review_engine), Outbox(make_engine(review_store_url, tmp_path / "store"))
     hold = Hold(role="ap_clerk", amount=90_000, limit=10_000, scope="vendor V01")
     _decide(other, "fin", "E-1", "approve", hold=hold)
     _decide(other, "fin", "E-2", "approve", hold=hold)
     first = page.held("fin", "exception")
-    assert [(c, h.status) for c, h in first.items()] == [("E-1", "awaiting second approval"), ("E-2", "awaiting second approval")]
+    assert [(c, h.status) for c, h in first.items()] == [
+        ("E-1", "awaiting second approval"),
+        ("E-2", "awaiting second approval"),
+    ]
     reads = _reads(review_engine)
 
     assert list(page.held("fin", "exception")) == ["E-1", "E-2"] and len(reads) == 1  # the log's version alone
@@ -138,4 +183,6 @@ def test_a_case_is_held_only_while_its_newest_decision_is(review_engine):
     held = approvals.held("fin", "exception")
 
     assert {case: h.stored.id for case, h in held.items()} == {"E-2": newest}
-    assert approvals.held("fin", "exception", "E-1") == {} and list(approvals.held("fin", "exception", "E-2")) == ["E-2"]
+    assert approvals.held("fin", "exception", "E-1") == {} and list(approvals.held("fin", "exception", "E-2")) == [
+        "E-2"
+    ]

@@ -2,9 +2,9 @@
 
 from datetime import UTC, datetime, timedelta
 
+from dashboard.delivery.outbox import Outbox
 from dashboard.hindsight.errors import HindsightUnavailable
 from dashboard.hindsight.wire import MemoryRecord
-from dashboard.delivery.outbox import Outbox
 from tests.helpers import plain_decision
 
 
@@ -14,8 +14,6 @@ class Clock:
 
     def __call__(self):
         return self.now
-
-
 
 
 def _memory(case_id="E-1", text="approved"):

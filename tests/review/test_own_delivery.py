@@ -11,14 +11,14 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from dashboard.access.limits import ApprovalLimits
+from dashboard.delivery.outbox import Outbox
+from dashboard.delivery.worker import DeliveryWorker
 from dashboard.finance.decisions import document_id_for
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.curation import Curation
 from dashboard.store.decision import ReviewerDecision
 from dashboard.store.delivery_queue import LEASE_S
-from dashboard.access.limits import ApprovalLimits
-from dashboard.delivery.outbox import Outbox
-from dashboard.delivery.worker import DeliveryWorker
 from tests.finance_helpers import precedent
 from tests.helpers import demo_case, recalled_proposal
 
@@ -47,19 +47,19 @@ class Poller:
 def bank(hindsight) -> str:
     bank_id = f"own-{uuid.uuid4().hex[:8]}"
     hindsight.gateway.ensure_bank(bank_id)
-    hindsight.gateway.retain(bank_id, [precedent("PREC-O-1", CASE.vendor_code, CASE.exception_type, "reject", "2025-03-01")])
+    hindsight.gateway.retain(
+        bank_id, [precedent("PREC-O-1", CASE.vendor_code, CASE.exception_type, "reject", "2025-03-01")]
+    )
     return bank_id
-
-
-
-
 
 
 def _in_memory(hindsight, bank: str) -> bool:
     return hindsight.gateway.document(bank, document_id_for(CASE.id)) is not None
 
 
-def test_a_decision_is_sent_by_its_reviewer_not_by_a_worker_polling_after_the_write(hindsight, bank, tmp_path, monkeypatch, scratch_service):
+def test_a_decision_is_sent_by_its_reviewer_not_by_a_worker_polling_after_the_write(
+    hindsight, bank, tmp_path, monkeypatch, scratch_service
+):
     service = scratch_service(hindsight.gateway.retain)
     poller = Poller(service.outbox, hindsight.gateway.retain)
     poller.after(monkeypatch, service.outbox, "record")
@@ -80,7 +80,9 @@ def test_a_confirmed_second_approval_is_sent_by_the_approver(hindsight, bank, tm
     assert (done.report.delivered, done.stored.state) == (1, "delivered") and _in_memory(hindsight, bank)
 
 
-def test_an_agreeing_blind_second_review_is_sent_by_the_second_reviewer(hindsight, bank, tmp_path, monkeypatch, scratch_service):
+def test_an_agreeing_blind_second_review_is_sent_by_the_second_reviewer(
+    hindsight, bank, tmp_path, monkeypatch, scratch_service
+):
     service = scratch_service(hindsight.gateway.retain, second_review_share=1.0)
     first = service.decide(bank, "reviewer", recalled_proposal(hindsight, bank, CASE, "Dana"))
     assert first.blind and not _in_memory(hindsight, bank)
@@ -93,7 +95,9 @@ def test_an_agreeing_blind_second_review_is_sent_by_the_second_reviewer(hindsigh
 
 def test_an_approved_curation_is_sent_by_the_approving_lead(hindsight, bank, tmp_path, monkeypatch):
     curation = Curation(tmp_path / "store.sqlite3", hindsight.gateway.set_document_state)
-    proposal = curation.propose(bank, "PREC-O-1", role="reviewer", proposer="Dana", label="outdated", reason="contract ended")
+    proposal = curation.propose(
+        bank, "PREC-O-1", role="reviewer", proposer="Dana", label="outdated", reason="contract ended"
+    )
     poller = Poller(curation, hindsight.gateway.set_document_state)
     poller.after(monkeypatch, curation, "_append")
     approval, report = curation.approve(proposal.id, role="lead", lead="Lee")
@@ -107,14 +111,27 @@ def test_with_no_sender_a_row_is_the_workers_at_once_and_a_writer_that_died_leav
     clock = [datetime(2026, 12, 3, 12, 0, tzinfo=UTC)]
     outbox = Outbox(tmp_path / "store.sqlite3", clock=lambda: clock[0])
     worker = DeliveryWorker(outbox, lambda bank, records: sent.extend(r.document_id for r in records), name="worker")
-    decision = ReviewerDecision(case_id="E-1", case_kind="exception", reviewer="Dana", authenticated=False,
-                                outcome="approve", overridden=False, decided_at=clock[0])
+    decision = ReviewerDecision(
+        case_id="E-1",
+        case_kind="exception",
+        reviewer="Dana",
+        authenticated=False,
+        outcome="approve",
+        overridden=False,
+        decided_at=clock[0],
+    )
 
-    outbox.record("fin", decision, MemoryRecord(document_id="decision-E-1", content="x"))  # no writer: the workers' at once
+    outbox.record(
+        "fin", decision, MemoryRecord(document_id="decision-E-1", content="x")
+    )  # no writer: the workers' at once
     assert worker.run_once().delivered == 1
 
-    outbox.record("fin", decision.model_copy(update={"case_id": "E-2"}), MemoryRecord(document_id="decision-E-2", content="y"),
-                  writer="a-request-that-died")
+    outbox.record(
+        "fin",
+        decision.model_copy(update={"case_id": "E-2"}),
+        MemoryRecord(document_id="decision-E-2", content="y"),
+        writer="a-request-that-died",
+    )
     assert worker.run_once().delivered == 0  # leased to its writer
     clock[0] += timedelta(seconds=LEASE_S + 1)
     assert worker.run_once().delivered == 1 and sent == ["decision-E-1", "decision-E-2"]

@@ -2,8 +2,8 @@
 
 from collections import Counter
 
-from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.delivery.outbox import Outbox
+from dashboard.hindsight.gateway import HindsightGateway
 from tests.helpers import numbered_decision
 from tests.outage import Outage
 
@@ -35,4 +35,6 @@ def test_twenty_decisions_while_down_arrive_exactly_once(hindsight, bank_id, tmp
 
     stored = hindsight.gateway.list_memories(bank_id, limit=100)
     assert stored["total"] == 20
-    assert Counter(item["document_id"] for item in stored["items"]) == Counter({f"decision-E-{i:04d}": 1 for i in range(20)})
+    assert Counter(item["document_id"] for item in stored["items"]) == Counter(
+        {f"decision-E-{i:04d}": 1 for i in range(20)}
+    )

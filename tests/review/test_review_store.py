@@ -8,12 +8,12 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
+from dashboard.delivery.outbox import Outbox
+from dashboard.delivery.worker import DeliveryWorker
 from dashboard.hindsight.errors import HindsightRequestRejected, HindsightUnavailable
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.store.decision import EvidenceItem, EvidenceSnapshot
 from dashboard.store.errors import RevisionConflict
-from dashboard.delivery.outbox import Outbox
-from dashboard.delivery.worker import DeliveryWorker
 from tests.helpers import plain_decision
 
 
@@ -27,11 +27,15 @@ def test_a_decision_on_a_stale_revision_is_a_conflict_not_an_overwrite(review_en
     # Two reviewers load the undecided case (revision 0); Dana submits first.
     dana, _ = outbox.submit("fin", plain_decision(reviewer="Dana"), _memory(text="dana"), None, base_revision=0)
     with pytest.raises(RevisionConflict) as conflict:
-        outbox.submit("fin", plain_decision(outcome="reject", reviewer="Sam"), _memory(text="sam"), None, base_revision=0)
+        outbox.submit(
+            "fin", plain_decision(outcome="reject", reviewer="Sam"), _memory(text="sam"), None, base_revision=0
+        )
     assert conflict.value.theirs.id == dana.id and conflict.value.theirs.decision.reviewer == "Dana"
     assert [e.decision.reviewer for e in outbox.history("exception", "E-1")] == ["Dana"]
     # Sam saw Dana's decision and chose "replace": a new revision on top of hers.
-    sam, _ = outbox.submit("fin", plain_decision(outcome="reject", reviewer="Sam"), _memory(text="sam"), None, base_revision=1)
+    sam, _ = outbox.submit(
+        "fin", plain_decision(outcome="reject", reviewer="Sam"), _memory(text="sam"), None, base_revision=1
+    )
     assert (sam.revision, sam.decision.reviewer) == (2, "Sam")
     assert [e.revision for e in outbox.history("exception", "E-1")] == [2, 1]  # append-only
     # Another bank's case of the same id has revisions of its own.
@@ -86,7 +90,9 @@ def test_outage_backs_off_every_row_and_a_rejection_parks_only_its_row(review_en
             raise HindsightRequestRejected("Hindsight refused the request: items.0.content: too long")
         sent.extend(r.document_id for r in records)
 
-    ids = [outbox.record("fin", plain_decision(f"E-{i}"), _memory(f"E-{i}", "bad" if i == 0 else "ok")) for i in range(21)]
+    ids = [
+        outbox.record("fin", plain_decision(f"E-{i}"), _memory(f"E-{i}", "bad" if i == 0 else "ok")) for i in range(21)
+    ]
     report = outbox.deliver_due(retain)
     assert (report.delivered, report.still_pending, report.error) == (0, 21, "connection refused")
     assert {e.attempts for e in outbox.history()} == {1}
@@ -182,7 +188,9 @@ def test_claims_lease_comments_and_case_flags_are_shared_through_the_store(revie
     sam.put_flags("fin", "exception", "E-1", {"crowded_out": False, "lost": 0})  # recomputed: replaces
     assert Casework(review_engine).flags("fin", "exception") == {"E-1": {"crowded_out": False, "lost": 0}}
     # different keys from different writers merge (each key replaced whole, nested values not merged)
-    dana.put_many_flags("fin", "exception", {"E-1": {"recall": {"exact": 2, "ids": ["a", "b"]}}, "E-2": {"recall": {"exact": 0}}})
+    dana.put_many_flags(
+        "fin", "exception", {"E-1": {"recall": {"exact": 2, "ids": ["a", "b"]}}, "E-2": {"recall": {"exact": 0}}}
+    )
     sam.put_flags("fin", "exception", "E-1", {"incidents": ["crowded_out"]})
     dana.put_flags("fin", "exception", "E-1", {"recall": {"ids": ["c"]}})
     assert Casework(review_engine).flags("fin", "exception") == {

@@ -16,11 +16,16 @@ def test_upgrade_creates_the_store_with_wal_and_foreign_keys_and_is_idempotent(t
     upgrade(engine)
     upgrade(engine)  # every process calls it at start
     assert (tmp_path / "review.sqlite3").is_file()
-    assert {"review_decisions", "review_claims", "review_comments", "review_case_flags"} <= set(sa.inspect(engine).get_table_names())
+    assert {"review_decisions", "review_claims", "review_comments", "review_case_flags"} <= set(
+        sa.inspect(engine).get_table_names()
+    )
     with engine.connect() as conn:
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
         assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
-        assert conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar() == ScriptDirectory.from_config(alembic_config(engine)).get_current_head()
+        assert (
+            conn.exec_driver_sql("SELECT version_num FROM alembic_version").scalar()
+            == ScriptDirectory.from_config(alembic_config(engine)).get_current_head()
+        )
         # The migration and schema.py describe the same tables.
         assert compare_metadata(MigrationContext.configure(conn), metadata) == []
     engine.dispose()
@@ -39,4 +44,10 @@ def test_the_approvals_migration_upgrades_and_downgrades_on_both_engines(review_
         assert "review_approvals" not in sa.inspect(conn).get_table_names()
     command.upgrade(config, "head")
     with review_engine.connect() as conn:
-        assert {c["name"] for c in sa.inspect(conn).get_columns("review_approvals")} >= {"decision_id", "step", "actor", "amount", "limit"}
+        assert {c["name"] for c in sa.inspect(conn).get_columns("review_approvals")} >= {
+            "decision_id",
+            "step",
+            "actor",
+            "amount",
+            "limit",
+        }

@@ -10,15 +10,15 @@ from dataclasses import replace
 
 import pytest
 
+from dashboard.access.limits import ApprovalLimits
 from dashboard.agents.findings import human_decisions
+from dashboard.delivery.outbox import Outbox
 from dashboard.finance.decisions import document_id_for
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.reporting.audit_export import audit_rows, to_json
 from dashboard.review.decisions import decision_service
-from dashboard.store.errors import NotAllowed, Refused
-from dashboard.access.limits import ApprovalLimits
-from dashboard.delivery.outbox import Outbox
 from dashboard.review.second_review import selected
+from dashboard.store.errors import NotAllowed, Refused
 from tests.conftest import signed_as
 from tests.finance_helpers import precedent
 from tests.helpers import demo_case, exception_proposal, recalled_proposal, run_command
@@ -34,14 +34,12 @@ def test_the_sample_is_a_stable_share_of_case_ids():
     assert selected("E-1013", 0.10) and not selected("E-1002", 0.10)  # sha256: the same on every machine
 
 
-
-
-
-
 def _bank(hindsight) -> str:
     bank = f"blind-{uuid.uuid4().hex[:8]}"
     hindsight.gateway.ensure_bank(bank)
-    hindsight.gateway.retain(bank, [signed_as(precedent("PREC-B-1", CASE.vendor_code, CASE.exception_type, "approve", "2025-03-01"))])
+    hindsight.gateway.retain(
+        bank, [signed_as(precedent("PREC-B-1", CASE.vendor_code, CASE.exception_type, "approve", "2025-03-01"))]
+    )
     return bank
 
 
@@ -54,9 +52,13 @@ def _memory_reviewer(hindsight, bank: str) -> str | None:
     return None if doc is None else next(r for r in ("Dana", "Lee", "Max") if f"by reviewer {r} " in own[0].text)
 
 
-def test_an_agreeing_pair_the_first_decision_reaches_memory_only_after_the_second_review(hindsight, tmp_path, scratch_service):
+def test_an_agreeing_pair_the_first_decision_reaches_memory_only_after_the_second_review(
+    hindsight, tmp_path, scratch_service
+):
     bank, service = _bank(hindsight), scratch_service(hindsight.gateway.retain, second_review_share=1.0)
-    done = service.decide(bank, "reviewer", recalled_proposal(hindsight, bank, CASE, "Dana", note="Checked the contract"))
+    done = service.decide(
+        bank, "reviewer", recalled_proposal(hindsight, bank, CASE, "Dana", note="Checked the contract")
+    )
     assert done.blind and done.stored.state == "awaiting_second" and not done.delivered
     assert service.outbox.deliver_due(hindsight.gateway.retain).delivered == 0  # no worker delivers it
     assert _memory_reviewer(hindsight, bank) is None
@@ -81,8 +83,12 @@ def test_an_agreeing_pair_the_first_decision_reaches_memory_only_after_the_secon
 
 def test_a_disagreement_goes_to_a_lead_whose_decision_is_what_memory_holds(hindsight, tmp_path, scratch_service):
     bank, service = _bank(hindsight), scratch_service(hindsight.gateway.retain, second_review_share=1.0)
-    first = service.decide(bank, "reviewer", recalled_proposal(hindsight, bank, CASE, "Dana", note="Dana's private note"))
-    second = service.second_review(bank, "reviewer", recalled_proposal(hindsight, bank, CASE, "Lee", outcome="reject", note="Lee says no"))
+    first = service.decide(
+        bank, "reviewer", recalled_proposal(hindsight, bank, CASE, "Dana", note="Dana's private note")
+    )
+    second = service.second_review(
+        bank, "reviewer", recalled_proposal(hindsight, bank, CASE, "Lee", outcome="reject", note="Lee says no")
+    )
     assert second.stored.state == "awaiting_lead" and not second.delivered and _memory_reviewer(hindsight, bank) is None
     with pytest.raises(NotAllowed):
         service.lead_decision(bank, "reviewer", recalled_proposal(hindsight, bank, CASE, "Max", outcome="escalate"))
@@ -112,13 +118,17 @@ def test_a_leads_decision_above_their_approval_limit_waits_for_a_second_approver
     service.limits = ApprovalLimits({"lead": CASE.invoice_amount - 1})
     service.decide(bank, "reviewer", recalled_proposal(hindsight, bank, CASE, "Dana"))
     service.second_review(bank, "reviewer", recalled_proposal(hindsight, bank, CASE, "Lee", outcome="reject"))
-    over_limit = replace(recalled_proposal(hindsight, bank, CASE, "Max", outcome="escalate"), amount=CASE.invoice_amount)
+    over_limit = replace(
+        recalled_proposal(hindsight, bank, CASE, "Max", outcome="escalate"), amount=CASE.invoice_amount
+    )
     lead = service.lead_decision(bank, "lead", over_limit)
     assert lead.stored.state == "awaiting_approval" and lead.held_because and not lead.delivered
     assert _memory_reviewer(hindsight, bank) is None  # neither reviewer's nor the lead's decision is in memory
     with pytest.raises(Refused, match="someone else|different"):
         service.second_approval(bank, "lead", "exception", CASE.id, "Max", confirm=True)
-    confirmed = service.second_approval(bank, "reviewer", "exception", CASE.id, "Ann", confirm=True)  # no reviewer limit
+    confirmed = service.second_approval(
+        bank, "reviewer", "exception", CASE.id, "Ann", confirm=True
+    )  # no reviewer limit
     assert confirmed.delivered and _memory_reviewer(hindsight, bank) == "Max"
 
 
@@ -156,7 +166,10 @@ def test_agreement_and_calibration_are_counted_in_sql_on_both_engines(review_eng
         service.decide("fin", "reviewer", exception_proposal(case, rec, "Dana"))
         service.second_review("fin", "reviewer", exception_proposal(case, rec, "Lee", second))
     service.lead_decision("fin", "lead", exception_proposal(demo_case("E-1002"), unsure, "Max", "escalate"))
-    assert sorted(service.agreement_counts()) == [("Dana", "Lee", "approve", "approve", 1), ("Dana", "Lee", "approve", "reject", 1)]
+    assert sorted(service.agreement_counts()) == [
+        ("Dana", "Lee", "approve", "approve", 1),
+        ("Dana", "Lee", "approve", "reject", 1),
+    ]
     # E-1001: Dana's approve stands (0.95, kept); E-1002: the lead's escalate (0.4, an override)
     assert service.calibration_counts("fin", "exception") == {">=0.9": (1, 1), "<0.5": (1, 0)}
 
@@ -166,12 +179,19 @@ def test_the_decide_command_obeys_the_sample(hindsight, bank_id, monkeypatch, ca
     argv = ("decide", "--case", "E-1013", "--outcome", "escalate", "--reviewer", "Dana", "--json")
     code, out, err = run_command(monkeypatch, capsys, hindsight, bank_id, *argv, env=sampled)
     assert code == 0, err
-    assert json.loads(out)["state"] == "awaiting_second" and hindsight.gateway.document(bank_id, document_id_for("E-1013")) is None
-    code, _out, err = run_command(monkeypatch, capsys, hindsight, bank_id, *argv, env=sampled)  # not decided again meanwhile
+    assert (
+        json.loads(out)["state"] == "awaiting_second"
+        and hindsight.gateway.document(bank_id, document_id_for("E-1013")) is None
+    )
+    code, _out, err = run_command(
+        monkeypatch, capsys, hindsight, bank_id, *argv, env=sampled
+    )  # not decided again meanwhile
     assert code != 0 and "awaits a blind second review" in err
 
 
-def test_a_lead_decision_that_loses_the_race_for_its_step_leaves_nothing_written(hindsight, tmp_path, monkeypatch, scratch_service):
+def test_a_lead_decision_that_loses_the_race_for_its_step_leaves_nothing_written(
+    hindsight, tmp_path, monkeypatch, scratch_service
+):
     """The lead's decision and the step that settles the first are one transaction: when another lead's step lands
     first, the lead's decision is not left behind in the log (it was, when the two were separate writes)."""
     bank, service = _bank(hindsight), scratch_service(hindsight.gateway.retain, second_review_share=1.0)

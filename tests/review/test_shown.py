@@ -7,22 +7,24 @@ import pytest
 
 from dashboard.finance.decisions import evidence_snapshot, exception_decision, precedent_record
 from dashboard.finance.policy import Recommendation
-from dashboard.store.decision import EvidenceItem, EvidenceSnapshot, Shown, changed_since_shown
 from dashboard.review.decisions import Proposal
+from dashboard.store.decision import EvidenceItem, EvidenceSnapshot, Shown, changed_since_shown
 from dashboard.store.errors import Refused
 from dashboard.support.decisions import ticket_evidence_snapshot
 from tests.helpers import demo_case, demo_ticket
 
 CASE = demo_case("E-1007")
 REJECT = Recommendation(action="reject", confidence=1.0, cited=["P-1"], rationale="r", policy="precedent")
-SEEN = EvidenceSnapshot(available=True, items=[EvidenceItem(id="P-1", text_sha256="a" * 64, relevant=True)], recommendation="reject")
-
-
+SEEN = EvidenceSnapshot(
+    available=True, items=[EvidenceItem(id="P-1", text_sha256="a" * 64, relevant=True)], recommendation="reject"
+)
 
 
 def _proposal(rec: Recommendation, evidence: EvidenceSnapshot, shown: Shown | None) -> Proposal:
     decision = exception_decision(CASE, rec, reviewer="Dana", authenticated=False, action="accept_recommendation")
-    return Proposal(decision=decision, record=precedent_record(CASE, decision, rec), scope="s", evidence=evidence, shown=shown)
+    return Proposal(
+        decision=decision, record=precedent_record(CASE, decision, rec), scope="s", evidence=evidence, shown=shown
+    )
 
 
 def test_a_decision_on_what_the_screen_still_shows_is_recorded(tmp_path, scratch_service):
@@ -31,16 +33,36 @@ def test_a_decision_on_what_the_screen_still_shows_is_recorded(tmp_path, scratch
     assert done.stored.decision.outcome == "reject" and done.stored.evidence == SEEN
 
 
-@pytest.mark.parametrize(("now", "shown", "why"), [
-    (SEEN, Shown.of("E-1006", SEEN), "This decision was made on E-1006, but E-1007 is open now. Nothing was recorded"),
-    (SEEN.model_copy(update={"recommendation": "approve"}), Shown.of(CASE.id, SEEN),
-     "The agent's recommendation on E-1007 changed since it was shown (reject then, approve for payment now)"),
-    (SEEN.model_copy(update={"items": [*SEEN.items, EvidenceItem(id="decision-E-1001", text_sha256="b" * 64, relevant=True)]}),
-     Shown.of(CASE.id, SEEN), "The evidence on E-1007 changed since it was shown"),
-    (SEEN.model_copy(update={"items": [SEEN.items[0].model_copy(update={"text_sha256": "c" * 64})]}),
-     Shown.of(CASE.id, SEEN), "The evidence on E-1007 changed since it was shown"),
-])
-def test_a_decision_whose_case_changed_underneath_it_is_refused_and_nothing_is_written(tmp_path, now, shown, why, scratch_service):
+@pytest.mark.parametrize(
+    ("now", "shown", "why"),
+    [
+        (
+            SEEN,
+            Shown.of("E-1006", SEEN),
+            "This decision was made on E-1006, but E-1007 is open now. Nothing was recorded",
+        ),
+        (
+            SEEN.model_copy(update={"recommendation": "approve"}),
+            Shown.of(CASE.id, SEEN),
+            "The agent's recommendation on E-1007 changed since it was shown (reject then, approve for payment now)",
+        ),
+        (
+            SEEN.model_copy(
+                update={"items": [*SEEN.items, EvidenceItem(id="decision-E-1001", text_sha256="b" * 64, relevant=True)]}
+            ),
+            Shown.of(CASE.id, SEEN),
+            "The evidence on E-1007 changed since it was shown",
+        ),
+        (
+            SEEN.model_copy(update={"items": [SEEN.items[0].model_copy(update={"text_sha256": "c" * 64})]}),
+            Shown.of(CASE.id, SEEN),
+            "The evidence on E-1007 changed since it was shown",
+        ),
+    ],
+)
+def test_a_decision_whose_case_changed_underneath_it_is_refused_and_nothing_is_written(
+    tmp_path, now, shown, why, scratch_service
+):
     service = scratch_service()
     rec = REJECT.model_copy(update={"action": now.recommendation})
     with pytest.raises(Refused, match=why.replace("(", r"\(").replace(")", r"\)")):

@@ -9,10 +9,10 @@ from datetime import UTC, datetime
 import sqlalchemy as sa
 from alembic import command
 
+from dashboard.delivery.outbox import Outbox
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.store.db import alembic_config, upgrade
 from dashboard.store.decision import Hold, ReviewerDecision
-from dashboard.delivery.outbox import Outbox
 from dashboard.store.schema import HELD, approvals, decisions, standing_decisions
 from dashboard.store.standing import DecisionState, StandingDecisions
 
@@ -22,13 +22,25 @@ HOLD = Hold(role="ap_clerk", amount=90_000, limit=10_000, scope="vendor V01")
 
 def _decision(case_id: str, n: int) -> tuple[ReviewerDecision, MemoryRecord]:
     kind = "ticket" if case_id.startswith("T") else "exception"
-    decision = ReviewerDecision(case_id=case_id, case_kind=kind, reviewer="Dana", authenticated=False,
-                                outcome=("approve", "reject", "escalate")[n % 3], overridden=n % 2 == 0,
-                                reason_code="OTHER" if n % 2 == 0 else None, note="n" if n % 2 == 0 else "",
-                                action="override" if kind == "ticket" else None, report_by="vendor" if kind == "exception" else None,
-                                decided_at=datetime(2026, 11, 1 + n % 28, tzinfo=UTC))
-    memory = MemoryRecord(document_id=f"decision-{case_id}", content=f"decision {n}", tags=[f"vendor:V{n % 3}"],
-                          metadata={"agent_confidence": f"{n % 10 / 10:.2f}"})
+    decision = ReviewerDecision(
+        case_id=case_id,
+        case_kind=kind,
+        reviewer="Dana",
+        authenticated=False,
+        outcome=("approve", "reject", "escalate")[n % 3],
+        overridden=n % 2 == 0,
+        reason_code="OTHER" if n % 2 == 0 else None,
+        note="n" if n % 2 == 0 else "",
+        action="override" if kind == "ticket" else None,
+        report_by="vendor" if kind == "exception" else None,
+        decided_at=datetime(2026, 11, 1 + n % 28, tzinfo=UTC),
+    )
+    memory = MemoryRecord(
+        document_id=f"decision-{case_id}",
+        content=f"decision {n}",
+        tags=[f"vendor:V{n % 3}"],
+        metadata={"agent_confidence": f"{n % 10 / 10:.2f}"},
+    )
     return decision, memory
 
 
@@ -38,8 +50,15 @@ def _by_the_log(engine: sa.Engine) -> dict[tuple, tuple]:
     with engine.connect() as conn:
         for row in conn.execute(sa.select(decisions).where(decisions.c.state.not_in(HELD)).order_by(decisions.c.id)):
             newest[(row.bank_id, row.case_kind, row.case_id)] = (
-                row.id, row.state, row.decision["outcome"], row.decision.get("action"), row.decided_on, row.overridden,
-                row.reason_code, row.report_group, row.record["metadata"].get("agent_confidence"),
+                row.id,
+                row.state,
+                row.decision["outcome"],
+                row.decision.get("action"),
+                row.decided_on,
+                row.overridden,
+                row.reason_code,
+                row.report_group,
+                row.record["metadata"].get("agent_confidence"),
             )
     return newest
 
@@ -47,13 +66,28 @@ def _by_the_log(engine: sa.Engine) -> dict[tuple, tuple]:
 def _standing(engine: sa.Engine) -> dict[tuple, tuple]:
     with engine.connect() as conn:
         rows = conn.execute(sa.select(standing_decisions))
-        return {(r.bank_id, r.case_kind, r.case_id): (r.decision_id, r.state, r.outcome, r.action, r.decided_on, r.overridden,
-                                                      r.reason_code, r.report_group, r.agent_confidence) for r in rows}
+        return {
+            (r.bank_id, r.case_kind, r.case_id): (
+                r.decision_id,
+                r.state,
+                r.outcome,
+                r.action,
+                r.decided_on,
+                r.overridden,
+                r.reason_code,
+                r.report_group,
+                r.agent_confidence,
+            )
+            for r in rows
+        }
 
 
 def _states_by_the_log(engine: sa.Engine, case_kind: str) -> dict[str, DecisionState]:
-    return {case: DecisionState(state, outcome, action) for (bank, kind, case), (_id, state, outcome, action, *_rest)
-            in _by_the_log(engine).items() if (bank, kind) == ("fin", case_kind)}
+    return {
+        case: DecisionState(state, outcome, action)
+        for (bank, kind, case), (_id, state, outcome, action, *_rest) in _by_the_log(engine).items()
+        if (bank, kind) == ("fin", case_kind)
+    }
 
 
 def _insert_many(engine: sa.Engine, outbox: Outbox, rng: random.Random, cases: list[str], n: int) -> None:
@@ -65,11 +99,26 @@ def _insert_many(engine: sa.Engine, outbox: Outbox, rng: random.Random, cases: l
         key = (decision.case_kind, case_id)
         revisions[key] = revisions.get(key) or outbox.current_revision("fin", decision.case_kind, case_id)
         revisions[key] += 1
-        rows.append(dict(bank_id="fin", case_kind=decision.case_kind, case_id=case_id, revision=revisions[key],
-                         document_id=memory.document_id, reviewer="Dana", decision=decision.model_dump(mode="json"),
-                         record=memory.model_dump(mode="json"), created_at=decision.decided_at, decided_on=decision.decided_at.date(),
-                         overridden=decision.overridden, reason_code=decision.reason_code, report_group=memory.tags[0][7:] if decision.report_by else None,
-                         state=rng.choice(STATES), attempts=0, next_attempt_at=decision.decided_at))
+        rows.append(
+            dict(
+                bank_id="fin",
+                case_kind=decision.case_kind,
+                case_id=case_id,
+                revision=revisions[key],
+                document_id=memory.document_id,
+                reviewer="Dana",
+                decision=decision.model_dump(mode="json"),
+                record=memory.model_dump(mode="json"),
+                created_at=decision.decided_at,
+                decided_on=decision.decided_at.date(),
+                overridden=decision.overridden,
+                reason_code=decision.reason_code,
+                report_group=memory.tags[0][7:] if decision.report_by else None,
+                state=rng.choice(STATES),
+                attempts=0,
+                next_attempt_at=decision.decided_at,
+            )
+        )
     with engine.begin() as conn:
         conn.execute(decisions.insert().values(rows))  # one INSERT ... VALUES (...), (...): one statement
 
@@ -88,10 +137,14 @@ def test_the_standing_table_equals_the_logs_newest_decision_per_case_after_every
     for n in range(120):
         with review_engine.connect() as conn:
             ids = list(conn.execute(sa.select(decisions.c.id)).scalars())
-        step = rng.choice(["record", "record", "many", "state", "states", "lease", "delete", "deletes"] if ids else ["record"])
+        step = rng.choice(
+            ["record", "record", "many", "state", "states", "lease", "delete", "deletes"] if ids else ["record"]
+        )
         if step == "record":
             held = rng.choice([None, "hold", "blind"])
-            outbox.record("fin", *_decision(rng.choice(cases), n), hold=HOLD if held == "hold" else None, blind=held == "blind")
+            outbox.record(
+                "fin", *_decision(rng.choice(cases), n), hold=HOLD if held == "hold" else None, blind=held == "blind"
+            )
         elif step == "many":
             _insert_many(review_engine, outbox, rng, cases, n)
         elif step in ("state", "states"):  # delivery, a confirmation, a return, a lead's supersede, or by hand
@@ -100,13 +153,19 @@ def test_the_standing_table_equals_the_logs_newest_decision_per_case_after_every
                 conn.execute(decisions.update().where(decisions.c.id.in_(chosen)).values(state=rng.choice(STATES)))
         elif step == "lease":  # a claim: no state changes, nothing stands differently
             with review_engine.begin() as conn:
-                conn.execute(decisions.update().where(decisions.c.id.in_(rng.sample(ids, min(len(ids), 3)))).values(lease_owner="w"))
+                conn.execute(
+                    decisions.update()
+                    .where(decisions.c.id.in_(rng.sample(ids, min(len(ids), 3))))
+                    .values(lease_owner="w")
+                )
         else:
             _delete(review_engine, rng.sample(ids, min(len(ids), 1 if step == "delete" else 3)))
         assert _standing(review_engine) == _by_the_log(review_engine), f"after step {n} ({step})"
         for kind in ("exception", "ticket"):
             assert dict(page.states("fin", kind)) == _states_by_the_log(review_engine, kind), f"after step {n} ({step})"
-    assert len(_standing(review_engine)) >= 2  # the sequence left cases standing, not an empty table compared with an empty log
+    assert (
+        len(_standing(review_engine)) >= 2
+    )  # the sequence left cases standing, not an empty table compared with an empty log
 
 
 def test_a_confirmation_that_lands_late_leaves_the_newer_decision_standing(review_engine):
@@ -131,7 +190,11 @@ def test_the_migration_fills_the_table_from_the_log_it_finds(review_engine):
     command.downgrade(config, "0011_case_flags_jsonb")
     command.upgrade(config, "head")
     upgrade(review_engine)  # idempotent
-    assert set(_standing(review_engine)) == {("fin", "exception", "E-1"), ("fin", "exception", "E-2"), ("fin", "ticket", "T-1")}
+    assert set(_standing(review_engine)) == {
+        ("fin", "exception", "E-1"),
+        ("fin", "exception", "E-2"),
+        ("fin", "ticket", "T-1"),
+    }
     assert _standing(review_engine) == _by_the_log(review_engine)
 
 
@@ -142,8 +205,13 @@ def test_after_a_decision_a_queue_reads_only_the_rows_changed_since(review_engin
     page = StandingDecisions(review_engine)
     before = page.states("fin", "exception")
     selects: list[str] = []
-    sa.event.listen(review_engine, "before_cursor_execute",
-                    lambda conn, cursor, statement, *args: selects.append(statement) if statement.lstrip().startswith("SELECT") else None)
+    sa.event.listen(
+        review_engine,
+        "before_cursor_execute",
+        lambda conn, cursor, statement, *args: (
+            selects.append(statement) if statement.lstrip().startswith("SELECT") else None
+        ),
+    )
     with review_engine.begin() as conn:  # a delivery elsewhere: a state changed
         conn.execute(decisions.update().where(decisions.c.case_id == "E-3").values(state="delivered"))
     outbox.record("fin", *_decision("E-7", 32))  # and a decision: reject becomes escalate
@@ -155,7 +223,11 @@ def test_after_a_decision_a_queue_reads_only_the_rows_changed_since(review_engin
     rows = [s for s in selects if "review_standing_decisions" in s and "count" not in s]
     assert len(rows) == 1 and "change_seq >" in rows[0]  # the changed rows, not the table
     selects.clear()
-    assert page.states("fin", "exception") is after and not any("review_standing_decisions" in s for s in selects)  # nothing moved
-    with review_engine.begin() as conn:  # a case's decisions deleted by hand: it leaves, and the whole table is read again
+    assert page.states("fin", "exception") is after and not any(
+        "review_standing_decisions" in s for s in selects
+    )  # nothing moved
+    with (
+        review_engine.begin() as conn
+    ):  # a case's decisions deleted by hand: it leaves, and the whole table is read again
         conn.execute(decisions.delete().where(decisions.c.case_id == "E-9"))
     assert "E-9" not in page.states("fin", "exception") and len(page.states("fin", "exception")) == 29

@@ -14,9 +14,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from dashboard.delivery.outbox import Outbox
 from dashboard.hindsight.gateway import HindsightGateway
 from dashboard.store.db import make_engine
-from dashboard.delivery.outbox import Outbox
 from tests.conftest import review_database
 from tests.outage import Outage
 
@@ -54,7 +54,9 @@ def test_two_apps_and_two_workers_deliver_80_decisions_exactly_once_through_an_o
         env = {**os.environ, "PYTHONPATH": str(ROOT), "RECALL_REVIEW_DATABASE_URL": url, "HINDSIGHT_API_URL": path.url}
         engine = make_engine(url, hindsight.settings.data_dir)
         store = Outbox(engine)
-        apps = [_spawn(["tests.review_app_process", url, bank, str(1 + n * PER_APP), str(PER_APP)], env) for n in range(2)]
+        apps = [
+            _spawn(["tests.review_app_process", url, bank, str(1 + n * PER_APP), str(PER_APP)], env) for n in range(2)
+        ]
         workers = [_spawn(["dashboard", "worker", "--idle", "0.2"], env) for _ in range(2)]
         try:
             _wait(lambda: len(store.history()) >= PER_APP // 2, 120, "the first decisions")

@@ -14,14 +14,14 @@ import pytest
 import sqlalchemy as sa
 from pydantic import ValidationError
 
+from dashboard.access.limits import ApprovalLimits
+from dashboard.delivery.webhook_signature import EVENT_ID_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, signature, verify
+from dashboard.delivery.webhooks import WebhookEvents, WebhookTarget
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.processes import free_port
 from dashboard.review.decisions import Proposal
-from dashboard.access.limits import ApprovalLimits
-from dashboard.store.schema import webhook_attempts
-from dashboard.delivery.webhook_signature import EVENT_ID_HEADER, SIGNATURE_HEADER, TIMESTAMP_HEADER, signature, verify
-from dashboard.delivery.webhooks import WebhookEvents, WebhookTarget
 from dashboard.settings import load_settings, settings_problem
+from dashboard.store.schema import webhook_attempts
 from tests.helpers import plain_decision, service_on
 
 BANK, SECRET = "fin", "a-webhook-secret-of-the-tests"
@@ -69,7 +69,9 @@ class Receiver:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
                 body = self.rfile.read(int(self.headers["Content-Length"]))
-                receiver.requests.append(Received(dict(self.headers.items()), body, receiver.status, receiver.clock().timestamp()))
+                receiver.requests.append(
+                    Received(dict(self.headers.items()), body, receiver.status, receiver.clock().timestamp())
+                )
                 self.send_response(receiver.status)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
@@ -100,7 +102,9 @@ def receiver():
     running.stop()
 
 
-def _proposal(case_id: str, outcome: str = "approve", amount: float | None = None, base_revision: int | None = 0) -> Proposal:
+def _proposal(
+    case_id: str, outcome: str = "approve", amount: float | None = None, base_revision: int | None = 0
+) -> Proposal:
     decision = plain_decision(case_id, outcome)
     record = MemoryRecord(document_id=f"decision-{case_id}", content=f"{case_id}: {outcome}", tags=["vendor:V01"])
     return Proposal(decision=decision, record=record, scope="vendor V01", base_revision=base_revision, amount=amount)
@@ -132,23 +136,42 @@ def test_a_decision_becomes_one_signed_event_and_a_revision_another(scratch_serv
     (got,) = receiver.requests
     event = _verified(got)
     assert event["event"] == "decision.final" and event["idempotency_key"] == f"decision-{first.stored.id}"
-    assert (event["kind"], event["case_kind"], event["case_id"], event["bank_id"]) == ("finance", "exception", "E-1", BANK)
+    assert (event["kind"], event["case_kind"], event["case_id"], event["bank_id"]) == (
+        "finance",
+        "exception",
+        "E-1",
+        BANK,
+    )
     assert {k: event["decision"][k] for k in ("outcome", "reviewer", "revision", "overridden")} == {
-        "outcome": "reject", "reviewer": "Dana", "revision": 1, "overridden": True}
+        "outcome": "reject",
+        "reviewer": "Dana",
+        "revision": 1,
+        "overridden": True,
+    }
     assert event["decision"]["revision_reason"] is None  # a first decision
     assert got.body.decode() == events.get(events.deliveries()[0].event_id).body  # the body stored is the body sent
-    assert not verify(SECRET, got.headers[TIMESTAMP_HEADER], got.body + b" ", got.headers[SIGNATURE_HEADER], now=clock.now.timestamp())
-    assert not verify("another-secret-entirely", got.headers[TIMESTAMP_HEADER], got.body, got.headers[SIGNATURE_HEADER],
-                      now=clock.now.timestamp())
-    assert not verify(SECRET, got.headers[TIMESTAMP_HEADER], got.body, got.headers[SIGNATURE_HEADER],
-                      now=clock.now.timestamp() + 301)  # replayed after the tolerance
+    assert not verify(
+        SECRET, got.headers[TIMESTAMP_HEADER], got.body + b" ", got.headers[SIGNATURE_HEADER], now=clock.now.timestamp()
+    )
+    assert not verify(
+        "another-secret-entirely",
+        got.headers[TIMESTAMP_HEADER],
+        got.body,
+        got.headers[SIGNATURE_HEADER],
+        now=clock.now.timestamp(),
+    )
+    assert not verify(
+        SECRET, got.headers[TIMESTAMP_HEADER], got.body, got.headers[SIGNATURE_HEADER], now=clock.now.timestamp() + 301
+    )  # replayed after the tolerance
 
     # Hindsight storing the decision moves its standing row again: seen again, no second event
     service.outbox.deliver_due(lambda bank, records: None)
     assert service.outbox.get(first.stored.id).state == "delivered"
     assert events.deliver_due().delivered == 0 and len(receiver.requests) == 1
 
-    revised = service.decide(BANK, "reviewer", _proposal("E-1", "approve", base_revision=1), revise="the contract was amended")
+    revised = service.decide(
+        BANK, "reviewer", _proposal("E-1", "approve", base_revision=1), revise="the contract was amended"
+    )
     assert events.deliver_due().delivered == 1
     event = _verified(receiver.requests[-1])
     assert event["idempotency_key"] == f"decision-{revised.stored.id}" and event["decision"]["revision"] == 2
@@ -197,7 +220,9 @@ def test_a_receiver_down_while_20_decisions_are_made_gets_all_20_once_back(revie
     assert {(d.state, d.last_status) for d in events.deliveries()} == {("delivered", 200)}
 
 
-def test_a_receiver_that_answers_again_gets_the_events_it_missed_without_waiting_out_their_backoff(scratch_service, receiver):
+def test_a_receiver_that_answers_again_gets_the_events_it_missed_without_waiting_out_their_backoff(
+    scratch_service, receiver
+):
     service, clock = scratch_service(), Clock()
     events = _events(service, receiver, clock)  # down
     for case in ("E-30", "E-31"):
@@ -214,7 +239,9 @@ def test_a_receiver_that_answers_again_gets_the_events_it_missed_without_waiting
 
 def test_two_workers_on_one_store_queue_each_decision_once_and_send_it_once(review_engine, receiver):
     service = service_on(review_engine)
-    targets = {key: WebhookTarget(t.kind, receiver.start().url, t.secret, t.allow_private) for key, t in TARGETS.items()}
+    targets = {
+        key: WebhookTarget(t.kind, receiver.start().url, t.secret, t.allow_private) for key, t in TARGETS.items()
+    }
     workers = [WebhookEvents(review_engine, targets=targets) for _ in range(2)]  # two instances, the real clock
     workers[0].dispatch()
     deciding, failures = threading.Event(), []
@@ -243,7 +270,9 @@ def test_two_workers_on_one_store_queue_each_decision_once_and_send_it_once(revi
     assert all(_verified(r) for r in receiver.requests)
 
 
-def test_a_busy_receiver_is_retried_and_a_refusing_one_parks_the_event_until_a_lead_redelivers(scratch_service, receiver):
+def test_a_busy_receiver_is_retried_and_a_refusing_one_parks_the_event_until_a_lead_redelivers(
+    scratch_service, receiver
+):
     service, clock = scratch_service(), Clock()
     events = _events(service, receiver.start(), clock)
     decided = service.decide(BANK, "reviewer", _proposal("E-3"))
@@ -306,7 +335,9 @@ def test_a_kinds_webhook_is_a_setting_and_a_url_without_a_secret_is_an_error_nam
     for name in ("RECALL_REVIEW_QUEUES", "RECALL_REVIEW_FINANCE_BANK", "RECALL_REVIEW_KINDS"):
         monkeypatch.delenv(name, raising=False)
     secrets = tmp_path / "secrets.toml"
-    secrets.write_text(f'[queues.finance]\nbank = "ap"\nwebhook_url = "https://erp.example/hooks"\nwebhook_secret = "{SECRET}"\n')
+    secrets.write_text(
+        f'[queues.finance]\nbank = "ap"\nwebhook_url = "https://erp.example/hooks"\nwebhook_secret = "{SECRET}"\n'
+    )
     settings = configured(load_settings(secrets_file=secrets))
     assert settings.finance_bank == "ap" and settings.queue("finance").webhook_url == "https://erp.example/hooks"
     (target,) = webhook_targets(settings).items()
@@ -315,8 +346,14 @@ def test_a_kinds_webhook_is_a_setting_and_a_url_without_a_secret_is_an_error_nam
 
     for entry, problem in (
         ('{"finance": {"webhook_url": "https://erp.example/hooks"}}', "webhook_secret is required with webhook_url"),
-        ('{"support": {"webhook_url": "ftp://erp.example/x", "webhook_secret": "0123456789abcdef"}}', "webhook_url: must be an http:// or https:// URL"),
-        ('{"support": {"webhook_url": "https://erp.example/x", "webhook_secret": "short"}}', "webhook_secret: must be 16 to 500 characters"),
+        (
+            '{"support": {"webhook_url": "ftp://erp.example/x", "webhook_secret": "0123456789abcdef"}}',
+            "webhook_url: must be an http:// or https:// URL",
+        ),
+        (
+            '{"support": {"webhook_url": "https://erp.example/x", "webhook_secret": "short"}}',
+            "webhook_secret: must be 16 to 500 characters",
+        ),
     ):
         monkeypatch.setenv("RECALL_REVIEW_QUEUES", entry)
         with pytest.raises(ValidationError) as error:
@@ -330,7 +367,10 @@ def test_the_delivery_log_and_redeliver_from_the_command_line(scratch_service, r
     from dashboard.cli import main
     from dashboard.store.db import make_engine
 
-    service, clock = service_on(make_engine(None, tmp_path)), Clock()  # the store `python -m dashboard` finds in the data directory
+    service, clock = (
+        service_on(make_engine(None, tmp_path)),
+        Clock(),
+    )  # the store `python -m dashboard` finds in the data directory
     events = _events(service, receiver.start(), clock)
     service.decide(BANK, "reviewer", _proposal("E-20"))
     receiver.status = 410
@@ -349,7 +389,9 @@ def test_the_delivery_log_and_redeliver_from_the_command_line(scratch_service, r
     assert main(["webhooks", "redeliver", str(line["event_id"])]) == 0
     receiver.status, clock.now = 200, datetime.now(UTC)  # the command marked it due by the real clock
     assert events.deliver_due().delivered == 1 and events.deliveries()[0].state == "delivered"
-    assert main(["webhooks", "list"]) == 0 and "E-20: delivered, 2 attempt(s), last: HTTP 200" in capsys.readouterr().out
+    assert (
+        main(["webhooks", "list"]) == 0 and "E-20: delivered, 2 attempt(s), last: HTTP 200" in capsys.readouterr().out
+    )
 
 
 def _log_page() -> None:
@@ -363,10 +405,28 @@ def _log_page() -> None:
     at = datetime(2026, 12, 1, 9, 30, tzinfo=UTC)
     line = {"case_kind": "exception", "bank_id": "fin", "url": "https://erp.example/hooks", "created_at": at}
     log = [
-        WebhookDelivery(event_id=2, idempotency_key="decision-7", case_id="**E-7**", state="failed", attempts=1, last_status=400,
-                        last_error="the receiver answered HTTP 400", delivered_at=None, **line),
-        WebhookDelivery(event_id=1, idempotency_key="decision-5", case_id="E-5", state="delivered", attempts=3, last_status=200,
-                        last_error=None, delivered_at=at, **line),
+        WebhookDelivery(
+            event_id=2,
+            idempotency_key="decision-7",
+            case_id="**E-7**",
+            state="failed",
+            attempts=1,
+            last_status=400,
+            last_error="the receiver answered HTTP 400",
+            delivered_at=None,
+            **line,
+        ),
+        WebhookDelivery(
+            event_id=1,
+            idempotency_key="decision-5",
+            case_id="E-5",
+            state="delivered",
+            attempts=3,
+            last_status=200,
+            last_error=None,
+            delivered_at=at,
+            **line,
+        ),
     ]
     st.session_state["asked"] = render_webhook_deliveries(log, can_redeliver=st.session_state.get("lead", True))
 
@@ -391,8 +451,14 @@ def test_the_audit_page_lists_the_events_and_a_lead_redelivers_a_refused_one(poi
 
     from tests.conftest import APP
 
-    outbox = point_app({"RECALL_REVIEW_DATA_DIR": str(tmp_path), "RECALL_REVIEW_API_PORT": str(free_port()),
-                        "RECALL_REVIEW_DELIVERY_WORKER": "false", "RECALL_REVIEW_ROLE": "lead"})
+    outbox = point_app(
+        {
+            "RECALL_REVIEW_DATA_DIR": str(tmp_path),
+            "RECALL_REVIEW_API_PORT": str(free_port()),
+            "RECALL_REVIEW_DELIVERY_WORKER": "false",
+            "RECALL_REVIEW_ROLE": "lead",
+        }
+    )
     service, clock = service_on(outbox.engine), Clock()
     events = _events(service, receiver.start(), clock)
     service.decide(BANK, "reviewer", _proposal("E-40"))
@@ -408,4 +474,6 @@ def test_the_audit_page_lists_the_events_and_a_lead_redelivers_a_refused_one(poi
     at.button(key="webhook_redeliver").click().run()
     assert not at.exception and events.deliveries()[0].state == "pending"
     receiver.status, clock.now = 200, datetime.now(UTC)
-    assert events.deliver_due().delivered == 1 and receiver.keys_answered_2xx() == [receiver.requests[0].headers[EVENT_ID_HEADER]]
+    assert events.deliver_due().delivered == 1 and receiver.keys_answered_2xx() == [
+        receiver.requests[0].headers[EVENT_ID_HEADER]
+    ]

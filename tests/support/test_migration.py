@@ -5,6 +5,7 @@ import json
 import uuid
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from dashboard import demo_data
 from dashboard.cli.registry import main as cli_main
@@ -14,18 +15,27 @@ from dashboard.queue_files import load_rows
 from dashboard.support import migration
 from dashboard.support.models import Customer
 from dashboard.support.recall import recall_for_ticket
-from streamlit.testing.v1 import AppTest
-
 from tests.conftest import APP, forget_banks, shared_demo_of
 from tests.helpers import run_cli
 
 CUSTOMERS = load_rows(demo_data.CUSTOMERS, Customer, id_field="name")
 RELIABLE = {
-    "SUP-L-001": "customer:ann-lee", "SUP-L-002": "customer:ann-lee", "SUP-L-003": "customer:ann-leeds",
-    "SUP-L-004": "customer:ann-leeds", "SUP-L-007": "customer:sean-o-brien", "SUP-L-008": "customer:a-j-smith-uk",
-    "SUP-L-010": "customer:jo-co-design", "SUP-L-011": "customer:dr-kwame-mensah", "SUP-L-012": "customer:priya-nair",
+    "SUP-L-001": "customer:ann-lee",
+    "SUP-L-002": "customer:ann-lee",
+    "SUP-L-003": "customer:ann-leeds",
+    "SUP-L-004": "customer:ann-leeds",
+    "SUP-L-007": "customer:sean-o-brien",
+    "SUP-L-008": "customer:a-j-smith-uk",
+    "SUP-L-010": "customer:jo-co-design",
+    "SUP-L-011": "customer:dr-kwame-mensah",
+    "SUP-L-012": "customer:priya-nair",
 }
-FAILED = {"SUP-L-005": "not at the start", "SUP-L-006": "no 'Customer", "SUP-L-009": "unknown customer", "SUP-L-013": "unknown customer"}
+FAILED = {
+    "SUP-L-005": "not at the start",
+    "SUP-L-006": "no 'Customer",
+    "SUP-L-009": "unknown customer",
+    "SUP-L-013": "unknown customer",
+}
 
 
 @pytest.fixture
@@ -90,7 +100,9 @@ def test_apply_converts_exactly_the_reliable_documents_in_place_and_twice_change
     assert second.converted == [] and state(live, support_bank) == docs
 
     # after the migration Ann Lee's history is on the tagged path, and Ann Leeds' records are not hers
-    result = recall_for_ticket(live.gateway.recall, support_bank, "Ann Lee", "charged twice", read_document=live.gateway.document)
+    result = recall_for_ticket(
+        live.gateway.recall, support_bank, "Ann Lee", "charged twice", read_document=live.gateway.document
+    )
     assert result.path == "tagged" and {e.document_id for e in result.tagged} == {"SUP-L-001", "SUP-L-002"}
 
 

@@ -8,9 +8,9 @@ import pytest
 
 from dashboard.support.admission import Ownership, whose
 from dashboard.support.recall import customers_records, ownership_sentence, recall_for_ticket
+from dashboard.traces.analysis import analyse
 from dashboard.traces.request import TraceRequest, fetch_trace
 from dashboard.traces.verdict import CaseFocus, verdict
-from dashboard.traces.analysis import analyse
 from dashboard.traces.why_not import load_document
 from tests.helpers import DEMO_TICKETS
 
@@ -19,8 +19,16 @@ ANN_LEGACY = {"SUP-L-001", "SUP-L-002"}  # the ownership rule admits exactly the
 
 def _trace(gateway, bank: str, request) -> object:
     """The trace the ticket page links to for one of its recalls (components/admission.py: _trace_links)."""
-    return fetch_trace(gateway, TraceRequest(bank=bank, query=request.query, tags=tuple(request.tags),
-                                             tags_match=request.tags_match, max_tokens=request.max_tokens))
+    return fetch_trace(
+        gateway,
+        TraceRequest(
+            bank=bank,
+            query=request.query,
+            tags=tuple(request.tags),
+            tags_match=request.tags_match,
+            max_tokens=request.max_tokens,
+        ),
+    )
 
 
 @pytest.mark.parametrize("ticket", DEMO_TICKETS, ids=[t.id for t in DEMO_TICKETS])
@@ -36,7 +44,9 @@ def test_the_ticket_the_trace_and_why_not_call_the_same_records_the_customers(li
     documents = {label.document_id: label.tags for label in traced.labels.values() if label.document_id}
     starred = customers_records(bank, ticket.customer, documents.items(), gateway.document)
     assert admitted <= set(starred), f"{ticket.id}: the trace does not star {admitted - set(starred)}"
-    assert set(starred) & shown == admitted, f"{ticket.id}: the page shows {shown}, admits {admitted}, the trace stars {set(starred)}"
+    assert set(starred) & shown == admitted, (
+        f"{ticket.id}: the page shows {shown}, admits {admitted}, the trace stars {set(starred)}"
+    )
     for document_id in shown:  # "Why not this one?" on each record the page showed
         document = load_document(gateway, bank, document_id)
         said = ownership_sentence(bank, ticket.customer, document_id, document.tags, gateway.document)
@@ -55,7 +65,9 @@ def test_the_ticket_the_trace_and_why_not_call_the_same_records_the_customers(li
 def test_whose_answers_by_tag_or_first_sentence_and_nothing_else():
     assert whose(None, ["customer:ann-lee"], "Ann Lee") is Ownership.TAG
     assert whose("Customer Ann Lee contacted support. Refund.", [], "Ann Lee") is Ownership.FIRST_SENTENCE
-    assert whose("customer  ann lee contacted support. x", [], "Ann Lee") is Ownership.FIRST_SENTENCE  # spacing and case
+    assert (
+        whose("customer  ann lee contacted support. x", [], "Ann Lee") is Ownership.FIRST_SENTENCE
+    )  # spacing and case
     assert whose("Note: Customer Ann Lee contacted support.", [], "Ann Lee") is None  # not at the start
     assert whose("Customer Ann Leeds contacted support.", [], "Ann Lee") is None
     assert whose("Customer Ann Lee contacted support.", ["customer:bob"], "Ann Lee") is None  # tagged for another

@@ -7,8 +7,7 @@ from hypothesis import strategies as st
 from dashboard import demo_data
 from dashboard.queue_files import load_rows
 from dashboard.support.admission import AmbiguousName, Verdict, admits, judge, marker
-from dashboard.support.customers import name_key
-from dashboard.support.customers import customer_tag, tag_collisions
+from dashboard.support.customers import customer_tag, name_key, tag_collisions
 from dashboard.support.models import Customer, SupportInteraction
 
 HISTORY = {item.id: item for item in load_rows(demo_data.SUPPORT_HISTORY, SupportInteraction)}
@@ -50,7 +49,12 @@ def test_tagged_records_are_never_legacy_evidence():
 
 @pytest.mark.parametrize(
     "name, doc",
-    [("Sean O'Brien", "SUP-L-007"), ("A.J. Smith (UK)", "SUP-L-008"), ("Jo+Co Design", "SUP-L-010"), ("Dr. Kwame Mensah", "SUP-L-011")],
+    [
+        ("Sean O'Brien", "SUP-L-007"),
+        ("A.J. Smith (UK)", "SUP-L-008"),
+        ("Jo+Co Design", "SUP-L-010"),
+        ("Dr. Kwame Mensah", "SUP-L-011"),
+    ],
 )
 def test_names_with_punctuation_are_literal(name, doc):
     assert admits(text(doc), [], name)
@@ -85,7 +89,9 @@ def test_unusable_names_are_refused():
 def test_directory_customers_never_share_a_tag():
     customers = load_rows(demo_data.CUSTOMERS, Customer, id_field="name")
     assert tag_collisions([c.name for c in customers]) == {}
-    assert tag_collisions(["Jo+Co Design", "Jo Co Design", "Ann Lee"]) == {"customer:jo-co-design": ["Jo+Co Design", "Jo Co Design"]}
+    assert tag_collisions(["Jo+Co Design", "Jo Co Design", "Ann Lee"]) == {
+        "customer:jo-co-design": ["Jo+Co Design", "Jo Co Design"]
+    }
 
 
 # -- property: a record of one customer is never admitted for another ---------------------------
@@ -98,7 +104,13 @@ names = st.text(alphabet=NAME_ALPHABET, min_size=1, max_size=24).filter(
 
 
 @settings(max_examples=300, deadline=None)
-@given(owner=names, other=names, spacing=st.sampled_from([" ", "  ", "\t", "\n "]), body=st.text(max_size=40), upper=st.booleans())
+@given(
+    owner=names,
+    other=names,
+    spacing=st.sampled_from([" ", "  ", "\t", "\n "]),
+    body=st.text(max_size=40),
+    upper=st.booleans(),
+)
 def test_property_a_record_is_never_admitted_for_another_name(owner, other, spacing, body, upper):
     if name_key(owner) == name_key(other):
         return  # the same customer for this rule (only spacing/case differ)

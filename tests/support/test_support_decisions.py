@@ -10,7 +10,9 @@ from dashboard.store.errors import DecisionInputError
 from dashboard.support.decisions import interaction_record, ticket_decision
 from dashboard.support.models import Ticket
 
-TICKET = Ticket(id="T-1", customer="Ann Lee", issue="charged twice", drafted_response="Refunded.", opened_on="2026-05-01")
+TICKET = Ticket(
+    id="T-1", customer="Ann Lee", issue="charged twice", drafted_response="Refunded.", opened_on="2026-05-01"
+)
 NOW = datetime(2026, 5, 2, tzinfo=UTC)
 
 
@@ -19,7 +21,9 @@ def test_ticket_decision_turns_a_validation_error_into_a_field_error():
         ticket_decision(TICKET, action="approve", reviewer="R" * 121, authenticated=True, decided_at=NOW)
     assert long_name.value.field == "reviewer" and "120" in str(long_name.value)
     with pytest.raises(DecisionInputError) as long_response:
-        ticket_decision(TICKET, action="edit_and_approve", reviewer="Rita", authenticated=False, decided_at=NOW, response="x" * 8001)
+        ticket_decision(
+            TICKET, action="edit_and_approve", reviewer="Rita", authenticated=False, decided_at=NOW, response="x" * 8001
+        )
     assert long_response.value.field == "response"
 
 

@@ -6,12 +6,12 @@ import pytest
 
 from components.status_banner import plain_error
 from dashboard import demo_data
+from dashboard.delivery.outbox import Outbox
 from dashboard.hindsight.errors import HindsightRequestRejected
+from dashboard.hindsight.wire import StoredDocument
 from dashboard.queue_files import load_rows
 from dashboard.review.casework import Casework
-from dashboard.delivery.outbox import Outbox
 from dashboard.support.legacy_history import NotConsulted, not_consulted, tag_refusal, ticket_records
-from dashboard.hindsight.wire import StoredDocument
 from dashboard.support.migration import MigrationPlan, _plan
 from dashboard.support.models import Customer
 from dashboard.support.recall import TicketEvidence, TicketRecall
@@ -34,7 +34,9 @@ def plan(untagged: dict[str, str] = UNTAGGED, customers=CUSTOMERS) -> MigrationP
 
 
 def evidence(doc: str, text: str, tags=(), admitted=True, verdict="admitted") -> TicketEvidence:
-    return TicketEvidence(id=doc, document_id=doc, text=text, tags=list(tags), admitted=admitted, verdict=verdict, reason="r")
+    return TicketEvidence(
+        id=doc, document_id=doc, text=text, tags=list(tags), admitted=admitted, verdict=verdict, reason="r"
+    )
 
 
 def tagged_recall(customer="Ann Lee") -> TicketRecall:
@@ -46,17 +48,25 @@ def test_a_tagged_recall_left_out_exactly_the_records_the_ownership_rule_admits(
     skipped = not_consulted(tagged_recall(), plan())
     assert [c.document_id for c in skipped.records] == ["L-1", "L-2"]
     assert [c.document_id for c in skipped.migratable] == ["L-1", "L-2"] and skipped.not_migratable == []
-    assert skipped.sentence() == "2 legacy records of this customer were not consulted because a tagged record exists: migrate them."
+    assert (
+        skipped.sentence()
+        == "2 legacy records of this customer were not consulted because a tagged record exists: migrate them."
+    )
 
 
 def test_one_record_left_out_reads_in_the_singular():
     skipped = not_consulted(tagged_recall("Priya Nair"), plan())
     assert [c.document_id for c in skipped.records] == ["L-6"]
-    assert skipped.sentence() == "1 legacy record of this customer was not consulted because a tagged record exists: migrate them."
+    assert (
+        skipped.sentence()
+        == "1 legacy record of this customer was not consulted because a tagged record exists: migrate them."
+    )
 
 
 def test_nothing_is_left_out_when_the_legacy_path_ran():
-    recall = TicketRecall(customer="Ann Lee", tag="customer:ann-lee", path="legacy", legacy_admitted=[evidence("L-1", UNTAGGED["L-1"])])
+    recall = TicketRecall(
+        customer="Ann Lee", tag="customer:ann-lee", path="legacy", legacy_admitted=[evidence("L-1", UNTAGGED["L-1"])]
+    )
     assert not_consulted(recall, plan()) is None
 
 
@@ -93,16 +103,23 @@ def test_an_unsafe_directory_refuses_every_tag():
 
 def test_a_ticket_lists_each_record_once_in_page_order():
     recall = TicketRecall(
-        customer="Ann Lee", tag="customer:ann-lee", path="legacy",
+        customer="Ann Lee",
+        tag="customer:ann-lee",
+        path="legacy",
         legacy_admitted=[evidence("L-1", UNTAGGED["L-1"])],
-        legacy_rejected=[evidence("L-3", UNTAGGED["L-3"], admitted=False, verdict="other_customer_marker"),
-                         evidence("L-1", UNTAGGED["L-1"], admitted=False)],
+        legacy_rejected=[
+            evidence("L-3", UNTAGGED["L-3"], admitted=False, verdict="other_customer_marker"),
+            evidence("L-1", UNTAGGED["L-1"], admitted=False),
+        ],
     )
     rows = ticket_records(recall)
     assert [(r.key, r.where) for r in rows] == [("L-1", "used: old record"), ("L-3", "found, not used")]
     skipped = NotConsulted(customer="Ann Lee", records=plan().reliable[:1])
     rows = ticket_records(tagged_recall(), skipped)
-    assert [(r.key, r.where) for r in rows] == [("ticket-T-2004", "used: tagged history"), ("L-1", "not consulted: old record")]
+    assert [(r.key, r.where) for r in rows] == [
+        ("ticket-T-2004", "used: tagged history"),
+        ("L-1", "not consulted: old record"),
+    ]
 
 
 def test_a_flag_is_stored_on_the_record_with_its_author_ticket_and_note(tmp_path):
@@ -116,7 +133,8 @@ def test_a_flag_is_stored_on_the_record_with_its_author_ticket_and_note(tmp_path
     found = flags_on(casework, "bank", ["L-5", "L-1", ""])
     assert list(found) == ["L-5"]
     assert [(c.author, c.body) for c in found["L-5"]] == [
-        ("Lee", "Flagged for review on ticket T-2004: looks like Ann Lee's"), ("Kim", "Flagged for review on ticket T-2012"),
+        ("Lee", "Flagged for review on ticket T-2004: looks like Ann Lee's"),
+        ("Kim", "Flagged for review on ticket T-2012"),
     ]
     assert casework.comments("bank", "ticket", "L-5") == [] and casework.comments("bank", RECORD_KIND, "L-5")
 
@@ -124,7 +142,10 @@ def test_a_flag_is_stored_on_the_record_with_its_author_ticket_and_note(tmp_path
 @pytest.mark.parametrize(
     ("error", "shown"),
     [
-        (HindsightRequestRejected("query: needs at least one letter or digit"), "query: needs at least one letter or digit"),
+        (
+            HindsightRequestRejected("query: needs at least one letter or digit"),
+            "query: needs at least one letter or digit",
+        ),
         ("HindsightRequestRejected: query: too long", "query: too long"),
         ("aiohttp.client_exceptions.ClientConnectorError: Cannot connect", "Cannot connect"),
         ("RuntimeError: boom", "boom"),

@@ -23,7 +23,9 @@ TICKETS = {t.id: t for t in load_rows(demo_data.TICKETS, Ticket)}
 class RecordingRecall:
     """A double of the recall call: tagged or bank-wide results, with the chunks a real server sends."""
 
-    def __init__(self, tagged: list[RecalledMemory], bankwide: list[RecalledMemory], originals: dict[str, str] | None = None):
+    def __init__(
+        self, tagged: list[RecalledMemory], bankwide: list[RecalledMemory], originals: dict[str, str] | None = None
+    ):
         self.tagged, self.bankwide, self.calls = tagged, bankwide, []
         self.originals = originals  # document -> original text (extraction: the facts' texts differ); None: verbatim
 
@@ -41,15 +43,25 @@ def memory(doc: str, text: str, tags=(), n: int = 0) -> RecalledMemory:
 
 def test_extracted_facts_are_judged_by_their_document_s_original_text():
     # with an LLM the facts no longer start with the marker; the original chunk does, and decides
-    originals = {"l1": "Customer Ann Lee contacted support. Charged twice.", "l2": "Customer Ann Leeds contacted support. Address."}
-    recall = RecordingRecall(tagged=[], originals=originals, bankwide=[
-        memory("l1", "Ann Lee asked support for help: charged twice", n=0),
-        memory("l2", "Ann Leeds asked support for help: address", n=0),
-        memory("l1", "Support resolved Ann Lee's request: refunded", n=1),
-    ])
+    originals = {
+        "l1": "Customer Ann Lee contacted support. Charged twice.",
+        "l2": "Customer Ann Leeds contacted support. Address.",
+    }
+    recall = RecordingRecall(
+        tagged=[],
+        originals=originals,
+        bankwide=[
+            memory("l1", "Ann Lee asked support for help: charged twice", n=0),
+            memory("l2", "Ann Leeds asked support for help: address", n=0),
+            memory("l1", "Support resolved Ann Lee's request: refunded", n=1),
+        ],
+    )
     result = recall_for_ticket(recall, "bank", "Ann Lee", "charged twice")
     assert [(e.ref, e.text) for e in result.evidence] == [("l1", originals["l1"])]  # one document, its original text
-    assert result.evidence[0].facts == ["Ann Lee asked support for help: charged twice", "Support resolved Ann Lee's request: refunded"]
+    assert result.evidence[0].facts == [
+        "Ann Lee asked support for help: charged twice",
+        "Support resolved Ann Lee's request: refunded",
+    ]
     assert [(e.ref, e.verdict) for e in result.legacy_rejected] == [("l2", "other_customer_marker")]
 
 
@@ -59,6 +71,7 @@ def test_a_document_whose_original_text_cannot_be_read_is_rejected_and_says_so()
     result = recall_for_ticket(recall, "bank", "Ann Lee", "charged twice")
     assert result.path == "none" and result.legacy_rejected[0].verdict == "original_text_unreadable"
     assert "original text could not be read" in result.legacy_rejected[0].reason
+
     # read from the server instead, the same document is admitted on its original text
     def read(bank, doc):
         return StoredDocument(id=doc, original_text="Customer Ann Lee contacted support. Charged twice.")
@@ -67,23 +80,43 @@ def test_a_document_whose_original_text_cannot_be_read_is_rejected_and_says_so()
 
 
 def test_an_observation_is_never_admitted_on_the_legacy_path():
-    observation = RecalledMemory(id="o1", type="observation", text="Customer Ann Lee contacted support. Billing summary.")
+    observation = RecalledMemory(
+        id="o1", type="observation", text="Customer Ann Lee contacted support. Billing summary."
+    )
     recall = RecordingRecall(tagged=[], bankwide=[observation])
     result = recall_for_ticket(recall, "bank", "Ann Lee", "charged twice")
-    assert result.path == "none" and [(e.kind, e.verdict) for e in result.legacy_rejected] == [("observation", "observation")]
+    assert result.path == "none" and [(e.kind, e.verdict) for e in result.legacy_rejected] == [
+        ("observation", "observation")
+    ]
 
 
 def test_a_tagged_observation_built_from_another_customer_s_record_is_excluded():
     own = memory("t1", "Chen Wei asked support for help: export", [customer_tag("Chen Wei")])
     sources = {
-        "f1": RecalledMemory(id="f1", document_id="t1", text="Chen Wei asked for help", tags=[customer_tag("Chen Wei")]),
-        "f2": RecalledMemory(id="f2", document_id="l9", text="Ann Lee asked for a refund"),  # untagged: judged on its text
+        "f1": RecalledMemory(
+            id="f1", document_id="t1", text="Chen Wei asked for help", tags=[customer_tag("Chen Wei")]
+        ),
+        "f2": RecalledMemory(
+            id="f2", document_id="l9", text="Ann Lee asked for a refund"
+        ),  # untagged: judged on its text
     }
-    mixed = RecalledMemory(id="o1", type="observation", text="Billing: refunds", tags=[customer_tag("Chen Wei")], source_fact_ids=["f1", "f2"])
-    clean = RecalledMemory(id="o2", type="observation", text="Export: v3", tags=[customer_tag("Chen Wei")], source_fact_ids=["f1"])
+    mixed = RecalledMemory(
+        id="o1",
+        type="observation",
+        text="Billing: refunds",
+        tags=[customer_tag("Chen Wei")],
+        source_fact_ids=["f1", "f2"],
+    )
+    clean = RecalledMemory(
+        id="o2", type="observation", text="Export: v3", tags=[customer_tag("Chen Wei")], source_fact_ids=["f1"]
+    )
 
     def recall(bank_id, query, **kwargs):
-        return RecallResponse(results=[own, mixed, clean], source_facts=sources, chunks={"b_t1_0": Chunk(id="b_t1_0", text="Customer Chen Wei contacted support.")})
+        return RecallResponse(
+            results=[own, mixed, clean],
+            source_facts=sources,
+            chunks={"b_t1_0": Chunk(id="b_t1_0", text="Customer Chen Wei contacted support.")},
+        )
 
     read = {"l9": StoredDocument(id="l9", original_text="Customer Ann Lee contacted support. Refund.")}
     result = recall_for_ticket(recall, "bank", "Chen Wei", "export", read_document=lambda bank, doc: read.get(doc))
@@ -111,7 +144,9 @@ def test_real_server_tagged_path_for_a_customer_with_tagged_history(live, suppor
     assert {e.document_id for e in result.tagged} == {"SUP-T-005"}
     assert all("customer:priya-nair" in e.tags for e in result.tagged)
     assert result.legacy_admitted == [] and result.legacy_rejected == []
-    assert result.tagged[0].text.startswith("Customer Priya Nair contacted support.")  # the original text, in both modes
+    assert result.tagged[0].text.startswith(
+        "Customer Priya Nair contacted support."
+    )  # the original text, in both modes
 
 
 def test_real_server_legacy_fallback_admits_only_the_right_records(live, support_bank):
@@ -129,8 +164,14 @@ def test_real_server_legacy_fallback_admits_only_the_right_records(live, support
 
 @pytest.mark.parametrize(
     "customer, expected",
-    [("Ann Leeds", {"SUP-L-003", "SUP-L-004"}), ("A.J. Smith (UK)", {"SUP-L-008"}), ("Jo+Co Design", {"SUP-L-010"}),
-     ("Sean O'Brien", {"SUP-L-007"}), ("Dr. Kwame Mensah", {"SUP-L-011"}), ("Lena Fischer", set())],
+    [
+        ("Ann Leeds", {"SUP-L-003", "SUP-L-004"}),
+        ("A.J. Smith (UK)", {"SUP-L-008"}),
+        ("Jo+Co Design", {"SUP-L-010"}),
+        ("Sean O'Brien", {"SUP-L-007"}),
+        ("Dr. Kwame Mensah", {"SUP-L-011"}),
+        ("Lena Fischer", set()),
+    ],
 )
 def test_real_server_legacy_admission_per_customer(live, support_bank, customer, expected):
     result = _recall(live, support_bank, customer, "billing and invoices")
@@ -145,8 +186,12 @@ def test_a_retained_approval_is_recalled_on_the_tagged_path(live, bank_id, tmp_p
     ticket = TICKETS["T-2004"]
     assert _recall(live, support_bank, ticket.customer, ticket.issue).path == "legacy"
     decision = ticket_decision(
-        ticket, action="edit_and_approve", reviewer="Rita Reviewer", authenticated=False,
-        decided_at=datetime(2026, 11, 13, 9, 30, tzinfo=UTC), response="Hi Ann, refunded the duplicate November charge.",
+        ticket,
+        action="edit_and_approve",
+        reviewer="Rita Reviewer",
+        authenticated=False,
+        decided_at=datetime(2026, 11, 13, 9, 30, tzinfo=UTC),
+        response="Hi Ann, refunded the duplicate November charge.",
     )
     outbox = Outbox(tmp_path / "decisions.sqlite3")
     _stored, report = outbox.submit(support_bank, decision, interaction_record(ticket, decision), live.gateway.retain)
@@ -159,11 +204,15 @@ def test_a_retained_approval_is_recalled_on_the_tagged_path(live, bank_id, tmp_p
     assert after.tagged[0].text.startswith("Customer Ann Lee contacted support.\n\nCurrent issue:\n")
     assert "Support response:\nHi Ann, refunded the duplicate November charge." in after.tagged[0].text
     # a revised decision replaces the document, it does not add a second one
-    again = ticket_decision(ticket, action="approve", reviewer="Rita Reviewer", authenticated=False, decided_at=datetime.now(UTC))
+    again = ticket_decision(
+        ticket, action="approve", reviewer="Rita Reviewer", authenticated=False, decided_at=datetime.now(UTC)
+    )
     outbox.submit(support_bank, again, interaction_record(ticket, again), live.gateway.retain)
     stored = live.gateway.document(support_bank, "ticket-T-2004")
     assert ticket.drafted_response in stored.original_text and "Hi Ann, refunded" not in stored.original_text
-    assert {m["document_id"] for m in live.gateway.list_memories(support_bank, document_id="ticket-T-2004")["items"]} == {"ticket-T-2004"}
+    assert {
+        m["document_id"] for m in live.gateway.list_memories(support_bank, document_id="ticket-T-2004")["items"]
+    } == {"ticket-T-2004"}
     live.settle(support_bank)
     # Ann Leeds is untouched by Ann Lee's approval
     assert _recall(live, support_bank, "Ann Leeds", "invoice address").path == "legacy"
@@ -175,13 +224,32 @@ def test_decision_rules():
     with pytest.raises(DecisionInputError, match="reviewer"):
         ticket_decision(ticket, action="approve", reviewer="  ", authenticated=False, decided_at=now)
     with pytest.raises(DecisionInputError, match="note"):
-        ticket_decision(ticket, action="override", reviewer="R", authenticated=False, decided_at=now, response="Other text")
-    override = ticket_decision(ticket, action="override", reviewer="R", authenticated=True, decided_at=now, response="Call us.", note="draft guessed")
+        ticket_decision(
+            ticket, action="override", reviewer="R", authenticated=False, decided_at=now, response="Other text"
+        )
+    override = ticket_decision(
+        ticket,
+        action="override",
+        reviewer="R",
+        authenticated=True,
+        decided_at=now,
+        response="Call us.",
+        note="draft guessed",
+    )
     assert (override.outcome, override.overridden, override.details["response"]) == ("reject", True, "Call us.")
     record = interaction_record(ticket, override)
     assert record.document_id == "ticket-T-2006" and record.tags == ["customer:sean-o-brien"]
-    assert record.content == "Customer Sean O'Brien contacted support.\n\nCurrent issue:\n" + ticket.issue + "\n\nSupport response:\nCall us."
-    assert record.metadata["reviewer"] == "R" and record.metadata["action"] == "override" and record.metadata["ticket_id"] == "T-2006"
+    assert (
+        record.content
+        == "Customer Sean O'Brien contacted support.\n\nCurrent issue:\n"
+        + ticket.issue
+        + "\n\nSupport response:\nCall us."
+    )
+    assert (
+        record.metadata["reviewer"] == "R"
+        and record.metadata["action"] == "override"
+        and record.metadata["ticket_id"] == "T-2006"
+    )
 
 
 def _cli(live, bank, *args):
@@ -196,7 +264,9 @@ def test_cli_recall_ticket_json(live, support_bank):
     assert payload["path"] == "legacy" and payload["tagged"] == []
     assert {r["document_id"] for r in payload["legacy_admitted"]} == {"SUP-L-001", "SUP-L-002"}
     assert all(r["id"] and r["reason"] for r in payload["legacy_rejected"])
-    tagged = json.loads(_cli(live, support_bank, "recall-ticket", "--customer", "Chen Wei", "--issue", "export", "--json").stdout)
+    tagged = json.loads(
+        _cli(live, support_bank, "recall-ticket", "--customer", "Chen Wei", "--issue", "export", "--json").stdout
+    )
     assert tagged["path"] == "tagged" and tagged["legacy_rejected"] == []
 
 

@@ -36,15 +36,29 @@ def _hit(node, rank, score, date):
 def dated_trace(temporal_window=None) -> RecallTrace:
     """Semantic finds a (old), b, c (recent); the temporal arm finds c and d; no reranked components."""
     lists = [
-        {"method_name": "semantic", "fact_type": "world",
-         "results": [_hit("a", 1, 0.9, "2018-01-01T00:00:00Z"), _hit("b", 2, 0.8, "2025-06-01T00:00:00Z"),
-                     _hit("c", 3, 0.7, "2026-01-01T00:00:00Z")]},
-        {"method_name": "temporal", "fact_type": "world",
-         "results": [_hit("d", 1, 0.9, "2024-03-16T00:00:00Z"), _hit("c", 2, 0.2, "2026-01-01T00:00:00Z")]},
+        {
+            "method_name": "semantic",
+            "fact_type": "world",
+            "results": [
+                _hit("a", 1, 0.9, "2018-01-01T00:00:00Z"),
+                _hit("b", 2, 0.8, "2025-06-01T00:00:00Z"),
+                _hit("c", 3, 0.7, "2026-01-01T00:00:00Z"),
+            ],
+        },
+        {
+            "method_name": "temporal",
+            "fact_type": "world",
+            "results": [_hit("d", 1, 0.9, "2024-03-16T00:00:00Z"), _hit("c", 2, 0.2, "2026-01-01T00:00:00Z")],
+        },
     ]
     trace = {
-        "query": {"query_text": "q", "timestamp": "2026-01-02T00:00:00Z", "budget": 300, "max_tokens": 4096,
-                  "temporal_constraint": temporal_window},
+        "query": {
+            "query_text": "q",
+            "timestamp": "2026-01-02T00:00:00Z",
+            "budget": 300,
+            "max_tokens": 4096,
+            "temporal_constraint": temporal_window,
+        },
         "retrieval_results": lists,
     }
     return RecallTrace.model_validate(trace)
@@ -52,11 +66,22 @@ def dated_trace(temporal_window=None) -> RecallTrace:
 
 def test_recency_moves_a_recent_memory_above_an_older_one_with_a_better_rrf_rank():
     fillers = [_hit(f"f{i}", i + 3, 0.5, "2022-01-01T00:00:00Z") for i in range(18)]
-    trace = RecallTrace.model_validate({
-        "query": {"query_text": "q", "timestamp": "2026-01-02T00:00:00Z", "budget": 300, "max_tokens": 4096},
-        "retrieval_results": [{"method_name": "semantic", "fact_type": "world", "results": [
-            _hit("a", 1, 0.9, "2018-01-01T00:00:00Z"), _hit("b", 2, 0.8, "2025-06-01T00:00:00Z"), *fillers]}],
-    })
+    trace = RecallTrace.model_validate(
+        {
+            "query": {"query_text": "q", "timestamp": "2026-01-02T00:00:00Z", "budget": 300, "max_tokens": 4096},
+            "retrieval_results": [
+                {
+                    "method_name": "semantic",
+                    "fact_type": "world",
+                    "results": [
+                        _hit("a", 1, 0.9, "2018-01-01T00:00:00Z"),
+                        _hit("b", 2, 0.8, "2025-06-01T00:00:00Z"),
+                        *fillers,
+                    ],
+                }
+            ],
+        }
+    )
     prediction = predict(trace)
     assert [c.node_id for c in prediction.kept[:2]] == ["a", "b"]
     assert prediction.top_ids(2) == ["b", "a"]

@@ -66,7 +66,9 @@ def gated(lists: dict, min_bm25: float | None) -> dict:
     return {key: [h for h in hits if key[0] != "bm25" or h[1] >= min_bm25] for key, hits in lists.items()}
 
 
-@pytest.mark.parametrize(("knobs", "settings"), KNOBS, ids=[",".join(f"{k}={v}" for k, v in knobs.items()) for knobs, _ in KNOBS])
+@pytest.mark.parametrize(
+    ("knobs", "settings"), KNOBS, ids=[",".join(f"{k}={v}" for k, v in knobs.items()) for knobs, _ in KNOBS]
+)
 def test_a_default_trace_predicts_a_server_started_with_the_knobs(hindsight, dated_bank, knobs, settings):
     changed_by_knob = rrf_only_wrong = gated_hits = 0
     with SiblingServer(hindsight.server, **knobs) as url:

@@ -40,7 +40,12 @@ QUERIES = [
     TraceRequest(bank="-", query="price variance above contract price"),
     TraceRequest(bank="-", query="which vendor delivered late?", budget="low"),
     TraceRequest(bank="-", query="V06 price variance", tags=("vendor:V06",), tags_match="any_strict"),
-    TraceRequest(bank="-", query="invoice units goods receipt", tags=("vendor:V01", "type:quantity_mismatch"), tags_match="all_strict"),
+    TraceRequest(
+        bank="-",
+        query="invoice units goods receipt",
+        tags=("vendor:V01", "type:quantity_mismatch"),
+        tags_match="all_strict",
+    ),
     TraceRequest(bank="-", query="price variance in March 2026"),  # names a date: the temporal arm runs
     TraceRequest(bank="-", query="late deliveries between February 2026 and April 2026", types=("world",)),
 ]
@@ -81,7 +86,9 @@ def test_a_query_that_names_a_date_runs_the_temporal_arm(hindsight, live_bank):
 
 def test_live_reranker_cap_prefilters_like_the_server_would(hindsight, live_bank):
     """With a small reranker cap the replay cuts exactly the tail of the server's RRF order."""
-    trace = fetch_trace(hindsight.gateway, TraceRequest(bank=live_bank, query="price variance above contract price")).response.trace
+    trace = fetch_trace(
+        hindsight.gateway, TraceRequest(bank=live_bank, query="price variance above contract price")
+    ).response.trace
     n = len(trace.rrf_merged)
     assert n > 5
     result = replay(trace, ReplaySettings(reranker_max_candidates=5))

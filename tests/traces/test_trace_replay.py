@@ -20,7 +20,10 @@ def load(path) -> RecallResponse:
 
 def test_there_are_four_fixtures():
     assert [p.name for p in FIXTURE_FILES] == [
-        "recall_all_strict.json", "recall_any_strict.json", "recall_notags.json", "rich.json",
+        "recall_all_strict.json",
+        "recall_any_strict.json",
+        "recall_notags.json",
+        "rich.json",
     ]
 
 
@@ -134,8 +137,16 @@ def flooding_trace() -> RecallTrace:
     return RecallTrace.model_validate(
         {
             "retrieval_results": [
-                {"method_name": "semantic", "fact_type": "world", "results": hits([("A", .9), ("B", .8), ("C", .7), ("D", .6)])},
-                {"method_name": "bm25", "fact_type": "world", "results": hits([("A", .9), ("W1", .02), ("W2", .02), ("W3", .02)])},
+                {
+                    "method_name": "semantic",
+                    "fact_type": "world",
+                    "results": hits([("A", 0.9), ("B", 0.8), ("C", 0.7), ("D", 0.6)]),
+                },
+                {
+                    "method_name": "bm25",
+                    "fact_type": "world",
+                    "results": hits([("A", 0.9), ("W1", 0.02), ("W2", 0.02), ("W3", 0.02)]),
+                },
             ],
         }
     )
@@ -155,16 +166,19 @@ def test_default_replay_of_the_flooding_trace_by_hand():
     assert shares["bm25"]["score_share"] == pytest.approx((1 / 61 + 1 / 62) / total)
 
 
-@pytest.mark.parametrize(
-    "knobs", [{"min_bm25": 0.1}, {"caps": {"bm25": 1}}], ids=["bm25-gate", "bm25-cap"]
-)
+@pytest.mark.parametrize("knobs", [{"min_bm25": 0.1}, {"caps": {"bm25": 1}}], ids=["bm25-gate", "bm25-cap"])
 def test_a_gate_or_cap_removes_the_weak_candidates_and_changes_the_top_k(knobs):
     trace = flooding_trace()
     base = ReplaySettings(top_k=4, reranker_max_candidates=5)
     server_like = RecallTrace.model_validate({**trace.model_dump(), "rrf_merged": _as_rrf_merged(replay(trace, base))})
     result = replay(server_like, base.model_copy(update=knobs))
     # BM25 keeps only A (rank 1): A 2/61, then B 1/62, C 1/63, D 1/64
-    assert [(c.node_id, c.rrf_score) for c in result.merged] == [("A", 2 / 61), ("B", 1 / 62), ("C", 1 / 63), ("D", 1 / 64)]
+    assert [(c.node_id, c.rrf_score) for c in result.merged] == [
+        ("A", 2 / 61),
+        ("B", 1 / 62),
+        ("C", 1 / 63),
+        ("D", 1 / 64),
+    ]
     assert result.pre_filtered == []
     diff = diff_top_k(server_like, result)
     assert diff.server == ["A", "B", "W1", "C"] and diff.replay == ["A", "B", "C", "D"]
@@ -187,7 +201,13 @@ def test_weighted_rrf_and_a_semantic_gate():
     assert [h.node_id for h in gated.source_lists["semantic"]] == ["A", "B"]
     assert gated.source_sizes_before == {"semantic": 4, "bm25": 4}
     # C and D lose their only arm; B (seen first) stays ahead of W1 at the same 1/62
-    assert [(c.node_id, c.rrf_score) for c in gated.merged] == [("A", 2 / 61), ("B", 1 / 62), ("W1", 1 / 62), ("W2", 1 / 63), ("W3", 1 / 64)]
+    assert [(c.node_id, c.rrf_score) for c in gated.merged] == [
+        ("A", 2 / 61),
+        ("B", 1 / 62),
+        ("W1", 1 / 62),
+        ("W2", 1 / 63),
+        ("W3", 1 / 64),
+    ]
 
 
 def test_replay_settings_reject_unknown_sources_and_negative_values():
@@ -199,7 +219,12 @@ def test_replay_settings_reject_unknown_sources_and_negative_values():
 
 def _as_rrf_merged(result):
     return [
-        {"node_id": c.node_id, "text": c.text, "rrf_score": c.rrf_score, "final_rrf_rank": c.rrf_rank,
-         "source_ranks": {f"{s}_rank": r for s, r in c.source_ranks.items()}}
+        {
+            "node_id": c.node_id,
+            "text": c.text,
+            "rrf_score": c.rrf_score,
+            "final_rrf_rank": c.rrf_rank,
+            "source_ranks": {f"{s}_rank": r for s, r in c.source_ranks.items()},
+        }
         for c in result.merged
     ]

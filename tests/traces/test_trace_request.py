@@ -14,8 +14,13 @@ from tests.conftest import FIXTURES
 
 def test_query_params_round_trip():
     req = TraceRequest(
-        bank="fin", query="price variance, V06", tags=("vendor:V06", "type:price_variance"),
-        tags_match="all_strict", budget="low", max_tokens=2048, types=("world",),
+        bank="fin",
+        query="price variance, V06",
+        tags=("vendor:V06", "type:price_variance"),
+        tags_match="all_strict",
+        budget="low",
+        max_tokens=2048,
+        types=("world",),
     )
     params = req.to_query_params()
     assert params["tag"] == ["vendor:V06", "type:price_variance"] and params["match"] == "all_strict"
@@ -60,8 +65,18 @@ def test_fetch_sends_the_same_request_with_trace_and_stamps_the_time():
     traced = fetch_trace(gw, req, now=lambda: stamp)
     assert traced.fetched_at == stamp
     assert gw.calls == [
-        ("fin", "q", {"tags": ["vendor:V06"], "tags_match": "all_strict", "budget": "mid", "max_tokens": 4096,
-                      "trace": True, "types": None})
+        (
+            "fin",
+            "q",
+            {
+                "tags": ["vendor:V06"],
+                "tags_match": "all_strict",
+                "budget": "mid",
+                "max_tokens": 4096,
+                "trace": True,
+                "types": None,
+            },
+        )
     ]
     exported = json.loads(traced.export_json())
     assert exported["request"]["bank"] == "fin" and exported["fetched_at"].startswith("2026-05-01T12:00")

@@ -18,8 +18,12 @@ def flooded_response() -> RecallResponse:
     """Ten returned: graph ranks all of them 1..10, semantic only the two V01 ones (ranks 1, 2)."""
     ids = [f"m{i:02d}" for i in range(12)]
     results = [
-        {"id": n, "text": f"t{i}", "document_id": f"P-{i:03d}",
-         "tags": ["vendor:V01", "type:price_variance"] if i < 2 else ["vendor:VQB2", "type:late_delivery"]}
+        {
+            "id": n,
+            "text": f"t{i}",
+            "document_id": f"P-{i:03d}",
+            "tags": ["vendor:V01", "type:price_variance"] if i < 2 else ["vendor:VQB2", "type:late_delivery"],
+        }
         for i, n in enumerate(ids[:10])
     ]
     merged = []
@@ -28,7 +32,9 @@ def flooded_response() -> RecallResponse:
         if i < 2:
             ranks["semantic_rank"] = i + 1
         score = sum(1 / (60 + r) for r in ranks.values())
-        merged.append({"node_id": n, "text": f"t{i}", "rrf_score": score, "source_ranks": ranks, "final_rrf_rank": i + 1})
+        merged.append(
+            {"node_id": n, "text": f"t{i}", "rrf_score": score, "source_ranks": ranks, "final_rrf_rank": i + 1}
+        )
     trace = {"query": {"query_text": "q"}, "retrieval_results": [], "rrf_merged": merged, "reranked": []}
     return RecallResponse.model_validate({"results": results, "trace": trace})
 
@@ -36,10 +42,16 @@ def flooded_response() -> RecallResponse:
 def test_the_verdict_names_the_flooding_arm_and_what_the_top_is_about():
     response = flooded_response()
     analysis = analyse(response)
-    labels = label_candidates(response, lambda limit, offset: {"items": [
-        {"id": "m10", "document_id": "P-010", "tags": ["vendor:V01", "type:price_variance"]},
-        {"id": "m11", "document_id": "P-011", "tags": ["vendor:V09"]},
-    ], "total": 2})
+    labels = label_candidates(
+        response,
+        lambda limit, offset: {
+            "items": [
+                {"id": "m10", "document_id": "P-010", "tags": ["vendor:V01", "type:price_variance"]},
+                {"id": "m11", "document_id": "P-011", "tags": ["vendor:V09"]},
+            ],
+            "total": 2,
+        },
+    )
     graph = sum(1 / (60 + r) for r in range(1, 11))
     semantic = 1 / 61 + 1 / 62
     result = verdict(response, analysis, labels)
@@ -53,7 +65,9 @@ def test_the_verdict_names_the_flooding_arm_and_what_the_top_is_about():
     with_case = verdict(response, analysis, labels, focus)
     # m10 (not returned) is exact too: it counts among all candidates, not in the top
     assert (with_case.exact_in_top, with_case.exact_total) == (2, 3)
-    assert with_case.sentence(focus).endswith("; 2 of the top 10 are this case's exact precedents (3 among all candidates).")
+    assert with_case.sentence(focus).endswith(
+        "; 2 of the top 10 are this case's exact precedents (3 among all candidates)."
+    )
 
 
 def test_the_verdict_on_a_recorded_trace_and_on_nothing():
@@ -76,7 +90,11 @@ def test_labels_are_looked_up_page_by_page_only_while_some_are_unnamed():
 
     def list_page(limit, offset):
         pages.append(offset)
-        items = [{"id": "x", "document_id": "other"}] * 3 if offset == 0 else [{"id": "m10", "document_id": "P-010", "tags": []}, {"id": "m11"}]
+        items = (
+            [{"id": "x", "document_id": "other"}] * 3
+            if offset == 0
+            else [{"id": "m10", "document_id": "P-010", "tags": []}, {"id": "m11"}]
+        )
         return {"items": items, "total": 100}
 
     labels = label_candidates(response, list_page)
@@ -96,7 +114,13 @@ def test_small_helpers():
     assert plain_tag("vendor:V02") == "vendor V02"
     assert dominant_tag([("type:a", "vendor:V1"), ("type:a", "vendor:V2"), ("type:a", "vendor:V1")]) == ("vendor:V1", 2)
     # no vendor holds half of the list: what they all share says more
-    spread = [("type:a", "vendor:V1"), ("type:a", "vendor:V2"), ("type:a", "vendor:V3"), ("type:a", "vendor:V1"), ("type:a",)]
+    spread = [
+        ("type:a", "vendor:V1"),
+        ("type:a", "vendor:V2"),
+        ("type:a", "vendor:V3"),
+        ("type:a", "vendor:V1"),
+        ("type:a",),
+    ]
     assert dominant_tag(spread) == ("type:a", 5)
     assert dominant_tag([("type:a", "vendor:V1"), ("type:b", "vendor:V1")]) == ("vendor:V1", 2)
     # a tag the whole pool holds says nothing about the top

@@ -8,7 +8,7 @@ from datetime import date
 
 import streamlit as st
 
-from components.decision_form import OUTCOME_WORDS, OVERRIDE, accept_label, drafted_cases, draft_of, field_keys
+from components.decision_form import OUTCOME_WORDS, OVERRIDE, accept_label, draft_of, drafted_cases, field_keys
 from components.evidence import render_crowd_out, render_evidence, render_recall_details, render_recommendation
 from components.glossary import FINANCE_TERMS, render_glossary
 from components.review_keys import Accept, review_keys
@@ -33,11 +33,12 @@ from dashboard.kinds import cases_of
 from dashboard.queue_files import QueueFileError
 from dashboard.reporting.headline import figures_words
 
-
 DETAILS_OPEN = "recall_details_open"  # "How this was recalled": its state, open or not
 
 
-def case_header(bank: str, case: ExceptionCase, queue: Queue, me, today: date, accept: Accept) -> tuple[bool, Slot, bool]:
+def case_header(
+    bank: str, case: ExceptionCase, queue: Queue, me, today: date, accept: Accept
+) -> tuple[bool, Slot, bool]:
     """Id, vendor, amounts, age against the SLA, status, claim, the keyboard bar and, under it, the place for what the
     last action said; returns (free, that place, Override pressed)."""
     stored = queue.decided.get(case.id)
@@ -53,19 +54,41 @@ def case_header(bank: str, case: ExceptionCase, queue: Queue, me, today: date, a
             elif held is not None:
                 st.badge(f"{status}: {OUTCOME_WORDS[held.stored.decision.outcome]}", color="orange")
             else:
-                st.badge(status if stored is None else f"{status}: {OUTCOME_WORDS[stored.outcome]}", color="blue" if stored is None else "green")
+                st.badge(
+                    status if stored is None else f"{status}: {OUTCOME_WORDS[stored.outcome]}",
+                    color="blue" if stored is None else "green",
+                )
             if draft_of(case.id):  # an override chosen or typed here, not sent: kept for this session
                 st.badge("unsent draft", color="violet", icon=":material/edit_note:")
             reviewer_field(me, "reviewer_name")
-            free = claim_controls(resources.casework(), bank, finance_case.KIND, case.id, me.person, lambda: access.permitted("decide"),
-                                  cannot_claim=blind_review.cannot_claim(blind, me))
+            free = claim_controls(
+                resources.casework(),
+                bank,
+                finance_case.KIND,
+                case.id,
+                me.person,
+                lambda: access.permitted("decide"),
+                cannot_claim=blind_review.cannot_claim(blind, me),
+            )
         awaiting = held is not None and held.awaiting  # its form is the second approver's
-        why_not = ("someone else holds it (see who above)" if not free else
-                   "its decision awaits a second approval (below)" if awaiting else None)
+        why_not = (
+            "someone else holds it (see who above)"
+            if not free
+            else "its decision awaits a second approval (below)"
+            if awaiting
+            else None
+        )
         override = review_keys(
-            queue.ids, case.id, table_key=QUEUE_KEY, param="case", prefix="exc", accept=accept,
-            override_state=(field_keys(case.id)["choice"], OVERRIDE), decided=queue.decided,
-            can_decide=access.can("decide"), why_not=why_not,
+            queue.ids,
+            case.id,
+            table_key=QUEUE_KEY,
+            param="case",
+            prefix="exc",
+            accept=accept,
+            override_state=(field_keys(case.id)["choice"], OVERRIDE),
+            decided=queue.decided,
+            can_decide=access.can("decide"),
+            why_not=why_not,
         )
         slot = Slot("case_feedback")
     flash(finance_case.KEYS.flash, slot)  # the last decision's confirmation, where the reviewer's eyes are
@@ -97,18 +120,26 @@ def page() -> None:
         st.text(str(exc))
         return
     me = access.reviewer("reviewer_name")
-    queue, rows, caption = queue_panel(bank, cases, resources.outbox().decision_states(bank, "exception"), me.person, today)
+    queue, rows, caption = queue_panel(
+        bank, cases, resources.outbox().decision_states(bank, "exception"), me.person, today
+    )
     case, problem = exception_queue.resolve_case(queue.shown, queue.ids, rows, st.query_params.get("case"))
-    caption.caption(f"{len(queue.shown)} of {len(cases)} exceptions shown: "
-                    f"{figures_words(figures_from(queue.ids, queue.decided, queue.held, queue.blind))}.")
+    caption.caption(
+        f"{len(queue.shown)} of {len(cases)} exceptions shown: "
+        f"{figures_words(figures_from(queue.ids, queue.decided, queue.held, queue.blind))}."
+    )
     if problem or case is None:
         flash(finance_case.KEYS.flash)  # the last decision's confirmation, when its case left the queue shown
     if problem:
         unknown_link("exception", st.query_params["case"], queue.ids, queue.decided, goto_key=finance_case.KEYS.goto)
         return
     if case is None:
-        st.info("Select a case in the queue to review it." if queue.shown else "No case to show: the queue is empty with these filters.",
-                icon=":material/inbox:")
+        st.info(
+            "Select a case in the queue to review it."
+            if queue.shown
+            else "No case to show: the queue is empty with these filters.",
+            icon=":material/inbox:",
+        )
         return
     case_view(bank, queue, rows, me.name, today)
 
@@ -120,7 +151,8 @@ def _queue_moved(bank: str, queue: Queue, rows: list[int], me_then: str | None, 
         (selected_rows(QUEUE_KEY) if queue.table_open else []) != rows
         or int(st.session_state.get("exceptions_k", DEFAULT_K)) != queue.k
         or me_now != me_then
-        or resources.outbox().decision_states(bank, "exception") is not queue.decided  # kept as one object until the log moves
+        or resources.outbox().decision_states(bank, "exception")
+        is not queue.decided  # kept as one object until the log moves
     )
 
 
@@ -137,15 +169,27 @@ def case_view(bank: str, queue: Queue, rows: list[int], me_then: str | None, tod
     if st.query_params.get("case") != case.id:
         st.query_params["case"] = case.id  # a shareable deep link to this case
     settings = resources.settings()
-    pick = "select another row to switch" if queue.table_open else "J / K move through the queue, or open it to pick one"
+    pick = (
+        "select another row to switch" if queue.table_open else "J / K move through the queue, or open it to pick one"
+    )
     drafts = drafted_cases()  # the queue's unsent drafts, said with the case open: a key redraws this, not the panel
-    st.caption(f"{md(case.id)} is open: {pick}." + (f" Unsent drafts, kept for this session: {md(', '.join(drafts))}." if drafts else ""))
+    st.caption(
+        f"{md(case.id)} is open: {pick}."
+        + (f" Unsent drafts, kept for this session: {md(', '.join(drafts))}." if drafts else "")
+    )
 
     result, recall_error = recall(bank, case, queue)
-    result, rec = (assess(result, resources.outbox().provenance.origin, settings.origin_weights,
-                          untrusted_decides=settings.untrusted_decides, ask_server=asker(resources.gateway(), bank))
-                   if result is not None
-                   else (None, no_evidence_recommendation("the recall could not run (Hindsight unavailable).")))
+    result, rec = (
+        assess(
+            result,
+            resources.outbox().provenance.origin,
+            settings.origin_weights,
+            untrusted_decides=settings.untrusted_decides,
+            ask_server=asker(resources.gateway(), bank),
+        )
+        if result is not None
+        else (None, no_evidence_recommendation("the recall could not run (Hindsight unavailable)."))
+    )
     shown = finance_case.shown_of(case, result, rec)
     accept = Accept(accept_label(rec.action), finance_case.KEYS.pending, shown, "accept the agent's recommendation")
     free, header, override = case_header(bank, case, queue, me, today, accept)
@@ -155,22 +199,36 @@ def case_view(bank: str, queue: Queue, rows: list[int], me_then: str | None, tod
         if submitted is None:
             render_recommendation(rec)
         else:  # the agent's part once, the recompute beside it, then where they differ
-            show_agent_part(FINANCE, submitted, rec.action, evidence_records(result, case) if result is not None else [],
-                            recompute=lambda: render_recommendation(rec, RECOMPUTE, beside=True))
+            show_agent_part(
+                FINANCE,
+                submitted,
+                rec.action,
+                evidence_records(result, case) if result is not None else [],
+                recompute=lambda: render_recommendation(rec, RECOMPUTE, beside=True),
+            )
         evidence = st.container(key="case_evidence")  # the browser bench waits for this section's text
     with right:  # filled first: a decision reruns the page from here, before the decided case's evidence is drawn again
-        finance_case.decision_area(bank, case, queue, result, rec, shown, header=header, free=free, override_pressed=override, me=me)
+        finance_case.decision_area(
+            bank, case, queue, result, rec, shown, header=header, free=free, override_pressed=override, me=me
+        )
     with evidence:
         if result is not None:
             cards = [e.document_id for e in result.exact + result.broader if e.document_id]
-            label = labelling.card_labels(bank, finance_case.KIND, case.id, labelling.finance_contexts(result), "reviewer_name")
-            render_evidence(result, labelling.both(label, curating.card_controls(bank, cards, "reviewer_name", finance_case.KEYS.flash)))
+            label = labelling.card_labels(
+                bank, finance_case.KIND, case.id, labelling.finance_contexts(result), "reviewer_name"
+            )
+            render_evidence(
+                result,
+                labelling.both(label, curating.card_controls(bank, cards, "reviewer_name", finance_case.KEYS.flash)),
+            )
         else:
             render_evidence_unavailable(settings.base_url, recall_error)
     if result is not None and result.own_decision is not None:
         with left:
             st.subheader("Your decision, as memory holds it")
-            st.text(f"{result.own_decision.ref} (kept out of this case's evidence; it is evidence for the next case of this vendor and type)")
+            st.text(
+                f"{result.own_decision.ref} (kept out of this case's evidence; it is evidence for the next case of this vendor and type)"
+            )
             st.text(result.own_decision.text)
     # Drawn only while open (opening it reruns the case): its tables, traces and glossary, drawn on every key, cost about
     # a sixth of a key's browser CPU and a fifth of its time at eight reviewers (docs/performance.md). k stays drawn:
@@ -188,8 +246,14 @@ def case_view(bank: str, queue: Queue, rows: list[int], me_then: str | None, tod
     if result is not None:
         own = document_id_for(case.id)
         render_then_now(  # "now" lists this case's own decision too, flagged: it is what changed, never evidence
-            audit.then_now(bank, "exception", case.id, result.records + ([result.own_decision] if result.own_decision else [])),
-            lambda r: "your decision (not evidence)" if r.ref == own else ("relevant" if is_relevant_ref(r, case.vendor_code, case.exception_type) else "not relevant"),
+            audit.then_now(
+                bank, "exception", case.id, result.records + ([result.own_decision] if result.own_decision else [])
+            ),
+            lambda r: (
+                "your decision (not evidence)"
+                if r.ref == own
+                else ("relevant" if is_relevant_ref(r, case.vendor_code, case.exception_type) else "not relevant")
+            ),
         )
 
 

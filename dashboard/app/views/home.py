@@ -25,7 +25,10 @@ overview = resources.home_overview()
 render_server(overview.server)
 render_banks(overview.banks)  # the whole width: no cell cut at 1440 wide
 # the same figures as the Overview's and the Audit log's, counted by the same function
-render_queues(overview.queues, {q.name: case_figures.queue_figures(q.bank_id, q.kind, q.ids) for q in overview.queues if not q.error})
+render_queues(
+    overview.queues,
+    {q.name: case_figures.queue_figures(q.bank_id, q.kind, q.ids) for q in overview.queues if not q.error},
+)
 
 st.subheader("Audit log: what the agents actually recalled")
 settings = resources.settings()

@@ -20,7 +20,9 @@ def apply(bank: str, customers: list[Customer], batch: int) -> None:
     """Run the migration (a lead, confirmed); its report shows after the rerun."""
     settings = resources.settings()
     try:
-        result = migration.apply(resources.gateway(), bank, customers, batch_size=batch, retain=resources.signed_retain("migration"))
+        result = migration.apply(
+            resources.gateway(), bank, customers, batch_size=batch, retain=resources.signed_retain("migration")
+        )
     except migration.DirectoryError as exc:
         st.error("Refused: the directory is not safe to migrate against.")
         st.text(str(exc))
@@ -39,7 +41,7 @@ def apply(bank: str, customers: list[Customer], batch: int) -> None:
 def page() -> None:
     st.title("Migration to tags")
     st.caption(
-        "Old support records carry no customer tag: only their first sentence (\"Customer NAME contacted support.\") "
+        'Old support records carry no customer tag: only their first sentence ("Customer NAME contacted support.") '
         "says whose they are. Migrating stores each record whose first sentence names exactly one customer of the "
         "directory again, under the same document id, with that customer's tag: the untagged copy is replaced, not "
         "duplicated. Every other record stays untagged, with the reason."
@@ -71,23 +73,34 @@ def page() -> None:
     st.subheader("Every untagged record, and whether it can be migrated")
     render_plan(plan)
     if not access.can("apply_migration"):
-        st.info(f"Your role ({access.current_role()}) can read this list; migrating needs the lead role.", icon=":material/lock:")
+        st.info(
+            f"Your role ({access.current_role()}) can read this list; migrating needs the lead role.",
+            icon=":material/lock:",
+        )
         return
     # Not a form: the button must grey out until the box is ticked, and a form's box is only read on submit.
     st.text(
         f"Migrating tags the {len(plan.reliable)} record(s) marked 'can be migrated'. It is safe to run again: a record "
         "already tagged is not touched twice, and a run that stopped is finished by running it again."
     )
-    batch = st.number_input("Records sent to Hindsight at a time", min_value=1, max_value=100, value=10, key="migration_batch")
+    batch = st.number_input(
+        "Records sent to Hindsight at a time", min_value=1, max_value=100, value=10, key="migration_batch"
+    )
     confirmed = st.checkbox(CONFIRM, key="migration_confirm")
     blocked = "the customer directory is not safe to migrate against" if plan.directory_problems else None
     if not confirmed and not blocked:
         blocked = f"tick '{CONFIRM}' first"
-    clicked = st.button("Apply migration", type="primary", key="migration_apply", disabled=blocked is not None,
-                        help=f"Off: {blocked}." if blocked else None)
+    clicked = st.button(
+        "Apply migration",
+        type="primary",
+        key="migration_apply",
+        disabled=blocked is not None,
+        help=f"Off: {blocked}." if blocked else None,
+    )
     if blocked:  # a greyed-out button says why
         st.caption(f"Apply migration is off: {blocked}.")
     if clicked and access.permitted("apply_migration"):
         apply(bank, customers, int(batch))
+
 
 page()

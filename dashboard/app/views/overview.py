@@ -9,9 +9,9 @@ from datetime import date, timedelta
 import streamlit as st
 
 from components import overview_charts as charts
-from components.safe_text import md
 from components.label_quality import render_label_quality
 from components.review_agreement import render_calibration, render_reviewer_agreement
+from components.safe_text import md
 from dashboard.agents.labelled_cases import from_store
 from dashboard.app import audit, case_figures, finance_recalls, overview_inputs, resources, ticket_recalls
 from dashboard.app.kept_while_same import ids_of
@@ -49,7 +49,14 @@ def measure(settings, cases, tickets, *, check: bool, progress=None) -> list[str
         failed.append(f"{loaded['failed']} {FINANCE.nouns[0]}(s) could not be recalled")
     for case in cases if check else []:
         try:
-            finance_recalls.recall_case(settings.finance_bank, CaseKey.of(case), case.recall_query(), DEFAULT_K, document_id_for(case.id), check=True)
+            finance_recalls.recall_case(
+                settings.finance_bank,
+                CaseKey.of(case),
+                case.recall_query(),
+                DEFAULT_K,
+                document_id_for(case.id),
+                check=True,
+            )
         except HindsightError as exc:
             failed.append(f"{case.id}: {exc}")
     for ticket in tickets:
@@ -105,12 +112,19 @@ def page() -> None:
     headline = st.container()  # the one-line story comes first; it is written once the figures are known
     with st.container(horizontal=True, vertical_alignment="bottom"):
         period = st.date_input("Decisions made between", value=(first_day, today), key="overview_period", width=320)
-        recall_all = st.button("Recall the whole queue now", key="overview_recall_all", icon=":material/refresh:", disabled=not reachable,
-                               help="Recall every queued exception and ticket (cached answers are reused), so every case counts below.")
-        check_all = st.checkbox("also check the cases whose own precedents filled the list (one extra search each)",
-                                key="overview_check_all",
-                                help="Whether a single search over this vendor or this type would lose precedents, for the cases where "
-                                     "the wider second search never ran")
+        recall_all = st.button(
+            "Recall the whole queue now",
+            key="overview_recall_all",
+            icon=":material/refresh:",
+            disabled=not reachable,
+            help="Recall every queued exception and ticket (cached answers are reused), so every case counts below.",
+        )
+        check_all = st.checkbox(
+            "also check the cases whose own precedents filled the list (one extra search each)",
+            key="overview_check_all",
+            help="Whether a single search over this vendor or this type would lose precedents, for the cases where "
+            "the wider second search never ran",
+        )
     start, end = period if isinstance(period, tuple) and len(period) == 2 else (None, None)
 
     finance_queue, ticket_queue = _finance_flags(settings, cases), _ticket_flags(settings, tickets)
@@ -119,22 +133,40 @@ def page() -> None:
     unmeasured_tickets = set(ticket_queue.unmeasured) if modes.get(settings.support_bank) else set()
     never_checked = not (finance_queue.incidents_checked_anywhere or ticket_queue.incidents_checked_anywhere)
     few = len(unmeasured) + len(unmeasured_tickets) <= MEASURE_ON_VISIT
-    if reachable and ((few and (unmeasured or unmeasured_tickets)) or never_checked) and not st.session_state.get("overview_measured"):
+    if (
+        reachable
+        and ((few and (unmeasured or unmeasured_tickets)) or never_checked)
+        and not st.session_state.get("overview_measured")
+    ):
         # First visit with cases no instance has measured yet (e.g. a queue file just changed): measure them once.
         st.session_state["overview_measured"] = True
         with st.status("Measuring the cases no one has recalled yet...", expanded=False) as measuring:
             if few:
-                measure(settings, [c for c in cases if c.id in unmeasured], [t for t in tickets if t.id in unmeasured_tickets], check=False)
+                measure(
+                    settings,
+                    [c for c in cases if c.id in unmeasured],
+                    [t for t in tickets if t.id in unmeasured_tickets],
+                    check=False,
+                )
             if never_checked:
                 try:
                     audit.incidents(settings.banks)
                 except HindsightError:
                     pass
             measuring.update(label="Measured the cases no one had recalled yet.", state="complete")
-        finance_queue, ticket_queue = _finance_flags(settings, cases), _ticket_flags(settings, tickets)  # the rows just written
+        finance_queue, ticket_queue = (
+            _finance_flags(settings, cases),
+            _ticket_flags(settings, tickets),
+        )  # the rows just written
     if recall_all:
         bar = st.progress(0.0, text="Recalling the exception queue...")
-        failed = measure(settings, cases, tickets, check=check_all, progress=lambda done, total: bar.progress(done / total, text=f"Exceptions {done}/{total}"))
+        failed = measure(
+            settings,
+            cases,
+            tickets,
+            check=check_all,
+            progress=lambda done, total: bar.progress(done / total, text=f"Exceptions {done}/{total}"),
+        )
         bar.empty()
         if failed:
             st.warning(f"{len(failed)} recall problem(s):", icon=":material/warning:")
@@ -142,30 +174,50 @@ def page() -> None:
         finance_queue, ticket_queue = _finance_flags(settings, cases), _ticket_flags(settings, tickets)
     never_recalled = len(finance_queue.unmeasured) + len(ticket_queue.unmeasured)
     if never_recalled and not few:
-        st.info(f"{never_recalled:,} queued cases have never been recalled, so the flags below leave them out. "
-                "\"Recall the whole queue now\" measures them, one recall each.", icon=":material/info:")
+        st.info(
+            f"{never_recalled:,} queued cases have never been recalled, so the flags below leave them out. "
+            '"Recall the whole queue now" measures them, one recall each.',
+            icon=":material/info:",
+        )
 
     coverage, coverage_error = coverage_of(settings, customers, reachable)
     ticket_stored = resources.casework().flags(settings.support_bank, SUPPORT.name)
     log = resources.recall_log()
-    waiting = [h for h in resources.decisions().approvals.waiting(limit=WAITING_LISTED) if h.stored.bank_id == banks.get(h.stored.case_kind)]
+    waiting = [
+        h
+        for h in resources.decisions().approvals.waiting(limit=WAITING_LISTED)
+        if h.stored.bank_id == banks.get(h.stored.case_kind)
+    ]
     metrics = overview_metrics.build(
-        standing=standing, states={kind: outbox.decision_states(bank, kind) for kind, bank in banks.items()},
+        standing=standing,
+        states={kind: outbox.decision_states(bank, kind) for kind, bank in banks.items()},
         held={kind: case_figures.held_now(bank, kind) for kind, bank in banks.items()},
         blind=[c for kind, bank in banks.items() for c in case_figures.blind_now(bank, kind)],
         **overview_inputs.queues_of(kinds, queued, settings),
-        **overview_inputs.sections(cases, tickets, finance=finance_queue.finance(), missed=finance_queue.missed(MISSED_LISTED),
-                                   ticket_flags={t.id: ticket_flags.stored(ticket_stored.get(t.id)) for t in tickets}, coverage=coverage),
+        **overview_inputs.sections(
+            cases,
+            tickets,
+            finance=finance_queue.finance(),
+            missed=finance_queue.missed(MISSED_LISTED),
+            ticket_flags={t.id: ticket_flags.stored(ticket_stored.get(t.id)) for t in tickets},
+            coverage=coverage,
+        ),
         incidents={FINANCE.name: finance_queue.incidents(), SUPPORT.name: ticket_queue.incidents()},
         incident_cases={kind: case_figures.incident_cases(bank, kind) for kind, bank in banks.items()},
         agent_tally=resources.agent_runs().tally(list(settings.banks)),
-        latencies=log.latencies(), coverage_error=coverage_error, start=start, end=end,
-        waiting=waiting, curation=resources.curation().counts(*overview_metrics.day_bounds(start, end)),
+        latencies=log.latencies(),
+        coverage_error=coverage_error,
+        start=start,
+        end=end,
+        waiting=waiting,
+        curation=resources.curation().counts(*overview_metrics.day_bounds(start, end)),
     )
     with headline:  # the story and its four numbers: the first screen
         charts.render_headline(metrics)
         charts.render_headline_numbers(metrics)
-    st.caption("What reviewers, agents and memory are doing: decisions in the date range; queues, flags and coverage as of now.")
+    st.caption(
+        "What reviewers, agents and memory are doing: decisions in the date range; queues, flags and coverage as of now."
+    )
     charts.render_kpis(metrics)
     left, right = st.columns(2)
     with left:
@@ -177,17 +229,25 @@ def page() -> None:
     with right:
         charts.render_agreement(metrics)
         render_reviewer_agreement(agreement.agreements(resources.decisions().agreement_counts()))
-        render_calibration(agreement.calibration(resources.decisions().calibration_counts(settings.finance_bank, FINANCE.name)))
+        render_calibration(
+            agreement.calibration(resources.decisions().calibration_counts(settings.finance_bank, FINANCE.name))
+        )
         charts.render_crowd_out(metrics)
         charts.render_incidents(metrics)
         charts.render_trust(metrics)
         charts.render_coverage(metrics)
     charts.render_latency(metrics, log.latencies())
-    labelled = [c for bank in settings.banks for c in from_store(resources.relevance_labels(), resources.agent_runs(), bank)]
+    labelled = [
+        c for bank in settings.banks for c in from_store(resources.relevance_labels(), resources.agent_runs(), bank)
+    ]
     groups_of = overview_inputs.queues_of(kinds, queued, settings)["groups_of"]
     render_label_quality(label_quality(labelled, case_attributes(groups_of, labelled), DEFAULT_K), DEFAULT_K)
-    st.caption("How memory is kept: " + md("; ".join(f"{bank}: {mode.plain if mode else 'not reachable'}" for bank, mode in modes.items())) + ".",
-               help=md("; ".join(f"{bank}: {mode.label}" for bank, mode in modes.items() if mode)) or None)
+    st.caption(
+        "How memory is kept: "
+        + md("; ".join(f"{bank}: {mode.plain if mode else 'not reachable'}" for bank, mode in modes.items()))
+        + ".",
+        help=md("; ".join(f"{bank}: {mode.label}" for bank, mode in modes.items() if mode)) or None,
+    )
 
 
 page()

@@ -44,7 +44,9 @@ def _decision(latest: dict, ticket_id: str) -> str:
 def queue_panel(bank: str, tickets: list[Ticket], latest: dict, status: dict[str, str], flags: dict) -> list[int]:
     """The queue in a panel (its table drawn only while it is open); returns the table's selected rows."""
     ids = [t.id for t in tickets]
-    panel = st.expander("Queue: every ticket, its history and incidents", icon=":material/list:", key=QUEUE_OPEN, on_change="rerun")
+    panel = st.expander(
+        "Queue: every ticket, its history and incidents", icon=":material/list:", key=QUEUE_OPEN, on_change="rerun"
+    )
     if not panel.open:  # the table is not drawn: the address bar says which ticket is open, not a stale row
         st.session_state.pop(QUEUE_KEY, None)
     keep_selection(QUEUE_KEY, "ticket", ids, latest, ticket_case.KEYS.goto)
@@ -53,16 +55,33 @@ def queue_panel(bank: str, tickets: list[Ticket], latest: dict, status: dict[str
     with panel:
         drafts = set(ticket_case.DRAFTS.cases())  # this session's unsent drafts, marked beside the status
         queue = pd.DataFrame(
-            [{"ticket": t.id, "customer": t.customer, "issue": t.issue, "opened": t.opened_on,
-              "status": f"{status[t.id]}, unsent draft" if t.id in drafts else status[t.id],
-              "decision": _decision(latest, t.id),
-              "history used": history_used(stored_ticket_flags(flags.get(t.id))), "incident": incident_text(flags.get(t.id))}
-             for t in tickets]
+            [
+                {
+                    "ticket": t.id,
+                    "customer": t.customer,
+                    "issue": t.issue,
+                    "opened": t.opened_on,
+                    "status": f"{status[t.id]}, unsent draft" if t.id in drafts else status[t.id],
+                    "decision": _decision(latest, t.id),
+                    "history used": history_used(stored_ticket_flags(flags.get(t.id))),
+                    "incident": incident_text(flags.get(t.id)),
+                }
+                for t in tickets
+            ]
         )
-        event = st.dataframe(queue, key=QUEUE_KEY, on_select="rerun", selection_mode="single-row", hide_index=True, width="stretch",
-                             column_config={"opened": st.column_config.DateColumn(format="D MMM YYYY"),
-                                            "issue": st.column_config.TextColumn(width="medium"),
-                                            "incident": st.column_config.TextColumn(width="medium")})
+        event = st.dataframe(
+            queue,
+            key=QUEUE_KEY,
+            on_select="rerun",
+            selection_mode="single-row",
+            hide_index=True,
+            width="stretch",
+            column_config={
+                "opened": st.column_config.DateColumn(format="D MMM YYYY"),
+                "issue": st.column_config.TextColumn(width="medium"),
+                "incident": st.column_config.TextColumn(width="medium"),
+            },
+        )
     return list(event.selection.rows)
 
 
@@ -86,8 +105,10 @@ def page() -> None:
     held, blind = resources.decisions().held_cases(bank, "ticket"), resources.decisions().blind_cases(bank, "ticket")
     status = statuses_from(by_id, latest, held, blind)
     drafts = [t for t in ticket_case.DRAFTS.cases() if t in by_id]
-    st.caption(f"{len(tickets)} tickets: {figures_words(figures_from(by_id, latest, held, blind))}."
-               + (f" Unsent drafts, kept for this session: {md(', '.join(drafts))}." if drafts else ""))
+    st.caption(
+        f"{len(tickets)} tickets: {figures_words(figures_from(by_id, latest, held, blind))}."
+        + (f" Unsent drafts, kept for this session: {md(', '.join(drafts))}." if drafts else "")
+    )
     rows = queue_panel(bank, tickets, latest, status, flags)
     if rows:
         st.query_params["ticket"] = tickets[rows[0]].id  # the address bar becomes a deep link to this ticket
@@ -100,10 +121,21 @@ def page() -> None:
     if ticket_id is None:
         st.info("No ticket in the queue.", icon=":material/inbox:")
         return
-    ticket_view(bank, by_id[ticket_id], tickets, customers, latest, status[ticket_id], blind.get(ticket_id), flags.get(ticket_id))
+    ticket_view(
+        bank,
+        by_id[ticket_id],
+        tickets,
+        customers,
+        latest,
+        status[ticket_id],
+        blind.get(ticket_id),
+        flags.get(ticket_id),
+    )
 
 
-def _header(bank: str, ticket: Ticket, tickets: list[Ticket], latest: dict, status: str, blind, me, accept: Accept) -> tuple[bool, Slot]:
+def _header(
+    bank: str, ticket: Ticket, tickets: list[Ticket], latest: dict, status: str, blind, me, accept: Accept
+) -> tuple[bool, Slot]:
     """Id and customer, age, status, claim, the keys and, under them, the place for what the last action said."""
     with st.container(key="ticket_header"):
         st.header(md(f"{ticket.id}: {ticket.customer}"))
@@ -111,15 +143,32 @@ def _header(bank: str, ticket: Ticket, tickets: list[Ticket], latest: dict, stat
             st.text(f"opened {local_day(ticket.opened_on)}")
             age_badge((date.today() - ticket.opened_on).days, resources.settings().sla_days)
             decision = _decision(latest, ticket.id)  # a held decision names nothing: its status says it is held
-            st.badge(f"{status}: {decision}" if decision else status, color="green" if decision else ("orange" if status != "open" else "blue"))
+            st.badge(
+                f"{status}: {decision}" if decision else status,
+                color="green" if decision else ("orange" if status != "open" else "blue"),
+            )
             if ticket_case.DRAFTS.of(ticket.id):  # chosen or typed here, not sent: kept for this session
                 st.badge("unsent draft", color="violet", icon=":material/edit_note:")
             reviewer_field(me, "ticket_reviewer")
-            free = claim_controls(resources.casework(), bank, "ticket", ticket.id, me.person, lambda: access.permitted("decide"),
-                                  cannot_claim=blind_review.cannot_claim(blind, me))
+            free = claim_controls(
+                resources.casework(),
+                bank,
+                "ticket",
+                ticket.id,
+                me.person,
+                lambda: access.permitted("decide"),
+                cannot_claim=blind_review.cannot_claim(blind, me),
+            )
         review_keys(
-            [t.id for t in tickets], ticket.id, table_key=QUEUE_KEY, param="ticket", prefix="tic", accept=accept,
-            override_state=(ticket_case.action_key(ticket), "override"), decided=latest, can_decide=access.can("decide"),
+            [t.id for t in tickets],
+            ticket.id,
+            table_key=QUEUE_KEY,
+            param="ticket",
+            prefix="tic",
+            accept=accept,
+            override_state=(ticket_case.action_key(ticket), "override"),
+            decided=latest,
+            can_decide=access.can("decide"),
             why_not=None if free else "someone else holds it (see who above)",
         )
         slot = Slot("ticket_feedback")
@@ -142,13 +191,26 @@ def _incidents(bank: str, ticket: Ticket, case_flags: dict | None, recall) -> No
         said = banner(incident, used)
         (st.error if said.affected else st.warning)(md(said.sentence), icon=":material/report:")
     for kind in sorted(set(kinds) - {i.kind for i in found}):  # kept by the last check, not found again now
-        st.warning(f"Incident: {KIND_LABELS.get(kind, kind)}, in an agent's recorded run on this ticket.", icon=":material/report:")
+        st.warning(
+            f"Incident: {KIND_LABELS.get(kind, kind)}, in an agent's recorded run on this ticket.",
+            icon=":material/report:",
+        )
     if kinds:
-        st.page_link("views/incidents.py", label="What the agent recalled and answered", icon=":material/arrow_forward:")
+        st.page_link(
+            "views/incidents.py", label="What the agent recalled and answered", icon=":material/arrow_forward:"
+        )
 
 
-def ticket_view(bank: str, ticket: Ticket, tickets: list[Ticket], customers: list[Customer], latest: dict, status: str,
-                blind, case_flags: dict | None) -> None:
+def ticket_view(
+    bank: str,
+    ticket: Ticket,
+    tickets: list[Ticket],
+    customers: list[Customer],
+    latest: dict,
+    status: str,
+    blind,
+    case_flags: dict | None,
+) -> None:
     """One ticket: `blind`, its first decision awaiting a blind second review or a lead (None: not blind)."""
     me = access.reviewer("ticket_reviewer")
     try:
@@ -161,18 +223,42 @@ def ticket_view(bank: str, ticket: Ticket, tickets: list[Ticket], customers: lis
     except HindsightError as exc:
         recall, recall_error = None, exc
     shown = ticket_case.shown_of(ticket, recall)
-    free, header = _header(bank, ticket, tickets, latest, status, blind, me, Accept("Send the draft", ticket_case.KEYS.pending, shown, "send the draft"))
+    free, header = _header(
+        bank,
+        ticket,
+        tickets,
+        latest,
+        status,
+        blind,
+        me,
+        Accept("Send the draft", ticket_case.KEYS.pending, shown, "send the draft"),
+    )
     left, right = st.columns([3, 2], gap="large")
     with left:
         _incidents(bank, ticket, case_flags, recall)
         st.text("Issue:\n" + ticket.issue)
-        show_agent_part(SUPPORT, agent_part_of(SUPPORT, ticket.id), None, evidence_records(recall) if recall is not None else [])
+        show_agent_part(
+            SUPPORT, agent_part_of(SUPPORT, ticket.id), None, evidence_records(recall) if recall is not None else []
+        )
         if ticket.customer not in {c.name for c in customers}:
             st.warning("This customer is not in the customer directory.")
-        evidence = st.container()  # filled after the form: a decision reruns the page before this ticket's evidence is drawn again
+        evidence = (
+            st.container()
+        )  # filled after the form: a decision reruns the page before this ticket's evidence is drawn again
     with right:
-        ticket_case.decision_area(bank, ticket, recall, shown, [t.id for t in tickets], latest, blind, header=header, free=free, me=me,
-                                  describe={t.id: f"{t.id}, {t.customer}" for t in tickets}.get)
+        ticket_case.decision_area(
+            bank,
+            ticket,
+            recall,
+            shown,
+            [t.id for t in tickets],
+            latest,
+            blind,
+            header=header,
+            free=free,
+            me=me,
+            describe={t.id: f"{t.id}, {t.customer}" for t in tickets}.get,
+        )
     with evidence:
         if recall is None:
             render_evidence_unavailable(resources.settings().base_url, recall_error)

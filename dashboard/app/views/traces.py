@@ -48,24 +48,35 @@ try:
     linked = TraceRequest.from_query_params(st.query_params)
 except ValidationError as exc:  # one plain sentence naming the field, never pydantic's dump
     linked = None
-    st.error("This link does not name a recall that can be traced. " + md(request_problem(exc)), icon=":material/link_off:")
+    st.error(
+        "This link does not name a recall that can be traced. " + md(request_problem(exc)), icon=":material/link_off:"
+    )
 if linked is not None and not reachable(linked, banks):
     # Nothing of another bank is shown or fetched, not even its name.
     linked = None
-    st.error("This link names a bank this dashboard is not configured for; it cannot be traced here.", icon=":material/block:")
+    st.error(
+        "This link names a bank this dashboard is not configured for; it cannot be traced here.",
+        icon=":material/block:",
+    )
 
 submitted = None
 recent = store.requests()
 if access.can("trace_any_query"):
     # Collapsed while there is a trace to read: the page opens on its verdict and charts, not on request fields.
-    with st.expander("Query console: trace any recall", icon=":material/terminal:", expanded=linked is None and not recent):
+    with st.expander(
+        "Query console: trace any recall", icon=":material/terminal:", expanded=linked is None and not recent
+    ):
         submitted = render_console(linked, banks)
 else:
     st.caption("The query console is for leads; the trace links on the other pages open here.")
 if submitted is not None and not (access.permitted("trace_any_query") and reachable(submitted, banks)):
     submitted = None
 cfg = resources.settings()
-focus = None if submitted is not None else trace_focus.case_focus(case_of_link(st.query_params), kind_of_link(st.query_params))
+focus = (
+    None
+    if submitted is not None
+    else trace_focus.case_focus(case_of_link(st.query_params), kind_of_link(st.query_params))
+)
 if submitted is not None:
     st.query_params.from_dict(submitted.to_query_params())  # the address bar becomes the deep link
     linked = submitted
@@ -90,8 +101,10 @@ with st.expander("Details of this recall"):
         f"Budget (how hard it searches): {linked.budget}   max_tokens (answer length limit): {linked.max_tokens}"
     )
 pressed = st.button(
-    "Run the recall again" if fetched else "Run this recall with a trace", key="trace_run",
-    type="secondary" if fetched else "primary", icon=":material/refresh:" if fetched else ":material/play_arrow:",
+    "Run the recall again" if fetched else "Run this recall with a trace",
+    key="trace_run",
+    type="secondary" if fetched else "primary",
+    icon=":material/refresh:" if fetched else ":material/play_arrow:",
 )
 if pressed and not access.permitted("trace"):
     st.stop()
@@ -110,7 +123,7 @@ render_trace(traced, trace_url(linked), focus)
 
 
 def why_not_box() -> None:
-    """"Why not this one?" on the trace shown: where a named document was lost and the change that brings it in."""
+    """ "Why not this one?" on the trace shown: where a named document was lost and the change that brings it in."""
     if not access.can("trace"):
         st.caption("Why not this one? recalls again: it is for reviewers.")
         return
@@ -124,7 +137,9 @@ def why_not_box() -> None:
             return None
         answer = explain(gateway, request, document, k, knobs, traced=traced)
         found = suggestions(
-            answer, trace_focus.classifier(focus, request.bank), trace_focus.migrate_to(focus, request.bank, document.id, document.tags),
+            answer,
+            trace_focus.classifier(focus, request.bank),
+            trace_focus.migrate_to(focus, request.bank, document.id, document.tags),
         )
         whose = trace_focus.whose(focus, request.bank, document.id, document.tags)
         return answer.model_copy(update={"whose": whose}), found
@@ -135,12 +150,15 @@ def why_not_box() -> None:
         cases, tickets = load_rows(cfg.exceptions_file, ExceptionCase), load_rows(cfg.tickets_file, Ticket)
         report = fix_report(gateway, cfg.finance_bank, cfg.support_bank, cases, tickets, knobs, answer)
         decided = resources.outbox().decided_cases(cfg.finance_bank, FINANCE.name)
-        return altered(report, exclude=focus.id if focus else None), decided_changes(report.diffs if report else [], decided)
+        return altered(report, exclude=focus.id if focus else None), decided_changes(
+            report.diffs if report else [], decided
+        )
 
     render_why_not(request.key(), lambda text: find_documents(gateway, request.bank, text), explain_one, count_cases)
 
 
 why_not_box()
+
 
 # -- fusion lab (additive): evidence on a labelled set for this trace's bank, and the knob guide ------
 def lab(bank: str) -> None:
@@ -154,16 +172,22 @@ def lab(bank: str) -> None:
         if not access.permitted("compare_configs"):  # clones banks and may call another server: leads only
             return None
         cases, tickets = load_rows(cfg.exceptions_file, ExceptionCase), load_rows(cfg.tickets_file, Ticket)
-        return compare(resources.gateway(), cfg.finance_bank, cfg.support_bank, cases, tickets, a, b, open_gateway=open_other)
+        return compare(
+            resources.gateway(), cfg.finance_bank, cfg.support_bank, cases, tickets, a, b, open_gateway=open_other
+        )
 
     tab_evidence, tab_ab, tab_knobs = st.tabs(["Evidence", "A/B", "Server knobs"])
     with tab_evidence:
         render_evidence_tab(
             bank,
             finance_cases=lambda: demo_finance_cases(cfg.exceptions_file),
-            reviewed_cases=lambda: review_set(from_store(resources.relevance_labels(), resources.agent_runs(), bank))[0],
+            reviewed_cases=lambda: review_set(from_store(resources.relevance_labels(), resources.agent_runs(), bank))[
+                0
+            ],
             run_bench=lambda bank, cases, k, progress: (
-                bench(resources.gateway(), bank, cases, k=k, progress=progress) if access.permitted("trace_any_query") else None
+                bench(resources.gateway(), bank, cases, k=k, progress=progress)
+                if access.permitted("trace_any_query")
+                else None
             ),
         )
     with tab_ab:

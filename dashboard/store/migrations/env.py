@@ -7,5 +7,7 @@ from dashboard.store.db import metadata
 
 engine = context.config.attributes["engine"]
 with engine.begin() as connection:
-    context.configure(connection=connection, target_metadata=metadata, render_as_batch=connection.dialect.name == "sqlite")
+    context.configure(
+        connection=connection, target_metadata=metadata, render_as_batch=connection.dialect.name == "sqlite"
+    )
     context.run_migrations()

@@ -28,8 +28,12 @@ class Return(StrictModel):
 
 
 def past(n: int, product: str, reason: str, outcome: str, text: str) -> MemoryRecord:
-    return MemoryRecord(document_id=f"RETURN-PREC-{n:03d}", content=f"Product {product}, returned {reason.replace('_', ' ')}: {text}",
-                        tags=[f"product:{product}", f"return:{reason}", "kind:decision"], metadata={"outcome": outcome, "decided_on": f"2026-09-{n:02d}"})
+    return MemoryRecord(
+        document_id=f"RETURN-PREC-{n:03d}",
+        content=f"Product {product}, returned {reason.replace('_', ' ')}: {text}",
+        tags=[f"product:{product}", f"return:{reason}", "kind:decision"],
+        metadata={"outcome": outcome, "decided_on": f"2026-09-{n:02d}"},
+    )
 
 
 class ReturnsKind(TagScopedKind):
@@ -43,10 +47,12 @@ class ReturnsKind(TagScopedKind):
     outcomes = {"refund": "refund the customer", "replace": "send a replacement", "refuse": "refuse the return"}
     reason_codes = {"OUTSIDE_WINDOW": "Returned outside the return window", "OTHER": "Other (explain in the note)"}
     fallback = "refuse"
-    seed = (past(1, "P01", "damaged", "replace", "Cracked screen on arrival; a replacement was sent."),
-            past(2, "P01", "damaged", "replace", "Scratched casing out of the box; replaced."),
-            past(3, "P01", "changed_mind", "refund", "Unopened, within the window; refunded."),
-            past(4, "P02", "damaged", "refund", "Torn seam; the model is discontinued, so refunded."))
+    seed = (
+        past(1, "P01", "damaged", "replace", "Cracked screen on arrival; a replacement was sent."),
+        past(2, "P01", "damaged", "replace", "Scratched casing out of the box; replaced."),
+        past(3, "P01", "changed_mind", "refund", "Unopened, within the window; refunded."),
+        past(4, "P02", "damaged", "refund", "Torn seam; the model is discontinued, so refunded."),
+    )
 
 
 RETURNS = ReturnsKind()

@@ -33,7 +33,8 @@ def upgrade() -> None:
         sa.Column("ranked", sa.JSON, nullable=False),
     )
     op.create_index(
-        "ix_review_relevance_labels_case", "review_relevance_labels",
+        "ix_review_relevance_labels_case",
+        "review_relevance_labels",
         ["bank_id", "case_kind", "case_id", "document_id", "reviewer"],
     )
 

@@ -33,11 +33,15 @@ def upgrade() -> None:
     op.execute(f"INSERT INTO review_log_versions (log, version) VALUES ('{LOG}', 0)")
     postgres = op.get_bind().dialect.name == "postgresql"
     if postgres:
-        op.execute(f"CREATE FUNCTION {LOG}_changed() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN {BUMP}; RETURN NULL; END $$")
+        op.execute(
+            f"CREATE FUNCTION {LOG}_changed() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN {BUMP}; RETURN NULL; END $$"
+        )
     for table, events in EVENTS.items():
         if postgres:  # once per statement: a COPY of a million rows moves it once
             on = " OR ".join(event for _name, event in events)
-            op.execute(f"CREATE TRIGGER {table}_changed AFTER {on} ON {table} FOR EACH STATEMENT EXECUTE FUNCTION {LOG}_changed()")
+            op.execute(
+                f"CREATE TRIGGER {table}_changed AFTER {on} ON {table} FOR EACH STATEMENT EXECUTE FUNCTION {LOG}_changed()"
+            )
         else:  # SQLite has row triggers only
             for name, event in events:
                 op.execute(f"CREATE TRIGGER {table}_{name} AFTER {event} ON {table} BEGIN {BUMP}; END")

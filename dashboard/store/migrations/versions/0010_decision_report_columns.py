@@ -19,16 +19,16 @@ COLUMNS = ("decided_on", "overridden", "reason_code", "vendor")
 # The first `vendor:` tag of the retained record, as dashboard.hindsight.wire.tag_value reads it.
 VENDOR = {
     "postgresql": "(SELECT substr(t.value, 8) FROM json_array_elements_text(record -> 'tags') WITH ORDINALITY AS t(value, n)"
-                  " WHERE t.value LIKE 'vendor:%' ORDER BY t.n LIMIT 1)",
+    " WHERE t.value LIKE 'vendor:%' ORDER BY t.n LIMIT 1)",
     "sqlite": "(SELECT substr(value, 8) FROM json_each(record, '$.tags') WHERE value LIKE 'vendor:%' ORDER BY key LIMIT 1)",
 }
 FILL = {
     "postgresql": "UPDATE review_decisions SET decided_on = CAST(substr(decision ->> 'decided_at', 1, 10) AS DATE),"
-                  " overridden = COALESCE(CAST(decision ->> 'overridden' AS BOOLEAN), false), reason_code = decision ->> 'reason_code',"
-                  " vendor = CASE WHEN case_kind = 'exception' THEN {vendor} END",
+    " overridden = COALESCE(CAST(decision ->> 'overridden' AS BOOLEAN), false), reason_code = decision ->> 'reason_code',"
+    " vendor = CASE WHEN case_kind = 'exception' THEN {vendor} END",
     "sqlite": "UPDATE review_decisions SET decided_on = substr(json_extract(decision, '$.decided_at'), 1, 10),"
-              " overridden = COALESCE(json_extract(decision, '$.overridden'), 0), reason_code = json_extract(decision, '$.reason_code'),"
-              " vendor = CASE WHEN case_kind = 'exception' THEN {vendor} END",
+    " overridden = COALESCE(json_extract(decision, '$.overridden'), 0), reason_code = json_extract(decision, '$.reason_code'),"
+    " vendor = CASE WHEN case_kind = 'exception' THEN {vendor} END",
 }
 
 

@@ -27,15 +27,26 @@ down_revision = "0011_case_flags_jsonb"
 branch_labels = None
 depends_on = None
 
-COLUMNS = (*CASE, "decision_id", "state", "outcome", "ticket_action", "decided_on", "overridden", "reason_code", "vendor",
-           "agent_confidence", "change_seq")
+COLUMNS = (
+    *CASE,
+    "decision_id",
+    "state",
+    "outcome",
+    "ticket_action",
+    "decided_on",
+    "overridden",
+    "reason_code",
+    "vendor",
+    "agent_confidence",
+    "change_seq",
+)
 # A decisions row `r` as the standing table's columns, per dialect.
 VALUES = {
     "postgresql": "r.bank_id, r.case_kind, r.case_id, r.id, r.state, r.decision ->> 'outcome', r.decision ->> 'ticket_action',"
-                  f" r.decided_on, r.overridden, r.reason_code, r.vendor, r.record -> 'metadata' ->> 'agent_confidence', {COUNTER}",
+    f" r.decided_on, r.overridden, r.reason_code, r.vendor, r.record -> 'metadata' ->> 'agent_confidence', {COUNTER}",
     "sqlite": "r.bank_id, r.case_kind, r.case_id, r.id, r.state, json_extract(r.decision, '$.outcome'),"
-              " json_extract(r.decision, '$.ticket_action'), r.decided_on, r.overridden, r.reason_code, r.vendor,"
-              f" json_extract(r.record, '$.metadata.agent_confidence'), {COUNTER}",
+    " json_extract(r.decision, '$.ticket_action'), r.decided_on, r.overridden, r.reason_code, r.vendor,"
+    f" json_extract(r.record, '$.metadata.agent_confidence'), {COUNTER}",
 }
 TRIGGERS = StandingTriggers(COLUMNS, VALUES)
 

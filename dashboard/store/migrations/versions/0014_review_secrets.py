@@ -15,7 +15,11 @@ depends_on = None
 
 
 def upgrade() -> None:
-    op.create_table("review_secrets", sa.Column("name", sa.String(40), primary_key=True), sa.Column("value", sa.String(200), nullable=False))
+    op.create_table(
+        "review_secrets",
+        sa.Column("name", sa.String(40), primary_key=True),
+        sa.Column("value", sa.String(200), nullable=False),
+    )
 
 
 def downgrade() -> None:

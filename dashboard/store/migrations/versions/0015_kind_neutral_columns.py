@@ -22,48 +22,82 @@ depends_on = None
 
 # The kinds as this revision found them (support.decisions' words for a ticket's actions, then).
 GROUPED_KIND, GROUPED_BY = "exception", "vendor"
-ACTION_WORDS = {"approve": "the drafted response sent as it is", "edit_and_approve": "the drafted response edited, then sent",
-                "override": "the draft replaced by the reviewer's own response"}
+ACTION_WORDS = {
+    "approve": "the drafted response sent as it is",
+    "edit_and_approve": "the drafted response edited, then sent",
+    "override": "the draft replaced by the reviewer's own response",
+}
 DECISION_TABLES = ("review_decisions", "review_second_reviews")
 
-COLUMNS = ("bank_id", "case_kind", "case_id", "decision_id", "state", "outcome", "action", "decided_on", "overridden", "reason_code",
-           "report_group", "agent_confidence", "change_seq")
+COLUMNS = (
+    "bank_id",
+    "case_kind",
+    "case_id",
+    "decision_id",
+    "state",
+    "outcome",
+    "action",
+    "decided_on",
+    "overridden",
+    "reason_code",
+    "report_group",
+    "agent_confidence",
+    "change_seq",
+)
 VALUES = {
     "postgresql": "r.bank_id, r.case_kind, r.case_id, r.id, r.state, r.decision ->> 'outcome', r.decision ->> 'action',"
-                  f" r.decided_on, r.overridden, r.reason_code, r.report_group, r.record -> 'metadata' ->> 'agent_confidence', {COUNTER}",
+    f" r.decided_on, r.overridden, r.reason_code, r.report_group, r.record -> 'metadata' ->> 'agent_confidence', {COUNTER}",
     "sqlite": "r.bank_id, r.case_kind, r.case_id, r.id, r.state, json_extract(r.decision, '$.outcome'),"
-              " json_extract(r.decision, '$.action'), r.decided_on, r.overridden, r.reason_code, r.report_group,"
-              f" json_extract(r.record, '$.metadata.agent_confidence'), {COUNTER}",
+    " json_extract(r.decision, '$.action'), r.decided_on, r.overridden, r.reason_code, r.report_group,"
+    f" json_extract(r.record, '$.metadata.agent_confidence'), {COUNTER}",
 }
 
 
 def _words(action: str) -> str:
-    cases = " ".join(f"WHEN '{name}' THEN '{words.replace(chr(39), chr(39) * 2)}'" for name, words in ACTION_WORDS.items())
+    cases = " ".join(
+        f"WHEN '{name}' THEN '{words.replace(chr(39), chr(39) * 2)}'" for name, words in ACTION_WORDS.items()
+    )
     return f"CASE {action} {cases} END"
 
 
 def _neutral_json(dialect: str) -> str:
     """A decision's JSON with its kind-named fields moved to the kind-neutral ones."""
     if dialect == "postgresql":
-        action, response, kind = "decision ->> 'ticket_action'", "decision ->> 'final_response'", "decision ->> 'case_kind'"
-        return (f"((decision::jsonb - 'ticket_action' - 'final_response') || jsonb_build_object("
-                f"'action', {action}, 'action_words', {_words(action)},"
-                f" 'details', CASE WHEN {response} IS NULL THEN '{{}}'::jsonb ELSE jsonb_build_object('response', {response}) END,"
-                f" 'report_by', CASE WHEN {kind} = '{GROUPED_KIND}' THEN '{GROUPED_BY}' END))::json")
-    action, response, kind = "json_extract(decision, '$.ticket_action')", "json_extract(decision, '$.final_response')", "json_extract(decision, '$.case_kind')"
-    return (f"json_set(json_remove(decision, '$.ticket_action', '$.final_response'), '$.action', {action},"
-            f" '$.action_words', {_words(action)},"
-            f" '$.details', json(CASE WHEN {response} IS NULL THEN '{{}}' ELSE json_object('response', {response}) END),"
-            f" '$.report_by', CASE WHEN {kind} = '{GROUPED_KIND}' THEN '{GROUPED_BY}' END)")
+        action, response, kind = (
+            "decision ->> 'ticket_action'",
+            "decision ->> 'final_response'",
+            "decision ->> 'case_kind'",
+        )
+        return (
+            f"((decision::jsonb - 'ticket_action' - 'final_response') || jsonb_build_object("
+            f"'action', {action}, 'action_words', {_words(action)},"
+            f" 'details', CASE WHEN {response} IS NULL THEN '{{}}'::jsonb ELSE jsonb_build_object('response', {response}) END,"
+            f" 'report_by', CASE WHEN {kind} = '{GROUPED_KIND}' THEN '{GROUPED_BY}' END))::json"
+        )
+    action, response, kind = (
+        "json_extract(decision, '$.ticket_action')",
+        "json_extract(decision, '$.final_response')",
+        "json_extract(decision, '$.case_kind')",
+    )
+    return (
+        f"json_set(json_remove(decision, '$.ticket_action', '$.final_response'), '$.action', {action},"
+        f" '$.action_words', {_words(action)},"
+        f" '$.details', json(CASE WHEN {response} IS NULL THEN '{{}}' ELSE json_object('response', {response}) END),"
+        f" '$.report_by', CASE WHEN {kind} = '{GROUPED_KIND}' THEN '{GROUPED_BY}' END)"
+    )
 
 
 def _named_json(dialect: str) -> str:
     """The reverse of _neutral_json."""
     if dialect == "postgresql":
-        return ("((decision::jsonb - 'action' - 'action_words' - 'details' - 'report_by') || jsonb_build_object("
-                "'ticket_action', decision ->> 'action', 'final_response', decision -> 'details' ->> 'response'))::json")
-    return ("json_set(json_remove(decision, '$.action', '$.action_words', '$.details', '$.report_by'),"
-            " '$.ticket_action', json_extract(decision, '$.action'), '$.final_response', json_extract(decision, '$.details.response'))")
+        return (
+            "((decision::jsonb - 'action' - 'action_words' - 'details' - 'report_by') || jsonb_build_object("
+            "'ticket_action', decision ->> 'action', 'final_response', decision -> 'details' ->> 'response'))::json"
+        )
+    return (
+        "json_set(json_remove(decision, '$.action', '$.action_words', '$.details', '$.report_by'),"
+        " '$.ticket_action', json_extract(decision, '$.action'), '$.final_response', json_extract(decision, '$.details.response'))"
+    )
 
 
 def upgrade() -> None:

@@ -78,7 +78,11 @@ def upgrade() -> None:
         sa.Column("error", sa.Text, nullable=True),
     )
     op.create_index("ix_review_webhook_attempts_event", "review_webhook_attempts", ["event_id"])
-    op.create_table("review_cursors", sa.Column("name", sa.String(80), primary_key=True), sa.Column("value", sa.BigInteger, nullable=False))
+    op.create_table(
+        "review_cursors",
+        sa.Column("name", sa.String(80), primary_key=True),
+        sa.Column("value", sa.BigInteger, nullable=False),
+    )
 
 
 def downgrade() -> None:

@@ -15,8 +15,14 @@ branch_labels = None
 depends_on = None
 
 PERSON_ID = 520
-TABLES = ("review_claims", "review_comments", "review_approvals", "review_curation", "review_relevance_labels",
-          "review_second_reviews")
+TABLES = (
+    "review_claims",
+    "review_comments",
+    "review_approvals",
+    "review_curation",
+    "review_relevance_labels",
+    "review_second_reviews",
+)
 
 
 def upgrade() -> None:

@@ -23,9 +23,8 @@ function findField(label) {
 export default function (component) {
   const want = component.data;
   if (!want) return;
-  // After the rerun has drawn the page: the target may be drawn in the same run as this component.
-  setTimeout(() => {
-    if (want.top) {
+  const place = (first) => {
+    if (first && want.top) {
       const main = document.querySelector('[data-testid="stMain"]');
       if (main) main.scrollTo({ top: 0 });
       window.scrollTo({ top: 0 });
@@ -34,11 +33,20 @@ export default function (component) {
     if (target) target.scrollIntoView({ block: 'nearest' });
     const field = want.focus && findField(want.focus);
     if (!field) return;
-    field.focus({ preventScroll: true });
+    if (first) field.focus({ preventScroll: true });
     const widget = field.closest('[data-testid="stElementContainer"]') || field;  // with its label
-    const box = widget.getBoundingClientRect();  // the field to fix is in view too, beside what was said
-    if (box.top < 0 || box.bottom > window.innerHeight) widget.scrollIntoView({ block: target ? 'nearest' : 'center' });
-  }, 50);
+    const box = widget.getBoundingClientRect();  // the field to fix is in view too, beside what was said ...
+    if (box.top >= 0 && box.bottom <= window.innerHeight) return;
+    if (!target) return widget.scrollIntoView({ block: 'center' });
+    const said = target.getBoundingClientRect();  // ... unless both cannot fit: then what was said stays in view
+    if (Math.max(box.bottom, said.bottom) - Math.min(box.top, said.top) <= window.innerHeight) {
+      widget.scrollIntoView({ block: 'nearest' });
+    }
+  };
+  // After the rerun has drawn the page (the target may be drawn in the same run as this component), and again once
+  // what is drawn above it has settled, so a late layout shift does not carry the message out of view.
+  setTimeout(() => place(true), 50);
+  setTimeout(() => place(false), 600);
 }
 """
 

@@ -18,6 +18,7 @@ from dashboard.app import background, finance_recalls, resources
 from dashboard.finance.decisions import document_id_for
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.review.freshness import Freshness
+from tests.conftest import SIGNING_KEY, signed_as
 from tests.finance_helpers import precedent
 from tests.helpers import exception_case, someone_waits_in_flight
 
@@ -28,6 +29,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def counted(hindsight, bank_id, monkeypatch, tmp_path):
     """The real gateway with every recall counted (sync and async paths both go through arecall)."""
     monkeypatch.setenv("RECALL_REVIEW_DATA_DIR", str(tmp_path))  # the flags each recall writes go to a store of its own
+    # the precedents are the seed's, signed: records of unknown origin would add the burst check's own recalls
+    monkeypatch.setenv("RECALL_REVIEW_SIGNING_KEY", SIGNING_KEY)
     gw = hindsight.gateway
     calls = []
     real = type(gw).arecall.__get__(gw)
@@ -56,7 +59,7 @@ def counted(hindsight, bank_id, monkeypatch, tmp_path):
         )
         for i in range(4)
     ]
-    gw.retain(bank_id, records)
+    gw.retain(bank_id, [signed_as(r) for r in records])
     yield gw, calls
     st.cache_resource.clear()
 

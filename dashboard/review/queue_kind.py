@@ -123,7 +123,8 @@ class QueueKind(Protocol):
     # hindsight.wire.MemoryRecord); `more_pages`, the pages it offers beside its queue (KindPage), listed after
     # it; `pages_package`, the dotted name of the package its pages live in ("dashboard.finance.pages"): the served
     # app's warm-up imports its helper modules (never a page script) and calls its `warm(cases)`, if it has one, with
-    # the queue's cases. review/tag_scoped.py's bases give every attribute a kind need not declare.
+    # the queue's cases; `case_param`, the address parameter its page opens a case by ("case" unless it says).
+    # review/tag_scoped.py's bases give every attribute a kind need not declare.
 
     def load(self, path: Path) -> Sequence[Case]: ...
 

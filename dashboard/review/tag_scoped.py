@@ -46,6 +46,7 @@ class KindBase:
     seed: ClassVar[Sequence[MemoryRecord]] = ()  # what `python -m dashboard seed` retains into its bank
     more_pages: ClassVar[Sequence[KindPage]] = ()  # the pages it offers beside its queue, listed after it
     pages_package: ClassVar[str | None] = None  # its pages' package, warmed before the app serves
+    case_param: ClassVar[str] = "case"  # the address parameter its page opens a case by (`?case=<id>`)
 
     def load(self, path: Path) -> tuple[Any, ...]:
         return shared_rows(path, self.model)

@@ -49,6 +49,7 @@ class SupportKind(KindBase):
     name, key, title, nouns = "ticket", "support", "Support tickets", ("ticket", "tickets")
     icon, url_path, page = ":material/support_agent:", "tickets", PAGES / "tickets.py"
     pages_package = "dashboard.support.pages"
+    case_param = "ticket"  # its page opens a ticket by `?ticket=<id>`
     more_pages = (KindPage(PAGES / "migration.py", "Migration to tags", ":material/label:", "migration"),)
     default_bank, default_cases = "recall-review-support", TICKETS
     holds, report_by = "support interactions", None  # a ticket's overrides are not grouped

@@ -335,7 +335,7 @@ def time_page(env: dict[str, str], case_id: str, repeat: int) -> dict:
             sys.executable,
             "-m",
             "dashboard.app.page_timing",
-            "views/exceptions.py",
+            "../finance/pages/exceptions.py",
             "--case",
             case_id,
             "--repeat",

@@ -11,7 +11,6 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from components.admission import plain_verdict
 from components.safe_text import md
 from components.when import local_day
 from dashboard.agents.incidents import naive_words
@@ -19,6 +18,7 @@ from dashboard.finance.overview import MISSED, NOTHING_LOST, crowd_out_states
 from dashboard.reporting.headline import WRONG, figures_words, headline_parts, held_words
 from dashboard.reporting.overview import OverviewMetrics, age_words, incident_label, total
 from dashboard.reporting.recall_log import LatencySample
+from dashboard.support.pages.admission_view import plain_verdict
 
 HELD_COLORS = {
     "held for a second approver": "#6a1b9a",

@@ -30,7 +30,7 @@ from dashboard.store.agent_runs import AgentRun, AuditSyncState
 
 INCIDENTS_TTL_S = 60.0
 QUIET_S = 3.0  # the reader fetches once no page has run for this long (at most background's 5 s of waiting): a second
-# after the queue's own background recalls (finance_recalls.QUIET_S), which a reviewer needs sooner
+# after the queue's own background recalls (finance/pages/recalls.py: QUIET_S), which a reviewer needs sooner
 PROGRESS_EVERY_S = 3.0  # the catch-up's progress on a page, drawn again
 logger = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
 """The app's background work (the queue's recalls ahead of the reviewer) and the gate that keeps it behind the pages:
-main.py marks every page run. No domain here: finance_recalls submits the jobs."""
+main.py marks every page run. No domain here: a kind's pages submit the jobs (finance/pages/recalls.py)."""
 
 from __future__ import annotations
 

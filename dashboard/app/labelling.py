@@ -1,6 +1,7 @@
 """Relevance labels on the evidence cards: the page's side of dashboard.review.relevance.
 
-Each card gets one control keyed per case, document and reviewer; a click is recorded at once (the role is
+Each card gets one control (its recall request: the kind's pages give them, e.g. finance/pages/evidence.py's
+recall_contexts) keyed per case, document and reviewer; a click is recorded at once (the role is
 checked by the store right before it writes) with the recall request the card came from. The person is the
 signed-in user or the name typed in the page's reviewer field.
 """
@@ -13,34 +14,11 @@ import streamlit as st
 
 from components.relevance import render_relevance
 from dashboard.app import access, resources
-from dashboard.finance.recall import TwoStageResult
 from dashboard.review.relevance import RecallContext
 from dashboard.store.errors import LabelInputError, NotAllowed
-from dashboard.support.recall import TicketRecall
 
 Card = Callable[[str], None]
 PROBLEM_KEY = "relevance_problem"  # (control key, why a click was not recorded), shown at that card after the rerun
-
-
-def finance_contexts(result: TwoStageResult) -> dict[str, RecallContext]:
-    """Each card's request: pass 1 (exact) or pass 2 (broader), with the documents the two-stage result ranks."""
-    ranked = [e.document_id for e in result.records if e.document_id]
-    contexts = {}
-    for e in result.records:
-        info = result.pass1 if e.pass_ == "exact" or result.pass2 is None else result.pass2
-        if e.document_id:
-            contexts[e.document_id] = RecallContext(
-                query=result.query, tags=info.tags, tags_match=info.tags_match, ranked=ranked
-            )
-    return contexts
-
-
-def ticket_contexts(recall: TicketRecall) -> dict[str, RecallContext]:
-    """The tagged recall's (or, on the legacy path, the candidate search's) request, with the records used."""
-    request = recall.requests[0] if recall.path == "tagged" or len(recall.requests) < 2 else recall.requests[-1]
-    ranked = [e.document_id for e in recall.evidence if e.document_id]
-    context = RecallContext(query=request.query, tags=request.tags, tags_match=request.tags_match, ranked=ranked)
-    return dict.fromkeys(ranked, context)
 
 
 def card_labels(bank: str, kind: str, case_id: str, contexts: Mapping[str, RecallContext], name_key: str) -> Card:

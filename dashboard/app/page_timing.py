@@ -27,7 +27,7 @@ def _ms(run) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m dashboard.app.page_timing")
-    parser.add_argument("page", help="page file relative to dashboard/app, e.g. views/exceptions.py")
+    parser.add_argument("page", help="page file relative to dashboard/app, e.g. views/overview.py")
     parser.add_argument("--case", help="deep-linked case id")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument(

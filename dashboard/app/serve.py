@@ -39,28 +39,47 @@ SKIP = {
 
 
 def import_app_modules() -> list[str]:
-    """Import every module the pages build on (components and the app room, not the pages); their names."""
+    """Import every module the pages build on (components, the app room, each kind's pages package: not the pages
+    themselves); their names."""
     names = []
     for package in (components, dashboard.app):
         for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
             if not module.name.startswith(PAGES) and module.name not in SKIP:
                 importlib.import_module(module.name)
                 names.append(module.name)
+    for kind in _kinds():
+        if getattr(kind, "pages_package", None) is None:
+            continue
+        package, scripts = importlib.import_module(kind.pages_package), set(_scripts(kind))
+        for module in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+            if Path(module.module_finder.path, module.name.rpartition(".")[2] + ".py") not in scripts:
+                importlib.import_module(module.name)
+                names.append(module.name)
     return names
+
+
+def _kinds():
+    from dashboard.kinds import configured, registered
+    from dashboard.settings import load_settings
+
+    return registered(configured(load_settings()))
+
+
+def _scripts(kind) -> list[Path]:
+    """A kind's page scripts, absolute: its queue page and the pages beside it."""
+    scripts = [kind.page, *(page.script for page in getattr(kind, "more_pages", ()))]
+    return [s if s.is_absolute() else MAIN.parent / s for s in scripts]
 
 
 def read_queues() -> None:
     """The configured queue files parsed into the models `load_rows` keeps for the pages: a queue of 100,000
     exceptions is ~2 s of validation and a million objects, which the first reviewer would wait for and every
-    run's collection would scan; then their ids, and the exception queue as its page first shows it. A file that
-    does not load is left to its page, which says why."""
+    run's collection would scan; then their ids, and what each kind's pages work out for their first screen (its
+    pages package's `warm`). A file that does not load is left to its page, which says why."""
     from dashboard.app.kept_while_same import ids_of
-    from dashboard.app.shown_queue import shown_queue, vendor_choices
-    from dashboard.finance.models import ExceptionCase
     from dashboard.kinds import cases_of, configured, registered
-    from dashboard.queue_files import QueueFileError, shared_rows
+    from dashboard.queue_files import QueueFileError
     from dashboard.settings import load_settings
-    from dashboard.support.models import Customer
 
     settings = configured(load_settings())
     for kind in registered(settings):
@@ -69,13 +88,9 @@ def read_queues() -> None:
         except QueueFileError:
             continue
         ids_of(rows)
-        if rows and isinstance(rows[0], ExceptionCase):  # the finance page's first screen
-            shown_queue(rows, {}, {}, {})  # no filter reads the states
-            vendor_choices(rows)
-    try:
-        shared_rows(settings.customers_file, Customer, "name")
-    except QueueFileError:
-        pass
+        pages = getattr(kind, "pages_package", None)
+        if rows and pages is not None and hasattr(warm_pages := importlib.import_module(pages), "warm"):
+            warm_pages.warm(rows)
 
 
 def warm() -> list[str]:
@@ -99,6 +114,7 @@ def compile_pages() -> int:
     if cache is None:
         return 0
     scripts = [MAIN.with_name("main.py"), *sorted(MAIN.with_name("views").glob("*.py"))]
+    scripts += [script for kind in _kinds() for script in _scripts(kind)]
     for script in scripts:
         cache.get_bytecode(str(script))
     return len(scripts)

@@ -1,6 +1,7 @@
 """Finance exceptions as a queue kind (review.queue_kind.QueueKind): the accounts-payable agent's two-stage recall,
-relevance (same vendor AND type), the recommendation, and the precedent a decision is retained as. Its page is
-app/views/exceptions.py; this is what the shared rooms and `decide --kind finance` use."""
+relevance (same vendor AND type), the recommendation, and the precedent a decision is retained as. Its pages live beside it
+(finance/pages/, on top of this domain: nothing here imports them or Streamlit); this is what the shared rooms and
+`decide --kind finance` use."""
 
 from __future__ import annotations
 
@@ -41,9 +42,13 @@ def evidence_records(result: TwoStageResult, case: ExceptionCase) -> list[Eviden
     return [_shown(r, case) for r in [*result.exact, *result.broader]]
 
 
+PAGES = Path(__file__).parent / "pages"  # its page scripts, named by path: the domain never imports them
+
+
 class FinanceKind(KindBase):
     name, key, title, nouns = "exception", "finance", "Finance exceptions", ("exception", "exceptions")
-    icon, url_path, page = ":material/receipt_long:", "exceptions", Path("views/exceptions.py")
+    icon, url_path, page = ":material/receipt_long:", "exceptions", PAGES / "exceptions.py"
+    pages_package = "dashboard.finance.pages"
     default_bank, default_cases = "recall-review-finance", EXCEPTIONS
     holds, report_by = "finance precedents", VENDOR_PREFIX
     outcomes = OUTCOME_WORDS

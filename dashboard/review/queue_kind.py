@@ -1,7 +1,8 @@
 """One queue kind as a contract: what every shared room (the review store, reporting, the agents' runner, the CLI,
 settings, navigation) needs of a kind of case, so none of them names one. Finance exceptions and support tickets
 implement it in their own packages (finance/kind.py, support/kind.py); dashboard/kinds.py lists the kinds;
-docs/adding-a-queue-kind.md walks through a third. No Streamlit here: a kind names its page by its script's path.
+docs/adding-a-queue-kind.md walks through a third. No Streamlit here: a kind names its pages by their scripts' paths (its `pages` package), and the app's navigation
+runs them; neither the app nor the kind's domain imports them.
 
 A kind answers, for one case: its queue columns, its recall as exact and broader evidence with a relevance flag each
 (`CaseView`), and its proposal: what a reviewer's `Choice` records and the memory it is retained as (`Proposal`,
@@ -12,6 +13,7 @@ recorded by the decision service like every other). Its own fields (a ticket's s
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -84,6 +86,17 @@ class Choice(BaseModel):
     agent: AgentPart | None = None  # the part of the agent that handed the case in: the decision is compared with it
 
 
+@dataclass(frozen=True)
+class KindPage:
+    """A page a kind offers beside its queue (support: the migration to tags): its script, named by path, and how the
+    navigation lists it."""
+
+    script: Path
+    title: str
+    icon: str  # a ":material/...:" icon
+    url_path: str
+
+
 @runtime_checkable
 class QueueKind(Protocol):
     """A kind of case the dashboard reviews. Attributes are plain data; methods are plain functions of their inputs."""
@@ -107,7 +120,11 @@ class QueueKind(Protocol):
     kind_fields: Sequence[str]  # the names of its own detail fields a decision may carry (Choice.details)
     model: type[BaseModel]  # a case as a row of its queue file or the `case` an agent hands in (frozen, with an `id`)
     # Optional, read with getattr: `seed`, the records `python -m dashboard seed` retains into its bank (a sequence of
-    # hindsight.wire.MemoryRecord). review/tag_scoped.py's bases give every attribute a kind need not declare.
+    # hindsight.wire.MemoryRecord); `more_pages`, the pages it offers beside its queue (KindPage), listed after
+    # it; `pages_package`, the dotted name of the package its pages live in ("dashboard.finance.pages"): the served
+    # app's warm-up imports its helper modules (never a page script) and calls its `warm(cases)`, if it has one, with
+    # the queue's cases; `case_param`, the address parameter its page opens a case by ("case" unless it says).
+    # review/tag_scoped.py's bases give every attribute a kind need not declare.
 
     def load(self, path: Path) -> Sequence[Case]: ...
 

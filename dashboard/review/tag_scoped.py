@@ -28,7 +28,7 @@ from dashboard.hindsight.documents import RecalledDocument, recall_documents
 from dashboard.hindsight.wire import MemoryRecord, tag_value
 from dashboard.queue_files import shared_rows
 from dashboard.review.decisions import Proposal
-from dashboard.review.queue_kind import CaseView, Choice, EvidenceRecord
+from dashboard.review.queue_kind import CaseView, Choice, EvidenceRecord, KindPage
 from dashboard.store.decision import NOTE_MAX_CHARS, ReviewerDecision
 from dashboard.store.errors import InputError
 
@@ -44,6 +44,9 @@ class KindBase:
     kind_fields: ClassVar[Sequence[str]] = ()
     report_by: ClassVar[str | None] = None
     seed: ClassVar[Sequence[MemoryRecord]] = ()  # what `python -m dashboard seed` retains into its bank
+    more_pages: ClassVar[Sequence[KindPage]] = ()  # the pages it offers beside its queue, listed after it
+    pages_package: ClassVar[str | None] = None  # its pages' package, warmed before the app serves
+    case_param: ClassVar[str] = "case"  # the address parameter its page opens a case by (`?case=<id>`)
 
     def load(self, path: Path) -> tuple[Any, ...]:
         return shared_rows(path, self.model)

@@ -1,6 +1,6 @@
 """Support tickets as a queue kind (review.queue_kind.QueueKind): recall by the customer's tag, the legacy fallback
-admitted only by the ownership rule, and the interaction a decision on the drafted response is retained as. Its page
-is app/views/tickets.py; this is what the shared rooms and `decide --kind support` use. A ticket's override says why
+admitted only by the ownership rule, and the interaction a decision on the drafted response is retained as. Its pages
+live beside it (support/pages/: the ticket queue and the migration to tags, on top of this domain); this is what the shared rooms and `decide --kind support` use. A ticket's override says why
 in its note: it offers no reason codes (KindBase.reasons).
 
 A ticket's decision is on its draft: "approve" sends it (edited, when a `response` detail differs from it); "reject"
@@ -16,7 +16,7 @@ from dashboard.hindsight.calls import RecallFn
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.queue_files import load_rows, shared_rows
 from dashboard.review.decisions import Proposal
-from dashboard.review.queue_kind import CaseView, Choice, EvidenceRecord
+from dashboard.review.queue_kind import CaseView, Choice, EvidenceRecord, KindPage
 from dashboard.review.tag_scoped import KindBase
 from dashboard.store.errors import DecisionInputError
 from dashboard.support.customers import customer_tag
@@ -42,9 +42,15 @@ def evidence_records(found: TicketRecall) -> list[EvidenceRecord]:
     return [_shown(item) for item in items]
 
 
+PAGES = Path(__file__).parent / "pages"  # its page scripts, named by path: the domain never imports them
+
+
 class SupportKind(KindBase):
     name, key, title, nouns = "ticket", "support", "Support tickets", ("ticket", "tickets")
-    icon, url_path, page = ":material/support_agent:", "tickets", Path("views/tickets.py")
+    icon, url_path, page = ":material/support_agent:", "tickets", PAGES / "tickets.py"
+    pages_package = "dashboard.support.pages"
+    case_param = "ticket"  # its page opens a ticket by `?ticket=<id>`
+    more_pages = (KindPage(PAGES / "migration.py", "Migration to tags", ":material/label:", "migration"),)
     default_bank, default_cases = "recall-review-support", TICKETS
     holds, report_by = "support interactions", None  # a ticket's overrides are not grouped
     outcomes = {"approve": "send the draft", "reject": "replace the draft with my own response"}

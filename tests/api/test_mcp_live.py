@@ -112,7 +112,7 @@ def test_mcp_tools_request_a_review_and_return_the_decision_made_on_the_page(
 
         # A reviewer decides it on its page (the app's own store): the recompute's reject, against the agent's approve.
         point_app(env, Outbox(engine, signing_key=SIGNING_SECRET))
-        at = open_page("views/exceptions.py", timeout=90, case="E-9501")
+        at = open_page("../finance/pages/exceptions.py", timeout=90, case="E-9501")
         at.text_input(key="reviewer_name").input("Dana Reviewer")
         at.button(key="decision_submit_E-9501").click().run()
         assert not at.exception, at.exception

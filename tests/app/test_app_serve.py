@@ -14,6 +14,12 @@ from dashboard.cli.app_server import REPO, serve_app
 from dashboard.processes import answers
 from tests.warm_app import start_warmed
 
+KIND_PAGES = {
+    "dashboard.finance.pages.exceptions",
+    "dashboard.support.pages.tickets",
+    "dashboard.support.pages.migration",
+}
+
 PROBE = """
 import gc, json, sys
 import pandas
@@ -21,7 +27,7 @@ from dashboard.app.serve import warm
 from dashboard.finance.models import ExceptionCase
 from dashboard.queue_files import load_rows, shared_rows
 from dashboard.settings import load_settings
-from dashboard.app.shown_queue import shown_queue
+from dashboard.finance.pages.shown_queue import shown_queue
 names = warm()
 queue = load_rows(load_settings().exceptions_file, ExceptionCase)  # as a page reads it
 shown, ids = shown_queue(shared_rows(load_settings().exceptions_file, ExceptionCase), {}, {}, {})  # as the page first shows it
@@ -40,13 +46,16 @@ def test_the_launcher_imports_the_app_modules_and_no_page():
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert {
         "dashboard.app.resources",
-        "dashboard.app.finance_recalls",
-        "components.evidence",
+        "dashboard.finance.pages.recalls",
+        "dashboard.finance.pages.evidence",
+        "dashboard.support.pages.admission_view",
         "components.trace_view",
     } <= set(report["imported"])
     assert {"pandas", "hindsight_client", "sqlalchemy", "plotly"} <= set(report["loaded"])
     assert not [
-        name for name in report["loaded"] if name.startswith("dashboard.app.views.") or name == "dashboard.app.main"
+        name
+        for name in report["loaded"]
+        if name.startswith("dashboard.app.views.") or name in {"dashboard.app.main", *KIND_PAGES}
     ]
     # what was imported is no longer scanned by each full collection: only what is made afterwards
     assert (

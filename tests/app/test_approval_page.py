@@ -27,7 +27,7 @@ def test_the_pending_case_and_its_second_approval(hindsight, point_app, demo_ban
         )
         assert service.decide(demo_banks.finance, "reviewer", proposal).stored.state == "awaiting_approval"
 
-    at = open_page("views/exceptions.py", state=QUEUE_OPEN, case=case.id)
+    at = open_page("../finance/pages/exceptions.py", state=QUEUE_OPEN, case=case.id)
     shown = texts(at)
     assert "Awaiting second approval" in shown and "Dana decided reject on 5,120.00" in shown
     assert "Dana's limit as reviewer is 1,000.00; this invoice is 5,120.00, above it." in shown

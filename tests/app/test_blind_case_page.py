@@ -34,7 +34,7 @@ def test_a_blind_case_is_blind_in_its_claim_takes_the_accept_key_and_shows_the_l
         demo_banks.finance, "reviewer", exception_proposal(CASE, rec, "Dana", first, "dana-note")
     ).blind
 
-    at = open_page("views/exceptions.py", case=CASE.id)
+    at = open_page("../finance/pages/exceptions.py", case=CASE.id)
     at.text_input(key="reviewer_name").input("Dana").run()
     assert at.button(key="claim_exception_button").disabled  # her claim would name her to the second reviewer
     at.text_input(key="reviewer_name").input("Lee").run()

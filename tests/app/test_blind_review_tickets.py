@@ -36,7 +36,7 @@ def test_a_sampled_ticket_reaches_memory_only_after_a_blind_agreeing_second_revi
     )
     assert first.blind and hindsight.gateway.document(bank_id, first.stored.document_id) is None
 
-    at = open_page("views/tickets.py", timeout=120, ticket=TICKET.id)
+    at = open_page("../support/pages/tickets.py", timeout=120, ticket=TICKET.id)
     shown = texts(at)
     assert "Blind second review" in shown and "A blind second review is asked for" in shown
     assert "Quincy" not in shown and "quincy-note-91" not in shown and "Decided (approve)" not in shown
@@ -73,7 +73,7 @@ def test_a_ticket_whose_reviews_differ_is_settled_by_a_lead_who_sees_both(hindsi
     first = service.decide(bank_id, "reviewer", proposal("Quincy Firstly", "approve", "quincy-note-91"))
     service.second_review(bank_id, "reviewer", proposal("Rita Second", "override", "rita-note-17"))
 
-    at = open_page("views/tickets.py", timeout=120, ticket=TICKET.id)
+    at = open_page("../support/pages/tickets.py", timeout=120, ticket=TICKET.id)
     shown = texts(at)
     assert "The reviewers disagree: a lead decides" in shown
     assert "First review: Quincy Firstly" in shown and "quincy-note-91" in shown and "rita-note-17" in shown

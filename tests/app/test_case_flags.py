@@ -41,7 +41,7 @@ def test_flags_written_as_cases_are_recalled_show_in_the_queues_of_a_new_session
     store = Casework(engine)
     assert store.flags(fin, "exception") == {}
 
-    open_page("views/exceptions.py", timeout=180)  # the case first, then the queue in the background
+    open_page("../finance/pages/exceptions.py", timeout=180)  # the case first, then the queue in the background
     background.background().drain(timeout=180)  # each result the background recalls computes writes its flags
     stored = {cid: finance_flags.stored(f) for cid, f in store.flags(fin, "exception").items()}
     assert set(stored) == {c.id for c in CASES}
@@ -56,7 +56,7 @@ def test_flags_written_as_cases_are_recalled_show_in_the_queues_of_a_new_session
     assert stored["E-1002"] == expected and expected.crowd_out_lost and expected.exact >= 1
 
     ticket = demo_ticket("T-2004")  # a customer with only legacy history
-    open_page("views/tickets.py", timeout=120, ticket="T-2004")
+    open_page("../support/pages/tickets.py", timeout=120, ticket="T-2004")
     tickets_stored = store.flags(sup, "ticket")
     assert set(tickets_stored) == {"T-2004"}  # only the ticket that was recalled
     recall = recall_for_ticket(gw.recall, sup, ticket.customer, ticket.issue)
@@ -65,7 +65,7 @@ def test_flags_written_as_cases_are_recalled_show_in_the_queues_of_a_new_session
     )
 
     _restart_without_hindsight(monkeypatch)
-    at = open_page("views/exceptions.py", timeout=120, state=QUEUE_OPEN)
+    at = open_page("../finance/pages/exceptions.py", timeout=120, state=QUEUE_OPEN)
     queue = at.dataframe(key="exception_queue").value.set_index("case")
     row = queue.loc["E-1002"]
     assert row["exact precedents"] == expected.exact
@@ -73,7 +73,7 @@ def test_flags_written_as_cases_are_recalled_show_in_the_queues_of_a_new_session
     assert row[exception_queue.PLAIN_SEARCH_MISSES] == f"{expected.crowd_out_lost} exact precedent(s)"
     assert queue["agent recommends"].ne("").all() and queue["incident"].eq("").all()  # incidents never checked: blank
 
-    at = open_page("views/tickets.py", timeout=120, state=TICKET_QUEUE_OPEN)
+    at = open_page("../support/pages/tickets.py", timeout=120, state=TICKET_QUEUE_OPEN)
     tickets = at.dataframe(key="ticket_queue").value.set_index("ticket")
     assert tickets.loc["T-2004", "history used"] == f"legacy ({len(recall.legacy_admitted)} admitted)"
     assert (tickets.drop(index="T-2004")["history used"] == "").all()  # not measured yet: blank

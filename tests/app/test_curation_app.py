@@ -13,7 +13,7 @@ from dashboard.store.agent_runs import AgentRunStore
 from dashboard.store.db import make_engine
 from tests.helpers import RECALL_DETAILS_OPEN, demo_case, open_page, texts
 
-PAGE = "views/exceptions.py"
+PAGE = "../finance/pages/exceptions.py"
 DOC = "PREC-V02-PRI-01"  # an exact precedent of E-1002 (Acme Fasteners, price variance)
 
 
@@ -79,7 +79,7 @@ def test_a_tickets_record_is_proposed_and_approved_from_the_ticket_page(hindsigh
     point_app(hindsight.env(support=bank_id, finance=bank_id + "-fin"))
     key = "curate_SUP-T-005"
     at = open_page(
-        "views/tickets.py", state={f"{key}_open": True}, ticket="T-2003"
+        "../support/pages/tickets.py", state={f"{key}_open": True}, ticket="T-2003"
     )  # the tagged path: SUP-T-005 reaches the ticket
     assert at.selectbox(key="curate_record_T-2003").value == "SUP-T-005"
     at.text_input(key="ticket_reviewer").input("Dana")

@@ -5,12 +5,12 @@ and the case shows every revision (Finance exceptions, Support tickets)."""
 from streamlit.testing.v1 import AppTest
 
 from components.decision_form import OVERRIDE, REVISE_LABEL, field_keys
-from dashboard.app import ticket_case
+from dashboard.support.pages import case as ticket_case
 from tests.helpers import open_page, texts
 
 EXC, TIC = (
-    "views/exceptions.py",
-    "views/tickets.py",
+    "../finance/pages/exceptions.py",
+    "../support/pages/tickets.py",
 )  # one test each: E-1006 in the finance bank, T-2001 in the support bank
 
 

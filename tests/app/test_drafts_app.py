@@ -26,7 +26,7 @@ def _fields(at: AppTest, case_id: str) -> tuple:
 
 def test_an_unsent_override_is_kept_per_case_and_never_shown_on_another(demo_app):
     outbox = demo_app
-    at = open_page("views/exceptions.py", timeout=120, case="E-1003")
+    at = open_page("../finance/pages/exceptions.py", timeout=120, case="E-1003")
     assert at.query_params["case"] in ("E-1003", ["E-1003"])
     keys = field_keys("E-1003")
     at.radio(key=keys["choice"]).set_value(OVERRIDE)

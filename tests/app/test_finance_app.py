@@ -11,7 +11,7 @@ from dashboard.store.decision import OUTCOMES, Shown
 from tests.conftest import APP, forget_banks, seeded_finance_bank
 from tests.helpers import QUEUE_OPEN, QUEUE_PANEL, RECALL_DETAILS_OPEN, auth_section, id_claims, open_page
 
-PAGE = "views/exceptions.py"
+PAGE = "../finance/pages/exceptions.py"
 
 
 @pytest.fixture

@@ -48,7 +48,7 @@ def test_the_agent_part_is_shown_once_beside_the_recompute_and_then_versus_now_i
         == 201
     )
 
-    at = open_page("views/exceptions.py", timeout=90, case="E-9301")
+    at = open_page("../finance/pages/exceptions.py", timeout=90, case="E-9301")
     text = texts(at)
     assert text.count("ap-agent 2.0: recommends approve (approve for payment), confidence 0.55") == 1
     assert "What the submitting agent said" in text and "The dashboard's recompute" in text

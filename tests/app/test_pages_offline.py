@@ -1,16 +1,24 @@
 """Hindsight unreachable: every page still renders, names the configured URL in the banner, says what
 it cannot do, and shows no traceback."""
 
+import os
 from pathlib import Path
 
 import pytest
 
 from components.safe_text import md
+from dashboard.finance.kind import FINANCE
 from dashboard.processes import free_port
+from dashboard.support.kind import SUPPORT
 from tests.conftest import APP
 from tests.helpers import DEMO_CASES, QUEUE_OPEN, open_page, texts
 
-VIEWS = sorted(p.name for p in (Path(APP).parent / "views").glob("*.py") if p.name != "__init__.py")
+HERE = Path(APP).parent
+KIND_PAGES = [kind.page for kind in (FINANCE, SUPPORT)] + [page.script for page in SUPPORT.more_pages]
+# Every page the navigation lists: the shared ones, and each built-in kind's, which live in the kind's package.
+PAGES = sorted(f"views/{p.name}" for p in (HERE / "views").glob("*.py") if p.name != "__init__.py") + [
+    os.path.relpath(page, HERE) for page in KIND_PAGES
+]
 BANNER = (
     "Hindsight at {url} is unreachable: recalls and traces cannot load. Queues, decisions and the audit log "
     "still work: a decision is saved in the review store and delivered when Hindsight is back."
@@ -39,11 +47,10 @@ def offline_url(point_app, tmp_path) -> str:
     return f"http://127.0.0.1:{port}"
 
 
-@pytest.mark.parametrize("view", VIEWS)
-def test_page_renders_without_hindsight(offline_url, view):
-    at = open_page(
-        f"views/{view}", state=QUEUE_OPEN if view == "exceptions.py" else None
-    )  # fails on an uncaught exception
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: Path(page).name)
+def test_page_renders_without_hindsight(offline_url, page):
+    view = Path(page).name
+    at = open_page(page, state=QUEUE_OPEN if view == "exceptions.py" else None)  # fails on an uncaught exception
     banners = [w.value for w in at.warning if "unreachable" in w.value]
     assert banners == [BANNER.format(url=md(offline_url))], banners  # the URL escaped for markdown
     shown = texts(at)

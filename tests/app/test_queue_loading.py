@@ -14,8 +14,9 @@ import pytest
 import streamlit as st
 
 from benches import data as bench_data
-from dashboard.app import background, finance_recalls, resources
+from dashboard.app import background, resources
 from dashboard.finance.decisions import document_id_for
+from dashboard.finance.pages import recalls as finance_recalls
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.review.freshness import Freshness
 from tests.conftest import SIGNING_KEY, signed_as

@@ -12,8 +12,8 @@ from datetime import UTC, datetime
 import pytest
 
 from dashboard.agents.runner import run_exception
-from dashboard.app import labelling
 from dashboard.delivery.outbox import Outbox
+from dashboard.finance.pages.evidence import recall_contexts
 from dashboard.finance.recall import CaseKey, two_stage_recall
 from dashboard.review.relevance import RelevanceLabels
 from dashboard.store.agent_runs import AgentRunStore
@@ -58,7 +58,7 @@ def test_labels_from_three_cases_feed_the_bench_the_export_and_the_overview(
     def cards(case_id: str):
         case = demo_case(case_id)
         result = two_stage_recall(gateway.recall, bank, CaseKey.of(case), case.recall_query())
-        return [e.document_id for e in result.exact], labelling.finance_contexts(result)
+        return [e.document_id for e in result.exact], recall_contexts(result)
 
     def label(case_id, contexts, document, value, who, role="reviewer"):
         labels.record(bank, "exception", case_id, document, value, role=role, reviewer=who, context=contexts[document])
@@ -80,7 +80,7 @@ def test_labels_from_three_cases_feed_the_bench_the_export_and_the_overview(
 
     # A click on an evidence card of the page stores a label (the case no agent ran on: the dashboard's request).
     point_app(hindsight.env(finance=bank, support=demo_banks.support), outbox=Outbox(engine))
-    at = open_page("views/exceptions.py", case=PAGE_ONLY)
+    at = open_page("../finance/pages/exceptions.py", case=PAGE_ONLY)
     at.text_input(key="reviewer_name").input("Dana").run()
     prefix = f"relevance_exception_{PAGE_ONLY}_"
     first_card = next(w for w in at.segmented_control if w.key.startswith(prefix))
@@ -187,7 +187,7 @@ def test_a_tickets_record_is_labelled_by_a_click_and_the_fusion_lab_runs_on_the_
 ):
     engine = make_engine(store_url, tmp_path)
     point_app(hindsight.env(finance=demo_banks.finance, support=demo_banks.support), outbox=Outbox(engine))
-    at = open_page("views/tickets.py", ticket="T-2003")  # the tagged path: SUP-T-005 reaches the ticket
+    at = open_page("../support/pages/tickets.py", ticket="T-2003")  # the tagged path: SUP-T-005 reaches the ticket
     at.text_input(key="ticket_reviewer").input("Dana").run()
     at.segmented_control(key="relevance_ticket_T-2003_SUP-T-005_Dana").set_value("relevant").run()
     assert not at.exception, at.exception

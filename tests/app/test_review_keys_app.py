@@ -31,7 +31,7 @@ def _click(at: AppTest, key: str) -> AppTest:
 
 
 def test_exceptions_next_previous_override_and_approve_keys(start):
-    at = start("views/exceptions.py", state=QUEUE_OPEN, case="E-1002")
+    at = start("../finance/pages/exceptions.py", state=QUEUE_OPEN, case="E-1002")
     assert _drawn(at) == (True, True)  # the panel open
     ids = list(at.dataframe(key="exception_queue").value["case"])
     i = ids.index("E-1002")
@@ -59,12 +59,12 @@ def test_exceptions_next_previous_override_and_approve_keys(start):
 
 def test_a_key_with_nowhere_to_go_says_so_instead_of_doing_nothing(start):
     ids = [c.id for c in exception_queue.select(DEMO_CASES, {})]
-    at = start("views/exceptions.py", case=ids[0])
+    at = start("../finance/pages/exceptions.py", case=ids[0])
     assert not at.button(key="exc_prev").disabled  # enabled: a disabled button's key would vanish in the browser
     at = _click(at, "exc_prev")
     assert _param(at, "case") == ids[0]
     assert f"{ids[0]} is the first case of the queue shown: there is no previous one." in [w.value for w in at.warning]
-    at = start("views/exceptions.py", case=ids[-1])
+    at = start("../finance/pages/exceptions.py", case=ids[-1])
     at = _click(at, "exc_next")
     assert _param(at, "case") == ids[-1]
     assert f"{ids[-1]} is the last case of the queue shown: there is no next one." in [w.value for w in at.warning]
@@ -74,7 +74,7 @@ def test_a_key_with_nowhere_to_go_says_so_instead_of_doing_nothing(start):
 
 def test_with_the_queue_panel_closed_the_keys_walk_the_queue_and_no_table_is_drawn(start):
     ids = [c.id for c in exception_queue.select(DEMO_CASES, {})]  # the queue's order, as the table would show it
-    at = start("views/exceptions.py", case=ids[0])
+    at = start("../finance/pages/exceptions.py", case=ids[0])
     assert _drawn(at) == (False, False)  # closed: neither the table nor the bulk approval is drawn
     captions = [c.value for c in at.caption]
     assert (
@@ -93,7 +93,7 @@ def _drawn(at: AppTest) -> tuple[bool, bool]:
 
 
 def test_tickets_next_previous_override_and_approve_keys(start):
-    at = start("views/tickets.py", ticket="T-2004")
+    at = start("../support/pages/tickets.py", ticket="T-2004")
     assert any(h.value == "T-2004: Ann Lee" for h in at.header)
     at = _click(at, "tic_next")
     assert _param(at, "ticket") == "T-2005" and at.session_state["ticket_queue"]["selection"]["rows"] == [4]

@@ -32,7 +32,7 @@ def test_the_second_review_and_lead_queues_keep_the_cases_each_reviewer_may_act_
         ).blind
     service.second_review(demo_banks.finance, "reviewer", exception_proposal(SPLIT, REC, "Lee", "approve"))
 
-    at = open_page("views/exceptions.py", state=QUEUE_OPEN)
+    at = open_page("../finance/pages/exceptions.py", state=QUEUE_OPEN)
     assert _cases(at, "exceptions_needs_second", "Lee") == [BLIND.id]  # someone else decided it first
     queue = at.dataframe(key="exception_queue").value.set_index("case")
     assert (queue.loc[BLIND.id, "status"], queue.loc[BLIND.id, "decision"]) == ("awaiting blind second review", "")
@@ -42,7 +42,7 @@ def test_the_second_review_and_lead_queues_keep_the_cases_each_reviewer_may_act_
     assert _cases(at, "exceptions_lead_queue", "Lee") == []  # he decided it: the lead must be neither
     # an empty queue shows no case, so no name field: the next name is typed on a fresh page
     assert (
-        _cases(open_page("views/exceptions.py", state=QUEUE_OPEN), "exceptions_needs_second", "Dana") == []
+        _cases(open_page("../finance/pages/exceptions.py", state=QUEUE_OPEN), "exceptions_needs_second", "Dana") == []
     )  # her own first decision
 
     audit = open_page("views/audit.py")  # what the second reviewer could read there

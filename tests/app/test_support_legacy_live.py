@@ -43,7 +43,7 @@ def _approve(hindsight, bank: str, ticket_id: str) -> None:
 
 
 def _ticket(ticket_id: str):
-    return open_page("views/tickets.py", ticket=ticket_id)
+    return open_page("../support/pages/tickets.py", ticket=ticket_id)
 
 
 def _left_out(at) -> dict[str, str]:

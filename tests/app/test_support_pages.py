@@ -4,10 +4,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from components.safe_text import md
-from dashboard.app.ticket_evidence import DETAILS_OPEN
 from dashboard.cli.seed import seed_bank, support_records
 from dashboard.delivery.outbox import Outbox
 from dashboard.support import migration
+from dashboard.support.pages.evidence import DETAILS_OPEN
 from dashboard.support.recall import recall_for_ticket
 from tests.conftest import APP
 from tests.helpers import TICKET_QUEUE_OPEN, auth_section, id_claims, open_page, record_cards
@@ -22,7 +22,7 @@ def app_env(hindsight, bank_id, point_app):
 
 
 def _page(path: str) -> AppTest:
-    return open_page(path, state=TICKET_QUEUE_OPEN if path == "views/tickets.py" else None)
+    return open_page(path, state=TICKET_QUEUE_OPEN if path == "../support/pages/tickets.py" else None)
 
 
 def _verdicts(at) -> dict[str, str]:
@@ -35,7 +35,7 @@ def _texts(at) -> str:
 
 
 def test_tickets_page_shows_legacy_evidence_with_reasons_and_a_decision_lands_on_the_tagged_path(hindsight, app_env):
-    at = _page("views/tickets.py")
+    at = _page("../support/pages/tickets.py")
     queue = at.dataframe(key="ticket_queue").value
     assert list(queue["ticket"])[:3] == ["T-2001", "T-2002", "T-2003"] and len(queue) == 12
     assert at.query_params["ticket"] in (["T-2001"], "T-2001")  # the first unreviewed ticket opens
@@ -91,7 +91,7 @@ def test_deep_link_opens_a_ticket_on_the_tagged_path(hindsight, app_env):
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params["ticket"] = "T-2003"
     at.run()
-    at.switch_page("views/tickets.py").run()
+    at.switch_page("../support/pages/tickets.py").run()
     assert not at.exception, at.exception
     assert any("Used this customer's tagged history" in s.value for s in at.success)
     used = {r for r, v in _verdicts(at).items() if v == "used"}
@@ -101,7 +101,7 @@ def test_deep_link_opens_a_ticket_on_the_tagged_path(hindsight, app_env):
 
 def test_how_this_was_recalled_is_drawn_while_open_and_stays_open_from_ticket_to_ticket(hindsight, app_env):
     at = open_page(
-        "views/tickets.py", state={**TICKET_QUEUE_OPEN, DETAILS_OPEN: True}, ticket="T-2004"
+        "../support/pages/tickets.py", state={**TICKET_QUEUE_OPEN, DETAILS_OPEN: True}, ticket="T-2004"
     )  # Ann Lee: legacy
     assert "Customer tag: " in _texts(at) and "so old records were searched (the legacy fallback), proposing" in _texts(
         at
@@ -117,7 +117,7 @@ def test_an_unknown_ticket_link_says_so_once_and_opens_the_first_unreviewed_tick
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params["ticket"] = "T-NOPE"
     at.run()
-    at.switch_page("views/tickets.py").run()
+    at.switch_page("../support/pages/tickets.py").run()
     assert not at.exception, at.exception
     assert [w.value for w in at.warning] == [md("No ticket 'T-NOPE' in the queue (or it is filtered out).")]
     at.button(key="ticket_goto_first").click().run()
@@ -127,7 +127,7 @@ def test_an_unknown_ticket_link_says_so_once_and_opens_the_first_unreviewed_tick
 
 
 def test_migration_page_dry_run_then_apply(hindsight, app_env):
-    at = _page("views/migration.py")
+    at = _page("../support/pages/migration.py")
     records = record_cards(at)  # every untagged record read in full: status, reason, text
     statuses = [status for _ref, status, _why in records]
     assert sum(s.startswith("can be migrated, for ") for s in statuses) == 9 and statuses.count("stays untagged") == 4
@@ -154,7 +154,7 @@ def _tickets_page(user: dict | None = None, provider=None) -> AppTest:
         at.secrets["auth"], at.user = auth_section(provider), user
     at.run()
     at.session_state["ticket_queue_open"] = True
-    at.switch_page("views/tickets.py").run()
+    at.switch_page("../support/pages/tickets.py").run()
     at.session_state["ticket_queue"] = {"selection": {"rows": [3], "columns": [], "cells": []}}  # T-2004
     at.run()
     assert not at.exception, at.exception
@@ -213,7 +213,7 @@ def test_a_ticket_an_agent_handed_in_shows_its_part_and_where_its_citations_diff
     at = AppTest.from_file(APP, default_timeout=60)
     at.query_params["ticket"] = "T-9001"
     at.run()
-    at.switch_page("views/tickets.py").run()
+    at.switch_page("../support/pages/tickets.py").run()
     assert not at.exception, at.exception
     texts = _texts(at)
     assert "support-bot 2.1, confidence 0.60" in texts and "Its draft: Hi Ann, refunded." in texts

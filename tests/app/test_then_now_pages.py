@@ -39,7 +39,7 @@ def test_case_and_ticket_show_what_the_agent_recalled_then_and_the_incidents_pag
     run_exception(hindsight.gateway, store, fin, case, "reviewed", PROVEN)  # signatures checked with the app's key
     run_ticket(hindsight.gateway, store, sup, ticket, "naive", retain=False, origin=PROVEN)
 
-    at = open_page("views/exceptions.py", timeout=90, case="E-1002")
+    at = open_page("../finance/pages/exceptions.py", timeout=90, case="E-1002")
     text = texts(at)
     assert "What the agent recalled then, and what recall returns now" in text
     assert "as Hindsight's audit log recorded it" in text and "Agent's recommendation: reject" in text
@@ -67,7 +67,7 @@ def test_case_and_ticket_show_what_the_agent_recalled_then_and_the_incidents_pag
     outbox.submit(fin, decision, precedent_record(case, decision, rec), hindsight.gateway.retain)
     st.cache_resource.clear()
     st.cache_data.clear()
-    at = open_page("views/exceptions.py", timeout=90, case="E-1002")
+    at = open_page("../finance/pages/exceptions.py", timeout=90, case="E-1002")
     since = next(t.value for t in at.text if t.value.startswith("Since then:"))
     # (broader records may churn too: a new document changes the ranking of the any_strict pass)
     appeared = since.split(" appeared (")[1].split(")")[0].split(", ")
@@ -77,7 +77,7 @@ def test_case_and_ticket_show_what_the_agent_recalled_then_and_the_incidents_pag
     cause = next(t.value for t in at.text if t.value.startswith("decision-E-1002 appeared:"))  # its cause, plain text
     assert cause.startswith("decision-E-1002 appeared: retained after the recall. Retained on ")
 
-    at = open_page("views/tickets.py", timeout=90, ticket="T-2004")
+    at = open_page("../support/pages/tickets.py", timeout=90, ticket="T-2004")
     text = texts(at)
     assert "What the support agent (naive) recalled" in text and "the whole bank (no filter)" in text  # plain words
     assert ": another customer's" in text or ": no provable owner" in text
@@ -100,7 +100,7 @@ def test_case_and_ticket_show_what_the_agent_recalled_then_and_the_incidents_pag
 def test_with_the_audit_log_off_the_case_shows_a_labelled_recompute(hindsight, point_app):
     fin, sup = _banks(hindsight, audit=False)
     point_app(hindsight.env(finance=fin, support=sup))
-    at = open_page("views/exceptions.py", timeout=90, case="E-1001")
+    at = open_page("../finance/pages/exceptions.py", timeout=90, case="E-1001")
     text = texts(at)
     assert (
         "Hindsight keeps no log of the agents' searches here (its audit log is off): showing today's recompute, not what the agent saw."
@@ -121,7 +121,7 @@ def test_an_incident_banner_names_whose_run_it_was_and_whether_the_page_is_affec
     naive = run_ticket(hindsight.gateway, store, sup, ticket, "naive", retain=False, origin=PROVEN)
 
     open_page("views/incidents.py", timeout=90)  # the check keeps the ticket's incident kinds for its page
-    at = open_page("views/tickets.py", timeout=90, ticket="T-2004")
+    at = open_page("../support/pages/tickets.py", timeout=90, ticket="T-2004")
     said = [w.value.replace("\\", "") for w in at.warning if "Incident in " in w.value]
     assert said, texts(at)
     leak = next(s for s in said if "another customer's records reached the answer" in s)

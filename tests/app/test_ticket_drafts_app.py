@@ -41,7 +41,7 @@ def _status(at: AppTest, ticket: str) -> str:
 
 
 def test_an_unsent_ticket_decision_is_kept_per_ticket_and_never_shown_on_another(outbox):
-    at = open_page("views/tickets.py", timeout=120, state=TICKET_QUEUE_OPEN, ticket="T-2004")
+    at = open_page("../support/pages/tickets.py", timeout=120, state=TICKET_QUEUE_OPEN, ticket="T-2004")
     drafted_response = at.text_area(key="ticket_response_T-2004").value
     assert "Unsent draft" not in texts(at) and not _badged(at)
     at.radio(key="ticket_action_T-2004").set_value("edit_and_approve")
@@ -66,11 +66,13 @@ def test_an_unsent_ticket_decision_is_kept_per_ticket_and_never_shown_on_another
     assert "Unsent drafts, kept for this session: T-2004." in texts(at)
     assert _status(at, "T-2004").endswith(", unsent draft") and not _status(at, "T-2005").endswith("unsent draft")
 
-    at.switch_page("views/exceptions.py")  # the finance page keeps its own drafts: a ticket's is not one of them
+    at.switch_page(
+        "../finance/pages/exceptions.py"
+    )  # the finance page keeps its own drafts: a ticket's is not one of them
     at = _run(at)
     assert "Unsent drafts" not in texts(at) and "T-2004" not in texts(at)
 
-    at.switch_page("views/tickets.py")
+    at.switch_page("../support/pages/tickets.py")
     at.query_params["ticket"] = "T-2004"
     at = _run(at)
     assert _fields(at, "T-2004") == drafted  # all of it back

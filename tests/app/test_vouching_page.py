@@ -14,7 +14,7 @@ from tests.conftest import forget_banks, seeded_finance_bank
 from tests.helpers import open_page
 from tests.helpers import texts as all_texts
 
-AUDIT, CASE_PAGE = "views/audit.py", "views/exceptions.py"
+AUDIT, CASE_PAGE = "views/audit.py", "../finance/pages/exceptions.py"
 CASE = "E-1016"  # V05 price variance: the demo's two precedents say approve and escalate
 NOTE = "note-v05-0"
 

@@ -6,7 +6,8 @@ import re
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from dashboard.app import background, finance_recalls
+from dashboard.app import background
+from dashboard.finance.pages import recalls as finance_recalls
 from dashboard.finance.policy import Recommendation
 from dashboard.review.casework import Casework
 from dashboard.review.workflow import age_label, next_unreviewed, sla_state
@@ -20,7 +21,7 @@ from tests.helpers import (
     record_ticket_decision,
 )
 
-EXC, TIC = "views/exceptions.py", "views/tickets.py"
+EXC, TIC = "../finance/pages/exceptions.py", "../support/pages/tickets.py"
 REC = Recommendation(action="reject", confidence=1.0, cited=[], rationale="r", policy="precedent")
 
 

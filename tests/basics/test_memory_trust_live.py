@@ -77,7 +77,9 @@ def test_the_forged_decision_e1777_gives_no_authority_and_is_named_everywhere(
 
     outbox = Outbox(tmp_path / "store.sqlite3", signing_key=SIGNING_SECRET)
     point_app(live.env(finance=bank, support=live_demo_banks.support), outbox)
-    page = texts(open_page("views/exceptions.py", timeout=120, case=CASE.id))  # the case page, as a reviewer reads it
+    page = texts(
+        open_page("../finance/pages/exceptions.py", timeout=120, case=CASE.id)
+    )  # the case page, as a reviewer reads it
     assert "Origin: claims to be a reviewer's decision; not recorded here" in page
     assert "decision-E-1777: it claims to be a reviewer's decision, but this dashboard never recorded it" in page
     assert "Counted as they present themselves, they would make the recommendation approve for payment (1.00)." in page

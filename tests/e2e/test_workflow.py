@@ -10,7 +10,7 @@ import time
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from dashboard.app import finance_recalls
+from dashboard.finance.pages import recalls as finance_recalls
 from dashboard.finance.policy import Recommendation
 from dashboard.hindsight.wire import MemoryRecord
 from dashboard.review.casework import Casework

@@ -67,6 +67,6 @@ def test_the_form_offers_each_exception_type_its_configured_codes_and_labels(
     env = hindsight.env(finance=demo_banks_read_only.finance, support=demo_banks_read_only.support)
     point_app({**env, "RECALL_REVIEW_REASON_CODES": json.dumps(CONFIGURED)})
     for case, expected in ((PRICE, CONFIGURED["price_variance"]), (RECEIPT, CONFIGURED["default"])):
-        at = open_page("views/exceptions.py", case=case.id)
+        at = open_page("../finance/pages/exceptions.py", case=case.id)
         options = at.radio(key=field_keys(case.id)["reason"]).options
         assert options == [f"{code}: {label}" for code, label in expected.items()], case.id

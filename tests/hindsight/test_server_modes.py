@@ -224,7 +224,7 @@ def test_the_mode_is_what_the_server_says_on_the_cli_home_and_overview(request, 
 def test_the_pages_show_documents_with_their_facts_and_observations_with_their_sources(hindsight_llm, point_app):
     banks = shared_demo_of(hindsight_llm)
     point_app(hindsight_llm.env(finance=banks.finance, support=banks.support))
-    at = open_page("views/exceptions.py", case="E-1002")
+    at = open_page("../finance/pages/exceptions.py", case="E-1002")
     shown = texts(at)
     original = next(r.content for r in finance_records() if r.document_id == "PREC-V02-PRI-01")
     assert original in shown  # the card's text is the document as retained
@@ -233,7 +233,7 @@ def test_the_pages_show_documents_with_their_facts_and_observations_with_their_s
     )
     assert "Built from: " in shown
 
-    at = open_page("views/tickets.py", ticket="T-2001")
+    at = open_page("../support/pages/tickets.py", ticket="T-2001")
     shown = texts(at)
     assert "Summaries Hindsight built across records" in shown
     assert "not used: built partly from another customer's records" in shown

@@ -212,7 +212,7 @@ def test_migration_page_shows_a_migration_error_as_a_plain_message(hindsight, ba
 
     monkeypatch.setattr(migration, "plan", refuse)
     at = AppTest.from_file(APP, default_timeout=60).run()
-    at.switch_page("views/migration.py").run()
+    at.switch_page("../support/pages/migration.py").run()
     assert not at.exception, at.exception
     assert [e.value for e in at.error] == ["The migration cannot go on:"]
     assert "the filter no longer means 'untagged' [x](javascript:alert(1))" in [t.value for t in at.text]

@@ -18,7 +18,7 @@ ANN_LEGACY = {"SUP-L-001", "SUP-L-002"}  # the ownership rule admits exactly the
 
 
 def _trace(gateway, bank: str, request) -> object:
-    """The trace the ticket page links to for one of its recalls (components/admission.py: _trace_links)."""
+    """The trace the ticket page links to for one of its recalls (dashboard/support/pages/admission_view.py: _trace_links)."""
     return fetch_trace(
         gateway,
         TraceRequest(

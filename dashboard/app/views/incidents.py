@@ -35,12 +35,13 @@ if not shown:
     st.stop()
 
 
-def _link(incident) -> str:
-    return (
-        f"/exceptions?case={incident.case_id}"
-        if incident.case_kind == "exception"
-        else f"/tickets?ticket={incident.case_id}"
-    )
+KINDS = {kind.name: kind for kind in resources.kinds()}
+
+
+def _link(incident) -> str | None:
+    """The case on its kind's page: the address and the parameter the kind names."""
+    kind = KINDS.get(incident.case_kind)
+    return f"/{kind.url_path}?{getattr(kind, 'case_param', 'case')}={incident.case_id}" if kind else None
 
 
 st.subheader("What happened")

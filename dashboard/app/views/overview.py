@@ -13,11 +13,12 @@ from components.label_quality import render_label_quality
 from components.review_agreement import render_calibration, render_reviewer_agreement
 from components.safe_text import md
 from dashboard.agents.labelled_cases import from_store
-from dashboard.app import audit, case_figures, finance_recalls, overview_inputs, resources, ticket_recalls
+from dashboard.app import audit, case_figures, overview_inputs, resources
 from dashboard.app.kept_while_same import ids_of
 from dashboard.finance.decisions import document_id_for
 from dashboard.finance.kind import FINANCE
 from dashboard.finance.overview import MISSED_LISTED
+from dashboard.finance.pages import recalls as finance_recalls
 from dashboard.finance.recall import DEFAULT_K, CaseKey
 from dashboard.hindsight.errors import HindsightError
 from dashboard.kinds import bank_of, cases_of
@@ -28,6 +29,7 @@ from dashboard.reporting.label_quality import case_attributes, label_quality
 from dashboard.support import flags as ticket_flags
 from dashboard.support.kind import SUPPORT
 from dashboard.support.models import Customer
+from dashboard.support.pages import recalls as ticket_recalls
 
 MEASURE_ON_VISIT = 200  # more unmeasured cases than this are measured on request, not by opening the page
 WAITING_LISTED = 50  # the oldest approvals waiting, listed; the rest are counted

@@ -3,14 +3,15 @@ lead's confirmed run that tags the ones whose owner is proven."""
 
 import streamlit as st
 
-from components.admission import render_coverage, render_plan, render_report
 from components.safe_text import md
 from components.status_banner import plain_error
-from dashboard.app import access, resources, ticket_recalls
+from dashboard.app import access, resources
 from dashboard.hindsight.errors import HindsightError
 from dashboard.queue_files import QueueFileError, load_rows
 from dashboard.support import migration
 from dashboard.support.models import Customer
+from dashboard.support.pages import recalls as ticket_recalls
+from dashboard.support.pages.admission_view import render_coverage, render_plan, render_report
 
 REPORT_KEY = "migration_report"
 CONFIRM = "I have checked the list above"

@@ -7,12 +7,14 @@ from __future__ import annotations
 import streamlit as st
 
 from components.workflow import confirm_bulk, notice
-from dashboard.app import access, deciding, finance_case, finance_recalls, resources
+from dashboard.app import access, deciding, resources
 from dashboard.app.agent_part import agent_part_of
 from dashboard.finance import queue as exception_queue
 from dashboard.finance.decisions import exception_decision
 from dashboard.finance.kind import FINANCE
 from dashboard.finance.models import OUTCOME_WORDS, ExceptionCase
+from dashboard.finance.pages import case as finance_case
+from dashboard.finance.pages import recalls as finance_recalls
 from dashboard.finance.policy import Recommendation, assess
 from dashboard.finance.recall import TwoStageResult
 from dashboard.hindsight.write_facts import asker

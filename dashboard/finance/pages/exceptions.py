@@ -1,5 +1,5 @@
 """Finance exceptions: one case at a time, built for deciding (header, the keys with Accept / Override, the
-recommendation, the form, evidence), the queue in a panel above it (dashboard/app/finance_queue.py). The case on
+recommendation, the form, evidence), the queue in a panel above it (dashboard/finance/pages/queue.py). The case on
 screen is recalled first; the cases after it are recalled in the background."""
 
 from __future__ import annotations
@@ -8,8 +8,7 @@ from datetime import date
 
 import streamlit as st
 
-from components.decision_form import OUTCOME_WORDS, OVERRIDE, accept_label, draft_of, drafted_cases, field_keys
-from components.evidence import render_crowd_out, render_evidence, render_recall_details, render_recommendation
+from components.decision_form import OVERRIDE, draft_of, drafted_cases, field_keys
 from components.glossary import FINANCE_TERMS, render_glossary
 from components.review_keys import Accept, review_keys
 from components.safe_text import md
@@ -17,14 +16,24 @@ from components.status_banner import render_evidence_unavailable
 from components.then_now import render_then_now
 from components.workflow import Slot, age_badge, claim_controls, flash, reviewer_field, selected_rows, unknown_link
 from dashboard.agents.incidents import is_relevant_ref
-from dashboard.app import access, audit, blind_review, curating, finance_case, finance_recalls, labelling, resources
+from dashboard.app import access, audit, blind_review, curating, labelling, resources
 from dashboard.app.agent_part import RECOMPUTE, agent_part_of, show_agent_part
 from dashboard.app.case_figures import case_status, figures_from
-from dashboard.app.finance_queue import QUEUE_KEY, Queue, queue_panel
 from dashboard.finance import queue as exception_queue
 from dashboard.finance.decisions import document_id_for
 from dashboard.finance.kind import FINANCE, evidence_records
-from dashboard.finance.models import ExceptionCase
+from dashboard.finance.models import OUTCOME_WORDS, ExceptionCase
+from dashboard.finance.pages import case as finance_case
+from dashboard.finance.pages import recalls as finance_recalls
+from dashboard.finance.pages.evidence import (
+    recall_contexts,
+    render_crowd_out,
+    render_evidence,
+    render_recall_details,
+    render_recommendation,
+)
+from dashboard.finance.pages.form import accept_label
+from dashboard.finance.pages.queue import QUEUE_KEY, Queue, queue_panel
 from dashboard.finance.policy import assess, no_evidence_recommendation
 from dashboard.finance.recall import DEFAULT_K, MAX_K, CaseKey
 from dashboard.hindsight.errors import HindsightError
@@ -214,9 +223,7 @@ def case_view(bank: str, queue: Queue, rows: list[int], me_then: str | None, tod
     with evidence:
         if result is not None:
             cards = [e.document_id for e in result.exact + result.broader if e.document_id]
-            label = labelling.card_labels(
-                bank, finance_case.KIND, case.id, labelling.finance_contexts(result), "reviewer_name"
-            )
+            label = labelling.card_labels(bank, finance_case.KIND, case.id, recall_contexts(result), "reviewer_name")
             render_evidence(
                 result,
                 labelling.both(label, curating.card_controls(bank, cards, "reviewer_name", finance_case.KEYS.flash)),

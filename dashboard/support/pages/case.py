@@ -12,7 +12,6 @@ from datetime import UTC, datetime
 import streamlit as st
 
 from components import submission
-from components.admission import render_decision_state
 from components.conflict import render_conflict
 from components.decision_form import (
     Drafts,
@@ -33,6 +32,7 @@ from dashboard.store.errors import AlreadyDecided, DecisionInputError
 from dashboard.support.decisions import ACTIONS, ticket_decision, ticket_evidence_snapshot, ticket_proposal
 from dashboard.support.kind import SUPPORT
 from dashboard.support.models import Ticket
+from dashboard.support.pages.admission_view import render_decision_state
 from dashboard.support.recall import TicketRecall
 
 KEYS = deciding.QueueKeys(

@@ -13,10 +13,10 @@ from typing import Literal
 import streamlit as st
 from pydantic import BaseModel
 
-from components.admission import record_card
 from components.when import local_time
 from dashboard.review.casework import Comment
 from dashboard.support.legacy_history import NotConsulted, RecordRow
+from dashboard.support.pages.admission_view import record_card
 
 CONFIRM = "I have checked these records"
 ACTIONS_LABEL = "One record: read it in full, flag it for review, or tag it for this customer"

@@ -13,11 +13,13 @@ import streamlit as st
 from components.decision_form import drafted_cases
 from components.workflow import keep_selection, my_queue_filter
 from dashboard.agents.incidents import incident_text
-from dashboard.app import finance_bulk, finance_case, resources
-from dashboard.app.queue_filters import approval_filter, second_review_filter
-from dashboard.app.shown_queue import shown_queue, vendor_choices
+from dashboard.app import resources
 from dashboard.finance import queue as exception_queue
 from dashboard.finance.models import EXCEPTION_TYPES, ExceptionCase
+from dashboard.finance.pages import bulk as finance_bulk
+from dashboard.finance.pages import case as finance_case
+from dashboard.finance.pages.queue_filters import approval_filter, second_review_filter
+from dashboard.finance.pages.shown_queue import shown_queue, vendor_choices
 from dashboard.finance.recall import DEFAULT_K
 from dashboard.review.figures import held_statuses
 from dashboard.store.identity import Person

@@ -11,17 +11,20 @@ from collections.abc import Sequence
 
 import streamlit as st
 
-from components.admission import render_evidence, render_how_recalled, render_path, render_report
-from components.legacy_history import RecordAction, render_not_consulted, render_record_actions
 from components.safe_text import md
 from components.status_banner import plain_error
-from dashboard.app import access, curating, labelling, resources, ticket_case, ticket_recalls
+from dashboard.app import access, curating, labelling, resources
 from dashboard.hindsight.errors import HindsightError
 from dashboard.hindsight.write_facts import asker
 from dashboard.review.casework import Casework
+from dashboard.review.relevance import RecallContext
 from dashboard.support.legacy_history import migrate_customer, not_consulted, tag_for_customer, ticket_records
 from dashboard.support.migration import MigrationError
 from dashboard.support.models import Customer, Ticket
+from dashboard.support.pages import case as ticket_case
+from dashboard.support.pages import recalls as ticket_recalls
+from dashboard.support.pages.admission_view import render_evidence, render_how_recalled, render_path, render_report
+from dashboard.support.pages.legacy_history_view import RecordAction, render_not_consulted, render_record_actions
 from dashboard.support.recall import TicketRecall
 from dashboard.support.record_flags import FlagError, flag_record, flags_on
 from dashboard.support.trust import origins_in_words
@@ -59,7 +62,7 @@ def render_ticket_evidence(ticket: Ticket, recall: TicketRecall, customers: Sequ
     )
     render_evidence(
         recall,
-        labelling.card_labels(bank, "ticket", ticket.id, labelling.ticket_contexts(recall), "ticket_reviewer"),
+        labelling.card_labels(bank, "ticket", ticket.id, recall_contexts(recall), "ticket_reviewer"),
         origins,
     )
     used = recall.tagged if recall.path == "tagged" else recall.legacy_admitted
@@ -144,3 +147,11 @@ def _render_outcome(ticket_id: str) -> None:
         render_report(outcome["report"])
     else:
         st.success(f"Flagged {md(outcome['flagged'])} for review.", icon=":material/flag:")
+
+
+def recall_contexts(recall: TicketRecall) -> dict[str, RecallContext]:
+    """The tagged recall's (or, on the legacy path, the candidate search's) request, with the records used."""
+    request = recall.requests[0] if recall.path == "tagged" or len(recall.requests) < 2 else recall.requests[-1]
+    ranked = [e.document_id for e in recall.evidence if e.document_id]
+    context = RecallContext(query=request.query, tags=request.tags, tags_match=request.tags_match, ranked=ranked)
+    return dict.fromkeys(ranked, context)

@@ -18,14 +18,12 @@ from components.decision_form import (
     OUTCOME_LABEL,
     OVERRIDE,
     REVISE_LABEL,
-    decision_form,
     field_keys,
     hold_long_note,
     not_sent,
     sending,
     show_long_note,
 )
-from components.evidence import render_case_facts, render_decided, render_match
 from components.revisions import render_history
 from components.safe_text import md
 from components.workflow import REVIEWER_LABEL, Slot, auto_advance_toggle, render_comments
@@ -35,6 +33,8 @@ from dashboard.finance.decisions import evidence_snapshot, exception_decision, e
 from dashboard.finance.kind import FINANCE
 from dashboard.finance.matching import match_status
 from dashboard.finance.models import ExceptionCase
+from dashboard.finance.pages.evidence import render_case_facts, render_decided, render_match
+from dashboard.finance.pages.form import decision_form
 from dashboard.finance.policy import Recommendation
 from dashboard.finance.recall import TwoStageResult
 from dashboard.review.decisions import Proposal

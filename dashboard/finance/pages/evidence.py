@@ -19,6 +19,7 @@ from dashboard.finance.matching import MatchStatus
 from dashboard.finance.models import OUTCOME_WORDS, ExceptionCase
 from dashboard.finance.policy import Recommendation
 from dashboard.finance.recall import PassInfo, PrecedentEvidence, TwoStageResult
+from dashboard.review.relevance import RecallContext
 from dashboard.store.decision import decision_summary, outcome_words
 from dashboard.traces.request import TraceRequest
 
@@ -292,3 +293,16 @@ def render_recall_details(result: TwoStageResult, case_id: str | None = None) ->
             _frame(result.broader), hide_index=True, width="stretch", column_config=config, key="evidence_broader"
         )
     _trace(result, result.pass2, "Trace of pass 2 (broader)", case_id)
+
+
+def recall_contexts(result: TwoStageResult) -> dict[str, RecallContext]:
+    """Each card's request: pass 1 (exact) or pass 2 (broader), with the documents the two-stage result ranks."""
+    ranked = [e.document_id for e in result.records if e.document_id]
+    contexts = {}
+    for e in result.records:
+        info = result.pass1 if e.pass_ == "exact" or result.pass2 is None else result.pass2
+        if e.document_id:
+            contexts[e.document_id] = RecallContext(
+                query=result.query, tags=info.tags, tags_match=info.tags_match, ranked=ranked
+            )
+    return contexts

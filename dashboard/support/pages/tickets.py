@@ -16,11 +16,9 @@ from components.then_now import render_then_now
 from components.when import local_day
 from components.workflow import Slot, age_badge, claim_controls, flash, keep_selection, reviewer_field, unknown_link
 from dashboard.agents.incidents import INCIDENTS_KEY, KIND_LABELS, banner, incident_text, ownership
-from dashboard.app import access, audit, blind_review, resources, ticket_case, ticket_recalls
+from dashboard.app import access, audit, blind_review, resources
 from dashboard.app.agent_part import agent_part_of, show_agent_part
 from dashboard.app.case_figures import figures_from, statuses_from
-from dashboard.app.ticket_case import SHORT_ACTIONS
-from dashboard.app.ticket_evidence import render_ticket_evidence
 from dashboard.hindsight.errors import HindsightError
 from dashboard.kinds import cases_of
 from dashboard.queue_files import QueueFileError, load_rows
@@ -31,6 +29,10 @@ from dashboard.support.flags import history_used
 from dashboard.support.flags import stored as stored_ticket_flags
 from dashboard.support.kind import SUPPORT, evidence_records
 from dashboard.support.models import Customer, Ticket
+from dashboard.support.pages import case as ticket_case
+from dashboard.support.pages import recalls as ticket_recalls
+from dashboard.support.pages.case import SHORT_ACTIONS
+from dashboard.support.pages.evidence import render_ticket_evidence
 
 QUEUE_KEY, QUEUE_OPEN = "ticket_queue", "ticket_queue_open"
 

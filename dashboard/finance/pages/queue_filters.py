@@ -1,4 +1,4 @@
-"""The exceptions queue's "needs me" toggles: cases held for someone else's eyes that the reviewer may act on now.
+"""The exception queue's "needs me" toggles: cases held for someone else's eyes that the reviewer may act on now.
 Which ones is the decision service's rule (second_approver_problem, second_review_problem); this only asks it."""
 
 from __future__ import annotations

@@ -35,13 +35,8 @@ export default function (component) {
     if (!field) return;
     if (first) field.focus({ preventScroll: true });
     const widget = field.closest('[data-testid="stElementContainer"]') || field;  // with its label
-    const box = widget.getBoundingClientRect();  // the field to fix is in view too, beside what was said ...
-    if (box.top >= 0 && box.bottom <= window.innerHeight) return;
-    if (!target) return widget.scrollIntoView({ block: 'center' });
-    const said = target.getBoundingClientRect();  // ... unless both cannot fit: then what was said stays in view
-    if (Math.max(box.bottom, said.bottom) - Math.min(box.top, said.top) <= window.innerHeight) {
-      widget.scrollIntoView({ block: 'nearest' });
-    }
+    const box = widget.getBoundingClientRect();  // the field to fix is in view too, beside what was said
+    if (box.top < 0 || box.bottom > window.innerHeight) widget.scrollIntoView({ block: target ? 'nearest' : 'center' });
   };
   // After the rerun has drawn the page (the target may be drawn in the same run as this component), and again once
   // what is drawn above it has settled, so a late layout shift does not carry the message out of view.

@@ -4,7 +4,7 @@ reaches any of them. Against DNS rebinding: an attacker's page whose name is mad
 it, but its requests carry the attacker's name.
 
 The names come from one setting (RECALL_REVIEW_ALLOWED_HOSTS; this machine's own names when served on loopback) and
-are kept in Streamlit's `server.allowedHosts`, which Streamlit checks on its WebSocket too (serve.hosts_or_exit).
+are kept in Streamlit's `server.allowedHosts`, which Streamlit checks on its WebSocket too (startup_checks.hosts_or_exit).
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from starlette.middleware import Middleware
 from starlette.routing import Mount
 
 from dashboard.api.routes import api
-from dashboard.app import serve
+from dashboard.app import serve, startup_checks
 from dashboard.app.hosts import OwnHostsOnly
 from dashboard.app.return_to import KeepPlaceAtSignIn
 
@@ -25,13 +25,13 @@ from dashboard.app.return_to import KeepPlaceAtSignIn
 @asynccontextmanager
 async def warmed(_app):
     try:
-        serve.settings_or_exit()
-        serve.exposure_or_exit()
-        hosts = serve.hosts_or_exit()
+        startup_checks.settings_or_exit()
+        startup_checks.exposure_or_exit()
+        hosts = startup_checks.hosts_or_exit()
     except SystemExit as exc:  # said already; a server start-up failure would add a traceback and exit 3
         os._exit(exc.code)
     print(f"dashboard: answers to the host names {', '.join(hosts)} (RECALL_REVIEW_ALLOWED_HOSTS)", file=sys.stderr)
-    serve.say_webhook_targets()
+    startup_checks.say_webhook_targets()
     print(
         f"dashboard: warmed in {serve.prepare():.1f} s (the app's modules, the queues, the review store)",
         file=sys.stderr,

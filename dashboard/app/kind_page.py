@@ -4,8 +4,6 @@ goes through the decision service like every other. Everything a file or memory 
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import pandas as pd
 import streamlit as st
 
@@ -14,31 +12,14 @@ from components.revisions import render_history
 from components.safe_text import md
 from components.trace_link import trace_link
 from components.workflow import flash, reviewer_field
-from dashboard.app import access, case_figures, deciding, resources
+from dashboard.app import access, case_figures, kind_decision, resources
 from dashboard.app.agent_part import RECOMPUTE, agent_part_of, show_agent_part
 from dashboard.hindsight.errors import HindsightError
-from dashboard.kinds import bank_of, cases_of, proposed
+from dashboard.kinds import bank_of, cases_of
 from dashboard.queue_files import QueueFileError
-from dashboard.review.queue_kind import CaseView, Choice, EvidenceRecord, QueueKind
-from dashboard.store.decision import REVISION_REASON_MAX_CHARS, changed_since_shown, decision_summary, outcome_words
-from dashboard.store.errors import InputError
+from dashboard.review.queue_kind import CaseView, EvidenceRecord, QueueKind
+from dashboard.store.decision import decision_summary, outcome_words
 from dashboard.traces.request import TraceRequest
-
-
-def _keys(kind: QueueKind) -> deciding.QueueKeys:
-    return deciding.QueueKeys(
-        flash=f"{kind.key}_flash",
-        conflict=f"{kind.key}_conflict",
-        goto=f"{kind.key}_goto",
-        pending=f"{kind.key}_submitted",
-    )
-
-
-def _fields(kind: QueueKind, case_id: str, revising: bool = False) -> dict[str, str]:
-    """Each form field's session key, per case: a case's form starts from that case's state (`revising`: with the
-    reason for revising its standing decision)."""
-    names = ("outcome", "reason", "note", *kind.kind_fields, *(("revise",) if revising else ()))
-    return {name: f"{kind.key}_{name}_{case_id}" for name in names}
 
 
 def _chosen(kind: QueueKind, ids: list[str], goto_key: str) -> str:
@@ -95,84 +76,6 @@ def _recall(kind: QueueKind, bank: str, case) -> CaseView:
     return view
 
 
-def _record(
-    kind: QueueKind, bank: str, case, view: CaseView, submitted: submission.Submitted, cases, seen_key: str
-) -> str | None:
-    """Record a submit made on the revision of the case its page showed (`seen_key`: a decision landed since is a
-    conflict, never an overwrite); returns why not, in a reviewer's words."""
-    why = changed_since_shown(submitted.shown, view.shown(), kind.outcomes)
-    if why:
-        return why
-    me = access.reviewer(f"{kind.key}_reviewer")
-    values = submitted.values
-    choice = Choice(
-        reviewer=me.name or "",
-        authenticated=me.signed_in,
-        outcome=str(values.get("outcome") or ""),
-        reason_code=values.get("reason") or None,
-        note=str(values.get("note") or ""),
-        decided_at=datetime.now(UTC),
-        details={name: str(values.get(name) or "") for name in kind.kind_fields if values.get(name)},
-        shown=submitted.shown,
-        base_revision=st.session_state[seen_key],
-        agent=agent_part_of(kind, case.id),
-    )
-    reasons = kind.reasons(case, resources.settings().reason_codes)
-    revise = values.get("revise")
-    if revise is not None and not str(revise).strip():
-        return "revising the decision needs a reason."
-    try:
-        proposal = proposed(kind, case, view, choice, reasons)
-    except InputError as exc:
-        return exc.problem
-    st.session_state.pop(seen_key)  # whatever the service says, the next screen reads the case's revision again
-    by_id = {c.id: c for c in cases}
-    decided = set(resources.outbox().decision_states(bank, kind.name))
-    return deciding.record(
-        bank,
-        proposal,
-        _keys(kind),
-        queue=list(by_id),
-        decided=decided,
-        describe=lambda i: kind.describe(by_id[i]),
-        reasons=reasons,
-        revise=None if revise is None else str(revise),
-    )
-
-
-def _form(kind: QueueKind, case, view: CaseView, revising: bool) -> None:
-    """The case's form; `revising` (the case is decided): it revises the standing decision, and asks why."""
-    fields = _fields(kind, case.id, revising)
-    reasons = kind.reasons(case, resources.settings().reason_codes)
-    outcomes = list(kind.outcomes)
-    with st.form(f"{kind.key}_form_{case.id}", border=True):
-        st.radio(
-            "Outcome",
-            outcomes,
-            format_func=lambda o: kind.outcomes[o],
-            key=fields["outcome"],
-            index=outcomes.index(view.recommendation) if view.recommendation in outcomes else 0,
-        )
-        if reasons:
-            st.selectbox(
-                "Reason (an override needs one)",
-                [None, *reasons],
-                key=fields["reason"],
-                format_func=lambda code: "none" if code is None else f"{code}: {reasons[code]}",
-            )
-        for name in kind.kind_fields:
-            st.text_area(name.capitalize(), key=fields[name])
-        st.text_area("Note", key=fields["note"])
-        if revising:
-            st.text_input("Reason for revising (required)", key=fields["revise"], max_chars=REVISION_REASON_MAX_CHARS)
-        st.form_submit_button(
-            "Revise decision" if revising else "Record the decision",
-            type="primary",
-            on_click=submission.hold,
-            args=(_keys(kind).pending, view.shown(), "form", fields),
-        )
-
-
 def render(kind: QueueKind) -> None:
     settings = resources.settings()
     bank = bank_of(settings, kind)
@@ -186,7 +89,7 @@ def render(kind: QueueKind) -> None:
         st.info(f"No {kind.nouns[1]} in the queue.")
         return
     ids = [c.id for c in cases]
-    keys = _keys(kind)
+    keys = kind_decision.queue_keys(kind)
     chosen = _chosen(kind, ids, keys.goto)
     statuses = case_figures.statuses(bank, kind.name, ids)
     frame = pd.DataFrame([{"case": c.id, **kind.columns(c), "status": statuses[c.id]} for c in cases])
@@ -238,9 +141,9 @@ def render(kind: QueueKind) -> None:
         )
         render_history(resources.decisions().revisions(bank, kind.name, case.id))
     reviewer_field(access.reviewer(f"{kind.key}_reviewer"), f"{kind.key}_reviewer")
-    _form(kind, case, view, revising=resources.decisions().standing(bank, kind.name, case.id) is not None)
+    kind_decision.form(kind, case, view, revising=resources.decisions().standing(bank, kind.name, case.id) is not None)
     submitted = submission.take(keys.pending)
     if submitted is not None:
-        refused = _record(kind, bank, case, view, submitted, cases, seen_key)
+        refused = kind_decision.record(kind, bank, case, view, submitted, cases, seen_key)
         if refused:
             st.error(md(f"Not recorded: {refused}"), icon=":material/block:")

@@ -8,6 +8,7 @@ from components.status_banner import plain_error
 from components.webhook_deliveries import render_webhook_deliveries
 from components.when import local_time
 from dashboard.app import access, case_figures, resources, vouching
+from dashboard.app.refused_decisions import show_refused
 from dashboard.kinds import bank_of, cases_of
 from dashboard.queue_files import QueueFileError
 from dashboard.reporting.audit_export import HIDDEN, AuditFilter, audit_rows, to_csv, to_json
@@ -96,47 +97,7 @@ if not rows:
     st.info("No decisions recorded yet.", icon=":material/info:")
     st.stop()
 
-parked = [entry for entry in history if entry.state == "failed"]
-if parked:
-    st.subheader(f"Decisions Hindsight refused ({len(parked)})")
-    st.caption(
-        "Hindsight refused to store these decisions; the others are not held up. Fix the cause, then retry, or discard."
-    )
-    st.dataframe(
-        pd.DataFrame(
-            [
-                {
-                    "decision #": e.id,
-                    "case": e.case_id,
-                    "memory store": e.bank_id,
-                    "reviewer": e.decision.reviewer,
-                    "attempts": e.attempts,
-                    "Hindsight said": plain_error(e.last_error or ""),
-                }
-                for e in parked
-            ]
-        ),
-        hide_index=True,
-        width="stretch",
-        key="audit_parked",
-    )
-    if access.can("manage_deliveries"):
-        with st.container(horizontal=True, vertical_alignment="bottom"):
-            chosen = st.selectbox(
-                "Refused decision",
-                [e.id for e in parked],
-                format_func=lambda i: f"decision #{i}",
-                key="audit_parked_pick",
-            )
-            retry = st.button("Try again", key="audit_retry", icon=":material/replay:")
-            discard = st.button("Discard", key="audit_discard", icon=":material/delete:")
-        if (retry or discard) and access.permitted("manage_deliveries"):
-            done = outbox.retry_failed(chosen) if retry else outbox.discard_failed(chosen)
-            if done and retry:
-                resources.deliver_now()
-            st.rerun()
-    else:
-        st.caption("A lead can retry or discard them.")
+show_refused([entry for entry in history if entry.state == "failed"], outbox)
 
 with st.container(horizontal=True):
     kinds = st.multiselect("Case kind", sorted({r.case_kind for r in rows}), key="audit_kinds")

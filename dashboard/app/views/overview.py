@@ -10,16 +10,13 @@ import streamlit as st
 
 from components import overview_charts as charts
 from components.label_quality import render_label_quality
-from components.review_agreement import render_calibration, render_reviewer_agreement
+from components.overview_layout import render_overview
 from components.safe_text import md
 from dashboard.agents.labelled_cases import from_store
-from dashboard.app import audit, case_figures, overview_inputs, resources
-from dashboard.app.kept_while_same import ids_of
-from dashboard.finance.decisions import document_id_for
+from dashboard.app import audit, case_figures, overview_inputs, overview_measure, resources
 from dashboard.finance.kind import FINANCE
 from dashboard.finance.overview import MISSED_LISTED
-from dashboard.finance.pages import recalls as finance_recalls
-from dashboard.finance.recall import DEFAULT_K, CaseKey
+from dashboard.finance.recall import DEFAULT_K
 from dashboard.hindsight.errors import HindsightError
 from dashboard.kinds import bank_of, cases_of
 from dashboard.queue_files import QueueFileError, shared_rows
@@ -29,55 +26,9 @@ from dashboard.reporting.label_quality import case_attributes, label_quality
 from dashboard.support import flags as ticket_flags
 from dashboard.support.kind import SUPPORT
 from dashboard.support.models import Customer
-from dashboard.support.pages import recalls as ticket_recalls
 
 MEASURE_ON_VISIT = 200  # more unmeasured cases than this are measured on request, not by opening the page
 WAITING_LISTED = 50  # the oldest approvals waiting, listed; the rest are counted
-
-
-def _finance_flags(settings, cases):
-    return resources.casework().queue_flags(settings.finance_bank, FINANCE.name, ids_of(cases))
-
-
-def _ticket_flags(settings, tickets):
-    return resources.casework().queue_flags(settings.support_bank, SUPPORT.name, ids_of(tickets))
-
-
-def measure(settings, cases, tickets, *, check: bool, progress=None) -> list[str]:
-    """Recall the queues (cached answers are reused) so every case counts; returns the problems met."""
-    failed = []
-    loaded = finance_recalls.load_queue(settings.finance_bank, cases, DEFAULT_K, progress=progress)
-    if loaded["failed"]:
-        failed.append(f"{loaded['failed']} {FINANCE.nouns[0]}(s) could not be recalled")
-    for case in cases if check else []:
-        try:
-            finance_recalls.recall_case(
-                settings.finance_bank,
-                CaseKey.of(case),
-                case.recall_query(),
-                DEFAULT_K,
-                document_id_for(case.id),
-                check=True,
-            )
-        except HindsightError as exc:
-            failed.append(f"{case.id}: {exc}")
-    for ticket in tickets:
-        try:
-            ticket_recalls.recall_ticket(settings.support_bank, ticket.customer, ticket.issue)
-        except (HindsightError, ValueError) as exc:  # ValueError: a name no marker can be built from
-            failed.append(f"{ticket.id}: {exc}")
-    return failed
-
-
-def coverage_of(settings, customers, reachable: bool):
-    if not reachable:
-        return None, "Hindsight is not reachable."
-    if not customers:
-        return None, None
-    try:
-        return ticket_recalls.legacy_plan(settings.support_bank, customers).coverage, None
-    except HindsightError as exc:
-        return None, str(exc)
 
 
 def page() -> None:
@@ -129,7 +80,10 @@ def page() -> None:
         )
     start, end = period if isinstance(period, tuple) and len(period) == 2 else (None, None)
 
-    finance_queue, ticket_queue = _finance_flags(settings, cases), _ticket_flags(settings, tickets)
+    finance_queue, ticket_queue = (
+        overview_measure.finance_flags(settings, cases),
+        overview_measure.ticket_flags(settings, tickets),
+    )
     # a bank the server does not know (not created yet, or unreachable) has nothing to measure: no recall each visit
     unmeasured = set(finance_queue.unmeasured) if modes.get(settings.finance_bank) else set()
     unmeasured_tickets = set(ticket_queue.unmeasured) if modes.get(settings.support_bank) else set()
@@ -144,7 +98,7 @@ def page() -> None:
         st.session_state["overview_measured"] = True
         with st.status("Measuring the cases no one has recalled yet...", expanded=False) as measuring:
             if few:
-                measure(
+                overview_measure.measure(
                     settings,
                     [c for c in cases if c.id in unmeasured],
                     [t for t in tickets if t.id in unmeasured_tickets],
@@ -157,12 +111,12 @@ def page() -> None:
                     pass
             measuring.update(label="Measured the cases no one had recalled yet.", state="complete")
         finance_queue, ticket_queue = (
-            _finance_flags(settings, cases),
-            _ticket_flags(settings, tickets),
+            overview_measure.finance_flags(settings, cases),
+            overview_measure.ticket_flags(settings, tickets),
         )  # the rows just written
     if recall_all:
         bar = st.progress(0.0, text="Recalling the exception queue...")
-        failed = measure(
+        failed = overview_measure.measure(
             settings,
             cases,
             tickets,
@@ -173,7 +127,10 @@ def page() -> None:
         if failed:
             st.warning(f"{len(failed)} recall problem(s):", icon=":material/warning:")
             st.text("\n".join(failed[:20]))
-        finance_queue, ticket_queue = _finance_flags(settings, cases), _ticket_flags(settings, tickets)
+        finance_queue, ticket_queue = (
+            overview_measure.finance_flags(settings, cases),
+            overview_measure.ticket_flags(settings, tickets),
+        )
     never_recalled = len(finance_queue.unmeasured) + len(ticket_queue.unmeasured)
     if never_recalled and not few:
         st.info(
@@ -182,7 +139,7 @@ def page() -> None:
             icon=":material/info:",
         )
 
-    coverage, coverage_error = coverage_of(settings, customers, reachable)
+    coverage, coverage_error = overview_measure.coverage_of(settings, customers, reachable)
     ticket_stored = resources.casework().flags(settings.support_bank, SUPPORT.name)
     log = resources.recall_log()
     waiting = [
@@ -190,12 +147,13 @@ def page() -> None:
         for h in resources.decisions().approvals.waiting(limit=WAITING_LISTED)
         if h.stored.bank_id == banks.get(h.stored.case_kind)
     ]
+    queues = overview_inputs.queues_of(kinds, queued, settings)
     metrics = overview_metrics.build(
         standing=standing,
         states={kind: outbox.decision_states(bank, kind) for kind, bank in banks.items()},
         held={kind: case_figures.held_now(bank, kind) for kind, bank in banks.items()},
         blind=[c for kind, bank in banks.items() for c in case_figures.blind_now(bank, kind)],
-        **overview_inputs.queues_of(kinds, queued, settings),
+        **queues,
         **overview_inputs.sections(
             cases,
             tickets,
@@ -220,30 +178,16 @@ def page() -> None:
     st.caption(
         "What reviewers, agents and memory are doing: decisions in the date range; queues, flags and coverage as of now."
     )
-    charts.render_kpis(metrics)
-    left, right = st.columns(2)
-    with left:
-        charts.render_queues(metrics)
-        charts.render_held(metrics)
-        charts.render_recommendations(metrics)
-        charts.render_overrides(metrics)
-        charts.render_legacy(metrics)
-    with right:
-        charts.render_agreement(metrics)
-        render_reviewer_agreement(agreement.agreements(resources.decisions().agreement_counts()))
-        render_calibration(
-            agreement.calibration(resources.decisions().calibration_counts(settings.finance_bank, FINANCE.name))
-        )
-        charts.render_crowd_out(metrics)
-        charts.render_incidents(metrics)
-        charts.render_trust(metrics)
-        charts.render_coverage(metrics)
-    charts.render_latency(metrics, log.latencies())
+    render_overview(
+        metrics,
+        agreement.agreements(resources.decisions().agreement_counts()),
+        agreement.calibration(resources.decisions().calibration_counts(settings.finance_bank, FINANCE.name)),
+        log.latencies(),
+    )
     labelled = [
         c for bank in settings.banks for c in from_store(resources.relevance_labels(), resources.agent_runs(), bank)
     ]
-    groups_of = overview_inputs.queues_of(kinds, queued, settings)["groups_of"]
-    render_label_quality(label_quality(labelled, case_attributes(groups_of, labelled), DEFAULT_K), DEFAULT_K)
+    render_label_quality(label_quality(labelled, case_attributes(queues["groups_of"], labelled), DEFAULT_K), DEFAULT_K)
     st.caption(
         "How memory is kept: "
         + md("; ".join(f"{bank}: {mode.plain if mode else 'not reachable'}" for bank, mode in modes.items()))

@@ -4,27 +4,21 @@ another setting would have changed (the fusion lab). A trace runs only when a pe
 import streamlit as st
 from pydantic import ValidationError
 
-from components.ab_view import render_ab_tab
-from components.evidence_view import render_evidence_tab, render_knob_guide
 from components.glossary import TAGS_MATCH_WORDS, glossary_link
 from components.safe_text import md
 from components.trace_link import link_back, trace_url
 from components.trace_view import render_console, render_trace
 from components.why_not_view import render_why_not
-from dashboard.agents.labelled_cases import from_store, review_set
 from dashboard.app import access, resources, trace_focus
+from dashboard.app.fusion_lab import show_lab
 from dashboard.finance.kind import FINANCE
 from dashboard.finance.models import ExceptionCase
 from dashboard.hindsight.errors import HindsightError
-from dashboard.hindsight.gateway import HindsightGateway
-from dashboard.lab.ab import compare
 from dashboard.lab.blast_radius import DecidedChange, decided_changes
-from dashboard.lab.finance_set import demo_finance_cases
 from dashboard.lab.fix_reach import altered, fix_report
 from dashboard.lab.suggestions import Suggestion, suggestions
 from dashboard.queue_files import load_rows
 from dashboard.support.models import Ticket
-from dashboard.traces.evidence import bench
 from dashboard.traces.replay import ReplaySettings
 from dashboard.traces.request import TraceRequest, TraceStore, case_of_link, kind_of_link, reachable
 from dashboard.traces.request_problem import request_problem
@@ -160,44 +154,5 @@ def why_not_box() -> None:
 why_not_box()
 
 
-# -- fusion lab (additive): evidence on a labelled set for this trace's bank, and the knob guide ------
-def lab(bank: str) -> None:
-    cfg = resources.settings()
-
-    def open_other(url: str) -> HindsightGateway:
-        # Our API key goes to the configured server only, never to a URL typed into the page.
-        return HindsightGateway(url, cfg.api_key if url.rstrip("/") == cfg.base_url else None)
-
-    def run_compare(a, b):
-        if not access.permitted("compare_configs"):  # clones banks and may call another server: leads only
-            return None
-        cases, tickets = load_rows(cfg.exceptions_file, ExceptionCase), load_rows(cfg.tickets_file, Ticket)
-        return compare(
-            resources.gateway(), cfg.finance_bank, cfg.support_bank, cases, tickets, a, b, open_gateway=open_other
-        )
-
-    tab_evidence, tab_ab, tab_knobs = st.tabs(["Evidence", "A/B", "Server knobs"])
-    with tab_evidence:
-        render_evidence_tab(
-            bank,
-            finance_cases=lambda: demo_finance_cases(cfg.exceptions_file),
-            reviewed_cases=lambda: review_set(from_store(resources.relevance_labels(), resources.agent_runs(), bank))[
-                0
-            ],
-            run_bench=lambda bank, cases, k, progress: (
-                bench(resources.gateway(), bank, cases, k=k, progress=progress)
-                if access.permitted("trace_any_query")
-                else None
-            ),
-        )
-    with tab_ab:
-        if access.can("compare_configs"):
-            render_ab_tab(run_compare, lambda: resources.outbox().decided_cases(cfg.finance_bank, FINANCE.name))
-        else:
-            st.caption("A/B comparisons clone banks and may call another server: they are for leads.")
-    with tab_knobs:
-        render_knob_guide()
-
-
 st.divider()
-lab(linked.bank)
+show_lab(linked.bank)

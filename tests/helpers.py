@@ -364,3 +364,20 @@ def run_coroutine(coroutine):
     """asyncio.run on a thread of its own: a worker that ran a browser test has Playwright's loop running in this one."""
     with ThreadPoolExecutor(1) as thread:
         return thread.submit(asyncio.run, coroutine).result()
+
+
+def start_on_every_interface(env: dict[str, str]) -> subprocess.CompletedProcess:
+    """`streamlit run dashboard/app/streamlit_app.py` on 0.0.0.0, as a person would start it; a start that served
+    would be killed by the timeout and fail the test that expects a refusal."""
+    from dashboard.cli.app_server import REPO
+
+    app = "dashboard/app/streamlit_app.py"
+    flags = ["--server.headless", "true", "--server.address", "0.0.0.0", "--server.port", "0"]
+    return subprocess.run(
+        [sys.executable, "-m", "streamlit", "run", app, *flags],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )

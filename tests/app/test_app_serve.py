@@ -12,6 +12,7 @@ import psutil
 
 from dashboard.cli.app_server import REPO, serve_app
 from dashboard.processes import answers
+from tests.helpers import start_on_every_interface
 from tests.warm_app import start_warmed
 
 KIND_PAGES = {
@@ -194,26 +195,7 @@ def test_the_conventional_start_names_a_bad_setting_and_exits_2():
 
 def test_served_beyond_this_machine_without_sign_in_it_refuses_to_start_naming_the_setting():
     env = {**os.environ, "HINDSIGHT_API_URL": "http://127.0.0.1:9"}  # no [auth] section in the repo's secrets
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            "dashboard/app/streamlit_app.py",
-            "--server.headless",
-            "true",
-            "--server.address",
-            "0.0.0.0",
-            "--server.port",
-            "0",
-        ],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )  # a start that served would be killed here and fail the test
+    done = start_on_every_interface(env)
     assert done.returncode == 2
     assert "would serve 0.0.0.0 without sign-in" in done.stderr and "RECALL_REVIEW_ALLOW_ANONYMOUS=true" in done.stderr
     assert "Traceback" not in done.stderr

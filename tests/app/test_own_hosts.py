@@ -8,15 +8,14 @@ import base64
 import http.client
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 from pydantic import ValidationError
 
 from dashboard.app.hosts import HostsNotNamed, host_allowed, own_hosts
-from dashboard.cli.app_server import REPO, serve_app
+from dashboard.cli.app_server import serve_app
 from dashboard.settings import Settings, settings_problem
+from tests.helpers import start_on_every_interface
 from tests.warm_app import start_warmed
 
 FOREIGN = "rebind.attacker.example"
@@ -171,26 +170,7 @@ def test_every_route_of_the_served_app_refuses_a_foreign_host_and_answers_its_ow
 def test_served_beyond_this_machine_without_its_host_names_it_refuses_to_start_naming_the_setting():
     env = {**os.environ, "HINDSIGHT_API_URL": "http://127.0.0.1:9", "RECALL_REVIEW_ALLOW_ANONYMOUS": "true"}
     env.pop("RECALL_REVIEW_ALLOWED_HOSTS", None)
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "streamlit",
-            "run",
-            "dashboard/app/streamlit_app.py",
-            "--server.headless",
-            "true",
-            "--server.address",
-            "0.0.0.0",
-            "--server.port",
-            "0",
-        ],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )  # a start that served would be killed here and fail the test
+    done = start_on_every_interface(env)
     assert done.returncode == 2
     assert "would serve 0.0.0.0 and answer to any host name" in done.stderr
     assert "Set RECALL_REVIEW_ALLOWED_HOSTS" in done.stderr and "Traceback" not in done.stderr
